@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/**
+ * @file pnmf.h
+ * The pnmf encoder and decoder API.
+ *
+ * Frames are 8-bit grayscale images. The encoder takes them one at a time,
+ * fits Permutation NMF over each window of frames and writes a .pnmf
+ * container to a seekable FILE. The decoder reads a .pnmf container and
+ * returns the frames one at a time; its output is bit-exact on every build.
+ */
+#ifndef PNMF_PNMF_H
+#define PNMF_PNMF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "pnmf/common.h"
+#include "pnmf/version.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** How a component is moved over the frame (recorded in the file). */
+enum PnmfShiftModel {
+    PNMF_SHIFT_VECTOR = 0, ///< the paper's 1-D cyclic shift of the column-stacked frame
+    PNMF_SHIFT_TORUS  = 1, ///< a 2-D cyclic shift (dy, dx) of the frame
+};
+
+/** Which algorithms the fit uses. */
+enum PnmfAlgo {
+    PNMF_ALGO_PAPER    = 0, ///< random init, cyclic coordinate sweep, projected-gradient W step
+    PNMF_ALGO_IMPROVED = 1, ///< median/residual init, greedy atom order + sweep (keep best), exact HALS W step
+};
+
+typedef struct PnmfEncSettings {
+    int components;  ///< -k: components per window (default 8, 1..255)
+    int window;      ///< -w: frames per window (default 30, 1..1024)
+    int quality;     ///< -q: quantizer, lower is better (default 16, 0..48)
+    int shift_model; ///< enum PnmfShiftModel (default PNMF_SHIFT_TORUS)
+    int algo;        ///< enum PnmfAlgo (default PNMF_ALGO_IMPROVED)
+    int iterations;  ///< maximum ALS iterations per restart (default 30)
+    int inner_iters; ///< sweeps in Multiple Permutation NNLS and PG steps (default 10, as in the paper)
+    int restarts;    ///< fits per window, best objective kept (default 1)
+    uint64_t seed;   ///< seed of the restarts' random numbers (default 1)
+    int threads;     ///< worker threads, 0 = one per core (default 0); output is the same for any value
+    int zstd_level;  ///< zstd compression level (default 19)
+    uint8_t reserved[32];
+} PnmfEncSettings;
+
+/** What a stream is: the file header, as the decoder sees it. */
+typedef struct PnmfStreamInfo {
+    int width, height;       ///< frame size in pixels
+    int fps_num, fps_den;    ///< frame rate as a fraction
+    int frame_count;         ///< frames in the stream
+    int window;              ///< frames per window
+    int components;          ///< the encoder's component cap per window
+    int shift_model;         ///< enum PnmfShiftModel
+    int quality;             ///< the -q the stream was made with
+} PnmfStreamInfo;
+
+/** What the encoder measured, on exactly what the decoder will show. */
+typedef struct PnmfEncStats {
+    int frames;              ///< frames encoded so far
+    int windows;             ///< windows written so far
+    uint64_t bytes;          ///< bytes written so far (the whole file once finished)
+    double sse;              ///< sum of squared errors of decoded versus input luma
+    double psnr;             ///< PSNR-Y in dB from the global mean squared error (999 if exact)
+    double fit_objective;    ///< sum over windows of the float fit's objective ||A - W<>H^T||^2
+} PnmfEncStats;
+
+typedef struct PnmfEncoder PnmfEncoder;
+typedef struct PnmfDecoder PnmfDecoder;
+
+/** Fill @p s with the defaults listed above. */
+PNMF_API void pnmf_enc_default_settings(PnmfEncSettings *s);
+
+/**
+ * Open an encoder writing to @p out, which must be seekable (the header is
+ * rewritten when the encoder finishes). The FILE stays owned by the caller.
+ * @p width, @p height, @p fps_num and @p fps_den describe the frames.
+ * @return 0 on success, or a negative PNMF_ERR code.
+ */
+PNMF_API int pnmf_enc_open(PnmfEncoder **enc, const PnmfEncSettings *s,
+                           int width, int height, int fps_num, int fps_den,
+                           FILE *out);
+
+/** Give the encoder one frame (width x height bytes, rows @p stride apart).
+ *  The encoder copies it. A window is fitted and written each time one fills. */
+PNMF_API int pnmf_enc_push_frame(PnmfEncoder *enc, const uint8_t *gray, ptrdiff_t stride);
+
+/** Fit and write the last window, the index, and the final header. */
+PNMF_API int pnmf_enc_finish(PnmfEncoder *enc);
+
+/** Statistics so far. */
+PNMF_API void pnmf_enc_get_stats(const PnmfEncoder *enc, PnmfEncStats *st);
+
+/** Detail of the last error, a short lower-case phrase ("" if none). */
+PNMF_API const char *pnmf_enc_errmsg(const PnmfEncoder *enc);
+
+/** Free the encoder; sets *enc = NULL; NULL-safe. Does not close the FILE. */
+PNMF_API void pnmf_enc_close(PnmfEncoder **enc);
+
+/**
+ * Open a decoder on @p in (owned by the caller) and read the header.
+ * On failure *dec is still set when possible so pnmf_dec_errmsg() can
+ * explain; pnmf_dec_close() it either way.
+ */
+PNMF_API int pnmf_dec_open(PnmfDecoder **dec, FILE *in);
+
+PNMF_API const PnmfStreamInfo *pnmf_dec_info(const PnmfDecoder *dec);
+
+/** Decode the next frame into @p gray (width x height, rows @p stride apart).
+ *  @return 0, PNMF_ERR_EOF after the last frame, or another negative code. */
+PNMF_API int pnmf_dec_read_frame(PnmfDecoder *dec, uint8_t *gray, ptrdiff_t stride);
+
+/** Position the decoder so the next frame read is frame @p frame (0-based),
+ *  through the file's index. */
+PNMF_API int pnmf_dec_seek(PnmfDecoder *dec, int frame);
+
+PNMF_API const char *pnmf_dec_errmsg(const PnmfDecoder *dec);
+
+PNMF_API void pnmf_dec_close(PnmfDecoder **dec);
+
+/** A fixed string for a PNMF_ERR code. */
+PNMF_API const char *pnmf_strerror(int err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PNMF_PNMF_H */

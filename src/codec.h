@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The orchestrators behind the public API (lib.c validates, these work). */
+#ifndef PNMF_CODEC_H
+#define PNMF_CODEC_H
+
+#include "pnmf/pnmf.h"
+
+int  pnmf_encoder_create(PnmfEncoder **enc, const PnmfEncSettings *s, int width, int height,
+                         int fps_num, int fps_den, FILE *out);
+int  pnmf_encoder_push(PnmfEncoder *enc, const uint8_t *gray, ptrdiff_t stride);
+int  pnmf_encoder_finish(PnmfEncoder *enc);
+void pnmf_encoder_stats(const PnmfEncoder *enc, PnmfEncStats *st);
+const char *pnmf_encoder_errmsg(const PnmfEncoder *enc);
+void pnmf_encoder_destroy(PnmfEncoder **enc);
+
+int  pnmf_decoder_create(PnmfDecoder **dec, FILE *in);
+const PnmfStreamInfo *pnmf_decoder_info(const PnmfDecoder *dec);
+int  pnmf_decoder_read(PnmfDecoder *dec, uint8_t *gray, ptrdiff_t stride);
+int  pnmf_decoder_seek(PnmfDecoder *dec, int frame);
+const char *pnmf_decoder_errmsg(const PnmfDecoder *dec);
+void pnmf_decoder_destroy(PnmfDecoder **dec);
+
+#endif /* PNMF_CODEC_H */

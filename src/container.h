@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The .pnmf container (docs/format.md): a fixed header, then chunks
+ * (type, length, payload, CRC-32), an index chunk and a trailer that points
+ * at it. Window payloads are zstd frames; what is inside them is the
+ * business of model.c. This file is the only one that knows the byte layout
+ * of the container, and entropy.c the only one that calls zstd.
+ */
+#ifndef PNMF_CONTAINER_H
+#define PNMF_CONTAINER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define PNMF_FORMAT_VERSION 1          /* what this writer writes */
+#define PNMF_READER_VERSION 1          /* the newest format this reader reads */
+
+/* Limits checked before anything read from a file is used (docs/format.md). */
+#define PNMF_MAX_DIM        16384      /* width and height */
+#define PNMF_MAX_PIXELS     (1 << 26)  /* width * height */
+#define PNMF_MAX_WINDOW     1024       /* frames per window */
+#define PNMF_MAX_COMPONENTS 255        /* components per window */
+#define PNMF_MAX_FRAMES     (1 << 28)
+#define PNMF_MAX_PAYLOAD    (1u << 30) /* decompressed window payload, bytes */
+#define PNMF_MAX_CHUNK      (1u << 30) /* stored chunk length, bytes */
+
+#define PNMF_FOURCC(a, b, c, d) \
+    ((uint32_t)(a) | ((uint32_t)(b) << 8) | ((uint32_t)(c) << 16) | ((uint32_t)(d) << 24))
+#define PNMF_CHUNK_WINDOW PNMF_FOURCC('W', 'I', 'N', 'D')
+#define PNMF_CHUNK_INDEX  PNMF_FOURCC('I', 'N', 'D', 'X')
+
+typedef struct PnmfHeader {
+    uint16_t writer_version;     /* PNMF_FORMAT_VERSION when written */
+    uint16_t min_reader_version; /* oldest reader that can read the file */
+    uint32_t width, height;
+    uint32_t fps_num, fps_den;
+    uint32_t frame_count;
+    uint16_t window;             /* frames per window (the last may be shorter) */
+    uint16_t components;         /* component cap per window */
+    uint8_t  shift_model;        /* enum PnmfShiftModel */
+    uint8_t  quality;            /* -q */
+    uint16_t w_step;             /* component quantizer step (model.c) */
+    uint16_t r_step;             /* coefficient quantizer step (model.c) */
+} PnmfHeader;
+
+/* One index entry per window chunk. */
+typedef struct PnmfIndexEntry {
+    uint64_t offset;             /* file offset of the chunk's first byte */
+    uint32_t first_frame;
+    uint32_t frame_count;
+} PnmfIndexEntry;
+
+typedef struct PnmfContainerWriter PnmfContainerWriter;
+typedef struct PnmfContainerReader PnmfContainerReader;
+
+/*
+ * Every function returns 0 or a negative PNMF_ERR code; on error, err
+ * (when not NULL, errlen bytes) receives a short lower-case reason such as
+ * "truncated header" or "chunk 3: crc mismatch".
+ */
+
+/* Writer: writes the header at once (frame_count as given), then chunks. */
+int  pnmf_container_writer_open(PnmfContainerWriter **w, FILE *f, const PnmfHeader *h,
+                                int zstd_level, char *err, size_t errlen);
+/* Compress payload with zstd (content checksum on) and append a window
+ * chunk for frames [first_frame, first_frame + frame_count). */
+int  pnmf_container_write_window(PnmfContainerWriter *w, uint32_t first_frame,
+                                 uint32_t frame_count, const uint8_t *payload, size_t size,
+                                 char *err, size_t errlen);
+/* Write the index chunk and the trailer, then rewrite the header with the
+ * final frame_count. The FILE must be seekable. */
+int  pnmf_container_writer_finish(PnmfContainerWriter *w, uint32_t frame_count,
+                                  char *err, size_t errlen);
+uint64_t pnmf_container_writer_bytes(const PnmfContainerWriter *w);
+void pnmf_container_writer_close(PnmfContainerWriter **w);
+
+/* Reader: reads and checks the header. */
+int  pnmf_container_reader_open(PnmfContainerReader **r, FILE *f, char *err, size_t errlen);
+const PnmfHeader *pnmf_container_reader_header(const PnmfContainerReader *r);
+/* Read the next window chunk (unknown chunk types are skipped; the index
+ * chunk ends the sequence). On success *payload points to the decompressed
+ * payload (owned by the reader, valid until the next call) and *first_frame,
+ * *frame_count describe it. Returns 1 on success, 0 at the end, <0 on error. */
+int  pnmf_container_read_window(PnmfContainerReader *r, const uint8_t **payload,
+                                size_t *size, uint32_t *first_frame,
+                                uint32_t *frame_count, char *err, size_t errlen);
+/* Load the index (through the trailer) and position the reader at the
+ * window chunk that holds frame; *first_frame receives that window's first
+ * frame. */
+int  pnmf_container_seek(PnmfContainerReader *r, uint32_t frame, uint32_t *first_frame,
+                         char *err, size_t errlen);
+void pnmf_container_reader_close(PnmfContainerReader **r);
+
+/* CRC-32 (IEEE 802.3, reflected, as zlib and PNG use). */
+uint32_t pnmf_crc32(uint32_t crc, const void *data, size_t size);
+
+#endif /* PNMF_CONTAINER_H */

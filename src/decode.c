@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The decoder: container -> window payload -> model -> integer diamond
+ * product -> frames, one window in memory at a time. */
+#include <string.h>
+
+#include "codec.h"
+#include "container.h"
+#include "diamond.h"
+#include "internal.h"
+#include "model.h"
+
+struct PnmfDecoder {
+    PnmfContainerReader *cr;
+    PnmfStreamInfo info;
+    int w_step, r_step, rows, cols;
+    size_t n;
+    PnmfWindowModel md;
+    int loaded, win_first, win_pos, next_frame;
+    int64_t *acc;
+    uint8_t *layout;
+    int failed;
+    char err[256];
+};
+
+int pnmf_decoder_create(PnmfDecoder **out, FILE *in)
+{
+    PnmfDecoder *d = pnmf_calloc(1, sizeof(*d));
+    if (!d) return PNMF_ERR_NOMEM;
+    *out = d; /* even on failure, so the caller can read the reason */
+    int ret = pnmf_container_reader_open(&d->cr, in, d->err, sizeof(d->err));
+    if (ret < 0) return d->failed = ret;
+    const PnmfHeader *h = pnmf_container_reader_header(d->cr);
+    d->info.width = (int)h->width, d->info.height = (int)h->height;
+    d->info.fps_num = (int)h->fps_num, d->info.fps_den = (int)h->fps_den;
+    d->info.frame_count = (int)h->frame_count;
+    d->info.window = h->window;
+    d->info.components = h->components;
+    d->info.shift_model = h->shift_model;
+    d->info.quality = h->quality;
+    d->w_step = h->w_step, d->r_step = h->r_step;
+    if (d->w_step < 1 || d->r_step < 1) {
+        snprintf(d->err, sizeof(d->err), "invalid quantizer steps in the header");
+        return d->failed = PNMF_ERR_CORRUPT;
+    }
+    d->n = (size_t)h->width * h->height;
+    d->rows = h->shift_model == PNMF_SHIFT_VECTOR ? 1 : (int)h->height;
+    d->cols = h->shift_model == PNMF_SHIFT_VECTOR ? (int)d->n : (int)h->width;
+    d->acc = pnmf_malloc_array(d->n, sizeof(int64_t));
+    d->layout = pnmf_malloc_array(d->n, 1);
+    if (!d->acc || !d->layout) return d->failed = PNMF_ERR_NOMEM;
+    return 0;
+}
+
+const PnmfStreamInfo *pnmf_decoder_info(const PnmfDecoder *d) { return d->cr ? &d->info : NULL; }
+
+static int load_window(PnmfDecoder *d)
+{
+    const uint8_t *payload;
+    size_t size;
+    uint32_t first, count;
+    pnmf_model_free(&d->md);
+    d->loaded = 0;
+    int ret = pnmf_container_read_window(d->cr, &payload, &size, &first, &count, d->err, sizeof(d->err));
+    if (ret < 0) return ret;
+    if (ret == 0) {
+        snprintf(d->err, sizeof(d->err), "the file ends after %d of %d frames", d->next_frame,
+                 d->info.frame_count);
+        return PNMF_ERR_CORRUPT;
+    }
+    char why[200] = "";
+    ret = pnmf_model_read(payload, size, d->rows, d->cols, (int)count, d->info.components,
+                          d->w_step, d->r_step, &d->md, why, sizeof(why));
+    if (ret < 0) {
+        snprintf(d->err, sizeof(d->err), "window at frame %u: %s", first + 1, why);
+        return ret;
+    }
+    d->loaded = 1;
+    d->win_first = (int)first;
+    d->win_pos = 0;
+    return 0;
+}
+
+int pnmf_decoder_read(PnmfDecoder *d, uint8_t *gray, ptrdiff_t stride)
+{
+    if (d->failed) return d->failed;
+    if (d->next_frame >= d->info.frame_count) return PNMF_ERR_EOF;
+    if (!d->loaded || d->win_pos >= d->md.m) {
+        int ret = load_window(d);
+        if (ret < 0) return d->failed = ret;
+    }
+    pnmf_diamond_int(&d->md, d->win_pos, d->w_step, d->r_step, d->acc, d->layout);
+    pnmf_layout_to_frame(d->info.shift_model, d->info.width, d->info.height, d->layout, gray, stride);
+    d->win_pos++;
+    d->next_frame++;
+    return 0;
+}
+
+int pnmf_decoder_seek(PnmfDecoder *d, int frame)
+{
+    if (!d->cr) return d->failed;
+    if (frame >= d->info.frame_count) return PNMF_ERR_ARG;
+    uint32_t first;
+    d->failed = 0;
+    int ret = pnmf_container_seek(d->cr, (uint32_t)frame, &first, d->err, sizeof(d->err));
+    if (ret < 0) return d->failed = ret;
+    d->next_frame = (int)first;
+    ret = load_window(d);
+    if (ret < 0) return d->failed = ret;
+    d->win_pos = frame - (int)first;
+    d->next_frame = frame;
+    return 0;
+}
+
+const char *pnmf_decoder_errmsg(const PnmfDecoder *d) { return d->err; }
+
+void pnmf_decoder_destroy(PnmfDecoder **pd)
+{
+    PnmfDecoder *d = *pd;
+    if (!d) return;
+    pnmf_model_free(&d->md);
+    pnmf_container_reader_close(&d->cr);
+    pnmf_free(d->acc);
+    pnmf_free(d->layout);
+    pnmf_freep(pd);
+}

@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The encoder: buffer a window of frames, fit PermNMF, quantize, refit H
+ * against the quantized components (closed loop: what the encoder measures
+ * is what the decoder shows), serialize, and hand the payload to the
+ * container. Holds one window at a time.
+ */
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "codec.h"
+#include "container.h"
+#include "diamond.h"
+#include "internal.h"
+#include "model.h"
+#include "permnmf.h"
+#include "quant.h"
+
+struct PnmfEncoder {
+    PnmfEncSettings s;
+    int width, height, rows, cols;
+    size_t n;
+    PnmfContainerWriter *cw;
+    uint8_t *frames;     /* window x n, layout order */
+    int nbuf, frame_count;
+    float *A, *W, *Wq;
+    PnmfAtom *H;
+    PnmfFitter *ft;
+    int64_t *acc;
+    uint8_t *rec;
+    int w_step, r_step;
+    double sse, objective;
+    int windows, failed, finished;
+    char err[256];
+};
+
+static int fail(PnmfEncoder *e, int ret, const char *what)
+{
+    if (!e->err[0]) snprintf(e->err, sizeof(e->err), "%s", what);
+    e->failed = ret;
+    return ret;
+}
+
+int pnmf_encoder_create(PnmfEncoder **out, const PnmfEncSettings *s, int width, int height,
+                        int fps_num, int fps_den, FILE *f)
+{
+    PnmfEncoder *e = pnmf_calloc(1, sizeof(*e));
+    if (!e) return PNMF_ERR_NOMEM;
+    e->s = *s;
+    if (e->s.threads == 0) {
+        long nc = sysconf(_SC_NPROCESSORS_ONLN);
+        e->s.threads = nc < 1 ? 1 : nc > 64 ? 64 : (int)nc;
+    }
+    e->width = width, e->height = height;
+    e->n = (size_t)width * height;
+    e->rows = s->shift_model == PNMF_SHIFT_VECTOR ? 1 : height;
+    e->cols = s->shift_model == PNMF_SHIFT_VECTOR ? width * height : width;
+    pnmf_quant_steps(s->quality, &e->w_step, &e->r_step);
+    const size_t w = (size_t)s->window, k = (size_t)s->components;
+    e->frames = pnmf_malloc_array(w * e->n, 1);
+    e->A = pnmf_malloc_array(w * e->n, sizeof(float));
+    e->W = pnmf_malloc_array(k * e->n, sizeof(float));
+    e->Wq = pnmf_malloc_array(k * e->n, sizeof(float));
+    e->H = pnmf_malloc_array(w * k, sizeof(PnmfAtom));
+    e->acc = pnmf_malloc_array(e->n, sizeof(int64_t));
+    e->rec = pnmf_malloc_array(e->n, 1);
+    int ret = PNMF_ERR_NOMEM;
+    if (!e->frames || !e->A || !e->W || !e->Wq || !e->H || !e->acc || !e->rec) goto error;
+    ret = pnmf_fitter_open(&e->ft, e->rows, e->cols, s->window, s->components, e->s.threads);
+    if (ret < 0) goto error;
+    PnmfHeader h = { 0 };
+    h.writer_version = PNMF_FORMAT_VERSION;
+    h.min_reader_version = 1;
+    h.width = (uint32_t)width, h.height = (uint32_t)height;
+    h.fps_num = (uint32_t)fps_num, h.fps_den = (uint32_t)fps_den;
+    h.window = (uint16_t)s->window;
+    h.components = (uint16_t)s->components;
+    h.shift_model = (uint8_t)s->shift_model;
+    h.quality = (uint8_t)s->quality;
+    h.w_step = (uint16_t)e->w_step, h.r_step = (uint16_t)e->r_step;
+    ret = pnmf_container_writer_open(&e->cw, f, &h, s->zstd_level, e->err, sizeof(e->err));
+    if (ret < 0) goto error;
+    *out = e;
+    return 0;
+error:
+    pnmf_encoder_destroy(&e);
+    return ret;
+}
+
+/* Quantize the fitted components, move the atoms to match, and refit H
+ * against what the decoder will have. */
+static int quantize_window(PnmfEncoder *e, PnmfWindowModel *md, int m)
+{
+    const int k = e->s.components;
+    for (int i = 0; i < k; i++) {
+        float scale;
+        int q0;
+        PNMF_CHECK(pnmf_quant_component(e->rows, e->cols, e->W + i * e->n, e->w_step,
+                                        &md->comp[i], &scale, &q0));
+        pnmf_dequant_component(e->rows, e->cols, &md->comp[i], e->w_step, e->Wq + i * e->n);
+        for (int j = 0; j < m; j++) {
+            PnmfAtom *a = &e->H[j * k + i];
+            a->r *= scale;
+            a->p = pnmf_shift_compose(e->rows, e->cols, a->p, q0);
+            if (!md->comp[i].bh) a->r = 0;
+        }
+    }
+    const int mode = e->s.algo == PNMF_ALGO_IMPROVED ? PNMF_H_GREEDY : PNMF_H_CYCLIC;
+    PNMF_CHECK(pnmf_fitter_h_step(e->ft, e->Wq, k, e->H, mode, e->s.inner_iters));
+    for (int i = 0; i < k; i++) {
+        int used = 0;
+        for (int j = 0; j < m; j++) {
+            const PnmfAtom a = e->H[j * k + i];
+            md->ent[j * k + i].c = pnmf_quant_coef(a.r, e->r_step);
+            md->ent[j * k + i].p = a.p;
+            used |= md->ent[j * k + i].c != 0;
+        }
+        if (!used) { /* nothing refers to it: send an empty block */
+            pnmf_freep(&md->comp[i].lev);
+            md->comp[i].bh = md->comp[i].bw = 0;
+        }
+    }
+    return 0;
+}
+
+static int encode_window(PnmfEncoder *e)
+{
+    const int m = e->nbuf, k = e->s.components;
+    for (size_t q = 0; q < (size_t)m * e->n; q++) e->A[q] = e->frames[q];
+    int ret = pnmf_fitter_set_frames(e->ft, e->A, m);
+    if (ret < 0) return fail(e, ret, "fit failed");
+    PnmfFitParams p = { k, e->s.algo, e->s.iterations, e->s.inner_iters, e->s.restarts,
+                        e->s.seed + (uint64_t)e->windows * 1000003u, 1e-4 };
+    PnmfFitStats st = { 0 };
+    ret = pnmf_fitter_fit(e->ft, &p, e->W, e->H, &st);
+    if (ret < 0) return fail(e, ret, "fit failed");
+    e->objective += st.objective;
+
+    PnmfWindowModel md;
+    ret = pnmf_model_alloc(&md, e->rows, e->cols, m, k);
+    if (ret < 0) return fail(e, ret, "out of memory");
+    uint8_t *payload = NULL;
+    size_t size = 0;
+    ret = quantize_window(e, &md, m);
+    if (ret >= 0) ret = pnmf_model_write(&md, &payload, &size);
+    if (ret >= 0)
+        ret = pnmf_container_write_window(e->cw, (uint32_t)(e->frame_count - m), (uint32_t)m,
+                                          payload, size, e->err, sizeof(e->err));
+    if (ret >= 0)
+        for (int j = 0; j < m; j++) {
+            pnmf_diamond_int(&md, j, e->w_step, e->r_step, e->acc, e->rec);
+            const uint8_t *src = e->frames + (size_t)j * e->n;
+            double s = 0;
+            for (size_t q = 0; q < e->n; q++) {
+                const int d = (int)src[q] - e->rec[q];
+                s += d * d;
+            }
+            e->sse += s;
+        }
+    pnmf_free(payload);
+    pnmf_model_free(&md);
+    if (ret < 0) return fail(e, ret, "cannot write the window");
+    e->windows++;
+    e->nbuf = 0;
+    return 0;
+}
+
+int pnmf_encoder_push(PnmfEncoder *e, const uint8_t *gray, ptrdiff_t stride)
+{
+    if (e->failed) return e->failed;
+    if (e->finished || stride < e->width) return PNMF_ERR_ARG;
+    if (e->frame_count >= PNMF_MAX_FRAMES) return fail(e, PNMF_ERR_LIMIT, "too many frames");
+    pnmf_layout_from_frame(e->s.shift_model, e->width, e->height, gray, stride,
+                           e->frames + (size_t)e->nbuf * e->n);
+    e->nbuf++;
+    e->frame_count++;
+    if (e->nbuf == e->s.window) return encode_window(e);
+    return 0;
+}
+
+int pnmf_encoder_finish(PnmfEncoder *e)
+{
+    if (e->failed) return e->failed;
+    if (e->finished) return PNMF_ERR_ARG;
+    if (e->frame_count == 0) return fail(e, PNMF_ERR_ARG, "no frames to encode");
+    if (e->nbuf) PNMF_CHECK(encode_window(e));
+    int ret = pnmf_container_writer_finish(e->cw, (uint32_t)e->frame_count, e->err, sizeof(e->err));
+    if (ret < 0) return fail(e, ret, "cannot finish the file");
+    e->finished = 1;
+    return 0;
+}
+
+void pnmf_encoder_stats(const PnmfEncoder *e, PnmfEncStats *st)
+{
+    st->frames = e->frame_count - e->nbuf;
+    st->windows = e->windows;
+    st->bytes = e->cw ? pnmf_container_writer_bytes(e->cw) : 0;
+    st->sse = e->sse;
+    st->fit_objective = e->objective;
+    const double px = (double)st->frames * e->n;
+    st->psnr = px > 0 && e->sse > 0 ? 10 * log10(255.0 * 255.0 * px / e->sse) : 999.0;
+}
+
+const char *pnmf_encoder_errmsg(const PnmfEncoder *e) { return e->err; }
+
+void pnmf_encoder_destroy(PnmfEncoder **pe)
+{
+    PnmfEncoder *e = *pe;
+    if (!e) return;
+    pnmf_container_writer_close(&e->cw);
+    pnmf_fitter_close(&e->ft);
+    pnmf_free(e->frames);
+    pnmf_free(e->A);
+    pnmf_free(e->W);
+    pnmf_free(e->Wq);
+    pnmf_free(e->H);
+    pnmf_free(e->acc);
+    pnmf_free(e->rec);
+    pnmf_freep(pe);
+}

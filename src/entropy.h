@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* zstd, called from entropy.c only. */
+#ifndef PNMF_ENTROPY_H
+#define PNMF_ENTROPY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Compress src into a newly allocated buffer (*dst, *dst_size; free() it),
+ * as one zstd frame with the content checksum and content size on. */
+int pnmf_entropy_compress(const uint8_t *src, size_t src_size, int level,
+                          uint8_t **dst, size_t *dst_size);
+
+/* Decompress one zstd frame of exactly src_size bytes into a newly allocated
+ * buffer of at most max_size bytes. The size the frame claims is not
+ * trusted: output beyond max_size is an error (PNMF_ERR_LIMIT), as is a
+ * checksum mismatch or trailing data (PNMF_ERR_CORRUPT). */
+int pnmf_entropy_decompress(const uint8_t *src, size_t src_size, size_t max_size,
+                            uint8_t **dst, size_t *dst_size);
+
+#endif /* PNMF_ENTROPY_H */

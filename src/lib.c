@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Every public entry point: check the arguments, then dispatch. */
+#include <string.h>
+
+#include "codec.h"
+#include "container.h"
+#include "internal.h"
+#include "quant.h"
+
+void pnmf_enc_default_settings(PnmfEncSettings *s)
+{
+    memset(s, 0, sizeof(*s));
+    s->components = 8;
+    s->window = 30;
+    s->quality = 16;
+    s->shift_model = PNMF_SHIFT_TORUS;
+    s->algo = PNMF_ALGO_IMPROVED;
+    s->iterations = 30;
+    s->inner_iters = 10;
+    s->restarts = 1;
+    s->seed = 1;
+    s->threads = 0;
+    s->zstd_level = 19;
+}
+
+int pnmf_enc_open(PnmfEncoder **enc, const PnmfEncSettings *s, int width, int height,
+                  int fps_num, int fps_den, FILE *out)
+{
+    if (!enc) return PNMF_ERR_ARG;
+    *enc = NULL;
+    if (!s || !out) return PNMF_ERR_ARG;
+    if (width < 1 || height < 1 || width > PNMF_MAX_DIM || height > PNMF_MAX_DIM ||
+        (int64_t)width * height > PNMF_MAX_PIXELS)
+        return PNMF_ERR_LIMIT;
+    if (fps_num < 1 || fps_den < 1) return PNMF_ERR_ARG;
+    if (s->components < 1 || s->components > PNMF_MAX_COMPONENTS) return PNMF_ERR_ARG;
+    if (s->window < 1 || s->window > PNMF_MAX_WINDOW) return PNMF_ERR_ARG;
+    if (s->quality < 0 || s->quality > PNMF_MAX_QUALITY) return PNMF_ERR_ARG;
+    if (s->shift_model != PNMF_SHIFT_VECTOR && s->shift_model != PNMF_SHIFT_TORUS) return PNMF_ERR_ARG;
+    if (s->algo != PNMF_ALGO_PAPER && s->algo != PNMF_ALGO_IMPROVED) return PNMF_ERR_ARG;
+    if (s->iterations < 0 || s->iterations > 10000 || s->inner_iters < 1 || s->inner_iters > 1000)
+        return PNMF_ERR_ARG;
+    if (s->restarts < 1 || s->restarts > 1000 || s->threads < 0 || s->threads > 64) return PNMF_ERR_ARG;
+    if (s->zstd_level < 1 || s->zstd_level > 22) return PNMF_ERR_ARG;
+    for (size_t i = 0; i < sizeof(s->reserved); i++)
+        if (s->reserved[i]) return PNMF_ERR_ARG;
+    return pnmf_encoder_create(enc, s, width, height, fps_num, fps_den, out);
+}
+
+int pnmf_enc_push_frame(PnmfEncoder *enc, const uint8_t *gray, ptrdiff_t stride)
+{
+    if (!enc || !gray) return PNMF_ERR_ARG;
+    return pnmf_encoder_push(enc, gray, stride);
+}
+
+int pnmf_enc_finish(PnmfEncoder *enc)
+{
+    if (!enc) return PNMF_ERR_ARG;
+    return pnmf_encoder_finish(enc);
+}
+
+void pnmf_enc_get_stats(const PnmfEncoder *enc, PnmfEncStats *st)
+{
+    if (!st) return;
+    memset(st, 0, sizeof(*st));
+    if (enc) pnmf_encoder_stats(enc, st);
+}
+
+const char *pnmf_enc_errmsg(const PnmfEncoder *enc) { return enc ? pnmf_encoder_errmsg(enc) : ""; }
+
+void pnmf_enc_close(PnmfEncoder **enc)
+{
+    if (enc) pnmf_encoder_destroy(enc);
+}
+
+int pnmf_dec_open(PnmfDecoder **dec, FILE *in)
+{
+    if (!dec) return PNMF_ERR_ARG;
+    *dec = NULL;
+    if (!in) return PNMF_ERR_ARG;
+    return pnmf_decoder_create(dec, in);
+}
+
+const PnmfStreamInfo *pnmf_dec_info(const PnmfDecoder *dec) { return dec ? pnmf_decoder_info(dec) : NULL; }
+
+int pnmf_dec_read_frame(PnmfDecoder *dec, uint8_t *gray, ptrdiff_t stride)
+{
+    if (!dec || !gray) return PNMF_ERR_ARG;
+    const PnmfStreamInfo *info = pnmf_decoder_info(dec);
+    if (!info || stride < info->width) return PNMF_ERR_ARG;
+    return pnmf_decoder_read(dec, gray, stride);
+}
+
+int pnmf_dec_seek(PnmfDecoder *dec, int frame)
+{
+    if (!dec || frame < 0) return PNMF_ERR_ARG;
+    return pnmf_decoder_seek(dec, frame);
+}
+
+const char *pnmf_dec_errmsg(const PnmfDecoder *dec) { return dec ? pnmf_decoder_errmsg(dec) : ""; }
+
+void pnmf_dec_close(PnmfDecoder **dec)
+{
+    if (dec) pnmf_decoder_destroy(dec);
+}
+
+const char *pnmf_strerror(int err)
+{
+    switch (err) {
+    case 0: return "success";
+    case PNMF_ERR_ARG: return "invalid argument";
+    case PNMF_ERR_NOMEM: return "out of memory";
+    case PNMF_ERR_IO: return "input/output error";
+    case PNMF_ERR_CORRUPT: return "invalid or corrupt data";
+    case PNMF_ERR_VERSION: return "needs a newer reader";
+    case PNMF_ERR_LIMIT: return "size exceeds a limit";
+    case PNMF_ERR_EOF: return "end of stream";
+    default: return "unknown error";
+    }
+}

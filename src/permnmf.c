@@ -1,0 +1,805 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Permutation NMF: the paper's ALS (section 3) and the improvements measured
+ * in ALGORITHMS.md (greedy atom order with keep-best, exact HALS W step,
+ * median/residual initialisation).
+ *
+ * The H step keeps each frame's residual in the frequency domain
+ * (ALGORITHMS.md 2a): a coordinate step adds the atom back with a phase
+ * ramp, correlates with one inverse FFT, and subtracts the new atom.
+ *
+ * Monotonicity. In exact arithmetic every step here is a block minimisation
+ * (or, for PG, a descent step with a safe step size), so the objective never
+ * rises. The float FFTs can make a step a hair worse than the one it
+ * replaces, so each step's result is checked against the objective computed
+ * directly in double and undone if it is higher: the objective reported
+ * after every iteration never increases. Rescaling components uses powers
+ * of two, which is exact.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "fftcorr.h"
+#include "internal.h"
+#include "permnmf.h"
+#include "pnmf/pnmf.h"
+
+/* ---- definitions ------------------------------------------------------- */
+
+void pnmf_shift_add(int rows, int cols, float *dst, const float *src, float r, int p)
+{
+    const int py = p / cols, px = p % cols, split = cols - px;
+    for (int y = 0; y < rows; y++) {
+        const float *s = src + (size_t)y * cols;
+        int ty = y + py;
+        if (ty >= rows) ty -= rows;
+        float *d = dst + (size_t)ty * cols;
+        for (int x = 0; x < split; x++) d[x + px] += r * s[x];
+        for (int x = split; x < cols; x++) d[x - split] += r * s[x];
+    }
+}
+
+void pnmf_unshift_add(int rows, int cols, float *dst, const float *src, float r, int p)
+{
+    const int py = p / cols, px = p % cols, split = cols - px;
+    for (int y = 0; y < rows; y++) {
+        float *d = dst + (size_t)y * cols;
+        int ty = y + py;
+        if (ty >= rows) ty -= rows;
+        const float *s = src + (size_t)ty * cols;
+        for (int x = 0; x < split; x++) d[x] += r * s[x + px];
+        for (int x = split; x < cols; x++) d[x] += r * s[x - split];
+    }
+}
+
+void pnmf_diamond(int rows, int cols, const float *W, int k, const PnmfAtom *h, float *out)
+{
+    const size_t n = (size_t)rows * cols;
+    memset(out, 0, n * sizeof(*out));
+    for (int i = 0; i < k; i++)
+        if (h[i].r != 0) pnmf_shift_add(rows, cols, out, W + i * n, h[i].r, h[i].p);
+}
+
+/* e = a - W <> h; returns ||e||^2 in double. */
+static double frame_residual(int rows, int cols, const float *a, const float *W, int k,
+                             const PnmfAtom *h, float *e)
+{
+    const size_t n = (size_t)rows * cols;
+    for (size_t x = 0; x < n; x++) e[x] = a[x];
+    for (int i = 0; i < k; i++)
+        if (h[i].r != 0) pnmf_shift_add(rows, cols, e, W + i * n, -h[i].r, h[i].p);
+    double s = 0;
+    for (size_t x = 0; x < n; x++) s += (double)e[x] * e[x];
+    return s;
+}
+
+double pnmf_objective(int rows, int cols, const float *A, int m, const float *W, int k,
+                      const PnmfAtom *H)
+{
+    const size_t n = (size_t)rows * cols;
+    float *e = pnmf_malloc_array(n, sizeof(float));
+    if (!e) return NAN;
+    double f = 0;
+    for (int j = 0; j < m; j++) f += frame_residual(rows, cols, A + j * n, W, k, H + j * k, e);
+    pnmf_free(e);
+    return f;
+}
+
+void pnmf_w_gradient(int rows, int cols, const float *A, int m, const float *W, int k,
+                     const PnmfAtom *H, float *G)
+{
+    const size_t n = (size_t)rows * cols;
+    float *e = pnmf_malloc_array(n, sizeof(float));
+    memset(G, 0, (size_t)k * n * sizeof(*G));
+    if (!e) return;
+    for (int j = 0; j < m; j++) {
+        frame_residual(rows, cols, A + j * n, W, k, H + j * k, e);
+        for (int i = 0; i < k; i++) {
+            const PnmfAtom a = H[j * k + i];
+            if (a.r != 0) pnmf_unshift_add(rows, cols, G + i * n, e, -2 * a.r, a.p);
+        }
+    }
+    pnmf_free(e);
+}
+
+static int argmax_first(const float *c, size_t n)
+{
+    size_t best = 0;
+    for (size_t x = 1; x < n; x++)
+        if (c[x] > c[best]) best = x;
+    return (int)best;
+}
+
+PnmfAtom pnmf_spnnls(int rows, int cols, const float *v, const float *w)
+{
+    PnmfAtom a = { 0, 0 };
+    PnmfFft *f;
+    if (pnmf_fft_open(&f, rows, cols) < 0) return a;
+    const size_t n = (size_t)rows * cols;
+    float *x = pnmf_fft_alloc_real(f), *V = pnmf_fft_alloc_spec(f);
+    float *Wf = pnmf_fft_alloc_spec(f), *tmp = pnmf_fft_alloc_spec(f);
+    if (x && V && Wf && tmp) {
+        double w2 = 0;
+        for (size_t i = 0; i < n; i++) w2 += (double)w[i] * w[i];
+        memcpy(x, v, n * sizeof(float));
+        pnmf_fft_forward(f, x, V);
+        memcpy(x, w, n * sizeof(float));
+        pnmf_fft_forward(f, x, Wf);
+        pnmf_fft_corr(f, V, Wf, tmp, x);
+        const int p = argmax_first(x, n);
+        if (w2 > 0 && x[p] > 0) {
+            a.r = (float)(x[p] / w2);
+            a.p = p;
+        }
+    }
+    pnmf_fft_free(x);
+    pnmf_fft_free(V);
+    pnmf_fft_free(Wf);
+    pnmf_fft_free(tmp);
+    pnmf_fft_close(&f);
+    return a;
+}
+
+/* ---- threads ----------------------------------------------------------- */
+
+typedef void (*TaskFn)(void *ctx, int tid, int nthreads);
+
+typedef struct Task {
+    TaskFn fn;
+    void *ctx;
+    int tid, nthreads;
+} Task;
+
+static void *task_main(void *arg)
+{
+    Task *t = arg;
+    t->fn(t->ctx, t->tid, t->nthreads);
+    return NULL;
+}
+
+/* Run fn(ctx, tid, T) for tid = 0..T-1 on T threads. Work is split by tid
+ * only, so results never depend on scheduling. */
+static void parallel_run(int T, TaskFn fn, void *ctx)
+{
+    enum { MAXT = 64 };
+    pthread_t th[MAXT];
+    Task task[MAXT];
+    int started = 0;
+    if (T > MAXT) T = MAXT;
+    for (int t = 1; t < T; t++) {
+        task[t] = (Task){ fn, ctx, t, T };
+        if (pthread_create(&th[t], NULL, task_main, &task[t]) != 0) break;
+        started = t;
+    }
+    /* Threads that failed to start have their share done here. */
+    fn(ctx, 0, T);
+    for (int t = started + 1; t < T; t++) fn(ctx, t, T);
+    for (int t = 1; t <= started; t++) pthread_join(th[t], NULL);
+}
+
+/* ---- the fitter -------------------------------------------------------- */
+
+typedef struct Scratch {
+    float *R, *R2, *tmp;   /* spectra */
+    float *corr, *e;       /* real */
+    PnmfAtom *x1, *x2;
+    int guard_rejects;
+} Scratch;
+
+struct PnmfFitter {
+    int rows, cols, max_m, max_k, threads;
+    size_t n, spec2;       /* spec2: floats in a spectrum */
+    PnmfFft *fft;
+    const float *A;
+    int m;
+    float *Aspec, *Wspec;
+    double *wnorm2;
+    float *E;              /* m x n spatial residuals (W step, init) */
+    float *num;            /* n */
+    float *Wold;           /* k x n */
+    double *fobj;          /* per-frame objective after the H step */
+    Scratch *scr;
+};
+
+int pnmf_fitter_open(PnmfFitter **out, int rows, int cols, int max_m, int max_k, int threads)
+{
+    *out = NULL;
+    if (rows < 1 || cols < 1 || max_m < 1 || max_k < 1) return PNMF_ERR_ARG;
+    if (threads < 1) threads = 1;
+    if (threads > 64) threads = 64;
+    PnmfFitter *ft = pnmf_calloc(1, sizeof(*ft));
+    if (!ft) return PNMF_ERR_NOMEM;
+    ft->rows = rows;
+    ft->cols = cols;
+    ft->n = (size_t)rows * cols;
+    ft->max_m = max_m;
+    ft->max_k = max_k;
+    ft->threads = threads;
+    int ret = pnmf_fft_open(&ft->fft, rows, cols);
+    if (ret < 0) goto fail;
+    ret = PNMF_ERR_NOMEM;
+    ft->spec2 = 2 * pnmf_fft_spec_len(ft->fft);
+    ft->Aspec = pnmf_malloc_array((size_t)max_m * ft->spec2, sizeof(float));
+    ft->Wspec = pnmf_malloc_array((size_t)max_k * ft->spec2, sizeof(float));
+    ft->wnorm2 = pnmf_calloc(max_k, sizeof(double));
+    ft->E = pnmf_malloc_array((size_t)max_m * ft->n, sizeof(float));
+    ft->num = pnmf_malloc_array(ft->n, sizeof(float));
+    ft->Wold = pnmf_malloc_array((size_t)max_k * ft->n, sizeof(float));
+    ft->fobj = pnmf_calloc(max_m, sizeof(double));
+    ft->scr = pnmf_calloc(threads, sizeof(Scratch));
+    if (!ft->Aspec || !ft->Wspec || !ft->wnorm2 || !ft->E || !ft->num || !ft->Wold ||
+        !ft->fobj || !ft->scr)
+        goto fail;
+    for (int t = 0; t < threads; t++) {
+        Scratch *s = &ft->scr[t];
+        s->R = pnmf_fft_alloc_spec(ft->fft);
+        s->R2 = pnmf_fft_alloc_spec(ft->fft);
+        s->tmp = pnmf_fft_alloc_spec(ft->fft);
+        s->corr = pnmf_fft_alloc_real(ft->fft);
+        s->e = pnmf_fft_alloc_real(ft->fft);
+        s->x1 = pnmf_malloc_array(max_k, sizeof(PnmfAtom));
+        s->x2 = pnmf_malloc_array(max_k, sizeof(PnmfAtom));
+        if (!s->R || !s->R2 || !s->tmp || !s->corr || !s->e || !s->x1 || !s->x2) goto fail;
+    }
+    *out = ft;
+    return 0;
+fail:
+    pnmf_fitter_close(&ft);
+    return ret;
+}
+
+void pnmf_fitter_close(PnmfFitter **pft)
+{
+    PnmfFitter *ft = *pft;
+    if (!ft) return;
+    if (ft->scr)
+        for (int t = 0; t < ft->threads; t++) {
+            Scratch *s = &ft->scr[t];
+            pnmf_fft_free(s->R);
+            pnmf_fft_free(s->R2);
+            pnmf_fft_free(s->tmp);
+            pnmf_fft_free(s->corr);
+            pnmf_fft_free(s->e);
+            pnmf_free(s->x1);
+            pnmf_free(s->x2);
+        }
+    pnmf_free(ft->scr);
+    pnmf_free(ft->Aspec);
+    pnmf_free(ft->Wspec);
+    pnmf_free(ft->wnorm2);
+    pnmf_free(ft->E);
+    pnmf_free(ft->num);
+    pnmf_free(ft->Wold);
+    pnmf_free(ft->fobj);
+    pnmf_fft_close(&ft->fft);
+    pnmf_freep(pft);
+}
+
+/* Spectra through an aligned scratch buffer: the caller's arrays need not
+ * be aligned like FFTW's. */
+static void forward_any(PnmfFitter *ft, const float *x, float *X, Scratch *s)
+{
+    memcpy(s->corr, x, ft->n * sizeof(float));
+    pnmf_fft_forward(ft->fft, s->corr, s->tmp);
+    memcpy(X, s->tmp, ft->spec2 * sizeof(float));
+}
+
+typedef struct FramesCtx { PnmfFitter *ft; } FramesCtx;
+
+static void frames_task(void *vctx, int tid, int T)
+{
+    PnmfFitter *ft = ((FramesCtx *)vctx)->ft;
+    for (int j = tid; j < ft->m; j += T)
+        forward_any(ft, ft->A + j * ft->n, ft->Aspec + j * ft->spec2, &ft->scr[tid]);
+}
+
+int pnmf_fitter_set_frames(PnmfFitter *ft, const float *A, int m)
+{
+    if (m < 1 || m > ft->max_m) return PNMF_ERR_ARG;
+    ft->A = A;
+    ft->m = m;
+    FramesCtx c = { ft };
+    parallel_run(ft->threads < m ? ft->threads : m, frames_task, &c);
+    return 0;
+}
+
+static void set_components(PnmfFitter *ft, const float *W, int k)
+{
+    for (int i = 0; i < k; i++) {
+        const float *w = W + i * ft->n;
+        double s = 0;
+        for (size_t x = 0; x < ft->n; x++) s += (double)w[x] * w[x];
+        ft->wnorm2[i] = s;
+        forward_any(ft, w, ft->Wspec + i * ft->spec2, &ft->scr[0]);
+    }
+}
+
+/* ---- H step ------------------------------------------------------------ */
+
+/* One exact coordinate step (Single Permutation NNLS on the residual
+ * without atom i), on the spectral residual R. */
+static void coord_step(PnmfFitter *ft, Scratch *s, float *R, int i, PnmfAtom *a)
+{
+    const float *Wi = ft->Wspec + i * ft->spec2;
+    if (a->r != 0) pnmf_fft_shift_add(ft->fft, R, Wi, a->r, a->p);
+    pnmf_fft_corr(ft->fft, R, Wi, s->tmp, s->corr);
+    const int p = argmax_first(s->corr, ft->n);
+    const float c = s->corr[p];
+    if (c > 0) {
+        a->r = (float)(c / ft->wnorm2[i]);
+        a->p = p;
+        pnmf_fft_shift_add(ft->fft, R, Wi, -a->r, a->p);
+    } else {
+        a->r = 0; /* keep the old shift: cheaper to code */
+    }
+}
+
+/* The paper's Multiple Permutation NNLS: fixed-order sweeps, stopping early
+ * when a sweep changes nothing. */
+static void cyclic_sweeps(PnmfFitter *ft, Scratch *s, float *R, PnmfAtom *x, int k, int sweeps)
+{
+    for (int it = 0; it < sweeps; it++) {
+        int changed = 0;
+        for (int i = 0; i < k; i++) {
+            if (ft->wnorm2[i] <= 0) continue;
+            PnmfAtom old = x[i];
+            coord_step(ft, s, R, i, &x[i]);
+            changed |= old.r != x[i].r || old.p != x[i].p;
+        }
+        if (!changed) break;
+    }
+}
+
+/* Matching-pursuit order: repeatedly place the (component, shift) whose
+ * atom removes the most energy, c^2 / ||w||^2, each component once. */
+static void greedy_atoms(PnmfFitter *ft, Scratch *s, float *R, PnmfAtom *x, int k)
+{
+    for (int i = 0; i < k; i++) x[i] = (PnmfAtom){ 0, 0 };
+    for (int t = 0; t < k; t++) {
+        double best_gain = 0;
+        int best_i = -1;
+        PnmfAtom best = { 0, 0 };
+        for (int i = 0; i < k; i++) {
+            if (x[i].r != 0 || ft->wnorm2[i] <= 0) continue;
+            pnmf_fft_corr(ft->fft, R, ft->Wspec + i * ft->spec2, s->tmp, s->corr);
+            const int p = argmax_first(s->corr, ft->n);
+            const double c = s->corr[p];
+            if (c <= 0) continue;
+            const double gain = c * c / ft->wnorm2[i];
+            if (gain > best_gain) {
+                best_gain = gain;
+                best_i = i;
+                best = (PnmfAtom){ (float)(c / ft->wnorm2[i]), p };
+            }
+        }
+        if (best_i < 0) break;
+        x[best_i] = best;
+        pnmf_fft_shift_add(ft->fft, R, ft->Wspec + best_i * ft->spec2, -best.r, best.p);
+    }
+}
+
+typedef struct HCtx {
+    PnmfFitter *ft;
+    const float *W;
+    int k, mode, sweeps;
+    PnmfAtom *H;
+} HCtx;
+
+static void h_task(void *vctx, int tid, int T)
+{
+    HCtx *c = vctx;
+    PnmfFitter *ft = c->ft;
+    Scratch *s = &ft->scr[tid];
+    const int k = c->k;
+    for (int j = tid; j < ft->m; j += T) {
+        const float *a = ft->A + j * ft->n;
+        const float *Aj = ft->Aspec + j * ft->spec2;
+        PnmfAtom *h = c->H + j * k;
+        double best = frame_residual(ft->rows, ft->cols, a, c->W, k, h, s->e);
+        int pick = 0;
+
+        /* the paper's sweep, warm-started from the current atoms */
+        memcpy(s->x1, h, k * sizeof(PnmfAtom));
+        memcpy(s->R, Aj, ft->spec2 * sizeof(float));
+        for (int i = 0; i < k; i++)
+            if (h[i].r != 0)
+                pnmf_fft_shift_add(ft->fft, s->R, ft->Wspec + i * ft->spec2, -h[i].r, h[i].p);
+        cyclic_sweeps(ft, s, s->R, s->x1, k, c->sweeps);
+        double f1 = frame_residual(ft->rows, ft->cols, a, c->W, k, s->x1, s->e);
+        if (f1 <= best) best = f1, pick = 1;
+        else s->guard_rejects++;
+
+        if (c->mode == PNMF_H_GREEDY) {
+            memcpy(s->R2, Aj, ft->spec2 * sizeof(float));
+            greedy_atoms(ft, s, s->R2, s->x2, k);
+            cyclic_sweeps(ft, s, s->R2, s->x2, k, c->sweeps);
+            double f2 = frame_residual(ft->rows, ft->cols, a, c->W, k, s->x2, s->e);
+            if (f2 < best) best = f2, pick = 2;
+        }
+        if (pick == 1) memcpy(h, s->x1, k * sizeof(PnmfAtom));
+        if (pick == 2) memcpy(h, s->x2, k * sizeof(PnmfAtom));
+        ft->fobj[j] = best;
+    }
+}
+
+int pnmf_fitter_h_step(PnmfFitter *ft, const float *W, int k, PnmfAtom *H, int mode, int sweeps)
+{
+    if (k < 1 || k > ft->max_k || !ft->A) return PNMF_ERR_ARG;
+    set_components(ft, W, k);
+    HCtx c = { ft, W, k, mode, sweeps, H };
+    parallel_run(ft->threads < ft->m ? ft->threads : ft->m, h_task, &c);
+    return 0;
+}
+
+/* ---- W step ------------------------------------------------------------ */
+
+static double all_residuals(PnmfFitter *ft, const float *W, int k, const PnmfAtom *H)
+{
+    double f = 0;
+    for (int j = 0; j < ft->m; j++)
+        f += frame_residual(ft->rows, ft->cols, ft->A + j * ft->n, W, k, H + j * k,
+                            ft->E + j * ft->n);
+    return f;
+}
+
+typedef struct WCtx {
+    PnmfFitter *ft;
+    float *W;
+    int k, i;
+    const PnmfAtom *H;
+    double den;
+} WCtx;
+
+/* Exact HALS for component i, rows of the component split between threads.
+ * For a pixel x of w_i, frame j sees it at x + p_ji: each thread reads and
+ * writes only the residual rows its own component rows map to, and the
+ * sum over frames runs in frame order, whatever the thread count. */
+static void hals_task(void *vctx, int tid, int T)
+{
+    WCtx *c = vctx;
+    PnmfFitter *ft = c->ft;
+    const int rows = ft->rows, cols = ft->cols, k = c->k, i = c->i;
+    const int y0 = (int)((long long)rows * tid / T), y1 = (int)((long long)rows * (tid + 1) / T);
+    float *w = c->W + i * ft->n;
+    float *num = ft->num;
+    for (int y = y0; y < y1; y++) memset(num + (size_t)y * cols, 0, cols * sizeof(float));
+    for (int j = 0; j < ft->m; j++) {
+        const PnmfAtom a = c->H[j * k + i];
+        if (a.r == 0) continue;
+        const int py = a.p / cols, px = a.p % cols, split = cols - px;
+        const float *E = ft->E + j * ft->n;
+        for (int y = y0; y < y1; y++) {
+            int ty = y + py;
+            if (ty >= rows) ty -= rows;
+            const float *e = E + (size_t)ty * cols;
+            float *nm = num + (size_t)y * cols;
+            for (int x = 0; x < split; x++) nm[x] += a.r * e[x + px];
+            for (int x = split; x < cols; x++) nm[x] += a.r * e[x - split];
+        }
+    }
+    /* num becomes the change of w */
+    const float inv = (float)(1.0 / c->den);
+    for (int y = y0; y < y1; y++)
+        for (int x = 0; x < cols; x++) {
+            const size_t q = (size_t)y * cols + x;
+            float nw = w[q] + num[q] * inv;
+            if (!(nw > 0)) nw = 0;
+            num[q] = nw - w[q];
+            w[q] = nw;
+        }
+    for (int j = 0; j < ft->m; j++) {
+        const PnmfAtom a = c->H[j * k + i];
+        if (a.r == 0) continue;
+        const int py = a.p / cols, px = a.p % cols, split = cols - px;
+        float *E = ft->E + j * ft->n;
+        for (int y = y0; y < y1; y++) {
+            int ty = y + py;
+            if (ty >= rows) ty -= rows;
+            float *e = E + (size_t)ty * cols;
+            const float *d = num + (size_t)y * cols;
+            for (int x = 0; x < split; x++) e[x + px] -= a.r * d[x];
+            for (int x = split; x < cols; x++) e[x - split] -= a.r * d[x];
+        }
+    }
+}
+
+/* Largest eigenvalue of R^T R (R: m x k coefficients), from above: power
+ * iteration approaches it from below, so take the smaller of 1.01 times
+ * that and the Gershgorin bound. Returns -1 if out of memory. */
+static double lambda_max_rtr(const PnmfAtom *H, int m, int k)
+{
+    double *M = pnmf_malloc_array((size_t)k * k + 2 * (size_t)k, sizeof(double));
+    if (!M) return -1;
+    double *v = M + (size_t)k * k, *u = v + k;
+    for (int a = 0; a < k; a++)
+        for (int b = 0; b < k; b++) {
+            double s = 0;
+            for (int j = 0; j < m; j++) s += (double)H[j * k + a].r * H[j * k + b].r;
+            M[a * k + b] = s;
+        }
+    for (int a = 0; a < k; a++) v[a] = 1.0;
+    double lam = 0;
+    for (int it = 0; it < 100; it++) {
+        double nrm = 0;
+        for (int a = 0; a < k; a++) {
+            double s = 0;
+            for (int b = 0; b < k; b++) s += M[a * k + b] * v[b];
+            u[a] = s;
+            nrm += s * s;
+        }
+        nrm = sqrt(nrm);
+        if (nrm == 0) break;
+        for (int a = 0; a < k; a++) v[a] = u[a] / nrm;
+        lam = nrm;
+    }
+    double gmax = 0;
+    for (int a = 0; a < k; a++) {
+        double s = 0;
+        for (int b = 0; b < k; b++) s += fabs(M[a * k + b]);
+        if (s > gmax) gmax = s;
+    }
+    pnmf_free(M);
+    return lam * 1.01 < gmax ? lam * 1.01 : gmax;
+}
+
+int pnmf_fitter_w_step(PnmfFitter *ft, float *W, int k, const PnmfAtom *H, int mode, int iters)
+{
+    if (k < 1 || k > ft->max_k || !ft->A) return PNMF_ERR_ARG;
+    const size_t kn = (size_t)k * ft->n;
+    const double f_old = all_residuals(ft, W, k, H);
+    memcpy(ft->Wold, W, kn * sizeof(float));
+    if (mode == PNMF_W_HALS) {
+        for (int i = 0; i < k; i++) {
+            double den = 0;
+            for (int j = 0; j < ft->m; j++) den += (double)H[j * k + i].r * H[j * k + i].r;
+            if (den <= 0) continue;
+            WCtx c = { ft, W, k, i, H, den };
+            parallel_run(ft->threads < ft->rows ? ft->threads : ft->rows, hals_task, &c);
+        }
+    } else {
+        /* The paper's PG (section 3) steps by 1/i on the raw gradient, which
+         * diverges or crawls depending on the data's scale; 1/L with
+         * L = 2 lambda_max(R^T R) bounds the Hessian (ALGORITHMS.md 2f) and
+         * makes every projected step a descent step. */
+        const double L = 2 * lambda_max_rtr(H, ft->m, k);
+        if (L < 0) return PNMF_ERR_NOMEM;
+        if (L > 0) {
+            float *G = pnmf_malloc_array(kn, sizeof(float));
+            if (!G) return PNMF_ERR_NOMEM;
+            for (int it = 0; it < iters; it++) {
+                memset(G, 0, kn * sizeof(float));
+                for (int j = 0; j < ft->m; j++)
+                    for (int i = 0; i < k; i++) {
+                        const PnmfAtom a = H[j * k + i];
+                        if (a.r != 0)
+                            pnmf_unshift_add(ft->rows, ft->cols, G + i * ft->n, ft->E + j * ft->n,
+                                             -2 * a.r, a.p);
+                    }
+                double g2 = 0;
+                for (size_t q = 0; q < kn; q++) {
+                    float nw = W[q] - (float)(G[q] / L);
+                    W[q] = nw > 0 ? nw : 0;
+                    g2 += (double)G[q] * G[q];
+                }
+                all_residuals(ft, W, k, H);
+                if (g2 < 1e-6) break;
+            }
+            pnmf_free(G);
+        }
+    }
+    const double f_new = all_residuals(ft, W, k, H);
+    if (!(f_new <= f_old)) {
+        memcpy(W, ft->Wold, kn * sizeof(float));
+        all_residuals(ft, W, k, H);
+        ft->scr[0].guard_rejects++;
+    }
+    return 0;
+}
+
+/* ---- initialisation and the whole fit ---------------------------------- */
+
+static uint64_t rng_next(uint64_t *s)
+{
+    /* splitmix64 */
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static double rng_unit(uint64_t *s) { return (rng_next(s) >> 11) * (1.0 / 9007199254740992.0); }
+
+/* Scale each component by a power of two so its maximum lies in (0.5, 1],
+ * and its coefficients the other way: exact in floating point. */
+static void normalize_pow2(int n, float *W, int k, PnmfAtom *H, int m)
+{
+    for (int i = 0; i < k; i++) {
+        float *w = W + (size_t)i * n;
+        float mx = 0;
+        for (int x = 0; x < n; x++) mx = w[x] > mx ? w[x] : mx;
+        if (mx <= 0) continue;
+        int e;
+        frexpf(mx, &e); /* mx = f * 2^e, f in [0.5, 1) */
+        if (e == 0 || (e == 1 && mx == 1.0f)) continue;
+        if (mx == ldexpf(1.0f, e - 1)) e -= 1; /* exact powers of two go to 1 */
+        for (int x = 0; x < n; x++) w[x] = ldexpf(w[x], -e);
+        for (int j = 0; j < m; j++) H[j * k + i].r = ldexpf(H[j * k + i].r, e);
+    }
+}
+
+/* Put into w the box of the positive residual with the most energy over
+ * all frames (ALGORITHMS.md 2g: new components from the largest residual). */
+static void seed_from_residual(PnmfFitter *ft, float *w)
+{
+    const int rows = ft->rows, cols = ft->cols;
+    int bh = rows / 4, bw = cols / 4;
+    if (rows == 1) bw = cols / 16;
+    bh = bh < 1 ? 1 : bh > 48 ? 48 : bh;
+    bw = bw < 1 ? 1 : bw > (rows == 1 ? 4096 : 48) ? (rows == 1 ? 4096 : 48) : bw;
+    double *I = pnmf_malloc_array((size_t)(rows + 1) * (cols + 1), sizeof(double));
+    memset(w, 0, ft->n * sizeof(float));
+    if (!I) return;
+    double best = 0;
+    int bj = -1, by = 0, bx = 0;
+    for (int j = 0; j < ft->m; j++) {
+        const float *e = ft->E + j * ft->n;
+        for (int x = 0; x <= cols; x++) I[x] = 0;
+        for (int y = 0; y < rows; y++) {
+            double rs = 0;
+            I[(size_t)(y + 1) * (cols + 1)] = 0;
+            for (int x = 0; x < cols; x++) {
+                const double v = e[(size_t)y * cols + x] > 0 ? e[(size_t)y * cols + x] : 0;
+                rs += v * v;
+                I[(size_t)(y + 1) * (cols + 1) + x + 1] = I[(size_t)y * (cols + 1) + x + 1] + rs;
+            }
+        }
+        for (int y = 0; y + bh <= rows; y++)
+            for (int x = 0; x + bw <= cols; x++) {
+                const double s = I[(size_t)(y + bh) * (cols + 1) + x + bw] -
+                                 I[(size_t)y * (cols + 1) + x + bw] -
+                                 I[(size_t)(y + bh) * (cols + 1) + x] + I[(size_t)y * (cols + 1) + x];
+                if (s > best * (1 + 1e-12)) best = s, bj = j, by = y, bx = x;
+            }
+    }
+    pnmf_free(I);
+    if (bj < 0) return;
+    const float *e = ft->E + bj * ft->n;
+    for (int y = by; y < by + bh; y++)
+        for (int x = bx; x < bx + bw; x++) {
+            const float v = e[(size_t)y * cols + x];
+            w[(size_t)y * cols + x] = v > 0 ? v : 0;
+        }
+}
+
+static void median_frame(PnmfFitter *ft, float *w)
+{
+    float buf[1024]; /* m <= PNMF_MAX_WINDOW, checked by the caller */
+    const int m = ft->m;
+    for (size_t x = 0; x < ft->n; x++) {
+        for (int j = 0; j < m; j++) buf[j] = ft->A[j * ft->n + x];
+        /* insertion sort: m is at most PNMF_MAX_WINDOW and usually ~30 */
+        for (int a = 1; a < m; a++) {
+            float t = buf[a];
+            int b = a - 1;
+            while (b >= 0 && buf[b] > t) buf[b + 1] = buf[b], b--;
+            buf[b + 1] = t;
+        }
+        w[x] = (m & 1) ? buf[m / 2] : 0.5f * (buf[m / 2 - 1] + buf[m / 2]);
+    }
+}
+
+static void init_random(PnmfFitter *ft, int k, float *W, PnmfAtom *H, uint64_t *rng, int random_h)
+{
+    double mean = 0;
+    for (size_t q = 0; q < (size_t)ft->m * ft->n; q++) mean += ft->A[q];
+    mean /= (double)ft->m * ft->n;
+    for (size_t q = 0; q < (size_t)k * ft->n; q++) W[q] = (float)rng_unit(rng);
+    for (int j = 0; j < ft->m; j++)
+        for (int i = 0; i < k; i++) {
+            PnmfAtom a = { 0, 0 };
+            if (random_h) {
+                a.r = (float)(rng_unit(rng) * 2 * mean / (k * 0.5 + 1e-9));
+                a.p = (int)(rng_next(rng) % ft->n);
+            }
+            H[j * k + i] = a;
+        }
+}
+
+static int init_improved(PnmfFitter *ft, int k, float *W, PnmfAtom *H, int sweeps)
+{
+    memset(W, 0, (size_t)k * ft->n * sizeof(float));
+    memset(H, 0, (size_t)ft->m * k * sizeof(PnmfAtom));
+    if (ft->m > 1024) return PNMF_ERR_ARG;
+    median_frame(ft, W);
+    for (int j = 0; j < ft->m; j++) H[j * k] = (PnmfAtom){ 1, 0 };
+    for (int i = 1; i < k; i++) {
+        all_residuals(ft, W, k, H);
+        seed_from_residual(ft, W + i * ft->n);
+        PNMF_CHECK(pnmf_fitter_h_step(ft, W, k, H, PNMF_H_GREEDY, sweeps));
+    }
+    return 0;
+}
+
+/* Components never used get a fresh seed from the residual; their
+ * coefficients are all zero, so the objective does not change. */
+static void reseed_dead(PnmfFitter *ft, float *W, int k, const PnmfAtom *H)
+{
+    int residuals_ready = 0;
+    for (int i = 0; i < k; i++) {
+        int used = 0;
+        for (int j = 0; j < ft->m && !used; j++) used = H[j * k + i].r != 0;
+        if (used) continue;
+        if (!residuals_ready) all_residuals(ft, W, k, H), residuals_ready = 1;
+        seed_from_residual(ft, W + i * ft->n);
+    }
+}
+
+int pnmf_fitter_fit(PnmfFitter *ft, const PnmfFitParams *p, float *W, PnmfAtom *H, PnmfFitStats *st)
+{
+    const int k = p->k, m = ft->m;
+    if (k < 1 || k > ft->max_k || !ft->A) return PNMF_ERR_ARG;
+    const int improved = p->algo == PNMF_ALGO_IMPROVED;
+    const int hmode = improved ? PNMF_H_GREEDY : PNMF_H_CYCLIC;
+    const int wmode = improved ? PNMF_W_HALS : PNMF_W_PG;
+    const int sweeps = p->inner_iters > 0 ? p->inner_iters : 10;
+    const size_t kn = (size_t)k * ft->n;
+    float *Wc = pnmf_malloc_array(kn, sizeof(float));
+    PnmfAtom *Hc = pnmf_malloc_array((size_t)m * k, sizeof(PnmfAtom));
+    double *trace = pnmf_malloc_array((size_t)p->iterations + 1, sizeof(double));
+    if (!Wc || !Hc || !trace) {
+        pnmf_free(Wc), pnmf_free(Hc), pnmf_free(trace);
+        return PNMF_ERR_NOMEM;
+    }
+    for (int t = 0; t < ft->threads; t++) ft->scr[t].guard_rejects = 0;
+    double best = INFINITY;
+    int ret = 0;
+    const int restarts = p->restarts > 0 ? p->restarts : 1;
+    for (int rs = 0; rs < restarts; rs++) {
+        uint64_t rng = p->seed * 0x9E3779B97F4A7C15ull + (uint64_t)rs * 7919 + 1;
+        if (improved && rs == 0) {
+            ret = init_improved(ft, k, Wc, Hc, sweeps);
+            if (ret < 0) break;
+        } else {
+            init_random(ft, k, Wc, Hc, &rng, !improved);
+            if (improved) pnmf_fitter_h_step(ft, Wc, k, Hc, PNMF_H_GREEDY, sweeps);
+        }
+        normalize_pow2((int)ft->n, Wc, k, Hc, m);
+        double f = all_residuals(ft, Wc, k, Hc);
+        trace[0] = f;
+        int it;
+        for (it = 1; it <= p->iterations; it++) {
+            pnmf_fitter_h_step(ft, Wc, k, Hc, hmode, sweeps);
+            ret = pnmf_fitter_w_step(ft, Wc, k, Hc, wmode, sweeps);
+            if (ret < 0) break;
+            normalize_pow2((int)ft->n, Wc, k, Hc, m);
+            if (improved) reseed_dead(ft, Wc, k, Hc);
+            const double fn = all_residuals(ft, Wc, k, Hc);
+            trace[it] = fn;
+            const int converged = f - fn <= p->tol * fn;
+            f = fn;
+            if (converged) break;
+        }
+        if (ret < 0) break;
+        if (it > p->iterations) it = p->iterations;
+        if (f < best) {
+            best = f;
+            memcpy(W, Wc, kn * sizeof(float));
+            memcpy(H, Hc, (size_t)m * k * sizeof(PnmfAtom));
+            if (st) {
+                st->objective = f;
+                st->iterations = it;
+                st->best_restart = rs;
+                if (st->trace) memcpy(st->trace, trace, (size_t)(it + 1) * sizeof(double));
+            }
+        }
+    }
+    if (st) {
+        st->guard_rejects = 0;
+        for (int t = 0; t < ft->threads; t++) st->guard_rejects += ft->scr[t].guard_rejects;
+    }
+    pnmf_free(Wc);
+    pnmf_free(Hc);
+    pnmf_free(trace);
+    return ret;
+}

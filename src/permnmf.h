@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Permutation NMF (paper sections 2-3): A ~ W <> H^T.
+ *
+ * Frames and components are images on a torus of rows x cols samples; the
+ * paper's vector model is the 1 x n torus of the column-stacked frame, the
+ * torus model the rows x cols frame itself. An atom [r, p] places component
+ * i in frame j as r * S_p w_i, with p = py * cols + px and
+ *   (S_p w)[y,x] = w[(y-py) mod rows, (x-px) mod cols]
+ * (the paper's sigma_p is S_{-p}; see fftcorr.h). H holds one atom per
+ * (frame, component), r = 0 meaning the component is absent from the frame.
+ *
+ * Pure maths, no I/O. FFTs go through fftcorr.h.
+ */
+#ifndef PNMF_PERMNMF_H
+#define PNMF_PERMNMF_H
+
+#include <stdint.h>
+
+typedef struct PnmfAtom {
+    float r;   /* coefficient, >= 0 */
+    int32_t p; /* shift, 0 <= p < rows*cols */
+} PnmfAtom;
+
+/* dst += r * S_p src, and dst += r * S_{-p} src, on a rows x cols torus. */
+void pnmf_shift_add(int rows, int cols, float *dst, const float *src, float r, int p);
+void pnmf_unshift_add(int rows, int cols, float *dst, const float *src, float r, int p);
+
+/* One column of the diamond product (paper 2.1): out = sum_i h_i(w_i)
+ * = sum_i r_i S_{p_i} w_i, for the k components W (k x n, row i = w_i). */
+void pnmf_diamond(int rows, int cols, const float *W, int k, const PnmfAtom *h, float *out);
+
+/* F(W,H) = ||A - W <> H^T||_F^2 in double. A: m x n, H: m x k. */
+double pnmf_objective(int rows, int cols, const float *A, int m, const float *W, int k,
+                      const PnmfAtom *H);
+
+/* The gradient of F with respect to W (Appendix A):
+ * grad = -2 (A - W <> H^T) <> H', H' holding the transposed shifts. G: k x n. */
+void pnmf_w_gradient(int rows, int cols, const float *A, int m, const float *W, int k,
+                     const PnmfAtom *H, float *G);
+
+/* Single Permutation NNLS (paper 3.1): the [r, p] minimizing ||v - r S_p w||^2
+ * over r >= 0 and every shift p, by FFT cross-correlation. Ties go to the
+ * lowest p. Returns r = 0, p = 0 when no shift correlates positively. */
+PnmfAtom pnmf_spnnls(int rows, int cols, const float *v, const float *w);
+
+enum PnmfHMode {
+    PNMF_H_CYCLIC = 0, /* the paper's Multiple Permutation NNLS from the current H */
+    PNMF_H_GREEDY = 1, /* also a greedy matching-pursuit order from zero, then the
+                          same sweeps; keep whichever gives the lower objective */
+};
+
+enum PnmfWMode {
+    PNMF_W_PG = 0,     /* the paper's projected gradient (safe step 1/L) */
+    PNMF_W_HALS = 1,   /* exact per-component update in frames aligned by -p */
+};
+
+typedef struct PnmfFitParams {
+    int k;             /* components */
+    int algo;          /* enum PnmfAlgo: picks init, H mode and W mode */
+    int iterations;    /* ALS iterations per restart */
+    int inner_iters;   /* sweeps of Multiple Permutation NNLS / PG steps */
+    int restarts;      /* fits from different starts; the best is kept */
+    uint64_t seed;
+    double tol;        /* stop when the relative decrease falls below it */
+} PnmfFitParams;
+
+typedef struct PnmfFitStats {
+    double objective;    /* of the returned W, H */
+    int iterations;      /* ALS iterations of the kept restart */
+    int best_restart;    /* which restart was kept */
+    int guard_rejects;   /* steps undone because float rounding would have
+                            raised the objective (should be rare) */
+    double *trace;       /* if not NULL: objective after each iteration of the
+                            kept restart, trace[0] = initial (iterations+1 values) */
+} PnmfFitStats;
+
+typedef struct PnmfFitter PnmfFitter;
+
+/* A fitter for frames of rows x cols, up to max_m frames and max_k
+ * components, using threads worker threads (the result does not depend on
+ * threads). */
+int  pnmf_fitter_open(PnmfFitter **ft, int rows, int cols, int max_m, int max_k, int threads);
+void pnmf_fitter_close(PnmfFitter **ft);
+
+/* The frames A (m x n, kept by reference until the next call). */
+int  pnmf_fitter_set_frames(PnmfFitter *ft, const float *A, int m);
+
+/* Multiple Permutation NNLS for every frame with W fixed (k x n): updates H
+ * (m x k) in place, never raising any frame's objective. */
+int  pnmf_fitter_h_step(PnmfFitter *ft, const float *W, int k, PnmfAtom *H, int mode, int sweeps);
+
+/* One W step with H fixed, never raising the objective. */
+int  pnmf_fitter_w_step(PnmfFitter *ft, float *W, int k, const PnmfAtom *H, int mode, int iters);
+
+/* The whole fit: initialisation, ALS iterations, restarts. W (k x n) and
+ * H (m x k) receive the best fit; components are scaled to a maximum of 1. */
+int  pnmf_fitter_fit(PnmfFitter *ft, const PnmfFitParams *p, float *W, PnmfAtom *H,
+                     PnmfFitStats *st);
+
+#endif /* PNMF_PERMNMF_H */

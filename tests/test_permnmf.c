@@ -1,0 +1,375 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The paper's algorithms against their definitions: dense permutation
+ * matrices (section 2), brute force over shifts (3.1, 3.2), finite
+ * differences (Appendix A), monotonicity and recovery (ALGORITHMS.md 3). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "permnmf.h"
+#include "pnmf/pnmf.h"
+#include "test.h"
+
+static unsigned rs = 12345;
+static double urand(void) { rs = rs * 1103515245u + 12345u; return ((rs >> 8) & 0xFFFF) / 65536.0; }
+
+/* The paper's sigma_p as a dense permutation matrix C^p: (C^p v)_i = v_{i+p}. */
+static void dense_cp(int n, int p, double *P)
+{
+    memset(P, 0, sizeof(double) * n * n);
+    for (int i = 0; i < n; i++) P[i * n + ((i + p) % n + n) % n] = 1;
+}
+
+/* 2-D: the matrix moving pixel (y,x) to (y+py, x+px) on the torus. */
+static void dense_torus(int rows, int cols, int p, double *P)
+{
+    const int n = rows * cols, py = p / cols, px = p % cols;
+    memset(P, 0, sizeof(double) * n * n);
+    for (int y = 0; y < rows; y++)
+        for (int x = 0; x < cols; x++)
+            P[(((y + py) % rows) * cols + (x + px) % cols) * n + y * cols + x] = 1;
+}
+
+static void test_diamond(void)
+{
+    /* vector model: S_p = sigma_{-p} = C^{n-p}; the diamond product column
+     * is sum_i h_i(w_i) = sum_i r_i P_{sigma} w_i (paper 2.1). */
+    enum { N = 12, K = 3 };
+    double P[N * N];
+    float W[K * N], out[N];
+    PnmfAtom h[K];
+    for (int t = 0; t < 20; t++) {
+        for (int i = 0; i < K * N; i++) W[i] = (float)urand();
+        for (int i = 0; i < K; i++) h[i] = (PnmfAtom){ (float)urand(), (int)(urand() * N) % N };
+        if (t == 0) h[1].r = 0;
+        pnmf_diamond(1, N, W, K, h, out);
+        double maxerr = 0;
+        for (int r = 0; r < N; r++) {
+            double s = 0;
+            for (int i = 0; i < K; i++) {
+                dense_cp(N, N - h[i].p, P);
+                for (int c = 0; c < N; c++) s += h[i].r * P[r * N + c] * W[i * N + c];
+            }
+            maxerr = fmax(maxerr, fabs(s - out[r]));
+        }
+        CHECK_MSG(maxerr < 1e-5, "vector diamond err %g", maxerr);
+    }
+    /* torus model against the 2-D permutation matrix */
+    enum { R = 3, C = 4, M = R * C };
+    double Q[M * M];
+    float W2[2 * M], out2[M];
+    for (int t = 0; t < 20; t++) {
+        for (int i = 0; i < 2 * M; i++) W2[i] = (float)urand();
+        PnmfAtom h2[2] = { { (float)urand(), (int)(urand() * M) % M }, { (float)urand(), (int)(urand() * M) % M } };
+        pnmf_diamond(R, C, W2, 2, h2, out2);
+        double maxerr = 0;
+        for (int r = 0; r < M; r++) {
+            double s = 0;
+            for (int i = 0; i < 2; i++) {
+                dense_torus(R, C, h2[i].p, Q);
+                for (int c = 0; c < M; c++) s += h2[i].r * Q[r * M + c] * W2[i * M + c];
+            }
+            maxerr = fmax(maxerr, fabs(s - out2[r]));
+        }
+        CHECK_MSG(maxerr < 1e-5, "torus diamond err %g", maxerr);
+    }
+    /* unshift is the transpose: <S_p a, b> = <a, S_{-p} b> */
+    float a[M], b[M], sa[M], ub[M];
+    for (int i = 0; i < M; i++) a[i] = (float)urand(), b[i] = (float)urand();
+    for (int p = 0; p < M; p++) {
+        memset(sa, 0, sizeof sa), memset(ub, 0, sizeof ub);
+        pnmf_shift_add(R, C, sa, a, 1, p);
+        pnmf_unshift_add(R, C, ub, b, 1, p);
+        double l = 0, r = 0;
+        for (int i = 0; i < M; i++) l += sa[i] * b[i], r += a[i] * ub[i];
+        CHECK_NEAR(l, r, 1e-6);
+    }
+}
+
+static double err_at(int rows, int cols, const float *v, const float *w, float r, int p)
+{
+    const int n = rows * cols;
+    float *sw = calloc(n, sizeof(float));
+    pnmf_shift_add(rows, cols, sw, w, r, p);
+    double e = 0;
+    for (int i = 0; i < n; i++) e += ((double)v[i] - sw[i]) * ((double)v[i] - sw[i]);
+    free(sw);
+    return e;
+}
+
+static void test_spnnls(void)
+{
+    static const int geo[][2] = { { 1, 23 }, { 1, 40 }, { 5, 6 }, { 8, 8 }, { 7, 9 } };
+    int agree = 0, total = 0;
+    for (int g = 0; g < 5; g++) {
+        const int rows = geo[g][0], cols = geo[g][1], n = rows * cols;
+        float *v = malloc(n * sizeof(float)), *w = malloc(n * sizeof(float));
+        for (int t = 0; t < 40; t++) {
+            double w2 = 0;
+            for (int i = 0; i < n; i++) {
+                v[i] = (float)(urand() - (t % 4 == 3 ? 0.7 : 0.2));
+                w[i] = urand() < 0.3 ? (float)urand() : 0;
+                w2 += (double)w[i] * w[i];
+            }
+            if (w2 == 0) w[0] = 1, w2 = 1;
+            /* brute force: every shift, explicit inner products */
+            double best = err_at(rows, cols, v, w, 0, 0);
+            int bp = -1;
+            for (int p = 0; p < n; p++) {
+                float sw[4096] = { 0 };
+                pnmf_shift_add(rows, cols, sw, w, 1, p);
+                double c = 0;
+                for (int i = 0; i < n; i++) c += (double)v[i] * sw[i];
+                const double r = c > 0 ? c / w2 : 0;
+                const double e = err_at(rows, cols, v, w, (float)r, p);
+                if (e < best - 1e-9) best = e, bp = p;
+            }
+            PnmfAtom a = pnmf_spnnls(rows, cols, v, w);
+            const double e = err_at(rows, cols, v, w, a.r, a.p);
+            CHECK_MSG(e <= best + 1e-4 * (1 + best), "%dx%d: fft %g brute %g", rows, cols, e, best);
+            if (bp < 0) CHECK(a.r == 0);
+            agree += bp < 0 || a.p == bp;
+            total++;
+        }
+        free(v), free(w);
+    }
+    CHECK_MSG(agree >= total - 2, "shift agreement %d/%d", agree, total);
+}
+
+/* n = 20, k = 2: the fraction of frames where the H solver reaches the
+ * global optimum over all n^2 shift pairs x 2-variable NNLS. */
+static double two_var_best(const float *v, const float *W, int n)
+{
+    double best = 0;
+    for (int i = 0; i < n; i++) best += (double)v[i] * v[i];
+    float s1[64], s2[64];
+    for (int p1 = 0; p1 < n; p1++)
+        for (int p2 = 0; p2 < n; p2++) {
+            memset(s1, 0, sizeof s1), memset(s2, 0, sizeof s2);
+            pnmf_shift_add(1, n, s1, W, 1, p1);
+            pnmf_shift_add(1, n, s2, W + n, 1, p2);
+            double a11 = 0, a12 = 0, a22 = 0, b1 = 0, b2 = 0;
+            for (int i = 0; i < n; i++)
+                a11 += s1[i] * s1[i], a12 += s1[i] * s2[i], a22 += s2[i] * s2[i], b1 += v[i] * s1[i], b2 += v[i] * s2[i];
+            /* candidates: both free, each alone, none */
+            double cand[4][2] = { { 0, 0 }, { b1 > 0 ? b1 / a11 : 0, 0 }, { 0, b2 > 0 ? b2 / a22 : 0 }, { 0, 0 } };
+            const double det = a11 * a22 - a12 * a12;
+            if (fabs(det) > 1e-12) {
+                cand[3][0] = (b1 * a22 - b2 * a12) / det;
+                cand[3][1] = (b2 * a11 - b1 * a12) / det;
+            }
+            for (int c = 0; c < 4; c++) {
+                if (cand[c][0] < 0 || cand[c][1] < 0) continue;
+                double e = 0;
+                for (int i = 0; i < n; i++) {
+                    const double d = v[i] - cand[c][0] * s1[i] - cand[c][1] * s2[i];
+                    e += d * d;
+                }
+                if (e < best) best = e;
+            }
+        }
+    return best;
+}
+
+static void test_mpnnls(void)
+{
+    enum { N = 20, M = 200 };
+    float W[2 * N], *A = malloc(sizeof(float) * M * N);
+    PnmfAtom *H = calloc(M * 2, sizeof(PnmfAtom)), *Hg = calloc(M * 2, sizeof(PnmfAtom));
+    for (int i = 0; i < 2 * N; i++) W[i] = urand() < 0.5 ? (float)urand() : 0;
+    for (int j = 0; j < M; j++) {
+        memset(A + j * N, 0, N * sizeof(float));
+        pnmf_shift_add(1, N, A + j * N, W, (float)(0.5 + urand()), (int)(urand() * N) % N);
+        pnmf_shift_add(1, N, A + j * N, W + N, (float)(0.5 + urand()), (int)(urand() * N) % N);
+        for (int i = 0; i < N; i++) A[j * N + i] += (float)(0.05 * urand());
+    }
+    PnmfFitter *ft;
+    CHECK(pnmf_fitter_open(&ft, 1, N, M, 2, 1) == 0);
+    pnmf_fitter_set_frames(ft, A, M);
+    const double f0 = pnmf_objective(1, N, A, M, W, 2, H);
+    pnmf_fitter_h_step(ft, W, 2, H, PNMF_H_CYCLIC, 10);
+    const double fc = pnmf_objective(1, N, A, M, W, 2, H);
+    pnmf_fitter_h_step(ft, W, 2, Hg, PNMF_H_GREEDY, 10);
+    CHECK(fc <= f0);
+    int hit_c = 0, hit_g = 0, fixed = 0;
+    for (int j = 0; j < M; j++) {
+        const double best = two_var_best(A + j * N, W, N);
+        const double ec = pnmf_objective(1, N, A + j * N, 1, W, 2, H + 2 * j);
+        const double eg = pnmf_objective(1, N, A + j * N, 1, W, 2, Hg + 2 * j);
+        hit_c += ec <= best * (1 + 1e-4) + 1e-6;
+        hit_g += eg <= best * (1 + 1e-4) + 1e-6;
+        CHECK(eg >= best * (1 - 1e-4) - 1e-6); /* nothing beats the global optimum */
+        /* a converged sweep is a fixed point: each atom is the Single
+         * Permutation NNLS of the residual without it */
+        int ok = 1;
+        for (int i = 0; i < 2; i++) {
+            float v[N];
+            memcpy(v, A + j * N, sizeof v);
+            const PnmfAtom o = H[2 * j + 1 - i];
+            pnmf_shift_add(1, N, v, W + (1 - i) * N, -o.r, o.p);
+            PnmfAtom a = pnmf_spnnls(1, N, v, W + i * N);
+            ok &= err_at(1, N, v, W + i * N, H[2 * j + i].r, H[2 * j + i].p) <=
+                  err_at(1, N, v, W + i * N, a.r, a.p) * (1 + 1e-4) + 1e-6;
+        }
+        fixed += ok;
+    }
+    printf("n=20 k=2 global optimum: cyclic %d/%d, greedy+keep-best %d/%d; fixed points %d/%d\n",
+           hit_c, M, hit_g, M, fixed, M);
+    CHECK_MSG(hit_g >= 0.95 * M, "greedy reached the optimum in %d/%d frames", hit_g, M);
+    CHECK(hit_g >= hit_c);
+    CHECK(fixed >= M - 2);
+    pnmf_fitter_close(&ft);
+    free(A), free(H), free(Hg);
+}
+
+static void test_gradient(void)
+{
+    enum { R = 5, C = 6, N = R * C, K = 2, M = 4 };
+    float A[M * N], W[K * N], G[K * N];
+    PnmfAtom H[M * K];
+    for (int i = 0; i < M * N; i++) A[i] = (float)urand();
+    for (int i = 0; i < K * N; i++) W[i] = (float)urand();
+    for (int i = 0; i < M * K; i++) H[i] = (PnmfAtom){ (float)(0.2 + urand()), (int)(urand() * N) % N };
+    pnmf_w_gradient(R, C, A, M, W, K, H, G);
+    double maxrel = 0;
+    for (int q = 0; q < K * N; q++) {
+        const float h = 1.0f / 64, w0 = W[q];
+        W[q] = w0 + h;
+        const double fp = pnmf_objective(R, C, A, M, W, K, H);
+        W[q] = w0 - h;
+        const double fm = pnmf_objective(R, C, A, M, W, K, H);
+        W[q] = w0;
+        const double fd = (fp - fm) / (2 * h); /* exact for a quadratic */
+        maxrel = fmax(maxrel, fabs(fd - G[q]) / fmax(1, fabs(fd)));
+    }
+    CHECK_MSG(maxrel < 1e-3, "gradient vs finite differences: %g", maxrel);
+}
+
+/* Synthetic sprites: k textured blobs moving on a torus. */
+static void make_scene(int rows, int cols, int m, int k, float *A, float *Wt, PnmfAtom *Ht, int noise)
+{
+    const int n = rows * cols;
+    memset(Wt, 0, sizeof(float) * k * n);
+    for (int i = 0; i < k; i++)
+        for (int y = 0; y < 4 + i; y++)
+            for (int x = 0; x < 5; x++)
+                if ((x + y * i) % 3 || i == 0) Wt[i * n + y * cols + x] = (float)(0.5 + 0.5 * urand());
+    for (int j = 0; j < m; j++) {
+        memset(A + j * n, 0, sizeof(float) * n);
+        for (int i = 0; i < k; i++) {
+            PnmfAtom a = { (float)(100 + 100 * urand()), (int)(urand() * n) % n };
+            Ht[j * k + i] = a;
+            pnmf_shift_add(rows, cols, A + j * n, Wt + i * n, a.r, a.p);
+        }
+        for (int x = 0; x < n; x++) A[j * n + x] += (float)(noise * urand());
+    }
+}
+
+/* Max over all shifts of the normalised cross-correlation. */
+static double max_ncc(int rows, int cols, const float *a, const float *b)
+{
+    const int n = rows * cols;
+    double na = 0, nb = 0, best = 0;
+    for (int i = 0; i < n; i++) na += (double)a[i] * a[i], nb += (double)b[i] * b[i];
+    if (na == 0 || nb == 0) return 0;
+    float *s = malloc(sizeof(float) * n);
+    for (int p = 0; p < n; p++) {
+        memset(s, 0, sizeof(float) * n);
+        pnmf_shift_add(rows, cols, s, b, 1, p);
+        double c = 0;
+        for (int i = 0; i < n; i++) c += (double)a[i] * s[i];
+        best = fmax(best, c / sqrt(na * nb));
+    }
+    free(s);
+    return best;
+}
+
+static void test_fit(int algo, int threads_check)
+{
+    enum { R = 16, C = 20, N = R * C, M = 12, K = 3 };
+    float *A = malloc(sizeof(float) * M * N), Wt[K * N], W[K * N], W2[K * N];
+    PnmfAtom Ht[M * K], H[M * K], H2[M * K];
+    make_scene(R, C, M, K, A, Wt, Ht, 4);
+    PnmfFitter *ft;
+    CHECK(pnmf_fitter_open(&ft, R, C, M, K, 1) == 0);
+    pnmf_fitter_set_frames(ft, A, M);
+    double trace[41];
+    PnmfFitParams p = { K, algo, 40, 10, algo == PNMF_ALGO_PAPER ? 10 : 1, 7, 1e-6 };
+    PnmfFitStats st = { 0 };
+    st.trace = trace;
+    CHECK(pnmf_fitter_fit(ft, &p, W, H, &st) == 0);
+    int mono = 1;
+    for (int t = 1; t <= st.iterations; t++) mono &= trace[t] <= trace[t - 1];
+    CHECK_MSG(mono, "objective rose (algo %d)", algo);
+    CHECK_NEAR(st.objective, pnmf_objective(R, C, A, M, W, K, H), 1e-9);
+    double minncc = 1;
+    for (int i = 0; i < K; i++) {
+        double b = 0;
+        for (int l = 0; l < K; l++) b = fmax(b, max_ncc(R, C, Wt + i * N, W + l * N));
+        minncc = fmin(minncc, b);
+    }
+    const double fgt = pnmf_objective(R, C, A, M, Wt, K, Ht);
+    printf("algo %s: objective %.4g (ground truth %.4g), %d iterations, restart %d kept, min NCC %.4f, guard rejects %d\n",
+           algo ? "improved" : "paper", st.objective, fgt, st.iterations, st.best_restart, minncc,
+           st.guard_rejects);
+    if (algo == PNMF_ALGO_IMPROVED) CHECK_MSG(minncc > 0.95, "recovery NCC %g", minncc);
+    if (threads_check) {
+        PnmfFitter *ft2;
+        CHECK(pnmf_fitter_open(&ft2, R, C, M, K, 3) == 0);
+        pnmf_fitter_set_frames(ft2, A, M);
+        st.trace = NULL;
+        CHECK(pnmf_fitter_fit(ft2, &p, W2, H2, &st) == 0);
+        CHECK(memcmp(W, W2, sizeof W) == 0 && memcmp(H, H2, sizeof H) == 0);
+        pnmf_fitter_close(&ft2);
+    }
+    pnmf_fitter_close(&ft);
+    free(A);
+}
+
+static void test_w_steps(void)
+{
+    enum { R = 6, C = 7, N = R * C, M = 8, K = 3 };
+    float A[M * N], W[K * N], G[K * N];
+    PnmfAtom H[M * K];
+    for (int i = 0; i < M * N; i++) A[i] = (float)(10 * urand());
+    for (int mode = 0; mode < 2; mode++) {
+        for (int i = 0; i < K * N; i++) W[i] = (float)urand();
+        for (int i = 0; i < M * K; i++) H[i] = (PnmfAtom){ (float)(0.5 + urand()), (int)(urand() * N) % N };
+        PnmfFitter *ft;
+        pnmf_fitter_open(&ft, R, C, M, K, 2);
+        pnmf_fitter_set_frames(ft, A, M);
+        double f = pnmf_objective(R, C, A, M, W, K, H);
+        int mono = 1;
+        for (int it = 0; it < 10; it++) {
+            pnmf_fitter_w_step(ft, W, K, H, mode, 10);
+            const double fn = pnmf_objective(R, C, A, M, W, K, H);
+            mono &= fn <= f;
+            f = fn;
+        }
+        CHECK_MSG(mono, "W step mode %d raised the objective", mode);
+        if (mode == PNMF_W_HALS) {
+            /* the last component of a sweep is an exact block minimiser:
+             * KKT, gradient ~0 where w > 0 and >= 0 where w = 0 */
+            pnmf_w_gradient(R, C, A, M, W, K, H, G);
+            double viol = 0, scale = 0;
+            for (int x = 0; x < N; x++) {
+                const float g = G[(K - 1) * N + x];
+                scale = fmax(scale, fabs(g));
+                viol = fmax(viol, W[(K - 1) * N + x] > 0 ? fabs(g) : fmax(0, -g));
+            }
+            CHECK_MSG(viol <= 1e-3 * fmax(1, scale), "HALS KKT violation %g (scale %g)", viol, scale);
+        }
+        pnmf_fitter_close(&ft);
+    }
+}
+
+int main(void)
+{
+    test_diamond();
+    test_spnnls();
+    test_mpnnls();
+    test_gradient();
+    test_w_steps();
+    test_fit(PNMF_ALGO_IMPROVED, 1);
+    test_fit(PNMF_ALGO_PAPER, 0);
+    return test_summary("test_permnmf");
+}

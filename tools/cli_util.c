@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli_util.h"
+#include "pnmf/common.h"
+
+int cli_exit_code(int err)
+{
+    switch (err) {
+    case 0: return PNMF_EXIT_OK;
+    case PNMF_ERR_ARG: return PNMF_EXIT_USAGE;
+    case PNMF_ERR_CORRUPT:
+    case PNMF_ERR_VERSION: return PNMF_EXIT_CORRUPT;
+    case PNMF_ERR_LIMIT: return PNMF_EXIT_LIMIT;
+    case PNMF_ERR_IO: return PNMF_EXIT_OUTPUT;
+    default: return PNMF_EXIT_FAIL;
+    }
+}
+
+int cli_parse_int(const char *prog, const char *opt, const char *val, long long lo, long long hi,
+                  long long *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(val, &end, 10);
+    if (errno || end == val || *end || v < lo || v > hi) {
+        fprintf(stderr, "%s: option %s expects an integer in [%lld, %lld], got '%s'\n", prog, opt, lo,
+                hi, val);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* The temporary file a signal must remove (one at a time per process). */
+static char tmp_path[PATH_MAX];
+static volatile sig_atomic_t tmp_active;
+
+static void on_signal(int sig)
+{
+    if (tmp_active) unlink(tmp_path);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+FILE *cli_tmp_open(const char *target)
+{
+    const char *slash = strrchr(target, '/');
+    const int dirlen = slash ? (int)(slash - target + 1) : 0;
+    if (snprintf(tmp_path, sizeof(tmp_path), "%.*s.%s.tmp.XXXXXX", dirlen, target,
+                 slash ? slash + 1 : target) >= (int)sizeof(tmp_path)) {
+        errno = ENAMETOOLONG;
+        return NULL;
+    }
+    static int installed;
+    if (!installed) {
+        signal(SIGINT, on_signal);
+        signal(SIGTERM, on_signal);
+        signal(SIGHUP, on_signal);
+        installed = 1;
+    }
+    int fd = mkstemp(tmp_path);
+    if (fd < 0) return NULL;
+    tmp_active = 1;
+    FILE *f = fdopen(fd, "w+b");
+    if (!f) {
+        int e = errno;
+        close(fd);
+        unlink(tmp_path);
+        tmp_active = 0;
+        errno = e;
+    }
+    return f;
+}
+
+int cli_tmp_commit(FILE *f, const char *target)
+{
+    int ok = fflush(f) == 0 && fsync(fileno(f)) == 0;
+    int e = errno;
+    ok &= fclose(f) == 0;
+    if (ok) {
+        /* mkstemp makes the file 0600; give it the usual permissions */
+        mode_t um = umask(0);
+        umask(um);
+        chmod(tmp_path, 0666 & ~um);
+        ok = rename(tmp_path, target) == 0;
+        e = errno;
+    }
+    if (!ok) unlink(tmp_path);
+    tmp_active = 0;
+    errno = e;
+    return ok ? 0 : -1;
+}
+
+void cli_tmp_discard(FILE *f)
+{
+    if (f) fclose(f);
+    if (tmp_active) unlink(tmp_path);
+    tmp_active = 0;
+}
+
+double cli_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int progress_shown;
+
+void cli_progress(const char *label, int frames, double t0)
+{
+    if (!isatty(STDERR_FILENO)) return;
+    const double dt = cli_now() - t0;
+    fprintf(stderr, "\r%s %d frames (%.1f fps)   ", label, frames, dt > 0 ? frames / dt : 0.0);
+    progress_shown = 1;
+}
+
+void cli_progress_end(void)
+{
+    if (progress_shown) fputs("\r\033[K", stderr);
+    progress_shown = 0;
+}

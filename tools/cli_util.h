@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Shared pieces of the command-line tools. */
+#ifndef PNMF_TOOLS_CLI_UTIL_H
+#define PNMF_TOOLS_CLI_UTIL_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* Exit codes of every tool (README, "Exit codes"). */
+enum {
+    PNMF_EXIT_OK = 0,
+    PNMF_EXIT_FAIL = 1,     /* anything else */
+    PNMF_EXIT_USAGE = 2,    /* bad command line */
+    PNMF_EXIT_INPUT = 3,    /* cannot read the input */
+    PNMF_EXIT_CORRUPT = 4,  /* invalid or corrupt data */
+    PNMF_EXIT_OUTPUT = 5,   /* cannot write the output */
+    PNMF_EXIT_LIMIT = 6,    /* a size exceeds a limit */
+};
+
+/* The exit code for a libpnmf error. */
+int cli_exit_code(int pnmf_err);
+
+/* Parse an integer option value in [lo, hi]; on failure print
+ * "PROG: option OPT expects an integer in [lo, hi], got 'VAL'" and return -1. */
+int cli_parse_int(const char *prog, const char *opt, const char *val, long long lo, long long hi,
+                  long long *out);
+
+/* Open a temporary file beside target (same directory, so rename() is
+ * atomic) and remember it: until cli_tmp_commit() or cli_tmp_discard(), a
+ * SIGINT, SIGTERM or SIGHUP removes it. Returns NULL with errno set. */
+FILE *cli_tmp_open(const char *target);
+/* Close, fsync and rename the temporary file onto target; 0 or -1 (errno). */
+int cli_tmp_commit(FILE *f, const char *target);
+/* Close and remove the temporary file. */
+void cli_tmp_discard(FILE *f);
+
+/* Seconds on a monotonic clock. */
+double cli_now(void);
+
+/* Progress on stderr when it is a terminal: "\rLABEL N frames (F fps)". */
+void cli_progress(const char *label, int frames, double t0);
+void cli_progress_end(void);
+
+#endif /* PNMF_TOOLS_CLI_UTIL_H */

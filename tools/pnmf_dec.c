@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* pnmf-dec: decode a .pnmf file into PNG or PGM frames or a y4m stream. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_util.h"
+#include "output/muxer.h"
+#include "pnmf/pnmf.h"
+
+static const char *prog = "pnmf-dec";
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: pnmf-dec [options] INPUT.pnmf OUTDIR/\n"
+            "Decode INPUT.pnmf into OUTDIR/frame_000001.png, frame_000002.png, ... (OUTDIR is\n"
+            "created if missing). With OUTDIR '-', write a y4m stream to stdout\n"
+            "(pnmf-dec in.pnmf - | ffplay -).\n"
+            "\n"
+            "  -f, --format FMT     png, pgm or y4m; y4m writes OUTDIR as one file (default png,\n"
+            "                       y4m for '-')\n"
+            "      --start N        first frame to decode, 0-based, found through the index\n"
+            "                       (default 0)\n"
+            "      --frames N       decode at most N frames (default: all)\n"
+            "  -Q, --quiet          no summary line\n"
+            "  -h, --help           this help\n"
+            "  -V, --version        print the version\n"
+            "\n"
+            "Exit status: 0 ok, 2 usage, 3 cannot read input, 4 invalid or corrupt data,\n"
+            "5 cannot write output, 6 a size exceeds a limit, 1 other errors.\n");
+}
+
+int main(int argc, char **argv)
+{
+    enum { OPT_START = 256, OPT_FRAMES };
+    static const struct option longopts[] = {
+        { "format", required_argument, NULL, 'f' }, { "start", required_argument, NULL, OPT_START },
+        { "frames", required_argument, NULL, OPT_FRAMES }, { "quiet", no_argument, NULL, 'Q' },
+        { "help", no_argument, NULL, 'h' },         { "version", no_argument, NULL, 'V' },
+        { NULL, 0, NULL, 0 },
+    };
+    const char *format = NULL;
+    long long start = 0, max_frames = -1, v;
+    int quiet = 0, c;
+    while ((c = getopt_long(argc, argv, "f:QhV", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'f':
+            if (strcmp(optarg, "png") && strcmp(optarg, "pgm") && strcmp(optarg, "y4m")) {
+                fprintf(stderr, "%s: option --format expects png, pgm or y4m, got '%s'\n", prog, optarg);
+                return PNMF_EXIT_USAGE;
+            }
+            format = optarg;
+            break;
+        case OPT_START: if (cli_parse_int(prog, "--start", optarg, 0, 1LL << 28, &v)) return PNMF_EXIT_USAGE; start = v; break;
+        case OPT_FRAMES: if (cli_parse_int(prog, "--frames", optarg, 0, 1LL << 28, &v)) return PNMF_EXIT_USAGE; max_frames = v; break;
+        case 'Q': quiet = 1; break;
+        case 'h': usage(stdout); return PNMF_EXIT_OK;
+        case 'V': printf("pnmf-dec %s\n", PNMF_VERSION_STRING); return PNMF_EXIT_OK;
+        default:
+            fprintf(stderr, "%s: try '%s --help'\n", prog, prog);
+            return PNMF_EXIT_USAGE;
+        }
+    }
+    if (argc - optind != 2) {
+        fprintf(stderr, "%s: expected INPUT.pnmf and OUTDIR; try '%s --help'\n", prog, prog);
+        return PNMF_EXIT_USAGE;
+    }
+    const char *inpath = argv[optind], *outpath = argv[optind + 1];
+    if (!format) format = strcmp(outpath, "-") ? "png" : "y4m";
+    if (!strcmp(outpath, "-") && strcmp(format, "y4m")) {
+        fprintf(stderr, "%s: only y4m can go to stdout\n", prog);
+        return PNMF_EXIT_USAGE;
+    }
+    FILE *in = fopen(inpath, "rb");
+    if (!in) {
+        fprintf(stderr, "%s: %s: %s\n", prog, inpath, strerror(errno));
+        return PNMF_EXIT_INPUT;
+    }
+    PnmfDecoder *dec = NULL;
+    PnmfOutput *out = NULL;
+    uint8_t *buf = NULL;
+    char err[512] = "";
+    int code = PNMF_EXIT_OK, frames = 0;
+    const double t0 = cli_now();
+    int ret = pnmf_dec_open(&dec, in);
+    if (ret < 0) {
+        const char *why = pnmf_dec_errmsg(dec);
+        fprintf(stderr, "%s: %s: %s\n", prog, inpath, why && *why ? why : pnmf_strerror(ret));
+        code = cli_exit_code(ret);
+        goto end;
+    }
+    const PnmfStreamInfo *info = pnmf_dec_info(dec);
+    if (start >= info->frame_count && info->frame_count > 0) {
+        fprintf(stderr, "%s: %s: --start %lld is past the last frame (%d frames)\n", prog, inpath,
+                start, info->frame_count);
+        code = PNMF_EXIT_USAGE;
+        goto end;
+    }
+    if (start > 0 && (ret = pnmf_dec_seek(dec, (int)start)) < 0) {
+        fprintf(stderr, "%s: %s: %s\n", prog, inpath, *pnmf_dec_errmsg(dec) ? pnmf_dec_errmsg(dec) : pnmf_strerror(ret));
+        code = cli_exit_code(ret);
+        goto end;
+    }
+    PnmfOutputInfo oi = { info->width, info->height, info->fps_num, info->fps_den };
+    out = pnmf_output_open(format, outpath, &oi, err, sizeof(err));
+    if (!out) {
+        fprintf(stderr, "%s: %s: %s\n", prog, outpath, err);
+        code = PNMF_EXIT_OUTPUT;
+        goto end;
+    }
+    buf = malloc((size_t)info->width * info->height);
+    if (!buf) {
+        fprintf(stderr, "%s: %s: out of memory\n", prog, inpath);
+        code = PNMF_EXIT_FAIL;
+        goto end;
+    }
+    while (max_frames < 0 || frames < max_frames) {
+        ret = pnmf_dec_read_frame(dec, buf, info->width);
+        if (ret == PNMF_ERR_EOF) break;
+        if (ret < 0) {
+            cli_progress_end();
+            const char *why = pnmf_dec_errmsg(dec);
+            fprintf(stderr, "%s: %s: frame %lld: %s\n", prog, inpath, start + frames + 1,
+                    why && *why ? why : pnmf_strerror(ret));
+            code = cli_exit_code(ret);
+            goto end;
+        }
+        if (pnmf_output_write(out, buf, info->width, err, sizeof(err)) < 0) {
+            cli_progress_end();
+            fprintf(stderr, "%s: %s: %s\n", prog, outpath, err);
+            code = PNMF_EXIT_OUTPUT;
+            goto end;
+        }
+        frames++;
+        cli_progress("decoding", frames, t0);
+    }
+    cli_progress_end();
+    if (pnmf_output_close(&out, err, sizeof(err)) < 0) {
+        fprintf(stderr, "%s: %s: %s\n", prog, outpath, err);
+        code = PNMF_EXIT_OUTPUT;
+        goto end;
+    }
+    if (!quiet) {
+        const double dt = cli_now() - t0;
+        fprintf(stderr, "%s: frames %d  %dx%d  time %.2f s (%.1f fps)\n", outpath, frames, info->width,
+                info->height, dt, dt > 0 ? frames / dt : 0.0);
+    }
+end:
+    if (out) pnmf_output_close(&out, err, sizeof(err));
+    pnmf_dec_close(&dec);
+    fclose(in);
+    free(buf);
+    return code;
+}

@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* pnmf-enc: encode any clip FFmpeg reads into a .pnmf file. */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_util.h"
+#include "input/demuxer.h"
+#include "pnmf/pnmf.h"
+
+static const char *prog = "pnmf-enc";
+
+static void usage(FILE *f)
+{
+    PnmfEncSettings d;
+    pnmf_enc_default_settings(&d);
+    fprintf(f,
+            "usage: pnmf-enc [options] INPUT OUTPUT.pnmf\n"
+            "Encode the gray (luma) frames of INPUT, any clip FFmpeg reads (mp4, mkv, avi, gif,\n"
+            "y4m, an image sequence such as dir/frame_%%06d.png), with Permutation NMF.\n"
+            "\n"
+            "  -k, --components N   components per window, 1..255 (default %d)\n"
+            "  -w, --window N       frames per window, 1..1024 (default %d)\n"
+            "  -q, --quality N      quantizer 0..48, lower is better and larger (default %d)\n"
+            "      --shift MODEL    torus: 2-D cyclic shifts; vector: the paper's 1-D shift of\n"
+            "                       the column-stacked frame (default torus)\n"
+            "      --algo ALGO      improved: greedy atoms + exact HALS W step; paper: the\n"
+            "                       paper's cyclic sweep + projected gradient (default improved)\n"
+            "      --iterations N   ALS iterations per fit, at most (default %d)\n"
+            "      --inner N        sweeps of Multiple Permutation NNLS / PG steps (default %d)\n"
+            "      --restarts N     fits per window from different starts, best kept (default %d)\n"
+            "      --seed N         seed of the restarts (default %llu)\n"
+            "      --threads N      worker threads, 0 = one per core; the output is the same\n"
+            "                       for any value (default %d)\n"
+            "      --zstd-level N   zstd level 1..22 (default %d)\n"
+            "      --frames N       encode only the first N frames (default: all)\n"
+            "  -Q, --quiet          no summary line\n"
+            "  -h, --help           this help\n"
+            "  -V, --version        print the version\n"
+            "\n"
+            "Exit status: 0 ok, 2 usage, 3 cannot read input, 4 invalid data, 5 cannot write\n"
+            "output, 6 a size exceeds a limit, 1 other errors.\n",
+            d.components, d.window, d.quality, d.iterations, d.inner_iters, d.restarts,
+            (unsigned long long)d.seed, d.threads, d.zstd_level);
+}
+
+enum { OPT_SHIFT = 256, OPT_ALGO, OPT_ITER, OPT_INNER, OPT_RESTARTS, OPT_SEED, OPT_THREADS,
+       OPT_ZSTD, OPT_FRAMES };
+
+int main(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        { "components", required_argument, NULL, 'k' }, { "window", required_argument, NULL, 'w' },
+        { "quality", required_argument, NULL, 'q' },    { "shift", required_argument, NULL, OPT_SHIFT },
+        { "algo", required_argument, NULL, OPT_ALGO },  { "iterations", required_argument, NULL, OPT_ITER },
+        { "inner", required_argument, NULL, OPT_INNER }, { "restarts", required_argument, NULL, OPT_RESTARTS },
+        { "seed", required_argument, NULL, OPT_SEED },  { "threads", required_argument, NULL, OPT_THREADS },
+        { "zstd-level", required_argument, NULL, OPT_ZSTD }, { "frames", required_argument, NULL, OPT_FRAMES },
+        { "quiet", no_argument, NULL, 'Q' },            { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },          { NULL, 0, NULL, 0 },
+    };
+    PnmfEncSettings s;
+    pnmf_enc_default_settings(&s);
+    long long v, max_frames = -1;
+    int quiet = 0, c;
+    while ((c = getopt_long(argc, argv, "k:w:q:QhV", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'k': if (cli_parse_int(prog, "--components", optarg, 1, 255, &v)) return PNMF_EXIT_USAGE; s.components = (int)v; break;
+        case 'w': if (cli_parse_int(prog, "--window", optarg, 1, 1024, &v)) return PNMF_EXIT_USAGE; s.window = (int)v; break;
+        case 'q': if (cli_parse_int(prog, "--quality", optarg, 0, 48, &v)) return PNMF_EXIT_USAGE; s.quality = (int)v; break;
+        case OPT_SHIFT:
+            if (!strcmp(optarg, "torus")) s.shift_model = PNMF_SHIFT_TORUS;
+            else if (!strcmp(optarg, "vector")) s.shift_model = PNMF_SHIFT_VECTOR;
+            else {
+                fprintf(stderr, "%s: option --shift expects torus or vector, got '%s'\n", prog, optarg);
+                return PNMF_EXIT_USAGE;
+            }
+            break;
+        case OPT_ALGO:
+            if (!strcmp(optarg, "improved")) s.algo = PNMF_ALGO_IMPROVED;
+            else if (!strcmp(optarg, "paper")) s.algo = PNMF_ALGO_PAPER;
+            else {
+                fprintf(stderr, "%s: option --algo expects improved or paper, got '%s'\n", prog, optarg);
+                return PNMF_EXIT_USAGE;
+            }
+            break;
+        case OPT_ITER: if (cli_parse_int(prog, "--iterations", optarg, 0, 10000, &v)) return PNMF_EXIT_USAGE; s.iterations = (int)v; break;
+        case OPT_INNER: if (cli_parse_int(prog, "--inner", optarg, 1, 1000, &v)) return PNMF_EXIT_USAGE; s.inner_iters = (int)v; break;
+        case OPT_RESTARTS: if (cli_parse_int(prog, "--restarts", optarg, 1, 1000, &v)) return PNMF_EXIT_USAGE; s.restarts = (int)v; break;
+        case OPT_SEED: if (cli_parse_int(prog, "--seed", optarg, 0, (1LL << 62), &v)) return PNMF_EXIT_USAGE; s.seed = (uint64_t)v; break;
+        case OPT_THREADS: if (cli_parse_int(prog, "--threads", optarg, 0, 64, &v)) return PNMF_EXIT_USAGE; s.threads = (int)v; break;
+        case OPT_ZSTD: if (cli_parse_int(prog, "--zstd-level", optarg, 1, 22, &v)) return PNMF_EXIT_USAGE; s.zstd_level = (int)v; break;
+        case OPT_FRAMES: if (cli_parse_int(prog, "--frames", optarg, 1, 1LL << 28, &v)) return PNMF_EXIT_USAGE; max_frames = v; break;
+        case 'Q': quiet = 1; break;
+        case 'h': usage(stdout); return PNMF_EXIT_OK;
+        case 'V': printf("pnmf-enc %s\n", PNMF_VERSION_STRING); return PNMF_EXIT_OK;
+        default:
+            fprintf(stderr, "%s: try '%s --help'\n", prog, prog);
+            return PNMF_EXIT_USAGE;
+        }
+    }
+    if (argc - optind != 2) {
+        fprintf(stderr, "%s: expected INPUT and OUTPUT.pnmf; try '%s --help'\n", prog, prog);
+        return PNMF_EXIT_USAGE;
+    }
+    const char *inpath = argv[optind], *outpath = argv[optind + 1];
+    char err[512] = "";
+    PnmfInputInfo info;
+    PnmfInput *in = pnmf_input_open(inpath, &info, err, sizeof(err));
+    if (!in) {
+        fprintf(stderr, "%s: %s: %s\n", prog, inpath, err);
+        return PNMF_EXIT_INPUT;
+    }
+    FILE *out = cli_tmp_open(outpath);
+    if (!out) {
+        fprintf(stderr, "%s: %s: cannot create a temporary file beside it: %s\n", prog, outpath, strerror(errno));
+        pnmf_input_close(&in);
+        return PNMF_EXIT_OUTPUT;
+    }
+    PnmfEncoder *enc = NULL;
+    uint8_t *buf = malloc((size_t)info.width * info.height);
+    int ret = buf ? pnmf_enc_open(&enc, &s, info.width, info.height, info.fps_num, info.fps_den, out)
+                  : PNMF_ERR_NOMEM;
+    int code = PNMF_EXIT_OK;
+    const double t0 = cli_now();
+    if (ret < 0) {
+        fprintf(stderr, "%s: %s: %s\n", prog, inpath, pnmf_strerror(ret));
+        code = cli_exit_code(ret);
+        goto end;
+    }
+    for (long long nf = 0; max_frames < 0 || nf < max_frames; nf++) {
+        int r = pnmf_input_read(in, buf, info.width, err, sizeof(err));
+        if (r == 0) break;
+        if (r < 0) {
+            cli_progress_end();
+            fprintf(stderr, "%s: %s: %s\n", prog, inpath, err);
+            code = PNMF_EXIT_INPUT;
+            goto end;
+        }
+        ret = pnmf_enc_push_frame(enc, buf, info.width);
+        if (ret < 0) break;
+        PnmfEncStats st;
+        pnmf_enc_get_stats(enc, &st);
+        cli_progress("encoding", st.frames, t0);
+    }
+    if (ret >= 0) ret = pnmf_enc_finish(enc);
+    cli_progress_end();
+    if (ret < 0) {
+        const char *why = pnmf_enc_errmsg(enc);
+        fprintf(stderr, "%s: %s: %s\n", prog, ret == PNMF_ERR_IO ? outpath : inpath,
+                why && *why ? why : pnmf_strerror(ret));
+        code = ret == PNMF_ERR_IO ? PNMF_EXIT_OUTPUT : cli_exit_code(ret);
+        goto end;
+    }
+    PnmfEncStats st;
+    pnmf_enc_get_stats(enc, &st);
+    pnmf_enc_close(&enc);
+    if (cli_tmp_commit(out, outpath) < 0) {
+        out = NULL;
+        fprintf(stderr, "%s: %s: cannot write: %s\n", prog, outpath, strerror(errno));
+        code = PNMF_EXIT_OUTPUT;
+        goto end;
+    }
+    out = NULL;
+    if (!quiet) {
+        const double dt = cli_now() - t0;
+        const double bpp = st.frames ? 8.0 * st.bytes / ((double)st.frames * info.width * info.height) : 0;
+        fprintf(stderr, "%s: frames %d  bytes %llu  bpp %.4f  psnr-y %.2f dB  time %.2f s (%.1f fps)\n",
+                outpath, st.frames, (unsigned long long)st.bytes, bpp, st.psnr, dt,
+                dt > 0 ? st.frames / dt : 0.0);
+    }
+end:
+    pnmf_enc_close(&enc);
+    if (out) cli_tmp_discard(out);
+    pnmf_input_close(&in);
+    free(buf);
+    return code;
+}

@@ -15,7 +15,7 @@ struct PnmfDecoder {
     int w_step, r_step, rows, cols;
     size_t n;
     PnmfWindowModel md;
-    int loaded, win_first, win_pos, next_frame;
+    int loaded, win_first, win_pos, next_frame, checked_end;
     int64_t *acc;
     uint8_t *layout;
     int failed;
@@ -38,7 +38,7 @@ int pnmf_decoder_create(PnmfDecoder **out, FILE *in)
     d->info.shift_model = h->shift_model;
     d->info.quality = h->quality;
     d->w_step = h->w_step, d->r_step = h->r_step;
-    if (d->w_step < 1 || d->r_step < 1) {
+    if (d->w_step < 1 || d->r_step < 1 || d->w_step > 64 || d->r_step > 64) {
         snprintf(d->err, sizeof(d->err), "invalid quantizer steps in the header");
         return d->failed = PNMF_ERR_CORRUPT;
     }
@@ -83,7 +83,23 @@ static int load_window(PnmfDecoder *d)
 int pnmf_decoder_read(PnmfDecoder *d, uint8_t *gray, ptrdiff_t stride)
 {
     if (d->failed) return d->failed;
-    if (d->next_frame >= d->info.frame_count) return PNMF_ERR_EOF;
+    if (d->next_frame >= d->info.frame_count) {
+        if (!d->checked_end) {
+            /* one more read checks the index, the trailer and the file's end */
+            const uint8_t *payload;
+            size_t size;
+            uint32_t first, count;
+            int ret = pnmf_container_read_window(d->cr, &payload, &size, &first, &count, d->err,
+                                                 sizeof(d->err));
+            if (ret > 0) {
+                snprintf(d->err, sizeof(d->err), "a window follows the last frame");
+                ret = PNMF_ERR_CORRUPT;
+            }
+            if (ret < 0) return d->failed = ret;
+            d->checked_end = 1;
+        }
+        return PNMF_ERR_EOF;
+    }
     if (!d->loaded || d->win_pos >= d->md.m) {
         int ret = load_window(d);
         if (ret < 0) return d->failed = ret;

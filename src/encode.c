@@ -6,6 +6,7 @@
  * container. Holds one window at a time.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -133,9 +134,16 @@ static int encode_window(PnmfEncoder *e)
     PnmfFitParams p = { k, e->s.algo, e->s.iterations, e->s.inner_iters, e->s.restarts,
                         e->s.seed + (uint64_t)e->windows * 1000003u, 1e-4 };
     PnmfFitStats st = { 0 };
+    double trace[10001];
+    if (getenv("PNMF_DEBUG")) st.trace = trace;
     ret = pnmf_fitter_fit(e->ft, &p, e->W, e->H, &st);
+    if (st.trace)
+        for (int t = 0; t <= st.iterations; t++) fprintf(stderr, "  it %d: %.6g\n", t, trace[t]);
     if (ret < 0) return fail(e, ret, "fit failed");
     e->objective += st.objective;
+    if (getenv("PNMF_DEBUG"))
+        fprintf(stderr, "window %d: objective %.6g after %d iterations (restart %d), %d guard rejects\n",
+                e->windows, st.objective, st.iterations, st.best_restart, st.guard_rejects);
 
     PnmfWindowModel md;
     ret = pnmf_model_alloc(&md, e->rows, e->cols, m, k);
@@ -144,6 +152,11 @@ static int encode_window(PnmfEncoder *e)
     size_t size = 0;
     ret = quantize_window(e, &md, m);
     if (ret >= 0) ret = pnmf_model_write(&md, &payload, &size);
+    if (ret >= 0 && getenv("PNMF_DEBUG")) {
+        fprintf(stderr, "window %d: payload %zu bytes; blocks", e->windows, size);
+        for (int i = 0; i < k; i++) fprintf(stderr, " %dx%d", md.comp[i].bh, md.comp[i].bw);
+        fputc('\n', stderr);
+    }
     if (ret >= 0)
         ret = pnmf_container_write_window(e->cw, (uint32_t)(e->frame_count - m), (uint32_t)m,
                                           payload, size, e->err, sizeof(e->err));

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Compress src into a newly allocated buffer (*dst, *dst_size; free() it),
+/* Compress src into a newly allocated buffer (*dst, *dst_size; pnmf_free() it),
  * as one zstd frame with the content checksum and content size on. */
 int pnmf_entropy_compress(const uint8_t *src, size_t src_size, int level,
                           uint8_t **dst, size_t *dst_size);

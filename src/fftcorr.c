@@ -19,7 +19,7 @@ struct PnmfFft {
     int rows, cols, hc;      /* hc = cols/2 + 1 */
     size_t n, spec_len;
     fftwf_plan fwd, inv;
-    double *rowtab, *coltab; /* exp(-2 pi i t / rows), exp(-2 pi i t / cols): re, im pairs */
+    float *rowtab, *coltab;  /* exp(-2 pi i t / rows), exp(-2 pi i t / cols): re, im pairs */
 };
 
 static pthread_mutex_t planner_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -35,18 +35,18 @@ int pnmf_fft_open(PnmfFft **out, int rows, int cols)
     f->hc = cols / 2 + 1;
     f->n = (size_t)rows * cols;
     f->spec_len = (size_t)rows * f->hc;
-    f->rowtab = pnmf_malloc_array((size_t)2 * rows, sizeof(double));
-    f->coltab = pnmf_malloc_array((size_t)2 * cols, sizeof(double));
+    f->rowtab = pnmf_malloc_array((size_t)2 * rows, sizeof(float));
+    f->coltab = pnmf_malloc_array((size_t)2 * cols, sizeof(float));
     float *x = pnmf_fft_alloc_real(f);
     float *X = pnmf_fft_alloc_spec(f);
     if (!f->rowtab || !f->coltab || !x || !X) goto nomem;
     for (int t = 0; t < rows; t++) {
-        f->rowtab[2 * t] = cos(2 * M_PI * t / rows);
-        f->rowtab[2 * t + 1] = -sin(2 * M_PI * t / rows);
+        f->rowtab[2 * t] = (float)cos(2 * M_PI * t / rows);
+        f->rowtab[2 * t + 1] = (float)-sin(2 * M_PI * t / rows);
     }
     for (int t = 0; t < cols; t++) {
-        f->coltab[2 * t] = cos(2 * M_PI * t / cols);
-        f->coltab[2 * t + 1] = -sin(2 * M_PI * t / cols);
+        f->coltab[2 * t] = (float)cos(2 * M_PI * t / cols);
+        f->coltab[2 * t + 1] = (float)-sin(2 * M_PI * t / cols);
     }
     pthread_mutex_lock(&planner_lock);
     f->fwd = fftwf_plan_dft_r2c_2d(rows, cols, x, (fftwf_complex *)X, FFTW_ESTIMATE);
@@ -112,14 +112,14 @@ void pnmf_fft_shift_add(const PnmfFft *f, float *X, const float *W, float r, int
     const int py = p / f->cols, px = p % f->cols;
     for (int ky = 0; ky < f->rows; ky++) {
         const int ty = (int)(((long long)ky * py) % f->rows);
-        const double rr = f->rowtab[2 * ty], ri = f->rowtab[2 * ty + 1];
+        /* the row's phase, with r folded in */
+        const float rr = r * f->rowtab[2 * ty], ri = r * f->rowtab[2 * ty + 1];
         float *x = X + (size_t)2 * ky * f->hc;
         const float *w = W + (size_t)2 * ky * f->hc;
         int tx = 0;
         for (int kx = 0; kx < f->hc; kx++) {
-            const double cr = f->coltab[2 * tx], ci = f->coltab[2 * tx + 1];
-            const float phr = (float)(r * (rr * cr - ri * ci));
-            const float phi = (float)(r * (rr * ci + ri * cr));
+            const float cr = f->coltab[2 * tx], ci = f->coltab[2 * tx + 1];
+            const float phr = rr * cr - ri * ci, phi = rr * ci + ri * cr;
             x[2 * kx] += phr * w[2 * kx] - phi * w[2 * kx + 1];
             x[2 * kx + 1] += phr * w[2 * kx + 1] + phi * w[2 * kx];
             tx += px;

@@ -194,6 +194,7 @@ struct PnmfFitter {
     const float *A;
     int m;
     float *Aspec, *Wspec;
+    float *Gauto;          /* k x n: corr(w_i, w_i), the autocorrelations */
     double *wnorm2;
     float *E;              /* m x n spatial residuals (W step, init) */
     float *num;            /* n */
@@ -222,13 +223,14 @@ int pnmf_fitter_open(PnmfFitter **out, int rows, int cols, int max_m, int max_k,
     ft->spec2 = 2 * pnmf_fft_spec_len(ft->fft);
     ft->Aspec = pnmf_malloc_array((size_t)max_m * ft->spec2, sizeof(float));
     ft->Wspec = pnmf_malloc_array((size_t)max_k * ft->spec2, sizeof(float));
+    ft->Gauto = pnmf_malloc_array((size_t)max_k * ft->n, sizeof(float));
     ft->wnorm2 = pnmf_calloc(max_k, sizeof(double));
     ft->E = pnmf_malloc_array((size_t)max_m * ft->n, sizeof(float));
     ft->num = pnmf_malloc_array(ft->n, sizeof(float));
     ft->Wold = pnmf_malloc_array((size_t)max_k * ft->n, sizeof(float));
     ft->fobj = pnmf_calloc(max_m, sizeof(double));
     ft->scr = pnmf_calloc(threads, sizeof(Scratch));
-    if (!ft->Aspec || !ft->Wspec || !ft->wnorm2 || !ft->E || !ft->num || !ft->Wold ||
+    if (!ft->Aspec || !ft->Wspec || !ft->Gauto || !ft->wnorm2 || !ft->E || !ft->num || !ft->Wold ||
         !ft->fobj || !ft->scr)
         goto fail;
     for (int t = 0; t < threads; t++) {
@@ -267,6 +269,7 @@ void pnmf_fitter_close(PnmfFitter **pft)
     pnmf_free(ft->scr);
     pnmf_free(ft->Aspec);
     pnmf_free(ft->Wspec);
+    pnmf_free(ft->Gauto);
     pnmf_free(ft->wnorm2);
     pnmf_free(ft->E);
     pnmf_free(ft->num);
@@ -311,43 +314,67 @@ static void set_components(PnmfFitter *ft, const float *W, int k)
         double s = 0;
         for (size_t x = 0; x < ft->n; x++) s += (double)w[x] * w[x];
         ft->wnorm2[i] = s;
-        forward_any(ft, w, ft->Wspec + i * ft->spec2, &ft->scr[0]);
+        float *Wi = ft->Wspec + i * ft->spec2;
+        forward_any(ft, w, Wi, &ft->scr[0]);
+        pnmf_fft_corr(ft->fft, Wi, Wi, ft->scr[0].tmp, ft->scr[0].corr);
+        memcpy(ft->Gauto + i * ft->n, ft->scr[0].corr, ft->n * sizeof(float));
     }
 }
 
 /* ---- H step ------------------------------------------------------------ */
 
 /* One exact coordinate step (Single Permutation NNLS on the residual
- * without atom i), on the spectral residual R. */
+ * without atom i), on the spectral residual R, which has atom i taken out.
+ * The correlation of the residual without the atom is
+ *   corr(R + r S_p w, w) = corr(R, w) + r G[. - p],  G = corr(w, w),
+ * so the atom is put back in the correlation, not in the spectrum, and R
+ * changes only when the atom does. */
 static void coord_step(PnmfFitter *ft, Scratch *s, float *R, int i, PnmfAtom *a)
 {
     const float *Wi = ft->Wspec + i * ft->spec2;
-    if (a->r != 0) pnmf_fft_shift_add(ft->fft, R, Wi, a->r, a->p);
     pnmf_fft_corr(ft->fft, R, Wi, s->tmp, s->corr);
+    if (a->r != 0) pnmf_shift_add(ft->rows, ft->cols, s->corr, ft->Gauto + i * ft->n, a->r, a->p);
     const int p = argmax_first(s->corr, ft->n);
     const float c = s->corr[p];
+    PnmfAtom nw = *a;
     if (c > 0) {
-        a->r = (float)(c / ft->wnorm2[i]);
-        a->p = p;
-        pnmf_fft_shift_add(ft->fft, R, Wi, -a->r, a->p);
+        nw.r = (float)(c / ft->wnorm2[i]);
+        nw.p = p;
     } else {
-        a->r = 0; /* keep the old shift: cheaper to code */
+        nw.r = 0; /* keep the old shift: cheaper to code */
     }
+    /* the same atom, up to float noise: leave it and R alone */
+    if (nw.p == a->p && fabsf(nw.r - a->r) <= 1e-5f * a->r) return;
+    if (nw.p == a->p) {
+        pnmf_fft_shift_add(ft->fft, R, Wi, a->r - nw.r, a->p);
+    } else {
+        pnmf_fft_shift_add(ft->fft, R, Wi, a->r, a->p);
+        pnmf_fft_shift_add(ft->fft, R, Wi, -nw.r, nw.p);
+    }
+    *a = nw;
 }
 
-/* The paper's Multiple Permutation NNLS: fixed-order sweeps, stopping early
- * when a sweep changes nothing. */
+/* The paper's Multiple Permutation NNLS: fixed-order sweeps. A sweep that
+ * moves no shift and changes no coefficient by more than 0.1% ends them:
+ * with overlapping components (a background under every sprite) the
+ * coefficients creep towards their optimum for many sweeps, at a full
+ * correlation each, for a negligible gain; the outer iterations finish it. */
 static void cyclic_sweeps(PnmfFitter *ft, Scratch *s, float *R, PnmfAtom *x, int k, int sweeps)
 {
     for (int it = 0; it < sweeps; it++) {
-        int changed = 0;
+        int moved = 0;
+        float maxrel = 0;
         for (int i = 0; i < k; i++) {
             if (ft->wnorm2[i] <= 0) continue;
             PnmfAtom old = x[i];
             coord_step(ft, s, R, i, &x[i]);
-            changed |= old.r != x[i].r || old.p != x[i].p;
+            if (old.p != x[i].p || (old.r == 0) != (x[i].r == 0)) moved = 1;
+            else if (old.r > 0) {
+                const float rel = fabsf(x[i].r - old.r) / old.r;
+                maxrel = rel > maxrel ? rel : maxrel;
+            }
         }
-        if (!changed) break;
+        if (!moved && maxrel < 1e-3f) break;
     }
 }
 
@@ -400,11 +427,10 @@ static void h_task(void *vctx, int tid, int T)
         int pick = 0;
 
         /* the paper's sweep, warm-started from the current atoms */
+        /* its spectral residual: one FFT of the spatial residual costs
+         * less than k phase ramps */
         memcpy(s->x1, h, k * sizeof(PnmfAtom));
-        memcpy(s->R, Aj, ft->spec2 * sizeof(float));
-        for (int i = 0; i < k; i++)
-            if (h[i].r != 0)
-                pnmf_fft_shift_add(ft->fft, s->R, ft->Wspec + i * ft->spec2, -h[i].r, h[i].p);
+        pnmf_fft_forward(ft->fft, s->e, s->R);
         cyclic_sweeps(ft, s, s->R, s->x1, k, c->sweeps);
         double f1 = frame_residual(ft->rows, ft->cols, a, c->W, k, s->x1, s->e);
         if (f1 <= best) best = f1, pick = 1;
@@ -769,7 +795,11 @@ int pnmf_fitter_fit(PnmfFitter *ft, const PnmfFitParams *p, float *W, PnmfAtom *
         trace[0] = f;
         int it;
         for (it = 1; it <= p->iterations; it++) {
-            pnmf_fitter_h_step(ft, Wc, k, Hc, hmode, sweeps);
+            /* The greedy order rescues frames stuck in a wrong shift, but
+             * costs k/2 times a sweep; once the components settle the
+             * warm sweep alone rarely loses to it. */
+            const int greedy_now = hmode == PNMF_H_GREEDY && (it <= 2 || it % 5 == 0);
+            pnmf_fitter_h_step(ft, Wc, k, Hc, greedy_now ? PNMF_H_GREEDY : PNMF_H_CYCLIC, sweeps);
             ret = pnmf_fitter_w_step(ft, Wc, k, Hc, wmode, sweeps);
             if (ret < 0) break;
             normalize_pow2((int)ft->n, Wc, k, Hc, m);

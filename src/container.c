@@ -1,0 +1,979 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The .pnmf container, as docs/format.md defines it:
+ *
+ *   header (64 bytes in v1, CRC-32 at its end)
+ *   chunk*  = type u32, length u32, payload[length], CRC-32(type, length, payload)
+ *             'WIND': first_frame u32, frame_count u32, one zstd frame
+ *             'INDX': count u32, count x (offset u64, first_frame u32, frame_count u32)
+ *             anything else: skipped by the reader after its CRC is checked
+ *   trailer (16 bytes) = offset of the 'INDX' chunk u64, end magic[8]
+ *
+ * This is the surface a hostile file reaches first. Every count and length
+ * read from the file is checked against the header, the limits in
+ * container.h and, when the file's size is known, against what remains of
+ * it, before it is used to allocate or to seek. A file read from start to
+ * end is covered byte for byte: header and chunks by their CRCs, the index
+ * against the windows actually read, the trailer against the index's
+ * position and the end of the file.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include "container.h"
+#include "entropy.h"
+#include "internal.h"
+
+/* Header layout (offsets in bytes). */
+#define HDR_MAGIC          0
+#define HDR_WRITER_VERSION 8
+#define HDR_MIN_READER     10
+#define HDR_SIZE           12
+#define HDR_RESERVED0      14
+#define HDR_WIDTH          16
+#define HDR_HEIGHT         20
+#define HDR_FPS_NUM        24
+#define HDR_FPS_DEN        28
+#define HDR_FRAME_COUNT    32
+#define HDR_WINDOW         36
+#define HDR_COMPONENTS     38
+#define HDR_SHIFT_MODEL    40
+#define HDR_QUALITY        41
+#define HDR_W_STEP         42
+#define HDR_R_STEP         44
+#define HDR_RESERVED1      46  /* up to HDR_FIXED */
+#define HDR_FIXED          60  /* fields a v1 reader knows; then extension, then CRC */
+#define HEADER_SIZE_V1     64
+#define HEADER_SIZE_MAX    4096
+
+#define CHUNK_HEAD         8   /* type, length */
+#define CHUNK_CRC          4
+#define CHUNK_OVERHEAD     (CHUNK_HEAD + CHUNK_CRC)
+#define WIND_HEAD          8   /* first_frame, frame_count */
+#define INDX_HEAD          4   /* count */
+#define INDX_ENTRY         16
+#define TRAILER_SIZE       16
+
+/* The smallest a file can be: header, an empty index chunk, the trailer. */
+#define MIN_FILE_SIZE (HEADER_SIZE_V1 + CHUNK_OVERHEAD + INDX_HEAD + TRAILER_SIZE)
+
+/* Decompressed window payload bound (docs/format.md, "Limits"): generous
+ * for any model that stores up to 16 bytes per pixel per component and per
+ * frame, small enough that a zstd bomb in a small video goes nowhere. */
+#define PAYLOAD_SLACK      (1u << 20)
+#define PAYLOAD_PER_PIXEL  16
+
+/* PNG's idea: a high-bit byte catches 7-bit transfers, CR LF catches
+ * CRLF -> LF conversion and the lone LF catches LF -> CRLF. */
+static const uint8_t header_magic[8]  = { 0x89, 'P', 'N', 'M', 'F', '\r', '\n', '\n' };
+static const uint8_t trailer_magic[8] = { 0x89, 'P', 'N', 'M', 'F', 'E', 'N', 'D' };
+
+static const uint32_t crc_table[256] = {
+    0x00000000, 0x77073096, 0xee0e612c, 0x990951ba, 0x076dc419, 0x706af48f,
+    0xe963a535, 0x9e6495a3, 0x0edb8832, 0x79dcb8a4, 0xe0d5e91e, 0x97d2d988,
+    0x09b64c2b, 0x7eb17cbd, 0xe7b82d07, 0x90bf1d91, 0x1db71064, 0x6ab020f2,
+    0xf3b97148, 0x84be41de, 0x1adad47d, 0x6ddde4eb, 0xf4d4b551, 0x83d385c7,
+    0x136c9856, 0x646ba8c0, 0xfd62f97a, 0x8a65c9ec, 0x14015c4f, 0x63066cd9,
+    0xfa0f3d63, 0x8d080df5, 0x3b6e20c8, 0x4c69105e, 0xd56041e4, 0xa2677172,
+    0x3c03e4d1, 0x4b04d447, 0xd20d85fd, 0xa50ab56b, 0x35b5a8fa, 0x42b2986c,
+    0xdbbbc9d6, 0xacbcf940, 0x32d86ce3, 0x45df5c75, 0xdcd60dcf, 0xabd13d59,
+    0x26d930ac, 0x51de003a, 0xc8d75180, 0xbfd06116, 0x21b4f4b5, 0x56b3c423,
+    0xcfba9599, 0xb8bda50f, 0x2802b89e, 0x5f058808, 0xc60cd9b2, 0xb10be924,
+    0x2f6f7c87, 0x58684c11, 0xc1611dab, 0xb6662d3d, 0x76dc4190, 0x01db7106,
+    0x98d220bc, 0xefd5102a, 0x71b18589, 0x06b6b51f, 0x9fbfe4a5, 0xe8b8d433,
+    0x7807c9a2, 0x0f00f934, 0x9609a88e, 0xe10e9818, 0x7f6a0dbb, 0x086d3d2d,
+    0x91646c97, 0xe6635c01, 0x6b6b51f4, 0x1c6c6162, 0x856530d8, 0xf262004e,
+    0x6c0695ed, 0x1b01a57b, 0x8208f4c1, 0xf50fc457, 0x65b0d9c6, 0x12b7e950,
+    0x8bbeb8ea, 0xfcb9887c, 0x62dd1ddf, 0x15da2d49, 0x8cd37cf3, 0xfbd44c65,
+    0x4db26158, 0x3ab551ce, 0xa3bc0074, 0xd4bb30e2, 0x4adfa541, 0x3dd895d7,
+    0xa4d1c46d, 0xd3d6f4fb, 0x4369e96a, 0x346ed9fc, 0xad678846, 0xda60b8d0,
+    0x44042d73, 0x33031de5, 0xaa0a4c5f, 0xdd0d7cc9, 0x5005713c, 0x270241aa,
+    0xbe0b1010, 0xc90c2086, 0x5768b525, 0x206f85b3, 0xb966d409, 0xce61e49f,
+    0x5edef90e, 0x29d9c998, 0xb0d09822, 0xc7d7a8b4, 0x59b33d17, 0x2eb40d81,
+    0xb7bd5c3b, 0xc0ba6cad, 0xedb88320, 0x9abfb3b6, 0x03b6e20c, 0x74b1d29a,
+    0xead54739, 0x9dd277af, 0x04db2615, 0x73dc1683, 0xe3630b12, 0x94643b84,
+    0x0d6d6a3e, 0x7a6a5aa8, 0xe40ecf0b, 0x9309ff9d, 0x0a00ae27, 0x7d079eb1,
+    0xf00f9344, 0x8708a3d2, 0x1e01f268, 0x6906c2fe, 0xf762575d, 0x806567cb,
+    0x196c3671, 0x6e6b06e7, 0xfed41b76, 0x89d32be0, 0x10da7a5a, 0x67dd4acc,
+    0xf9b9df6f, 0x8ebeeff9, 0x17b7be43, 0x60b08ed5, 0xd6d6a3e8, 0xa1d1937e,
+    0x38d8c2c4, 0x4fdff252, 0xd1bb67f1, 0xa6bc5767, 0x3fb506dd, 0x48b2364b,
+    0xd80d2bda, 0xaf0a1b4c, 0x36034af6, 0x41047a60, 0xdf60efc3, 0xa867df55,
+    0x316e8eef, 0x4669be79, 0xcb61b38c, 0xbc66831a, 0x256fd2a0, 0x5268e236,
+    0xcc0c7795, 0xbb0b4703, 0x220216b9, 0x5505262f, 0xc5ba3bbe, 0xb2bd0b28,
+    0x2bb45a92, 0x5cb36a04, 0xc2d7ffa7, 0xb5d0cf31, 0x2cd99e8b, 0x5bdeae1d,
+    0x9b64c2b0, 0xec63f226, 0x756aa39c, 0x026d930a, 0x9c0906a9, 0xeb0e363f,
+    0x72076785, 0x05005713, 0x95bf4a82, 0xe2b87a14, 0x7bb12bae, 0x0cb61b38,
+    0x92d28e9b, 0xe5d5be0d, 0x7cdcefb7, 0x0bdbdf21, 0x86d3d2d4, 0xf1d4e242,
+    0x68ddb3f8, 0x1fda836e, 0x81be16cd, 0xf6b9265b, 0x6fb077e1, 0x18b74777,
+    0x88085ae6, 0xff0f6a70, 0x66063bca, 0x11010b5c, 0x8f659eff, 0xf862ae69,
+    0x616bffd3, 0x166ccf45, 0xa00ae278, 0xd70dd2ee, 0x4e048354, 0x3903b3c2,
+    0xa7672661, 0xd06016f7, 0x4969474d, 0x3e6e77db, 0xaed16a4a, 0xd9d65adc,
+    0x40df0b66, 0x37d83bf0, 0xa9bcae53, 0xdebb9ec5, 0x47b2cf7f, 0x30b5ffe9,
+    0xbdbdf21c, 0xcabac28a, 0x53b39330, 0x24b4a3a6, 0xbad03605, 0xcdd70693,
+    0x54de5729, 0x23d967bf, 0xb3667a2e, 0xc4614ab8, 0x5d681b02, 0x2a6f2b94,
+    0xb40bbe37, 0xc30c8ea1, 0x5a05df1b, 0x2d02ef8d,
+};
+
+/* Byte-wise table CRC-32: reflected polynomial 0xEDB88320, register
+ * preset to all ones and complemented at the end. Taking and returning the
+ * complemented value makes calls chain: crc(crc(0, a), b) == crc(0, a b). */
+uint32_t pnmf_crc32(uint32_t crc, const void *data, size_t size)
+{
+    const uint8_t *p = data;
+    crc = ~crc;
+    while (size--) crc = crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+    return ~crc;
+}
+
+/* The largest decompressed payload a window of `frames` frames may have. */
+static uint64_t payload_bound(const PnmfHeader *h, uint32_t frames)
+{
+    const uint64_t pixels = (uint64_t)h->width * h->height;
+    const uint64_t b = PAYLOAD_SLACK + PAYLOAD_PER_PIXEL * pixels * ((uint64_t)h->components + frames);
+    return b < PNMF_MAX_PAYLOAD ? b : PNMF_MAX_PAYLOAD;
+}
+
+/* Header fields other than the versions: zero or out-of-range values are
+ * corrupt, sensible values over a limit are PNMF_ERR_LIMIT. */
+static int header_check(const PnmfHeader *h, char *err, size_t errlen)
+{
+    if (!h->width || !h->height) {
+        pnmf_set_err(err, errlen, "zero frame size %ux%u", h->width, h->height);
+        return PNMF_ERR_CORRUPT;
+    }
+    if (h->width > PNMF_MAX_DIM || h->height > PNMF_MAX_DIM ||
+        (uint64_t)h->width * h->height > PNMF_MAX_PIXELS) {
+        pnmf_set_err(err, errlen, "frame size %ux%u over the limit (%d per side, %d pixels)",
+                     h->width, h->height, PNMF_MAX_DIM, PNMF_MAX_PIXELS);
+        return PNMF_ERR_LIMIT;
+    }
+    if (!h->fps_num || !h->fps_den) {
+        pnmf_set_err(err, errlen, "bad frame rate %u/%u", h->fps_num, h->fps_den);
+        return PNMF_ERR_CORRUPT;
+    }
+    if (h->frame_count > PNMF_MAX_FRAMES) {
+        pnmf_set_err(err, errlen, "frame count %u over the limit %d", h->frame_count,
+                     PNMF_MAX_FRAMES);
+        return PNMF_ERR_LIMIT;
+    }
+    if (!h->window) {
+        pnmf_set_err(err, errlen, "zero window length");
+        return PNMF_ERR_CORRUPT;
+    }
+    if (h->window > PNMF_MAX_WINDOW) {
+        pnmf_set_err(err, errlen, "window length %u over the limit %d", h->window,
+                     PNMF_MAX_WINDOW);
+        return PNMF_ERR_LIMIT;
+    }
+    if (!h->components) {
+        pnmf_set_err(err, errlen, "zero components");
+        return PNMF_ERR_CORRUPT;
+    }
+    if (h->components > PNMF_MAX_COMPONENTS) {
+        pnmf_set_err(err, errlen, "%u components over the limit %d", h->components,
+                     PNMF_MAX_COMPONENTS);
+        return PNMF_ERR_LIMIT;
+    }
+    if (h->shift_model > 1) {
+        pnmf_set_err(err, errlen, "unknown shift model %u", h->shift_model);
+        return PNMF_ERR_CORRUPT;
+    }
+    return 0;
+}
+
+/* The v1 header, CRC included (HEADER_SIZE_V1 bytes). */
+static void header_pack(uint8_t *b, const PnmfHeader *h)
+{
+    memset(b, 0, HEADER_SIZE_V1);
+    memcpy(b + HDR_MAGIC, header_magic, sizeof(header_magic));
+    pnmf_wl16(b + HDR_WRITER_VERSION, h->writer_version);
+    pnmf_wl16(b + HDR_MIN_READER, h->min_reader_version);
+    pnmf_wl16(b + HDR_SIZE, HEADER_SIZE_V1);
+    pnmf_wl32(b + HDR_WIDTH, h->width);
+    pnmf_wl32(b + HDR_HEIGHT, h->height);
+    pnmf_wl32(b + HDR_FPS_NUM, h->fps_num);
+    pnmf_wl32(b + HDR_FPS_DEN, h->fps_den);
+    pnmf_wl32(b + HDR_FRAME_COUNT, h->frame_count);
+    pnmf_wl16(b + HDR_WINDOW, h->window);
+    pnmf_wl16(b + HDR_COMPONENTS, h->components);
+    b[HDR_SHIFT_MODEL] = h->shift_model;
+    b[HDR_QUALITY] = h->quality;
+    pnmf_wl16(b + HDR_W_STEP, h->w_step);
+    pnmf_wl16(b + HDR_R_STEP, h->r_step);
+    pnmf_wl32(b + HEADER_SIZE_V1 - 4, pnmf_crc32(0, b, HEADER_SIZE_V1 - 4));
+}
+
+static void header_unpack(PnmfHeader *h, const uint8_t *b)
+{
+    memset(h, 0, sizeof(*h));
+    h->writer_version = (uint16_t)pnmf_rl16(b + HDR_WRITER_VERSION);
+    h->min_reader_version = (uint16_t)pnmf_rl16(b + HDR_MIN_READER);
+    h->width = pnmf_rl32(b + HDR_WIDTH);
+    h->height = pnmf_rl32(b + HDR_HEIGHT);
+    h->fps_num = pnmf_rl32(b + HDR_FPS_NUM);
+    h->fps_den = pnmf_rl32(b + HDR_FPS_DEN);
+    h->frame_count = pnmf_rl32(b + HDR_FRAME_COUNT);
+    h->window = (uint16_t)pnmf_rl16(b + HDR_WINDOW);
+    h->components = (uint16_t)pnmf_rl16(b + HDR_COMPONENTS);
+    h->shift_model = b[HDR_SHIFT_MODEL];
+    h->quality = b[HDR_QUALITY];
+    h->w_step = (uint16_t)pnmf_rl16(b + HDR_W_STEP);
+    h->r_step = (uint16_t)pnmf_rl16(b + HDR_R_STEP);
+}
+
+static void entry_pack(uint8_t *b, uint64_t offset, uint32_t first_frame, uint32_t frame_count)
+{
+    pnmf_wl64(b, offset);
+    pnmf_wl32(b + 8, first_frame);
+    pnmf_wl32(b + 12, frame_count);
+}
+
+/* ---- writer ---- */
+
+struct PnmfContainerWriter {
+    FILE *f;
+    off_t base;           /* where the container starts in f */
+    PnmfHeader h;
+    int level;
+    uint64_t pos;         /* bytes written */
+    uint32_t next_frame;
+    PnmfIndexEntry *index;
+    size_t nindex, index_cap;
+    int error;            /* sticky: the first failure */
+    int finished;
+};
+
+static int writer_put(PnmfContainerWriter *w, const void *p, size_t n, char *err, size_t errlen)
+{
+    if (n && fwrite(p, 1, n, w->f) != n) {
+        pnmf_set_err(err, errlen, "write error");
+        return PNMF_ERR_IO;
+    }
+    w->pos += n;
+    return 0;
+}
+
+/* One chunk whose payload is head (head_size bytes) then body. */
+static int writer_chunk(PnmfContainerWriter *w, uint32_t type, const uint8_t *head,
+                        size_t head_size, const uint8_t *body, size_t body_size,
+                        char *err, size_t errlen)
+{
+    if (body_size > PNMF_MAX_CHUNK - head_size) {
+        pnmf_set_err(err, errlen, "chunk of %zu bytes over the limit %u",
+                     head_size + body_size, PNMF_MAX_CHUNK);
+        return PNMF_ERR_LIMIT;
+    }
+    uint8_t ch[CHUNK_HEAD], crc[CHUNK_CRC];
+    pnmf_wl32(ch, type);
+    pnmf_wl32(ch + 4, (uint32_t)(head_size + body_size));
+    uint32_t c = pnmf_crc32(0, ch, sizeof(ch));
+    c = pnmf_crc32(c, head, head_size);
+    c = pnmf_crc32(c, body, body_size);
+    pnmf_wl32(crc, c);
+    PNMF_CHECK(writer_put(w, ch, sizeof(ch), err, errlen));
+    PNMF_CHECK(writer_put(w, head, head_size, err, errlen));
+    PNMF_CHECK(writer_put(w, body, body_size, err, errlen));
+    return writer_put(w, crc, sizeof(crc), err, errlen);
+}
+
+int pnmf_container_writer_open(PnmfContainerWriter **out, FILE *f, const PnmfHeader *h,
+                               int zstd_level, char *err, size_t errlen)
+{
+    if (!out || !f || !h) {
+        pnmf_set_err(err, errlen, "null argument");
+        return PNMF_ERR_ARG;
+    }
+    *out = NULL;
+    /* This writer writes format version 1 and needs nothing newer to read. */
+    PnmfHeader hc = *h;
+    hc.writer_version = PNMF_FORMAT_VERSION;
+    hc.min_reader_version = 1;
+    if (header_check(&hc, err, errlen) < 0) return PNMF_ERR_ARG;
+    const off_t base = ftello(f);
+    if (base < 0) {
+        pnmf_set_err(err, errlen, "output is not seekable");
+        return PNMF_ERR_IO;
+    }
+    PnmfContainerWriter *w = pnmf_calloc(1, sizeof(*w));
+    if (!w) {
+        pnmf_set_err(err, errlen, "out of memory");
+        return PNMF_ERR_NOMEM;
+    }
+    w->f = f;
+    w->base = base;
+    w->h = hc;
+    w->level = zstd_level;
+    uint8_t b[HEADER_SIZE_V1];
+    header_pack(b, &w->h);
+    const int ret = writer_put(w, b, sizeof(b), err, errlen);
+    if (ret < 0) {
+        pnmf_free(w);
+        return ret;
+    }
+    *out = w;
+    return 0;
+}
+
+static int write_window(PnmfContainerWriter *w, uint32_t first_frame, uint32_t frame_count,
+                        const uint8_t *payload, size_t size, char *err, size_t errlen)
+{
+    if (w->finished || (!payload && size)) {
+        pnmf_set_err(err, errlen, w->finished ? "writer already finished" : "null payload");
+        return PNMF_ERR_ARG;
+    }
+    if (first_frame != w->next_frame) {
+        pnmf_set_err(err, errlen, "window starts at frame %u, expected %u", first_frame,
+                     w->next_frame);
+        return PNMF_ERR_ARG;
+    }
+    if (!frame_count || frame_count > w->h.window) {
+        pnmf_set_err(err, errlen, "window of %u frames (window length %u)", frame_count,
+                     w->h.window);
+        return PNMF_ERR_ARG;
+    }
+    if ((uint64_t)first_frame + frame_count > PNMF_MAX_FRAMES) {
+        pnmf_set_err(err, errlen, "more than %d frames", PNMF_MAX_FRAMES);
+        return PNMF_ERR_LIMIT;
+    }
+    const uint64_t bound = payload_bound(&w->h, frame_count);
+    if (size > bound) {
+        pnmf_set_err(err, errlen, "window payload of %zu bytes over the limit %llu", size,
+                     (unsigned long long)bound);
+        return PNMF_ERR_LIMIT;
+    }
+    if (w->nindex == w->index_cap) {
+        const size_t ncap = w->index_cap ? 2 * w->index_cap : 64;
+        PnmfIndexEntry *ni = pnmf_malloc_array(ncap, sizeof(*ni));
+        if (!ni) goto nomem;
+        if (w->nindex) memcpy(ni, w->index, w->nindex * sizeof(*ni));
+        pnmf_free(w->index);
+        w->index = ni;
+        w->index_cap = ncap;
+    }
+    uint8_t *z = NULL;
+    size_t zsize = 0;
+    int ret = pnmf_entropy_compress(payload, size, w->level, &z, &zsize);
+    if (ret == PNMF_ERR_NOMEM) goto nomem;
+    if (ret < 0) {
+        pnmf_set_err(err, errlen, "zstd compression failed (level %d)", w->level);
+        return ret;
+    }
+    uint8_t head[WIND_HEAD];
+    pnmf_wl32(head, first_frame);
+    pnmf_wl32(head + 4, frame_count);
+    const uint64_t offset = w->pos;
+    ret = writer_chunk(w, PNMF_CHUNK_WINDOW, head, sizeof(head), z, zsize, err, errlen);
+    pnmf_free(z);
+    if (ret < 0) return ret;
+    w->index[w->nindex].offset = offset;
+    w->index[w->nindex].first_frame = first_frame;
+    w->index[w->nindex].frame_count = frame_count;
+    w->nindex++;
+    w->next_frame += frame_count;
+    return 0;
+nomem:
+    pnmf_set_err(err, errlen, "out of memory");
+    return PNMF_ERR_NOMEM;
+}
+
+int pnmf_container_write_window(PnmfContainerWriter *w, uint32_t first_frame,
+                                uint32_t frame_count, const uint8_t *payload, size_t size,
+                                char *err, size_t errlen)
+{
+    if (!w) {
+        pnmf_set_err(err, errlen, "null writer");
+        return PNMF_ERR_ARG;
+    }
+    if (w->error) {
+        pnmf_set_err(err, errlen, "writer failed earlier");
+        return w->error;
+    }
+    const int ret = write_window(w, first_frame, frame_count, payload, size, err, errlen);
+    /* Bad arguments leave the file as it was; anything else may not. */
+    if (ret < 0 && ret != PNMF_ERR_ARG && ret != PNMF_ERR_LIMIT) w->error = ret;
+    return ret;
+}
+
+static int writer_finish(PnmfContainerWriter *w, uint32_t frame_count, char *err, size_t errlen)
+{
+    if (w->finished) {
+        pnmf_set_err(err, errlen, "writer already finished");
+        return PNMF_ERR_ARG;
+    }
+    if (frame_count != w->next_frame) {
+        pnmf_set_err(err, errlen, "frame count %u, but the windows hold %u frames",
+                     frame_count, w->next_frame);
+        return PNMF_ERR_ARG;
+    }
+    if (w->nindex > (PNMF_MAX_CHUNK - INDX_HEAD) / INDX_ENTRY) {
+        pnmf_set_err(err, errlen, "index too large");
+        return PNMF_ERR_LIMIT;
+    }
+    const size_t isize = INDX_HEAD + w->nindex * INDX_ENTRY;
+    uint8_t *ib = pnmf_malloc(isize);
+    if (!ib) {
+        pnmf_set_err(err, errlen, "out of memory");
+        return PNMF_ERR_NOMEM;
+    }
+    pnmf_wl32(ib, (uint32_t)w->nindex);
+    for (size_t i = 0; i < w->nindex; i++)
+        entry_pack(ib + INDX_HEAD + i * INDX_ENTRY, w->index[i].offset,
+                   w->index[i].first_frame, w->index[i].frame_count);
+    const uint64_t index_offset = w->pos;
+    int ret = writer_chunk(w, PNMF_CHUNK_INDEX, ib, isize, NULL, 0, err, errlen);
+    pnmf_free(ib);
+    w->error = ret; /* from here on, any failure leaves a broken file */
+    if (ret < 0) return ret;
+
+    uint8_t t[TRAILER_SIZE];
+    pnmf_wl64(t, index_offset);
+    memcpy(t + 8, trailer_magic, sizeof(trailer_magic));
+    PNMF_CHECK(writer_put(w, t, sizeof(t), err, errlen));
+
+    /* Patch the header with the final frame count. */
+    w->h.frame_count = frame_count;
+    uint8_t b[HEADER_SIZE_V1];
+    header_pack(b, &w->h);
+    if (fflush(w->f) || fseeko(w->f, w->base, SEEK_SET) ||
+        fwrite(b, 1, sizeof(b), w->f) != sizeof(b) ||
+        fseeko(w->f, w->base + (off_t)w->pos, SEEK_SET) || fflush(w->f)) {
+        pnmf_set_err(err, errlen, "write error");
+        return PNMF_ERR_IO;
+    }
+    w->finished = 1;
+    return 0;
+}
+
+int pnmf_container_writer_finish(PnmfContainerWriter *w, uint32_t frame_count,
+                                 char *err, size_t errlen)
+{
+    if (!w) {
+        pnmf_set_err(err, errlen, "null writer");
+        return PNMF_ERR_ARG;
+    }
+    if (w->error) {
+        pnmf_set_err(err, errlen, "writer failed earlier");
+        return w->error;
+    }
+    const int ret = writer_finish(w, frame_count, err, errlen);
+    if (ret < 0 && w->error == 0 && ret != PNMF_ERR_ARG && ret != PNMF_ERR_LIMIT)
+        w->error = ret;
+    return ret;
+}
+
+uint64_t pnmf_container_writer_bytes(const PnmfContainerWriter *w)
+{
+    return w ? w->pos : 0;
+}
+
+void pnmf_container_writer_close(PnmfContainerWriter **pw)
+{
+    if (!pw || !*pw) return;
+    pnmf_free((*pw)->index);
+    pnmf_freep(pw);
+}
+
+/* ---- reader ---- */
+
+#define SIZE_UNKNOWN UINT64_MAX
+
+struct PnmfContainerReader {
+    FILE *f;
+    off_t base;           /* where the container starts in f */
+    uint64_t size;        /* container size, or SIZE_UNKNOWN (a pipe) */
+    uint64_t pos;         /* offset of the next byte f gives */
+    uint32_t header_size;
+    PnmfHeader h;
+
+    /* Sequential state. */
+    uint64_t chunk_no;    /* ordinal of the next chunk, when known */
+    int chunk_no_known;   /* 0 after a seek */
+    int from_start;       /* every window since the header was seen */
+    uint32_t next_frame;
+    uint32_t expect_count;/* after a seek: the index's frame count, else 0 */
+    uint32_t windows;     /* windows read since the header */
+    uint32_t digest;      /* CRC-32 of the index entries those windows imply */
+    int done;             /* index and trailer reached and checked */
+    int error;            /* sticky until a successful seek */
+
+    uint8_t *chunk;       /* the current chunk's payload */
+    size_t chunk_cap;
+    uint8_t *payload;     /* the current window, decompressed */
+
+    PnmfIndexEntry *index;
+    uint32_t nindex;
+    int index_loaded;
+};
+
+/* "chunk 3" or, after a seek, "chunk at 1234". */
+static const char *chunk_name(const PnmfContainerReader *r, uint64_t offset, char *buf, size_t n)
+{
+    if (r->chunk_no_known) snprintf(buf, n, "chunk %llu", (unsigned long long)r->chunk_no);
+    else snprintf(buf, n, "chunk at %llu", (unsigned long long)offset);
+    return buf;
+}
+
+static int read_exact(PnmfContainerReader *r, void *p, size_t n, const char *what,
+                      char *err, size_t errlen)
+{
+    const size_t got = n ? fread(p, 1, n, r->f) : 0;
+    r->pos += got;
+    if (got == n) return 0;
+    if (ferror(r->f)) {
+        pnmf_set_err(err, errlen, "read error");
+        return PNMF_ERR_IO;
+    }
+    pnmf_set_err(err, errlen, "truncated %s", what);
+    return PNMF_ERR_CORRUPT;
+}
+
+static int reader_seek(PnmfContainerReader *r, uint64_t offset, char *err, size_t errlen)
+{
+    if (fseeko(r->f, r->base + (off_t)offset, SEEK_SET)) {
+        pnmf_set_err(err, errlen, "seek error");
+        return PNMF_ERR_IO;
+    }
+    r->pos = offset;
+    return 0;
+}
+
+static int grow_chunk(PnmfContainerReader *r, size_t n, char *err, size_t errlen)
+{
+    if (n <= r->chunk_cap) return 0;
+    uint8_t *p = pnmf_realloc(r->chunk, n);
+    if (!p) {
+        pnmf_set_err(err, errlen, "out of memory");
+        return PNMF_ERR_NOMEM;
+    }
+    r->chunk = p;
+    r->chunk_cap = n;
+    return 0;
+}
+
+/* Read one chunk at r->pos into r->chunk and check its CRC. The length is
+ * checked against the file before anything is allocated; when the file's
+ * size is unknown, the buffer grows with the data actually read, so a
+ * false length in a short stream costs no more memory than the stream. */
+static int read_chunk(PnmfContainerReader *r, uint32_t *type, uint32_t *len,
+                      char *err, size_t errlen)
+{
+    char name[48];
+    const uint64_t offset = r->pos;
+    uint8_t ch[CHUNK_HEAD], crc[CHUNK_CRC];
+    PNMF_CHECK(read_exact(r, ch, sizeof(ch), "chunk header", err, errlen));
+    *type = pnmf_rl32(ch);
+    *len = pnmf_rl32(ch + 4);
+    chunk_name(r, offset, name, sizeof(name));
+    if (r->size != SIZE_UNKNOWN &&
+        (r->pos > r->size || (uint64_t)*len + CHUNK_CRC > r->size - r->pos)) {
+        pnmf_set_err(err, errlen, "truncated %s: %u bytes, %llu left in the file", name, *len,
+                     (unsigned long long)(r->pos > r->size ? 0 : r->size - r->pos));
+        return PNMF_ERR_CORRUPT;
+    }
+    if (*len > PNMF_MAX_CHUNK) {
+        pnmf_set_err(err, errlen, "%s: length %u over the limit %u", name, *len, PNMF_MAX_CHUNK);
+        return PNMF_ERR_LIMIT;
+    }
+    if (r->size != SIZE_UNKNOWN) {
+        PNMF_CHECK(grow_chunk(r, *len, err, errlen));
+        PNMF_CHECK(read_exact(r, r->chunk, *len, name, err, errlen));
+    } else {
+        size_t got = 0;
+        while (got < *len) {
+            size_t step = r->chunk_cap > (1u << 20) ? r->chunk_cap : (1u << 20);
+            size_t want = *len - got < step ? *len - got : step;
+            PNMF_CHECK(grow_chunk(r, got + want, err, errlen));
+            PNMF_CHECK(read_exact(r, r->chunk + got, want, name, err, errlen));
+            got += want;
+        }
+    }
+    PNMF_CHECK(read_exact(r, crc, sizeof(crc), name, err, errlen));
+    const uint32_t c = pnmf_crc32(pnmf_crc32(0, ch, sizeof(ch)), r->chunk, *len);
+    if (c != pnmf_rl32(crc)) {
+        pnmf_set_err(err, errlen, "%s: crc mismatch", name);
+        return PNMF_ERR_CORRUPT;
+    }
+    return 0;
+}
+
+/* Check an index payload against the header: windows in file order,
+ * contiguous from frame 0, each 1..window frames, frame_count in all, each
+ * chunk after the previous one and before the index chunk itself. Fills
+ * entries when not NULL (room for the count the payload claims). */
+static int index_check(const PnmfContainerReader *r, const uint8_t *p, uint32_t len,
+                       uint64_t index_offset, PnmfIndexEntry *entries, char *err, size_t errlen)
+{
+    if (len < INDX_HEAD || (uint64_t)pnmf_rl32(p) * INDX_ENTRY + INDX_HEAD != len) {
+        pnmf_set_err(err, errlen, "index: size does not match its count");
+        return PNMF_ERR_CORRUPT;
+    }
+    const uint32_t n = pnmf_rl32(p);
+    uint64_t min_offset = r->header_size;
+    uint32_t frame = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const uint8_t *e = p + INDX_HEAD + (size_t)i * INDX_ENTRY;
+        const uint64_t off = pnmf_rl64(e);
+        const uint32_t first = pnmf_rl32(e + 8), count = pnmf_rl32(e + 12);
+        if (first != frame || !count || count > r->h.window ||
+            (uint64_t)first + count > r->h.frame_count) {
+            pnmf_set_err(err, errlen, "index entry %u: frames %u+%u do not follow frame %u",
+                         i, first, count, frame);
+            return PNMF_ERR_CORRUPT;
+        }
+        if (off < min_offset || off > index_offset ||
+            index_offset - off < CHUNK_OVERHEAD + WIND_HEAD) {
+            pnmf_set_err(err, errlen, "index entry %u: offset %llu out of place", i,
+                         (unsigned long long)off);
+            return PNMF_ERR_CORRUPT;
+        }
+        if (entries) {
+            entries[i].offset = off;
+            entries[i].first_frame = first;
+            entries[i].frame_count = count;
+        }
+        min_offset = off + CHUNK_OVERHEAD + WIND_HEAD;
+        frame += count;
+    }
+    if (frame != r->h.frame_count) {
+        pnmf_set_err(err, errlen, "index covers %u of %u frames", frame, r->h.frame_count);
+        return PNMF_ERR_CORRUPT;
+    }
+    return 0;
+}
+
+int pnmf_container_reader_open(PnmfContainerReader **out, FILE *f, char *err, size_t errlen)
+{
+    if (!out || !f) {
+        pnmf_set_err(err, errlen, "null argument");
+        return PNMF_ERR_ARG;
+    }
+    *out = NULL;
+    PnmfContainerReader *r = pnmf_calloc(1, sizeof(*r));
+    if (!r) {
+        pnmf_set_err(err, errlen, "out of memory");
+        return PNMF_ERR_NOMEM;
+    }
+    r->f = f;
+    r->size = SIZE_UNKNOWN;
+    int ret;
+
+    /* The size, when f can seek; a pipe is read without it. */
+    r->base = ftello(f);
+    if (r->base >= 0 && !fseeko(f, 0, SEEK_END)) {
+        const off_t end = ftello(f);
+        if (end < r->base || fseeko(f, r->base, SEEK_SET)) {
+            pnmf_set_err(err, errlen, "seek error");
+            ret = PNMF_ERR_IO;
+            goto error;
+        }
+        r->size = (uint64_t)(end - r->base);
+    } else {
+        r->base = 0;
+        clearerr(f);
+    }
+
+    uint8_t b[HEADER_SIZE_V1];
+    if ((ret = read_exact(r, b, HDR_WIDTH, "header", err, errlen)) < 0) goto error;
+    if (memcmp(b, header_magic, sizeof(header_magic))) {
+        /* "PNMF" in place but the rest changed: a text-mode transfer. */
+        const int damaged = !memcmp(b + 1, header_magic + 1, 4);
+        pnmf_set_err(err, errlen, damaged ? "bad magic (text-mode transfer damage?)"
+                                          : "not a pnmf file");
+        ret = PNMF_ERR_CORRUPT;
+        goto error;
+    }
+    const uint32_t hs = pnmf_rl16(b + HDR_SIZE);
+    if (hs < HEADER_SIZE_V1) {
+        pnmf_set_err(err, errlen, "header size %u too small", hs);
+        ret = PNMF_ERR_CORRUPT;
+        goto error;
+    }
+    if (hs > HEADER_SIZE_MAX) {
+        pnmf_set_err(err, errlen, "header size %u over the limit %d", hs, HEADER_SIZE_MAX);
+        ret = PNMF_ERR_LIMIT;
+        goto error;
+    }
+    if (r->size != SIZE_UNKNOWN && hs > r->size) {
+        pnmf_set_err(err, errlen, "truncated header");
+        ret = PNMF_ERR_CORRUPT;
+        goto error;
+    }
+    r->header_size = hs;
+    if ((ret = read_exact(r, b + HDR_WIDTH, HDR_FIXED - HDR_WIDTH, "header", err, errlen)) < 0)
+        goto error;
+    /* The CRC covers the fixed fields and any extension a later version
+     * appended; a v1 reader checks the extension and ignores it. */
+    uint32_t crc = pnmf_crc32(0, b, HDR_FIXED);
+    for (uint32_t left = hs - HEADER_SIZE_V1; left;) {
+        uint8_t ext[256];
+        const uint32_t n = left < sizeof(ext) ? left : (uint32_t)sizeof(ext);
+        if ((ret = read_exact(r, ext, n, "header", err, errlen)) < 0) goto error;
+        crc = pnmf_crc32(crc, ext, n);
+        left -= n;
+    }
+    if ((ret = read_exact(r, b + HDR_FIXED, 4, "header", err, errlen)) < 0) goto error;
+    if (crc != pnmf_rl32(b + HDR_FIXED)) {
+        pnmf_set_err(err, errlen, "header crc mismatch");
+        ret = PNMF_ERR_CORRUPT;
+        goto error;
+    }
+    header_unpack(&r->h, b);
+    if (!r->h.min_reader_version || r->h.writer_version < r->h.min_reader_version) {
+        pnmf_set_err(err, errlen, "bad version fields (writer %u, min reader %u)",
+                     r->h.writer_version, r->h.min_reader_version);
+        ret = PNMF_ERR_CORRUPT;
+        goto error;
+    }
+    if (r->h.min_reader_version > PNMF_READER_VERSION) {
+        pnmf_set_err(err, errlen, "file needs reader version %u (this is version %d)",
+                     r->h.min_reader_version, PNMF_READER_VERSION);
+        ret = PNMF_ERR_VERSION;
+        goto error;
+    }
+    int reserved = pnmf_rl16(b + HDR_RESERVED0) != 0;
+    for (int i = HDR_RESERVED1; i < HDR_FIXED; i++) reserved |= b[i];
+    if (reserved) {
+        pnmf_set_err(err, errlen, "reserved header bytes are not zero");
+        ret = PNMF_ERR_CORRUPT;
+        goto error;
+    }
+    if ((ret = header_check(&r->h, err, errlen)) < 0) goto error;
+    if (r->size != SIZE_UNKNOWN && r->size < hs + (MIN_FILE_SIZE - HEADER_SIZE_V1)) {
+        pnmf_set_err(err, errlen, "truncated file: %llu bytes", (unsigned long long)r->size);
+        ret = PNMF_ERR_CORRUPT;
+        goto error;
+    }
+    r->chunk_no_known = 1;
+    r->from_start = 1;
+    *out = r;
+    return 0;
+error:
+    pnmf_free(r);
+    return ret;
+}
+
+const PnmfHeader *pnmf_container_reader_header(const PnmfContainerReader *r)
+{
+    return r ? &r->h : NULL;
+}
+
+/* At the index chunk (already read into r->chunk): the sequence is over.
+ * Check that the windows covered every frame, that the index describes the
+ * windows read (when reading from the start), and the trailer. */
+static int read_end(PnmfContainerReader *r, uint64_t index_offset, uint32_t len,
+                    char *err, size_t errlen)
+{
+    if (r->next_frame != r->h.frame_count) {
+        pnmf_set_err(err, errlen, "index after %u of %u frames", r->next_frame,
+                     r->h.frame_count);
+        return PNMF_ERR_CORRUPT;
+    }
+    PNMF_CHECK(index_check(r, r->chunk, len, index_offset, NULL, err, errlen));
+    if (r->from_start &&
+        (pnmf_rl32(r->chunk) != r->windows ||
+         pnmf_crc32(0, r->chunk + INDX_HEAD, len - INDX_HEAD) != r->digest)) {
+        pnmf_set_err(err, errlen, "index does not match the windows");
+        return PNMF_ERR_CORRUPT;
+    }
+    uint8_t t[TRAILER_SIZE];
+    PNMF_CHECK(read_exact(r, t, sizeof(t), "trailer", err, errlen));
+    if (memcmp(t + 8, trailer_magic, sizeof(trailer_magic)) || pnmf_rl64(t) != index_offset) {
+        pnmf_set_err(err, errlen, "bad trailer");
+        return PNMF_ERR_CORRUPT;
+    }
+    const int extra = r->size != SIZE_UNKNOWN ? r->pos != r->size : fgetc(r->f) != EOF;
+    if (extra) {
+        pnmf_set_err(err, errlen, "data after the trailer");
+        return PNMF_ERR_CORRUPT;
+    }
+    if (ferror(r->f)) {
+        pnmf_set_err(err, errlen, "read error");
+        return PNMF_ERR_IO;
+    }
+    r->done = 1;
+    return 0;
+}
+
+static int read_window(PnmfContainerReader *r, const uint8_t **payload, size_t *size,
+                       uint32_t *first_frame, uint32_t *frame_count, char *err, size_t errlen)
+{
+    for (;;) {
+        char name[48];
+        const uint64_t offset = r->pos;
+        uint32_t type, len;
+        PNMF_CHECK(read_chunk(r, &type, &len, err, errlen));
+        chunk_name(r, offset, name, sizeof(name));
+        if (type == PNMF_CHUNK_INDEX && !r->expect_count)
+            return read_end(r, offset, len, err, errlen);
+        r->chunk_no++;
+        if (type != PNMF_CHUNK_WINDOW && r->expect_count) {
+            pnmf_set_err(err, errlen, "%s: the index does not point at a window", name);
+            return PNMF_ERR_CORRUPT;
+        }
+        if (type != PNMF_CHUNK_WINDOW) continue; /* unknown: skip */
+
+        if (len < WIND_HEAD) {
+            pnmf_set_err(err, errlen, "%s: window chunk too short", name);
+            return PNMF_ERR_CORRUPT;
+        }
+        const uint32_t first = pnmf_rl32(r->chunk), count = pnmf_rl32(r->chunk + 4);
+        if (first != r->next_frame) {
+            pnmf_set_err(err, errlen, "%s: window starts at frame %u, expected %u", name,
+                         first, r->next_frame);
+            return PNMF_ERR_CORRUPT;
+        }
+        if (!count || count > r->h.window || (uint64_t)first + count > r->h.frame_count ||
+            (r->expect_count && count != r->expect_count)) {
+            pnmf_set_err(err, errlen, "%s: bad window of %u frames at frame %u", name, count,
+                         first);
+            return PNMF_ERR_CORRUPT;
+        }
+        const uint64_t bound = payload_bound(&r->h, count);
+        pnmf_freep(&r->payload);
+        size_t n = 0;
+        const int ret = pnmf_entropy_decompress(r->chunk + WIND_HEAD, len - WIND_HEAD,
+                                                (size_t)bound, &r->payload, &n);
+        if (ret < 0) {
+            if (ret == PNMF_ERR_NOMEM) pnmf_set_err(err, errlen, "out of memory");
+            else if (ret == PNMF_ERR_LIMIT)
+                pnmf_set_err(err, errlen, "%s: payload over the limit of %llu bytes", name,
+                             (unsigned long long)bound);
+            else pnmf_set_err(err, errlen, "%s: bad zstd payload", name);
+            return ret;
+        }
+        if (r->from_start) {
+            uint8_t e[INDX_ENTRY];
+            entry_pack(e, offset, first, count);
+            r->digest = pnmf_crc32(r->digest, e, sizeof(e));
+            r->windows++;
+        }
+        r->next_frame += count;
+        r->expect_count = 0;
+        *payload = r->payload;
+        *size = n;
+        *first_frame = first;
+        *frame_count = count;
+        return 1;
+    }
+}
+
+int pnmf_container_read_window(PnmfContainerReader *r, const uint8_t **payload,
+                               size_t *size, uint32_t *first_frame,
+                               uint32_t *frame_count, char *err, size_t errlen)
+{
+    if (!r || !payload || !size || !first_frame || !frame_count) {
+        pnmf_set_err(err, errlen, "null argument");
+        return PNMF_ERR_ARG;
+    }
+    if (r->error) {
+        pnmf_set_err(err, errlen, "reader failed earlier");
+        return r->error;
+    }
+    if (r->done) return 0;
+    const int ret = read_window(r, payload, size, first_frame, frame_count, err, errlen);
+    if (ret < 0) r->error = ret;
+    return ret;
+}
+
+/* Find the index through the trailer, check it and keep it. */
+static int load_index(PnmfContainerReader *r, char *err, size_t errlen)
+{
+    uint8_t t[TRAILER_SIZE];
+    PNMF_CHECK(reader_seek(r, r->size - TRAILER_SIZE, err, errlen));
+    PNMF_CHECK(read_exact(r, t, sizeof(t), "trailer", err, errlen));
+    const uint64_t off = pnmf_rl64(t);
+    if (memcmp(t + 8, trailer_magic, sizeof(trailer_magic))) {
+        pnmf_set_err(err, errlen, "bad trailer");
+        return PNMF_ERR_CORRUPT;
+    }
+    const uint64_t end = r->size - TRAILER_SIZE;
+    if (off < r->header_size || off > end || end - off < CHUNK_OVERHEAD + INDX_HEAD) {
+        pnmf_set_err(err, errlen, "trailer: index offset %llu out of range",
+                     (unsigned long long)off);
+        return PNMF_ERR_CORRUPT;
+    }
+    PNMF_CHECK(reader_seek(r, off, err, errlen));
+    r->chunk_no_known = 0;
+    uint32_t type, len;
+    PNMF_CHECK(read_chunk(r, &type, &len, err, errlen));
+    if (type != PNMF_CHUNK_INDEX || r->pos != end) {
+        pnmf_set_err(err, errlen, "trailer does not point at the index");
+        return PNMF_ERR_CORRUPT;
+    }
+    /* The count is bounded by len, itself bounded by the file's size. */
+    const uint32_t n = len >= INDX_HEAD ? pnmf_rl32(r->chunk) : 0;
+    PnmfIndexEntry *e = NULL;
+    if (len >= INDX_HEAD && (uint64_t)n * INDX_ENTRY + INDX_HEAD == len) {
+        e = pnmf_malloc_array(n, sizeof(*e));
+        if (!e) {
+            pnmf_set_err(err, errlen, "out of memory");
+            return PNMF_ERR_NOMEM;
+        }
+    }
+    const int ret = index_check(r, r->chunk, len, off, e, err, errlen);
+    if (ret < 0) {
+        pnmf_free(e);
+        return ret;
+    }
+    r->index = e;
+    r->nindex = n;
+    r->index_loaded = 1;
+    return 0;
+}
+
+static int seek(PnmfContainerReader *r, uint32_t frame, uint32_t *first_frame,
+                char *err, size_t errlen)
+{
+    if (!r->index_loaded) PNMF_CHECK(load_index(r, err, errlen));
+    /* The last window whose first frame is <= frame holds it (the index is
+     * contiguous and covers every frame). */
+    uint32_t lo = 0, hi = r->nindex;
+    while (hi - lo > 1) {
+        const uint32_t mid = lo + (hi - lo) / 2;
+        if (r->index[mid].first_frame <= frame) lo = mid;
+        else hi = mid;
+    }
+    const PnmfIndexEntry *e = &r->index[lo];
+    PNMF_CHECK(reader_seek(r, e->offset, err, errlen));
+    r->chunk_no_known = 0;
+    r->from_start = 0;
+    r->next_frame = e->first_frame;
+    r->expect_count = e->frame_count;
+    r->done = 0;
+    r->error = 0;
+    *first_frame = e->first_frame;
+    return 0;
+}
+
+int pnmf_container_seek(PnmfContainerReader *r, uint32_t frame, uint32_t *first_frame,
+                        char *err, size_t errlen)
+{
+    if (!r || !first_frame) {
+        pnmf_set_err(err, errlen, "null argument");
+        return PNMF_ERR_ARG;
+    }
+    if (frame >= r->h.frame_count) {
+        pnmf_set_err(err, errlen, "frame %u beyond the end (%u frames)", frame,
+                     r->h.frame_count);
+        return PNMF_ERR_ARG;
+    }
+    if (r->size == SIZE_UNKNOWN) {
+        pnmf_set_err(err, errlen, "cannot seek: input is not seekable");
+        return PNMF_ERR_IO;
+    }
+    const int ret = seek(r, frame, first_frame, err, errlen);
+    if (ret < 0) r->error = ret; /* the position is lost until a seek succeeds */
+    return ret;
+}
+
+void pnmf_container_reader_close(PnmfContainerReader **pr)
+{
+    if (!pr || !*pr) return;
+    PnmfContainerReader *r = *pr;
+    pnmf_free(r->chunk);
+    pnmf_free(r->payload);
+    pnmf_free(r->index);
+    pnmf_freep(pr);
+}

@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * zstd, and nothing else. Compression makes one frame with the content size
+ * and the content checksum in it; the result depends only on the input and
+ * the level (single-threaded, no dictionary), so encodes are repeatable.
+ *
+ * Decompression treats its input as hostile: the frame header is checked by
+ * hand (RFC 8878, section 3.1.1.1) for the flags the container requires,
+ * the claimed content size is never used to size anything, output grows in
+ * steps up to a hard cap, the window size a frame may ask for is bounded,
+ * and the frame must end exactly at the end of the input.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include <zstd.h>
+#include <zstd_errors.h>
+
+#include "entropy.h"
+#include "internal.h"
+
+/* A frame may not ask the decoder for a window larger than 2^27 bytes (128
+ * MiB): the compressor's levels up to 22 stay at or below this. */
+#define ENTROPY_WINDOW_LOG_MAX 27
+/* First output allocation; the buffer doubles from there. */
+#define ENTROPY_FIRST_ALLOC    (64 * 1024)
+
+#define ZSTD_FRAME_MAGIC 0xFD2FB528u
+
+int pnmf_entropy_compress(const uint8_t *src, size_t src_size, int level,
+                          uint8_t **dst, size_t *dst_size)
+{
+    *dst = NULL;
+    *dst_size = 0;
+    if (!src && src_size) return PNMF_ERR_ARG;
+
+    ZSTD_CCtx *cctx = ZSTD_createCCtx();
+    if (!cctx) return PNMF_ERR_NOMEM;
+    int ret = 0;
+    uint8_t *buf = NULL;
+    if (ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level)) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1)) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 1))) {
+        ret = PNMF_ERR_ARG;
+        goto end;
+    }
+    const size_t bound = ZSTD_compressBound(src_size);
+    if (ZSTD_isError(bound) || !bound) {
+        ret = PNMF_ERR_LIMIT;
+        goto end;
+    }
+    buf = pnmf_malloc(bound);
+    if (!buf) {
+        ret = PNMF_ERR_NOMEM;
+        goto end;
+    }
+    /* ZSTD_compress2() knows src_size up front, so it is written into the
+     * frame header (content size on). */
+    const size_t n = ZSTD_compress2(cctx, buf, bound, src ? src : (const uint8_t *)"", src_size);
+    if (ZSTD_isError(n)) {
+        ret = ZSTD_getErrorCode(n) == ZSTD_error_memory_allocation ? PNMF_ERR_NOMEM
+                                                                   : PNMF_ERR_ARG;
+        goto end;
+    }
+    *dst = buf;
+    *dst_size = n;
+    buf = NULL;
+end:
+    pnmf_free(buf);
+    ZSTD_freeCCtx(cctx);
+    return ret;
+}
+
+/* The frame header fields the container cares about (RFC 8878 3.1.1.1). */
+typedef struct FrameInfo {
+    uint64_t content_size;
+} FrameInfo;
+
+/* Check the frame header by hand: a zstd frame (not a skippable one) with
+ * the content checksum flag, the content size field and no dictionary. */
+static int parse_frame_header(const uint8_t *src, size_t src_size, FrameInfo *fi)
+{
+    if (src_size < 5 || pnmf_rl32(src) != ZSTD_FRAME_MAGIC) return PNMF_ERR_CORRUPT;
+    const unsigned fhd = src[4];
+    const unsigned fcs_flag = fhd >> 6;
+    const unsigned single_segment = (fhd >> 5) & 1;
+    const unsigned reserved = (fhd >> 3) & 1;
+    const unsigned checksum = (fhd >> 2) & 1;
+    const unsigned dict_flag = fhd & 3;
+    if (reserved || !checksum || dict_flag) return PNMF_ERR_CORRUPT;
+    if (!fcs_flag && !single_segment) return PNMF_ERR_CORRUPT; /* no content size */
+    size_t pos = 5 + !single_segment; /* Window_Descriptor unless single segment */
+    static const uint8_t fcs_bytes[4] = { 1, 2, 4, 8 };
+    const size_t nb = fcs_bytes[fcs_flag];
+    if (src_size < pos + nb) return PNMF_ERR_CORRUPT;
+    switch (nb) {
+    case 1: fi->content_size = src[pos]; break;
+    case 2: fi->content_size = pnmf_rl16(src + pos) + 256; break;
+    case 4: fi->content_size = pnmf_rl32(src + pos); break;
+    default: fi->content_size = pnmf_rl64(src + pos); break;
+    }
+    return 0;
+}
+
+int pnmf_entropy_decompress(const uint8_t *src, size_t src_size, size_t max_size,
+                            uint8_t **dst, size_t *dst_size)
+{
+    *dst = NULL;
+    *dst_size = 0;
+    if (!src && src_size) return PNMF_ERR_ARG;
+
+    FrameInfo fi;
+    PNMF_CHECK(parse_frame_header(src, src_size, &fi));
+    /* A frame that claims more than the cap fails now; one that claims less
+     * and produces more fails below. */
+    if (fi.content_size > max_size) return PNMF_ERR_LIMIT;
+
+    ZSTD_DCtx *dctx = ZSTD_createDCtx();
+    if (!dctx) return PNMF_ERR_NOMEM;
+    int ret = 0;
+    uint8_t *buf = NULL;
+    if (ZSTD_isError(ZSTD_DCtx_setParameter(dctx, ZSTD_d_windowLogMax, ENTROPY_WINDOW_LOG_MAX))) {
+        ret = PNMF_ERR_ARG;
+        goto end;
+    }
+
+    /* The output may reach max_size + 1 bytes: one byte more than the cap is
+     * how an oversized frame shows itself. */
+    const size_t hard_cap = max_size < SIZE_MAX ? max_size + 1 : SIZE_MAX;
+    size_t cap = hard_cap < ENTROPY_FIRST_ALLOC ? hard_cap : ENTROPY_FIRST_ALLOC;
+    buf = pnmf_malloc(cap);
+    if (!buf) {
+        ret = PNMF_ERR_NOMEM;
+        goto end;
+    }
+    ZSTD_inBuffer in = { src, src_size, 0 };
+    ZSTD_outBuffer out = { buf, cap, 0 };
+    for (;;) {
+        const size_t r = ZSTD_decompressStream(dctx, &out, &in);
+        if (ZSTD_isError(r)) {
+            switch (ZSTD_getErrorCode(r)) {
+            case ZSTD_error_memory_allocation: ret = PNMF_ERR_NOMEM; break;
+            case ZSTD_error_frameParameter_windowTooLarge: ret = PNMF_ERR_LIMIT; break;
+            default: ret = PNMF_ERR_CORRUPT; break;
+            }
+            goto end;
+        }
+        if (out.pos > max_size) {
+            ret = PNMF_ERR_LIMIT;
+            goto end;
+        }
+        if (r == 0) break; /* frame decoded, checksum verified, all flushed */
+        if (out.pos == out.size) {
+            /* Full: grow (zstd may hold more), doubling up to the hard cap. */
+            const size_t ncap = cap > hard_cap / 2 ? hard_cap : cap * 2;
+            if (ncap == cap) {
+                ret = PNMF_ERR_LIMIT;
+                goto end;
+            }
+            uint8_t *nbuf = pnmf_realloc(buf, ncap);
+            if (!nbuf) {
+                ret = PNMF_ERR_NOMEM;
+                goto end;
+            }
+            buf = nbuf;
+            cap = ncap;
+            out.dst = buf;
+            out.size = cap;
+        } else if (in.pos == in.size) {
+            /* Everything flushed, all input used, frame unfinished. */
+            ret = PNMF_ERR_CORRUPT;
+            goto end;
+        }
+    }
+    /* Exactly one frame, nothing after it, and the size it claimed. */
+    if (in.pos != in.size || out.pos != fi.content_size) {
+        ret = PNMF_ERR_CORRUPT;
+        goto end;
+    }
+    *dst = buf;
+    *dst_size = out.pos;
+    buf = NULL;
+end:
+    pnmf_free(buf);
+    ZSTD_freeDCtx(dctx);
+    return ret;
+}

@@ -1,0 +1,73 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The command line: --help, bad options, bad input, corrupt files, and no
+# half-written output.
+# usage: cli.sh BUILD_DIR SAMPLES_DIR
+set -u
+B=$1
+S=$2
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0
+passes=0
+check() { if eval "$1"; then passes=$((passes + 1)); else echo "FAIL: $2" >&2; fails=$((fails + 1)); fi; }
+
+# --help lists every option with its default
+"$B/pnmf-enc" --help > "$T/help" 2>&1
+check '[ $? -eq 0 ]' "pnmf-enc --help failed"
+for o in --components --window --quality --shift --algo --iterations --inner --restarts --seed --threads --zstd-level --frames; do
+    check 'grep -q -- "$o" "$T/help"' "pnmf-enc --help does not list $o"
+done
+check '[ "$(grep -c "default" "$T/help")" -ge 11 ]' "pnmf-enc --help does not give the defaults"
+"$B/pnmf-dec" --help > "$T/dhelp" 2>&1
+check '[ $? -eq 0 ] && grep -q -- --format "$T/dhelp" && grep -q -- --start "$T/dhelp"' "pnmf-dec --help"
+
+# bad options: exit 2 and a message naming the option
+"$B/pnmf-enc" -k 0 "$S/life.mkv" "$T/x.pnmf" 2> "$T/err"
+check '[ $? -eq 2 ] && grep -q -- "--components" "$T/err"' "pnmf-enc -k 0: $(cat "$T/err")"
+"$B/pnmf-enc" --shift sideways "$S/life.mkv" "$T/x.pnmf" 2> "$T/err"
+check '[ $? -eq 2 ] && grep -q -- "--shift" "$T/err"' "pnmf-enc --shift sideways: $(cat "$T/err")"
+"$B/pnmf-enc" "$S/life.mkv" 2> "$T/err"
+check '[ $? -eq 2 ]' "pnmf-enc with one argument"
+check '[ ! -e "$T/x.pnmf" ]' "a failed command left an output file"
+
+# unreadable input: exit 3, one line naming the file
+"$B/pnmf-enc" "$T/missing.mp4" "$T/x.pnmf" 2> "$T/err"
+check '[ $? -eq 3 ] && grep -q "missing.mp4" "$T/err" && [ "$(wc -l < "$T/err")" -eq 1 ]' "missing input: $(cat "$T/err")"
+check '[ ! -e "$T/x.pnmf" ]' "a failed encode left an output file"
+
+# a frame size change mid-stream is an error, and an existing target is
+# left untouched
+if command -v ffmpeg >/dev/null; then
+    mkdir "$T/seq"
+    ffmpeg -v error -i "$S/life.mkv" -frames:v 3 "$T/seq/f_%03d.png"
+    ffmpeg -v error -i "$S/life.mkv" -frames:v 1 -vf scale=64:48 -y "$T/seq/f_004.png"
+    echo "precious" > "$T/keep.pnmf"
+    "$B/pnmf-enc" -w 2 "$T/seq/f_%03d.png" "$T/keep.pnmf" 2> "$T/err"
+    check '[ $? -eq 3 ] && grep -q "f_%03d.png" "$T/err"' "size change: $(cat "$T/err")"
+    check '[ "$(cat "$T/keep.pnmf")" = "precious" ]' "a failed encode touched the existing target"
+    check '[ -z "$(ls -A "$T/seq" | grep tmp)" ] && [ -z "$(ls -A "$T" | grep tmp)" ]' "temporary files left behind"
+fi
+
+# corrupt files: truncated, one flipped byte, not a pnmf file: exit 4 with the file named
+"$B/pnmf-enc" -Q --frames 8 -w 4 -k 3 "$S/life.mkv" "$T/ok.pnmf"
+check '[ $? -eq 0 ]' "encode life.mkv"
+size=$(wc -c < "$T/ok.pnmf")
+head -c $((size / 2)) "$T/ok.pnmf" > "$T/trunc.pnmf"
+"$B/pnmf-dec" "$T/trunc.pnmf" "$T/out1" 2> "$T/err"
+check '[ $? -eq 4 ] && grep -q "trunc.pnmf" "$T/err"' "truncated file: $(cat "$T/err")"
+for pos in 20 $((size / 2)) $((size - 30)); do
+    cp "$T/ok.pnmf" "$T/flip.pnmf"
+    printf '\377' | dd of="$T/flip.pnmf" bs=1 seek=$pos conv=notrunc 2>/dev/null
+    cmp -s "$T/ok.pnmf" "$T/flip.pnmf" || {
+        "$B/pnmf-dec" "$T/flip.pnmf" "$T/out2" 2> "$T/err"
+        check '[ $? -eq 4 ] && grep -q "flip.pnmf" "$T/err"' "byte $pos flipped: $(cat "$T/err")"
+    }
+done
+"$B/pnmf-dec" "$S/make_samples.sh" "$T/out3" 2> "$T/err"
+check '[ $? -eq 4 ]' "not a pnmf file: $(cat "$T/err")"
+"$B/pnmf-dec" "$T/nothere.pnmf" "$T/out4" 2> "$T/err"
+check '[ $? -eq 3 ] && grep -q nothere.pnmf "$T/err"' "missing .pnmf: $(cat "$T/err")"
+
+echo "cli: $passes passed, $fails failed"
+[ "$fails" -eq 0 ]

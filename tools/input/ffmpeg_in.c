@@ -1,0 +1,421 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Any clip FFmpeg reads, as gray8 frames.
+ *
+ * libavformat opens the file (or an image-sequence pattern such as
+ * dir/frame_%06d.png: the image2 demuxer claims a path with %d by its name
+ * alone), libavcodec decodes the first video stream with the send/receive
+ * API and a flush at the end, and each frame becomes gray8 in one of three
+ * ways, chosen by its pixel format:
+ *
+ *   copy  8-bit YUV or gray whose luma is a plane of its own: plane 0 as
+ *         stored (limited or full range, untouched);
+ *   luma  any other YUV or gray layout (>8 bits, packed, semi-planar, with
+ *         alpha): the luma component read by av_read_image_line2() and
+ *         rounded to 8 bits, again with no range change;
+ *   sws   RGB, palette, 1-bit, float and the rest: libswscale to BT.601
+ *         luma in full range 0-255.
+ *
+ * The first frame is decoded at open time so the size is known; every later
+ * frame must have that size.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/imgutils.h>
+#include <libavutil/pixdesc.h>
+#include <libswscale/swscale.h>
+
+#include "input/demuxer.h"
+
+/* Frames larger than this on a side are refused before any allocation. */
+#define PNMF_INPUT_MAX_SIDE 32768
+
+enum PnmfConv {
+    PNMF_CONV_COPY,
+    PNMF_CONV_LUMA,
+    PNMF_CONV_SWS,
+};
+
+struct PnmfInput {
+    AVFormatContext *fmt;
+    AVCodecContext *dec;
+    AVPacket *pkt;
+    AVFrame *frame;
+    int stream;
+    int width, height;
+    int64_t frames;         /* frames decoded so far (the one in frame counts) */
+    int pending;            /* frame holds a decoded frame not yet returned */
+    int flushing;           /* the demuxer is done; the decoder is draining */
+    int failed;             /* a read failed; later reads fail too */
+
+    /* Conversion state, rebuilt when the pixel format changes. */
+    int conv_fmt;           /* enum AVPixelFormat the state below was made for */
+    enum PnmfConv conv;
+    struct SwsContext *sws;
+    uint8_t *sws_buf;       /* aligned gray8 scratch the scaler writes into */
+    int sws_stride;
+    uint16_t *line;         /* one row of luma samples (PNMF_CONV_LUMA) */
+};
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || !errlen)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* FFmpeg's message for an error code, lower-cased to fit a reason line. */
+static const char *av_reason(int code, char *buf, size_t size)
+{
+    if (av_strerror(code, buf, size) < 0)
+        snprintf(buf, size, "error %d", code);
+    if (buf[0] >= 'A' && buf[0] <= 'Z' && buf[1] >= 'a' && buf[1] <= 'z')
+        buf[0] = (char)(buf[0] - 'A' + 'a');
+    return buf;
+}
+
+#define AVR(code) av_reason((code), (char[AV_ERROR_MAX_STRING_SIZE]){ 0 }, AV_ERROR_MAX_STRING_SIZE)
+
+static void quiet_logging(void)
+{
+    av_log_set_level(getenv("PNMF_DEBUG") ? AV_LOG_DEBUG : AV_LOG_ERROR);
+}
+
+static int is_yuv_or_gray(const AVPixFmtDescriptor *d)
+{
+    const uint64_t other = AV_PIX_FMT_FLAG_RGB | AV_PIX_FMT_FLAG_PAL |
+                           AV_PIX_FMT_FLAG_HWACCEL | AV_PIX_FMT_FLAG_BAYER |
+                           AV_PIX_FMT_FLAG_FLOAT | AV_PIX_FMT_FLAG_BITSTREAM;
+    return d->nb_components >= 1 && !(d->flags & other) &&
+           strncmp(d->name, "xyz", 3) != 0 && d->comp[0].depth <= 16;
+}
+
+/* Pick (and set up) the conversion for pixel format f. */
+static int conv_setup(PnmfInput *in, int f, char *err, size_t errlen)
+{
+    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(f);
+    if (!d) {
+        set_err(err, errlen, "frame %"PRId64" has an unknown pixel format (%d)", in->frames, f);
+        return -1;
+    }
+    sws_freeContext(in->sws);
+    in->sws = NULL;
+    in->conv_fmt = f;
+
+    if (is_yuv_or_gray(d)) {
+        const AVComponentDescriptor *c = &d->comp[0];
+        if (c->plane == 0 && c->depth == 8 && c->step == 1 && c->shift == 0 && c->offset == 0) {
+            in->conv = PNMF_CONV_COPY;
+            return 0;
+        }
+        in->conv = PNMF_CONV_LUMA;
+        if (!in->line && !(in->line = av_malloc_array(in->width, sizeof(*in->line))))
+            goto nomem;
+        return 0;
+    }
+
+    in->conv = PNMF_CONV_SWS;
+    in->sws = sws_getContext(in->width, in->height, f, in->width, in->height, AV_PIX_FMT_GRAY8,
+                             SWS_POINT | SWS_ACCURATE_RND | SWS_BITEXACT, NULL, NULL, NULL);
+    if (!in->sws) {
+        set_err(err, errlen, "cannot convert pixel format %s to gray", d->name);
+        in->conv_fmt = AV_PIX_FMT_NONE;
+        return -1;
+    }
+    /* BT.601 luma; the output is full range whatever the source is. */
+    const int *coefs = sws_getCoefficients(SWS_CS_ITU601);
+    sws_setColorspaceDetails(in->sws, coefs, 1, coefs, 1, 0, 1 << 16, 1 << 16);
+    if (!in->sws_buf) {
+        in->sws_stride = FFALIGN(in->width, 64);
+        if (!(in->sws_buf = av_malloc((size_t)in->sws_stride * in->height)))
+            goto nomem;
+    }
+    return 0;
+
+nomem:
+    set_err(err, errlen, "out of memory");
+    in->conv_fmt = AV_PIX_FMT_NONE;
+    return -1;
+}
+
+/* Convert in->frame to gray8 into buf. */
+static int convert(PnmfInput *in, uint8_t *buf, ptrdiff_t stride, char *err, size_t errlen)
+{
+    const AVFrame *f = in->frame;
+    const int w = in->width, h = in->height;
+
+    if (f->format != in->conv_fmt && conv_setup(in, f->format, err, errlen) < 0)
+        return -1;
+
+    switch (in->conv) {
+    case PNMF_CONV_COPY:
+        for (int y = 0; y < h; y++)
+            memcpy(buf + y * stride, f->data[0] + (ptrdiff_t)y * f->linesize[0], w);
+        return 0;
+
+    case PNMF_CONV_LUMA: {
+        const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(f->format);
+        const int depth = d->comp[0].depth;
+        const uint8_t *data[4] = { f->data[0], f->data[1], f->data[2], f->data[3] };
+        const int linesize[4] = { f->linesize[0], f->linesize[1], f->linesize[2], f->linesize[3] };
+        for (int y = 0; y < h; y++) {
+            uint8_t *dst = buf + y * stride;
+            av_read_image_line2(in->line, data, linesize, d, 0, y, 0, w, 0, 2);
+            if (depth > 8) {
+                /* Scale the depth only: v / 2^(depth-8), rounded. */
+                const int sh = depth - 8, half = 1 << (sh - 1);
+                for (int x = 0; x < w; x++) {
+                    const int v = (in->line[x] + half) >> sh;
+                    dst[x] = (uint8_t)(v > 255 ? 255 : v);
+                }
+            } else if (depth == 8) {
+                for (int x = 0; x < w; x++)
+                    dst[x] = (uint8_t)in->line[x];
+            } else {
+                const int max = (1 << depth) - 1;
+                for (int x = 0; x < w; x++)
+                    dst[x] = (uint8_t)((in->line[x] * 255 + max / 2) / max);
+            }
+        }
+        return 0;
+    }
+
+    case PNMF_CONV_SWS: {
+        uint8_t *dst[4] = { in->sws_buf, NULL, NULL, NULL };
+        int dst_stride[4] = { in->sws_stride, 0, 0, 0 };
+        if (sws_scale(in->sws, (const uint8_t *const *)f->data, f->linesize, 0, h, dst, dst_stride) != h) {
+            set_err(err, errlen, "converting frame %"PRId64" to gray failed", in->frames);
+            return -1;
+        }
+        for (int y = 0; y < h; y++)
+            memcpy(buf + y * stride, in->sws_buf + (ptrdiff_t)y * in->sws_stride, w);
+        return 0;
+    }
+    }
+    return -1;
+}
+
+/* Decode the next frame of the stream into in->frame.
+ * Returns 1 with a frame, 0 at the end, -1 on error. */
+static int decode_next(PnmfInput *in, char *err, size_t errlen)
+{
+    for (;;) {
+        int ret = avcodec_receive_frame(in->dec, in->frame);
+        if (ret >= 0) {
+            in->frames++;
+            return 1;
+        }
+        if (ret == AVERROR_EOF)
+            return 0;
+        if (ret != AVERROR(EAGAIN)) {
+            set_err(err, errlen, "decoding frame %"PRId64" failed: %s", in->frames + 1, AVR(ret));
+            return -1;
+        }
+        if (in->flushing)
+            return 0;
+
+        ret = av_read_frame(in->fmt, in->pkt);
+        if (ret == AVERROR_EOF) {
+            in->flushing = 1;
+            ret = avcodec_send_packet(in->dec, NULL);
+            if (ret < 0 && ret != AVERROR_EOF) {
+                set_err(err, errlen, "flushing the decoder failed: %s", AVR(ret));
+                return -1;
+            }
+            continue;
+        }
+        if (ret < 0) {
+            set_err(err, errlen, "reading after frame %"PRId64" failed: %s", in->frames, AVR(ret));
+            return -1;
+        }
+        if (in->pkt->stream_index != in->stream) {
+            av_packet_unref(in->pkt);
+            continue;
+        }
+        ret = avcodec_send_packet(in->dec, in->pkt);
+        av_packet_unref(in->pkt);
+        if (ret < 0) {
+            set_err(err, errlen, "decoding frame %"PRId64" failed: %s", in->frames + 1, AVR(ret));
+            return -1;
+        }
+    }
+}
+
+static int find_video_stream(const AVFormatContext *fmt)
+{
+    for (unsigned i = 0; i < fmt->nb_streams; i++) {
+        const AVStream *st = fmt->streams[i];
+        if (st->codecpar->codec_type == AVMEDIA_TYPE_VIDEO &&
+            !(st->disposition & AV_DISPOSITION_ATTACHED_PIC))
+            return (int)i;
+    }
+    return -1;
+}
+
+static void fill_info(const PnmfInput *in, PnmfInputInfo *info)
+{
+    const AVStream *st = in->fmt->streams[in->stream];
+    AVRational fps = st->avg_frame_rate;
+    if (fps.num <= 0 || fps.den <= 0)
+        fps = st->r_frame_rate;
+    if (fps.num <= 0 || fps.den <= 0)
+        fps = (AVRational){ 25, 1 };
+    av_reduce(&fps.num, &fps.den, fps.num, fps.den, INT32_MAX);
+
+    info->width = in->width;
+    info->height = in->height;
+    info->fps_num = fps.num;
+    info->fps_den = fps.den;
+
+    /* What the container says: a frame count, else the duration. */
+    const AVRational frame_tb = av_inv_q(fps);
+    if (st->nb_frames > 0)
+        info->frame_estimate = st->nb_frames;
+    else if (st->duration > 0 && st->duration != AV_NOPTS_VALUE)
+        info->frame_estimate = av_rescale_q(st->duration, st->time_base, frame_tb);
+    else if (in->fmt->duration > 0 && in->fmt->duration != AV_NOPTS_VALUE)
+        info->frame_estimate = av_rescale_q(in->fmt->duration, AV_TIME_BASE_Q, frame_tb);
+    else
+        info->frame_estimate = -1;
+}
+
+PnmfInput *pnmf_input_open(const char *path, PnmfInputInfo *info, char *err, size_t errlen)
+{
+    if (!path || !info) {
+        set_err(err, errlen, "invalid argument");
+        return NULL;
+    }
+    quiet_logging();
+
+    PnmfInput *in = calloc(1, sizeof(*in));
+    if (!in) {
+        set_err(err, errlen, "out of memory");
+        return NULL;
+    }
+    in->conv_fmt = AV_PIX_FMT_NONE;
+
+    int ret = avformat_open_input(&in->fmt, path, NULL, NULL);
+    if (ret < 0) {
+        set_err(err, errlen, "cannot open: %s", AVR(ret));
+        goto error;
+    }
+    ret = avformat_find_stream_info(in->fmt, NULL);
+    if (ret < 0) {
+        set_err(err, errlen, "cannot read the stream parameters: %s", AVR(ret));
+        goto error;
+    }
+    in->stream = find_video_stream(in->fmt);
+    if (in->stream < 0) {
+        set_err(err, errlen, "no video stream");
+        goto error;
+    }
+    for (unsigned i = 0; i < in->fmt->nb_streams; i++)
+        if ((int)i != in->stream)
+            in->fmt->streams[i]->discard = AVDISCARD_ALL;
+
+    const AVStream *st = in->fmt->streams[in->stream];
+    const AVCodec *codec = avcodec_find_decoder(st->codecpar->codec_id);
+    if (!codec) {
+        set_err(err, errlen, "no decoder for %s video", avcodec_get_name(st->codecpar->codec_id));
+        goto error;
+    }
+    if (!(in->dec = avcodec_alloc_context3(codec)) ||
+        !(in->pkt = av_packet_alloc()) || !(in->frame = av_frame_alloc())) {
+        set_err(err, errlen, "out of memory");
+        goto error;
+    }
+    ret = avcodec_parameters_to_context(in->dec, st->codecpar);
+    if (ret < 0) {
+        set_err(err, errlen, "cannot set up the %s decoder: %s", codec->name, AVR(ret));
+        goto error;
+    }
+    in->dec->pkt_timebase = st->time_base;
+    in->dec->thread_count = 0; /* as many as useful */
+    ret = avcodec_open2(in->dec, codec, NULL);
+    if (ret < 0) {
+        set_err(err, errlen, "cannot open the %s decoder: %s", codec->name, AVR(ret));
+        goto error;
+    }
+
+    ret = decode_next(in, err, errlen);
+    if (ret < 0)
+        goto error;
+    if (ret == 0) {
+        set_err(err, errlen, "no frames");
+        goto error;
+    }
+    in->width = in->frame->width;
+    in->height = in->frame->height;
+    if (in->width <= 0 || in->height <= 0 ||
+        in->width > PNMF_INPUT_MAX_SIDE || in->height > PNMF_INPUT_MAX_SIDE) {
+        set_err(err, errlen, "unsupported frame size %dx%d", in->width, in->height);
+        goto error;
+    }
+    in->pending = 1;
+    fill_info(in, info);
+    return in;
+
+error:
+    pnmf_input_close(&in);
+    return NULL;
+}
+
+int pnmf_input_read(PnmfInput *in, uint8_t *buf, ptrdiff_t stride, char *err, size_t errlen)
+{
+    if (!in || !buf || stride < (in ? in->width : 0)) {
+        set_err(err, errlen, "invalid argument");
+        return -1;
+    }
+    if (in->failed) {
+        set_err(err, errlen, "the clip failed to read earlier");
+        return -1;
+    }
+    if (!in->pending) {
+        const int ret = decode_next(in, err, errlen);
+        if (ret <= 0) {
+            in->failed = ret < 0;
+            return ret;
+        }
+    }
+    in->pending = 0;
+
+    int ret = 0;
+    if (in->frame->width != in->width || in->frame->height != in->height) {
+        set_err(err, errlen, "frame %"PRId64" is %dx%d, the clip started at %dx%d", in->frames,
+                in->frame->width, in->frame->height, in->width, in->height);
+        ret = -1;
+    } else {
+        ret = convert(in, buf, stride, err, errlen);
+    }
+    av_frame_unref(in->frame);
+    if (ret < 0) {
+        in->failed = 1;
+        return -1;
+    }
+    return 1;
+}
+
+void pnmf_input_close(PnmfInput **pin)
+{
+    if (!pin || !*pin)
+        return;
+    PnmfInput *in = *pin;
+    sws_freeContext(in->sws);
+    av_freep(&in->sws_buf);
+    av_freep(&in->line);
+    av_frame_free(&in->frame);
+    av_packet_free(&in->pkt);
+    avcodec_free_context(&in->dec);
+    avformat_close_input(&in->fmt);
+    free(in);
+    *pin = NULL;
+}

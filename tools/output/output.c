@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The output format table and the muxer.h entry points that dispatch to it,
+ * plus what the one-file-per-frame formats share: mkdir -p and
+ * write-to-temporary-then-rename. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <libavutil/log.h>
+
+#include "output/output_internal.h"
+
+static const PnmfOutputFormat *const formats[] = {
+    &pnmf_output_png,
+    &pnmf_output_pgm,
+    &pnmf_output_y4m,
+    NULL,
+};
+
+struct PnmfOutput {
+    const PnmfOutputFormat *fmt;
+    void *priv;
+    unsigned frames;        /* frames written so far */
+    int failed;             /* a write failed; later writes fail too */
+};
+
+void pnmf_output_set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || !errlen)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+const char *pnmf_output_strerror(int errnum, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s", strerror(errnum));
+    if (buf[0] >= 'A' && buf[0] <= 'Z' && buf[1] >= 'a' && buf[1] <= 'z')
+        buf[0] = (char)(buf[0] - 'A' + 'a');
+    return buf;
+}
+
+int pnmf_output_mkdir(const char *dir, char *err, size_t errlen)
+{
+    const size_t len = strlen(dir);
+    char *path = malloc(len + 1);
+    if (!path) {
+        pnmf_output_set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    memcpy(path, dir, len + 1);
+
+    /* Each prefix that ends before a '/', then the whole path. */
+    for (size_t i = 1; i <= len; i++) {
+        if (i < len && path[i] != '/')
+            continue;
+        if (i < len && path[i - 1] == '/')
+            continue;
+        const char saved = path[i];
+        path[i] = '\0';
+        if (mkdir(path, 0777) < 0 && errno != EEXIST) {
+            if (i == len)
+                pnmf_output_set_err(err, errlen, "cannot create the directory: %s", PNMF_OUT_STRERROR(errno));
+            else
+                pnmf_output_set_err(err, errlen, "cannot create the directory %s: %s", path, PNMF_OUT_STRERROR(errno));
+            free(path);
+            return -1;
+        }
+        path[i] = saved;
+    }
+    free(path);
+
+    struct stat sb;
+    if (stat(dir, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
+        pnmf_output_set_err(err, errlen, "not a directory");
+        return -1;
+    }
+    return 0;
+}
+
+int pnmf_output_put_frame_file(const char *dir, unsigned index, const char *ext,
+                               const uint8_t *head, size_t head_size,
+                               const uint8_t *body, size_t body_size,
+                               char *err, size_t errlen)
+{
+    const size_t size = strlen(dir) + strlen(ext) + 48;
+    char *final = malloc(size), *tmp = malloc(size);
+    int ret = -1;
+    if (!final || !tmp) {
+        pnmf_output_set_err(err, errlen, "out of memory");
+        goto end;
+    }
+    snprintf(final, size, "%s/frame_%06u.%s", dir, index, ext);
+    snprintf(tmp, size, "%s/.frame_%06u.%s.tmp", dir, index, ext);
+    const char *name = strrchr(final, '/') + 1;
+
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        pnmf_output_set_err(err, errlen, "cannot create %s: %s", name, PNMF_OUT_STRERROR(errno));
+        goto end;
+    }
+    int ok = (!head_size || fwrite(head, 1, head_size, f) == head_size) &&
+             (!body_size || fwrite(body, 1, body_size, f) == body_size);
+    int saved = errno;
+    if (fclose(f) != 0 && ok) {
+        ok = 0;
+        saved = errno;
+    }
+    if (!ok) {
+        pnmf_output_set_err(err, errlen, "cannot write %s: %s", name, PNMF_OUT_STRERROR(saved));
+        remove(tmp);
+        goto end;
+    }
+    if (rename(tmp, final) < 0) {
+        pnmf_output_set_err(err, errlen, "cannot rename the temporary file to %s: %s", name, PNMF_OUT_STRERROR(errno));
+        remove(tmp);
+        goto end;
+    }
+    ret = 0;
+
+end:
+    free(final);
+    free(tmp);
+    return ret;
+}
+
+PnmfOutput *pnmf_output_open(const char *format, const char *dest,
+                             const PnmfOutputInfo *info, char *err, size_t errlen)
+{
+    if (!format || !dest || !info) {
+        pnmf_output_set_err(err, errlen, "invalid argument");
+        return NULL;
+    }
+    const PnmfOutputFormat *fmt = NULL;
+    for (int i = 0; formats[i]; i++)
+        if (!strcmp(formats[i]->name, format))
+            fmt = formats[i];
+    if (!fmt) {
+        pnmf_output_set_err(err, errlen, "unknown output format '%s' (png, pgm or y4m)", format);
+        return NULL;
+    }
+    if (info->width <= 0 || info->height <= 0 || info->fps_num <= 0 || info->fps_den <= 0) {
+        pnmf_output_set_err(err, errlen, "invalid frame size %dx%d or rate %d/%d",
+                            info->width, info->height, info->fps_num, info->fps_den);
+        return NULL;
+    }
+    av_log_set_level(getenv("PNMF_DEBUG") ? AV_LOG_DEBUG : AV_LOG_ERROR);
+
+    PnmfOutput *out = calloc(1, sizeof(*out));
+    if (!out || !(out->priv = calloc(1, fmt->priv_size))) {
+        pnmf_output_set_err(err, errlen, "out of memory");
+        free(out);
+        return NULL;
+    }
+    out->fmt = fmt;
+    if (fmt->open(out->priv, dest, info, err, errlen) < 0) {
+        free(out->priv);
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
+int pnmf_output_write(PnmfOutput *out, const uint8_t *gray, ptrdiff_t stride,
+                      char *err, size_t errlen)
+{
+    if (!out || !gray) {
+        pnmf_output_set_err(err, errlen, "invalid argument");
+        return -1;
+    }
+    if (out->failed) {
+        pnmf_output_set_err(err, errlen, "the output failed earlier");
+        return -1;
+    }
+    if (out->fmt->write(out->priv, out->frames + 1, gray, stride, err, errlen) < 0) {
+        out->failed = 1;
+        return -1;
+    }
+    out->frames++;
+    return 0;
+}
+
+int pnmf_output_close(PnmfOutput **pout, char *err, size_t errlen)
+{
+    if (!pout || !*pout)
+        return 0;
+    PnmfOutput *out = *pout;
+    const int ret = out->fmt->close(out->priv, err, errlen);
+    free(out->priv);
+    free(out);
+    *pout = NULL;
+    return ret < 0 ? -1 : 0;
+}

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* PNG files, one per frame (DIR/frame_000001.png, ...), gray8, encoded by
+ * libavcodec's PNG encoder. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libavcodec/avcodec.h>
+#include <libavutil/error.h>
+#include <libavutil/frame.h>
+#include <libavutil/opt.h>
+
+#include "output/output_internal.h"
+
+typedef struct PngOut {
+    char *dir;
+    AVCodecContext *enc;
+    AVFrame *frame;
+    AVPacket *pkt;
+} PngOut;
+
+static const char *av_reason(int code, char *buf, size_t size)
+{
+    if (av_strerror(code, buf, size) < 0)
+        snprintf(buf, size, "error %d", code);
+    if (buf[0] >= 'A' && buf[0] <= 'Z' && buf[1] >= 'a' && buf[1] <= 'z')
+        buf[0] = (char)(buf[0] - 'A' + 'a');
+    return buf;
+}
+
+#define AVR(code) av_reason((code), (char[AV_ERROR_MAX_STRING_SIZE]){ 0 }, AV_ERROR_MAX_STRING_SIZE)
+
+static int png_close(void *priv, char *err, size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    PngOut *p = priv;
+    av_packet_free(&p->pkt);
+    av_frame_free(&p->frame);
+    avcodec_free_context(&p->enc);
+    free(p->dir);
+    p->dir = NULL;
+    return 0;
+}
+
+static int png_open(void *priv, const char *dest, const PnmfOutputInfo *info,
+                    char *err, size_t errlen)
+{
+    PngOut *p = priv;
+    const AVCodec *codec = avcodec_find_encoder(AV_CODEC_ID_PNG);
+    if (!codec) {
+        pnmf_output_set_err(err, errlen, "this FFmpeg has no PNG encoder");
+        return -1;
+    }
+    if (pnmf_output_mkdir(dest, err, errlen) < 0)
+        return -1;
+    if (!(p->dir = strdup(dest)) || !(p->enc = avcodec_alloc_context3(codec)) ||
+        !(p->frame = av_frame_alloc()) || !(p->pkt = av_packet_alloc())) {
+        pnmf_output_set_err(err, errlen, "out of memory");
+        goto error;
+    }
+    p->enc->width = info->width;
+    p->enc->height = info->height;
+    p->enc->pix_fmt = AV_PIX_FMT_GRAY8;
+    p->enc->time_base = (AVRational){ info->fps_den, info->fps_num };
+    p->enc->thread_count = 1; /* one packet out for each frame in */
+    /* Per-row filter choice: smaller files at little cost. */
+    av_opt_set(p->enc->priv_data, "pred", "mixed", 0);
+    int ret = avcodec_open2(p->enc, codec, NULL);
+    if (ret < 0) {
+        pnmf_output_set_err(err, errlen, "cannot open the PNG encoder: %s", AVR(ret));
+        goto error;
+    }
+
+    p->frame->format = AV_PIX_FMT_GRAY8;
+    p->frame->width = info->width;
+    p->frame->height = info->height;
+    ret = av_frame_get_buffer(p->frame, 0);
+    if (ret < 0) {
+        pnmf_output_set_err(err, errlen, "out of memory");
+        goto error;
+    }
+    return 0;
+
+error:
+    png_close(p, NULL, 0);
+    return -1;
+}
+
+static int png_write(void *priv, unsigned index, const uint8_t *gray, ptrdiff_t stride,
+                     char *err, size_t errlen)
+{
+    PngOut *p = priv;
+    int ret = av_frame_make_writable(p->frame);
+    if (ret < 0) {
+        pnmf_output_set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    for (int y = 0; y < p->frame->height; y++)
+        memcpy(p->frame->data[0] + (ptrdiff_t)y * p->frame->linesize[0], gray + y * stride,
+               p->frame->width);
+    p->frame->pts = index - 1;
+
+    ret = avcodec_send_frame(p->enc, p->frame);
+    if (ret < 0) {
+        pnmf_output_set_err(err, errlen, "encoding frame %u failed: %s", index, AVR(ret));
+        return -1;
+    }
+    ret = avcodec_receive_packet(p->enc, p->pkt);
+    if (ret < 0) {
+        pnmf_output_set_err(err, errlen, "encoding frame %u failed: %s", index, AVR(ret));
+        return -1;
+    }
+    ret = pnmf_output_put_frame_file(p->dir, index, "png", NULL, 0, p->pkt->data,
+                                     (size_t)p->pkt->size, err, errlen);
+    av_packet_unref(p->pkt);
+    return ret;
+}
+
+const PnmfOutputFormat pnmf_output_png = {
+    .name = "png",
+    .priv_size = sizeof(PngOut),
+    .open = png_open,
+    .write = png_write,
+    .close = png_close,
+};

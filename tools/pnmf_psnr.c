@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * pnmf-psnr: luma PSNR of one clip against another.
+ *
+ * Both clips are read as gray8 (any format pnmf_input_open() takes) and
+ * compared frame by frame over the frames both have, or the first N. The MSE
+ * is the mean over every pixel of every compared frame, and
+ * PSNR-Y = 10 log10(255^2 / MSE), printed as 999.000 when the clips match.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "input/demuxer.h"
+
+#define PROG "pnmf-psnr"
+
+typedef struct PsnrSettings {
+    long frames;            /* compare at most this many frames; 0 = all */
+    const char *ref, *test;
+} PsnrSettings;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: " PROG " [--frames N] REF TEST\n"
+            "Luma PSNR of TEST against REF, both read as 8-bit gray (mp4, mkv, y4m,\n"
+            "dir/frame_%%06d.png, ...), over the frames both clips have.\n"
+            "  -n, --frames N   compare only the first N frames\n"
+            "  -h, --help       print this help\n"
+            "Prints: frames F psnr-y XX.XXX mse M.MMMMMM (psnr-y 999.000 when equal)\n");
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, PROG ": ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\nusage: " PROG " [--frames N] REF TEST\n");
+    return 2;
+}
+
+/* 0 on success, 1 to exit 0 (help), 2 on a usage error (message printed). */
+static int parse_args(int argc, char **argv, PsnrSettings *s)
+{
+    static const struct option opts[] = {
+        { "frames", required_argument, NULL, 'n' },
+        { "help",   no_argument,       NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":n:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'n': {
+            char *end;
+            errno = 0;
+            const long v = strtol(optarg, &end, 10);
+            if (errno || end == optarg || *end || v <= 0)
+                return usage_error("--frames expects a positive integer, not '%s'", optarg);
+            s->frames = v;
+            break;
+        }
+        case 'h':
+            usage(stdout);
+            return 1;
+        case ':':
+            return usage_error("%s needs a value", argv[optind - 1]);
+        default:
+            return usage_error("unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (argc - optind != 2)
+        return usage_error("%s", argc - optind < 2 ? "expected two clips, REF and TEST"
+                                                   : "too many arguments");
+    s->ref = argv[optind];
+    s->test = argv[optind + 1];
+    return 0;
+}
+
+static int fail(const char *file, const char *reason)
+{
+    fprintf(stderr, PROG ": %s: %s\n", file, reason);
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    PsnrSettings s = { 0 };
+    int ret = parse_args(argc, argv, &s);
+    if (ret)
+        return ret == 1 ? 0 : ret;
+
+    char err[256] = "";
+    PnmfInputInfo ri, ti;
+    PnmfInput *ref = NULL, *test = NULL;
+    uint8_t *rbuf = NULL, *tbuf = NULL;
+    ret = 1;
+
+    if (!(ref = pnmf_input_open(s.ref, &ri, err, sizeof(err)))) {
+        fail(s.ref, err);
+        goto end;
+    }
+    if (!(test = pnmf_input_open(s.test, &ti, err, sizeof(err)))) {
+        fail(s.test, err);
+        goto end;
+    }
+    if (ri.width != ti.width || ri.height != ti.height) {
+        snprintf(err, sizeof(err), "size %dx%d differs from the reference's %dx%d",
+                 ti.width, ti.height, ri.width, ri.height);
+        fail(s.test, err);
+        goto end;
+    }
+    const size_t n = (size_t)ri.width * ri.height;
+    if (!(rbuf = malloc(n)) || !(tbuf = malloc(n))) {
+        fail(s.ref, "out of memory");
+        goto end;
+    }
+
+    uint64_t sse = 0;
+    long frames = 0;
+    while (!s.frames || frames < s.frames) {
+        const int rr = pnmf_input_read(ref, rbuf, ri.width, err, sizeof(err));
+        if (rr < 0) {
+            fail(s.ref, err);
+            goto end;
+        }
+        const int tr = rr ? pnmf_input_read(test, tbuf, ti.width, err, sizeof(err)) : 0;
+        if (tr < 0) {
+            fail(s.test, err);
+            goto end;
+        }
+        if (!rr || !tr)
+            break;
+        uint64_t frame_sse = 0;
+        for (size_t i = 0; i < n; i++) {
+            const int d = rbuf[i] - tbuf[i];
+            frame_sse += (uint64_t)(d * d);
+        }
+        sse += frame_sse;
+        frames++;
+    }
+
+    if (!frames) {
+        fail(s.ref, "no frames to compare");
+        goto end;
+    }
+    const double mse = (double)sse / ((double)n * frames);
+    const double psnr = sse ? 10.0 * log10(255.0 * 255.0 / mse) : 999.0;
+    printf("frames %ld psnr-y %.3f mse %.6f\n", frames, psnr, mse);
+    ret = 0;
+
+end:
+    free(rbuf);
+    free(tbuf);
+    pnmf_input_close(&ref);
+    pnmf_input_close(&test);
+    return ret;
+}

@@ -142,8 +142,9 @@ static int encode_window(PnmfEncoder *e)
     if (ret < 0) return fail(e, ret, "fit failed");
     e->objective += st.objective;
     if (getenv("PNMF_DEBUG"))
-        fprintf(stderr, "window %d: objective %.6g after %d iterations (restart %d), %d guard rejects\n",
-                e->windows, st.objective, st.iterations, st.best_restart, st.guard_rejects);
+        fprintf(stderr, "window %d: objective %.6g after %d iterations (restart %d), %d guard rejects; "
+                "seconds: init %.2f, H steps %.2f, W steps %.2f\n", e->windows, st.objective,
+                st.iterations, st.best_restart, st.guard_rejects, st.seconds_init, st.seconds_h, st.seconds_w);
 
     PnmfWindowModel md;
     ret = pnmf_model_alloc(&md, e->rows, e->cols, m, k);

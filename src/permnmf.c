@@ -19,6 +19,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <string.h>
+#include <time.h>
 
 #include "fftcorr.h"
 #include "internal.h"
@@ -183,6 +184,7 @@ static void parallel_run(int T, TaskFn fn, void *ctx)
 typedef struct Scratch {
     float *R, *R2, *tmp;   /* spectra */
     float *corr, *e;       /* real */
+    float *cc;             /* max_k x n: greedy's correlations, with Gcross */
     PnmfAtom *x1, *x2;
     int guard_rejects;
 } Scratch;
@@ -195,6 +197,8 @@ struct PnmfFitter {
     int m;
     float *Aspec, *Wspec;
     float *Gauto;          /* k x n: corr(w_i, w_i), the autocorrelations */
+    float *Gcross;         /* k x k x n: corr(w_i, w_l), or NULL when too big */
+    int gcross_k;          /* components Gcross holds now (0: stale) */
     double *wnorm2;
     float *E;              /* m x n spatial residuals (W step, init) */
     float *num;            /* n */
@@ -224,6 +228,12 @@ int pnmf_fitter_open(PnmfFitter **out, int rows, int cols, int max_m, int max_k,
     ft->Aspec = pnmf_malloc_array((size_t)max_m * ft->spec2, sizeof(float));
     ft->Wspec = pnmf_malloc_array((size_t)max_k * ft->spec2, sizeof(float));
     ft->Gauto = pnmf_malloc_array((size_t)max_k * ft->n, sizeof(float));
+    /* the greedy order's shortcut, when its k^2 correlations fit in 256 MiB */
+    const int cross = (double)max_k * max_k * ft->n * sizeof(float) <= 256.0 * 1024 * 1024;
+    if (cross) {
+        ft->Gcross = pnmf_malloc_array((size_t)max_k * max_k * ft->n, sizeof(float));
+        if (!ft->Gcross) goto fail;
+    }
     ft->wnorm2 = pnmf_calloc(max_k, sizeof(double));
     ft->E = pnmf_malloc_array((size_t)max_m * ft->n, sizeof(float));
     ft->num = pnmf_malloc_array(ft->n, sizeof(float));
@@ -242,6 +252,10 @@ int pnmf_fitter_open(PnmfFitter **out, int rows, int cols, int max_m, int max_k,
         s->e = pnmf_fft_alloc_real(ft->fft);
         s->x1 = pnmf_malloc_array(max_k, sizeof(PnmfAtom));
         s->x2 = pnmf_malloc_array(max_k, sizeof(PnmfAtom));
+        if (cross) {
+            s->cc = pnmf_malloc_array((size_t)max_k * ft->n, sizeof(float));
+            if (!s->cc) goto fail;
+        }
         if (!s->R || !s->R2 || !s->tmp || !s->corr || !s->e || !s->x1 || !s->x2) goto fail;
     }
     *out = ft;
@@ -265,11 +279,13 @@ void pnmf_fitter_close(PnmfFitter **pft)
             pnmf_fft_free(s->e);
             pnmf_free(s->x1);
             pnmf_free(s->x2);
+            pnmf_free(s->cc);
         }
     pnmf_free(ft->scr);
     pnmf_free(ft->Aspec);
     pnmf_free(ft->Wspec);
     pnmf_free(ft->Gauto);
+    pnmf_free(ft->Gcross);
     pnmf_free(ft->wnorm2);
     pnmf_free(ft->E);
     pnmf_free(ft->num);
@@ -319,6 +335,26 @@ static void set_components(PnmfFitter *ft, const float *W, int k)
         pnmf_fft_corr(ft->fft, Wi, Wi, ft->scr[0].tmp, ft->scr[0].corr);
         memcpy(ft->Gauto + i * ft->n, ft->scr[0].corr, ft->n * sizeof(float));
     }
+    ft->gcross_k = 0;
+}
+
+/* G_il = corr(w_i, w_l) for every pair, for the greedy order: G_li is G_il
+ * read at -q, so half of them cost a transform. */
+static void set_cross(PnmfFitter *ft, int k)
+{
+    const int rows = ft->rows, cols = ft->cols, mk = ft->max_k;
+    Scratch *s = &ft->scr[0];
+    for (int i = 0; i < k; i++)
+        for (int l = i; l < k; l++) {
+            float *g = ft->Gcross + ((size_t)i * mk + l) * ft->n;
+            pnmf_fft_corr(ft->fft, ft->Wspec + i * ft->spec2, ft->Wspec + l * ft->spec2, s->tmp, g);
+            if (l == i) continue;
+            float *t = ft->Gcross + ((size_t)l * mk + i) * ft->n;
+            for (int y = 0; y < rows; y++)
+                for (int x = 0; x < cols; x++)
+                    t[(size_t)y * cols + x] = g[(size_t)((rows - y) % rows) * cols + (cols - x) % cols];
+        }
+    ft->gcross_k = k;
 }
 
 /* ---- H step ------------------------------------------------------------ */
@@ -379,19 +415,28 @@ static void cyclic_sweeps(PnmfFitter *ft, Scratch *s, float *R, PnmfAtom *x, int
 }
 
 /* Matching-pursuit order: repeatedly place the (component, shift) whose
- * atom removes the most energy, c^2 / ||w||^2, each component once. */
+ * atom removes the most energy, c^2 / ||w||^2, each component once.
+ * With the cross-correlations G at hand, placing r S_p w_i changes the
+ * correlation with w_l by -r G_il[. - p]: k inverse FFTs a frame instead of
+ * k^2/2. */
 static void greedy_atoms(PnmfFitter *ft, Scratch *s, float *R, PnmfAtom *x, int k)
 {
+    const int cross = ft->gcross_k == k && s->cc;
     for (int i = 0; i < k; i++) x[i] = (PnmfAtom){ 0, 0 };
+    if (cross)
+        for (int i = 0; i < k; i++)
+            if (ft->wnorm2[i] > 0)
+                pnmf_fft_corr(ft->fft, R, ft->Wspec + i * ft->spec2, s->tmp, s->cc + i * ft->n);
     for (int t = 0; t < k; t++) {
         double best_gain = 0;
         int best_i = -1;
         PnmfAtom best = { 0, 0 };
         for (int i = 0; i < k; i++) {
             if (x[i].r != 0 || ft->wnorm2[i] <= 0) continue;
-            pnmf_fft_corr(ft->fft, R, ft->Wspec + i * ft->spec2, s->tmp, s->corr);
-            const int p = argmax_first(s->corr, ft->n);
-            const double c = s->corr[p];
+            float *c_i = s->cc ? s->cc + i * ft->n : s->corr;
+            if (!cross) pnmf_fft_corr(ft->fft, R, ft->Wspec + i * ft->spec2, s->tmp, c_i);
+            const int p = argmax_first(c_i, ft->n);
+            const double c = c_i[p];
             if (c <= 0) continue;
             const double gain = c * c / ft->wnorm2[i];
             if (gain > best_gain) {
@@ -403,6 +448,11 @@ static void greedy_atoms(PnmfFitter *ft, Scratch *s, float *R, PnmfAtom *x, int 
         if (best_i < 0) break;
         x[best_i] = best;
         pnmf_fft_shift_add(ft->fft, R, ft->Wspec + best_i * ft->spec2, -best.r, best.p);
+        if (cross)
+            for (int l = 0; l < k; l++)
+                if (x[l].r == 0 && ft->wnorm2[l] > 0)
+                    pnmf_shift_add(ft->rows, ft->cols, s->cc + l * ft->n,
+                                   ft->Gcross + ((size_t)best_i * ft->max_k + l) * ft->n, -best.r, best.p);
     }
 }
 
@@ -453,6 +503,7 @@ int pnmf_fitter_h_step(PnmfFitter *ft, const float *W, int k, PnmfAtom *H, int m
 {
     if (k < 1 || k > ft->max_k || !ft->A) return PNMF_ERR_ARG;
     set_components(ft, W, k);
+    if (mode == PNMF_H_GREEDY && ft->Gcross) set_cross(ft, k);
     HCtx c = { ft, W, k, mode, sweeps, H };
     parallel_run(ft->threads < ft->m ? ft->threads : ft->m, h_task, &c);
     return 0;
@@ -625,6 +676,13 @@ int pnmf_fitter_w_step(PnmfFitter *ft, float *W, int k, const PnmfAtom *H, int m
 
 /* ---- initialisation and the whole fit ---------------------------------- */
 
+static double seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
 static uint64_t rng_next(uint64_t *s)
 {
     /* splitmix64 */
@@ -778,11 +836,12 @@ int pnmf_fitter_fit(PnmfFitter *ft, const PnmfFitParams *p, float *W, PnmfAtom *
         return PNMF_ERR_NOMEM;
     }
     for (int t = 0; t < ft->threads; t++) ft->scr[t].guard_rejects = 0;
-    double best = INFINITY;
+    double best = INFINITY, t_init = 0, t_h = 0, t_w = 0;
     int ret = 0;
     const int restarts = p->restarts > 0 ? p->restarts : 1;
     for (int rs = 0; rs < restarts; rs++) {
         uint64_t rng = p->seed * 0x9E3779B97F4A7C15ull + (uint64_t)rs * 7919 + 1;
+        double t0 = seconds();
         if (improved && rs == 0) {
             ret = init_improved(ft, k, Wc, Hc, sweeps);
             if (ret < 0) break;
@@ -791,6 +850,7 @@ int pnmf_fitter_fit(PnmfFitter *ft, const PnmfFitParams *p, float *W, PnmfAtom *
             if (improved) pnmf_fitter_h_step(ft, Wc, k, Hc, PNMF_H_GREEDY, sweeps);
         }
         normalize_pow2((int)ft->n, Wc, k, Hc, m);
+        t_init += seconds() - t0;
         double f = all_residuals(ft, Wc, k, Hc);
         trace[0] = f;
         int it;
@@ -799,8 +859,12 @@ int pnmf_fitter_fit(PnmfFitter *ft, const PnmfFitParams *p, float *W, PnmfAtom *
              * costs k/2 times a sweep; once the components settle the
              * warm sweep alone rarely loses to it. */
             const int greedy_now = hmode == PNMF_H_GREEDY && (it <= 2 || it % 5 == 0);
+            t0 = seconds();
             pnmf_fitter_h_step(ft, Wc, k, Hc, greedy_now ? PNMF_H_GREEDY : PNMF_H_CYCLIC, sweeps);
+            const double t1 = seconds();
+            t_h += t1 - t0;
             ret = pnmf_fitter_w_step(ft, Wc, k, Hc, wmode, sweeps);
+            t_w += seconds() - t1;
             if (ret < 0) break;
             normalize_pow2((int)ft->n, Wc, k, Hc, m);
             if (improved) reseed_dead(ft, Wc, k, Hc);
@@ -825,6 +889,7 @@ int pnmf_fitter_fit(PnmfFitter *ft, const PnmfFitParams *p, float *W, PnmfAtom *
         }
     }
     if (st) {
+        st->seconds_init = t_init, st->seconds_h = t_h, st->seconds_w = t_w;
         st->guard_rejects = 0;
         for (int t = 0; t < ft->threads; t++) st->guard_rejects += ft->scr[t].guard_rejects;
     }

@@ -71,6 +71,7 @@ typedef struct PnmfFitStats {
     int best_restart;    /* which restart was kept */
     int guard_rejects;   /* steps undone because float rounding would have
                             raised the objective (should be rare) */
+    double seconds_init, seconds_h, seconds_w; /* wall time by stage, all restarts */
     double *trace;       /* if not NULL: objective after each iteration of the
                             kept restart, trace[0] = initial (iterations+1 values) */
 } PnmfFitStats;

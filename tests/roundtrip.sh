@@ -54,6 +54,7 @@ check '[ "$(cd "$T/png" && cat * | md5sum)" = "$(cd "$T/png2" && cat * | md5sum)
 "$B/pnmf-dec" -Q "$T/a.pnmf" - > "$T/a.y4m"
 l2=$("$B/pnmf-psnr" "$T/png/frame_%06d.png" "$T/pgm/frame_%06d.pgm")
 check 'echo "$l2" | grep -q "frames 60 psnr-y 999.000"' "png and pgm differ: $l2"
+check 'head -1 "$T/a.y4m" | grep -q "^YUV4MPEG2 W160 H120 F20:1 "' "y4m header: $(head -1 "$T/a.y4m")"
 l3=$("$B/pnmf-psnr" "$T/png/frame_%06d.png" "$T/a.y4m")
 check 'echo "$l3" | grep -q "frames 60 psnr-y 999.000"' "png and y4m differ: $l3"
 
@@ -83,6 +84,11 @@ if command -v ffmpeg >/dev/null; then
     "$B/pnmf-dec" -Q "$T/c.pnmf" "$T/c"
     l4=$("$B/pnmf-psnr" "$T/c.mp4" "$T/c/frame_%06d.png")
     check 'echo "$l4" | grep -q "^frames 12 "' "mp4 round trip: $l4"
+    ffmpeg -v error -i "$S/life.mkv" -frames:v 6 -c:v mjpeg -q:v 2 "$T/life.avi"
+    "$B/pnmf-enc" -Q -w 3 -k 4 "$T/life.avi" "$T/avi.pnmf"
+    "$B/pnmf-dec" -Q "$T/avi.pnmf" "$T/avi"
+    l7=$("$B/pnmf-psnr" "$T/life.avi" "$T/avi/frame_%06d.png")
+    check 'echo "$l7" | grep -q "^frames 6 "' "avi round trip: $l7"
     ffmpeg -v error -i "$S/life.mkv" -frames:v 8 -vf crop=77:53:3:5 "$T/odd.gif"
     "$B/pnmf-enc" -Q -w 4 -k 4 "$T/odd.gif" "$T/odd.pnmf"
     "$B/pnmf-dec" -Q "$T/odd.pnmf" "$T/odd"

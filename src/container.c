@@ -180,6 +180,10 @@ static int header_check(const PnmfHeader *h, char *err, size_t errlen)
         pnmf_set_err(err, errlen, "unknown shift model %u", h->shift_model);
         return PNMF_ERR_CORRUPT;
     }
+    if (h->w_step < 1 || h->w_step > 64 || h->r_step < 1 || h->r_step > 64) {
+        pnmf_set_err(err, errlen, "quantizer steps %u and %u outside 1..64", h->w_step, h->r_step);
+        return PNMF_ERR_CORRUPT;
+    }
     return 0;
 }
 
@@ -494,7 +498,8 @@ struct PnmfContainerReader {
     uint32_t next_frame;
     uint32_t expect_count;/* after a seek: the index's frame count, else 0 */
     uint32_t windows;     /* windows read since the header */
-    uint32_t digest;      /* CRC-32 of the index entries those windows imply */
+    uint8_t *seen;        /* the index entries those windows imply, packed */
+    size_t seen_cap;
     int done;             /* index and trailer reached and checked */
     int error;            /* sticky until a successful seek */
 
@@ -773,7 +778,8 @@ static int read_end(PnmfContainerReader *r, uint64_t index_offset, uint32_t len,
     PNMF_CHECK(index_check(r, r->chunk, len, index_offset, NULL, err, errlen));
     if (r->from_start &&
         (pnmf_rl32(r->chunk) != r->windows ||
-         pnmf_crc32(0, r->chunk + INDX_HEAD, len - INDX_HEAD) != r->digest)) {
+         (size_t)(len - INDX_HEAD) != (size_t)r->windows * INDX_ENTRY ||
+         (r->windows && memcmp(r->chunk + INDX_HEAD, r->seen, (size_t)r->windows * INDX_ENTRY)))) {
         pnmf_set_err(err, errlen, "index does not match the windows");
         return PNMF_ERR_CORRUPT;
     }
@@ -844,9 +850,19 @@ static int read_window(PnmfContainerReader *r, const uint8_t **payload, size_t *
             return ret;
         }
         if (r->from_start) {
-            uint8_t e[INDX_ENTRY];
-            entry_pack(e, offset, first, count);
-            r->digest = pnmf_crc32(r->digest, e, sizeof(e));
+            /* remembered to compare with the index: 16 bytes a window,
+             * bounded by the file's own size */
+            const size_t need = ((size_t)r->windows + 1) * INDX_ENTRY;
+            if (need > r->seen_cap) {
+                const size_t cap = need < 4096 ? 4096 : 2 * need;
+                uint8_t *p = pnmf_realloc(r->seen, cap);
+                if (!p) {
+                    pnmf_set_err(err, errlen, "out of memory");
+                    return PNMF_ERR_NOMEM;
+                }
+                r->seen = p, r->seen_cap = cap;
+            }
+            entry_pack(r->seen + (size_t)r->windows * INDX_ENTRY, offset, first, count);
             r->windows++;
         }
         r->next_frame += count;
@@ -974,6 +990,7 @@ void pnmf_container_reader_close(PnmfContainerReader **pr)
     PnmfContainerReader *r = *pr;
     pnmf_free(r->chunk);
     pnmf_free(r->payload);
+    pnmf_free(r->seen);
     pnmf_free(r->index);
     pnmf_freep(pr);
 }

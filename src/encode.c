@@ -85,7 +85,10 @@ int pnmf_encoder_create(PnmfEncoder **out, const PnmfEncSettings *s, int width, 
     *out = e;
     return 0;
 error:
-    pnmf_encoder_destroy(&e);
+    /* kept, so the caller can read the reason; pnmf_enc_close() frees it */
+    if (!e->err[0]) snprintf(e->err, sizeof(e->err), "%s", ret == PNMF_ERR_NOMEM ? "out of memory" : "cannot start the encoder");
+    e->failed = ret;
+    *out = e;
     return ret;
 }
 
@@ -144,7 +147,7 @@ static int encode_window(PnmfEncoder *e)
     if (getenv("PNMF_DEBUG"))
         fprintf(stderr, "window %d: objective %.6g after %d iterations (restart %d), %d guard rejects; "
                 "seconds: init %.2f, H steps %.2f, W steps %.2f\n", e->windows, st.objective,
-                st.iterations, st.best_restart, st.guard_rejects, st.seconds_init, st.seconds_h, st.seconds_w);
+                st.iterations, st.best_restart, st.guard_rejects_h + st.guard_rejects_w, st.seconds_init, st.seconds_h, st.seconds_w);
 
     PnmfWindowModel md;
     ret = pnmf_model_alloc(&md, e->rows, e->cols, m, k);
@@ -174,7 +177,7 @@ static int encode_window(PnmfEncoder *e)
         }
     pnmf_free(payload);
     pnmf_model_free(&md);
-    if (ret < 0) return fail(e, ret, "cannot write the window");
+    if (ret < 0) return fail(e, ret, ret == PNMF_ERR_NOMEM ? "out of memory" : "cannot write the window");
     e->windows++;
     e->nbuf = 0;
     return 0;

@@ -10,6 +10,7 @@
 #include <fftw3.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "fftcorr.h"
@@ -85,6 +86,12 @@ size_t pnmf_fft_spec_len(const PnmfFft *f) { return f->spec_len; }
 float *pnmf_fft_alloc_real(const PnmfFft *f) { return fftwf_malloc(sizeof(float) * f->n); }
 
 float *pnmf_fft_alloc_spec(const PnmfFft *f) { return fftwf_malloc(sizeof(float) * 2 * f->spec_len); }
+
+float *pnmf_fft_alloc_floats(size_t count)
+{
+    if (count > SIZE_MAX / sizeof(float)) return NULL;
+    return fftwf_malloc(sizeof(float) * (count ? count : 1));
+}
 
 void pnmf_fft_free(void *p) { fftwf_free(p); }
 

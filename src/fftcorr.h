@@ -25,6 +25,10 @@ size_t pnmf_fft_spec_len(const PnmfFft *f);
 /* Aligned buffers for everything passed to the functions below. */
 float *pnmf_fft_alloc_real(const PnmfFft *f);  /* rows*cols floats */
 float *pnmf_fft_alloc_spec(const PnmfFft *f);  /* 2*spec_len floats */
+/* count floats, aligned as FFTW wants; slices of it passed to the
+ * functions below must start at multiples of PNMF_FFT_ALIGN floats. */
+#define PNMF_FFT_ALIGN 16
+float *pnmf_fft_alloc_floats(size_t count);
 void   pnmf_fft_free(void *p);
 
 /* X = FFT(x). x is kept. Thread-safe. */

@@ -186,6 +186,9 @@ int pnmf_model_read(const uint8_t *buf, size_t size, int rows, int cols, int m, 
         for (int y = 0; y < c->bh; y++)
             for (int x = 0; x < c->bw; x++) {
                 if (get_u(&r, &v) < 0) FAIL("truncated window payload");
+                /* |difference| > max_level can only land out of range, and
+                 * checking first keeps the sum below from overflowing */
+                if ((v >> 1) > max_level) FAIL("component %d: level out of range", i);
                 const int64_t l = unzigzag(v) + level_pred(c->lev, c->bw, y, x);
                 if (l < 0 || (uint64_t)l > max_level) FAIL("component %d: level out of range", i);
                 c->lev[y * c->bw + x] = (uint16_t)l;

@@ -197,7 +197,8 @@ struct PnmfFitter {
     int m;
     float *Aspec, *Wspec;
     float *Gauto;          /* k x n: corr(w_i, w_i), the autocorrelations */
-    float *Gcross;         /* k x k x n: corr(w_i, w_l), or NULL when too big */
+    float *Gcross;         /* k x k slices of nstride: corr(w_i, w_l), or NULL when too big */
+    size_t nstride;        /* n rounded up to PNMF_FFT_ALIGN: FFTW's alignment for every slice */
     int gcross_k;          /* components Gcross holds now (0: stale) */
     double *wnorm2;
     float *E;              /* m x n spatial residuals (W step, init) */
@@ -229,9 +230,10 @@ int pnmf_fitter_open(PnmfFitter **out, int rows, int cols, int max_m, int max_k,
     ft->Wspec = pnmf_malloc_array((size_t)max_k * ft->spec2, sizeof(float));
     ft->Gauto = pnmf_malloc_array((size_t)max_k * ft->n, sizeof(float));
     /* the greedy order's shortcut, when its k^2 correlations fit in 256 MiB */
-    const int cross = (double)max_k * max_k * ft->n * sizeof(float) <= 256.0 * 1024 * 1024;
+    ft->nstride = (ft->n + PNMF_FFT_ALIGN - 1) / PNMF_FFT_ALIGN * PNMF_FFT_ALIGN;
+    const int cross = (double)max_k * max_k * ft->nstride * sizeof(float) <= 256.0 * 1024 * 1024;
     if (cross) {
-        ft->Gcross = pnmf_malloc_array((size_t)max_k * max_k * ft->n, sizeof(float));
+        ft->Gcross = pnmf_fft_alloc_floats((size_t)max_k * max_k * ft->nstride);
         if (!ft->Gcross) goto fail;
     }
     ft->wnorm2 = pnmf_calloc(max_k, sizeof(double));
@@ -253,7 +255,7 @@ int pnmf_fitter_open(PnmfFitter **out, int rows, int cols, int max_m, int max_k,
         s->x1 = pnmf_malloc_array(max_k, sizeof(PnmfAtom));
         s->x2 = pnmf_malloc_array(max_k, sizeof(PnmfAtom));
         if (cross) {
-            s->cc = pnmf_malloc_array((size_t)max_k * ft->n, sizeof(float));
+            s->cc = pnmf_fft_alloc_floats((size_t)max_k * ft->nstride);
             if (!s->cc) goto fail;
         }
         if (!s->R || !s->R2 || !s->tmp || !s->corr || !s->e || !s->x1 || !s->x2) goto fail;
@@ -279,13 +281,13 @@ void pnmf_fitter_close(PnmfFitter **pft)
             pnmf_fft_free(s->e);
             pnmf_free(s->x1);
             pnmf_free(s->x2);
-            pnmf_free(s->cc);
+            pnmf_fft_free(s->cc);
         }
     pnmf_free(ft->scr);
     pnmf_free(ft->Aspec);
     pnmf_free(ft->Wspec);
     pnmf_free(ft->Gauto);
-    pnmf_free(ft->Gcross);
+    pnmf_fft_free(ft->Gcross);
     pnmf_free(ft->wnorm2);
     pnmf_free(ft->E);
     pnmf_free(ft->num);
@@ -346,10 +348,10 @@ static void set_cross(PnmfFitter *ft, int k)
     Scratch *s = &ft->scr[0];
     for (int i = 0; i < k; i++)
         for (int l = i; l < k; l++) {
-            float *g = ft->Gcross + ((size_t)i * mk + l) * ft->n;
+            float *g = ft->Gcross + ((size_t)i * mk + l) * ft->nstride;
             pnmf_fft_corr(ft->fft, ft->Wspec + i * ft->spec2, ft->Wspec + l * ft->spec2, s->tmp, g);
             if (l == i) continue;
-            float *t = ft->Gcross + ((size_t)l * mk + i) * ft->n;
+            float *t = ft->Gcross + ((size_t)l * mk + i) * ft->nstride;
             for (int y = 0; y < rows; y++)
                 for (int x = 0; x < cols; x++)
                     t[(size_t)y * cols + x] = g[(size_t)((rows - y) % rows) * cols + (cols - x) % cols];
@@ -426,14 +428,14 @@ static void greedy_atoms(PnmfFitter *ft, Scratch *s, float *R, PnmfAtom *x, int 
     if (cross)
         for (int i = 0; i < k; i++)
             if (ft->wnorm2[i] > 0)
-                pnmf_fft_corr(ft->fft, R, ft->Wspec + i * ft->spec2, s->tmp, s->cc + i * ft->n);
+                pnmf_fft_corr(ft->fft, R, ft->Wspec + i * ft->spec2, s->tmp, s->cc + i * ft->nstride);
     for (int t = 0; t < k; t++) {
         double best_gain = 0;
         int best_i = -1;
         PnmfAtom best = { 0, 0 };
         for (int i = 0; i < k; i++) {
             if (x[i].r != 0 || ft->wnorm2[i] <= 0) continue;
-            float *c_i = s->cc ? s->cc + i * ft->n : s->corr;
+            float *c_i = cross ? s->cc + i * ft->nstride : s->corr;
             if (!cross) pnmf_fft_corr(ft->fft, R, ft->Wspec + i * ft->spec2, s->tmp, c_i);
             const int p = argmax_first(c_i, ft->n);
             const double c = c_i[p];
@@ -451,8 +453,8 @@ static void greedy_atoms(PnmfFitter *ft, Scratch *s, float *R, PnmfAtom *x, int 
         if (cross)
             for (int l = 0; l < k; l++)
                 if (x[l].r == 0 && ft->wnorm2[l] > 0)
-                    pnmf_shift_add(ft->rows, ft->cols, s->cc + l * ft->n,
-                                   ft->Gcross + ((size_t)best_i * ft->max_k + l) * ft->n, -best.r, best.p);
+                    pnmf_shift_add(ft->rows, ft->cols, s->cc + l * ft->nstride,
+                                   ft->Gcross + ((size_t)best_i * ft->max_k + l) * ft->nstride, -best.r, best.p);
     }
 }
 
@@ -669,7 +671,7 @@ int pnmf_fitter_w_step(PnmfFitter *ft, float *W, int k, const PnmfAtom *H, int m
     if (!(f_new <= f_old)) {
         memcpy(W, ft->Wold, kn * sizeof(float));
         all_residuals(ft, W, k, H);
-        ft->scr[0].guard_rejects++;
+        return 1;
     }
     return 0;
 }
@@ -837,7 +839,7 @@ int pnmf_fitter_fit(PnmfFitter *ft, const PnmfFitParams *p, float *W, PnmfAtom *
     }
     for (int t = 0; t < ft->threads; t++) ft->scr[t].guard_rejects = 0;
     double best = INFINITY, t_init = 0, t_h = 0, t_w = 0;
-    int ret = 0;
+    int ret = 0, w_rejects = 0;
     const int restarts = p->restarts > 0 ? p->restarts : 1;
     for (int rs = 0; rs < restarts; rs++) {
         uint64_t rng = p->seed * 0x9E3779B97F4A7C15ull + (uint64_t)rs * 7919 + 1;
@@ -866,6 +868,7 @@ int pnmf_fitter_fit(PnmfFitter *ft, const PnmfFitParams *p, float *W, PnmfAtom *
             ret = pnmf_fitter_w_step(ft, Wc, k, Hc, wmode, sweeps);
             t_w += seconds() - t1;
             if (ret < 0) break;
+            w_rejects += ret;
             normalize_pow2((int)ft->n, Wc, k, Hc, m);
             if (improved) reseed_dead(ft, Wc, k, Hc);
             const double fn = all_residuals(ft, Wc, k, Hc);
@@ -890,11 +893,12 @@ int pnmf_fitter_fit(PnmfFitter *ft, const PnmfFitParams *p, float *W, PnmfAtom *
     }
     if (st) {
         st->seconds_init = t_init, st->seconds_h = t_h, st->seconds_w = t_w;
-        st->guard_rejects = 0;
-        for (int t = 0; t < ft->threads; t++) st->guard_rejects += ft->scr[t].guard_rejects;
+        st->guard_rejects_h = 0;
+        for (int t = 0; t < ft->threads; t++) st->guard_rejects_h += ft->scr[t].guard_rejects;
+        st->guard_rejects_w = w_rejects;
     }
     pnmf_free(Wc);
     pnmf_free(Hc);
     pnmf_free(trace);
-    return ret;
+    return ret < 0 ? ret : 0;
 }

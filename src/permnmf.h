@@ -69,8 +69,8 @@ typedef struct PnmfFitStats {
     double objective;    /* of the returned W, H */
     int iterations;      /* ALS iterations of the kept restart */
     int best_restart;    /* which restart was kept */
-    int guard_rejects;   /* steps undone because float rounding would have
-                            raised the objective (should be rare) */
+    int guard_rejects_h; /* frame H steps and W steps undone because float */
+    int guard_rejects_w; /* rounding would have raised the objective (rare) */
     double seconds_init, seconds_h, seconds_w; /* wall time by stage, all restarts */
     double *trace;       /* if not NULL: objective after each iteration of the
                             kept restart, trace[0] = initial (iterations+1 values) */
@@ -91,7 +91,9 @@ int  pnmf_fitter_set_frames(PnmfFitter *ft, const float *A, int m);
  * (m x k) in place, never raising any frame's objective. */
 int  pnmf_fitter_h_step(PnmfFitter *ft, const float *W, int k, PnmfAtom *H, int mode, int sweeps);
 
-/* One W step with H fixed, never raising the objective. */
+/* One W step with H fixed, never raising the objective. Returns 1 if the
+ * step had to be undone (float rounding made it worse), 0 if kept, or a
+ * negative error. */
 int  pnmf_fitter_w_step(PnmfFitter *ft, float *W, int k, const PnmfAtom *H, int mode, int iters);
 
 /* The whole fit: initialisation, ALS iterations, restarts. W (k x n) and

@@ -69,5 +69,14 @@ check '[ $? -eq 4 ]' "not a pnmf file: $(cat "$T/err")"
 "$B/pnmf-dec" "$T/nothere.pnmf" "$T/out4" 2> "$T/err"
 check '[ $? -eq 3 ] && grep -q nothere.pnmf "$T/err"' "missing .pnmf: $(cat "$T/err")"
 
+# an input that cannot be read is exit 3 for every tool; an output that cannot be written, 5
+mkdir "$T/adir"
+"$B/pnmf-dec" "$T/adir" "$T/out5" 2> "$T/err"
+check '[ $? -eq 3 ] && grep -q adir "$T/err"' "pnmf-dec on a directory: $(cat "$T/err")"
+"$B/pnmf-psnr" "$T/nothere.mkv" "$S/life.mkv" > /dev/null 2> "$T/err"
+check '[ $? -eq 3 ] && grep -q nothere.mkv "$T/err"' "pnmf-psnr on a missing file: $(cat "$T/err")"
+"$B/pnmf-enc" -Q --frames 2 "$S/life.mkv" "$T/no/such/dir/x.pnmf" 2> "$T/err"
+check '[ $? -eq 5 ] && grep -q "no/such/dir/x.pnmf" "$T/err"' "unwritable output: $(cat "$T/err")"
+
 echo "cli: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -120,6 +120,24 @@ static void test_payload(void)
     }
 }
 
+/* Hostile varints: a level difference near 2^63 must be refused, not
+ * overflow (UBSan builds would trap on the overflow). */
+static void test_hostile(void)
+{
+    /* k=1; block 1x2; levels +1 then zigzag 0xFFFFFFFFFFFFFFFE (2^63 - 1);
+     * one frame's coefficient 1; shifts 0, 0 */
+    const uint8_t p[] = { 1, 1, 2, 2, 0xFE, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01, 1, 0, 0 };
+    PnmfWindowModel md;
+    char err[128] = "";
+    CHECK(pnmf_model_read(p, sizeof p, 4, 4, 1, 1, 1, 1, &md, err, sizeof err) < 0);
+    CHECK_MSG(strstr(err, "level out of range"), "reason '%s'", err);
+    /* an 11-byte varint and a block larger than the frame */
+    const uint8_t q[] = { 0x81, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00 };
+    CHECK(pnmf_model_read(q, sizeof q, 4, 4, 1, 1, 1, 1, &md, err, sizeof err) < 0);
+    const uint8_t r[] = { 1, 5, 1, 0, 0, 0, 0, 0, 1, 0, 0 };
+    CHECK(pnmf_model_read(r, sizeof r, 4, 4, 1, 1, 1, 1, &md, err, sizeof err) < 0);
+}
+
 /* The integer reconstruction against the definition in exact arithmetic
  * (all values are dyadic, so double is exact): round half up, clamp. */
 static void test_diamond_int(void)
@@ -177,6 +195,7 @@ int main(void)
     test_steps();
     test_component();
     test_payload();
+    test_hostile();
     test_diamond_int();
     test_layout();
     return test_summary("test_model");

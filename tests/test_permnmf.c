@@ -300,6 +300,12 @@ static void test_fit(int algo, int threads_check)
     int mono = 1;
     for (int t = 1; t <= st.iterations; t++) mono &= trace[t] <= trace[t - 1];
     CHECK_MSG(mono, "objective rose (algo %d)", algo);
+    /* the guards must be a rare safety net, not what makes it monotone */
+    CHECK_MSG(st.guard_rejects_w == 0, "W steps undone: %d", st.guard_rejects_w);
+    CHECK_MSG(st.guard_rejects_h <= M * st.iterations * p.restarts / 10, "frame H steps undone: %d",
+              st.guard_rejects_h);
+    CHECK_MSG(trace[st.iterations] < 0.2 * trace[0], "the fit barely descends: %g -> %g", trace[0],
+              trace[st.iterations]);
     CHECK_NEAR(st.objective, pnmf_objective(R, C, A, M, W, K, H), 1e-9);
     double minncc = 1;
     for (int i = 0; i < K; i++) {
@@ -310,7 +316,7 @@ static void test_fit(int algo, int threads_check)
     const double fgt = pnmf_objective(R, C, A, M, Wt, K, Ht);
     printf("algo %s: objective %.4g (ground truth %.4g), %d iterations, restart %d kept, min NCC %.4f, guard rejects %d\n",
            algo ? "improved" : "paper", st.objective, fgt, st.iterations, st.best_restart, minncc,
-           st.guard_rejects);
+           st.guard_rejects_h + st.guard_rejects_w);
     if (algo == PNMF_ALGO_IMPROVED) CHECK_MSG(minncc > 0.95, "recovery NCC %g", minncc);
     if (threads_check) {
         PnmfFitter *ft2;
@@ -337,15 +343,21 @@ static void test_w_steps(void)
         PnmfFitter *ft;
         pnmf_fitter_open(&ft, R, C, M, K, 2);
         pnmf_fitter_set_frames(ft, A, M);
-        double f = pnmf_objective(R, C, A, M, W, K, H);
-        int mono = 1;
+        const double f0 = pnmf_objective(R, C, A, M, W, K, H);
+        double f = f0;
+        int mono = 1, undone = 0;
         for (int it = 0; it < 10; it++) {
-            pnmf_fitter_w_step(ft, W, K, H, mode, 10);
+            /* the step itself must be a descent step: the guard that undoes
+             * a step made worse by rounding must not have had to act */
+            undone += pnmf_fitter_w_step(ft, W, K, H, mode, 10) != 0;
             const double fn = pnmf_objective(R, C, A, M, W, K, H);
             mono &= fn <= f;
             f = fn;
         }
+        printf("W step %s: objective %.4g -> %.4g in 10 steps\n", mode ? "HALS" : "PG", f0, f);
         CHECK_MSG(mono, "W step mode %d raised the objective", mode);
+        CHECK_MSG(undone == 0, "W step mode %d was undone %d times", mode, undone);
+        CHECK_MSG(f < 0.5 * f0, "W step mode %d barely descends: %g -> %g", mode, f0, f);
         if (mode == PNMF_W_HALS) {
             /* the last component of a sweep is an exact block minimiser:
              * KKT, gradient ~0 where w > 0 and >= 0 where w = 0 */

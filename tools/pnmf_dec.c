@@ -11,6 +11,9 @@
 
 static const char *prog = "pnmf-dec";
 
+/* The decoder's I/O errors are on the input side. */
+static int dec_exit_code(int err) { return err == PNMF_ERR_IO ? PNMF_EXIT_INPUT : cli_exit_code(err); }
+
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -88,7 +91,7 @@ int main(int argc, char **argv)
     if (ret < 0) {
         const char *why = pnmf_dec_errmsg(dec);
         fprintf(stderr, "%s: %s: %s\n", prog, inpath, why && *why ? why : pnmf_strerror(ret));
-        code = cli_exit_code(ret);
+        code = dec_exit_code(ret);
         goto end;
     }
     const PnmfStreamInfo *info = pnmf_dec_info(dec);
@@ -100,7 +103,7 @@ int main(int argc, char **argv)
     }
     if (start > 0 && (ret = pnmf_dec_seek(dec, (int)start)) < 0) {
         fprintf(stderr, "%s: %s: %s\n", prog, inpath, *pnmf_dec_errmsg(dec) ? pnmf_dec_errmsg(dec) : pnmf_strerror(ret));
-        code = cli_exit_code(ret);
+        code = dec_exit_code(ret);
         goto end;
     }
     PnmfOutputInfo oi = { info->width, info->height, info->fps_num, info->fps_den };
@@ -124,7 +127,7 @@ int main(int argc, char **argv)
             const char *why = pnmf_dec_errmsg(dec);
             fprintf(stderr, "%s: %s: frame %lld: %s\n", prog, inpath, start + frames + 1,
                     why && *why ? why : pnmf_strerror(ret));
-            code = cli_exit_code(ret);
+            code = dec_exit_code(ret);
             goto end;
         }
         if (pnmf_output_write(out, buf, info->width, err, sizeof(err)) < 0) {

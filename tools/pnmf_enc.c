@@ -124,8 +124,10 @@ int main(int argc, char **argv)
     int code = PNMF_EXIT_OK;
     const double t0 = cli_now();
     if (ret < 0) {
-        fprintf(stderr, "%s: %s: %s\n", prog, inpath, pnmf_strerror(ret));
-        code = cli_exit_code(ret);
+        const char *why = pnmf_enc_errmsg(enc);
+        fprintf(stderr, "%s: %s: %s\n", prog, ret == PNMF_ERR_IO ? outpath : inpath,
+                why && *why ? why : pnmf_strerror(ret));
+        code = ret == PNMF_ERR_IO ? PNMF_EXIT_OUTPUT : cli_exit_code(ret);
         goto end;
     }
     for (long long nf = 0; max_frames < 0 || nf < max_frames; nf++) {

@@ -98,7 +98,7 @@ int main(int argc, char **argv)
     PnmfInputInfo ri, ti;
     PnmfInput *ref = NULL, *test = NULL;
     uint8_t *rbuf = NULL, *tbuf = NULL;
-    ret = 1;
+    ret = 3; /* cannot read an input (exit codes: tools/cli_util.h) */
 
     if (!(ref = pnmf_input_open(s.ref, &ri, err, sizeof(err)))) {
         fail(s.ref, err);
@@ -117,6 +117,7 @@ int main(int argc, char **argv)
     const size_t n = (size_t)ri.width * ri.height;
     if (!(rbuf = malloc(n)) || !(tbuf = malloc(n))) {
         fail(s.ref, "out of memory");
+        ret = 1;
         goto end;
     }
 

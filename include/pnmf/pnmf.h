@@ -80,6 +80,8 @@ PNMF_API void pnmf_enc_default_settings(PnmfEncSettings *s);
  * Open an encoder writing to @p out, which must be seekable (the header is
  * rewritten when the encoder finishes). The FILE stays owned by the caller.
  * @p width, @p height, @p fps_num and @p fps_den describe the frames.
+ * On failure *enc may still be set so pnmf_enc_errmsg() can explain;
+ * pnmf_enc_close() it either way.
  * @return 0 on success, or a negative PNMF_ERR code.
  */
 PNMF_API int pnmf_enc_open(PnmfEncoder **enc, const PnmfEncSettings *s,

@@ -1,0 +1,466 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The standard codecs of pnmf-compare, through libavcodec's own encoders
+ * and decoders, in-process.
+ *
+ * Gray input is coded as 4:0:0 (AV_PIX_FMT_GRAY8) when the encoder lists
+ * that format at run time (libx264, libx265 and libaom do); otherwise as
+ * 4:2:0 with the luma copied unchanged and both chroma planes flat 128.
+ * Either way the frames are tagged full range (AVCOL_RANGE_JPEG): the luma
+ * keeps its 0..255 values, nothing is squeezed to 16..235. The stream's size
+ * is the sum of its packets (plus extradata, if an encoder puts headers
+ * there): the elementary stream, no container. libx264 and libx265 put
+ * their version and full settings as text in an SEI message of the first
+ * packet (about 0.7 and 2.3 KB): metadata, not coded video, and on a small
+ * clip a large share of the stream, so SEI NAL units are removed with
+ * FFmpeg's filter_units bitstream filter before counting and decoding
+ * (--keep-sei keeps them; CmpPoint.sei_bytes says how much went). The
+ * packets are decoded with libavcodec and the decoded luma plane is scored
+ * against the source.
+ */
+#include <string.h>
+
+#include <libavcodec/avcodec.h>
+#include <libavcodec/bsf.h>
+#include <libavutil/dict.h>
+#include <libavutil/error.h>
+#include <libavutil/frame.h>
+#include <libavutil/opt.h>
+#include <libavutil/pixdesc.h>
+
+#include "cli_util.h"
+#include "compare.h"
+#include "compare_metrics.h"
+
+typedef struct LavcConf {
+    const char *encoder;        /* libavcodec encoder name */
+    const char *decoders[4];    /* decoder names to try in order, NULL-terminated */
+    enum AVCodecID id;          /* else the first decoder for this id */
+    const char *sei_types;      /* NAL unit types of SEI, for filter_units; NULL: none */
+    /* the encoder's private options for one point */
+    void (*options)(AVDictionary **d, int crf, int gray, const CmpOptions *o);
+} LavcConf;
+
+static void set_int(AVDictionary **d, const char *key, int v)
+{
+    char s[32];
+    snprintf(s, sizeof(s), "%d", v);
+    av_dict_set(d, key, s, 0);
+}
+
+static void x264_options(AVDictionary **d, int crf, int gray, const CmpOptions *o)
+{
+    (void)gray;
+    (void)o;
+    av_dict_set(d, "preset", "medium", 0);
+    set_int(d, "crf", crf);
+}
+
+static void x264_anim_options(AVDictionary **d, int crf, int gray, const CmpOptions *o)
+{
+    x264_options(d, crf, gray, o);
+    av_dict_set(d, "tune", "animation", 0);
+}
+
+static void x265_options(AVDictionary **d, int crf, int gray, const CmpOptions *o)
+{
+    (void)gray;
+    av_dict_set(d, "preset", "medium", 0);
+    set_int(d, "crf", crf);
+    /* libx265 ignores thread_count: its pool of N worker threads (and one
+     * frame thread when N = 1) is set here; its log goes straight to stderr */
+    char p[96];
+    snprintf(p, sizeof(p), "log-level=%s:pools=%d%s", o->verbose ? "warning" : "error", o->threads,
+             o->threads == 1 ? ":frame-threads=1" : "");
+    av_dict_set(d, "x265-params", p, 0);
+}
+
+static void aom_options(AVDictionary **d, int crf, int gray, const CmpOptions *o)
+{
+    (void)o;
+    set_int(d, "cpu-used", 6);
+    set_int(d, "crf", crf);
+    /* libaom 3.6 with monochrome input and row-mt on was seen writing
+     * streams that decode wrongly: keep it off for gray */
+    if (gray) av_dict_set(d, "row-mt", "0", 0);
+}
+
+static void svtav1_options(AVDictionary **d, int crf, int gray, const CmpOptions *o)
+{
+    (void)gray;
+    set_int(d, "preset", 8);
+    set_int(d, "crf", crf);
+    /* SVT-AV1 sizes its thread pools from "lp", not from thread_count */
+    char p[32];
+    snprintf(p, sizeof(p), "lp=%d", o->threads);
+    av_dict_set(d, "svtav1-params", p, 0);
+}
+
+static void vp9_options(AVDictionary **d, int crf, int gray, const CmpOptions *o)
+{
+    (void)gray;
+    (void)o;
+    /* constant quality: crf with a zero bit rate (set on the context) */
+    set_int(d, "crf", crf);
+    av_dict_set(d, "deadline", "good", 0);
+    set_int(d, "cpu-used", 2);
+}
+
+/* ---- encode, decode, score ---- */
+
+typedef struct Packets {
+    AVPacket **p;
+    int n, cap;
+} Packets;
+
+static void packets_free(Packets *pk)
+{
+    for (int i = 0; i < pk->n; i++) av_packet_free(&pk->p[i]);
+    av_freep(&pk->p);
+    pk->n = pk->cap = 0;
+}
+
+static int packets_take(Packets *pk, AVPacket *pkt)
+{
+    if (pk->n == pk->cap) {
+        const int cap = pk->cap ? 2 * pk->cap : 64;
+        AVPacket **p = av_realloc_array(pk->p, cap, sizeof(*p));
+        if (!p) return AVERROR(ENOMEM);
+        pk->p = p;
+        pk->cap = cap;
+    }
+    AVPacket *q = av_packet_alloc();
+    if (!q) return AVERROR(ENOMEM);
+    av_packet_move_ref(q, pkt);
+    pk->p[pk->n++] = q;
+    return 0;
+}
+
+static void fail(CmpPoint *pt, const char *what, int averr)
+{
+    char e[AV_ERROR_MAX_STRING_SIZE];
+    av_strerror(averr, e, sizeof(e));
+    pt->ok = 0;
+    snprintf(pt->err, sizeof(pt->err), "%.130s: %.60s", what, e);
+}
+
+static int has_gray(const AVCodec *codec)
+{
+    for (const enum AVPixelFormat *f = codec->pix_fmts; f && *f != AV_PIX_FMT_NONE; f++)
+        if (*f == AV_PIX_FMT_GRAY8) return 1;
+    return 0;
+}
+
+static const AVCodec *find_decoder(const LavcConf *lc)
+{
+    for (int i = 0; lc->decoders[i]; i++) {
+        const AVCodec *c = avcodec_find_decoder_by_name(lc->decoders[i]);
+        if (c) return c;
+    }
+    return avcodec_find_decoder(lc->id);
+}
+
+static int lavc_available(const CmpCodec *c, char *why, size_t len)
+{
+    const LavcConf *lc = c->priv;
+    if (!avcodec_find_encoder_by_name(lc->encoder)) {
+        snprintf(why, len, "this FFmpeg has no %s encoder", lc->encoder);
+        return -1;
+    }
+    if (!find_decoder(lc)) {
+        snprintf(why, len, "this FFmpeg has no %s decoder", avcodec_get_name(lc->id));
+        return -1;
+    }
+    return 0;
+}
+
+/* Copy source frame i into a new frame the encoder may keep. */
+static int make_frame(const CmpClip *clip, int i, enum AVPixelFormat fmt, AVFrame **out)
+{
+    AVFrame *f = av_frame_alloc();
+    if (!f) return AVERROR(ENOMEM);
+    f->format = fmt;
+    f->width = clip->width;
+    f->height = clip->height;
+    f->color_range = AVCOL_RANGE_JPEG;
+    f->pts = i;
+    int ret = av_frame_get_buffer(f, 0);
+    if (ret < 0) {
+        av_frame_free(&f);
+        return ret;
+    }
+    const uint8_t *src = cmp_clip_frame(clip, i);
+    for (int y = 0; y < clip->height; y++)
+        memcpy(f->data[0] + y * f->linesize[0], src + (size_t)y * clip->width, clip->width);
+    if (fmt != AV_PIX_FMT_GRAY8) {
+        const int cw = (clip->width + 1) / 2, ch = (clip->height + 1) / 2;
+        for (int p = 1; p <= 2; p++)
+            for (int y = 0; y < ch; y++) memset(f->data[p] + y * f->linesize[p], 128, cw);
+    }
+    *out = f;
+    return 0;
+}
+
+/* Send one frame (NULL flushes) and keep every packet that comes out. */
+static int encode_step(AVCodecContext *enc, AVFrame *frame, AVPacket *pkt, Packets *pk)
+{
+    int ret = avcodec_send_frame(enc, frame);
+    if (ret < 0) return ret;
+    for (;;) {
+        ret = avcodec_receive_packet(enc, pkt);
+        if (ret == AVERROR(EAGAIN) || ret == AVERROR_EOF) return 0;
+        if (ret < 0) return ret;
+        if ((ret = packets_take(pk, pkt)) < 0) return ret;
+    }
+}
+
+/* Remove the SEI NAL units (types lc->sei_types) from every packet with
+ * filter_units; the bytes removed are added to *removed. */
+static int strip_sei(const LavcConf *lc, const AVCodecContext *enc, Packets *pk, uint64_t *removed,
+                     char *why, size_t len)
+{
+    const AVBitStreamFilter *f = av_bsf_get_by_name("filter_units");
+    if (!f) {
+        snprintf(why, len, "this FFmpeg has no filter_units bitstream filter (try --keep-sei)");
+        return AVERROR_FILTER_NOT_FOUND;
+    }
+    AVBSFContext *bsf = NULL;
+    Packets out = { 0 };
+    AVPacket *pkt = av_packet_alloc();
+    int ret = pkt ? av_bsf_alloc(f, &bsf) : AVERROR(ENOMEM);
+    if (ret >= 0) ret = avcodec_parameters_from_context(bsf->par_in, enc);
+    if (ret >= 0) {
+        bsf->time_base_in = enc->time_base;
+        ret = av_opt_set(bsf->priv_data, "remove_types", lc->sei_types, 0);
+    }
+    if (ret >= 0) ret = av_bsf_init(bsf);
+    uint64_t before = 0, after = 0;
+    for (int i = 0; ret >= 0 && i <= pk->n; i++) {
+        if (i < pk->n) before += (uint64_t)pk->p[i]->size;
+        ret = av_bsf_send_packet(bsf, i < pk->n ? pk->p[i] : NULL);
+        while (ret >= 0) {
+            ret = av_bsf_receive_packet(bsf, pkt);
+            if (ret == AVERROR(EAGAIN) || ret == AVERROR_EOF) {
+                ret = 0;
+                break;
+            }
+            if (ret >= 0) {
+                after += (uint64_t)pkt->size;
+                ret = packets_take(&out, pkt);
+            }
+        }
+    }
+    if (ret >= 0) {
+        packets_free(pk);
+        *pk = out;
+        *removed += before - after;
+    } else {
+        packets_free(&out);
+        snprintf(why, len, "filter_units (removing SEI)");
+    }
+    av_packet_free(&pkt);
+    av_bsf_free(&bsf);
+    return ret;
+}
+
+/* Is the decoded frame's plane 0 an 8-bit luma plane we can score? */
+static int luma8(enum AVPixelFormat fmt)
+{
+    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(fmt);
+    return d && !(d->flags & (AV_PIX_FMT_FLAG_RGB | AV_PIX_FMT_FLAG_PAL | AV_PIX_FMT_FLAG_HWACCEL |
+                              AV_PIX_FMT_FLAG_BITSTREAM)) &&
+           d->comp[0].plane == 0 && d->comp[0].depth == 8 && d->comp[0].step == 1 &&
+           d->comp[0].offset == 0;
+}
+
+/* Send one packet (NULL flushes); score every frame that comes out. The
+ * decoder's calls are timed into *dt, the scoring is not. */
+static int decode_step(AVCodecContext *dec, const AVPacket *pkt, AVFrame *frame, const CmpClip *clip,
+                       CmpScore *score, double *dt, char *why, size_t len)
+{
+    double t0 = cli_now();
+    int ret = avcodec_send_packet(dec, pkt);
+    *dt += cli_now() - t0;
+    if (ret < 0) return ret;
+    for (;;) {
+        t0 = cli_now();
+        ret = avcodec_receive_frame(dec, frame);
+        *dt += cli_now() - t0;
+        if (ret == AVERROR(EAGAIN) || ret == AVERROR_EOF) return 0;
+        if (ret < 0) return ret;
+        if (frame->width != clip->width || frame->height != clip->height || !luma8(frame->format)) {
+            snprintf(why, len, "decoded a %dx%d %s frame, expected %dx%d 8-bit", frame->width,
+                     frame->height, av_get_pix_fmt_name(frame->format), clip->width, clip->height);
+            return AVERROR_INVALIDDATA;
+        }
+        if (score->frames >= clip->frames) {
+            snprintf(why, len, "decoded more frames than the %d encoded", clip->frames);
+            return AVERROR_INVALIDDATA;
+        }
+        if (cmp_score_frame(score, cmp_clip_frame(clip, score->frames), clip->width, frame->data[0],
+                            frame->linesize[0], clip->width, clip->height) < 0)
+            return AVERROR(ENOMEM);
+        av_frame_unref(frame);
+    }
+}
+
+static void lavc_run(const CmpCodec *c, const CmpClip *clip, const CmpOptions *o, int crf, CmpPoint *pt)
+{
+    const LavcConf *lc = c->priv;
+    const AVCodec *codec = avcodec_find_encoder_by_name(lc->encoder);
+    const AVCodec *dcodec = find_decoder(lc);
+    AVCodecContext *enc = NULL, *dec = NULL;
+    AVDictionary *opts = NULL;
+    AVFrame *frame = NULL;
+    AVPacket *pkt = av_packet_alloc();
+    Packets pk = { 0 };
+    char what[160], why[160] = "";
+    int ret;
+
+    pt->param = crf;
+    if (!codec || !dcodec) {
+        snprintf(pt->err, sizeof(pt->err), "%s: encoder or decoder not found", lc->encoder);
+        goto end;
+    }
+    if (!pkt || !(enc = avcodec_alloc_context3(codec))) {
+        fail(pt, lc->encoder, AVERROR(ENOMEM));
+        goto end;
+    }
+    const int gray = has_gray(codec);
+    const enum AVPixelFormat fmt = gray ? AV_PIX_FMT_GRAY8 : AV_PIX_FMT_YUV420P;
+    enc->width = clip->width;
+    enc->height = clip->height;
+    enc->pix_fmt = fmt;
+    enc->time_base = (AVRational){ clip->fps_den, clip->fps_num };
+    enc->framerate = (AVRational){ clip->fps_num, clip->fps_den };
+    enc->color_range = AVCOL_RANGE_JPEG;
+    enc->thread_count = o->threads;
+    enc->bit_rate = 0; /* constant quality (crf), no rate target */
+    lc->options(&opts, crf, gray, o);
+    /* encode: the encoder's open and its calls are timed, not our copies */
+    double enc_t = cli_now();
+    ret = avcodec_open2(enc, codec, &opts);
+    enc_t = cli_now() - enc_t;
+    if (ret < 0) {
+        snprintf(what, sizeof(what), "%s: cannot open the encoder", lc->encoder);
+        fail(pt, what, ret);
+        goto end;
+    }
+    const AVDictionaryEntry *left = av_dict_get(opts, "", NULL, AV_DICT_IGNORE_SUFFIX);
+    if (left) {
+        snprintf(pt->err, sizeof(pt->err), "%s: does not take option %s", lc->encoder, left->key);
+        goto end;
+    }
+
+    for (int i = 0; i <= clip->frames; i++) {
+        if (i < clip->frames && (ret = make_frame(clip, i, fmt, &frame)) < 0) {
+            fail(pt, lc->encoder, ret);
+            goto end;
+        }
+        const double t0 = cli_now();
+        ret = encode_step(enc, i < clip->frames ? frame : NULL, pkt, &pk);
+        enc_t += cli_now() - t0;
+        av_frame_free(&frame);
+        if (ret < 0) {
+            snprintf(what, sizeof(what), "%s: encoding frame %d", lc->encoder, i);
+            fail(pt, what, ret);
+            goto end;
+        }
+    }
+    cmp_mark_encoded(pt);
+    pt->enc_seconds = enc_t;
+    if (lc->sei_types && !o->keep_sei &&
+        (ret = strip_sei(lc, enc, &pk, &pt->sei_bytes, why, sizeof(why))) < 0) {
+        snprintf(what, sizeof(what), "%s: %s", lc->encoder, why);
+        fail(pt, what, ret);
+        goto end;
+    }
+    *why = 0;
+    pt->bytes = (uint64_t)(enc->extradata ? enc->extradata_size : 0);
+    for (int i = 0; i < pk.n; i++) pt->bytes += (uint64_t)pk.p[i]->size;
+
+    /* decode and score */
+    if (!(dec = avcodec_alloc_context3(dcodec)) || !(frame = av_frame_alloc())) {
+        fail(pt, dcodec->name, AVERROR(ENOMEM));
+        goto end;
+    }
+    dec->thread_count = o->threads;
+    if (enc->extradata_size > 0) {
+        dec->extradata = av_mallocz(enc->extradata_size + AV_INPUT_BUFFER_PADDING_SIZE);
+        if (!dec->extradata) {
+            fail(pt, dcodec->name, AVERROR(ENOMEM));
+            goto end;
+        }
+        memcpy(dec->extradata, enc->extradata, enc->extradata_size);
+        dec->extradata_size = enc->extradata_size;
+    }
+    double dec_t = 0;
+    const double t0 = cli_now();
+    ret = avcodec_open2(dec, dcodec, NULL);
+    dec_t += cli_now() - t0;
+    if (ret < 0) {
+        snprintf(what, sizeof(what), "%s: cannot open the decoder", dcodec->name);
+        fail(pt, what, ret);
+        goto end;
+    }
+    CmpScore score;
+    cmp_score_init(&score);
+    for (int i = 0; i <= pk.n; i++) {
+        ret = decode_step(dec, i < pk.n ? pk.p[i] : NULL, frame, clip, &score, &dec_t, why, sizeof(why));
+        if (ret < 0) {
+            snprintf(what, sizeof(what), "%s: decoding packet %d%s%s", dcodec->name, i, *why ? ": " : "", why);
+            if (*why) snprintf(pt->err, sizeof(pt->err), "%s", what);
+            else fail(pt, what, ret);
+            goto end;
+        }
+    }
+    if (score.frames != clip->frames) {
+        snprintf(pt->err, sizeof(pt->err), "%s: decoded %d frames of %d", dcodec->name, score.frames,
+                 clip->frames);
+        goto end;
+    }
+    pt->dec_seconds = dec_t;
+    pt->frames = score.frames;
+    pt->sse = score.sse;
+    pt->psnr = cmp_score_psnr(&score);
+    pt->ssim = cmp_score_ssim(&score);
+    pt->ok = 1;
+end:
+    av_dict_free(&opts);
+    packets_free(&pk);
+    av_frame_free(&frame);
+    av_packet_free(&pkt);
+    avcodec_free_context(&enc);
+    avcodec_free_context(&dec);
+}
+
+/* ---- the table ---- */
+
+#define LAVC_CODEC(var, nm, desc, lo, hi, llo, lhi, conf) \
+    static const CmpCodec var = { nm, desc, "crf", lo, hi, llo, lhi, lavc_available, lavc_run, &conf }
+
+/* SEI is NAL unit type 6 in H.264, 39 (prefix) and 40 (suffix) in HEVC */
+static const LavcConf x264_conf = { "libx264", { "h264", NULL }, AV_CODEC_ID_H264, "6", x264_options };
+static const LavcConf x264_anim_conf = { "libx264", { "h264", NULL }, AV_CODEC_ID_H264, "6",
+                                         x264_anim_options };
+static const LavcConf x265_conf = { "libx265", { "hevc", NULL }, AV_CODEC_ID_HEVC, "39-40", x265_options };
+static const LavcConf aom_conf = { "libaom-av1", { "libdav1d", "libaom-av1", "av1", NULL }, AV_CODEC_ID_AV1,
+                                   NULL, aom_options };
+static const LavcConf svtav1_conf = { "libsvtav1", { "libdav1d", "libaom-av1", "av1", NULL },
+                                      AV_CODEC_ID_AV1, NULL, svtav1_options };
+static const LavcConf vp9_conf = { "libvpx-vp9", { "vp9", NULL }, AV_CODEC_ID_VP9, NULL, vp9_options };
+
+/* Default ladders, best quality first: on the bundled samples/sprites.mkv
+ * they run from about 50 dB PSNR-Y down to 30 dB, or to the codec's
+ * largest CRF where it stays above 30 dB (the AV1 encoders and VP9). */
+LAVC_CODEC(x264_codec, "x264", "libx264 preset medium", 0, 51, 16, 44, x264_conf);
+LAVC_CODEC(x264_anim_codec, "x264-anim", "libx264 preset medium, tune animation", 0, 51, 16, 44,
+           x264_anim_conf);
+LAVC_CODEC(x265_codec, "x265", "libx265 preset medium", 0, 51, 20, 44, x265_conf);
+LAVC_CODEC(aom_codec, "aom", "libaom-av1 cpu-used 6 (row-mt 0 for gray)", 0, 63, 30, 63, aom_conf);
+LAVC_CODEC(svtav1_codec, "svtav1", "libsvtav1 preset 8", 1, 63, 34, 63, svtav1_conf);
+LAVC_CODEC(vp9_codec, "vp9", "libvpx-vp9 crf, deadline good, cpu-used 2", 0, 63, 28, 63, vp9_conf);
+
+const CmpCodec *const cmp_lavc_codecs[] = {
+    &x264_codec, &x264_anim_codec, &x265_codec, &aom_codec, &svtav1_codec, &vp9_codec, NULL,
+};

@@ -1,0 +1,614 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * pnmf-compare: size and quality of pnmf against standard codecs on one
+ * clip, in one command. Reads the clip's gray frames once, runs each
+ * codec's quality ladder (each point encoded, decoded and scored in a
+ * forked child, so a codec's peak memory is its own and a crash costs one
+ * point), then prints the tables and writes the CSV files and the plot.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <libavutil/log.h>
+
+#include "cli_util.h"
+#include "compare.h"
+#include "input/demuxer.h"
+
+static const char *prog = "pnmf-compare";
+
+#define MAX_CODECS 16
+#define DEFAULT_POINTS 6
+#define DEFAULT_OUT "compare-out"
+
+/* ---- the codecs ---- */
+
+static const CmpCodec *all_codecs(int i)
+{
+    if (i == 0) return &cmp_pnmf_codec;
+    for (int k = 0; cmp_lavc_codecs[k]; k++)
+        if (k == i - 1) return cmp_lavc_codecs[k];
+    return NULL;
+}
+
+static const CmpCodec *codec_by_name(const char *name, size_t len)
+{
+    for (int i = 0; all_codecs(i); i++)
+        if (strlen(all_codecs(i)->name) == len && !strncmp(all_codecs(i)->name, name, len))
+            return all_codecs(i);
+    return NULL;
+}
+
+int cmp_ladder_value(int lo, int hi, int i, int n)
+{
+    if (n <= 1) return lo + (hi - lo) / 2;
+    return lo + (int)((double)(hi - lo) * i / (n - 1) + 0.5);
+}
+
+/* ---- memory and CPU time of the encode (in the child) ---- */
+
+static double base_kib = -1;
+static int hwm_reset;
+static struct rusage ru_start;
+
+/* A "Key:   123 kB" line of /proc/self/status, in KiB, or -1. */
+static double proc_status_kib(const char *key)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return -1;
+    char line[256];
+    double v = -1;
+    const size_t kl = strlen(key);
+    while (fgets(line, sizeof(line), f))
+        if (!strncmp(line, key, kl)) {
+            v = strtod(line + kl, NULL);
+            break;
+        }
+    fclose(f);
+    return v;
+}
+
+static double tv_seconds(struct timeval t)
+{
+    return t.tv_sec + t.tv_usec * 1e-6;
+}
+
+/* Start measuring: reset the peak resident size to the current one (Linux
+ * clear_refs "5"), so the peak is this encode's and not the parent's. */
+static void measure_start(void)
+{
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    hwm_reset = 0;
+    if (f) {
+        hwm_reset = fputs("5", f) >= 0;
+        hwm_reset &= fclose(f) == 0;
+    }
+    base_kib = proc_status_kib("VmRSS:");
+    getrusage(RUSAGE_SELF, &ru_start);
+}
+
+void cmp_mark_encoded(CmpPoint *pt)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    pt->enc_cpu_seconds = tv_seconds(ru.ru_utime) + tv_seconds(ru.ru_stime) -
+                          tv_seconds(ru_start.ru_utime) - tv_seconds(ru_start.ru_stime);
+    /* without the reset, ru_maxrss (KiB on Linux) may still hold the parent's peak */
+    const double peak = hwm_reset ? proc_status_kib("VmHWM:") : (double)ru.ru_maxrss;
+    pt->rss_base_mib = base_kib >= 0 ? base_kib / 1024 : -1;
+    pt->peak_mib = base_kib >= 0 && peak >= base_kib ? (peak - base_kib) / 1024 : -1;
+}
+
+/* ---- one point in a child ---- */
+
+static int write_all(int fd, const void *p, size_t n)
+{
+    const char *c = p;
+    while (n) {
+        ssize_t w = write(fd, c, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return -1;
+        c += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int read_all(int fd, void *p, size_t n)
+{
+    char *c = p;
+    while (n) {
+        ssize_t r = read(fd, c, n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return -1;
+        c += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+static void run_point(const CmpCodec *c, const CmpClip *clip, const CmpOptions *o, int param, CmpPoint *pt)
+{
+    memset(pt, 0, sizeof(*pt));
+    pt->param = param;
+    pt->peak_mib = -1;
+    int fds[2];
+    pid_t pid = -1;
+    fflush(stdout);
+    fflush(stderr);
+    if (pipe(fds) == 0) {
+        pid = fork();
+        if (pid < 0) {
+            close(fds[0]);
+            close(fds[1]);
+        }
+    }
+    if (pid < 0) { /* no child: measure in-process */
+        measure_start();
+        c->run(c, clip, o, param, pt);
+        return;
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        measure_start();
+        c->run(c, clip, o, param, pt);
+        _exit(write_all(fds[1], pt, sizeof(*pt)) ? 1 : 0);
+    }
+    close(fds[1]);
+    const int got = read_all(fds[0], pt, sizeof(*pt)) == 0;
+    close(fds[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    if (!got) {
+        memset(pt, 0, sizeof(*pt));
+        pt->param = param;
+        pt->peak_mib = -1;
+        if (WIFSIGNALED(status))
+            snprintf(pt->err, sizeof(pt->err), "%s %s %d: the encode/decode process died (%s)", c->name,
+                     c->param_name, param, strsignal(WTERMSIG(status)));
+        else
+            snprintf(pt->err, sizeof(pt->err), "%s %s %d: the encode/decode process exited with status %d",
+                     c->name, c->param_name, param, WEXITSTATUS(status));
+    }
+}
+
+/* ---- command line ---- */
+
+typedef struct Args {
+    const CmpCodec *codecs[MAX_CODECS];
+    int ncodecs;
+    int lo[MAX_CODECS], hi[MAX_CODECS]; /* per codec ladder; -1 = default */
+    int points;
+    long long frames;
+    const char *out;
+    const char *plot;
+    int quiet;
+    CmpOptions o;
+} Args;
+
+static void usage(FILE *f)
+{
+    PnmfEncSettings d;
+    pnmf_enc_default_settings(&d);
+    fprintf(f,
+            "usage: pnmf-compare [options] CLIP\n"
+            "Encode the gray (luma) frames of CLIP, any clip FFmpeg reads, with pnmf and with\n"
+            "standard codecs (libavcodec's own encoders) over quality ladders; decode each\n"
+            "stream and score it. Prints a Markdown table of every point and the BD-rate and\n"
+            "BD-PSNR of pnmf against each codec; writes rd.csv, bd.csv and an RD plot (bits per\n"
+            "pixel against PSNR-Y, via gnuplot) into the output directory.\n"
+            "\n"
+            "      --codecs LIST    comma-separated, from: ");
+    for (int i = 0; all_codecs(i); i++) fprintf(f, "%s%s", i ? "," : "", all_codecs(i)->name);
+    fprintf(f,
+            "\n"
+            "                       (default: all that this FFmpeg has)\n"
+            "      --points N       points per codec ladder, 1..64 (default %d); BD needs 4\n"
+            "      --range C=LO:HI  ladder of codec C from LO (best quality) to HI, in its own\n"
+            "                       knob's units; repeatable. Defaults (and legal values):\n",
+            DEFAULT_POINTS);
+    for (int i = 0; all_codecs(i); i++) {
+        const CmpCodec *c = all_codecs(i);
+        fprintf(f, "                         %-10s %-3s %2d:%-2d  (%d..%d)\n", c->name, c->param_name,
+                c->ladder_lo, c->ladder_hi, c->param_min, c->param_max);
+    }
+    fprintf(f,
+            "      --frames N       use only the first N frames (default: all)\n"
+            "      --threads N      threads of every encoder and decoder, pnmf's too, 1..64\n"
+            "                       (default 1, so the timings compare)\n"
+            "      --out DIR        where rd.csv, bd.csv and the plot go (default %s)\n"
+            "      --plot FMT       svg, png or none (default svg)\n"
+            "      --keep-sei       count the SEI messages of x264 and x265 (their version and\n"
+            "                       settings as text; default: removed before counting)\n"
+            "  -Q, --quiet          no progress lines on stderr\n"
+            "  -v, --verbose        let the codec libraries log their warnings\n"
+            "  -h, --help           this help\n"
+            "  -V, --version        print the version\n"
+            "pnmf's own options (pnmf-enc's; -q is the ladder):\n"
+            "  -k, --components N   components per window, 1..255 (default %d)\n"
+            "  -w, --window N       frames per window, 1..1024 (default %d)\n"
+            "      --shift MODEL    torus or vector (default torus)\n"
+            "      --algo ALGO      improved or paper (default improved)\n"
+            "      --iterations N   ALS iterations per fit, at most (default %d)\n"
+            "      --inner N        sweeps of Multiple Permutation NNLS / PG steps (default %d)\n"
+            "      --restarts N     fits per window, best kept (default %d)\n"
+            "      --seed N         seed of the restarts (default %llu)\n"
+            "      --zstd-level N   zstd level 1..22 (default %d)\n"
+            "\n"
+            "Exit status: 0 ok, 2 usage, 3 cannot read the clip, 5 cannot write the output,\n"
+            "1 other errors (a point that failed: the rest is still reported).\n",
+            DEFAULT_OUT, d.components, d.window, d.iterations, d.inner_iters, d.restarts,
+            (unsigned long long)d.seed, d.zstd_level);
+}
+
+enum { OPT_CODECS = 256, OPT_POINTS, OPT_RANGE, OPT_FRAMES, OPT_THREADS, OPT_OUT, OPT_PLOT, OPT_KEEP_SEI, OPT_SHIFT,
+       OPT_ALGO, OPT_ITER, OPT_INNER, OPT_RESTARTS, OPT_SEED, OPT_ZSTD };
+
+static int parse_codecs(Args *a, const char *list)
+{
+    a->ncodecs = 0;
+    const char *p = list;
+    for (;;) {
+        const char *e = strchr(p, ',');
+        const size_t len = e ? (size_t)(e - p) : strlen(p);
+        const CmpCodec *c = codec_by_name(p, len);
+        if (!c) {
+            fprintf(stderr, "%s: option --codecs: unknown codec '%.*s' (known: ", prog, (int)len, p);
+            for (int i = 0; all_codecs(i); i++) fprintf(stderr, "%s%s", i ? "," : "", all_codecs(i)->name);
+            fprintf(stderr, ")\n");
+            return -1;
+        }
+        for (int i = 0; i < a->ncodecs; i++)
+            if (a->codecs[i] == c) {
+                fprintf(stderr, "%s: option --codecs: '%s' given twice\n", prog, c->name);
+                return -1;
+            }
+        a->codecs[a->ncodecs++] = c;
+        if (!e) break;
+        p = e + 1;
+    }
+    return 0;
+}
+
+/* --range C=LO:HI, kept by codec until the codec list is known */
+typedef struct RangeArg {
+    const CmpCodec *codec;
+    int lo, hi;
+} RangeArg;
+
+static int parse_range(const char *v, RangeArg *r)
+{
+    const char *eq = strchr(v, '=');
+    const CmpCodec *c = eq ? codec_by_name(v, (size_t)(eq - v)) : NULL;
+    char *end;
+    long lo = 0, hi = 0;
+    int ok = c != NULL;
+    if (ok) {
+        errno = 0;
+        lo = strtol(eq + 1, &end, 10);
+        ok = !errno && end != eq + 1 && *end == ':';
+        if (ok) {
+            const char *h = end + 1;
+            hi = strtol(h, &end, 10);
+            ok = !errno && end != h && !*end;
+        }
+    }
+    if (!ok) {
+        fprintf(stderr, "%s: option --range expects CODEC=LO:HI with a known codec, got '%s'\n", prog, v);
+        return -1;
+    }
+    if (lo < c->param_min || hi > c->param_max || lo > hi) {
+        fprintf(stderr, "%s: option --range: %s %s must satisfy %d <= LO <= HI <= %d, got '%s'\n", prog,
+                c->name, c->param_name, c->param_min, c->param_max, v);
+        return -1;
+    }
+    r->codec = c;
+    r->lo = (int)lo;
+    r->hi = (int)hi;
+    return 0;
+}
+
+/* Returns -1 to go on, else the exit code. */
+static int parse_args(int argc, char **argv, Args *a)
+{
+    static const struct option longopts[] = {
+        { "codecs", required_argument, NULL, OPT_CODECS },   { "points", required_argument, NULL, OPT_POINTS },
+        { "range", required_argument, NULL, OPT_RANGE },     { "frames", required_argument, NULL, OPT_FRAMES },
+        { "threads", required_argument, NULL, OPT_THREADS }, { "out", required_argument, NULL, OPT_OUT },
+        { "plot", required_argument, NULL, OPT_PLOT },       { "keep-sei", no_argument, NULL, OPT_KEEP_SEI },
+        { "quiet", no_argument, NULL, 'Q' },
+        { "verbose", no_argument, NULL, 'v' },               { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },               { "components", required_argument, NULL, 'k' },
+        { "window", required_argument, NULL, 'w' },          { "shift", required_argument, NULL, OPT_SHIFT },
+        { "algo", required_argument, NULL, OPT_ALGO },       { "iterations", required_argument, NULL, OPT_ITER },
+        { "inner", required_argument, NULL, OPT_INNER },     { "restarts", required_argument, NULL, OPT_RESTARTS },
+        { "seed", required_argument, NULL, OPT_SEED },       { "zstd-level", required_argument, NULL, OPT_ZSTD },
+        { NULL, 0, NULL, 0 },
+    };
+    static RangeArg ranges[64];
+    int nranges = 0, have_codecs = 0, c;
+    long long v;
+    memset(a, 0, sizeof(*a));
+    a->points = DEFAULT_POINTS;
+    a->frames = -1;
+    a->out = DEFAULT_OUT;
+    a->plot = "svg";
+    a->o.threads = 1;
+    pnmf_enc_default_settings(&a->o.pnmf);
+    PnmfEncSettings *s = &a->o.pnmf;
+#define INT_OPT(name, lo, hi, dst) \
+    do { \
+        if (cli_parse_int(prog, name, optarg, lo, hi, &v)) return PNMF_EXIT_USAGE; \
+        dst = v; \
+    } while (0)
+    opterr = 0; /* one line per error, ours */
+    while ((c = getopt_long(argc, argv, ":k:w:QvhV", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_CODECS:
+            if (parse_codecs(a, optarg) < 0) return PNMF_EXIT_USAGE;
+            have_codecs = 1;
+            break;
+        case OPT_POINTS: INT_OPT("--points", 1, 64, a->points); break;
+        case OPT_RANGE:
+            if (nranges == (int)(sizeof(ranges) / sizeof(ranges[0]))) {
+                fprintf(stderr, "%s: option --range given too often\n", prog);
+                return PNMF_EXIT_USAGE;
+            }
+            if (parse_range(optarg, &ranges[nranges++]) < 0) return PNMF_EXIT_USAGE;
+            break;
+        case OPT_FRAMES: INT_OPT("--frames", 1, 1LL << 28, a->frames); break;
+        case OPT_THREADS: INT_OPT("--threads", 1, 64, a->o.threads); break;
+        case OPT_OUT: a->out = optarg; break;
+        case OPT_PLOT:
+            if (strcmp(optarg, "svg") && strcmp(optarg, "png") && strcmp(optarg, "none")) {
+                fprintf(stderr, "%s: option --plot expects svg, png or none, got '%s'\n", prog, optarg);
+                return PNMF_EXIT_USAGE;
+            }
+            a->plot = optarg;
+            break;
+        case OPT_KEEP_SEI: a->o.keep_sei = 1; break;
+        case 'Q': a->quiet = 1; break;
+        case 'v': a->o.verbose = 1; break;
+        case 'k': INT_OPT("--components", 1, 255, s->components); break;
+        case 'w': INT_OPT("--window", 1, 1024, s->window); break;
+        case OPT_SHIFT:
+            if (!strcmp(optarg, "torus")) s->shift_model = PNMF_SHIFT_TORUS;
+            else if (!strcmp(optarg, "vector")) s->shift_model = PNMF_SHIFT_VECTOR;
+            else {
+                fprintf(stderr, "%s: option --shift expects torus or vector, got '%s'\n", prog, optarg);
+                return PNMF_EXIT_USAGE;
+            }
+            break;
+        case OPT_ALGO:
+            if (!strcmp(optarg, "improved")) s->algo = PNMF_ALGO_IMPROVED;
+            else if (!strcmp(optarg, "paper")) s->algo = PNMF_ALGO_PAPER;
+            else {
+                fprintf(stderr, "%s: option --algo expects improved or paper, got '%s'\n", prog, optarg);
+                return PNMF_EXIT_USAGE;
+            }
+            break;
+        case OPT_ITER: INT_OPT("--iterations", 0, 10000, s->iterations); break;
+        case OPT_INNER: INT_OPT("--inner", 1, 1000, s->inner_iters); break;
+        case OPT_RESTARTS: INT_OPT("--restarts", 1, 1000, s->restarts); break;
+        case OPT_SEED: INT_OPT("--seed", 0, 1LL << 62, s->seed); break;
+        case OPT_ZSTD: INT_OPT("--zstd-level", 1, 22, s->zstd_level); break;
+        case 'h': usage(stdout); return PNMF_EXIT_OK;
+        case 'V': printf("pnmf-compare %s\n", PNMF_VERSION_STRING); return PNMF_EXIT_OK;
+        case ':':
+        default: {
+            /* a long option is named by its word, a short one by its letter */
+            const char *arg = argv[optind - 1];
+            char shortopt[3] = { '-', (char)optopt, 0 };
+            const char *name = !strncmp(arg, "--", 2) || !optopt || optopt > 255 ? arg : shortopt;
+            fprintf(stderr, "%s: %s %s; try '%s --help'\n", prog,
+                    c == ':' ? "a value is needed after option" : "unknown option", name, prog);
+            return PNMF_EXIT_USAGE;
+        }
+        }
+    }
+#undef INT_OPT
+    if (argc - optind != 1) {
+        fprintf(stderr, "%s: expected one CLIP; try '%s --help'\n", prog, prog);
+        return PNMF_EXIT_USAGE;
+    }
+    char why[160];
+    if (have_codecs) {
+        for (int i = 0; i < a->ncodecs; i++)
+            if (a->codecs[i]->available(a->codecs[i], why, sizeof(why)) < 0) {
+                fprintf(stderr, "%s: option --codecs: %s is not available: %s\n", prog, a->codecs[i]->name, why);
+                return PNMF_EXIT_USAGE;
+            }
+    } else {
+        for (int i = 0; all_codecs(i); i++) {
+            const CmpCodec *cc = all_codecs(i);
+            if (cc->available(cc, why, sizeof(why)) < 0) {
+                if (!a->quiet) fprintf(stderr, "%s: skipping %s: %s\n", prog, cc->name, why);
+                continue;
+            }
+            a->codecs[a->ncodecs++] = cc;
+        }
+    }
+    for (int i = 0; i < a->ncodecs; i++) {
+        a->lo[i] = a->codecs[i]->ladder_lo;
+        a->hi[i] = a->codecs[i]->ladder_hi;
+        for (int r = 0; r < nranges; r++)
+            if (ranges[r].codec == a->codecs[i]) {
+                a->lo[i] = ranges[r].lo;
+                a->hi[i] = ranges[r].hi;
+            }
+    }
+    return -1;
+}
+
+/* ---- input and output ---- */
+
+/* Read up to max frames (all if < 0) of the clip; the exit code on failure. */
+static int read_clip(const char *path, long long max, CmpClip *clip)
+{
+    char err[512] = "";
+    PnmfInputInfo info;
+    PnmfInput *in = pnmf_input_open(path, &info, err, sizeof(err));
+    if (!in) {
+        fprintf(stderr, "%s: %s: %s\n", prog, path, err);
+        return PNMF_EXIT_INPUT;
+    }
+    memset(clip, 0, sizeof(*clip));
+    clip->path = path;
+    clip->width = info.width;
+    clip->height = info.height;
+    clip->fps_num = info.fps_num;
+    clip->fps_den = info.fps_den;
+    const size_t fsize = (size_t)info.width * info.height;
+    size_t cap = 0;
+    int code = PNMF_EXIT_OK;
+    for (;;) {
+        if (max >= 0 && clip->frames >= max) break;
+        if ((size_t)clip->frames == cap) {
+            cap = cap ? 2 * cap : 16;
+            uint8_t *p = cap <= SIZE_MAX / fsize ? realloc(clip->pixels, cap * fsize) : NULL;
+            if (!p) {
+                fprintf(stderr, "%s: %s: not enough memory for %d frames of %dx%d (try --frames)\n", prog,
+                        path, clip->frames + 1, info.width, info.height);
+                code = PNMF_EXIT_FAIL;
+                break;
+            }
+            clip->pixels = p;
+        }
+        int r = pnmf_input_read(in, clip->pixels + (size_t)clip->frames * fsize, info.width, err, sizeof(err));
+        if (r == 0) break;
+        if (r < 0) {
+            fprintf(stderr, "%s: %s: %s\n", prog, path, err);
+            code = PNMF_EXIT_INPUT;
+            break;
+        }
+        clip->frames++;
+    }
+    pnmf_input_close(&in);
+    if (code == PNMF_EXIT_OK && clip->frames == 0) {
+        fprintf(stderr, "%s: %s: no frames\n", prog, path);
+        code = PNMF_EXIT_INPUT;
+    }
+    if (code != PNMF_EXIT_OK) {
+        free(clip->pixels);
+        clip->pixels = NULL;
+    }
+    return code;
+}
+
+/* mkdir -p */
+static int make_dir(const char *dir)
+{
+    char p[4096];
+    if (snprintf(p, sizeof(p), "%s", dir) >= (int)sizeof(p)) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    for (char *s = p + 1;; s++) {
+        const char c = *s;
+        if (c == '/' || c == 0) {
+            *s = 0;
+            struct stat st;
+            if (mkdir(p, 0777) < 0 && errno != EEXIST) return -1;
+            if (stat(p, &st) < 0) return -1;
+            if (!S_ISDIR(st.st_mode)) {
+                errno = ENOTDIR;
+                return -1;
+            }
+            *s = c;
+            if (!c) break;
+        }
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    Args a;
+    int code = parse_args(argc, argv, &a);
+    if (code >= 0) return code;
+    const char *clip_path = argv[optind];
+
+    /* quiet libraries unless asked; SVT-AV1 reads its level from SVT_LOG */
+    av_log_set_level(a.o.verbose ? AV_LOG_WARNING : AV_LOG_ERROR);
+    setenv("SVT_LOG", a.o.verbose ? "2" : "1", 0);
+    signal(SIGPIPE, SIG_IGN); /* a gnuplot that dies must not take us with it */
+
+    if (a.ncodecs == 0) {
+        fprintf(stderr, "%s: no codec to run\n", prog);
+        return PNMF_EXIT_USAGE;
+    }
+    CmpClip clip;
+    if ((code = read_clip(clip_path, a.frames, &clip)) != PNMF_EXIT_OK) return code;
+    if (make_dir(a.out) < 0) {
+        fprintf(stderr, "%s: %s: cannot create the directory: %s\n", prog, a.out, strerror(errno));
+        free(clip.pixels);
+        return PNMF_EXIT_OUTPUT;
+    }
+
+    CmpRun runs[MAX_CODECS];
+    int total = 0, done = 0, failed = 0;
+    for (int i = 0; i < a.ncodecs; i++) {
+        const int span = a.hi[i] - a.lo[i] + 1;
+        runs[i].codec = a.codecs[i];
+        runs[i].lo = a.lo[i];
+        runs[i].hi = a.hi[i];
+        runs[i].npoints = a.points < span ? a.points : span;
+        runs[i].points = calloc((size_t)runs[i].npoints, sizeof(CmpPoint));
+        if (!runs[i].points) {
+            fprintf(stderr, "%s: out of memory\n", prog);
+            return PNMF_EXIT_FAIL;
+        }
+        total += runs[i].npoints;
+    }
+    if (!a.quiet)
+        fprintf(stderr, "%s: %s: %d frames of %dx%d, %d codecs, %d points\n", prog, clip_path, clip.frames,
+                clip.width, clip.height, a.ncodecs, total);
+    for (int i = 0; i < a.ncodecs; i++) {
+        const CmpCodec *c = runs[i].codec;
+        for (int p = 0; p < runs[i].npoints; p++) {
+            const int param = cmp_ladder_value(runs[i].lo, runs[i].hi, p, runs[i].npoints);
+            CmpPoint *pt = &runs[i].points[p];
+            run_point(c, &clip, &a.o, param, pt);
+            done++;
+            if (!pt->ok) {
+                failed++;
+                fprintf(stderr, "%s: %s: %s\n", prog, clip_path, pt->err);
+            } else if (!a.quiet) {
+                fprintf(stderr, "[%d/%d] %s %s %d: %llu bytes, %.2f dB, %.1f s\n", done, total, c->name,
+                        c->param_name, param, (unsigned long long)pt->bytes, pt->psnr,
+                        pt->enc_seconds + pt->dec_seconds);
+            }
+        }
+    }
+
+    cmp_report_table(stdout, &clip, &a.o, runs, a.ncodecs);
+    cmp_report_bd(stdout, runs, a.ncodecs);
+    fflush(stdout);
+    char err[512], plot_path[4096];
+    code = failed ? PNMF_EXIT_FAIL : PNMF_EXIT_OK;
+    if (cmp_report_csv(a.out, &clip, runs, a.ncodecs, err, sizeof(err)) < 0) {
+        fprintf(stderr, "%s: %s\n", prog, err);
+        code = PNMF_EXIT_OUTPUT;
+    }
+    if (strcmp(a.plot, "none")) {
+        int r = cmp_report_plot(a.out, a.plot, &clip, runs, a.ncodecs, plot_path, sizeof(plot_path), err,
+                                sizeof(err));
+        if (r < 0) {
+            fprintf(stderr, "%s: %s\n", prog, err);
+            code = PNMF_EXIT_OUTPUT;
+        } else if (r > 0) {
+            fprintf(stderr, "%s: gnuplot is not installed (Debian: gnuplot-nox): no plot written\n", prog);
+        }
+    }
+    for (int i = 0; i < a.ncodecs; i++) free(runs[i].points);
+    free(clip.pixels);
+    return code;
+}

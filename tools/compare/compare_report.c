@@ -1,0 +1,405 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * pnmf-compare's output: the Markdown tables on stdout, rd.csv and bd.csv,
+ * and the RD plot, drawn by gnuplot driven through a pipe.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli_util.h"
+#include "compare.h"
+#include "compare_bd.h"
+
+static double bpp(const CmpClip *clip, const CmpPoint *p)
+{
+    return 8.0 * (double)p->bytes / ((double)clip->frames * clip->width * clip->height);
+}
+
+static int usable(const CmpPoint *p)
+{
+    return p->ok && p->psnr < 999;
+}
+
+/* "12.3", or "n/a" for an unknown value (negative or infinite). */
+static const char *num(char *buf, size_t len, const char *fmt, double v)
+{
+    if (!(v >= 0) || v > 1e12) snprintf(buf, len, "n/a");
+    else snprintf(buf, len, fmt, v);
+    return buf;
+}
+
+static double fps(const CmpPoint *p, double seconds)
+{
+    return seconds > 0 ? p->frames / seconds : -1;
+}
+
+void cmp_report_table(FILE *f, const CmpClip *clip, const CmpOptions *o, const CmpRun *runs, int nruns)
+{
+    fprintf(f, "Clip `%s`: %d frames of %dx%d at %g fps, luma only; %d thread%s per codec.\n\n", clip->path,
+            clip->frames, clip->width, clip->height, (double)clip->fps_num / clip->fps_den, o->threads,
+            o->threads == 1 ? "" : "s");
+    fprintf(f, "| codec | setting | bytes | bpp | PSNR-Y dB | SSIM-Y | enc fps | dec fps | peak MiB |\n");
+    fprintf(f, "|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    int nfail = 0;
+    for (int r = 0; r < nruns; r++) {
+        const CmpRun *run = &runs[r];
+        for (int i = 0; i < run->npoints; i++) {
+            const CmpPoint *p = &run->points[i];
+            if (!p->ok) {
+                nfail++;
+                fprintf(f, "| %s | %s %d | failed | | | | | | |\n", run->codec->name, run->codec->param_name,
+                        p->param);
+                continue;
+            }
+            char b1[32], b2[32], b3[32];
+            fprintf(f, "| %s | %s %d | %llu | %.4f | %.2f | %.4f | %s | %s | %s |\n", run->codec->name,
+                    run->codec->param_name, p->param, (unsigned long long)p->bytes, bpp(clip, p), p->psnr,
+                    p->ssim, num(b1, sizeof(b1), "%.1f", fps(p, p->enc_seconds)),
+                    num(b2, sizeof(b2), "%.1f", fps(p, p->dec_seconds)),
+                    num(b3, sizeof(b3), "%.1f", p->peak_mib));
+        }
+    }
+    fprintf(f, "\n");
+    for (int r = 0; r < nruns; r++) {
+        const CmpCodec *c = runs[r].codec;
+        if (c == &cmp_pnmf_codec) {
+            const PnmfEncSettings *s = &o->pnmf;
+            fprintf(f, "- pnmf: libpnmf, -k %d -w %d --shift %s --algo %s --iterations %d --inner %d "
+                       "--restarts %d --seed %llu --zstd-level %d\n",
+                    s->components, s->window, s->shift_model == PNMF_SHIFT_TORUS ? "torus" : "vector",
+                    s->algo == PNMF_ALGO_IMPROVED ? "improved" : "paper", s->iterations, s->inner_iters,
+                    s->restarts, (unsigned long long)s->seed, s->zstd_level);
+        } else {
+            uint64_t sei = 0;
+            for (int i = 0; i < runs[r].npoints; i++)
+                if (runs[r].points[i].sei_bytes > sei) sei = runs[r].points[i].sei_bytes;
+            fprintf(f, "- %s: %s", c->name, c->describe);
+            if (sei) fprintf(f, "; its SEI messages (version and settings text, %llu bytes) not counted",
+                             (unsigned long long)sei);
+            fprintf(f, "\n");
+        }
+    }
+    if (nfail) {
+        fprintf(f, "\nFailed points:\n\n");
+        for (int r = 0; r < nruns; r++)
+            for (int i = 0; i < runs[r].npoints; i++)
+                if (!runs[r].points[i].ok) fprintf(f, "- %s\n", runs[r].points[i].err);
+    }
+    fprintf(f, "\n");
+}
+
+/* ---- Bjøntegaard deltas ---- */
+
+typedef struct BdRow {
+    CmpBd rate, psnr, cubic;
+} BdRow;
+
+static const CmpRun *find_pnmf(const CmpRun *runs, int nruns)
+{
+    for (int r = 0; r < nruns; r++)
+        if (runs[r].codec == &cmp_pnmf_codec) return &runs[r];
+    return NULL;
+}
+
+/* A run's usable points as (bytes, PSNR) arrays; returns the count. */
+static int curve(const CmpRun *run, double *rate, double *psnr)
+{
+    int n = 0;
+    for (int i = 0; i < run->npoints && n < CMP_BD_MAX_POINTS; i++)
+        if (usable(&run->points[i])) {
+            rate[n] = (double)run->points[i].bytes;
+            psnr[n] = run->points[i].psnr;
+            n++;
+        }
+    return n;
+}
+
+/* Name the curves in a refusal: "anchor: ..." becomes "x264: ...". */
+static void name_reason(CmpBd *b, const char *anchor)
+{
+    if (b->ok) return;
+    char t[sizeof(b->reason)];
+    if (!strncmp(b->reason, "anchor:", 7)) snprintf(t, sizeof(t), "%s:%s", anchor, b->reason + 7);
+    else if (!strncmp(b->reason, "test:", 5)) snprintf(t, sizeof(t), "pnmf:%s", b->reason + 5);
+    else return;
+    memcpy(b->reason, t, sizeof(t));
+}
+
+static void bd_row(const CmpRun *test, const CmpRun *anchor, BdRow *row)
+{
+    double ar[CMP_BD_MAX_POINTS], ap[CMP_BD_MAX_POINTS], tr[CMP_BD_MAX_POINTS], tp[CMP_BD_MAX_POINTS];
+    const int na = curve(anchor, ar, ap), nt = curve(test, tr, tp);
+    cmp_bd_rate(ar, ap, na, tr, tp, nt, CMP_BD_PCHIP, &row->rate);
+    cmp_bd_psnr(ar, ap, na, tr, tp, nt, CMP_BD_PCHIP, &row->psnr);
+    cmp_bd_rate(ar, ap, na, tr, tp, nt, CMP_BD_CUBIC, &row->cubic);
+    name_reason(&row->rate, anchor->codec->name);
+    name_reason(&row->psnr, anchor->codec->name);
+    name_reason(&row->cubic, anchor->codec->name);
+}
+
+/* A Markdown cell may not hold '|'. */
+static void cell(FILE *f, const char *s)
+{
+    for (; *s; s++) fputc(*s == '|' ? '/' : *s, f);
+}
+
+void cmp_report_bd(FILE *f, const CmpRun *runs, int nruns)
+{
+    const CmpRun *pnmf = find_pnmf(runs, nruns);
+    if (!pnmf) return;
+    if (nruns < 2) return;
+    fprintf(f, "Bjøntegaard deltas of pnmf (test) against each codec (anchor), PCHIP fit, over the "
+               "overlapping range only (negative BD-rate, positive BD-PSNR: pnmf is better):\n\n");
+    fprintf(f, "| anchor | BD-rate %% | BD-PSNR dB | BD-rate %% (cubic) | PSNR-Y overlap dB |\n");
+    fprintf(f, "|---|---:|---:|---:|---:|\n");
+    for (int r = 0; r < nruns; r++) {
+        if (&runs[r] == pnmf) continue;
+        BdRow row;
+        bd_row(pnmf, &runs[r], &row);
+        fprintf(f, "| %s | ", runs[r].codec->name);
+        if (row.rate.ok) fprintf(f, "%+.2f", row.rate.value);
+        else {
+            fputs("refused: ", f);
+            cell(f, row.rate.reason);
+        }
+        fputs(" | ", f);
+        if (row.psnr.ok) fprintf(f, "%+.3f", row.psnr.value);
+        else if (row.rate.ok || strcmp(row.psnr.reason, row.rate.reason)) {
+            fputs("refused: ", f);
+            cell(f, row.psnr.reason);
+        } else fputs("—", f);
+        fputs(" | ", f);
+        if (row.cubic.ok) fprintf(f, "%+.2f", row.cubic.value);
+        else fputs("—", f);
+        fputs(" | ", f);
+        if (row.rate.ok) fprintf(f, "%.2f–%.2f", row.rate.lo, row.rate.hi);
+        else fputs("—", f);
+        fputs(" |\n", f);
+    }
+    fprintf(f, "\n");
+}
+
+/* ---- CSV ---- */
+
+static void csv_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+/* Write dir/name through a temporary file renamed when complete. */
+static int write_file(const char *dir, const char *name, void (*body)(FILE *, const void *), const void *arg,
+                      char *err, size_t errlen)
+{
+    char path[4096];
+    if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path)) {
+        snprintf(err, errlen, "%s/%s: path too long", dir, name);
+        return -1;
+    }
+    FILE *f = cli_tmp_open(path);
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+        return -1;
+    }
+    body(f, arg);
+    if (ferror(f)) {
+        const int e = errno;
+        cli_tmp_discard(f);
+        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(e));
+        return -1;
+    }
+    if (cli_tmp_commit(f, path) < 0) {
+        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+typedef struct CsvArgs {
+    const CmpClip *clip;
+    const CmpRun *runs;
+    int nruns;
+} CsvArgs;
+
+static void rd_csv(FILE *f, const void *arg)
+{
+    const CsvArgs *a = arg;
+    fprintf(f, "codec,knob,value,frames,width,height,bytes,bpp,psnr_y,ssim_y,enc_fps,dec_fps,enc_cpu_s,"
+               "peak_mib,sei_bytes,status\n");
+    for (int r = 0; r < a->nruns; r++) {
+        const CmpRun *run = &a->runs[r];
+        for (int i = 0; i < run->npoints; i++) {
+            const CmpPoint *p = &run->points[i];
+            fprintf(f, "%s,%s,%d,", run->codec->name, run->codec->param_name, p->param);
+            if (!p->ok) {
+                fprintf(f, "%d,%d,%d,,,,,,,,,,", a->clip->frames, a->clip->width, a->clip->height);
+                csv_string(f, p->err);
+                fputc('\n', f);
+                continue;
+            }
+            char b1[32], b2[32], b3[32];
+            fprintf(f, "%d,%d,%d,%llu,%.6f,%.4f,%.6f,%s,%s,%.3f,%s,%llu,ok\n", p->frames, a->clip->width,
+                    a->clip->height, (unsigned long long)p->bytes, bpp(a->clip, p), p->psnr, p->ssim,
+                    num(b1, sizeof(b1), "%.3f", fps(p, p->enc_seconds)),
+                    num(b2, sizeof(b2), "%.3f", fps(p, p->dec_seconds)), p->enc_cpu_seconds,
+                    num(b3, sizeof(b3), "%.2f", p->peak_mib), (unsigned long long)p->sei_bytes);
+        }
+    }
+}
+
+static void bd_csv(FILE *f, const void *arg)
+{
+    const CsvArgs *a = arg;
+    fprintf(f, "test,anchor,bd_rate_pct,bd_psnr_db,bd_rate_cubic_pct,overlap_lo_db,overlap_hi_db,"
+               "bd_rate_status,bd_psnr_status\n");
+    const CmpRun *pnmf = find_pnmf(a->runs, a->nruns);
+    if (!pnmf) return;
+    for (int r = 0; r < a->nruns; r++) {
+        if (&a->runs[r] == pnmf) continue;
+        BdRow row;
+        bd_row(pnmf, &a->runs[r], &row);
+        fprintf(f, "pnmf,%s,", a->runs[r].codec->name);
+        if (row.rate.ok) fprintf(f, "%.4f,", row.rate.value);
+        else fputc(',', f);
+        if (row.psnr.ok) fprintf(f, "%.4f,", row.psnr.value);
+        else fputc(',', f);
+        if (row.cubic.ok) fprintf(f, "%.4f,", row.cubic.value);
+        else fputc(',', f);
+        if (row.rate.ok) fprintf(f, "%.3f,%.3f,ok,", row.rate.lo, row.rate.hi);
+        else {
+            fputs(",,", f);
+            csv_string(f, row.rate.reason);
+            fputc(',', f);
+        }
+        if (row.psnr.ok) fputs("ok", f);
+        else csv_string(f, row.psnr.reason);
+        fputc('\n', f);
+    }
+}
+
+int cmp_report_csv(const char *dir, const CmpClip *clip, const CmpRun *runs, int nruns, char *err,
+                   size_t errlen)
+{
+    const CsvArgs a = { clip, runs, nruns };
+    if (write_file(dir, "rd.csv", rd_csv, &a, err, errlen) < 0) return -1;
+    return write_file(dir, "bd.csv", bd_csv, &a, err, errlen);
+}
+
+/* ---- plot ---- */
+
+/* Is prog an executable file in a $PATH directory? */
+static int in_path(const char *name)
+{
+    const char *path = getenv("PATH");
+    if (!path) return 0;
+    char buf[4096];
+    while (*path) {
+        const char *e = strchr(path, ':');
+        const size_t len = e ? (size_t)(e - path) : strlen(path);
+        if (len > 0 && snprintf(buf, sizeof(buf), "%.*s/%s", (int)len, path, name) < (int)sizeof(buf)) {
+            struct stat st;
+            if (stat(buf, &st) == 0 && S_ISREG(st.st_mode) && access(buf, X_OK) == 0) return 1;
+        }
+        if (!e) break;
+        path = e + 1;
+    }
+    return 0;
+}
+
+/* A gnuplot single-quoted string: a quote inside is doubled. */
+static void gp_string(FILE *f, const char *s)
+{
+    fputc('\'', f);
+    for (; *s; s++) {
+        if (*s == '\'') fputc('\'', f);
+        if (*s != '\n') fputc(*s, f);
+    }
+    fputc('\'', f);
+}
+
+static int cmp_bpp(const void *a, const void *b)
+{
+    const double x = ((const double *)a)[0], y = ((const double *)b)[0];
+    return x < y ? -1 : x > y;
+}
+
+int cmp_report_plot(const char *dir, const char *format, const CmpClip *clip, const CmpRun *runs,
+                    int nruns, char *path, size_t pathlen, char *err, size_t errlen)
+{
+    char tmp[4096];
+    if (snprintf(path, pathlen, "%s/rd.%s", dir, format) >= (int)pathlen ||
+        snprintf(tmp, sizeof(tmp), "%s/.rd.%s.tmp.%ld", dir, format, (long)getpid()) >= (int)sizeof(tmp)) {
+        snprintf(err, errlen, "%s: path too long", dir);
+        return -1;
+    }
+    if (!in_path("gnuplot")) return 1;
+    FILE *gp = popen("gnuplot", "w");
+    if (!gp) {
+        snprintf(err, errlen, "%s: cannot run gnuplot: %s", path, strerror(errno));
+        return -1;
+    }
+    if (!strcmp(format, "png")) fprintf(gp, "set terminal pngcairo size 960,640 font 'sans,11' noenhanced\n");
+    else fprintf(gp, "set terminal svg size 960,640 font 'sans,13' noenhanced background rgb 'white'\n");
+    fputs("set output ", gp);
+    gp_string(gp, tmp);
+    fputc('\n', gp);
+    char title[1024];
+    const char *base = strrchr(clip->path, '/');
+    snprintf(title, sizeof(title), "%s: %d frames of %dx%d, luma", base ? base + 1 : clip->path, clip->frames,
+             clip->width, clip->height);
+    fputs("set title ", gp);
+    gp_string(gp, title);
+    fputs("\nset xlabel 'bits per pixel'\nset ylabel 'PSNR-Y (dB)'\nset logscale x\n"
+          "set grid xtics ytics mxtics\nset key bottom right box opaque\n",
+          gp);
+    /* one datablock per codec, points sorted by bpp */
+    int nplotted = 0;
+    for (int r = 0; r < nruns; r++) {
+        double pts[2 * 64];
+        int n = 0;
+        for (int i = 0; i < runs[r].npoints && n < 64; i++)
+            if (usable(&runs[r].points[i])) {
+                pts[2 * n] = bpp(clip, &runs[r].points[i]);
+                pts[2 * n + 1] = runs[r].points[i].psnr;
+                n++;
+            }
+        qsort(pts, (size_t)n, 2 * sizeof(double), cmp_bpp);
+        fprintf(gp, "$d%d << EOD\n", r);
+        for (int i = 0; i < n; i++) fprintf(gp, "%.8g %.4f\n", pts[2 * i], pts[2 * i + 1]);
+        fprintf(gp, "EOD\n");
+        nplotted += n > 0;
+    }
+    fputs("plot ", gp);
+    int first = 1;
+    for (int r = 0; r < nruns; r++) {
+        int any = 0;
+        for (int i = 0; i < runs[r].npoints; i++) any |= usable(&runs[r].points[i]);
+        if (!any) continue;
+        fprintf(gp, "%s$d%d using 1:2 with linespoints lw %s pt %d ps 1.2 title ", first ? "" : ", ", r,
+                runs[r].codec == &cmp_pnmf_codec ? "3" : "1.5", 5 + 2 * (r % 5));
+        gp_string(gp, runs[r].codec->name);
+        first = 0;
+    }
+    if (!nplotted) fputs("NaN notitle", gp);
+    fputs("\nunset output\nquit\n", gp);
+    const int st = pclose(gp);
+    struct stat sb;
+    if (st != 0 || stat(tmp, &sb) < 0 || sb.st_size == 0) {
+        unlink(tmp);
+        snprintf(err, errlen, "%s: gnuplot failed (status %d)", path, st);
+        return -1;
+    }
+    if (rename(tmp, path) < 0) {
+        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}

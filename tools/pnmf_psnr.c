@@ -6,6 +6,8 @@
  * compared frame by frame over the frames both have, or the first N. The MSE
  * is the mean over every pixel of every compared frame, and
  * PSNR-Y = 10 log10(255^2 / MSE), printed as 999.000 when the clips match.
+ * Exit codes (tools/cli_util.h): 0; 2 for a bad command line; 3 when a clip
+ * cannot be read or the sizes differ; 1 otherwise.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -15,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_util.h"
 #include "input/demuxer.h"
 
 #define PROG "pnmf-psnr"
@@ -40,10 +43,10 @@ static int usage_error(const char *fmt, const char *arg)
     fprintf(stderr, PROG ": ");
     fprintf(stderr, fmt, arg);
     fprintf(stderr, "\nusage: " PROG " [--frames N] REF TEST\n");
-    return 2;
+    return PNMF_EXIT_USAGE;
 }
 
-/* 0 on success, 1 to exit 0 (help), 2 on a usage error (message printed). */
+/* 0 to go on, 1 to exit 0 (help printed), PNMF_EXIT_USAGE (message printed). */
 static int parse_args(int argc, char **argv, PsnrSettings *s)
 {
     static const struct option opts[] = {
@@ -92,13 +95,13 @@ int main(int argc, char **argv)
     PsnrSettings s = { 0 };
     int ret = parse_args(argc, argv, &s);
     if (ret)
-        return ret == 1 ? 0 : ret;
+        return ret == 1 ? PNMF_EXIT_OK : ret;
 
     char err[256] = "";
     PnmfInputInfo ri, ti;
     PnmfInput *ref = NULL, *test = NULL;
     uint8_t *rbuf = NULL, *tbuf = NULL;
-    ret = 3; /* cannot read an input (exit codes: tools/cli_util.h) */
+    ret = PNMF_EXIT_INPUT;
 
     if (!(ref = pnmf_input_open(s.ref, &ri, err, sizeof(err)))) {
         fail(s.ref, err);
@@ -117,7 +120,7 @@ int main(int argc, char **argv)
     const size_t n = (size_t)ri.width * ri.height;
     if (!(rbuf = malloc(n)) || !(tbuf = malloc(n))) {
         fail(s.ref, "out of memory");
-        ret = 1;
+        ret = PNMF_EXIT_FAIL;
         goto end;
     }
 
@@ -152,7 +155,7 @@ int main(int argc, char **argv)
     const double mse = (double)sse / ((double)n * frames);
     const double psnr = sse ? 10.0 * log10(255.0 * 255.0 / mse) : 999.0;
     printf("frames %ld psnr-y %.3f mse %.6f\n", frames, psnr, mse);
-    ret = 0;
+    ret = PNMF_EXIT_OK;
 
 end:
     free(rbuf);

@@ -11,7 +11,7 @@ void pnmf_enc_default_settings(PnmfEncSettings *s)
 {
     memset(s, 0, sizeof(*s));
     s->components = 8;
-    s->window = 30;
+    s->window = 60;
     s->quality = 16;
     s->shift_model = PNMF_SHIFT_TORUS;
     s->algo = PNMF_ALGO_IMPROVED;

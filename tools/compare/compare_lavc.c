@@ -371,7 +371,7 @@ static void lavc_run(const CmpCodec *c, const CmpClip *clip, const CmpOptions *o
     pt->enc_seconds = enc_t;
     if (lc->sei_types && !o->keep_sei &&
         (ret = strip_sei(lc, enc, &pk, &pt->sei_bytes, why, sizeof(why))) < 0) {
-        snprintf(what, sizeof(what), "%s: %s", lc->encoder, why);
+        snprintf(what, sizeof(what), "%.40s: %.110s", lc->encoder, why);
         fail(pt, what, ret);
         goto end;
     }
@@ -408,9 +408,12 @@ static void lavc_run(const CmpCodec *c, const CmpClip *clip, const CmpOptions *o
     for (int i = 0; i <= pk.n; i++) {
         ret = decode_step(dec, i < pk.n ? pk.p[i] : NULL, frame, clip, &score, &dec_t, why, sizeof(why));
         if (ret < 0) {
-            snprintf(what, sizeof(what), "%s: decoding packet %d%s%s", dcodec->name, i, *why ? ": " : "", why);
-            if (*why) snprintf(pt->err, sizeof(pt->err), "%s", what);
-            else fail(pt, what, ret);
+            if (*why) {
+                snprintf(pt->err, sizeof(pt->err), "%.40s: decoding packet %d: %.120s", dcodec->name, i, why);
+            } else {
+                snprintf(what, sizeof(what), "%.40s: decoding packet %d", dcodec->name, i);
+                fail(pt, what, ret);
+            }
             goto end;
         }
     }

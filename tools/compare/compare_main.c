@@ -185,7 +185,7 @@ static void run_point(const CmpCodec *c, const CmpClip *clip, const CmpOptions *
 typedef struct Args {
     const CmpCodec *codecs[MAX_CODECS];
     int ncodecs;
-    int lo[MAX_CODECS], hi[MAX_CODECS]; /* per codec ladder; -1 = default */
+    int lo[MAX_CODECS], hi[MAX_CODECS]; /* each codec's ladder (its default or --range) */
     int points;
     long long frames;
     const char *out;

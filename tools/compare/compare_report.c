@@ -149,8 +149,11 @@ static void cell(FILE *f, const char *s)
 void cmp_report_bd(FILE *f, const CmpRun *runs, int nruns)
 {
     const CmpRun *pnmf = find_pnmf(runs, nruns);
-    if (!pnmf) return;
-    if (nruns < 2) return;
+    if (!pnmf || nruns < 2) {
+        fprintf(f, "No Bjøntegaard deltas: they compare pnmf with the other codecs, and --codecs "
+                   "has %s.\n\n", pnmf ? "no other" : "no pnmf");
+        return;
+    }
     fprintf(f, "Bjøntegaard deltas of pnmf (test) against each codec (anchor), PCHIP fit, over the "
                "overlapping range only (negative BD-rate, positive BD-PSNR: pnmf is better):\n\n");
     fprintf(f, "| anchor | BD-rate %% | BD-PSNR dB | BD-rate %% (cubic) | PSNR-Y overlap dB |\n");
@@ -357,7 +360,7 @@ int cmp_report_plot(const char *dir, const char *format, const CmpClip *clip, co
     fputs("set title ", gp);
     gp_string(gp, title);
     fputs("\nset xlabel 'bits per pixel'\nset ylabel 'PSNR-Y (dB)'\nset logscale x\n"
-          "set grid xtics ytics mxtics\nset key bottom right box opaque\n",
+          "set grid xtics ytics mxtics\nset key bottom right box opaque width 1 spacing 1.2\n",
           gp);
     /* one datablock per codec, points sorted by bpp */
     int nplotted = 0;
@@ -376,14 +379,20 @@ int cmp_report_plot(const char *dir, const char *format, const CmpClip *clip, co
         fprintf(gp, "EOD\n");
         nplotted += n > 0;
     }
+    /* pnmf thick and black, the others in the Okabe-Ito colour-blind-safe palette */
+    static const char *const palette[] = { "#E69F00", "#56B4E9", "#009E73", "#0072B2",
+                                           "#D55E00", "#CC79A7", "#999999" };
     fputs("plot ", gp);
-    int first = 1;
+    int first = 1, k = 0;
     for (int r = 0; r < nruns; r++) {
         int any = 0;
         for (int i = 0; i < runs[r].npoints; i++) any |= usable(&runs[r].points[i]);
         if (!any) continue;
-        fprintf(gp, "%s$d%d using 1:2 with linespoints lw %s pt %d ps 1.2 title ", first ? "" : ", ", r,
-                runs[r].codec == &cmp_pnmf_codec ? "3" : "1.5", 5 + 2 * (r % 5));
+        const int is_pnmf = runs[r].codec == &cmp_pnmf_codec;
+        fprintf(gp, "%s$d%d using 1:2 with linespoints lw %s lc rgb '%s' pt %d ps 1.2 title ",
+                first ? "" : ", ", r, is_pnmf ? "3" : "1.5", is_pnmf ? "#000000" : palette[k % 7],
+                is_pnmf ? 5 : 7 + 2 * (k % 5));
+        if (!is_pnmf) k++;
         gp_string(gp, runs[r].codec->name);
         first = 0;
     }

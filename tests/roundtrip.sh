@@ -16,10 +16,10 @@ ok() { passes=$((passes + 1)); }
 bad() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
 check() { if eval "$1"; then ok; else bad "$2"; fi; }
 
-# PSNR-Y floor for samples/sprites.mkv at default settings: measured 42.15 dB
-# when set (pnmf 0.1: -k 8 -w 60 -q 16); the floor leaves room for small
+# PSNR-Y floor for samples/sprites.mkv at default settings: measured 44.18 dB
+# when set (pnmf 0.1: -k 8 -w 60 -q 16 --refine 4); the floor leaves room for small
 # changes in the fit.
-FLOOR=41
+FLOOR=43
 
 "$B/pnmf-enc" --threads 2 "$S/sprites.mkv" "$T/a.pnmf" 2> "$T/enc.log"
 cat "$T/enc.log"

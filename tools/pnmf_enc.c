@@ -33,6 +33,8 @@ static void usage(FILE *f)
             "      --threads N      worker threads, 0 = one per core; the output is the same\n"
             "                       for any value (default %d)\n"
             "      --zstd-level N   zstd level 1..22 (default %d)\n"
+            "      --refine N       passes of W step + requantization + H refit against the\n"
+            "                       quantized model, each kept only if it helps (default %d)\n"
             "      --frames N       encode only the first N frames (default: all)\n"
             "  -Q, --quiet          no summary line\n"
             "  -h, --help           this help\n"
@@ -41,11 +43,11 @@ static void usage(FILE *f)
             "Exit status: 0 ok, 2 usage, 3 cannot read input, 4 invalid data, 5 cannot write\n"
             "output, 6 a size exceeds a limit, 1 other errors.\n",
             d.components, d.window, d.quality, d.iterations, d.inner_iters, d.restarts,
-            (unsigned long long)d.seed, d.threads, d.zstd_level);
+            (unsigned long long)d.seed, d.threads, d.zstd_level, d.refine);
 }
 
 enum { OPT_SHIFT = 256, OPT_ALGO, OPT_ITER, OPT_INNER, OPT_RESTARTS, OPT_SEED, OPT_THREADS,
-       OPT_ZSTD, OPT_FRAMES };
+       OPT_ZSTD, OPT_FRAMES, OPT_REFINE };
 
 int main(int argc, char **argv)
 {
@@ -56,6 +58,7 @@ int main(int argc, char **argv)
         { "inner", required_argument, NULL, OPT_INNER }, { "restarts", required_argument, NULL, OPT_RESTARTS },
         { "seed", required_argument, NULL, OPT_SEED },  { "threads", required_argument, NULL, OPT_THREADS },
         { "zstd-level", required_argument, NULL, OPT_ZSTD }, { "frames", required_argument, NULL, OPT_FRAMES },
+        { "refine", required_argument, NULL, OPT_REFINE },
         { "quiet", no_argument, NULL, 'Q' },            { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },          { NULL, 0, NULL, 0 },
     };
@@ -90,6 +93,7 @@ int main(int argc, char **argv)
         case OPT_SEED: if (cli_parse_int(prog, "--seed", optarg, 0, (1LL << 62), &v)) return PNMF_EXIT_USAGE; s.seed = (uint64_t)v; break;
         case OPT_THREADS: if (cli_parse_int(prog, "--threads", optarg, 0, 64, &v)) return PNMF_EXIT_USAGE; s.threads = (int)v; break;
         case OPT_ZSTD: if (cli_parse_int(prog, "--zstd-level", optarg, 1, 22, &v)) return PNMF_EXIT_USAGE; s.zstd_level = (int)v; break;
+        case OPT_REFINE: if (cli_parse_int(prog, "--refine", optarg, 0, 100, &v)) return PNMF_EXIT_USAGE; s.refine = (int)v; break;
         case OPT_FRAMES: if (cli_parse_int(prog, "--frames", optarg, 1, 1LL << 28, &v)) return PNMF_EXIT_USAGE; max_frames = v; break;
         case 'Q': quiet = 1; break;
         case 'h': usage(stdout); return PNMF_EXIT_OK;

@@ -46,7 +46,8 @@ typedef struct PnmfEncSettings {
     uint64_t seed;   ///< seed of the restarts' random numbers (default 1)
     int threads;     ///< worker threads, 0 = one per core (default 0); output is the same for any value
     int zstd_level;  ///< zstd compression level (default 19)
-    uint8_t reserved[32];
+    int refine;      ///< passes of W step + requantization + H refit after the fit (default 4, 0..100)
+    uint8_t reserved[28];
 } PnmfEncSettings;
 
 /** What a stream is: the file header, as the decoder sees it. */

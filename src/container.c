@@ -544,9 +544,12 @@ static int reader_seek(PnmfContainerReader *r, uint64_t offset, char *err, size_
     return 0;
 }
 
+/* The chunk buffer always has exactly the size of the bytes read into it,
+ * so a parser that reads past a chunk's end reads past an allocation, which
+ * AddressSanitizer reports (tests/fuzz). */
 static int grow_chunk(PnmfContainerReader *r, size_t n, char *err, size_t errlen)
 {
-    if (n <= r->chunk_cap) return 0;
+    if (n == r->chunk_cap) return 0;
     uint8_t *p = pnmf_realloc(r->chunk, n);
     if (!p) {
         pnmf_set_err(err, errlen, "out of memory");
@@ -581,6 +584,8 @@ static int read_chunk(PnmfContainerReader *r, uint32_t *type, uint32_t *len,
         pnmf_set_err(err, errlen, "%s: length %u over the limit %u", name, *len, PNMF_MAX_CHUNK);
         return PNMF_ERR_LIMIT;
     }
+    pnmf_freep(&r->chunk);
+    r->chunk_cap = 0;
     if (r->size != SIZE_UNKNOWN) {
         PNMF_CHECK(grow_chunk(r, *len, err, errlen));
         PNMF_CHECK(read_exact(r, r->chunk, *len, name, err, errlen));
@@ -695,14 +700,15 @@ int pnmf_container_reader_open(PnmfContainerReader **out, FILE *f, char *err, si
         ret = PNMF_ERR_CORRUPT;
         goto error;
     }
-    if (hs > HEADER_SIZE_MAX) {
-        pnmf_set_err(err, errlen, "header size %u over the limit %d", hs, HEADER_SIZE_MAX);
-        ret = PNMF_ERR_LIMIT;
-        goto error;
-    }
+    /* A header longer than the file is damage, whatever its size. */
     if (r->size != SIZE_UNKNOWN && hs > r->size) {
         pnmf_set_err(err, errlen, "truncated header");
         ret = PNMF_ERR_CORRUPT;
+        goto error;
+    }
+    if (hs > HEADER_SIZE_MAX) {
+        pnmf_set_err(err, errlen, "header size %u over the limit %d", hs, HEADER_SIZE_MAX);
+        ret = PNMF_ERR_LIMIT;
         goto error;
     }
     r->header_size = hs;

@@ -177,6 +177,16 @@ int pnmf_entropy_decompress(const uint8_t *src, size_t src_size, size_t max_size
         ret = PNMF_ERR_CORRUPT;
         goto end;
     }
+    /* Returned in a buffer of exactly its size (one byte for an empty
+     * payload), so a parser's over-read leaves the allocation (tests/fuzz). */
+    if (out.pos != cap) {
+        uint8_t *exact = pnmf_realloc(buf, out.pos);
+        if (!exact) {
+            ret = PNMF_ERR_NOMEM;
+            goto end;
+        }
+        buf = exact;
+    }
     *dst = buf;
     *dst_size = out.pos;
     buf = NULL;

@@ -80,10 +80,27 @@ static int level_pred(const uint16_t *lev, int bw, int y, int x)
     return 0;
 }
 
+uint64_t pnmf_model_work(const PnmfWindowModel *md)
+{
+    uint64_t work = 0;
+    for (int i = 0; i < md->k; i++) {
+        const uint64_t area = (uint64_t)md->comp[i].bh * (uint64_t)md->comp[i].bw;
+        for (int j = 0; j < md->m; j++) work += md->ent[(size_t)j * md->k + i].c ? area : 0;
+    }
+    return work;
+}
+
+/* At most 1024 * (2^28 + 32 * 2^26) < 2^42: no overflow. */
+uint64_t pnmf_model_max_work(int rows, int cols, int m)
+{
+    return (uint64_t)m * (PNMF_WORK_PER_FRAME + (uint64_t)PNMF_WORK_PER_PIXEL * rows * cols);
+}
+
 int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
 {
     Buf b = { 0 };
     const int k = md->k, m = md->m;
+    if (pnmf_model_work(md) > pnmf_model_max_work(md->rows, md->cols, m)) return PNMF_ERR_LIMIT;
     put_u(&b, (uint64_t)k);
     for (int i = 0; i < k; i++) {
         put_u(&b, (uint64_t)md->comp[i].bh);
@@ -123,13 +140,14 @@ typedef struct Rd {
     const uint8_t *p, *end;
 } Rd;
 
-/* Returns 0 or -1 (truncated or over-long varint). */
+/* Returns 0 or -1 (truncated, over 10 bytes, or over 64 bits). */
 static int get_u(Rd *r, uint64_t *v)
 {
     uint64_t x = 0;
     for (int s = 0; s < 64; s += 7) {
         if (r->p >= r->end) return -1;
         const uint8_t c = *r->p++;
+        if (s == 63 && c > 1) return -1; /* the 10th byte holds bit 63 only */
         x |= (uint64_t)(c & 0x7f) << s;
         if (!(c & 0x80)) {
             *v = x;
@@ -162,17 +180,26 @@ int pnmf_model_read(const uint8_t *buf, size_t size, int rows, int cols, int m, 
         return PNMF_ERR_CORRUPT;
     }
     const int k = (int)v;
+    /* Every value takes a byte at least: 2 block sizes a component and a
+     * coefficient an entry. Checked before anything is allocated. */
+    if ((uint64_t)k * (2 + (uint64_t)m) > (uint64_t)(r.end - r.p)) {
+        pnmf_set_err(err, errlen, "truncated window payload");
+        return PNMF_ERR_CORRUPT;
+    }
     PNMF_CHECK(pnmf_model_alloc(md, rows, cols, m, k));
     const uint64_t max_level = PNMF_MAX_LEVEL_VALUE / w_step;
     const uint64_t max_coef = PNMF_MAX_COEF_VALUE / r_step;
+    uint64_t levels = 0; /* all blocks' levels, at most size: no overflow */
     for (int i = 0; i < k; i++) {
         uint64_t bh, bw;
         if (get_u(&r, &bh) < 0 || get_u(&r, &bw) < 0) FAIL("truncated window payload");
         if (bh > (uint64_t)rows || bw > (uint64_t)cols || (!bh) != (!bw))
             FAIL("component %d is %llux%llu, larger than the %dx%d frame", i,
                  (unsigned long long)bh, (unsigned long long)bw, rows, cols);
-        /* a block of bh*bw levels needs at least that many bytes */
-        if (bh * bw > (uint64_t)(r.end - r.p)) FAIL("truncated window payload");
+        /* bh, bw <= 2^26; the levels of all blocks and the coefficients
+         * that follow them need at least a byte each */
+        levels += bh * bw;
+        if (levels + (uint64_t)k * m > (uint64_t)(r.end - r.p)) FAIL("truncated window payload");
         md->comp[i].bh = (int)bh, md->comp[i].bw = (int)bw;
     }
     for (int i = 0; i < k; i++) {
@@ -201,6 +228,15 @@ int pnmf_model_read(const uint8_t *buf, size_t size, int rows, int cols, int m, 
             if (v && !md->comp[i].bh) FAIL("entry of the empty component %d", i);
             md->ent[j * k + i].c = (uint32_t)v;
         }
+    /* The reconstruction's cost, known now, is bounded before any of it is
+     * spent: a few bytes of zstd must not buy hours of decoding. */
+    const uint64_t work = pnmf_model_work(md), max_work = pnmf_model_max_work(rows, cols, m);
+    if (work > max_work) {
+        pnmf_set_err(err, errlen, "decode work %llu over the limit %llu for %d frames",
+                     (unsigned long long)work, (unsigned long long)max_work, m);
+        ret = PNMF_ERR_LIMIT;
+        goto fail;
+    }
     for (int axis = 0; axis < 2; axis++) {
         const int sz = axis == 0 ? rows : cols;
         for (int i = 0; i < k; i++) {

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -10,6 +11,11 @@
 
 #include "cli_util.h"
 #include "pnmf/common.h"
+
+void cli_init(void)
+{
+    signal(SIGXFSZ, SIG_IGN);
+}
 
 int cli_exit_code(int err)
 {
@@ -37,6 +43,22 @@ int cli_parse_int(const char *prog, const char *opt, const char *val, long long 
     }
     *out = v;
     return 0;
+}
+
+void cli_bad_option(const char *prog, char **argv, int c)
+{
+    /* A long option is the argument getopt stopped at (up to any '=' when
+     * its value is missing); a short one, possibly inside a cluster like
+     * -Qx, is its letter. */
+    const char *arg = optind > 0 ? argv[optind - 1] : "";
+    const char letter[3] = { '-', (char)optopt, 0 };
+    const int is_long = !strncmp(arg, "--", 2);
+    const char *what = is_long ? arg : letter;
+    const int len = is_long ? (int)strcspn(arg, "=") : 2;
+    if (c == ':')
+        fprintf(stderr, "%s: option %.*s needs a value; try '%s --help'\n", prog, len, what, prog);
+    else /* unknown, or a value given to an option that takes none */
+        fprintf(stderr, "%s: invalid option '%s'; try '%s --help'\n", prog, what, prog);
 }
 
 /* The temporary file a signal must remove (one at a time per process). */
@@ -78,6 +100,11 @@ FILE *cli_tmp_open(const char *target)
         errno = e;
     }
     return f;
+}
+
+const char *cli_tmp_name(void)
+{
+    return tmp_active ? tmp_path : NULL;
 }
 
 int cli_tmp_commit(FILE *f, const char *target)

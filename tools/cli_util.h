@@ -17,6 +17,11 @@ enum {
     PNMF_EXIT_LIMIT = 6,    /* a size exceeds a limit */
 };
 
+/* Call first in main(): a write past a file-size limit (ulimit -f) then
+ * fails with EFBIG, which the tool reports (exit 5), instead of raising
+ * SIGXFSZ, which would kill it and leave its temporary file behind. */
+void cli_init(void);
+
 /* The exit code for a libpnmf error. */
 int cli_exit_code(int pnmf_err);
 
@@ -25,10 +30,18 @@ int cli_exit_code(int pnmf_err);
 int cli_parse_int(const char *prog, const char *opt, const char *val, long long lo, long long hi,
                   long long *out);
 
+/* After getopt_long() (optstring starting with ':', opterr = 0) returned
+ * c = '?' or ':': print "PROG: invalid option 'X'; try 'PROG --help'" or
+ * "PROG: option X needs a value; ...", one line. */
+void cli_bad_option(const char *prog, char **argv, int c);
+
 /* Open a temporary file beside target (same directory, so rename() is
  * atomic) and remember it: until cli_tmp_commit() or cli_tmp_discard(), a
  * SIGINT, SIGTERM or SIGHUP removes it. Returns NULL with errno set. */
 FILE *cli_tmp_open(const char *target);
+/* The name of the temporary file cli_tmp_open() made, for a writer that
+ * opens it by name; valid until cli_tmp_commit() or cli_tmp_discard(). */
+const char *cli_tmp_name(void);
 /* Close, fsync and rename the temporary file onto target; 0 or -1 (errno). */
 int cli_tmp_commit(FILE *f, const char *target);
 /* Close and remove the temporary file. */

@@ -44,10 +44,12 @@ int main(int argc, char **argv)
         { "help", no_argument, NULL, 'h' },         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
+    cli_init();
+    opterr = 0; /* cli_bad_option() says it in one line */
     const char *format = NULL;
     long long start = 0, max_frames = -1, v;
     int quiet = 0, c;
-    while ((c = getopt_long(argc, argv, "f:QhV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":f:QhV", longopts, NULL)) != -1) {
         switch (c) {
         case 'f':
             if (strcmp(optarg, "png") && strcmp(optarg, "pgm") && strcmp(optarg, "y4m")) {
@@ -62,7 +64,7 @@ int main(int argc, char **argv)
         case 'h': usage(stdout); return PNMF_EXIT_OK;
         case 'V': printf("pnmf-dec %s\n", PNMF_VERSION_STRING); return PNMF_EXIT_OK;
         default:
-            fprintf(stderr, "%s: try '%s --help'\n", prog, prog);
+            cli_bad_option(prog, argv, c);
             return PNMF_EXIT_USAGE;
         }
     }
@@ -83,6 +85,7 @@ int main(int argc, char **argv)
     }
     PnmfDecoder *dec = NULL;
     PnmfOutput *out = NULL;
+    FILE *tmp = NULL;         /* the y4m file's temporary name, while open */
     uint8_t *buf = NULL;
     char err[512] = "";
     int code = PNMF_EXIT_OK, frames = 0;
@@ -107,7 +110,20 @@ int main(int argc, char **argv)
         goto end;
     }
     PnmfOutputInfo oi = { info->width, info->height, info->fps_num, info->fps_den };
-    out = pnmf_output_open(format, outpath, &oi, err, sizeof(err));
+    /* A y4m file is written beside its name and renamed when complete, as
+     * frame files are: a failed decode leaves no partial file and an
+     * existing one untouched. */
+    const char *dest = outpath;
+    if (!strcmp(format, "y4m") && strcmp(outpath, "-")) {
+        if (!(tmp = cli_tmp_open(outpath))) {
+            fprintf(stderr, "%s: %s: cannot create a temporary file beside it: %s\n", prog, outpath,
+                    strerror(errno));
+            code = PNMF_EXIT_OUTPUT;
+            goto end;
+        }
+        dest = cli_tmp_name();
+    }
+    out = pnmf_output_open(format, dest, &oi, err, sizeof(err));
     if (!out) {
         fprintf(stderr, "%s: %s: %s\n", prog, outpath, err);
         code = PNMF_EXIT_OUTPUT;
@@ -125,8 +141,15 @@ int main(int argc, char **argv)
         if (ret < 0) {
             cli_progress_end();
             const char *why = pnmf_dec_errmsg(dec);
-            fprintf(stderr, "%s: %s: frame %lld: %s\n", prog, inpath, start + frames + 1,
-                    why && *why ? why : pnmf_strerror(ret));
+            if (!*why) why = pnmf_strerror(ret);
+            /* Frames are named as their files are, from 1. Past the last
+             * one, what failed is the check of the index, the trailer and
+             * the end of the file. */
+            if (start + frames < info->frame_count)
+                fprintf(stderr, "%s: %s: frame %lld: %s\n", prog, inpath, start + frames + 1, why);
+            else
+                fprintf(stderr, "%s: %s: after the last frame (%d): %s\n", prog, inpath,
+                        info->frame_count, why);
             code = dec_exit_code(ret);
             goto end;
         }
@@ -145,6 +168,15 @@ int main(int argc, char **argv)
         code = PNMF_EXIT_OUTPUT;
         goto end;
     }
+    if (tmp) {
+        const int committed = cli_tmp_commit(tmp, outpath);
+        tmp = NULL;
+        if (committed < 0) {
+            fprintf(stderr, "%s: %s: cannot write: %s\n", prog, outpath, strerror(errno));
+            code = PNMF_EXIT_OUTPUT;
+            goto end;
+        }
+    }
     if (!quiet) {
         const double dt = cli_now() - t0;
         fprintf(stderr, "%s: frames %d  %dx%d  time %.2f s (%.1f fps)\n", outpath, frames, info->width,
@@ -152,6 +184,7 @@ int main(int argc, char **argv)
     }
 end:
     if (out) pnmf_output_close(&out, err, sizeof(err));
+    if (tmp) cli_tmp_discard(tmp);
     pnmf_dec_close(&dec);
     fclose(in);
     free(buf);

@@ -62,11 +62,13 @@ int main(int argc, char **argv)
         { "quiet", no_argument, NULL, 'Q' },            { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },          { NULL, 0, NULL, 0 },
     };
+    cli_init();
+    opterr = 0; /* cli_bad_option() says it in one line */
     PnmfEncSettings s;
     pnmf_enc_default_settings(&s);
     long long v, max_frames = -1;
     int quiet = 0, c;
-    while ((c = getopt_long(argc, argv, "k:w:q:QhV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":k:w:q:QhV", longopts, NULL)) != -1) {
         switch (c) {
         case 'k': if (cli_parse_int(prog, "--components", optarg, 1, 255, &v)) return PNMF_EXIT_USAGE; s.components = (int)v; break;
         case 'w': if (cli_parse_int(prog, "--window", optarg, 1, 1024, &v)) return PNMF_EXIT_USAGE; s.window = (int)v; break;
@@ -99,7 +101,7 @@ int main(int argc, char **argv)
         case 'h': usage(stdout); return PNMF_EXIT_OK;
         case 'V': printf("pnmf-enc %s\n", PNMF_VERSION_STRING); return PNMF_EXIT_OK;
         default:
-            fprintf(stderr, "%s: try '%s --help'\n", prog, prog);
+            cli_bad_option(prog, argv, c);
             return PNMF_EXIT_USAGE;
         }
     }

@@ -1,0 +1,560 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * make_bad DIR: write the hand-made bad files of tests/golden/bad/ into DIR.
+ *
+ * Each is a small valid file (8x6 pixels, 5 frames in windows of 3 and 2,
+ * written by src/container.c's writer from models serialized by
+ * src/model.c) with one thing wrong, made the way a bug or an attacker
+ * would: a header field patched and the header CRC recomputed, a window
+ * payload written by hand (varints) and compressed, a zstd frame written by
+ * hand, or an index entry patched and its chunk CRC recomputed. A reader
+ * that checked nothing but the CRCs would accept every one of them.
+ * tests/golden/bad/MANIFEST says how pnmf-dec must refuse each.
+ *
+ * The files are committed; this program documents how they were made and
+ * remakes them (the zstd frames inside depend on the zstd version).
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "container.h"
+#include "entropy.h"
+#include "internal.h"
+#include "model.h"
+
+#define W 8
+#define H 6
+
+/* ---- bytes ---- */
+
+typedef struct Bytes {
+    uint8_t *p;
+    size_t n, cap;
+} Bytes;
+
+static void add(Bytes *b, const void *p, size_t n)
+{
+    if (b->n + n > b->cap) {
+        b->cap = 2 * (b->n + n) + 64;
+        if (!(b->p = realloc(b->p, b->cap))) abort();
+    }
+    if (n) memcpy(b->p + b->n, p, n);
+    b->n += n;
+}
+
+static void add_u32(Bytes *b, uint32_t v) { uint8_t t[4]; pnmf_wl32(t, v); add(b, t, 4); }
+static void add_u64(Bytes *b, uint64_t v) { uint8_t t[8]; pnmf_wl64(t, v); add(b, t, 8); }
+
+static void add_varint(Bytes *b, uint64_t v)
+{
+    while (v >= 0x80) {
+        const uint8_t c = (uint8_t)(v | 0x80);
+        add(b, &c, 1);
+        v >>= 7;
+    }
+    const uint8_t c = (uint8_t)v;
+    add(b, &c, 1);
+}
+
+static void add_signed(Bytes *b, int64_t v)
+{
+    add_varint(b, v < 0 ? ((uint64_t)(-(v + 1)) << 1) | 1 : (uint64_t)v << 1);
+}
+
+static void save(const char *dir, const char *name, const Bytes *b)
+{
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (!f || (b->n && fwrite(b->p, 1, b->n, f) != b->n) || fclose(f)) {
+        perror(path);
+        exit(1);
+    }
+}
+
+static void save_raw(const char *dir, const char *name, const void *p, size_t n)
+{
+    Bytes b = { 0 };
+    add(&b, p, n);
+    save(dir, name, &b);
+    free(b.p);
+}
+
+/* ---- the valid file ---- */
+
+static PnmfHeader header(void)
+{
+    PnmfHeader h;
+    memset(&h, 0, sizeof(h));
+    h.writer_version = PNMF_FORMAT_VERSION;
+    h.min_reader_version = 1;
+    h.width = W, h.height = H;
+    h.fps_num = 25, h.fps_den = 1;
+    h.window = 3;
+    h.components = 4;
+    h.shift_model = 1; /* torus */
+    h.quality = 16;
+    h.w_step = 4, h.r_step = 1;
+    return h;
+}
+
+/* Window w (0 or 1) of the valid file: two components, a 2x3 block and a
+ * 1x1 dot, each present in every frame, moving one pixel a frame. */
+static Bytes good_payload(int w)
+{
+    const int m = w ? 2 : 3;
+    PnmfWindowModel md;
+    if (pnmf_model_alloc(&md, H, W, m, 2) < 0) abort();
+    md.comp[0].bh = 2, md.comp[0].bw = 3;
+    md.comp[1].bh = 1, md.comp[1].bw = 1;
+    for (int i = 0; i < 2; i++) {
+        const int n = md.comp[i].bh * md.comp[i].bw;
+        if (!(md.comp[i].lev = malloc(n * sizeof(uint16_t)))) abort();
+        for (int q = 0; q < n; q++) md.comp[i].lev[q] = (uint16_t)(200 + 100 * q + 300 * i);
+    }
+    for (int j = 0; j < m; j++) {
+        md.ent[j * 2].c = 16, md.ent[j * 2].p = j * W + j;
+        md.ent[j * 2 + 1].c = 8 + j, md.ent[j * 2 + 1].p = 5 * W + 7 - j;
+    }
+    uint8_t *p;
+    size_t n;
+    if (pnmf_model_write(&md, &p, &n) < 0) abort();
+    pnmf_model_free(&md);
+    Bytes b = { 0 };
+    add(&b, p, n);
+    pnmf_free(p);
+    return b;
+}
+
+/* A file through the container writer: the header h, windows of the given
+ * frame counts and payloads. */
+static Bytes write_file(const PnmfHeader *h, int nwin, const int *count, const Bytes *payload)
+{
+    char err[256];
+    FILE *f = tmpfile();
+    PnmfContainerWriter *cw;
+    if (!f || pnmf_container_writer_open(&cw, f, h, 19, err, sizeof(err)) < 0) {
+        fprintf(stderr, "make_bad: %s\n", err);
+        exit(1);
+    }
+    uint32_t first = 0;
+    for (int i = 0; i < nwin; i++) {
+        if (pnmf_container_write_window(cw, first, (uint32_t)count[i], payload[i].p,
+                                        payload[i].n, err, sizeof(err)) < 0) {
+            fprintf(stderr, "make_bad: %s\n", err);
+            exit(1);
+        }
+        first += (uint32_t)count[i];
+    }
+    if (pnmf_container_writer_finish(cw, first, err, sizeof(err)) < 0) {
+        fprintf(stderr, "make_bad: %s\n", err);
+        exit(1);
+    }
+    pnmf_container_writer_close(&cw);
+    Bytes b = { 0 };
+    const long size = ftell(f);
+    b.n = b.cap = (size_t)size;
+    if (!(b.p = malloc(b.n))) abort();
+    rewind(f);
+    if (fread(b.p, 1, b.n, f) != b.n) abort();
+    fclose(f);
+    return b;
+}
+
+/* The valid file with window 0's payload replaced. */
+static Bytes with_payload0(const Bytes *p0)
+{
+    const PnmfHeader h = header();
+    const int count[2] = { 3, 2 };
+    Bytes pl[2] = { *p0, good_payload(1) };
+    Bytes b = write_file(&h, 2, count, pl);
+    free(pl[1].p);
+    return b;
+}
+
+/* ---- by hand: CRCs and whole files ---- */
+
+static void fix_header_crc(Bytes *b)
+{
+    pnmf_wl32(b->p + 60, pnmf_crc32(0, b->p, 60));
+}
+
+/* The chunk at offset `at`: recompute its CRC after a patch. */
+static void fix_chunk_crc(Bytes *b, size_t at)
+{
+    const uint32_t len = pnmf_rl32(b->p + at + 4);
+    pnmf_wl32(b->p + at + 8 + len, pnmf_crc32(0, b->p + at, 8 + (size_t)len));
+}
+
+static void add_chunk(Bytes *b, uint32_t type, const uint8_t *head, size_t hn, const uint8_t *body,
+                      size_t bn)
+{
+    const size_t at = b->n;
+    add_u32(b, type);
+    add_u32(b, (uint32_t)(hn + bn));
+    add(b, head, hn);
+    add(b, body, bn);
+    add_u32(b, pnmf_crc32(0, b->p + at, 8 + hn + bn));
+}
+
+/* The valid header (from the writer) and one window of frames 0..count-1
+ * whose zstd data is given as is; header frame_count = count. */
+static Bytes one_window_zstd(uint32_t count, const uint8_t *z, size_t zn)
+{
+    Bytes good = with_payload0(&(Bytes){ 0 });
+    Bytes b = { 0 };
+    add(&b, good.p, 64);
+    free(good.p);
+    pnmf_wl32(b.p + 32, count);
+    fix_header_crc(&b);
+    const uint64_t wind_at = b.n;
+    uint8_t head[8];
+    pnmf_wl32(head, 0);
+    pnmf_wl32(head + 4, count);
+    add_chunk(&b, PNMF_CHUNK_WINDOW, head, 8, z, zn);
+    const uint64_t index_at = b.n;
+    Bytes ix = { 0 };
+    add_u32(&ix, 1);
+    add_u64(&ix, wind_at);
+    add_u32(&ix, 0);
+    add_u32(&ix, count);
+    add_chunk(&b, PNMF_CHUNK_INDEX, ix.p, ix.n, NULL, 0);
+    free(ix.p);
+    add_u64(&b, index_at);
+    add(&b, "\x89PNMFEND", 8);
+    return b;
+}
+
+static Bytes compressed(const Bytes *payload, int level)
+{
+    uint8_t *z;
+    size_t zn;
+    if (pnmf_entropy_compress(payload->p, payload->n, level, &z, &zn) < 0) abort();
+    Bytes b = { 0 };
+    add(&b, z, zn);
+    pnmf_free(z);
+    return b;
+}
+
+/* ---- the files ---- */
+
+/* The valid window 0. */
+static Bytes p0;
+
+static void header_variant(const char *dir, const char *name, size_t off, int size, uint64_t v)
+{
+    Bytes b = with_payload0(&p0);
+    if (size == 1) b.p[off] = (uint8_t)v;
+    else if (size == 2) pnmf_wl16(b.p + off, (uint32_t)v);
+    else pnmf_wl32(b.p + off, (uint32_t)v);
+    fix_header_crc(&b);
+    save(dir, name, &b);
+    free(b.p);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: make_bad DIR\n");
+        return 2;
+    }
+    const char *dir = argv[1];
+
+    /* The valid file itself, for reference (bad/ holds only bad ones). */
+    p0 = good_payload(0);
+    Bytes good = with_payload0(&p0);
+    const size_t wind0 = 64, wind1 = wind0 + 12 + pnmf_rl32(good.p + wind0 + 4);
+    const size_t index_at = (size_t)pnmf_rl64(good.p + good.n - 16);
+
+    /* Not a pnmf file at all. */
+    save_raw(dir, "empty.pnmf", "", 0);
+    save_raw(dir, "three_bytes.pnmf", "\x89PN", 3);
+    save_raw(dir, "text.pnmf", "This is a text file, not a video.\n", 34);
+    save_raw(dir, "png_renamed.pnmf",
+             "\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\1\0\0\0\1\x08\0\0\0\0\x3a\x7e\x9b\x55"
+             "\0\0\0\nIDATx\x9c\x63\x60\0\0\0\x02\0\x01\xe5\x27\xde\xfc\0\0\0\0IEND\xae\x42\x60\x82",
+             67);
+    {   /* a pnmf file sent through a text-mode (LF -> CRLF) transfer */
+        Bytes b = { 0 };
+        for (size_t i = 0; i < good.n; i++) {
+            if (good.p[i] == '\n') add(&b, "\r", 1);
+            add(&b, good.p + i, 1);
+        }
+        save(dir, "crlf_damaged.pnmf", &b);
+        free(b.p);
+    }
+
+    /* Header. */
+    {
+        Bytes b = with_payload0(&p0);
+        pnmf_wl16(b.p + 8, 2);
+        pnmf_wl16(b.p + 10, 2); /* writer and min reader version 2 */
+        fix_header_crc(&b);
+        save(dir, "version_2.pnmf", &b);
+        free(b.p);
+    }
+    header_variant(dir, "version_fields.pnmf", 10, 2, 0);
+    header_variant(dir, "reserved_bits.pnmf", 50, 1, 0x10);
+    header_variant(dir, "reserved_u16.pnmf", 14, 2, 0x8000);
+    header_variant(dir, "width_0.pnmf", 16, 4, 0);
+    header_variant(dir, "height_0.pnmf", 20, 4, 0);
+    {
+        Bytes b = with_payload0(&p0);
+        pnmf_wl32(b.p + 16, 65535);
+        pnmf_wl32(b.p + 20, 65535);
+        fix_header_crc(&b);
+        save(dir, "size_65535x65535.pnmf", &b);
+        /* width * height * frames * components would overflow 64 bits */
+        pnmf_wl32(b.p + 16, UINT32_MAX);
+        pnmf_wl32(b.p + 20, UINT32_MAX);
+        pnmf_wl32(b.p + 32, UINT32_MAX);
+        pnmf_wl16(b.p + 36, UINT16_MAX);
+        pnmf_wl16(b.p + 38, UINT16_MAX);
+        fix_header_crc(&b);
+        save(dir, "size_overflow_64.pnmf", &b);
+        free(b.p);
+    }
+    {
+        Bytes b = with_payload0(&p0);
+        pnmf_wl32(b.p + 16, 16384);
+        pnmf_wl32(b.p + 20, 4097); /* each side is fine, not the product */
+        fix_header_crc(&b);
+        save(dir, "pixels_over.pnmf", &b);
+        free(b.p);
+    }
+    header_variant(dir, "frames_over.pnmf", 32, 4, (1u << 28) + 1);
+    header_variant(dir, "window_0.pnmf", 36, 2, 0);
+    header_variant(dir, "components_0.pnmf", 38, 2, 0);
+    header_variant(dir, "components_256.pnmf", 38, 2, 256);
+    header_variant(dir, "shift_model_2.pnmf", 40, 1, 2);
+    header_variant(dir, "w_step_0.pnmf", 42, 2, 0);
+    header_variant(dir, "header_size_60.pnmf", 12, 2, 60);
+    {
+        Bytes b = with_payload0(&p0);
+        b.p[30] ^= 1; /* frame rate denominator, CRC left as it was */
+        save(dir, "header_crc.pnmf", &b);
+        free(b.p);
+    }
+
+    /* Windows, index and trailer. */
+    header_variant(dir, "frame_count_short.pnmf", 32, 4, 4); /* windows hold 5 */
+    header_variant(dir, "frame_count_long.pnmf", 32, 4, 6);
+    {
+        Bytes b = with_payload0(&p0);
+        pnmf_wl32(b.p + wind1 + 8, 4); /* window 1 starts at frame 4, not 3 */
+        fix_chunk_crc(&b, wind1);
+        save(dir, "window_gap.pnmf", &b);
+        free(b.p);
+        b = with_payload0(&p0);
+        pnmf_wl32(b.p + wind0 + 12, 4); /* window 0 holds 4 frames; the header's window is 3 */
+        fix_chunk_crc(&b, wind0);
+        save(dir, "window_too_long.pnmf", &b);
+        free(b.p);
+        b = with_payload0(&p0);
+        b.p[wind1 + 20] ^= 0x40; /* inside window 1's zstd frame */
+        save(dir, "chunk_crc.pnmf", &b);
+        free(b.p);
+        b = with_payload0(&p0);
+        pnmf_wl32(b.p + wind1 + 4, 0x7fffffff);
+        save(dir, "chunk_length_huge.pnmf", &b);
+        free(b.p);
+        b = with_payload0(&p0);
+        pnmf_wl64(b.p + index_at + 12, 70); /* entry 0 points into the header's end */
+        fix_chunk_crc(&b, index_at);
+        save(dir, "index_offset.pnmf", &b);
+        free(b.p);
+        b = with_payload0(&p0);
+        pnmf_wl64(b.p + b.n - 16, index_at - 1);
+        save(dir, "trailer_offset.pnmf", &b);
+        free(b.p);
+        b = with_payload0(&p0);
+        add(&b, "\n", 1);
+        save(dir, "trailing_byte.pnmf", &b);
+        free(b.p);
+        b = with_payload0(&p0);
+        b.n = index_at;
+        save(dir, "no_index.pnmf", &b);
+        free(b.p);
+    }
+
+    /* Window payloads (docs/format.md, "Window payload"), by hand. */
+    {
+        Bytes pl = { 0 }, f;
+        add_varint(&pl, 0); /* k = 0 */
+        f = with_payload0(&pl);
+        save(dir, "k_0.pnmf", &f);
+        free(f.p), pl.n = 0;
+
+        add_varint(&pl, 1u << 31); /* k = 2^31 */
+        f = with_payload0(&pl);
+        save(dir, "k_2pow31.pnmf", &f);
+        free(f.p), pl.n = 0;
+
+        add_varint(&pl, 5); /* k = 5 > components = 4 */
+        for (int i = 0; i < 5; i++) add_varint(&pl, 1), add_varint(&pl, 1);
+        for (int i = 0; i < 5; i++) add_signed(&pl, 1);
+        for (int i = 0; i < 15; i++) add_varint(&pl, 1);
+        for (int i = 0; i < 30; i++) add_signed(&pl, 0);
+        f = with_payload0(&pl);
+        save(dir, "k_over_header.pnmf", &f);
+        free(f.p), pl.n = 0;
+
+        /* component 1 is empty (0x0); frame 2 names it all the same */
+        add_varint(&pl, 2);
+        add_varint(&pl, 1), add_varint(&pl, 1), add_varint(&pl, 0), add_varint(&pl, 0);
+        add_signed(&pl, 100);
+        add_varint(&pl, 16), add_varint(&pl, 16), add_varint(&pl, 16);
+        add_varint(&pl, 0), add_varint(&pl, 0), add_varint(&pl, 9);
+        for (int i = 0; i < 6; i++) add_signed(&pl, 0);
+        f = with_payload0(&pl);
+        save(dir, "missing_component.pnmf", &f);
+        free(f.p), pl.n = 0;
+
+        /* a row shift of +3 on a torus of 6 rows: the range is -3..2 */
+        add_varint(&pl, 1);
+        add_varint(&pl, 1), add_varint(&pl, 1);
+        add_signed(&pl, 100);
+        add_varint(&pl, 16), add_varint(&pl, 16), add_varint(&pl, 16);
+        add_signed(&pl, 0), add_signed(&pl, 3), add_signed(&pl, 0);
+        add_signed(&pl, 0), add_signed(&pl, 0), add_signed(&pl, 0);
+        f = with_payload0(&pl);
+        save(dir, "shift_outside.pnmf", &f);
+        free(f.p), pl.n = 0;
+
+        /* a block of 7 rows on a torus of 6 */
+        add_varint(&pl, 1);
+        add_varint(&pl, 7), add_varint(&pl, 1);
+        for (int i = 0; i < 7; i++) add_signed(&pl, 1);
+        add_varint(&pl, 16), add_varint(&pl, 16), add_varint(&pl, 16);
+        for (int i = 0; i < 6; i++) add_signed(&pl, 0);
+        f = with_payload0(&pl);
+        save(dir, "block_too_big.pnmf", &f);
+        free(f.p), pl.n = 0;
+
+        /* a level of 4096 / w_step + 1 */
+        add_varint(&pl, 1);
+        add_varint(&pl, 1), add_varint(&pl, 1);
+        add_signed(&pl, 4096 / 4 + 1);
+        add_varint(&pl, 16), add_varint(&pl, 16), add_varint(&pl, 16);
+        for (int i = 0; i < 6; i++) add_signed(&pl, 0);
+        f = with_payload0(&pl);
+        save(dir, "level_over.pnmf", &f);
+        free(f.p), pl.n = 0;
+
+        /* an 11-byte varint */
+        add_varint(&pl, 1);
+        for (int i = 0; i < 10; i++) add(&pl, "\x80", 1);
+        add(&pl, "\x01", 1);
+        f = with_payload0(&pl);
+        save(dir, "varint_long.pnmf", &f);
+        free(f.p), pl.n = 0;
+
+        /* the valid payload and one byte more */
+        add(&pl, p0.p, p0.n);
+        add(&pl, "", 1);
+        f = with_payload0(&pl);
+        save(dir, "payload_extra_byte.pnmf", &f);
+        free(f.p), pl.n = 0;
+
+        /* blocks that claim more levels than the payload has bytes: 4
+         * components of 6x8 = 192 levels in a payload of 20 bytes */
+        add_varint(&pl, 4);
+        for (int i = 0; i < 4; i++) add_varint(&pl, 6), add_varint(&pl, 8);
+        for (int i = 0; i < 12; i++) add_varint(&pl, 0);
+        f = with_payload0(&pl);
+        save(dir, "levels_past_end.pnmf", &f);
+        free(f.p);
+        free(pl.p);
+    }
+
+    /* zstd frames, by hand (RFC 8878). */
+    {
+        Bytes z = { 0 }, f;
+        /* Frame header: magic, FHD = FCS 8 bytes, checksum flag, then the
+         * window descriptor and a content size of 2^40; one raw block. */
+        add_u32(&z, 0xFD2FB528u);
+        add(&z, "\xC4\x00", 2);
+        add_u64(&z, 1ull << 40);
+        add(&z, "\x09\x00\x00\x00", 4); /* last raw block of 1 byte: 0 */
+        add_u32(&z, 0);
+        f = one_window_zstd(3, z.p, z.n);
+        save(dir, "zstd_claims_2pow40.pnmf", &f);
+        free(f.p), z.n = 0;
+
+        /* no content checksum flag */
+        add_u32(&z, 0xFD2FB528u);
+        add(&z, "\x20\x01", 2);      /* single segment, FCS 1 byte = 1 */
+        add(&z, "\x09\x00\x00\x00", 4);
+        f = one_window_zstd(3, z.p, z.n);
+        save(dir, "zstd_no_checksum.pnmf", &f);
+        free(f.p), z.n = 0;
+
+        /* a skippable frame where the window's zstd frame should be */
+        add_u32(&z, 0x184D2A50u);
+        add_u32(&z, 4);
+        add_u32(&z, 0);
+        f = one_window_zstd(3, z.p, z.n);
+        save(dir, "zstd_skippable.pnmf", &f);
+        free(f.p), z.n = 0;
+
+        /* the valid window's frame, one byte short */
+        Bytes c = compressed(&p0, 19);
+        f = one_window_zstd(3, c.p, c.n - 1);
+        save(dir, "zstd_truncated.pnmf", &f);
+        free(f.p);
+        /* ... and with a byte after it */
+        add(&c, "", 1);
+        f = one_window_zstd(3, c.p, c.n);
+        save(dir, "zstd_trailing.pnmf", &f);
+        free(f.p);
+        free(c.p);
+
+        /* an honest bomb: 8 MiB of zeros, more than the window payload
+         * bound of an 8x6 window (2^20 + 16 * 48 * 7 bytes) */
+        Bytes zeros = { 0 };
+        zeros.n = zeros.cap = 8u << 20;
+        if (!(zeros.p = calloc(1, zeros.n))) abort();
+        c = compressed(&zeros, 19);
+        f = one_window_zstd(3, c.p, c.n);
+        save(dir, "zstd_bomb.pnmf", &f);
+        free(f.p);
+        free(c.p);
+        free(zeros.p);
+        free(z.p);
+    }
+
+    /* Decode work over the limit (docs/format.md, "Decode work"): 1280x1024
+     * frames, one frame, 240 full-frame components all present. That is
+     * 240 * 1310720 = 314572800 multiply-adds for the frame, over
+     * 2^28 + 32 * 1310720 = 310378496. The payload (a byte a level, all
+     * zero) is 300 MiB; zstd makes 30 KB of it. */
+    {
+        const int k = 240, rows = 1024, cols = 1280;
+        Bytes pl = { 0 };
+        add_varint(&pl, (uint64_t)k);
+        for (int i = 0; i < k; i++) add_varint(&pl, rows), add_varint(&pl, cols);
+        const size_t levels = (size_t)k * rows * cols, at = pl.n;
+        pl.cap = pl.n + levels + 3 * (size_t)k;
+        if (!(pl.p = realloc(pl.p, pl.cap))) abort();
+        memset(pl.p + at, 0, levels);
+        pl.n += levels;
+        for (int i = 0; i < k; i++) add_varint(&pl, 1);
+        for (int i = 0; i < 2 * k; i++) add_signed(&pl, 0);
+        Bytes c = compressed(&pl, 3);
+        free(pl.p);
+        Bytes f = one_window_zstd(1, c.p, c.n);
+        free(c.p);
+        pnmf_wl32(f.p + 16, cols);
+        pnmf_wl32(f.p + 20, rows);
+        pnmf_wl16(f.p + 38, (uint32_t)k);
+        fix_header_crc(&f);
+        save(dir, "work_over.pnmf", &f);
+        free(f.p);
+    }
+
+    free(p0.p);
+    free(good.p);
+    return 0;
+}

@@ -181,11 +181,12 @@ static int encode_window(PnmfEncoder *e)
     PnmfFitParams p = { k, e->s.algo, e->s.iterations, e->s.inner_iters, e->s.restarts,
                         e->s.seed + (uint64_t)e->windows * 1000003u, 1e-4 };
     PnmfFitStats st = { 0 };
-    double trace[10001];
-    if (getenv("PNMF_DEBUG")) st.trace = trace;
+    /* PNMF_DEBUG: the objective after every iteration, on stderr */
+    if (getenv("PNMF_DEBUG")) st.trace = pnmf_malloc_array((size_t)e->s.iterations + 1, sizeof(double));
     ret = pnmf_fitter_fit(e->ft, &p, e->W, e->H, &st);
-    if (st.trace)
-        for (int t = 0; t <= st.iterations; t++) fprintf(stderr, "  it %d: %.6g\n", t, trace[t]);
+    if (st.trace && ret >= 0)
+        for (int t = 0; t <= st.iterations; t++) fprintf(stderr, "  it %d: %.6g\n", t, st.trace[t]);
+    pnmf_freep(&st.trace);
     if (ret < 0) return fail(e, ret, "fit failed");
     e->objective += st.objective;
     if (getenv("PNMF_DEBUG"))

@@ -43,7 +43,10 @@
 #define HDR_QUALITY        41
 #define HDR_W_STEP         42
 #define HDR_R_STEP         44
-#define HDR_RESERVED1      46  /* up to HDR_FIXED */
+#define HDR_RESERVED1      46  /* u16 */
+#define HDR_CANVAS_H       48
+#define HDR_CANVAS_W       52
+#define HDR_RESERVED2      56  /* up to HDR_FIXED */
 #define HDR_FIXED          60  /* fields a v1 reader knows; then extension, then CRC */
 #define HEADER_SIZE_V1     64
 #define HEADER_SIZE_MAX    4096
@@ -130,7 +133,8 @@ uint32_t pnmf_crc32(uint32_t crc, const void *data, size_t size)
 /* The largest decompressed payload a window of `frames` frames may have. */
 static uint64_t payload_bound(const PnmfHeader *h, uint32_t frames)
 {
-    const uint64_t pixels = (uint64_t)h->width * h->height;
+    const uint64_t pixels = h->shift_model == 2 ? (uint64_t)h->canvas_width * h->canvas_height
+                                                : (uint64_t)h->width * h->height;
     const uint64_t b = PAYLOAD_SLACK + PAYLOAD_PER_PIXEL * pixels * ((uint64_t)h->components + frames);
     return b < PNMF_MAX_PAYLOAD ? b : PNMF_MAX_PAYLOAD;
 }
@@ -176,9 +180,25 @@ static int header_check(const PnmfHeader *h, char *err, size_t errlen)
                      PNMF_MAX_COMPONENTS);
         return PNMF_ERR_LIMIT;
     }
-    if (h->shift_model > 1) {
+    if (h->shift_model > 2) {
         pnmf_set_err(err, errlen, "unknown shift model %u", h->shift_model);
         return PNMF_ERR_CORRUPT;
+    }
+    if (h->shift_model != 2 && (h->canvas_height || h->canvas_width)) {
+        pnmf_set_err(err, errlen, "a canvas size without the canvas model");
+        return PNMF_ERR_CORRUPT;
+    }
+    if (h->shift_model == 2) {
+        if (h->canvas_height < h->height || h->canvas_width < h->width) {
+            pnmf_set_err(err, errlen, "canvas %ux%u smaller than the %ux%u frame", h->canvas_width,
+                         h->canvas_height, h->width, h->height);
+            return PNMF_ERR_CORRUPT;
+        }
+        if (h->canvas_height > 2 * PNMF_MAX_DIM || h->canvas_width > 2 * PNMF_MAX_DIM ||
+            (uint64_t)h->canvas_height * h->canvas_width > PNMF_MAX_CANVAS) {
+            pnmf_set_err(err, errlen, "canvas %ux%u over the limit", h->canvas_width, h->canvas_height);
+            return PNMF_ERR_LIMIT;
+        }
     }
     if (h->w_step < 1 || h->w_step > 64 || h->r_step < 1 || h->r_step > 64) {
         pnmf_set_err(err, errlen, "quantizer steps %u and %u outside 1..64", h->w_step, h->r_step);
@@ -206,6 +226,8 @@ static void header_pack(uint8_t *b, const PnmfHeader *h)
     b[HDR_QUALITY] = h->quality;
     pnmf_wl16(b + HDR_W_STEP, h->w_step);
     pnmf_wl16(b + HDR_R_STEP, h->r_step);
+    pnmf_wl32(b + HDR_CANVAS_H, h->canvas_height);
+    pnmf_wl32(b + HDR_CANVAS_W, h->canvas_width);
     pnmf_wl32(b + HEADER_SIZE_V1 - 4, pnmf_crc32(0, b, HEADER_SIZE_V1 - 4));
 }
 
@@ -225,6 +247,8 @@ static void header_unpack(PnmfHeader *h, const uint8_t *b)
     h->quality = b[HDR_QUALITY];
     h->w_step = (uint16_t)pnmf_rl16(b + HDR_W_STEP);
     h->r_step = (uint16_t)pnmf_rl16(b + HDR_R_STEP);
+    h->canvas_height = pnmf_rl32(b + HDR_CANVAS_H);
+    h->canvas_width = pnmf_rl32(b + HDR_CANVAS_W);
 }
 
 static void entry_pack(uint8_t *b, uint64_t offset, uint32_t first_frame, uint32_t frame_count)
@@ -737,6 +761,12 @@ int pnmf_container_reader_open(PnmfContainerReader **out, FILE *f, char *err, si
         ret = PNMF_ERR_CORRUPT;
         goto error;
     }
+    if (r->h.writer_version < PNMF_OLDEST_VERSION) {
+        pnmf_set_err(err, errlen, "format version %u is no longer read (this reader reads %d to %d): "
+                     "encode the clip again", r->h.writer_version, PNMF_OLDEST_VERSION, PNMF_READER_VERSION);
+        ret = PNMF_ERR_VERSION;
+        goto error;
+    }
     if (r->h.min_reader_version > PNMF_READER_VERSION) {
         pnmf_set_err(err, errlen, "file needs reader version %u (this is version %d)",
                      r->h.min_reader_version, PNMF_READER_VERSION);
@@ -744,7 +774,8 @@ int pnmf_container_reader_open(PnmfContainerReader **out, FILE *f, char *err, si
         goto error;
     }
     int reserved = pnmf_rl16(b + HDR_RESERVED0) != 0;
-    for (int i = HDR_RESERVED1; i < HDR_FIXED; i++) reserved |= b[i];
+    reserved |= pnmf_rl16(b + HDR_RESERVED1) != 0;
+    for (int i = HDR_RESERVED2; i < HDR_FIXED; i++) reserved |= b[i];
     if (reserved) {
         pnmf_set_err(err, errlen, "reserved header bytes are not zero");
         ret = PNMF_ERR_CORRUPT;

@@ -13,12 +13,14 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define PNMF_FORMAT_VERSION 1          /* what this writer writes */
-#define PNMF_READER_VERSION 1          /* the newest format this reader reads */
+#define PNMF_FORMAT_VERSION 2          /* what this writer writes */
+#define PNMF_READER_VERSION 2          /* the newest format this reader reads */
+#define PNMF_OLDEST_VERSION 2          /* the oldest format this reader reads */
 
 /* Limits checked before anything read from a file is used (docs/format.md). */
 #define PNMF_MAX_DIM        16384      /* width and height */
 #define PNMF_MAX_PIXELS     (1 << 26)  /* width * height */
+#define PNMF_MAX_CANVAS     (1 << 27)  /* canvas_height * canvas_width */
 #define PNMF_MAX_WINDOW     1024       /* frames per window */
 #define PNMF_MAX_COMPONENTS 255        /* components per window */
 #define PNMF_MAX_FRAMES     (1 << 28)
@@ -42,6 +44,8 @@ typedef struct PnmfHeader {
     uint8_t  quality;            /* -q */
     uint16_t w_step;             /* component quantizer step (model.c) */
     uint16_t r_step;             /* coefficient quantizer step (model.c) */
+    uint32_t canvas_height;      /* canvas model: the torus the components live on, */
+    uint32_t canvas_width;       /* at least the frame; 0 for the other models */
 } PnmfHeader;
 
 /* One index entry per window chunk. */

@@ -12,7 +12,7 @@
 struct PnmfDecoder {
     PnmfContainerReader *cr;
     PnmfStreamInfo info;
-    int w_step, r_step, rows, cols;
+    int w_step, r_step, rows, cols, vis_rows, vis_cols;
     size_t n;
     PnmfWindowModel md;
     int loaded, win_first, win_pos, next_frame, checked_end;
@@ -45,6 +45,10 @@ int pnmf_decoder_create(PnmfDecoder **out, FILE *in)
     d->n = (size_t)h->width * h->height;
     d->rows = h->shift_model == PNMF_SHIFT_VECTOR ? 1 : (int)h->height;
     d->cols = h->shift_model == PNMF_SHIFT_VECTOR ? (int)d->n : (int)h->width;
+    d->vis_rows = d->rows, d->vis_cols = d->cols;
+    if (h->shift_model == PNMF_SHIFT_CANVAS) d->rows = (int)h->canvas_height, d->cols = (int)h->canvas_width;
+    d->info.canvas_height = h->shift_model == PNMF_SHIFT_CANVAS ? d->rows : (int)h->height;
+    d->info.canvas_width = h->shift_model == PNMF_SHIFT_CANVAS ? d->cols : (int)h->width;
     d->acc = pnmf_malloc_array(d->n, sizeof(int64_t));
     d->layout = pnmf_malloc_array(d->n, 1);
     if (!d->acc || !d->layout) return d->failed = PNMF_ERR_NOMEM;
@@ -68,7 +72,7 @@ static int load_window(PnmfDecoder *d)
         return PNMF_ERR_CORRUPT;
     }
     char why[200] = "";
-    ret = pnmf_model_read(payload, size, d->rows, d->cols, (int)count, d->info.components,
+    ret = pnmf_model_read(payload, size, d->rows, d->cols, d->vis_rows, d->vis_cols, (int)count, d->info.components,
                           d->w_step, d->r_step, &d->md, why, sizeof(why));
     if (ret < 0) {
         snprintf(d->err, sizeof(d->err), "window at frame %u: %s", first + 1, why);

@@ -10,8 +10,9 @@
 
 #include "model.h"
 
-/* Frame j of the window, in the torus layout (rows x cols bytes).
- * acc is scratch space for rows*cols int64 values. */
+/* Frame j of the window: the visible vis_rows x vis_cols corner of the
+ * torus, in layout order. acc is scratch space for vis_rows*vis_cols int64
+ * values. */
 void pnmf_diamond_int(const PnmfWindowModel *md, int j, int w_step, int r_step, int64_t *acc,
                       uint8_t *out);
 
@@ -21,5 +22,10 @@ void pnmf_layout_from_frame(int shift_model, int width, int height, const uint8_
                             ptrdiff_t stride, uint8_t *layout);
 void pnmf_layout_to_frame(int shift_model, int width, int height, const uint8_t *layout,
                           uint8_t *frame, ptrdiff_t stride);
+
+/* The canvas model's torus side for a frame side dim: at least dim + pad
+ * (pad 0: automatic, max(16, dim / 8)), rounded up to a size whose only
+ * prime factors are 2, 3 and 5, which FFTs handle fast. */
+int pnmf_canvas_size(int dim, int pad);
 
 #endif /* PNMF_DIAMOND_H */

@@ -20,8 +20,8 @@
 
 struct PnmfEncoder {
     PnmfEncSettings s;
-    int width, height, rows, cols;
-    size_t n;
+    int width, height, rows, cols, vis_rows, vis_cols;
+    size_t n, nv;        /* torus samples, frame pixels */
     PnmfContainerWriter *cw;
     uint8_t *frames;     /* window x n, layout order */
     int nbuf, frame_count;
@@ -29,7 +29,7 @@ struct PnmfEncoder {
     PnmfAtom *H, *Hsave;
     PnmfFitter *ft;
     int64_t *acc;
-    uint8_t *rec;
+    uint8_t *rec, *seen;
     int w_step, r_step;
     double sse, objective;
     int windows, failed, finished;
@@ -54,28 +54,43 @@ int pnmf_encoder_create(PnmfEncoder **out, const PnmfEncSettings *s, int width, 
         e->s.threads = nc < 1 ? 1 : nc > 64 ? 64 : (int)nc;
     }
     e->width = width, e->height = height;
-    e->n = (size_t)width * height;
+    e->nv = (size_t)width * height;
     e->rows = s->shift_model == PNMF_SHIFT_VECTOR ? 1 : height;
     e->cols = s->shift_model == PNMF_SHIFT_VECTOR ? width * height : width;
+    e->vis_rows = e->rows, e->vis_cols = e->cols;
+    if (s->shift_model == PNMF_SHIFT_CANVAS) {
+        e->rows = pnmf_canvas_size(height, s->canvas_pad);
+        e->cols = pnmf_canvas_size(width, s->canvas_pad);
+        if ((uint64_t)e->rows * e->cols > PNMF_MAX_CANVAS) {
+            snprintf(e->err, sizeof(e->err), "a %dx%d canvas is over the limit", e->cols, e->rows);
+            e->failed = PNMF_ERR_LIMIT;
+            *out = e;
+            return PNMF_ERR_LIMIT;
+        }
+    }
+    e->n = (size_t)e->rows * e->cols;
     pnmf_quant_steps(s->quality, &e->w_step, &e->r_step);
     const size_t w = (size_t)s->window, k = (size_t)s->components;
-    e->frames = pnmf_malloc_array(w * e->n, 1);
+    e->frames = pnmf_malloc_array(w * e->nv, 1);
     e->A = pnmf_malloc_array(w * e->n, sizeof(float));
     e->W = pnmf_malloc_array(k * e->n, sizeof(float));
     e->Wq = pnmf_malloc_array(k * e->n, sizeof(float));
     e->H = pnmf_malloc_array(w * k, sizeof(PnmfAtom));
     e->Wtry = pnmf_malloc_array(k * e->n, sizeof(float));
     e->Hsave = pnmf_malloc_array(w * k, sizeof(PnmfAtom));
-    e->acc = pnmf_malloc_array(e->n, sizeof(int64_t));
-    e->rec = pnmf_malloc_array(e->n, 1);
+    e->acc = pnmf_malloc_array(e->nv, sizeof(int64_t));
+    e->rec = pnmf_malloc_array(e->nv, 1);
+    e->seen = pnmf_malloc_array(e->n, 1);
     int ret = PNMF_ERR_NOMEM;
-    if (!e->frames || !e->A || !e->W || !e->Wq || !e->Wtry || !e->H || !e->Hsave || !e->acc || !e->rec)
+    if (!e->frames || !e->A || !e->W || !e->Wq || !e->Wtry || !e->H || !e->Hsave || !e->acc || !e->rec || !e->seen)
         goto error;
     ret = pnmf_fitter_open(&e->ft, e->rows, e->cols, s->window, s->components, e->s.threads);
     if (ret < 0) goto error;
+    ret = pnmf_fitter_set_options(e->ft, e->vis_rows, e->vis_cols, s->signed_components);
+    if (ret < 0) goto error;
     PnmfHeader h = { 0 };
     h.writer_version = PNMF_FORMAT_VERSION;
-    h.min_reader_version = 1;
+    h.min_reader_version = PNMF_FORMAT_VERSION;
     h.width = (uint32_t)width, h.height = (uint32_t)height;
     h.fps_num = (uint32_t)fps_num, h.fps_den = (uint32_t)fps_den;
     h.window = (uint16_t)s->window;
@@ -83,6 +98,8 @@ int pnmf_encoder_create(PnmfEncoder **out, const PnmfEncSettings *s, int width, 
     h.shift_model = (uint8_t)s->shift_model;
     h.quality = (uint8_t)s->quality;
     h.w_step = (uint16_t)e->w_step, h.r_step = (uint16_t)e->r_step;
+    if (s->shift_model == PNMF_SHIFT_CANVAS)
+        h.canvas_height = (uint32_t)e->rows, h.canvas_width = (uint32_t)e->cols;
     ret = pnmf_container_writer_open(&e->cw, f, &h, s->zstd_level, e->err, sizeof(e->err));
     if (ret < 0) goto error;
     *out = e;
@@ -118,6 +135,31 @@ static int quantize_components(PnmfEncoder *e, PnmfWindowModel *md, const float 
     return 0;
 }
 
+/* Canvas model: pixels of a component that no entry ever shows cost bytes
+ * and change nothing; zero them (ALGORITHMS.md 2d, den[x] = 0). */
+static void hide_invisible(PnmfEncoder *e, float *W, const PnmfAtom *H, int m)
+{
+    if (e->vis_rows == e->rows && e->vis_cols == e->cols) return;
+    const int k = e->s.components, rows = e->rows, cols = e->cols;
+    uint8_t *seen = e->seen;
+    for (int i = 0; i < k; i++) {
+        memset(seen, 0, e->n);
+        for (int j = 0; j < m; j++) {
+            const PnmfAtom a = H[j * k + i];
+            if (a.r == 0) continue;
+            const int py = a.p / cols, px = a.p % cols;
+            /* sample (y, x) of the component lands on ((y+py) mod rows, (x+px) mod cols) */
+            for (int vy = 0; vy < e->vis_rows; vy++) {
+                const int y = (vy - py + rows) % rows;
+                for (int vx = 0; vx < e->vis_cols; vx++) seen[(size_t)y * cols + (vx - px + cols) % cols] = 1;
+            }
+        }
+        float *w = W + (size_t)i * e->n;
+        for (size_t q = 0; q < e->n; q++)
+            if (!seen[q]) w[q] = 0;
+    }
+}
+
 /*
  * Closed loop: quantize the fitted components and refit H against what the
  * decoder will have. Then refine with the quantizer in the loop: an exact
@@ -133,18 +175,26 @@ static int quantize_window(PnmfEncoder *e, PnmfWindowModel *md, int m)
     const int k = e->s.components;
     const size_t kn = (size_t)k * e->n;
     const int mode = e->s.algo == PNMF_ALGO_IMPROVED ? PNMF_H_GREEDY : PNMF_H_CYCLIC;
+    hide_invisible(e, e->W, e->H, m);
     PNMF_CHECK(quantize_components(e, md, e->W, e->H, m));
+    /* the invisible part must show the model being refitted (EM), or the
+     * H step would chase what the previous model put there */
+    PNMF_CHECK(pnmf_fitter_impute(e->ft, e->Wq, k, e->H));
     PNMF_CHECK(pnmf_fitter_h_step(e->ft, e->Wq, k, e->H, mode, e->s.inner_iters));
-    double best = pnmf_objective(e->rows, e->cols, e->A, m, e->Wq, k, e->H);
+    double best = pnmf_fitter_objective(e->ft, e->Wq, k, e->H);
+    if (getenv("PNMF_DEBUG")) fprintf(stderr, "quantized: objective %.6g\n", best);
     float *src = e->W, *try = e->Wtry;
     for (int pass = 0; pass < e->s.refine; pass++) {
         memcpy(try, e->Wq, kn * sizeof(float));
+        PNMF_CHECK(pnmf_fitter_impute(e->ft, e->Wq, k, e->H));
         int ret = pnmf_fitter_w_step(e->ft, try, k, e->H, PNMF_W_HALS, 1);
         if (ret < 0) return ret;
         memcpy(e->Hsave, e->H, (size_t)m * k * sizeof(PnmfAtom));
+        hide_invisible(e, try, e->H, m);
         PNMF_CHECK(quantize_components(e, md, try, e->H, m));
+        PNMF_CHECK(pnmf_fitter_impute(e->ft, e->Wq, k, e->H));
         PNMF_CHECK(pnmf_fitter_h_step(e->ft, e->Wq, k, e->H, mode, e->s.inner_iters));
-        const double f = pnmf_objective(e->rows, e->cols, e->A, m, e->Wq, k, e->H);
+        const double f = pnmf_fitter_objective(e->ft, e->Wq, k, e->H);
         if (f < best) {
             best = f;
             float *t = src;
@@ -156,26 +206,38 @@ static int quantize_window(PnmfEncoder *e, PnmfWindowModel *md, int m)
         PNMF_CHECK(quantize_components(e, md, src, NULL, m));
         break;
     }
-    for (int i = 0; i < k; i++) {
-        int used = 0;
-        for (int j = 0; j < m; j++) {
+    uint8_t *used = pnmf_calloc(k, 1);
+    if (!used) return PNMF_ERR_NOMEM;
+    for (int j = 0; j < m; j++)
+        for (int i = 0; i < k; i++) {
             const PnmfAtom a = e->H[j * k + i];
-            md->ent[j * k + i].c = pnmf_quant_coef(a.r, e->r_step);
-            md->ent[j * k + i].p = a.p;
-            used |= md->ent[j * k + i].c != 0;
+            const uint32_t c = pnmf_quant_coef(a.r, e->r_step);
+            if (!c || !md->comp[i].bh) continue;
+            used[i] = 1;
+            int ret = pnmf_model_add(md, j, i, c, a.p);
+            if (ret < 0) {
+                pnmf_free(used);
+                return ret;
+            }
         }
-        if (!used) { /* nothing refers to it: send an empty block */
+    for (int i = 0; i < k; i++)
+        if (!used[i]) { /* nothing refers to it: send an empty block */
             pnmf_freep(&md->comp[i].lev);
             md->comp[i].bh = md->comp[i].bw = 0;
         }
-    }
+    pnmf_free(used);
     return 0;
 }
 
 static int encode_window(PnmfEncoder *e)
 {
     const int m = e->nbuf, k = e->s.components;
-    for (size_t q = 0; q < (size_t)m * e->n; q++) e->A[q] = e->frames[q];
+    for (int j = 0; j < m; j++) {
+        const uint8_t *f = e->frames + (size_t)j * e->nv;
+        float *a = e->A + (size_t)j * e->n;
+        for (int y = 0; y < e->vis_rows; y++)
+            for (int x = 0; x < e->vis_cols; x++) a[(size_t)y * e->cols + x] = f[(size_t)y * e->vis_cols + x];
+    }
     int ret = pnmf_fitter_set_frames(e->ft, e->A, m);
     if (ret < 0) return fail(e, ret, "fit failed");
     PnmfFitParams p = { k, e->s.algo, e->s.iterations, e->s.inner_iters, e->s.restarts,
@@ -195,7 +257,7 @@ static int encode_window(PnmfEncoder *e)
                 st.iterations, st.best_restart, st.guard_rejects_h + st.guard_rejects_w, st.seconds_init, st.seconds_h, st.seconds_w);
 
     PnmfWindowModel md;
-    ret = pnmf_model_alloc(&md, e->rows, e->cols, m, k);
+    ret = pnmf_model_alloc(&md, e->rows, e->cols, e->vis_rows, e->vis_cols, m, k, m * k);
     if (ret < 0) return fail(e, ret, "out of memory");
     uint8_t *payload = NULL;
     size_t size = 0;
@@ -212,9 +274,9 @@ static int encode_window(PnmfEncoder *e)
     if (ret >= 0)
         for (int j = 0; j < m; j++) {
             pnmf_diamond_int(&md, j, e->w_step, e->r_step, e->acc, e->rec);
-            const uint8_t *src = e->frames + (size_t)j * e->n;
+            const uint8_t *src = e->frames + (size_t)j * e->nv;
             double s = 0;
-            for (size_t q = 0; q < e->n; q++) {
+            for (size_t q = 0; q < e->nv; q++) {
                 const int d = (int)src[q] - e->rec[q];
                 s += d * d;
             }
@@ -234,7 +296,7 @@ int pnmf_encoder_push(PnmfEncoder *e, const uint8_t *gray, ptrdiff_t stride)
     if (e->finished || stride < e->width) return PNMF_ERR_ARG;
     if (e->frame_count >= PNMF_MAX_FRAMES) return fail(e, PNMF_ERR_LIMIT, "too many frames");
     pnmf_layout_from_frame(e->s.shift_model, e->width, e->height, gray, stride,
-                           e->frames + (size_t)e->nbuf * e->n);
+                           e->frames + (size_t)e->nbuf * e->nv);
     e->nbuf++;
     e->frame_count++;
     if (e->nbuf == e->s.window) return encode_window(e);
@@ -260,7 +322,7 @@ void pnmf_encoder_stats(const PnmfEncoder *e, PnmfEncStats *st)
     st->bytes = e->cw ? pnmf_container_writer_bytes(e->cw) : 0;
     st->sse = e->sse;
     st->fit_objective = e->objective;
-    const double px = (double)st->frames * e->n;
+    const double px = (double)st->frames * e->nv;
     st->psnr = px > 0 && e->sse > 0 ? 10 * log10(255.0 * 255.0 * px / e->sse) : 999.0;
 }
 
@@ -281,5 +343,6 @@ void pnmf_encoder_destroy(PnmfEncoder **pe)
     pnmf_free(e->Hsave);
     pnmf_free(e->acc);
     pnmf_free(e->rec);
+    pnmf_free(e->seen);
     pnmf_freep(pe);
 }

@@ -37,7 +37,9 @@ int pnmf_enc_open(PnmfEncoder **enc, const PnmfEncSettings *s, int width, int he
     if (s->components < 1 || s->components > PNMF_MAX_COMPONENTS) return PNMF_ERR_ARG;
     if (s->window < 1 || s->window > PNMF_MAX_WINDOW) return PNMF_ERR_ARG;
     if (s->quality < 0 || s->quality > PNMF_MAX_QUALITY) return PNMF_ERR_ARG;
-    if (s->shift_model != PNMF_SHIFT_VECTOR && s->shift_model != PNMF_SHIFT_TORUS) return PNMF_ERR_ARG;
+    if (s->shift_model < PNMF_SHIFT_VECTOR || s->shift_model > PNMF_SHIFT_CANVAS) return PNMF_ERR_ARG;
+    if (s->signed_components < 0 || s->signed_components > 1) return PNMF_ERR_ARG;
+    if (s->canvas_pad < 0 || s->canvas_pad > 4096) return PNMF_ERR_ARG;
     if (s->algo != PNMF_ALGO_PAPER && s->algo != PNMF_ALGO_IMPROVED) return PNMF_ERR_ARG;
     if (s->iterations < 0 || s->iterations > 10000 || s->inner_iters < 1 || s->inner_iters > 1000)
         return PNMF_ERR_ARG;

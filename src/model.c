@@ -2,27 +2,32 @@
 /*
  * Window payload (docs/format.md, "Window payload"). Everything is an
  * unsigned LEB128 varint; signed values are zigzag-mapped first. Values of
- * one kind are grouped (all block sizes, then all levels, then all
- * coefficients, then all shifts) so zstd sees long runs of alike bytes.
- * Levels are predicted from the left neighbour (the one above in the first
- * column); shifts are coded as the change from the same component's
- * previous present entry, wrapped to the shortest way round the torus.
+ * one kind are grouped (all block sizes, then all levels, then the
+ * occurrence counts, coefficients and shifts, each component by component
+ * through the frames) so zstd sees long runs of alike bytes. Levels are
+ * predicted from the left neighbour (the one above in the first column);
+ * shifts are coded as the change from the same component's same
+ * occurrence in an earlier frame, wrapped the shortest way round the torus.
  */
 #include <string.h>
 
 #include "internal.h"
 #include "model.h"
 
-int pnmf_model_alloc(PnmfWindowModel *md, int rows, int cols, int m, int k)
+int pnmf_model_alloc(PnmfWindowModel *md, int rows, int cols, int vis_rows, int vis_cols,
+                     int m, int k, int max_entries)
 {
     memset(md, 0, sizeof(*md));
-    md->rows = rows, md->cols = cols, md->m = m, md->k = k;
+    md->rows = rows, md->cols = cols, md->vis_rows = vis_rows, md->vis_cols = vis_cols;
+    md->m = m, md->k = k;
     md->comp = pnmf_calloc(k, sizeof(PnmfComp));
-    md->ent = pnmf_calloc((size_t)m * k, sizeof(PnmfEntry));
-    if (!md->comp || !md->ent) {
+    md->first = pnmf_calloc((size_t)m + 1, sizeof(int));
+    md->ent = pnmf_malloc_array(max_entries > 0 ? (size_t)max_entries : 1, sizeof(PnmfEntry));
+    if (!md->comp || !md->first || !md->ent) {
         pnmf_model_free(md);
         return PNMF_ERR_NOMEM;
     }
+    md->cap = max_entries;
     return 0;
 }
 
@@ -31,8 +36,19 @@ void pnmf_model_free(PnmfWindowModel *md)
     if (md->comp)
         for (int i = 0; i < md->k; i++) pnmf_free(md->comp[i].lev);
     pnmf_free(md->comp);
+    pnmf_free(md->first);
     pnmf_free(md->ent);
     memset(md, 0, sizeof(*md));
+}
+
+int pnmf_model_add(PnmfWindowModel *md, int j, int i, uint32_t c, int32_t p)
+{
+    const int n = md->first[md->m];
+    if (n >= md->cap) return PNMF_ERR_LIMIT;
+    /* frames j' > j hold no entries yet: move their (equal) ends along */
+    for (int t = j + 1; t <= md->m; t++) md->first[t] = n + 1;
+    md->ent[n].c = c, md->ent[n].p = p, md->ent[n].i = i;
+    return 0;
 }
 
 /* ---- writing ----------------------------------------------------------- */
@@ -73,7 +89,7 @@ static int wrap(int d, int size)
     return d;
 }
 
-static int level_pred(const uint16_t *lev, int bw, int y, int x)
+static int level_pred(const int16_t *lev, int bw, int y, int x)
 {
     if (x > 0) return lev[y * bw + x - 1];
     if (y > 0) return lev[(y - 1) * bw];
@@ -83,24 +99,59 @@ static int level_pred(const uint16_t *lev, int bw, int y, int x)
 uint64_t pnmf_model_work(const PnmfWindowModel *md)
 {
     uint64_t work = 0;
-    for (int i = 0; i < md->k; i++) {
-        const uint64_t area = (uint64_t)md->comp[i].bh * (uint64_t)md->comp[i].bw;
-        for (int j = 0; j < md->m; j++) work += md->ent[(size_t)j * md->k + i].c ? area : 0;
+    for (int e = 0; e < md->first[md->m]; e++) {
+        const PnmfComp *c = &md->comp[md->ent[e].i];
+        work += (uint64_t)c->bh * (uint64_t)c->bw;
     }
     return work;
 }
 
-/* At most 1024 * (2^28 + 32 * 2^26) < 2^42: no overflow. */
+/* At most 1024 * (2^28 + 32 * 2^28) < 2^44: no overflow. */
 uint64_t pnmf_model_max_work(int rows, int cols, int m)
 {
     return (uint64_t)m * (PNMF_WORK_PER_FRAME + (uint64_t)PNMF_WORK_PER_PIXEL * rows * cols);
+}
+
+/* Shift prediction (docs/format.md): occurrence t of a component in a frame
+ * is predicted by occurrence t of the same component in the latest earlier
+ * frame that had one, else by occurrence t-1 in this frame, else by 0. */
+typedef struct Slots {
+    int32_t v[PNMF_MAX_OCCURRENCES];
+    uint8_t set[PNMF_MAX_OCCURRENCES];
+} Slots;
+
+static int predict(const Slots *s, int t, int cur_prev)
+{
+    if (s->set[t]) return s->v[t];
+    return t > 0 ? cur_prev : 0;
+}
+
+/* The entries of component i in frame j: [*b, *e) of md->ent (a frame's
+ * entries are sorted by component). */
+static void occurrences(const PnmfWindowModel *md, int j, int i, int *b, int *e)
+{
+    int q = md->first[j];
+    const int end = md->first[j + 1];
+    while (q < end && md->ent[q].i < i) q++;
+    *b = q;
+    while (q < end && md->ent[q].i == i) q++;
+    *e = q;
 }
 
 int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
 {
     Buf b = { 0 };
     const int k = md->k, m = md->m;
+    for (int j = 0; j < m; j++)
+        for (int e = md->first[j]; e < md->first[j + 1]; e++) {
+            const PnmfEntry *en = &md->ent[e];
+            if (en->i < 0 || en->i >= k || !md->comp[en->i].bh || en->c < 1 ||
+                en->p < 0 || en->p >= md->rows * md->cols ||
+                (e > md->first[j] && en->i < md->ent[e - 1].i))
+                return PNMF_ERR_ARG;
+        }
     if (pnmf_model_work(md) > pnmf_model_max_work(md->rows, md->cols, m)) return PNMF_ERR_LIMIT;
+    put_u(&b, 0); /* flags */
     put_u(&b, (uint64_t)k);
     for (int i = 0; i < k; i++) {
         put_u(&b, (uint64_t)md->comp[i].bh);
@@ -113,16 +164,39 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
                 put_u(&b, zigzag((int64_t)c->lev[y * c->bw + x] - level_pred(c->lev, c->bw, y, x)));
     }
     for (int i = 0; i < k; i++)
-        for (int j = 0; j < m; j++) put_u(&b, md->ent[j * k + i].c);
+        for (int j = 0; j < m; j++) {
+            int e0, e1;
+            occurrences(md, j, i, &e0, &e1);
+            if (e1 - e0 > PNMF_MAX_OCCURRENCES) {
+                pnmf_free(b.p);
+                return PNMF_ERR_ARG;
+            }
+            put_u(&b, (uint64_t)(e1 - e0));
+        }
+    for (int i = 0; i < k; i++)
+        for (int j = 0; j < m; j++) {
+            int e0, e1;
+            occurrences(md, j, i, &e0, &e1);
+            for (int e = e0; e < e1; e++) put_u(&b, md->ent[e].c - 1);
+        }
     for (int axis = 0; axis < 2; axis++)
         for (int i = 0; i < k; i++) {
-            int prev = 0;
+            Slots sl;
+            memset(&sl, 0, sizeof(sl));
             for (int j = 0; j < m; j++) {
-                const PnmfEntry *e = &md->ent[j * k + i];
-                if (!e->c) continue;
-                const int v = axis == 0 ? e->p / md->cols : e->p % md->cols;
-                put_u(&b, zigzag(wrap(v - prev, axis == 0 ? md->rows : md->cols)));
-                prev = v;
+                int e0, e1, prev = 0;
+                occurrences(md, j, i, &e0, &e1);
+                for (int e = e0; e < e1; e++) {
+                    const int t = e - e0;
+                    const int v = axis == 0 ? md->ent[e].p / md->cols : md->ent[e].p % md->cols;
+                    put_u(&b, zigzag(wrap(v - predict(&sl, t, prev), axis == 0 ? md->rows : md->cols)));
+                    prev = v;
+                }
+                for (int e = e0; e < e1; e++) {
+                    const int t = e - e0;
+                    sl.v[t] = axis == 0 ? md->ent[e].p / md->cols : md->ent[e].p % md->cols;
+                    sl.set[t] = 1;
+                }
             }
         }
     if (b.err) {
@@ -159,15 +233,24 @@ static int get_u(Rd *r, uint64_t *v)
 
 #define FAIL(...) do { pnmf_set_err(err, errlen, __VA_ARGS__); ret = PNMF_ERR_CORRUPT; goto fail; } while (0)
 
-int pnmf_model_read(const uint8_t *buf, size_t size, int rows, int cols, int m, int max_k,
-                    int w_step, int r_step, PnmfWindowModel *md, char *err, size_t errlen)
+int pnmf_model_read(const uint8_t *buf, size_t size, int rows, int cols, int vis_rows,
+                    int vis_cols, int m, int max_k, int w_step, int r_step,
+                    PnmfWindowModel *md, char *err, size_t errlen)
 {
     Rd r = { buf, buf + size };
     uint64_t v;
-    int ret;
+    int ret = 0;
     memset(md, 0, sizeof(*md));
     if (w_step < 1 || r_step < 1) {
         pnmf_set_err(err, errlen, "bad quantizer steps");
+        return PNMF_ERR_CORRUPT;
+    }
+    if (get_u(&r, &v) < 0) {
+        pnmf_set_err(err, errlen, "truncated window payload");
+        return PNMF_ERR_CORRUPT;
+    }
+    if (v) {
+        pnmf_set_err(err, errlen, "window flags 0x%llx: unknown features", (unsigned long long)v);
         return PNMF_ERR_CORRUPT;
     }
     if (get_u(&r, &v) < 0) {
@@ -180,24 +263,25 @@ int pnmf_model_read(const uint8_t *buf, size_t size, int rows, int cols, int m, 
         return PNMF_ERR_CORRUPT;
     }
     const int k = (int)v;
-    /* Every value takes a byte at least: 2 block sizes a component and a
-     * coefficient an entry. Checked before anything is allocated. */
+    /* Every value takes a byte at least: 2 block sizes a component and an
+     * occurrence count a (frame, component). Checked before anything is
+     * allocated. */
     if ((uint64_t)k * (2 + (uint64_t)m) > (uint64_t)(r.end - r.p)) {
         pnmf_set_err(err, errlen, "truncated window payload");
         return PNMF_ERR_CORRUPT;
     }
-    PNMF_CHECK(pnmf_model_alloc(md, rows, cols, m, k));
-    const uint64_t max_level = PNMF_MAX_LEVEL_VALUE / w_step;
+    PNMF_CHECK(pnmf_model_alloc(md, rows, cols, vis_rows, vis_cols, m, k, 0));
+    const int64_t max_level = PNMF_MAX_LEVEL_VALUE / w_step;
     const uint64_t max_coef = PNMF_MAX_COEF_VALUE / r_step;
     uint64_t levels = 0; /* all blocks' levels, at most size: no overflow */
     for (int i = 0; i < k; i++) {
         uint64_t bh, bw;
         if (get_u(&r, &bh) < 0 || get_u(&r, &bw) < 0) FAIL("truncated window payload");
         if (bh > (uint64_t)rows || bw > (uint64_t)cols || (!bh) != (!bw))
-            FAIL("component %d is %llux%llu, larger than the %dx%d frame", i,
+            FAIL("component %d is %llux%llu, larger than the %dx%d torus", i,
                  (unsigned long long)bh, (unsigned long long)bw, rows, cols);
-        /* bh, bw <= 2^26; the levels of all blocks and the coefficients
-         * that follow them need at least a byte each */
+        /* bh, bw <= 2^28; the levels of all blocks and the counts that
+         * follow them need at least a byte each */
         levels += bh * bw;
         if (levels + (uint64_t)k * m > (uint64_t)(r.end - r.p)) FAIL("truncated window payload");
         md->comp[i].bh = (int)bh, md->comp[i].bw = (int)bw;
@@ -205,7 +289,7 @@ int pnmf_model_read(const uint8_t *buf, size_t size, int rows, int cols, int m, 
     for (int i = 0; i < k; i++) {
         PnmfComp *c = &md->comp[i];
         if (!c->bh) continue;
-        c->lev = pnmf_malloc_array((size_t)c->bh * c->bw, sizeof(uint16_t));
+        c->lev = pnmf_malloc_array((size_t)c->bh * c->bw, sizeof(int16_t));
         if (!c->lev) {
             ret = PNMF_ERR_NOMEM;
             goto fail;
@@ -213,21 +297,58 @@ int pnmf_model_read(const uint8_t *buf, size_t size, int rows, int cols, int m, 
         for (int y = 0; y < c->bh; y++)
             for (int x = 0; x < c->bw; x++) {
                 if (get_u(&r, &v) < 0) FAIL("truncated window payload");
-                /* |difference| > max_level can only land out of range, and
+                /* |difference| > 2 max_level can only land out of range, and
                  * checking first keeps the sum below from overflowing */
-                if ((v >> 1) > max_level) FAIL("component %d: level out of range", i);
+                if ((v >> 1) > 2 * (uint64_t)max_level) FAIL("component %d: level out of range", i);
                 const int64_t l = unzigzag(v) + level_pred(c->lev, c->bw, y, x);
-                if (l < 0 || (uint64_t)l > max_level) FAIL("component %d: level out of range", i);
-                c->lev[y * c->bw + x] = (uint16_t)l;
+                if (l < -max_level || l > max_level) FAIL("component %d: level out of range", i);
+                c->lev[y * c->bw + x] = (int16_t)l;
             }
     }
+    /* occurrence counts, component-major; the entries they announce take
+     * three bytes each at least (coefficient, row and column shift) */
+    uint8_t *cnt = pnmf_malloc_array((size_t)k * m, 1);
+    if (!cnt) {
+        ret = PNMF_ERR_NOMEM;
+        goto fail;
+    }
+    uint64_t total = 0;
     for (int i = 0; i < k; i++)
         for (int j = 0; j < m; j++) {
-            if (get_u(&r, &v) < 0) FAIL("truncated window payload");
-            if (v > max_coef) FAIL("coefficient out of range");
-            if (v && !md->comp[i].bh) FAIL("entry of the empty component %d", i);
-            md->ent[j * k + i].c = (uint32_t)v;
+            if (get_u(&r, &v) < 0) {
+                pnmf_free(cnt);
+                FAIL("truncated window payload");
+            }
+            if (v > PNMF_MAX_OCCURRENCES || (v && !md->comp[i].bh)) {
+                pnmf_free(cnt);
+                if (v && !md->comp[i].bh) FAIL("entry of the empty component %d", i);
+                FAIL("component %d appears %llu times in frame %d, over %d", i,
+                     (unsigned long long)v, j, PNMF_MAX_OCCURRENCES);
+            }
+            cnt[(size_t)i * m + j] = (uint8_t)v;
+            total += v;
         }
+    if (3 * total > (uint64_t)(r.end - r.p)) {
+        pnmf_free(cnt);
+        FAIL("truncated window payload");
+    }
+    /* frame j's entries, sorted by component: first[] from the counts */
+    pnmf_free(md->ent);
+    md->ent = pnmf_malloc_array(total ? (size_t)total : 1, sizeof(PnmfEntry));
+    if (!md->ent) {
+        pnmf_free(cnt);
+        ret = PNMF_ERR_NOMEM;
+        goto fail;
+    }
+    md->cap = (int)total;
+    md->first[0] = 0;
+    for (int j = 0; j < m; j++) {
+        int n = md->first[j];
+        for (int i = 0; i < k; i++)
+            for (int t = 0; t < cnt[(size_t)i * m + j]; t++) md->ent[n++].i = i;
+        md->first[j + 1] = n;
+    }
+    pnmf_free(cnt);
     /* The reconstruction's cost, known now, is bounded before any of it is
      * spent: a few bytes of zstd must not buy hours of decoding. */
     const uint64_t work = pnmf_model_work(md), max_work = pnmf_model_max_work(rows, cols, m);
@@ -237,22 +358,41 @@ int pnmf_model_read(const uint8_t *buf, size_t size, int rows, int cols, int m, 
         ret = PNMF_ERR_LIMIT;
         goto fail;
     }
+    for (int i = 0; i < k; i++)
+        for (int j = 0; j < m; j++) {
+            int e0, e1;
+            occurrences(md, j, i, &e0, &e1);
+            for (int e = e0; e < e1; e++) {
+                if (get_u(&r, &v) < 0) FAIL("truncated window payload");
+                if (v >= max_coef) FAIL("coefficient out of range");
+                md->ent[e].c = (uint32_t)v + 1;
+            }
+        }
     for (int axis = 0; axis < 2; axis++) {
         const int sz = axis == 0 ? rows : cols;
         for (int i = 0; i < k; i++) {
-            int prev = 0;
+            Slots sl;
+            memset(&sl, 0, sizeof(sl));
             for (int j = 0; j < m; j++) {
-                PnmfEntry *e = &md->ent[j * k + i];
-                if (!e->c) continue;
-                if (get_u(&r, &v) < 0) FAIL("truncated window payload");
-                const int64_t d = unzigzag(v);
-                if (d < -(sz / 2) || d >= sz - sz / 2) FAIL("shift out of range");
-                int s = prev + (int)d;
-                if (s < 0) s += sz;
-                if (s >= sz) s -= sz;
-                prev = s;
-                if (axis == 0) e->p = s * cols;
-                else e->p += s;
+                int e0, e1, prev = 0;
+                occurrences(md, j, i, &e0, &e1);
+                for (int e = e0; e < e1; e++) {
+                    const int t = e - e0;
+                    if (get_u(&r, &v) < 0) FAIL("truncated window payload");
+                    const int64_t d = unzigzag(v);
+                    if (d < -(sz / 2) || d >= sz - sz / 2) FAIL("shift out of range");
+                    int s = predict(&sl, t, prev) + (int)d;
+                    if (s < 0) s += sz;
+                    if (s >= sz) s -= sz;
+                    prev = s;
+                    if (axis == 0) md->ent[e].p = s * cols;
+                    else md->ent[e].p += s;
+                }
+                for (int e = e0; e < e1; e++) {
+                    const int t = e - e0;
+                    sl.v[t] = axis == 0 ? md->ent[e].p / cols : md->ent[e].p % cols;
+                    sl.set[t] = 1;
+                }
             }
         }
     }

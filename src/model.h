@@ -3,12 +3,15 @@
  * A window's quantized model, what a WIND chunk carries (docs/format.md,
  * "Window payload"), and its byte serialization.
  *
- * Geometry: frames are rows x cols tori (torus model: height x width; vector
- * model: 1 x (width*height) in column-stacked order). Component i is a
- * bh x bw block of integer levels placed at the torus origin; entry (j, i)
- * places it in frame j shifted by p = py*cols + px with coefficient level c
- * (c = 0: absent). The decoder's integer reconstruction (diamond.c) is
- *   pixel = clamp((sum_i (c * r_step) * (level * w_step) + 2^11) >> 12, 0, 255)
+ * Geometry: components live on a rows x cols torus (torus model: the
+ * frame; vector model: 1 x (width*height) in column-stacked order; canvas
+ * model: a torus larger than the frame, whose top-left vis_rows x vis_cols
+ * samples are the frame). Component i is a bh x bw block of signed integer
+ * levels placed at the torus origin. Each frame lists its entries (i, c, p):
+ * component i shifted by p = py*cols + px with coefficient level c >= 1; a
+ * component may appear several times in a frame. The decoder's integer
+ * reconstruction (diamond.c) is
+ *   pixel = clamp((sum over entries of (c * r_step) * (level * w_step) + 2^11) >> 12, 0, 255)
  * i.e. components in units of 1/256 and coefficients in units of 1/16.
  */
 #ifndef PNMF_MODEL_H
@@ -17,54 +20,70 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PNMF_MAX_LEVEL_VALUE 4096    /* level * w_step */
+#define PNMF_MAX_LEVEL_VALUE 4096    /* |level * w_step| */
 #define PNMF_MAX_COEF_VALUE  65535   /* c * r_step */
 #define PNMF_FRAC_BITS       12      /* 8 (components) + 4 (coefficients) */
+#define PNMF_MAX_OCCURRENCES 64      /* entries of one component in one frame */
 
-/* Decode work: a window of m frames of `pixels` pixels may ask for at most
- * m * (PNMF_WORK_PER_FRAME + PNMF_WORK_PER_PIXEL * pixels) sample updates
- * (docs/format.md, "Limits"), the sum over its present entries of their
+/* Decode work: a window of m frames of `pixels` torus samples may ask for
+ * at most m * (PNMF_WORK_PER_FRAME + PNMF_WORK_PER_PIXEL * pixels) sample
+ * updates (docs/format.md, "Limits"), the sum over its entries of their
  * components' block areas. */
 #define PNMF_WORK_PER_FRAME  (1u << 28)
 #define PNMF_WORK_PER_PIXEL  32
 
 typedef struct PnmfComp {
     int bh, bw;        /* block size, 0 x 0 for an unused component */
-    uint16_t *lev;     /* bh * bw levels, row-major */
+    int16_t *lev;      /* bh * bw levels, row-major */
 } PnmfComp;
 
 typedef struct PnmfEntry {
-    uint32_t c;        /* coefficient level, 0 = absent */
+    uint32_t c;        /* coefficient level, >= 1 */
     int32_t p;         /* shift py * cols + px */
+    int32_t i;         /* component */
 } PnmfEntry;
 
 typedef struct PnmfWindowModel {
-    int rows, cols;
+    int rows, cols;         /* the torus the components live on */
+    int vis_rows, vis_cols; /* the frame: its top-left corner */
     int m, k;
-    PnmfComp *comp;    /* k */
-    PnmfEntry *ent;    /* m x k, ent[j * k + i] */
+    PnmfComp *comp;         /* k */
+    int *first;             /* m + 1: frame j's entries are ent[first[j] .. first[j+1]) */
+    PnmfEntry *ent;         /* first[m] entries, each frame's in nondecreasing i */
+    int cap;                /* entries allocated */
 } PnmfWindowModel;
 
-/* Allocate comp and ent for m frames and k components (levels not yet). */
-int  pnmf_model_alloc(PnmfWindowModel *md, int rows, int cols, int m, int k);
+/* Allocate comp, first and room for max_entries entries, for m frames and
+ * k components (levels not yet; no entries yet: first[] all 0). */
+int  pnmf_model_alloc(PnmfWindowModel *md, int rows, int cols, int vis_rows, int vis_cols,
+                      int m, int k, int max_entries);
 void pnmf_model_free(PnmfWindowModel *md);
 
-/* The decode work of a model (sum over entries with c > 0 of the block area)
- * and the most a window of m frames on a rows x cols torus may have. */
+/* Append an entry to frame j, which must be the last frame with entries
+ * so far (frames are filled in order; entries of a frame in nondecreasing
+ * i). Returns PNMF_ERR_LIMIT when the entries allocated are used up. */
+int  pnmf_model_add(PnmfWindowModel *md, int j, int i, uint32_t c, int32_t p);
+
+/* The decode work of a model (sum over entries of the block area) and the
+ * most a window of m frames on a rows x cols torus may have. */
 uint64_t pnmf_model_work(const PnmfWindowModel *md);
 uint64_t pnmf_model_max_work(int rows, int cols, int m);
 
 /* Serialize into a newly allocated buffer (pnmf_free it). A model whose
  * work is over pnmf_model_max_work() is refused (PNMF_ERR_LIMIT): a reader
- * would refuse it. */
+ * would refuse it; one that breaks a rule of the format (an entry of an
+ * empty component, entries out of order, a value out of range) is refused
+ * with PNMF_ERR_ARG. */
 int  pnmf_model_write(const PnmfWindowModel *md, uint8_t **buf, size_t *size);
 
-/* Parse a payload for a window of exactly m frames on a rows x cols torus,
- * with at most max_k components and the header's quantizer steps; every
- * value is checked against its limit before use, the levels' memory against
- * the payload's size, and the decode work against pnmf_model_max_work()
- * (PNMF_ERR_LIMIT) before anything is reconstructed. */
-int  pnmf_model_read(const uint8_t *buf, size_t size, int rows, int cols, int m, int max_k,
-                     int w_step, int r_step, PnmfWindowModel *md, char *err, size_t errlen);
+/* Parse a payload for a window of exactly m frames on a rows x cols torus
+ * showing vis_rows x vis_cols, with at most max_k components and the
+ * header's quantizer steps; every value is checked against its limit
+ * before use, the memory it asks for against the payload's size, and the
+ * decode work against pnmf_model_max_work() (PNMF_ERR_LIMIT) before
+ * anything is reconstructed. */
+int  pnmf_model_read(const uint8_t *buf, size_t size, int rows, int cols, int vis_rows,
+                     int vis_cols, int m, int max_k, int w_step, int r_step,
+                     PnmfWindowModel *md, char *err, size_t errlen);
 
 #endif /* PNMF_MODEL_H */

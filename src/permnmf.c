@@ -195,6 +195,9 @@ struct PnmfFitter {
     PnmfFft *fft;
     const float *A;
     int m;
+    int vis_rows, vis_cols; /* the visible corner (canvas model); rows, cols when all is */
+    int signed_w;          /* components may go negative */
+    float *Aown;           /* max_m x n: the frames with their invisible part imputed */
     float *Aspec, *Wspec;
     float *Gauto;          /* k x n: corr(w_i, w_i), the autocorrelations */
     float *Gcross;         /* k x k slices of nstride: corr(w_i, w_l), or NULL when too big */
@@ -222,6 +225,7 @@ int pnmf_fitter_open(PnmfFitter **out, int rows, int cols, int max_m, int max_k,
     ft->max_m = max_m;
     ft->max_k = max_k;
     ft->threads = threads;
+    ft->vis_rows = rows, ft->vis_cols = cols;
     int ret = pnmf_fft_open(&ft->fft, rows, cols);
     if (ret < 0) goto fail;
     ret = PNMF_ERR_NOMEM;
@@ -284,6 +288,7 @@ void pnmf_fitter_close(PnmfFitter **pft)
             pnmf_fft_free(s->cc);
         }
     pnmf_free(ft->scr);
+    pnmf_free(ft->Aown);
     pnmf_free(ft->Aspec);
     pnmf_free(ft->Wspec);
     pnmf_free(ft->Gauto);
@@ -315,14 +320,78 @@ static void frames_task(void *vctx, int tid, int T)
         forward_any(ft, ft->A + j * ft->n, ft->Aspec + j * ft->spec2, &ft->scr[tid]);
 }
 
+static int masked(const PnmfFitter *ft) { return ft->vis_rows < ft->rows || ft->vis_cols < ft->cols; }
+
+int pnmf_fitter_set_options(PnmfFitter *ft, int vis_rows, int vis_cols, int signed_w)
+{
+    if (vis_rows < 1 || vis_cols < 1 || vis_rows > ft->rows || vis_cols > ft->cols) return PNMF_ERR_ARG;
+    ft->vis_rows = vis_rows, ft->vis_cols = vis_cols;
+    ft->signed_w = !!signed_w;
+    ft->A = NULL, ft->m = 0;
+    if (masked(ft) && !ft->Aown) {
+        ft->Aown = pnmf_malloc_array((size_t)ft->max_m * ft->n, sizeof(float));
+        if (!ft->Aown) return PNMF_ERR_NOMEM;
+    }
+    return 0;
+}
+
 int pnmf_fitter_set_frames(PnmfFitter *ft, const float *A, int m)
 {
     if (m < 1 || m > ft->max_m) return PNMF_ERR_ARG;
     ft->A = A;
     ft->m = m;
+    if (masked(ft)) {
+        /* the invisible part starts as the visible part's mean */
+        for (int j = 0; j < m; j++) {
+            const float *a = A + (size_t)j * ft->n;
+            float *d = ft->Aown + (size_t)j * ft->n;
+            double mean = 0;
+            for (int y = 0; y < ft->vis_rows; y++)
+                for (int x = 0; x < ft->vis_cols; x++) mean += a[(size_t)y * ft->cols + x];
+            mean /= (double)ft->vis_rows * ft->vis_cols;
+            for (int y = 0; y < ft->rows; y++)
+                for (int x = 0; x < ft->cols; x++) {
+                    const size_t q = (size_t)y * ft->cols + x;
+                    d[q] = y < ft->vis_rows && x < ft->vis_cols ? a[q] : (float)mean;
+                }
+        }
+        ft->A = ft->Aown;
+    }
     FramesCtx c = { ft };
     parallel_run(ft->threads < m ? ft->threads : m, frames_task, &c);
     return 0;
+}
+
+int pnmf_fitter_impute(PnmfFitter *ft, const float *W, int k, const PnmfAtom *H)
+{
+    if (!ft->A || k < 1 || k > ft->max_k) return PNMF_ERR_ARG;
+    if (!masked(ft)) return 0;
+    float *rec = ft->E; /* scratch: the W step refills it */
+    for (int j = 0; j < ft->m; j++) {
+        pnmf_diamond(ft->rows, ft->cols, W, k, H + (size_t)j * k, rec);
+        float *d = ft->Aown + (size_t)j * ft->n;
+        for (int y = 0; y < ft->rows; y++)
+            for (int x = 0; x < ft->cols; x++)
+                if (y >= ft->vis_rows || x >= ft->vis_cols) d[(size_t)y * ft->cols + x] = rec[(size_t)y * ft->cols + x];
+    }
+    FramesCtx c = { ft };
+    parallel_run(ft->threads < ft->m ? ft->threads : ft->m, frames_task, &c);
+    return 0;
+}
+
+double pnmf_fitter_objective(PnmfFitter *ft, const float *W, int k, const PnmfAtom *H)
+{
+    float *e = ft->E;
+    double f = 0;
+    for (int j = 0; j < ft->m; j++) {
+        frame_residual(ft->rows, ft->cols, ft->A + (size_t)j * ft->n, W, k, H + (size_t)j * k, e);
+        for (int y = 0; y < ft->vis_rows; y++)
+            for (int x = 0; x < ft->vis_cols; x++) {
+                const double v = e[(size_t)y * ft->cols + x];
+                f += v * v;
+            }
+    }
+    return f;
 }
 
 static void set_components(PnmfFitter *ft, const float *W, int k)
@@ -563,7 +632,7 @@ static void hals_task(void *vctx, int tid, int T)
         for (int x = 0; x < cols; x++) {
             const size_t q = (size_t)y * cols + x;
             float nw = w[q] + num[q] * inv;
-            if (!(nw > 0)) nw = 0;
+            if (!(nw > 0) && !ft->signed_w) nw = 0;
             num[q] = nw - w[q];
             w[q] = nw;
         }
@@ -658,7 +727,7 @@ int pnmf_fitter_w_step(PnmfFitter *ft, float *W, int k, const PnmfAtom *H, int m
                 double g2 = 0;
                 for (size_t q = 0; q < kn; q++) {
                     float nw = W[q] - (float)(G[q] / L);
-                    W[q] = nw > 0 ? nw : 0;
+                    W[q] = nw > 0 || ft->signed_w ? nw : 0;
                     g2 += (double)G[q] * G[q];
                 }
                 all_residuals(ft, W, k, H);
@@ -703,7 +772,7 @@ static void normalize_pow2(int n, float *W, int k, PnmfAtom *H, int m)
     for (int i = 0; i < k; i++) {
         float *w = W + (size_t)i * n;
         float mx = 0;
-        for (int x = 0; x < n; x++) mx = w[x] > mx ? w[x] : mx;
+        for (int x = 0; x < n; x++) mx = fabsf(w[x]) > mx ? fabsf(w[x]) : mx;
         if (mx <= 0) continue;
         int e;
         frexpf(mx, &e); /* mx = f * 2^e, f in [0.5, 1) */
@@ -718,7 +787,8 @@ static void normalize_pow2(int n, float *W, int k, PnmfAtom *H, int m)
  * all frames (ALGORITHMS.md 2g: new components from the largest residual). */
 static void seed_from_residual(PnmfFitter *ft, float *w)
 {
-    const int rows = ft->rows, cols = ft->cols;
+    const int rows = ft->vis_rows, cols = ft->vis_cols, stride = ft->cols;
+    const int sg = ft->signed_w;
     int bh = rows / 4, bw = cols / 4;
     if (rows == 1) bw = cols / 16;
     bh = bh < 1 ? 1 : bh > 48 ? 48 : bh;
@@ -735,7 +805,7 @@ static void seed_from_residual(PnmfFitter *ft, float *w)
             double rs = 0;
             I[(size_t)(y + 1) * (cols + 1)] = 0;
             for (int x = 0; x < cols; x++) {
-                const double v = e[(size_t)y * cols + x] > 0 ? e[(size_t)y * cols + x] : 0;
+                const double v = e[(size_t)y * stride + x] > 0 || sg ? e[(size_t)y * stride + x] : 0;
                 rs += v * v;
                 I[(size_t)(y + 1) * (cols + 1) + x + 1] = I[(size_t)y * (cols + 1) + x + 1] + rs;
             }
@@ -753,8 +823,8 @@ static void seed_from_residual(PnmfFitter *ft, float *w)
     const float *e = ft->E + bj * ft->n;
     for (int y = by; y < by + bh; y++)
         for (int x = bx; x < bx + bw; x++) {
-            const float v = e[(size_t)y * cols + x];
-            w[(size_t)y * cols + x] = v > 0 ? v : 0;
+            const float v = e[(size_t)y * stride + x];
+            w[(size_t)y * stride + x] = v > 0 || sg ? v : 0;
         }
 }
 
@@ -871,6 +941,10 @@ int pnmf_fitter_fit(PnmfFitter *ft, const PnmfFitParams *p, float *W, PnmfAtom *
             w_rejects += ret;
             normalize_pow2((int)ft->n, Wc, k, Hc, m);
             if (improved) reseed_dead(ft, Wc, k, Hc);
+            /* EM for the masked loss (ALGORITHMS.md 2d): the invisible part
+             * of each frame becomes what the model shows there, so the
+             * circular algorithm's objective is the visible part's */
+            if (masked(ft)) pnmf_fitter_impute(ft, Wc, k, Hc);
             const double fn = all_residuals(ft, Wc, k, Hc);
             trace[it] = fn;
             const int converged = f - fn <= p->tol * fn;

@@ -84,8 +84,25 @@ typedef struct PnmfFitter PnmfFitter;
 int  pnmf_fitter_open(PnmfFitter **ft, int rows, int cols, int max_m, int max_k, int threads);
 void pnmf_fitter_close(PnmfFitter **ft);
 
-/* The frames A (m x n, kept by reference until the next call). */
+/* Options, before set_frames: only the top-left vis_rows x vis_cols of
+ * each frame is data (the canvas model: the rest of the torus is outside
+ * the frame, and the loss counts the visible part only), and whether
+ * components may hold negative values (W steps then do not clamp at 0). */
+int  pnmf_fitter_set_options(PnmfFitter *ft, int vis_rows, int vis_cols, int signed_w);
+
+/* The frames A (m x n, kept by reference until the next call; with a
+ * visible part smaller than the torus, copied, their invisible part
+ * imputed with the visible mean). */
 int  pnmf_fitter_set_frames(PnmfFitter *ft, const float *A, int m);
+
+/* With a visible part: set each frame's invisible part to what W, H show
+ * there (the E step of EM for the masked loss; it never raises the masked
+ * objective, and makes the circular objective equal to it). A no-op when
+ * the whole torus is visible. */
+int  pnmf_fitter_impute(PnmfFitter *ft, const float *W, int k, const PnmfAtom *H);
+
+/* The visible part's objective sum_j ||M (a_j - W <> h_j)||^2, in double. */
+double pnmf_fitter_objective(PnmfFitter *ft, const float *W, int k, const PnmfAtom *H);
 
 /* Multiple Permutation NNLS for every frame with W fixed (k x n): updates H
  * (m x k) in place, never raising any frame's objective. */

@@ -36,7 +36,7 @@ int pnmf_quant_component(int rows, int cols, const float *w, int w_step, PnmfCom
 {
     const size_t n = (size_t)rows * cols;
     float mx = 0;
-    for (size_t x = 0; x < n; x++) mx = w[x] > mx ? w[x] : mx;
+    for (size_t x = 0; x < n; x++) mx = fabsf(w[x]) > mx ? fabsf(w[x]) : mx;
     c->bh = c->bw = 0;
     c->lev = NULL;
     *scale = 0;
@@ -47,18 +47,18 @@ int pnmf_quant_component(int rows, int cols, const float *w, int w_step, PnmfCom
     if (!ry) return PNMF_ERR_NOMEM;
     for (int y = 0; y < rows; y++)
         for (int x = 0; x < cols; x++)
-            if (lrintf(w[(size_t)y * cols + x] * f) > 0) ry[y] = cx[x] = 1;
+            if (lrintf(w[(size_t)y * cols + x] * f) != 0) ry[y] = cx[x] = 1;
     int bh, bw;
     const int y0 = cyclic_support(ry, rows, &bh), x0 = cyclic_support(cx, cols, &bw);
     pnmf_free(ry);
-    c->lev = pnmf_malloc_array((size_t)bh * bw, sizeof(uint16_t));
+    c->lev = pnmf_malloc_array((size_t)bh * bw, sizeof(int16_t));
     if (!c->lev) return PNMF_ERR_NOMEM;
     c->bh = bh, c->bw = bw;
     const long maxl = PNMF_MAX_LEVEL_VALUE / w_step;
     for (int y = 0; y < bh; y++)
         for (int x = 0; x < bw; x++) {
             long l = lrintf(w[(size_t)((y0 + y) % rows) * cols + (x0 + x) % cols] * f);
-            c->lev[y * bw + x] = (uint16_t)(l < 0 ? 0 : l > maxl ? maxl : l);
+            c->lev[y * bw + x] = (int16_t)(l < -maxl ? -maxl : l > maxl ? maxl : l);
         }
     *scale = mx;
     *q0 = y0 * cols + x0;

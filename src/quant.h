@@ -14,11 +14,11 @@
 void pnmf_quant_steps(int q, int *w_step, int *r_step);
 
 /*
- * Quantize a component w (rows x cols, >= 0) to a block of levels:
+ * Quantize a component w (rows x cols, signed) to a block of levels:
  * w ~= scale * S_q0(block), where the block is the smallest cyclic bounding
  * box of the quantized support, moved to the origin (this also fixes the
  * component's shift ambiguity), and block levels are round(w / scale * 256
- * / w_step) with max(w) / scale = 1. An all-zero component gives a 0 x 0
+ * / w_step) with max|w| / scale = 1. An all-zero component gives a 0 x 0
  * block and scale 0.
  */
 int  pnmf_quant_component(int rows, int cols, const float *w, int w_step, PnmfComp *c,

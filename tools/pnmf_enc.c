@@ -22,8 +22,15 @@ static void usage(FILE *f)
             "  -k, --components N   components per window, 1..255 (default %d)\n"
             "  -w, --window N       frames per window, 1..1024 (default %d)\n"
             "  -q, --quality N      quantizer 0..48, lower is better and larger (default %d)\n"
-            "      --shift MODEL    torus: 2-D cyclic shifts; vector: the paper's 1-D shift of\n"
-            "                       the column-stacked frame (default torus)\n"
+            "      --shift MODEL    canvas: 2-D shifts on a canvas larger than the frame, so\n"
+            "                       parts enter and leave without wrapping; torus: 2-D cyclic\n"
+            "                       shifts of the frame; vector: the paper's 1-D shift of the\n"
+            "                       column-stacked frame (default %s)\n"
+            "      --canvas-pad N   canvas: margin added to the height and the width, 0 =\n"
+            "                       max(16, side / 8); sizes round up to factors 2, 3, 5 (default %d)\n"
+            "      --signed         components may hold negative pixels, so a part can\n"
+            "                       darken what lies under it (occlusion)%s\n"
+            "      --unsigned       nonnegative components, as in the paper%s\n"
             "      --algo ALGO      improved: greedy atoms + exact HALS W step; paper: the\n"
             "                       paper's cyclic sweep + projected gradient (default improved)\n"
             "      --iterations N   ALS iterations per fit, at most (default %d)\n"
@@ -42,12 +49,15 @@ static void usage(FILE *f)
             "\n"
             "Exit status: 0 ok, 2 usage, 3 cannot read input, 4 invalid data, 5 cannot write\n"
             "output, 6 a size exceeds a limit, 1 other errors.\n",
-            d.components, d.window, d.quality, d.iterations, d.inner_iters, d.restarts,
+            d.components, d.window, d.quality,
+            d.shift_model == PNMF_SHIFT_CANVAS ? "canvas" : d.shift_model == PNMF_SHIFT_TORUS ? "torus" : "vector",
+            d.canvas_pad, d.signed_components ? " (default)" : "", d.signed_components ? "" : " (default)",
+            d.iterations, d.inner_iters, d.restarts,
             (unsigned long long)d.seed, d.threads, d.zstd_level, d.refine);
 }
 
 enum { OPT_SHIFT = 256, OPT_ALGO, OPT_ITER, OPT_INNER, OPT_RESTARTS, OPT_SEED, OPT_THREADS,
-       OPT_ZSTD, OPT_FRAMES, OPT_REFINE };
+       OPT_ZSTD, OPT_FRAMES, OPT_REFINE, OPT_PAD, OPT_SIGNED, OPT_UNSIGNED };
 
 int main(int argc, char **argv)
 {
@@ -59,6 +69,8 @@ int main(int argc, char **argv)
         { "seed", required_argument, NULL, OPT_SEED },  { "threads", required_argument, NULL, OPT_THREADS },
         { "zstd-level", required_argument, NULL, OPT_ZSTD }, { "frames", required_argument, NULL, OPT_FRAMES },
         { "refine", required_argument, NULL, OPT_REFINE },
+        { "canvas-pad", required_argument, NULL, OPT_PAD }, { "signed", no_argument, NULL, OPT_SIGNED },
+        { "unsigned", no_argument, NULL, OPT_UNSIGNED },
         { "quiet", no_argument, NULL, 'Q' },            { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },          { NULL, 0, NULL, 0 },
     };
@@ -76,8 +88,9 @@ int main(int argc, char **argv)
         case OPT_SHIFT:
             if (!strcmp(optarg, "torus")) s.shift_model = PNMF_SHIFT_TORUS;
             else if (!strcmp(optarg, "vector")) s.shift_model = PNMF_SHIFT_VECTOR;
+            else if (!strcmp(optarg, "canvas")) s.shift_model = PNMF_SHIFT_CANVAS;
             else {
-                fprintf(stderr, "%s: option --shift expects torus or vector, got '%s'\n", prog, optarg);
+                fprintf(stderr, "%s: option --shift expects canvas, torus or vector, got '%s'\n", prog, optarg);
                 return PNMF_EXIT_USAGE;
             }
             break;
@@ -96,6 +109,9 @@ int main(int argc, char **argv)
         case OPT_THREADS: if (cli_parse_int(prog, "--threads", optarg, 0, 64, &v)) return PNMF_EXIT_USAGE; s.threads = (int)v; break;
         case OPT_ZSTD: if (cli_parse_int(prog, "--zstd-level", optarg, 1, 22, &v)) return PNMF_EXIT_USAGE; s.zstd_level = (int)v; break;
         case OPT_REFINE: if (cli_parse_int(prog, "--refine", optarg, 0, 100, &v)) return PNMF_EXIT_USAGE; s.refine = (int)v; break;
+        case OPT_PAD: if (cli_parse_int(prog, "--canvas-pad", optarg, 0, 4096, &v)) return PNMF_EXIT_USAGE; s.canvas_pad = (int)v; break;
+        case OPT_SIGNED: s.signed_components = 1; break;
+        case OPT_UNSIGNED: s.signed_components = 0; break;
         case OPT_FRAMES: if (cli_parse_int(prog, "--frames", optarg, 1, 1LL << 28, &v)) return PNMF_EXIT_USAGE; max_frames = v; break;
         case 'Q': quiet = 1; break;
         case 'h': usage(stdout); return PNMF_EXIT_OK;

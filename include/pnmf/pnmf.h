@@ -26,6 +26,7 @@ extern "C" {
 enum PnmfShiftModel {
     PNMF_SHIFT_VECTOR = 0, ///< the paper's 1-D cyclic shift of the column-stacked frame
     PNMF_SHIFT_TORUS  = 1, ///< a 2-D cyclic shift (dy, dx) of the frame
+    PNMF_SHIFT_CANVAS = 2, ///< a 2-D cyclic shift on a canvas larger than the frame, which shows its top-left corner
 };
 
 /** Which algorithms the fit uses. */
@@ -47,7 +48,9 @@ typedef struct PnmfEncSettings {
     int threads;     ///< worker threads, 0 = one per core (default 0); output is the same for any value
     int zstd_level;  ///< zstd compression level (default 19)
     int refine;      ///< passes of W step + requantization + H refit after the fit (default 4, 0..100)
-    uint8_t reserved[28];
+    int signed_components; ///< components may hold negative pixels, so a part can darken what is under it (default 0)
+    int canvas_pad;  ///< canvas model: margin added to the height and to the width, 0 = automatic (default 0)
+    uint8_t reserved[20];
 } PnmfEncSettings;
 
 /** What a stream is: the file header, as the decoder sees it. */
@@ -59,6 +62,8 @@ typedef struct PnmfStreamInfo {
     int components;          ///< the encoder's component cap per window
     int shift_model;         ///< enum PnmfShiftModel
     int quality;             ///< the -q the stream was made with
+    int canvas_height;       ///< the torus components live on: the frame's size except
+    int canvas_width;        ///< with the canvas model
 } PnmfStreamInfo;
 
 /** What the encoder measured, on exactly what the decoder will show. */

@@ -314,10 +314,10 @@ int pnmf_container_writer_open(PnmfContainerWriter **out, FILE *f, const PnmfHea
         return PNMF_ERR_ARG;
     }
     *out = NULL;
-    /* This writer writes format version 1 and needs nothing newer to read. */
+    /* Version 2 changed the payload layout, so a reader needs version 2. */
     PnmfHeader hc = *h;
     hc.writer_version = PNMF_FORMAT_VERSION;
-    hc.min_reader_version = 1;
+    hc.min_reader_version = PNMF_FORMAT_VERSION;
     if (header_check(&hc, err, errlen) < 0) return PNMF_ERR_ARG;
     const off_t base = ftello(f);
     if (base < 0) {

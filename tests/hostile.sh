@@ -84,7 +84,7 @@ no_tmp_in() { ! ls -A "$1" | grep -q tmp; }
 
 # ---- pnmf-dec: truncation and a flipped bit at every byte offset ----
 
-small=$G/good/tiny_2windows.pnmf   # 341 bytes, 4 frames of 15x11 in 2 windows
+small=$G/good/tiny_2windows.pnmf   # 345 bytes, 4 frames of 15x11 in 2 windows
 size=$(wc -c < "$small")
 bad_trunc=0
 i=0

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libFuzzer target: write, read, compare. The fuzzer's bytes choose a small
- * valid file: a header (size, shift model, quantizer steps, component cap,
- * window length) and 1..4 windows, each a random model (block sizes,
- * levels, coefficients, shifts) within the limits of docs/format.md.
+ * valid file: a header (size, shift model, canvas size, quantizer steps,
+ * component cap, window length) and 1..4 windows, each a random model
+ * (block sizes, signed levels, per-frame entry lists with repeated
+ * components, coefficients, shifts) within the limits of docs/format.md.
  *
  * For each window: pnmf_model_write -> pnmf_model_read must give the same
  * model, and writing that again the same bytes. The windows go through the
@@ -48,52 +49,66 @@ static unsigned take(Src *s, unsigned range) /* 0 .. range-1 */
     return range ? v % range : 0;
 }
 
-static void random_model(Src *s, PnmfWindowModel *md, int rows, int cols, int m, int max_k,
-                         int w_step, int r_step)
+static void random_model(Src *s, PnmfWindowModel *md, int rows, int cols, int vis_rows,
+                         int vis_cols, int m, int max_k, int w_step, int r_step)
 {
     const int k = 1 + (int)take(s, (unsigned)max_k);
-    if (pnmf_model_alloc(md, rows, cols, m, k) < 0) abort();
-    const unsigned max_level = PNMF_MAX_LEVEL_VALUE / w_step, max_coef = PNMF_MAX_COEF_VALUE / r_step;
+    if (pnmf_model_alloc(md, rows, cols, vis_rows, vis_cols, m, k, m * k * PNMF_MAX_OCCURRENCES) < 0)
+        abort();
+    const int max_level = PNMF_MAX_LEVEL_VALUE / w_step;
+    const unsigned max_coef = PNMF_MAX_COEF_VALUE / r_step;
     for (int i = 0; i < k; i++) {
         PnmfComp *c = &md->comp[i];
         c->bh = (int)take(s, (unsigned)rows + 1);
         c->bw = c->bh ? 1 + (int)take(s, (unsigned)cols) : 0;
         if (!c->bh) continue;
-        c->lev = pnmf_malloc_array((size_t)c->bh * c->bw, sizeof(uint16_t));
+        c->lev = pnmf_malloc_array((size_t)c->bh * c->bw, sizeof(int16_t));
         if (!c->lev) abort();
-        /* mostly small steps between neighbours, sometimes the extremes */
-        unsigned prev = take(s, max_level + 1);
+        /* signed; mostly small steps between neighbours, sometimes the extremes */
+        int prev = (int)take(s, 2 * (unsigned)max_level + 1) - max_level;
         for (int q = 0; q < c->bh * c->bw; q++) {
-            const unsigned op = take(s, 8);
-            prev = op == 0 ? 0 : op == 1 ? max_level : op < 4 ? take(s, max_level + 1)
-                 : (prev + take(s, 5) + max_level - 2) % (max_level + 1);
-            c->lev[q] = (uint16_t)prev;
+            const unsigned op = take(s, 10);
+            prev = op == 0 ? 0 : op == 1 ? max_level : op == 2 ? -max_level
+                 : op < 5 ? (int)take(s, 2 * (unsigned)max_level + 1) - max_level
+                 : prev + (int)take(s, 5) - 2;
+            if (prev > max_level) prev = max_level;
+            if (prev < -max_level) prev = -max_level;
+            c->lev[q] = (int16_t)prev;
         }
     }
+    /* each frame's entries in component order; a component absent, once,
+     * or repeated (up to the 64 the format allows) */
     for (int j = 0; j < m; j++)
         for (int i = 0; i < k; i++) {
-            PnmfEntry *e = &md->ent[j * k + i];
-            if (!md->comp[i].bh || take(s, 4) == 0) continue; /* absent */
-            e->c = take(s, 3) == 0 ? max_coef : 1 + take(s, max_coef);
-            e->p = (int32_t)take(s, (unsigned)(rows * cols));
+            if (!md->comp[i].bh || take(s, 4) == 0) continue;
+            const unsigned sel = take(s, 16);
+            const int n = sel == 0 ? PNMF_MAX_OCCURRENCES : sel < 3 ? 1 + (int)take(s, PNMF_MAX_OCCURRENCES)
+                        : sel < 7 ? 2 + (int)take(s, 3) : 1;
+            for (int t = 0; t < n; t++) {
+                const uint32_t c = take(s, 3) == 0 ? max_coef : 1 + take(s, max_coef);
+                if (pnmf_model_add(md, j, i, c, (int32_t)take(s, (unsigned)(rows * cols))) < 0) abort();
+            }
         }
 }
 
 static void compare_models(const PnmfWindowModel *a, const PnmfWindowModel *b)
 {
-    if (a->rows != b->rows || a->cols != b->cols || a->m != b->m || a->k != b->k)
-        FAIL("geometry %dx%d m %d k %d read back as %dx%d m %d k %d", a->rows, a->cols, a->m,
-             a->k, b->rows, b->cols, b->m, b->k);
+    if (a->rows != b->rows || a->cols != b->cols || a->vis_rows != b->vis_rows ||
+        a->vis_cols != b->vis_cols || a->m != b->m || a->k != b->k)
+        FAIL("geometry %dx%d (%dx%d) m %d k %d read back as %dx%d (%dx%d) m %d k %d", a->rows, a->cols,
+             a->vis_rows, a->vis_cols, a->m, a->k, b->rows, b->cols, b->vis_rows, b->vis_cols, b->m, b->k);
     for (int i = 0; i < a->k; i++) {
         const PnmfComp *x = &a->comp[i], *y = &b->comp[i];
         if (x->bh != y->bh || x->bw != y->bw) FAIL("component %d size differs", i);
-        if (x->bh && memcmp(x->lev, y->lev, (size_t)x->bh * x->bw * sizeof(uint16_t)))
+        if (x->bh && memcmp(x->lev, y->lev, (size_t)x->bh * x->bw * sizeof(int16_t)))
             FAIL("component %d levels differ", i);
     }
-    for (int q = 0; q < a->m * a->k; q++)
-        if (a->ent[q].c != b->ent[q].c || a->ent[q].p != b->ent[q].p)
-            FAIL("entry %d differs: %u@%d vs %u@%d", q, a->ent[q].c, a->ent[q].p, b->ent[q].c,
-                 b->ent[q].p);
+    for (int j = 0; j <= a->m; j++)
+        if (a->first[j] != b->first[j]) FAIL("frame %d: entries from %d vs %d", j, a->first[j], b->first[j]);
+    for (int e = 0; e < a->first[a->m]; e++)
+        if (a->ent[e].c != b->ent[e].c || a->ent[e].p != b->ent[e].p || a->ent[e].i != b->ent[e].i)
+            FAIL("entry %d differs: %d %u@%d vs %d %u@%d", e, a->ent[e].i, a->ent[e].c, a->ent[e].p,
+                 b->ent[e].i, b->ent[e].c, b->ent[e].p);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -102,19 +117,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     PnmfHeader h;
     memset(&h, 0, sizeof(h));
     h.writer_version = PNMF_FORMAT_VERSION;
-    h.min_reader_version = 1;
+    h.min_reader_version = PNMF_FORMAT_VERSION;
     h.width = 1 + take(&s, MAX_SIDE);
     h.height = 1 + take(&s, MAX_SIDE);
     h.fps_num = 1 + take(&s, 60000);
     h.fps_den = 1 + take(&s, 1001);
     h.window = (uint16_t)(1 + take(&s, MAX_M));
     h.components = (uint16_t)(1 + take(&s, MAX_K));
-    h.shift_model = (uint8_t)take(&s, 2);
+    h.shift_model = (uint8_t)take(&s, 3);
+    if (h.shift_model == PNMF_SHIFT_CANVAS) {
+        h.canvas_height = h.height + take(&s, 6);
+        h.canvas_width = h.width + take(&s, 6);
+    }
     h.quality = (uint8_t)take(&s, 49);
     h.w_step = (uint16_t)(1 + take(&s, 64));
     h.r_step = (uint16_t)(1 + take(&s, 64));
-    const int rows = h.shift_model == PNMF_SHIFT_VECTOR ? 1 : (int)h.height;
-    const int cols = h.shift_model == PNMF_SHIFT_VECTOR ? (int)(h.width * h.height) : (int)h.width;
+    /* the frame (vis), and the torus: the frame, or the canvas */
+    const int vr = h.shift_model == PNMF_SHIFT_VECTOR ? 1 : (int)h.height;
+    const int vc = h.shift_model == PNMF_SHIFT_VECTOR ? (int)(h.width * h.height) : (int)h.width;
+    const int rows = h.shift_model == PNMF_SHIFT_CANVAS ? (int)h.canvas_height : vr;
+    const int cols = h.shift_model == PNMF_SHIFT_CANVAS ? (int)h.canvas_width : vc;
     const int windows = 1 + (int)take(&s, MAX_WINDOWS);
     const int level = 1 + (int)take(&s, 3);
 
@@ -128,11 +150,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         /* every window full but the last */
         const int m = w + 1 < windows ? h.window : 1 + (int)take(&s, h.window);
         first[w + 1] = first[w] + m;
-        random_model(&s, &md[w], rows, cols, m, h.components, h.w_step, h.r_step);
+        random_model(&s, &md[w], rows, cols, vr, vc, m, h.components, h.w_step, h.r_step);
         if (pnmf_model_write(&md[w], &payload[w], &psize[w]) < 0) abort();
         PnmfWindowModel back;
-        int ret = pnmf_model_read(payload[w], psize[w], rows, cols, m, h.components, h.w_step,
-                                  h.r_step, &back, err, sizeof(err));
+        int ret = pnmf_model_read(payload[w], psize[w], rows, cols, vr, vc, m, h.components,
+                                  h.w_step, h.r_step, &back, err, sizeof(err));
         if (ret < 0) FAIL("window %d: cannot read what was written: %s", w, err);
         compare_models(&md[w], &back);
         uint8_t *again;
@@ -170,7 +192,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rh->width != h.width || rh->height != h.height || rh->fps_num != h.fps_num ||
         rh->fps_den != h.fps_den || rh->frame_count != h.frame_count || rh->window != h.window ||
         rh->components != h.components || rh->shift_model != h.shift_model ||
-        rh->quality != h.quality || rh->w_step != h.w_step || rh->r_step != h.r_step)
+        rh->quality != h.quality || rh->w_step != h.w_step || rh->r_step != h.r_step ||
+        rh->canvas_height != h.canvas_height || rh->canvas_width != h.canvas_width ||
+        rh->writer_version != 2)
         FAIL("header read back differs");
     for (int w = 0;; w++) {
         const uint8_t *p;

@@ -2,8 +2,8 @@
 /*
  * make_bad DIR: write the hand-made bad files of tests/golden/bad/ into DIR.
  *
- * Each is a small valid file (8x6 pixels, 5 frames in windows of 3 and 2,
- * written by src/container.c's writer from models serialized by
+ * Each is a small valid format v2 file (8x6 pixels, 5 frames in windows of 3
+ * and 2, written by src/container.c's writer from models serialized by
  * src/model.c) with one thing wrong, made the way a bug or an attacker
  * would: a header field patched and the header CRC recomputed, a window
  * payload written by hand (varints) and compressed, a zstd frame written by
@@ -89,7 +89,7 @@ static PnmfHeader header(void)
     PnmfHeader h;
     memset(&h, 0, sizeof(h));
     h.writer_version = PNMF_FORMAT_VERSION;
-    h.min_reader_version = 1;
+    h.min_reader_version = PNMF_FORMAT_VERSION;
     h.width = W, h.height = H;
     h.fps_num = 25, h.fps_den = 1;
     h.window = 3;
@@ -100,23 +100,27 @@ static PnmfHeader header(void)
     return h;
 }
 
-/* Window w (0 or 1) of the valid file: two components, a 2x3 block and a
- * 1x1 dot, each present in every frame, moving one pixel a frame. */
+/* Window w (0 or 1) of the valid file: two components, a 2x3 block with
+ * a negative level and a 1x1 dot, each present in every frame, moving one
+ * pixel a frame; in frame 1 the dot appears twice. */
 static Bytes good_payload(int w)
 {
     const int m = w ? 2 : 3;
     PnmfWindowModel md;
-    if (pnmf_model_alloc(&md, H, W, m, 2) < 0) abort();
+    if (pnmf_model_alloc(&md, H, W, H, W, m, 2, 3 * m) < 0) abort();
     md.comp[0].bh = 2, md.comp[0].bw = 3;
     md.comp[1].bh = 1, md.comp[1].bw = 1;
     for (int i = 0; i < 2; i++) {
         const int n = md.comp[i].bh * md.comp[i].bw;
-        if (!(md.comp[i].lev = malloc(n * sizeof(uint16_t)))) abort();
-        for (int q = 0; q < n; q++) md.comp[i].lev[q] = (uint16_t)(200 + 100 * q + 300 * i);
+        if (!(md.comp[i].lev = malloc(n * sizeof(int16_t)))) abort();
+        for (int q = 0; q < n; q++) md.comp[i].lev[q] = (int16_t)(200 + 100 * q + 300 * i);
     }
+    md.comp[0].lev[4] = -150;
     for (int j = 0; j < m; j++) {
-        md.ent[j * 2].c = 16, md.ent[j * 2].p = j * W + j;
-        md.ent[j * 2 + 1].c = 8 + j, md.ent[j * 2 + 1].p = 5 * W + 7 - j;
+        if (pnmf_model_add(&md, j, 0, 16, j * W + j) < 0 ||
+            pnmf_model_add(&md, j, 1, 8 + j, 5 * W + 7 - j) < 0 ||
+            (j == 1 && pnmf_model_add(&md, j, 1, 4, 2 * W + 2) < 0))
+            abort();
     }
     uint8_t *p;
     size_t n;
@@ -160,6 +164,10 @@ static Bytes write_file(const PnmfHeader *h, int nwin, const int *count, const B
     rewind(f);
     if (fread(b.p, 1, b.n, f) != b.n) abort();
     fclose(f);
+    /* A v2 file needs a v2 reader: min_reader_version 2, whatever the
+     * writer put there (libpnmf's writer wrote 1 when these were made). */
+    pnmf_wl16(b.p + 10, PNMF_FORMAT_VERSION);
+    pnmf_wl32(b.p + 60, pnmf_crc32(0, b.p, 60));
     return b;
 }
 
@@ -289,15 +297,20 @@ int main(int argc, char **argv)
     /* Header. */
     {
         Bytes b = with_payload0(&p0);
-        pnmf_wl16(b.p + 8, 2);
-        pnmf_wl16(b.p + 10, 2); /* writer and min reader version 2 */
+        pnmf_wl16(b.p + 8, 3);
+        pnmf_wl16(b.p + 10, 3); /* writer and min reader version 3 */
         fix_header_crc(&b);
-        save(dir, "version_2.pnmf", &b);
+        save(dir, "version_3.pnmf", &b);
+        pnmf_wl16(b.p + 8, 1);
+        pnmf_wl16(b.p + 10, 1); /* a format v1 file: too old */
+        fix_header_crc(&b);
+        save(dir, "version_1.pnmf", &b);
         free(b.p);
     }
     header_variant(dir, "version_fields.pnmf", 10, 2, 0);
-    header_variant(dir, "reserved_bits.pnmf", 50, 1, 0x10);
+    header_variant(dir, "reserved_bits.pnmf", 57, 1, 0x10);
     header_variant(dir, "reserved_u16.pnmf", 14, 2, 0x8000);
+    header_variant(dir, "reserved_46.pnmf", 46, 2, 1);
     header_variant(dir, "width_0.pnmf", 16, 4, 0);
     header_variant(dir, "height_0.pnmf", 20, 4, 0);
     {
@@ -328,7 +341,21 @@ int main(int argc, char **argv)
     header_variant(dir, "window_0.pnmf", 36, 2, 0);
     header_variant(dir, "components_0.pnmf", 38, 2, 0);
     header_variant(dir, "components_256.pnmf", 38, 2, 256);
-    header_variant(dir, "shift_model_2.pnmf", 40, 1, 2);
+    header_variant(dir, "shift_model_3.pnmf", 40, 1, 3);
+    header_variant(dir, "canvas_without_model.pnmf", 48, 4, 6); /* a canvas size, torus model */
+    {
+        Bytes b = with_payload0(&p0);
+        b.p[40] = 2; /* the canvas model */
+        pnmf_wl32(b.p + 48, H - 1);
+        pnmf_wl32(b.p + 52, W + 4);
+        fix_header_crc(&b);
+        save(dir, "canvas_smaller.pnmf", &b);
+        pnmf_wl32(b.p + 48, 2 * 16384 + 1);
+        pnmf_wl32(b.p + 52, W);
+        fix_header_crc(&b);
+        save(dir, "canvas_over.pnmf", &b);
+        free(b.p);
+    }
     header_variant(dir, "w_step_0.pnmf", 42, 2, 0);
     header_variant(dir, "header_size_60.pnmf", 12, 2, 60);
     {
@@ -379,44 +406,86 @@ int main(int argc, char **argv)
         free(b.p);
     }
 
-    /* Window payloads (docs/format.md, "Window payload"), by hand. */
+    /* Window payloads (docs/format.md, "Window payload"), by hand: flags,
+     * k, block sizes, levels, occurrence counts, coefficients - 1, row
+     * shifts, column shifts. Torus 6x8, w_step 4 (levels -1024..1024),
+     * r_step 1, window 0 of 3 frames. */
     {
         Bytes pl = { 0 }, f;
+        add_varint(&pl, 1); /* flags: bit 0, a feature this reader does not know */
+        add_varint(&pl, 1);
+        add_varint(&pl, 1), add_varint(&pl, 1);
+        add_signed(&pl, 100);
+        for (int i = 0; i < 3; i++) add_varint(&pl, 1);
+        for (int i = 0; i < 9; i++) add_varint(&pl, 0);
+        f = with_payload0(&pl);
+        save(dir, "flags_nonzero.pnmf", &f);
+        free(f.p), pl.n = 0;
+
+        add_varint(&pl, 0);
         add_varint(&pl, 0); /* k = 0 */
         f = with_payload0(&pl);
         save(dir, "k_0.pnmf", &f);
         free(f.p), pl.n = 0;
 
+        add_varint(&pl, 0);
         add_varint(&pl, 1u << 31); /* k = 2^31 */
         f = with_payload0(&pl);
         save(dir, "k_2pow31.pnmf", &f);
         free(f.p), pl.n = 0;
 
+        add_varint(&pl, 0);
         add_varint(&pl, 5); /* k = 5 > components = 4 */
         for (int i = 0; i < 5; i++) add_varint(&pl, 1), add_varint(&pl, 1);
         for (int i = 0; i < 5; i++) add_signed(&pl, 1);
         for (int i = 0; i < 15; i++) add_varint(&pl, 1);
-        for (int i = 0; i < 30; i++) add_signed(&pl, 0);
+        for (int i = 0; i < 45; i++) add_varint(&pl, 0);
         f = with_payload0(&pl);
         save(dir, "k_over_header.pnmf", &f);
         free(f.p), pl.n = 0;
 
         /* component 1 is empty (0x0); frame 2 names it all the same */
+        add_varint(&pl, 0);
         add_varint(&pl, 2);
         add_varint(&pl, 1), add_varint(&pl, 1), add_varint(&pl, 0), add_varint(&pl, 0);
         add_signed(&pl, 100);
-        add_varint(&pl, 16), add_varint(&pl, 16), add_varint(&pl, 16);
-        add_varint(&pl, 0), add_varint(&pl, 0), add_varint(&pl, 9);
-        for (int i = 0; i < 6; i++) add_signed(&pl, 0);
+        add_varint(&pl, 1), add_varint(&pl, 1), add_varint(&pl, 1); /* n[0][0..2] */
+        add_varint(&pl, 0), add_varint(&pl, 0), add_varint(&pl, 1); /* n[1][0..2] */
+        for (int i = 0; i < 12; i++) add_varint(&pl, 0);
         f = with_payload0(&pl);
         save(dir, "missing_component.pnmf", &f);
         free(f.p), pl.n = 0;
 
-        /* a row shift of +3 on a torus of 6 rows: the range is -3..2 */
+        /* component 0 placed 65 times in frame 0 (at most 64) */
+        add_varint(&pl, 0);
         add_varint(&pl, 1);
         add_varint(&pl, 1), add_varint(&pl, 1);
         add_signed(&pl, 100);
-        add_varint(&pl, 16), add_varint(&pl, 16), add_varint(&pl, 16);
+        add_varint(&pl, 65), add_varint(&pl, 0), add_varint(&pl, 0);
+        for (int i = 0; i < 3 * 65; i++) add_varint(&pl, 0);
+        f = with_payload0(&pl);
+        save(dir, "occurrences_65.pnmf", &f);
+        free(f.p), pl.n = 0;
+
+        /* a coefficient of 65536 (stored 65535): c * r_step over 65535 */
+        add_varint(&pl, 0);
+        add_varint(&pl, 1);
+        add_varint(&pl, 1), add_varint(&pl, 1);
+        add_signed(&pl, 100);
+        add_varint(&pl, 1), add_varint(&pl, 1), add_varint(&pl, 1);
+        add_varint(&pl, 15), add_varint(&pl, 65535), add_varint(&pl, 15);
+        for (int i = 0; i < 6; i++) add_signed(&pl, 0);
+        f = with_payload0(&pl);
+        save(dir, "coef_over.pnmf", &f);
+        free(f.p), pl.n = 0;
+
+        /* a row shift of +3 on a torus of 6 rows: the range is -3..2 */
+        add_varint(&pl, 0);
+        add_varint(&pl, 1);
+        add_varint(&pl, 1), add_varint(&pl, 1);
+        add_signed(&pl, 100);
+        add_varint(&pl, 1), add_varint(&pl, 1), add_varint(&pl, 1);
+        add_varint(&pl, 15), add_varint(&pl, 15), add_varint(&pl, 15);
         add_signed(&pl, 0), add_signed(&pl, 3), add_signed(&pl, 0);
         add_signed(&pl, 0), add_signed(&pl, 0), add_signed(&pl, 0);
         f = with_payload0(&pl);
@@ -424,27 +493,31 @@ int main(int argc, char **argv)
         free(f.p), pl.n = 0;
 
         /* a block of 7 rows on a torus of 6 */
+        add_varint(&pl, 0);
         add_varint(&pl, 1);
         add_varint(&pl, 7), add_varint(&pl, 1);
         for (int i = 0; i < 7; i++) add_signed(&pl, 1);
-        add_varint(&pl, 16), add_varint(&pl, 16), add_varint(&pl, 16);
-        for (int i = 0; i < 6; i++) add_signed(&pl, 0);
+        add_varint(&pl, 1), add_varint(&pl, 1), add_varint(&pl, 1);
+        for (int i = 0; i < 9; i++) add_varint(&pl, 0);
         f = with_payload0(&pl);
         save(dir, "block_too_big.pnmf", &f);
         free(f.p), pl.n = 0;
 
-        /* a level of 4096 / w_step + 1 */
-        add_varint(&pl, 1);
-        add_varint(&pl, 1), add_varint(&pl, 1);
-        add_signed(&pl, 4096 / 4 + 1);
-        add_varint(&pl, 16), add_varint(&pl, 16), add_varint(&pl, 16);
-        for (int i = 0; i < 6; i++) add_signed(&pl, 0);
-        f = with_payload0(&pl);
-        save(dir, "level_over.pnmf", &f);
-        free(f.p), pl.n = 0;
+        /* a level of 4096 / w_step + 1, and of -(4096 / w_step + 1) */
+        for (int sign = 1; sign >= -1; sign -= 2) {
+            add_varint(&pl, 0);
+            add_varint(&pl, 1);
+            add_varint(&pl, 1), add_varint(&pl, 1);
+            add_signed(&pl, sign * (4096 / 4 + 1));
+            add_varint(&pl, 1), add_varint(&pl, 1), add_varint(&pl, 1);
+            for (int i = 0; i < 9; i++) add_varint(&pl, 0);
+            f = with_payload0(&pl);
+            save(dir, sign > 0 ? "level_over.pnmf" : "level_under.pnmf", &f);
+            free(f.p), pl.n = 0;
+        }
 
         /* an 11-byte varint */
-        add_varint(&pl, 1);
+        add_varint(&pl, 0);
         for (int i = 0; i < 10; i++) add(&pl, "\x80", 1);
         add(&pl, "\x01", 1);
         f = with_payload0(&pl);
@@ -459,12 +532,25 @@ int main(int argc, char **argv)
         free(f.p), pl.n = 0;
 
         /* blocks that claim more levels than the payload has bytes: 4
-         * components of 6x8 = 192 levels in a payload of 20 bytes */
+         * components of 6x8 = 192 levels in a payload of 22 bytes */
+        add_varint(&pl, 0);
         add_varint(&pl, 4);
         for (int i = 0; i < 4; i++) add_varint(&pl, 6), add_varint(&pl, 8);
-        for (int i = 0; i < 12; i++) add_varint(&pl, 0);
+        for (int i = 0; i < 13; i++) add_varint(&pl, 0);
         f = with_payload0(&pl);
         save(dir, "levels_past_end.pnmf", &f);
+        free(f.p), pl.n = 0;
+
+        /* counts announcing more entries than the payload has bytes: 64 in
+         * each frame, 192 entries of 3 bytes at least, 20 bytes left */
+        add_varint(&pl, 0);
+        add_varint(&pl, 1);
+        add_varint(&pl, 1), add_varint(&pl, 1);
+        add_signed(&pl, 100);
+        add_varint(&pl, 64), add_varint(&pl, 64), add_varint(&pl, 64);
+        for (int i = 0; i < 20; i++) add_varint(&pl, 0);
+        f = with_payload0(&pl);
+        save(dir, "entries_past_end.pnmf", &f);
         free(f.p);
         free(pl.p);
     }
@@ -526,22 +612,23 @@ int main(int argc, char **argv)
     }
 
     /* Decode work over the limit (docs/format.md, "Decode work"): 1280x1024
-     * frames, one frame, 240 full-frame components all present. That is
-     * 240 * 1310720 = 314572800 multiply-adds for the frame, over
+     * frames, one frame, 4 full-frame components each placed 64 times.
+     * That is 256 * 1310720 = 335544320 multiply-adds for the frame, over
      * 2^28 + 32 * 1310720 = 310378496. The payload (a byte a level, all
-     * zero) is 300 MiB; zstd makes 30 KB of it. */
+     * zero) is 5 MiB; zstd makes a few hundred bytes of it. */
     {
-        const int k = 240, rows = 1024, cols = 1280;
+        const int k = 4, rows = 1024, cols = 1280, occ = 64;
         Bytes pl = { 0 };
+        add_varint(&pl, 0);
         add_varint(&pl, (uint64_t)k);
         for (int i = 0; i < k; i++) add_varint(&pl, rows), add_varint(&pl, cols);
         const size_t levels = (size_t)k * rows * cols, at = pl.n;
-        pl.cap = pl.n + levels + 3 * (size_t)k;
+        pl.cap = pl.n + levels + 4 * (size_t)k * occ + 64;
         if (!(pl.p = realloc(pl.p, pl.cap))) abort();
         memset(pl.p + at, 0, levels);
         pl.n += levels;
-        for (int i = 0; i < k; i++) add_varint(&pl, 1);
-        for (int i = 0; i < 2 * k; i++) add_signed(&pl, 0);
+        for (int i = 0; i < k; i++) add_varint(&pl, (uint64_t)occ);
+        for (int i = 0; i < 3 * k * occ; i++) add_varint(&pl, 0);
         Bytes c = compressed(&pl, 3);
         free(pl.p);
         Bytes f = one_window_zstd(1, c.p, c.n);

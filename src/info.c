@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Inspection (include/pnmf/info.h): the container reader and the payload
+ * parser the decoder uses, plus a second walk over each payload that only
+ * measures it. The walk runs after pnmf_model_read() has accepted the
+ * payload, so it follows a layout already checked (docs/format.md,
+ * "Window payload"): flags, k, 2k block sizes, sum(bh * bw) levels, k * m
+ * occurrence counts, then N coefficients, N row shifts and N column shifts,
+ * N being the sum of the counts. Every value is one LEB128 varint, so a
+ * section's bytes are found by skipping its number of varints.
+ *
+ * The public entry points check their own arguments here (lib.c holds the
+ * codec's); the decoder's limits and messages apply unchanged.
+ */
+#include <string.h>
+#include <sys/types.h>
+
+#include "pnmf/info.h"
+#include "pnmf/pnmf.h"
+
+#include "container.h"
+#include "entropy.h"
+#include "internal.h"
+#include "model.h"
+
+struct PnmfInfo {
+    FILE *f;
+    PnmfContainerReader *cr;
+    PnmfInfoHeader h;
+    int rows, cols, vis_rows, vis_cols;
+    PnmfWindowModel md;
+    int loaded;               /* md holds the window last returned */
+    int windows;              /* windows returned so far */
+    int done;
+    int *bh, *bw;             /* header.components each */
+    uint64_t *comp_entries;
+    char err[256];
+};
+
+static const char *const section_names[PNMF_INFO_SECTIONS] = {
+    "head", "block sizes", "levels", "counts", "coefficients", "row shifts", "col shifts",
+};
+
+const char *pnmf_info_section_name(int section)
+{
+    return section >= 0 && section < PNMF_INFO_SECTIONS ? section_names[section] : "?";
+}
+
+int pnmf_info_open(PnmfInfo **out, FILE *in)
+{
+    if (!out) return PNMF_ERR_ARG;
+    *out = NULL;
+    if (!in) return PNMF_ERR_ARG;
+    PnmfInfo *p = pnmf_calloc(1, sizeof(*p));
+    if (!p) return PNMF_ERR_NOMEM;
+    *out = p; /* even on failure, so the caller can read the reason */
+    p->f = in;
+
+    /* Chunk sizes are measured as file positions: the input must seek. */
+    const off_t start = ftello(in);
+    if (start < 0 || fseeko(in, 0, SEEK_END)) {
+        snprintf(p->err, sizeof(p->err), "input is not seekable");
+        return PNMF_ERR_IO;
+    }
+    const off_t end = ftello(in);
+    if (end < start || fseeko(in, start, SEEK_SET)) {
+        snprintf(p->err, sizeof(p->err), "seek error");
+        return PNMF_ERR_IO;
+    }
+    int ret = pnmf_container_reader_open(&p->cr, in, p->err, sizeof(p->err));
+    if (ret < 0) return ret;
+    const PnmfHeader *h = pnmf_container_reader_header(p->cr);
+    const off_t after = ftello(in);
+    PnmfInfoHeader *ih = &p->h;
+    ih->version = h->writer_version;
+    ih->min_reader_version = h->min_reader_version;
+    ih->header_bytes = after > start ? (int)(after - start) : 0;
+    ih->width = (int)h->width, ih->height = (int)h->height;
+    ih->fps_num = (int)h->fps_num, ih->fps_den = (int)h->fps_den;
+    ih->frame_count = (int)h->frame_count;
+    ih->window = h->window;
+    ih->components = h->components;
+    ih->shift_model = h->shift_model;
+    ih->quality = h->quality;
+    ih->w_step = h->w_step, ih->r_step = h->r_step;
+    ih->file_bytes = (uint64_t)(end - start);
+    /* The decoder's geometry (decode.c). */
+    if (ih->w_step < 1 || ih->r_step < 1 || ih->w_step > 64 || ih->r_step > 64) {
+        snprintf(p->err, sizeof(p->err), "invalid quantizer steps in the header");
+        pnmf_container_reader_close(&p->cr);
+        return PNMF_ERR_CORRUPT;
+    }
+    const int vector = h->shift_model == PNMF_SHIFT_VECTOR;
+    p->rows = vector ? 1 : (int)h->height;
+    p->cols = vector ? (int)(h->width * h->height) : (int)h->width;
+    p->vis_rows = p->rows, p->vis_cols = p->cols;
+    if (h->shift_model == PNMF_SHIFT_CANVAS) p->rows = (int)h->canvas_height, p->cols = (int)h->canvas_width;
+    ih->canvas_height = p->rows, ih->canvas_width = p->cols;
+    const size_t kmax = h->components ? h->components : 1;
+    p->bh = pnmf_calloc(kmax, sizeof(int));
+    p->bw = pnmf_calloc(kmax, sizeof(int));
+    p->comp_entries = pnmf_calloc(kmax, sizeof(uint64_t));
+    if (!p->bh || !p->bw || !p->comp_entries) {
+        snprintf(p->err, sizeof(p->err), "out of memory");
+        pnmf_container_reader_close(&p->cr);
+        return PNMF_ERR_NOMEM;
+    }
+    return 0;
+}
+
+const PnmfInfoHeader *pnmf_info_header(const PnmfInfo *p) { return p && p->cr ? &p->h : NULL; }
+
+/* Skip n varints from *pos (bounded by size); returns the bytes skipped or
+ * -1 if the payload ends first (it cannot once the model read accepted it). */
+static int64_t skip_varints(const uint8_t *buf, size_t size, size_t *pos, uint64_t n)
+{
+    const size_t start = *pos;
+    for (uint64_t v = 0; v < n; v++) {
+        for (;;) {
+            if (*pos >= size) return -1;
+            if (!(buf[(*pos)++] & 0x80)) break;
+        }
+    }
+    return (int64_t)(*pos - start);
+}
+
+/* The section boundaries of an accepted payload. */
+static int measure(const PnmfWindowModel *md, const uint8_t *buf, size_t size,
+                   size_t bound[PNMF_INFO_SECTIONS + 1], uint64_t values[PNMF_INFO_SECTIONS])
+{
+    const uint64_t n = (uint64_t)md->first[md->m];
+    values[PNMF_INFO_SEC_HEAD] = 2;
+    values[PNMF_INFO_SEC_SIZES] = 2 * (uint64_t)md->k;
+    uint64_t levels = 0;
+    for (int i = 0; i < md->k; i++) levels += (uint64_t)md->comp[i].bh * md->comp[i].bw;
+    values[PNMF_INFO_SEC_LEVELS] = levels;
+    values[PNMF_INFO_SEC_COUNTS] = (uint64_t)md->k * md->m;
+    values[PNMF_INFO_SEC_COEFS] = n;
+    values[PNMF_INFO_SEC_ROWSHIFTS] = n;
+    values[PNMF_INFO_SEC_COLSHIFTS] = n;
+    size_t pos = 0;
+    bound[0] = 0;
+    for (int s = 0; s < PNMF_INFO_SECTIONS; s++) {
+        if (skip_varints(buf, size, &pos, values[s]) < 0) return PNMF_ERR_CORRUPT;
+        bound[s + 1] = pos;
+    }
+    return pos == size ? 0 : PNMF_ERR_CORRUPT;
+}
+
+static int zstd_size(const uint8_t *src, size_t n, int level, uint64_t *out)
+{
+    *out = 0;
+    if (!n || !level) return 0;
+    uint8_t *dst = NULL;
+    size_t dn = 0;
+    PNMF_CHECK(pnmf_entropy_compress(src, n, level, &dst, &dn));
+    pnmf_free(dst);
+    *out = dn;
+    return 0;
+}
+
+int pnmf_info_next_window(PnmfInfo *p, PnmfInfoWindow *st, int zstd_level)
+{
+    if (!p || !st || zstd_level < 0 || zstd_level > 22) return PNMF_ERR_ARG;
+    if (!p->cr) return PNMF_ERR_ARG;
+    memset(st, 0, sizeof(*st));
+    pnmf_model_free(&p->md);
+    p->loaded = 0;
+    if (p->done) return 0;
+
+    const uint8_t *payload;
+    size_t size;
+    uint32_t first, count;
+    const off_t before = ftello(p->f);
+    int ret = pnmf_container_read_window(p->cr, &payload, &size, &first, &count, p->err,
+                                         sizeof(p->err));
+    if (ret <= 0) {
+        if (ret == 0) p->done = 1;
+        return ret;
+    }
+    const off_t after = ftello(p->f);
+    char why[200] = "";
+    ret = pnmf_model_read(payload, size, p->rows, p->cols, p->vis_rows, p->vis_cols, (int)count,
+                          p->h.components, p->h.w_step, p->h.r_step, &p->md, why, sizeof(why));
+    if (ret < 0) {
+        snprintf(p->err, sizeof(p->err), "window at frame %u: %s", first + 1, why);
+        return ret;
+    }
+    const PnmfWindowModel *md = &p->md;
+    size_t bound[PNMF_INFO_SECTIONS + 1];
+    uint64_t values[PNMF_INFO_SECTIONS];
+    if (measure(md, payload, size, bound, values) < 0) {
+        /* the model read accepted it: the layout above is out of date */
+        snprintf(p->err, sizeof(p->err), "window at frame %u: payload layout not understood", first + 1);
+        pnmf_model_free(&p->md);
+        return PNMF_ERR_CORRUPT;
+    }
+
+    st->index = p->windows;
+    st->first_frame = (int)first;
+    st->frames = (int)count;
+    st->components = md->k;
+    st->entries = (uint64_t)md->first[md->m];
+    memset(p->comp_entries, 0, (size_t)p->h.components * sizeof(uint64_t));
+    for (int i = 0; i < md->k; i++) {
+        const PnmfComp *c = &md->comp[i];
+        p->bh[i] = c->bh, p->bw[i] = c->bw;
+        st->nonempty += c->bh > 0;
+        st->levels += (uint64_t)c->bh * c->bw;
+        for (int x = 0; x < c->bh * c->bw; x++)
+            if (c->lev[x] < 0) st->signed_levels = 1;
+    }
+    for (int j = 0; j < md->m; j++) {
+        int repeat = 0, run = 0;
+        for (int e = md->first[j]; e < md->first[j + 1]; e++) {
+            p->comp_entries[md->ent[e].i]++;
+            run = e > md->first[j] && md->ent[e].i == md->ent[e - 1].i ? run + 1 : 1;
+            if (run > 1) repeat = 1;
+            if (run > st->max_occurrences) st->max_occurrences = run;
+        }
+        st->repeat_frames += repeat;
+    }
+    for (int i = 0; i < md->k; i++) st->used += p->comp_entries[i] > 0;
+    st->block_h = p->bh, st->block_w = p->bw;
+    st->comp_entries = p->comp_entries;
+    st->chunk_bytes = before >= 0 && after > before ? (uint64_t)(after - before) : 0;
+    st->payload_bytes = size;
+    for (int s = 0; s < PNMF_INFO_SECTIONS; s++) {
+        st->sec[s].values = values[s];
+        st->sec[s].raw_bytes = bound[s + 1] - bound[s];
+        ret = zstd_size(payload + bound[s], bound[s + 1] - bound[s], zstd_level, &st->sec[s].zstd_bytes);
+        if (ret >= 0 && s == 0)
+            ret = zstd_size(payload, size, zstd_level, &st->payload_zstd_bytes);
+        if (ret < 0) {
+            snprintf(p->err, sizeof(p->err), "window at frame %u: zstd failed (%s)", first + 1,
+                     pnmf_strerror(ret));
+            pnmf_model_free(&p->md);
+            return ret;
+        }
+    }
+    p->loaded = 1;
+    p->windows++;
+    return 1;
+}
+
+int pnmf_info_window_blocks(const PnmfInfo *p, PnmfInfoBlocks **out)
+{
+    if (!out) return PNMF_ERR_ARG;
+    *out = NULL;
+    if (!p || !p->loaded) return PNMF_ERR_ARG;
+    const PnmfWindowModel *md = &p->md;
+    /* One allocation: the struct, the sizes, the pointers, the levels. */
+    const size_t k = (size_t)md->k;
+    size_t levels = 0;
+    for (size_t i = 0; i < k; i++) levels += (size_t)md->comp[i].bh * md->comp[i].bw;
+    const size_t head = sizeof(PnmfInfoBlocks), sizes = 2 * k * sizeof(int),
+                 ptrs = k * sizeof(int16_t *);
+    /* pointers after the ints: round up to their alignment */
+    const size_t ptr_off = (head + sizes + sizeof(void *) - 1) / sizeof(void *) * sizeof(void *);
+    const size_t lev_off = ptr_off + ptrs;
+    if (levels > (SIZE_MAX - lev_off) / sizeof(int16_t)) return PNMF_ERR_NOMEM;
+    uint8_t *mem = pnmf_calloc(1, lev_off + levels * sizeof(int16_t));
+    if (!mem) return PNMF_ERR_NOMEM;
+    PnmfInfoBlocks *b = (PnmfInfoBlocks *)mem;
+    b->window = p->windows - 1;
+    b->count = md->k;
+    b->w_step = p->h.w_step;
+    b->bh = (int *)(mem + head);
+    b->bw = b->bh + k;
+    b->lev = (int16_t **)(mem + ptr_off);
+    int16_t *lev = (int16_t *)(mem + lev_off);
+    for (size_t i = 0; i < k; i++) {
+        const PnmfComp *c = &md->comp[i];
+        const size_t n = (size_t)c->bh * c->bw;
+        b->bh[i] = c->bh, b->bw[i] = c->bw;
+        b->lev[i] = n ? lev : NULL;
+        if (n) memcpy(lev, c->lev, n * sizeof(int16_t));
+        lev += n;
+    }
+    *out = b;
+    return 0;
+}
+
+void pnmf_info_blocks_free(PnmfInfoBlocks **b)
+{
+    if (b) pnmf_freep(b);
+}
+
+const char *pnmf_info_errmsg(const PnmfInfo *p) { return p ? p->err : ""; }
+
+void pnmf_info_close(PnmfInfo **pp)
+{
+    if (!pp || !*pp) return;
+    PnmfInfo *p = *pp;
+    pnmf_model_free(&p->md);
+    pnmf_container_reader_close(&p->cr);
+    pnmf_free(p->bh);
+    pnmf_free(p->bw);
+    pnmf_free(p->comp_entries);
+    pnmf_freep(pp);
+}

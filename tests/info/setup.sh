@@ -1,0 +1,14 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The info tests' fixture: 20 frames of samples/sprites.mkv in two windows
+# of 10, and the mosaic of window 1 as PNG and PGM.
+# usage: setup.sh BUILD_DIR OUT_DIR SAMPLES_DIR
+set -eu
+B=$1
+O=$2
+S=$3
+mkdir -p "$O"
+rm -f "$O/sprites.pnmf" "$O/comp1.png" "$O/comp1.pgm"
+"$B/pnmf-enc" -Q --frames 20 -w 10 --iterations 10 --refine 1 --threads 1 "$S/sprites.mkv" "$O/sprites.pnmf"
+"$B/pnmf-info" --level 0 --window 1 --components "$O/comp1.png" "$O/sprites.pnmf" > /dev/null
+"$B/pnmf-info" --level 0 --window 1 --components "$O/comp1.pgm" --components-format pgm "$O/sprites.pnmf" > /dev/null

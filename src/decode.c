@@ -18,6 +18,7 @@ struct PnmfDecoder {
     int loaded, win_first, win_pos, next_frame, checked_end;
     int64_t *acc;
     uint8_t *layout;
+    uint8_t *P, *Pp, *D, *Dp; /* residual layer: model and decoded frames j, j-1 */
     int failed;
     char err[256];
 };
@@ -51,7 +52,11 @@ int pnmf_decoder_create(PnmfDecoder **out, FILE *in)
     d->info.canvas_width = h->shift_model == PNMF_SHIFT_CANVAS ? d->cols : (int)h->width;
     d->acc = pnmf_malloc_array(d->n, sizeof(int64_t));
     d->layout = pnmf_malloc_array(d->n, 1);
-    if (!d->acc || !d->layout) return d->failed = PNMF_ERR_NOMEM;
+    d->P = pnmf_malloc_array(d->n, 1);
+    d->Pp = pnmf_malloc_array(d->n, 1);
+    d->D = pnmf_malloc_array(d->n, 1);
+    d->Dp = pnmf_malloc_array(d->n, 1);
+    if (!d->acc || !d->layout || !d->P || !d->Pp || !d->D || !d->Dp) return d->failed = PNMF_ERR_NOMEM;
     return 0;
 }
 
@@ -84,6 +89,22 @@ static int load_window(PnmfDecoder *d)
     return 0;
 }
 
+/* Frame win_pos of the loaded window in layout order. With a residual
+ * layer, frames must come in order from the window's first. */
+static const uint8_t *next_layout(PnmfDecoder *d)
+{
+    if (!d->md.res.step16) {
+        pnmf_diamond_int(&d->md, d->win_pos, d->w_step, d->r_step, d->acc, d->layout);
+        return d->layout;
+    }
+    uint8_t *t = d->Pp;
+    d->Pp = d->P, d->P = t;
+    t = d->Dp, d->Dp = d->D, d->D = t;
+    pnmf_diamond_int(&d->md, d->win_pos, d->w_step, d->r_step, d->acc, d->P);
+    pnmf_residual_frame(&d->md.res, d->win_pos, d->P, d->Pp, d->Dp, d->D);
+    return d->D;
+}
+
 int pnmf_decoder_read(PnmfDecoder *d, uint8_t *gray, ptrdiff_t stride)
 {
     if (d->failed) return d->failed;
@@ -108,8 +129,8 @@ int pnmf_decoder_read(PnmfDecoder *d, uint8_t *gray, ptrdiff_t stride)
         int ret = load_window(d);
         if (ret < 0) return d->failed = ret;
     }
-    pnmf_diamond_int(&d->md, d->win_pos, d->w_step, d->r_step, d->acc, d->layout);
-    pnmf_layout_to_frame(d->info.shift_model, d->info.width, d->info.height, d->layout, gray, stride);
+    pnmf_layout_to_frame(d->info.shift_model, d->info.width, d->info.height, next_layout(d), gray,
+                         stride);
     d->win_pos++;
     d->next_frame++;
     return 0;
@@ -126,6 +147,9 @@ int pnmf_decoder_seek(PnmfDecoder *d, int frame)
     d->next_frame = (int)first;
     ret = load_window(d);
     if (ret < 0) return d->failed = ret;
+    /* the residual layer predicts from earlier frames of the window */
+    if (d->md.res.step16)
+        for (d->win_pos = 0; d->win_pos < frame - (int)first; d->win_pos++) next_layout(d);
     d->win_pos = frame - (int)first;
     d->next_frame = frame;
     return 0;
@@ -141,5 +165,9 @@ void pnmf_decoder_destroy(PnmfDecoder **pd)
     pnmf_container_reader_close(&d->cr);
     pnmf_free(d->acc);
     pnmf_free(d->layout);
+    pnmf_free(d->P);
+    pnmf_free(d->Pp);
+    pnmf_free(d->D);
+    pnmf_free(d->Dp);
     pnmf_freep(pd);
 }

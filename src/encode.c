@@ -17,6 +17,7 @@
 #include "model.h"
 #include "permnmf.h"
 #include "quant.h"
+#include "residual.h"
 
 struct PnmfEncoder {
     PnmfEncSettings s;
@@ -30,6 +31,7 @@ struct PnmfEncoder {
     PnmfFitter *ft;
     int64_t *acc;
     uint8_t *rec, *seen;
+    uint8_t *P, *Pp, *D, *Dp; /* residual layer: model and decoded frames j, j-1 */
     int w_step, r_step;
     double sse, objective;
     int windows, failed, finished;
@@ -81,8 +83,13 @@ int pnmf_encoder_create(PnmfEncoder **out, const PnmfEncSettings *s, int width, 
     e->acc = pnmf_malloc_array(e->nv, sizeof(int64_t));
     e->rec = pnmf_malloc_array(e->nv, 1);
     e->seen = pnmf_malloc_array(e->n, 1);
+    e->P = pnmf_malloc_array(e->nv, 1);
+    e->Pp = pnmf_malloc_array(e->nv, 1);
+    e->D = pnmf_malloc_array(e->nv, 1);
+    e->Dp = pnmf_malloc_array(e->nv, 1);
     int ret = PNMF_ERR_NOMEM;
-    if (!e->frames || !e->A || !e->W || !e->Wq || !e->Wtry || !e->H || !e->Hsave || !e->acc || !e->rec || !e->seen)
+    if (!e->frames || !e->A || !e->W || !e->Wq || !e->Wtry || !e->H || !e->Hsave || !e->acc || !e->rec ||
+        !e->seen || !e->P || !e->Pp || !e->D || !e->Dp)
         goto error;
     ret = pnmf_fitter_open(&e->ft, e->rows, e->cols, s->window, s->components, e->s.threads);
     if (ret < 0) goto error;
@@ -229,6 +236,43 @@ static int quantize_window(PnmfEncoder *e, PnmfWindowModel *md, int m)
     return 0;
 }
 
+/* The residual layer over the quantized model (residual.h), frame by frame
+ * in the decoder's order; *sse gets the squared error of what the decoder
+ * will show. */
+static int code_residual(PnmfEncoder *e, PnmfWindowModel *md, int m, double *sse)
+{
+    const int step16 = pnmf_residual_step(e->s.quality);
+    double kf = 1.0;
+    if (getenv("PNMF_RES_KF")) kf = atof(getenv("PNMF_RES_KF"));
+    int key16 = (int)lrint(step16 / kf);
+    if (key16 < PNMF_RES_MIN_STEP) key16 = PNMF_RES_MIN_STEP;
+    PNMF_CHECK(pnmf_residual_alloc(&md->res, m, e->vis_rows, e->vis_cols, step16, key16));
+    /* squared error per estimated bit: dD/dR of a uniform quantizer with
+     * step s at high rate, 2 ln 2 * s^2 / 12, scaled by a measured factor */
+    const double s = step16 / 16.0;
+    double kappa = 1.0;
+    const char *env = getenv("PNMF_RES_KAPPA");
+    if (env) kappa = atof(env);
+    const double lambda = kappa * 2 * 0.6931 * s * s / 12;
+    for (int j = 0; j < m; j++) {
+        uint8_t *t = e->Pp;
+        e->Pp = e->P, e->P = t;
+        t = e->Dp, e->Dp = e->D, e->D = t;
+        pnmf_diamond_int(md, j, e->w_step, e->r_step, e->acc, e->P);
+        const uint8_t *src = e->frames + (size_t)j * e->nv;
+        double f0 = 1.0;
+        const char *e0 = getenv("PNMF_RES_F0");
+        if (e0) f0 = atof(e0);
+        PNMF_CHECK(pnmf_residual_encode_frame(&md->res, j, src, e->P, e->Pp, e->Dp, e->D,
+                                              j ? lambda : lambda * f0 / (kf * kf)));
+        for (size_t q = 0; q < e->nv; q++) {
+            const int d = (int)src[q] - e->D[q];
+            *sse += d * d;
+        }
+    }
+    return 0;
+}
+
 static int encode_window(PnmfEncoder *e)
 {
     const int m = e->nbuf, k = e->s.components;
@@ -262,6 +306,12 @@ static int encode_window(PnmfEncoder *e)
     uint8_t *payload = NULL;
     size_t size = 0;
     ret = quantize_window(e, &md, m);
+    double sse = 0;
+    if (ret >= 0 && getenv("PNMF_NO_MODEL")) {
+        for (int i = 0; i < k; i++) { pnmf_freep(&md.comp[i].lev); md.comp[i].bh = md.comp[i].bw = 0; }
+        for (int j = 0; j <= m; j++) md.first[j] = 0;
+    }
+    if (ret >= 0 && e->s.residual) ret = code_residual(e, &md, m, &sse);
     if (ret >= 0) ret = pnmf_model_write(&md, &payload, &size);
     if (ret >= 0 && getenv("PNMF_DEBUG")) {
         fprintf(stderr, "window %d: payload %zu bytes; blocks", e->windows, size);
@@ -271,7 +321,9 @@ static int encode_window(PnmfEncoder *e)
     if (ret >= 0)
         ret = pnmf_container_write_window(e->cw, (uint32_t)(e->frame_count - m), (uint32_t)m,
                                           payload, size, e->err, sizeof(e->err));
-    if (ret >= 0)
+    if (ret >= 0 && e->s.residual)
+        e->sse += sse;
+    else if (ret >= 0)
         for (int j = 0; j < m; j++) {
             pnmf_diamond_int(&md, j, e->w_step, e->r_step, e->acc, e->rec);
             const uint8_t *src = e->frames + (size_t)j * e->nv;
@@ -344,5 +396,9 @@ void pnmf_encoder_destroy(PnmfEncoder **pe)
     pnmf_free(e->acc);
     pnmf_free(e->rec);
     pnmf_free(e->seen);
+    pnmf_free(e->P);
+    pnmf_free(e->Pp);
+    pnmf_free(e->D);
+    pnmf_free(e->Dp);
     pnmf_freep(pe);
 }

@@ -22,6 +22,7 @@ void pnmf_enc_default_settings(PnmfEncSettings *s)
     s->threads = 0;
     s->zstd_level = 19;
     s->refine = 4;
+    s->residual = 1;
 }
 
 int pnmf_enc_open(PnmfEncoder **enc, const PnmfEncSettings *s, int width, int height,
@@ -40,6 +41,8 @@ int pnmf_enc_open(PnmfEncoder **enc, const PnmfEncSettings *s, int width, int he
     if (s->shift_model < PNMF_SHIFT_VECTOR || s->shift_model > PNMF_SHIFT_CANVAS) return PNMF_ERR_ARG;
     if (s->signed_components < 0 || s->signed_components > 1) return PNMF_ERR_ARG;
     if (s->canvas_pad < 0 || s->canvas_pad > 4096) return PNMF_ERR_ARG;
+    if (s->residual < 0 || s->residual > 1) return PNMF_ERR_ARG;
+    if (s->residual && s->shift_model == PNMF_SHIFT_VECTOR) return PNMF_ERR_ARG;
     if (s->algo != PNMF_ALGO_PAPER && s->algo != PNMF_ALGO_IMPROVED) return PNMF_ERR_ARG;
     if (s->iterations < 0 || s->iterations > 10000 || s->inner_iters < 1 || s->inner_iters > 1000)
         return PNMF_ERR_ARG;

@@ -13,6 +13,8 @@
 
 #include "internal.h"
 #include "model.h"
+#include "residual.h"
+#include "varint.h"
 
 int pnmf_model_alloc(PnmfWindowModel *md, int rows, int cols, int vis_rows, int vis_cols,
                      int m, int k, int max_entries)
@@ -38,6 +40,7 @@ void pnmf_model_free(PnmfWindowModel *md)
     pnmf_free(md->comp);
     pnmf_free(md->first);
     pnmf_free(md->ent);
+    pnmf_residual_free(&md->res);
     memset(md, 0, sizeof(*md));
 }
 
@@ -52,33 +55,6 @@ int pnmf_model_add(PnmfWindowModel *md, int j, int i, uint32_t c, int32_t p)
 }
 
 /* ---- writing ----------------------------------------------------------- */
-
-typedef struct Buf {
-    uint8_t *p;
-    size_t len, cap;
-    int err;
-} Buf;
-
-static void put_u(Buf *b, uint64_t v)
-{
-    if (b->cap - b->len < 10) {
-        size_t cap = b->cap ? 2 * b->cap : 4096;
-        uint8_t *p = pnmf_realloc(b->p, cap);
-        if (!p) {
-            b->err = 1;
-            return;
-        }
-        b->p = p, b->cap = cap;
-    }
-    while (v >= 0x80) {
-        b->p[b->len++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    b->p[b->len++] = (uint8_t)v;
-}
-
-static uint64_t zigzag(int64_t v) { return v < 0 ? ((uint64_t)(-(v + 1)) << 1) | 1 : (uint64_t)v << 1; }
-static int64_t unzigzag(uint64_t u) { return (u & 1) ? -(int64_t)(u >> 1) - 1 : (int64_t)(u >> 1); }
 
 /* d wrapped into [-(size/2), size - size/2) */
 static int wrap(int d, int size)
@@ -151,7 +127,7 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
                 return PNMF_ERR_ARG;
         }
     if (pnmf_model_work(md) > pnmf_model_max_work(md->rows, md->cols, m)) return PNMF_ERR_LIMIT;
-    put_u(&b, 0); /* flags */
+    put_u(&b, md->res.step16 ? PNMF_FLAG_RESIDUAL : 0); /* flags */
     put_u(&b, (uint64_t)k);
     for (int i = 0; i < k; i++) {
         put_u(&b, (uint64_t)md->comp[i].bh);
@@ -199,6 +175,18 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
                 }
             }
         }
+    if (md->res.step16) {
+        const PnmfResidual *rs = &md->res;
+        if (rs->m != m || rs->rows != md->vis_rows || rs->cols != md->vis_cols) {
+            pnmf_free(b.p);
+            return PNMF_ERR_ARG;
+        }
+        put_u(&b, (uint64_t)rs->step16);
+        put_u(&b, (uint64_t)rs->key_step16);
+        put_u(&b, PNMF_RES_BLOCK);
+        for (size_t q = 0; q < (size_t)m * rs->bx * rs->by; q++) put_u(&b, rs->modes[q]);
+        for (size_t q = 0; q < rs->nlev; q++) put_u(&b, zigzag(rs->lev[q]));
+    }
     if (b.err) {
         pnmf_free(b.p);
         return PNMF_ERR_NOMEM;
@@ -210,25 +198,69 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
 
 /* ---- reading ----------------------------------------------------------- */
 
-typedef struct Rd {
-    const uint8_t *p, *end;
-} Rd;
-
-/* Returns 0 or -1 (truncated, over 10 bytes, or over 64 bits). */
-static int get_u(Rd *r, uint64_t *v)
+/* The residual layer (residual.h): step, block size, a mode per block and
+ * frame, the levels of the coded blocks. */
+static int read_residual(Rd *r, int m, int rows, int cols, PnmfResidual *rs, char *err, size_t errlen)
 {
-    uint64_t x = 0;
-    for (int s = 0; s < 64; s += 7) {
-        if (r->p >= r->end) return -1;
-        const uint8_t c = *r->p++;
-        if (s == 63 && c > 1) return -1; /* the 10th byte holds bit 63 only */
-        x |= (uint64_t)(c & 0x7f) << s;
-        if (!(c & 0x80)) {
-            *v = x;
-            return 0;
+    uint64_t step, key_step, bs, v;
+    if (get_u(r, &step) < 0 || get_u(r, &key_step) < 0 || get_u(r, &bs) < 0) goto truncated;
+    if (step < PNMF_RES_MIN_STEP || step > PNMF_RES_MAX_STEP || key_step < PNMF_RES_MIN_STEP ||
+        key_step > PNMF_RES_MAX_STEP) {
+        pnmf_set_err(err, errlen, "residual steps %llu/16, %llu/16 out of range", (unsigned long long)step,
+                     (unsigned long long)key_step);
+        return PNMF_ERR_CORRUPT;
+    }
+    if (bs != PNMF_RES_BLOCK) {
+        pnmf_set_err(err, errlen, "residual block size %llu, only %d is defined", (unsigned long long)bs,
+                     PNMF_RES_BLOCK);
+        return PNMF_ERR_CORRUPT;
+    }
+    const uint64_t nb = (uint64_t)((cols + PNMF_RES_BLOCK - 1) / PNMF_RES_BLOCK) *
+                        ((rows + PNMF_RES_BLOCK - 1) / PNMF_RES_BLOCK);
+    if ((uint64_t)m * nb > (uint64_t)(r->end - r->p)) goto truncated; /* a byte each at least */
+    PNMF_CHECK(pnmf_residual_alloc(rs, m, rows, cols, (int)step, (int)key_step));
+    uint64_t total = 0;
+    for (int j = 0; j < m; j++) {
+        rs->start[j] = (size_t)total;
+        for (uint64_t b = 0; b < nb; b++) {
+            if (get_u(r, &v) < 0) goto truncated;
+            if (v > 7 || (j == 0 && ((v & 3) == PNMF_RES_PREVIOUS || (v & 3) == PNMF_RES_MOTION))) {
+                pnmf_set_err(err, errlen, "frame %d, block %llu: residual mode %llu not allowed", j,
+                             (unsigned long long)b, (unsigned long long)v);
+                return PNMF_ERR_CORRUPT;
+            }
+            rs->modes[(uint64_t)j * nb + b] = (uint8_t)v;
+            if (v & PNMF_RES_CODED) {
+                const int y0 = (int)(b / rs->bx) * PNMF_RES_BLOCK, x0 = (int)(b % rs->bx) * PNMF_RES_BLOCK;
+                const int h = rows - y0 < PNMF_RES_BLOCK ? rows - y0 : PNMF_RES_BLOCK;
+                const int w = cols - x0 < PNMF_RES_BLOCK ? cols - x0 : PNMF_RES_BLOCK;
+                total += (uint64_t)h * w;
+            }
         }
     }
-    return -1;
+    rs->start[m] = (size_t)total;
+    if (total > (uint64_t)(r->end - r->p)) goto truncated; /* a byte each at least */
+    rs->lev = pnmf_malloc_array(total ? (size_t)total : 1, sizeof(int16_t));
+    if (!rs->lev) return PNMF_ERR_NOMEM;
+    rs->nlev = rs->cap = (size_t)total;
+    /* a level beyond one that spans 0..255 from any prediction is never needed */
+    const int64_t max_l = (255 * 16) / (int64_t)(step < key_step ? step : key_step) + 1;
+    for (uint64_t q = 0; q < total; q++) {
+        if (get_u(r, &v) < 0) goto truncated;
+        if ((v >> 1) > (uint64_t)max_l) {
+            pnmf_set_err(err, errlen, "residual level out of range");
+            return PNMF_ERR_CORRUPT;
+        }
+        rs->lev[q] = (int16_t)unzigzag(v);
+        if (rs->lev[q] < -max_l || rs->lev[q] > max_l) {
+            pnmf_set_err(err, errlen, "residual level out of range");
+            return PNMF_ERR_CORRUPT;
+        }
+    }
+    return 0;
+truncated:
+    pnmf_set_err(err, errlen, "truncated window payload (residual layer)");
+    return PNMF_ERR_CORRUPT;
 }
 
 #define FAIL(...) do { pnmf_set_err(err, errlen, __VA_ARGS__); ret = PNMF_ERR_CORRUPT; goto fail; } while (0)
@@ -249,10 +281,11 @@ int pnmf_model_read(const uint8_t *buf, size_t size, int rows, int cols, int vis
         pnmf_set_err(err, errlen, "truncated window payload");
         return PNMF_ERR_CORRUPT;
     }
-    if (v) {
+    if (v & ~(uint64_t)PNMF_FLAG_RESIDUAL) {
         pnmf_set_err(err, errlen, "window flags 0x%llx: unknown features", (unsigned long long)v);
         return PNMF_ERR_CORRUPT;
     }
+    const int has_residual = (int)(v & PNMF_FLAG_RESIDUAL);
     if (get_u(&r, &v) < 0) {
         pnmf_set_err(err, errlen, "truncated window payload");
         return PNMF_ERR_CORRUPT;
@@ -395,6 +428,10 @@ int pnmf_model_read(const uint8_t *buf, size_t size, int rows, int cols, int vis
                 }
             }
         }
+    }
+    if (has_residual) {
+        ret = read_residual(&r, m, vis_rows, vis_cols, &md->res, err, errlen);
+        if (ret < 0) goto fail;
     }
     if (r.p != r.end) FAIL("%zu unexpected bytes after the window payload", (size_t)(r.end - r.p));
     return 0;

@@ -20,9 +20,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "residual.h"
+
 #define PNMF_MAX_LEVEL_VALUE 4096    /* |level * w_step| */
 #define PNMF_MAX_COEF_VALUE  65535   /* c * r_step */
 #define PNMF_FRAC_BITS       12      /* 8 (components) + 4 (coefficients) */
+#define PNMF_FLAG_RESIDUAL   1       /* window flags: a residual layer follows */
 #define PNMF_MAX_OCCURRENCES 64      /* entries of one component in one frame */
 
 /* Decode work: a window of m frames of `pixels` torus samples may ask for
@@ -51,6 +54,7 @@ typedef struct PnmfWindowModel {
     int *first;             /* m + 1: frame j's entries are ent[first[j] .. first[j+1]) */
     PnmfEntry *ent;         /* first[m] entries, each frame's in nondecreasing i */
     int cap;                /* entries allocated */
+    PnmfResidual res;       /* res.step16 = 0: no residual layer (flags bit 0) */
 } PnmfWindowModel;
 
 /* Allocate comp, first and room for max_entries entries, for m frames and

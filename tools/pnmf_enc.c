@@ -31,6 +31,9 @@ static void usage(FILE *f)
             "      --signed         components may hold negative pixels, so a part can\n"
             "                       darken what lies under it (occlusion)%s\n"
             "      --unsigned       nonnegative components, as in the paper%s\n"
+            "      --residual       code what the parts miss, per 8x8 block, against the\n"
+            "                       model, the previous frame or the neighbours%s\n"
+            "      --no-residual    the parts alone, as in the paper (implied by --shift vector)%s\n"
             "      --algo ALGO      improved: greedy atoms + exact HALS W step; paper: the\n"
             "                       paper's cyclic sweep + projected gradient (default improved)\n"
             "      --iterations N   ALS iterations per fit, at most (default %d)\n"
@@ -52,12 +55,14 @@ static void usage(FILE *f)
             d.components, d.window, d.quality,
             d.shift_model == PNMF_SHIFT_CANVAS ? "canvas" : d.shift_model == PNMF_SHIFT_TORUS ? "torus" : "vector",
             d.canvas_pad, d.signed_components ? " (default)" : "", d.signed_components ? "" : " (default)",
+            d.residual ? " (default)" : "", d.residual ? "" : " (default)",
             d.iterations, d.inner_iters, d.restarts,
             (unsigned long long)d.seed, d.threads, d.zstd_level, d.refine);
 }
 
 enum { OPT_SHIFT = 256, OPT_ALGO, OPT_ITER, OPT_INNER, OPT_RESTARTS, OPT_SEED, OPT_THREADS,
-       OPT_ZSTD, OPT_FRAMES, OPT_REFINE, OPT_PAD, OPT_SIGNED, OPT_UNSIGNED };
+       OPT_ZSTD, OPT_FRAMES, OPT_REFINE, OPT_PAD, OPT_SIGNED, OPT_UNSIGNED, OPT_RESIDUAL,
+       OPT_NO_RESIDUAL };
 
 int main(int argc, char **argv)
 {
@@ -70,7 +75,8 @@ int main(int argc, char **argv)
         { "zstd-level", required_argument, NULL, OPT_ZSTD }, { "frames", required_argument, NULL, OPT_FRAMES },
         { "refine", required_argument, NULL, OPT_REFINE },
         { "canvas-pad", required_argument, NULL, OPT_PAD }, { "signed", no_argument, NULL, OPT_SIGNED },
-        { "unsigned", no_argument, NULL, OPT_UNSIGNED },
+        { "unsigned", no_argument, NULL, OPT_UNSIGNED }, { "residual", no_argument, NULL, OPT_RESIDUAL },
+        { "no-residual", no_argument, NULL, OPT_NO_RESIDUAL },
         { "quiet", no_argument, NULL, 'Q' },            { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },          { NULL, 0, NULL, 0 },
     };
@@ -79,7 +85,7 @@ int main(int argc, char **argv)
     PnmfEncSettings s;
     pnmf_enc_default_settings(&s);
     long long v, max_frames = -1;
-    int quiet = 0, c;
+    int quiet = 0, residual_set = 0, c;
     while ((c = getopt_long(argc, argv, ":k:w:q:QhV", longopts, NULL)) != -1) {
         switch (c) {
         case 'k': if (cli_parse_int(prog, "--components", optarg, 1, 255, &v)) return PNMF_EXIT_USAGE; s.components = (int)v; break;
@@ -112,6 +118,8 @@ int main(int argc, char **argv)
         case OPT_PAD: if (cli_parse_int(prog, "--canvas-pad", optarg, 0, 4096, &v)) return PNMF_EXIT_USAGE; s.canvas_pad = (int)v; break;
         case OPT_SIGNED: s.signed_components = 1; break;
         case OPT_UNSIGNED: s.signed_components = 0; break;
+        case OPT_RESIDUAL: s.residual = 1; residual_set = 1; break;
+        case OPT_NO_RESIDUAL: s.residual = 0; residual_set = 1; break;
         case OPT_FRAMES: if (cli_parse_int(prog, "--frames", optarg, 1, 1LL << 28, &v)) return PNMF_EXIT_USAGE; max_frames = v; break;
         case 'Q': quiet = 1; break;
         case 'h': usage(stdout); return PNMF_EXIT_OK;
@@ -124,6 +132,13 @@ int main(int argc, char **argv)
     if (argc - optind != 2) {
         fprintf(stderr, "%s: expected INPUT and OUTPUT.pnmf; try '%s --help'\n", prog, prog);
         return PNMF_EXIT_USAGE;
+    }
+    if (s.shift_model == PNMF_SHIFT_VECTOR && s.residual) {
+        if (residual_set) {
+            fprintf(stderr, "%s: --residual needs 2-D frames: not with --shift vector\n", prog);
+            return PNMF_EXIT_USAGE;
+        }
+        s.residual = 0;
     }
     const char *inpath = argv[optind], *outpath = argv[optind + 1];
     char err[512] = "";

@@ -19,7 +19,8 @@ static const char *prog = "pnmf-info";
 
 /* CSV column stems of the sections (enum PnmfInfoSection order). */
 static const char *const sec_csv[PNMF_INFO_SECTIONS] = {
-    "head", "sizes", "levels", "counts", "coefs", "rowshifts", "colshifts",
+    "head", "sizes", "levels", "counts", "coefs", "rowshifts", "colshifts", "reshead", "resmodes",
+    "reslevels",
 };
 
 /* Mosaic: tiles grow to about this many pixels a side, by an integer

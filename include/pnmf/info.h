@@ -49,6 +49,9 @@ enum PnmfInfoSection {
     PNMF_INFO_SEC_COEFS,      ///< N coefficients, N = the entries
     PNMF_INFO_SEC_ROWSHIFTS,  ///< N row shifts
     PNMF_INFO_SEC_COLSHIFTS,  ///< N column shifts
+    PNMF_INFO_SEC_RES_HEAD,   ///< residual layer: steps and block size (0 or 3 values)
+    PNMF_INFO_SEC_RES_MODES,  ///< residual layer: a mode per 8x8 block and frame
+    PNMF_INFO_SEC_RES_LEVELS, ///< residual layer: the levels of the coded blocks
     PNMF_INFO_SECTIONS        ///< the number of sections
 };
 

@@ -50,7 +50,8 @@ typedef struct PnmfEncSettings {
     int refine;      ///< passes of W step + requantization + H refit after the fit (default 4, 0..100)
     int signed_components; ///< components may hold negative pixels, so a part can darken what is under it (default 0)
     int canvas_pad;  ///< canvas model: margin added to the height and to the width, 0 = automatic (default 0)
-    uint8_t reserved[20];
+    int residual;    ///< residual layer: what the parts miss, coded per 8x8 block against the model, the previous frame or the neighbours (default 1; not with PNMF_SHIFT_VECTOR)
+    uint8_t reserved[16];
 } PnmfEncSettings;
 
 /** What a stream is: the file header, as the decoder sees it. */

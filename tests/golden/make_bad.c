@@ -412,7 +412,7 @@ int main(int argc, char **argv)
      * r_step 1, window 0 of 3 frames. */
     {
         Bytes pl = { 0 }, f;
-        add_varint(&pl, 1); /* flags: bit 0, a feature this reader does not know */
+        add_varint(&pl, 2); /* flags: bit 1, a feature this reader does not know */
         add_varint(&pl, 1);
         add_varint(&pl, 1), add_varint(&pl, 1);
         add_signed(&pl, 100);
@@ -420,6 +420,34 @@ int main(int argc, char **argv)
         for (int i = 0; i < 9; i++) add_varint(&pl, 0);
         f = with_payload0(&pl);
         save(dir, "flags_nonzero.pnmf", &f);
+        free(f.p), pl.n = 0;
+
+        /* the residual layer (flags bit 0): steps 64, 64, block 8, one
+         * block a frame; the first frame predicts from a previous one */
+        add_varint(&pl, 1);
+        add_varint(&pl, 1);
+        add_varint(&pl, 1), add_varint(&pl, 1);
+        add_signed(&pl, 100);
+        for (int i = 0; i < 3; i++) add_varint(&pl, 1);
+        for (int i = 0; i < 9; i++) add_varint(&pl, 0);
+        add_varint(&pl, 64), add_varint(&pl, 64), add_varint(&pl, 8);
+        add_varint(&pl, 1), add_varint(&pl, 0), add_varint(&pl, 0);
+        f = with_payload0(&pl);
+        save(dir, "residual_first_previous.pnmf", &f);
+        free(f.p), pl.n = 0;
+
+        /* the same with a coded block whose level is missing */
+        add_varint(&pl, 1);
+        add_varint(&pl, 1);
+        add_varint(&pl, 1), add_varint(&pl, 1);
+        add_signed(&pl, 100);
+        for (int i = 0; i < 3; i++) add_varint(&pl, 1);
+        for (int i = 0; i < 9; i++) add_varint(&pl, 0);
+        add_varint(&pl, 64), add_varint(&pl, 64), add_varint(&pl, 8);
+        add_varint(&pl, 4), add_varint(&pl, 1), add_varint(&pl, 2);
+        for (int i = 0; i < 47; i++) add_varint(&pl, 0);
+        f = with_payload0(&pl);
+        save(dir, "residual_truncated.pnmf", &f);
         free(f.p), pl.n = 0;
 
         add_varint(&pl, 0);

@@ -235,7 +235,13 @@ static void usage(FILE *f)
             "pnmf's own options (pnmf-enc's; -q is the ladder):\n"
             "  -k, --components N   components per window, 1..255 (default %d)\n"
             "  -w, --window N       frames per window, 1..1024 (default %d)\n"
-            "      --shift MODEL    torus or vector (default torus)\n"
+            "      --shift MODEL    torus, canvas or vector (default %s)\n"
+            "      --canvas-pad N   canvas margin, 0 = automatic (default %d)\n"
+            "      --signed         signed components (default: %s)\n"
+            "      --unsigned       nonnegative components\n"
+            "      --residual       with the residual layer (default: %s)\n"
+            "      --no-residual    without it\n"
+            "      --refine N       quantized refinement passes (default %d)\n"
             "      --algo ALGO      improved or paper (default improved)\n"
             "      --iterations N   ALS iterations per fit, at most (default %d)\n"
             "      --inner N        sweeps of Multiple Permutation NNLS / PG steps (default %d)\n"
@@ -245,12 +251,16 @@ static void usage(FILE *f)
             "\n"
             "Exit status: 0 ok, 2 usage, 3 cannot read the clip, 5 cannot write the output,\n"
             "1 other errors (a point that failed: the rest is still reported).\n",
-            DEFAULT_OUT, d.components, d.window, d.iterations, d.inner_iters, d.restarts,
+            DEFAULT_OUT, d.components, d.window,
+            d.shift_model == PNMF_SHIFT_CANVAS ? "canvas" : d.shift_model == PNMF_SHIFT_TORUS ? "torus" : "vector",
+            d.canvas_pad, d.signed_components ? "signed" : "unsigned", d.residual ? "with" : "without", d.refine,
+            d.iterations, d.inner_iters, d.restarts,
             (unsigned long long)d.seed, d.zstd_level);
 }
 
 enum { OPT_CODECS = 256, OPT_POINTS, OPT_RANGE, OPT_FRAMES, OPT_THREADS, OPT_OUT, OPT_PLOT, OPT_KEEP_SEI, OPT_SHIFT,
-       OPT_ALGO, OPT_ITER, OPT_INNER, OPT_RESTARTS, OPT_SEED, OPT_ZSTD };
+       OPT_ALGO, OPT_ITER, OPT_INNER, OPT_RESTARTS, OPT_SEED, OPT_ZSTD, OPT_PAD, OPT_SIGNED, OPT_UNSIGNED,
+       OPT_RESIDUAL, OPT_NO_RESIDUAL, OPT_REFINE };
 
 static int parse_codecs(Args *a, const char *list)
 {
@@ -331,6 +341,9 @@ static int parse_args(int argc, char **argv, Args *a)
         { "algo", required_argument, NULL, OPT_ALGO },       { "iterations", required_argument, NULL, OPT_ITER },
         { "inner", required_argument, NULL, OPT_INNER },     { "restarts", required_argument, NULL, OPT_RESTARTS },
         { "seed", required_argument, NULL, OPT_SEED },       { "zstd-level", required_argument, NULL, OPT_ZSTD },
+        { "canvas-pad", required_argument, NULL, OPT_PAD },  { "signed", no_argument, NULL, OPT_SIGNED },
+        { "unsigned", no_argument, NULL, OPT_UNSIGNED },     { "residual", no_argument, NULL, OPT_RESIDUAL },
+        { "no-residual", no_argument, NULL, OPT_NO_RESIDUAL }, { "refine", required_argument, NULL, OPT_REFINE },
         { NULL, 0, NULL, 0 },
     };
     static RangeArg ranges[64];
@@ -381,9 +394,10 @@ static int parse_args(int argc, char **argv, Args *a)
         case 'w': INT_OPT("--window", 1, 1024, s->window); break;
         case OPT_SHIFT:
             if (!strcmp(optarg, "torus")) s->shift_model = PNMF_SHIFT_TORUS;
-            else if (!strcmp(optarg, "vector")) s->shift_model = PNMF_SHIFT_VECTOR;
+            else if (!strcmp(optarg, "vector")) s->shift_model = PNMF_SHIFT_VECTOR, s->residual = 0;
+            else if (!strcmp(optarg, "canvas")) s->shift_model = PNMF_SHIFT_CANVAS;
             else {
-                fprintf(stderr, "%s: option --shift expects torus or vector, got '%s'\n", prog, optarg);
+                fprintf(stderr, "%s: option --shift expects torus, canvas or vector, got '%s'\n", prog, optarg);
                 return PNMF_EXIT_USAGE;
             }
             break;
@@ -400,6 +414,12 @@ static int parse_args(int argc, char **argv, Args *a)
         case OPT_RESTARTS: INT_OPT("--restarts", 1, 1000, s->restarts); break;
         case OPT_SEED: INT_OPT("--seed", 0, 1LL << 62, s->seed); break;
         case OPT_ZSTD: INT_OPT("--zstd-level", 1, 22, s->zstd_level); break;
+        case OPT_PAD: INT_OPT("--canvas-pad", 0, 4096, s->canvas_pad); break;
+        case OPT_REFINE: INT_OPT("--refine", 0, 100, s->refine); break;
+        case OPT_SIGNED: s->signed_components = 1; break;
+        case OPT_UNSIGNED: s->signed_components = 0; break;
+        case OPT_RESIDUAL: s->residual = 1; break;
+        case OPT_NO_RESIDUAL: s->residual = 0; break;
         case 'h': usage(stdout); return PNMF_EXIT_OK;
         case 'V': printf("pnmf-compare %s\n", PNMF_VERSION_STRING); return PNMF_EXIT_OK;
         case ':':

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The residual layer of a window (docs/format.md, "Residual layer"): what
+ * the parts cannot explain. The frame is cut into 8x8 blocks (clipped at
+ * the right and bottom edges); every block of every frame has a mode byte:
+ * a prediction (bits 0-1) and whether quantized differences follow (bit 2).
+ *
+ *   0 model    the model's reconstruction of this frame, P_j
+ *   1 previous the previous decoded frame of the window, D_{j-1}
+ *   2 motion   D_{j-1} + P_j - P_{j-1}: the previous frame, moved as the
+ *              model moved (what the model missed last frame, carried on)
+ *   3 spatial  the median edge predictor (LOCO-I) of the decoded left,
+ *              above and above-left pixels of this frame
+ *
+ * Modes 1 and 2 need a previous frame in the window: the first frame of a
+ * window never uses them, so every window decodes on its own. A coded
+ * block adds dequant(level) to every pixel's prediction, pixel by pixel in
+ * raster order (the spatial mode predicts from pixels already corrected),
+ * and clamps to 0..255. dequant(l) = (l * step16 + sign(l) * 8) / 16,
+ * truncated: step16 is the step in 1/16 of a gray level (key_step16 in
+ * the window's first frame).
+ */
+#ifndef PNMF_RESIDUAL_H
+#define PNMF_RESIDUAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PNMF_RES_BLOCK     8
+#define PNMF_RES_MODEL     0
+#define PNMF_RES_PREVIOUS  1
+#define PNMF_RES_MOTION    2
+#define PNMF_RES_SPATIAL   3
+#define PNMF_RES_CODED     4
+#define PNMF_RES_MIN_STEP  8      /* 1/2 gray level */
+#define PNMF_RES_MAX_STEP  4096   /* 256 gray levels */
+
+typedef struct PnmfResidual {
+    int step16;        /* 0: the window has no residual layer */
+    int key_step16;    /* the step of the window's first frame, which later
+                        * frames copy: finer, as a codec's key frame */
+    int m, rows, cols; /* frames; the frame's height and width */
+    int bx, by;        /* blocks across and down */
+    uint8_t *modes;    /* m * bx * by, frame by frame, blocks in raster order */
+    int16_t *lev;      /* levels of the coded blocks in the same order, each
+                        * block's pixels (clipped to the frame) row-major */
+    size_t nlev, cap;
+    size_t *start;     /* m + 1: frame j's levels are lev[start[j] .. start[j+1]) */
+} PnmfResidual;
+
+int  pnmf_residual_alloc(PnmfResidual *r, int m, int rows, int cols, int step16, int key_step16);
+void pnmf_residual_free(PnmfResidual *r);
+
+/* Frame j (frames decoded in order): P is the model's reconstruction of
+ * frame j, Pp and Dp the model's and the decoded frame j-1 (ignored for
+ * j = 0); D receives the decoded frame. All rows x cols, contiguous. */
+void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const uint8_t *Pp,
+                         const uint8_t *Dp, uint8_t *D);
+
+/* The encoder's side of pnmf_residual_frame(): choose frame j's modes and
+ * levels (frames in order 0, 1, ...) against the source src, minimizing
+ * squared error + lambda * estimated bits per block, append them to r and
+ * write the decoded frame to D, exactly what pnmf_residual_frame() gives. */
+int  pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const uint8_t *P,
+                                const uint8_t *Pp, const uint8_t *Dp, uint8_t *D, double lambda);
+
+/* The step (1/16 gray level) for the quality q, 0..48: 2^(q/8) gray
+ * levels, 1 at q = 0 (lossless), 4 at 16, 16 at 32, 64 at 48. */
+int  pnmf_residual_step(int q);
+
+#endif /* PNMF_RESIDUAL_H */

@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The residual layer (src/residual.h): the encoder's choices decode to
+ * exactly the frames it measured; the quantization error is bounded by
+ * half a step; the spatial predictor is LOCO-I's median edge detector in
+ * plain raster order; the layer survives the payload round trip, and the
+ * reader refuses what the format forbids.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "model.h"
+#include "residual.h"
+#include "test.h"
+
+static unsigned rs = 4242;
+static unsigned urn(unsigned n) { rs = rs * 1103515245u + 12345u; return ((rs >> 8) & 0xFFFFFF) % n; }
+
+enum { ROWS = 21, COLS = 30, M = 6 };
+
+/* A clip with a dark square moving over a textured bright background and
+ * some noise; P a crude "model": the background alone. */
+static void make_clip(uint8_t *src, uint8_t *P)
+{
+    for (int j = 0; j < M; j++)
+        for (int y = 0; y < ROWS; y++)
+            for (int x = 0; x < COLS; x++) {
+                const size_t q = (size_t)j * ROWS * COLS + (size_t)y * COLS + x;
+                int v = 180 + (x * 7 + y * 3) % 40;
+                P[q] = (uint8_t)v;
+                if (y >= 4 + j && y < 10 + j && x >= 3 + 2 * j && x < 11 + 2 * j) v = 20 + (int)urn(10);
+                v += (int)urn(5) - 2;
+                src[q] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+            }
+}
+
+/* Encode the clip frame by frame; decode it again from r; compare. */
+static void encode_clip(PnmfResidual *r, const uint8_t *src, const uint8_t *P, double lambda,
+                        uint8_t *Denc, uint8_t *Ddec)
+{
+    const size_t n = (size_t)ROWS * COLS;
+    for (int j = 0; j < M; j++)
+        CHECK(pnmf_residual_encode_frame(r, j, src + j * n, P + j * n, j ? P + (j - 1) * n : NULL,
+                                         j ? Denc + (j - 1) * n : NULL, Denc + j * n, lambda) == 0);
+    for (int j = 0; j < M; j++)
+        pnmf_residual_frame(r, j, P + j * n, j ? P + (j - 1) * n : NULL, j ? Ddec + (j - 1) * n : NULL,
+                            Ddec + j * n);
+}
+
+static void test_encode_decode(void)
+{
+    const size_t n = (size_t)ROWS * COLS;
+    uint8_t *src = malloc(M * n), *P = malloc(M * n), *De = malloc(M * n), *Dd = malloc(M * n);
+    make_clip(src, P);
+    const int steps[] = { 8, 16, 23, 64, 181, 1024, 4096 };
+    for (size_t s = 0; s < sizeof(steps) / sizeof(steps[0]); s++)
+        for (int lam = 0; lam < 3; lam++) {
+            PnmfResidual r;
+            CHECK(pnmf_residual_alloc(&r, M, ROWS, COLS, steps[s], steps[s]) == 0);
+            const double lambda = lam == 0 ? 0 : lam == 1 ? steps[s] * steps[s] / 256.0 * 0.1 : 1e6;
+            encode_clip(&r, src, P, lambda, De, Dd);
+            CHECK_MSG(!memcmp(De, Dd, M * n), "step %d lambda %g: decoder differs", steps[s], lambda);
+            int maxe = 0, prev_used = 0;
+            for (size_t q = 0; q < M * n; q++) {
+                const int e = abs((int)src[q] - De[q]);
+                if (e > maxe) maxe = e;
+            }
+            for (int j = 0; j < M; j++)
+                for (int b = 0; b < r.bx * r.by; b++) {
+                    const int mode = r.modes[j * r.bx * r.by + b] & 3;
+                    if (mode == PNMF_RES_PREVIOUS || mode == PNMF_RES_MOTION) prev_used += 1 + (j == 0) * 1000;
+                }
+            CHECK(prev_used < 1000); /* never in the first frame */
+            if (lam == 0) {
+                /* no rate: every pixel within half a step (+1 for the rounding of dequant) */
+                CHECK_MSG(maxe <= steps[s] / 32 + 1, "step %d: max error %d", steps[s], maxe);
+                if (steps[s] <= 16) CHECK(maxe == 0); /* step 1 or less: lossless */
+            }
+            if (lam == 2) CHECK(r.nlev == 0); /* rate dominates: nothing coded */
+            if (lam == 1 && steps[s] == 64) CHECK(prev_used > 0); /* the background repeats */
+            pnmf_residual_free(&r);
+        }
+    free(src), free(P), free(De), free(Dd);
+}
+
+/* The spatial mode with every block coded, against a whole-frame raster
+ * MED written from the definition: the block order must not matter. */
+static void test_spatial(void)
+{
+    const int rows = 19, cols = 27;
+    PnmfResidual r;
+    CHECK(pnmf_residual_alloc(&r, 1, rows, cols, 99, 24) == 0);
+    r.lev = malloc((size_t)rows * cols * sizeof(int16_t));
+    r.cap = (size_t)rows * cols;
+    memset(r.modes, PNMF_RES_SPATIAL | PNMF_RES_CODED, (size_t)r.bx * r.by);
+    /* levels in block order; remember each pixel's level */
+    int16_t *lv = malloc((size_t)rows * cols * sizeof(int16_t));
+    for (int b = 0; b < r.bx * r.by; b++) {
+        const int y0 = b / r.bx * 8, x0 = b % r.bx * 8;
+        for (int y = y0; y < y0 + 8 && y < rows; y++)
+            for (int x = x0; x < x0 + 8 && x < cols; x++) {
+                const int16_t l = (int16_t)((int)urn(21) - 10);
+                lv[y * cols + x] = l;
+                r.lev[r.nlev++] = l;
+            }
+    }
+    r.start[1] = r.nlev;
+    uint8_t *D = malloc((size_t)rows * cols), *ref = malloc((size_t)rows * cols);
+    pnmf_residual_frame(&r, 0, D /* unused by mode 3 */, NULL, NULL, D);
+    for (int y = 0; y < rows; y++)
+        for (int x = 0; x < cols; x++) {
+            int p;
+            if (!y && !x) p = 128;
+            else if (!y) p = ref[x - 1];
+            else if (!x) p = ref[(y - 1) * cols];
+            else {
+                const int a = ref[y * cols + x - 1], b = ref[(y - 1) * cols + x], c = ref[(y - 1) * cols + x - 1];
+                const int mx = a > b ? a : b, mn = a < b ? a : b;
+                p = c >= mx ? mn : c <= mn ? mx : a + b - c;
+            }
+            const int l = lv[y * cols + x];
+            /* dequant(l) = round-half-away(l * 24 / 16), from the definition */
+            const int dq = l >= 0 ? (l * 24 + 8) / 16 : -((-l * 24 + 8) / 16);
+            int v = p + dq;
+            ref[y * cols + x] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+        }
+    CHECK(!memcmp(D, ref, (size_t)rows * cols));
+    free(D), free(ref), free(lv);
+    pnmf_residual_free(&r);
+}
+
+/* A window with a residual layer through pnmf_model_write/read. */
+static void test_payload(void)
+{
+    const size_t n = (size_t)ROWS * COLS;
+    uint8_t *src = malloc(M * n), *P = malloc(M * n), *De = malloc(M * n), *Dd = malloc(M * n);
+    make_clip(src, P);
+    PnmfWindowModel md;
+    CHECK(pnmf_model_alloc(&md, ROWS, COLS, ROWS, COLS, M, 1, 0) == 0);
+    CHECK(pnmf_residual_alloc(&md.res, M, ROWS, COLS, 96, 64) == 0);
+    encode_clip(&md.res, src, P, 10.0, De, Dd);
+    CHECK(md.res.nlev > 0);
+    uint8_t *buf = NULL;
+    size_t size = 0;
+    CHECK(pnmf_model_write(&md, &buf, &size) == 0);
+    CHECK(buf && buf[0] == PNMF_FLAG_RESIDUAL);
+    PnmfWindowModel rd;
+    char err[200] = "";
+    CHECK_MSG(pnmf_model_read(buf, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) == 0, "%s", err);
+    CHECK(rd.res.step16 == 96 && rd.res.key_step16 == 64 && rd.res.nlev == md.res.nlev);
+    CHECK(!memcmp(rd.res.modes, md.res.modes, (size_t)M * md.res.bx * md.res.by));
+    CHECK(rd.res.nlev && !memcmp(rd.res.lev, md.res.lev, md.res.nlev * sizeof(int16_t)));
+    for (int j = 0; j <= M; j++) CHECK(rd.res.start[j] == md.res.start[j]);
+    pnmf_model_free(&rd);
+
+    /* the layout after the model: step, block size, modes, levels */
+    size_t at = size - md.res.nlev; /* levels are one byte each here: |l| small */
+    int small = 1;
+    for (size_t q = 0; q < md.res.nlev; q++) small &= md.res.lev[q] > -64 && md.res.lev[q] < 64;
+    if (small) {
+        const size_t nb = (size_t)md.res.bx * md.res.by;
+        const size_t modes_at = at - (size_t)M * nb;
+        CHECK(buf[modes_at - 1] == PNMF_RES_BLOCK && buf[modes_at - 2] == 64 && buf[modes_at - 3] == 96);
+        uint8_t *bad = malloc(size);
+        /* a first frame that refers to a previous frame */
+        memcpy(bad, buf, size);
+        bad[modes_at] = PNMF_RES_PREVIOUS;
+        CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0);
+        memcpy(bad, buf, size);
+        bad[modes_at] = PNMF_RES_MOTION | PNMF_RES_CODED;
+        CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0);
+        memcpy(bad, buf, size);
+        bad[modes_at + nb] = 8; /* no such mode */
+        CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0);
+        memcpy(bad, buf, size);
+        bad[modes_at - 1] = 4; /* block size */
+        CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0);
+        memcpy(bad, buf, size);
+        bad[modes_at - 2] = 7; /* key step below 8/16 */
+        CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0);
+        memcpy(bad, buf, size);
+        bad[0] = 3; /* unknown flag */
+        CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0);
+        /* every truncation */
+        int refused = 0;
+        for (size_t cut = 0; cut < size; cut++)
+            refused += pnmf_model_read(buf, cut, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0;
+        CHECK(refused == (int)size);
+        free(bad);
+    } else {
+        CHECK(!"levels too large for the byte layout checks");
+    }
+    pnmf_free(buf);
+    pnmf_model_free(&md);
+    free(src), free(P), free(De), free(Dd);
+}
+
+static void test_steps(void)
+{
+    CHECK(pnmf_residual_step(0) == 16 && pnmf_residual_step(16) == 64 && pnmf_residual_step(48) == 1024);
+    for (int q = 1; q <= 48; q++) CHECK(pnmf_residual_step(q) >= pnmf_residual_step(q - 1));
+}
+
+int main(void)
+{
+    test_steps();
+    test_encode_decode();
+    test_spatial();
+    test_payload();
+    return test_summary("test_residual");
+}

@@ -13,6 +13,7 @@
 #include "codec.h"
 #include "container.h"
 #include "diamond.h"
+#include "entropy.h"
 #include "internal.h"
 #include "model.h"
 #include "permnmf.h"
@@ -72,7 +73,7 @@ int pnmf_encoder_create(PnmfEncoder **out, const PnmfEncSettings *s, int width, 
     }
     e->n = (size_t)e->rows * e->cols;
     pnmf_quant_steps(s->quality, &e->w_step, &e->r_step);
-    const size_t w = (size_t)s->window, k = (size_t)s->components;
+    const size_t w = (size_t)s->window, k = (size_t)(s->components ? s->components : 1);
     e->frames = pnmf_malloc_array(w * e->nv, 1);
     e->A = pnmf_malloc_array(w * e->n, sizeof(float));
     e->W = pnmf_malloc_array(k * e->n, sizeof(float));
@@ -91,17 +92,19 @@ int pnmf_encoder_create(PnmfEncoder **out, const PnmfEncSettings *s, int width, 
     if (!e->frames || !e->A || !e->W || !e->Wq || !e->Wtry || !e->H || !e->Hsave || !e->acc || !e->rec ||
         !e->seen || !e->P || !e->Pp || !e->D || !e->Dp)
         goto error;
-    ret = pnmf_fitter_open(&e->ft, e->rows, e->cols, s->window, s->components, e->s.threads);
-    if (ret < 0) goto error;
-    ret = pnmf_fitter_set_options(e->ft, e->vis_rows, e->vis_cols, s->signed_components);
-    if (ret < 0) goto error;
+    if (s->components) { /* -k 0: no model, the residual layer alone */
+        ret = pnmf_fitter_open(&e->ft, e->rows, e->cols, s->window, s->components, e->s.threads);
+        if (ret < 0) goto error;
+        ret = pnmf_fitter_set_options(e->ft, e->vis_rows, e->vis_cols, s->signed_components);
+        if (ret < 0) goto error;
+    }
     PnmfHeader h = { 0 };
     h.writer_version = PNMF_FORMAT_VERSION;
     h.min_reader_version = PNMF_FORMAT_VERSION;
     h.width = (uint32_t)width, h.height = (uint32_t)height;
     h.fps_num = (uint32_t)fps_num, h.fps_den = (uint32_t)fps_den;
     h.window = (uint16_t)s->window;
-    h.components = (uint16_t)s->components;
+    h.components = (uint16_t)k;
     h.shift_model = (uint8_t)s->shift_model;
     h.quality = (uint8_t)s->quality;
     h.w_step = (uint16_t)e->w_step, h.r_step = (uint16_t)e->r_step;
@@ -236,35 +239,39 @@ static int quantize_window(PnmfEncoder *e, PnmfWindowModel *md, int m)
     return 0;
 }
 
+/* The residual layer's rate-distortion weight: squared error per bit, for
+ * the step s (gray levels) of -q. dD/dR of a uniform quantizer at high
+ * rate is 2 ln 2 s^2 / 12. */
+static double residual_lambda(int step16)
+{
+    const double s = step16 / 16.0;
+    return 2 * 0.6931 * s * s / 12;
+}
+
+/* The first frame of a window is what later frames copy: it gets a step
+ * KEY_STEP_DIV times finer (samples/devset/x11_oneko at -q 29, no model:
+ * 36.7 dB for 11.8 kB with the same step, 51.4 dB for 11.7 kB with 1/4). */
+#define KEY_STEP_DIV 4
+
 /* The residual layer over the quantized model (residual.h), frame by frame
  * in the decoder's order; *sse gets the squared error of what the decoder
  * will show. */
 static int code_residual(PnmfEncoder *e, PnmfWindowModel *md, int m, double *sse)
 {
     const int step16 = pnmf_residual_step(e->s.quality);
-    double kf = 1.0;
-    if (getenv("PNMF_RES_KF")) kf = atof(getenv("PNMF_RES_KF"));
-    int key16 = (int)lrint(step16 / kf);
+    int key16 = (step16 + KEY_STEP_DIV / 2) / KEY_STEP_DIV;
     if (key16 < PNMF_RES_MIN_STEP) key16 = PNMF_RES_MIN_STEP;
     PNMF_CHECK(pnmf_residual_alloc(&md->res, m, e->vis_rows, e->vis_cols, step16, key16));
-    /* squared error per estimated bit: dD/dR of a uniform quantizer with
-     * step s at high rate, 2 ln 2 * s^2 / 12, scaled by a measured factor */
-    const double s = step16 / 16.0;
-    double kappa = 1.0;
-    const char *env = getenv("PNMF_RES_KAPPA");
-    if (env) kappa = atof(env);
-    const double lambda = kappa * 2 * 0.6931 * s * s / 12;
+    const double lambda = residual_lambda(step16), key_lambda = residual_lambda(key16);
+    *sse = 0;
     for (int j = 0; j < m; j++) {
         uint8_t *t = e->Pp;
         e->Pp = e->P, e->P = t;
         t = e->Dp, e->Dp = e->D, e->D = t;
         pnmf_diamond_int(md, j, e->w_step, e->r_step, e->acc, e->P);
         const uint8_t *src = e->frames + (size_t)j * e->nv;
-        double f0 = 1.0;
-        const char *e0 = getenv("PNMF_RES_F0");
-        if (e0) f0 = atof(e0);
         PNMF_CHECK(pnmf_residual_encode_frame(&md->res, j, src, e->P, e->Pp, e->Dp, e->D,
-                                              j ? lambda : lambda * f0 / (kf * kf)));
+                                              j ? lambda : key_lambda));
         for (size_t q = 0; q < e->nv; q++) {
             const int d = (int)src[q] - e->D[q];
             *sse += d * d;
@@ -273,70 +280,115 @@ static int code_residual(PnmfEncoder *e, PnmfWindowModel *md, int m, double *sse
     return 0;
 }
 
-static int encode_window(PnmfEncoder *e)
+/* Serialize md and measure what zstd makes of it (a fast level: this is
+ * an estimate for a decision, the container compresses again). */
+static int payload_cost(const PnmfWindowModel *md, uint8_t **payload, size_t *size, size_t *zbytes)
 {
-    const int m = e->nbuf, k = e->s.components;
+    PNMF_CHECK(pnmf_model_write(md, payload, size));
+    uint8_t *z = NULL;
+    int ret = pnmf_entropy_compress(*payload, *size, 3, &z, zbytes);
+    pnmf_free(z);
+    if (ret < 0) pnmf_freep(payload);
+    return ret;
+}
+
+/* Fit PermNMF to the window and quantize it into md (closed loop). */
+static int fit_model(PnmfEncoder *e, PnmfWindowModel *md, int m)
+{
+    const int k = e->s.components;
     for (int j = 0; j < m; j++) {
         const uint8_t *f = e->frames + (size_t)j * e->nv;
         float *a = e->A + (size_t)j * e->n;
         for (int y = 0; y < e->vis_rows; y++)
             for (int x = 0; x < e->vis_cols; x++) a[(size_t)y * e->cols + x] = f[(size_t)y * e->vis_cols + x];
     }
-    int ret = pnmf_fitter_set_frames(e->ft, e->A, m);
-    if (ret < 0) return fail(e, ret, "fit failed");
+    PNMF_CHECK(pnmf_fitter_set_frames(e->ft, e->A, m));
     PnmfFitParams p = { k, e->s.algo, e->s.iterations, e->s.inner_iters, e->s.restarts,
                         e->s.seed + (uint64_t)e->windows * 1000003u, 1e-4 };
     PnmfFitStats st = { 0 };
     /* PNMF_DEBUG: the objective after every iteration, on stderr */
     if (getenv("PNMF_DEBUG")) st.trace = pnmf_malloc_array((size_t)e->s.iterations + 1, sizeof(double));
-    ret = pnmf_fitter_fit(e->ft, &p, e->W, e->H, &st);
+    int ret = pnmf_fitter_fit(e->ft, &p, e->W, e->H, &st);
     if (st.trace && ret >= 0)
         for (int t = 0; t <= st.iterations; t++) fprintf(stderr, "  it %d: %.6g\n", t, st.trace[t]);
     pnmf_freep(&st.trace);
-    if (ret < 0) return fail(e, ret, "fit failed");
+    PNMF_CHECK(ret);
     e->objective += st.objective;
     if (getenv("PNMF_DEBUG"))
         fprintf(stderr, "window %d: objective %.6g after %d iterations (restart %d), %d guard rejects; "
                 "seconds: init %.2f, H steps %.2f, W steps %.2f\n", e->windows, st.objective,
                 st.iterations, st.best_restart, st.guard_rejects_h + st.guard_rejects_w, st.seconds_init, st.seconds_h, st.seconds_w);
+    PNMF_CHECK(pnmf_model_alloc(md, e->rows, e->cols, e->vis_rows, e->vis_cols, m, k, m * k));
+    return quantize_window(e, md, m);
+}
 
-    PnmfWindowModel md;
-    ret = pnmf_model_alloc(&md, e->rows, e->cols, e->vis_rows, e->vis_cols, m, k, m * k);
-    if (ret < 0) return fail(e, ret, "out of memory");
-    uint8_t *payload = NULL;
-    size_t size = 0;
-    ret = quantize_window(e, &md, m);
-    double sse = 0;
-    if (ret >= 0 && getenv("PNMF_NO_MODEL")) {
-        for (int i = 0; i < k; i++) { pnmf_freep(&md.comp[i].lev); md.comp[i].bh = md.comp[i].bw = 0; }
-        for (int j = 0; j <= m; j++) md.first[j] = 0;
+/*
+ * One window: the model (unless -k 0), then, with the residual layer, the
+ * residual over the model and over no model at all; the encoder keeps the
+ * one with the lower squared error + lambda * bits, so parts are sent only
+ * where they pay for themselves.
+ */
+static int encode_window(PnmfEncoder *e)
+{
+    const int m = e->nbuf;
+    PnmfWindowModel md, bare;
+    memset(&md, 0, sizeof(md));
+    memset(&bare, 0, sizeof(bare));
+    uint8_t *payload = NULL, *payload2 = NULL;
+    size_t size = 0, size2 = 0, z = 0, z2 = 0;
+    double sse = 0, sse2 = 0;
+    int ret = 0;
+    const int header_k = e->s.components ? e->s.components : 1;
+    if (e->s.components) {
+        ret = fit_model(e, &md, m);
+    } else {
+        ret = pnmf_model_alloc(&md, e->rows, e->cols, e->vis_rows, e->vis_cols, m, header_k, 0);
     }
-    if (ret >= 0 && e->s.residual) ret = code_residual(e, &md, m, &sse);
-    if (ret >= 0) ret = pnmf_model_write(&md, &payload, &size);
+    if (ret >= 0 && e->s.residual) {
+        ret = code_residual(e, &md, m, &sse);
+        if (ret >= 0) ret = payload_cost(&md, &payload, &size, &z);
+        if (ret >= 0 && md.first[m] > 0) {
+            ret = pnmf_model_alloc(&bare, e->rows, e->cols, e->vis_rows, e->vis_cols, m, header_k, 0);
+            if (ret >= 0) ret = code_residual(e, &bare, m, &sse2);
+            if (ret >= 0) ret = payload_cost(&bare, &payload2, &size2, &z2);
+            const double lambda = residual_lambda(pnmf_residual_step(e->s.quality));
+            if (getenv("PNMF_DEBUG") && ret >= 0)
+                fprintf(stderr, "window %d: with the model %zu bytes, sse %.0f; without %zu bytes, sse %.0f\n",
+                        e->windows, z, sse, z2, sse2);
+            if (ret >= 0 && sse2 + lambda * 8 * (double)z2 < sse + lambda * 8 * (double)z) {
+                PnmfWindowModel t = md;
+                md = bare, bare = t;
+                uint8_t *tp = payload;
+                payload = payload2, payload2 = tp;
+                size = size2, sse = sse2;
+            }
+        }
+    } else if (ret >= 0) {
+        ret = pnmf_model_write(&md, &payload, &size);
+        for (int j = 0; ret >= 0 && j < m; j++) {
+            pnmf_diamond_int(&md, j, e->w_step, e->r_step, e->acc, e->rec);
+            const uint8_t *src = e->frames + (size_t)j * e->nv;
+            for (size_t q = 0; q < e->nv; q++) {
+                const int d = (int)src[q] - e->rec[q];
+                sse += d * d;
+            }
+        }
+    }
     if (ret >= 0 && getenv("PNMF_DEBUG")) {
         fprintf(stderr, "window %d: payload %zu bytes; blocks", e->windows, size);
-        for (int i = 0; i < k; i++) fprintf(stderr, " %dx%d", md.comp[i].bh, md.comp[i].bw);
+        for (int i = 0; i < md.k; i++) fprintf(stderr, " %dx%d", md.comp[i].bh, md.comp[i].bw);
         fputc('\n', stderr);
     }
     if (ret >= 0)
         ret = pnmf_container_write_window(e->cw, (uint32_t)(e->frame_count - m), (uint32_t)m,
                                           payload, size, e->err, sizeof(e->err));
-    if (ret >= 0 && e->s.residual)
-        e->sse += sse;
-    else if (ret >= 0)
-        for (int j = 0; j < m; j++) {
-            pnmf_diamond_int(&md, j, e->w_step, e->r_step, e->acc, e->rec);
-            const uint8_t *src = e->frames + (size_t)j * e->nv;
-            double s = 0;
-            for (size_t q = 0; q < e->nv; q++) {
-                const int d = (int)src[q] - e->rec[q];
-                s += d * d;
-            }
-            e->sse += s;
-        }
+    if (ret >= 0) e->sse += sse;
     pnmf_free(payload);
+    pnmf_free(payload2);
     pnmf_model_free(&md);
-    if (ret < 0) return fail(e, ret, ret == PNMF_ERR_NOMEM ? "out of memory" : "cannot write the window");
+    pnmf_model_free(&bare);
+    if (ret < 0)
+        return fail(e, ret, ret == PNMF_ERR_NOMEM ? "out of memory" : "cannot encode the window");
     e->windows++;
     e->nbuf = 0;
     return 0;

@@ -35,7 +35,8 @@ int pnmf_enc_open(PnmfEncoder **enc, const PnmfEncSettings *s, int width, int he
         (int64_t)width * height > PNMF_MAX_PIXELS)
         return PNMF_ERR_LIMIT;
     if (fps_num < 1 || fps_den < 1) return PNMF_ERR_ARG;
-    if (s->components < 1 || s->components > PNMF_MAX_COMPONENTS) return PNMF_ERR_ARG;
+    if (s->components < 0 || s->components > PNMF_MAX_COMPONENTS) return PNMF_ERR_ARG;
+    if (s->components == 0 && !s->residual) return PNMF_ERR_ARG; /* nothing would be coded */
     if (s->window < 1 || s->window > PNMF_MAX_WINDOW) return PNMF_ERR_ARG;
     if (s->quality < 0 || s->quality > PNMF_MAX_QUALITY) return PNMF_ERR_ARG;
     if (s->shift_model < PNMF_SHIFT_VECTOR || s->shift_model > PNMF_SHIFT_CANVAS) return PNMF_ERR_ARG;

@@ -23,8 +23,8 @@ check '[ "$(grep -c "default" "$T/help")" -ge 11 ]' "pnmf-enc --help does not gi
 check '[ $? -eq 0 ] && grep -q -- --format "$T/dhelp" && grep -q -- --start "$T/dhelp"' "pnmf-dec --help"
 
 # bad options: exit 2 and a message naming the option
-"$B/pnmf-enc" -k 0 "$S/life.mkv" "$T/x.pnmf" 2> "$T/err"
-check '[ $? -eq 2 ] && grep -q -- "--components" "$T/err"' "pnmf-enc -k 0: $(cat "$T/err")"
+"$B/pnmf-enc" -k 256 "$S/life.mkv" "$T/x.pnmf" 2> "$T/err"
+check '[ $? -eq 2 ] && grep -q -- "--components" "$T/err"' "pnmf-enc -k 256: $(cat "$T/err")"
 "$B/pnmf-enc" --shift sideways "$S/life.mkv" "$T/x.pnmf" 2> "$T/err"
 check '[ $? -eq 2 ] && grep -q -- "--shift" "$T/err"' "pnmf-enc --shift sideways: $(cat "$T/err")"
 "$B/pnmf-enc" "$S/life.mkv" 2> "$T/err"

@@ -242,13 +242,16 @@ run 0 "" "$ENC" -Q -k 2 -w 4 "$T/clip.y4m" "$T/keep.pnmf" && [ "$(head -c 4 "$T/
     pass || fail "encode over an existing target"
 
 # nonsense options: exit 2 and a message naming the option
-for o in "-k -1:--components" "-k 0:--components" "-k abc:--components" "-k 256:--components" \
+for o in "-k -1:--components" "-k abc:--components" "-k 256:--components" \
          "-k 2x:--components" "-k 99999999999999999999:--components" "-w 0:--window" \
          "-w 1025:--window" "-q -1:--quality" "-q 49:--quality" "--frames 0:--frames" \
          "--threads -1:--threads" "--zstd-level 0:--zstd-level" "--iterations -1:--iterations" \
          "--shift diagonal:--shift" "--algo magic:--algo"; do
     run 2 "${o#*:}" "$ENC" ${o%%:*} "$T/clip.y4m" "$T/y.pnmf" && pass
 done
+run 2 "residual layer alone" "$ENC" -k 0 --no-residual "$T/clip.y4m" "$T/y.pnmf" && pass
+run 2 "residual layer alone" "$ENC" -k 0 --shift vector "$T/clip.y4m" "$T/y.pnmf" && pass
+run 2 "not with --shift vector" "$ENC" --residual --shift vector "$T/clip.y4m" "$T/y.pnmf" && pass
 run 2 "" "$ENC" --no-such-option "$T/clip.y4m" "$T/y.pnmf" && pass
 run 2 "" "$ENC" "$T/clip.y4m" && pass
 [ ! -e "$T/y.pnmf" ] && pass || fail "a refused command line left a file"

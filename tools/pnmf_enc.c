@@ -19,7 +19,8 @@ static void usage(FILE *f)
             "Encode the gray (luma) frames of INPUT, any clip FFmpeg reads (mp4, mkv, avi, gif,\n"
             "y4m, an image sequence such as dir/frame_%%06d.png), with Permutation NMF.\n"
             "\n"
-            "  -k, --components N   components per window, 1..255 (default %d)\n"
+            "  -k, --components N   components per window, 0..255; 0: no model, the residual\n"
+            "                       layer alone (default %d)\n"
             "  -w, --window N       frames per window, 1..1024 (default %d)\n"
             "  -q, --quality N      quantizer 0..48, lower is better and larger (default %d)\n"
             "      --shift MODEL    canvas: 2-D shifts on a canvas larger than the frame, so\n"
@@ -88,7 +89,7 @@ int main(int argc, char **argv)
     int quiet = 0, residual_set = 0, c;
     while ((c = getopt_long(argc, argv, ":k:w:q:QhV", longopts, NULL)) != -1) {
         switch (c) {
-        case 'k': if (cli_parse_int(prog, "--components", optarg, 1, 255, &v)) return PNMF_EXIT_USAGE; s.components = (int)v; break;
+        case 'k': if (cli_parse_int(prog, "--components", optarg, 0, 255, &v)) return PNMF_EXIT_USAGE; s.components = (int)v; break;
         case 'w': if (cli_parse_int(prog, "--window", optarg, 1, 1024, &v)) return PNMF_EXIT_USAGE; s.window = (int)v; break;
         case 'q': if (cli_parse_int(prog, "--quality", optarg, 0, 48, &v)) return PNMF_EXIT_USAGE; s.quality = (int)v; break;
         case OPT_SHIFT:
@@ -139,6 +140,10 @@ int main(int argc, char **argv)
             return PNMF_EXIT_USAGE;
         }
         s.residual = 0;
+    }
+    if (s.components == 0 && !s.residual) {
+        fprintf(stderr, "%s: -k 0 codes the residual layer alone: not with --no-residual or --shift vector\n", prog);
+        return PNMF_EXIT_USAGE;
     }
     const char *inpath = argv[optind], *outpath = argv[optind + 1];
     char err[512] = "";

@@ -9,6 +9,6 @@ O=$2
 S=$3
 mkdir -p "$O"
 rm -f "$O/sprites.pnmf" "$O/comp1.png" "$O/comp1.pgm"
-"$B/pnmf-enc" -Q --frames 20 -w 10 --iterations 10 --refine 1 --threads 1 "$S/sprites.mkv" "$O/sprites.pnmf"
+"$B/pnmf-enc" -Q --frames 20 -w 10 --iterations 10 --refine 1 --threads 1 --no-residual "$S/sprites.mkv" "$O/sprites.pnmf"
 "$B/pnmf-info" --level 0 --window 1 --components "$O/comp1.png" "$O/sprites.pnmf" > /dev/null
 "$B/pnmf-info" --level 0 --window 1 --components "$O/comp1.pgm" --components-format pgm "$O/sprites.pnmf" > /dev/null

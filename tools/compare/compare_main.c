@@ -233,7 +233,7 @@ static void usage(FILE *f)
             "  -h, --help           this help\n"
             "  -V, --version        print the version\n"
             "pnmf's own options (pnmf-enc's; -q is the ladder):\n"
-            "  -k, --components N   components per window, 1..255 (default %d)\n"
+            "  -k, --components N   components per window, 0..255, 0: residual layer alone (default %d)\n"
             "  -w, --window N       frames per window, 1..1024 (default %d)\n"
             "      --shift MODEL    torus, canvas or vector (default %s)\n"
             "      --canvas-pad N   canvas margin, 0 = automatic (default %d)\n"
@@ -390,7 +390,7 @@ static int parse_args(int argc, char **argv, Args *a)
         case OPT_KEEP_SEI: a->o.keep_sei = 1; break;
         case 'Q': a->quiet = 1; break;
         case 'v': a->o.verbose = 1; break;
-        case 'k': INT_OPT("--components", 1, 255, s->components); break;
+        case 'k': INT_OPT("--components", 0, 255, s->components); break;
         case 'w': INT_OPT("--window", 1, 1024, s->window); break;
         case OPT_SHIFT:
             if (!strcmp(optarg, "torus")) s->shift_model = PNMF_SHIFT_TORUS;

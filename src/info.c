@@ -39,7 +39,7 @@ struct PnmfInfo {
 
 static const char *const section_names[PNMF_INFO_SECTIONS] = {
     "head", "block sizes", "levels", "counts", "coefficients", "row shifts", "col shifts",
-    "res head", "res modes", "res levels",
+    "res head", "res modes", "res vectors", "res levels",
 };
 
 const char *pnmf_info_section_name(int section)
@@ -142,6 +142,7 @@ static int measure(const PnmfWindowModel *md, const uint8_t *buf, size_t size,
     const PnmfResidual *rs = &md->res;
     values[PNMF_INFO_SEC_RES_HEAD] = rs->step16 ? 3 : 0;
     values[PNMF_INFO_SEC_RES_MODES] = rs->step16 ? (uint64_t)rs->m * rs->bx * rs->by : 0;
+    values[PNMF_INFO_SEC_RES_VECTORS] = rs->step16 ? 2 * (uint64_t)rs->nmv : 0;
     values[PNMF_INFO_SEC_RES_LEVELS] = rs->step16 ? rs->nlev : 0;
     size_t pos = 0;
     bound[0] = 0;

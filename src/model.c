@@ -185,6 +185,11 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
         put_u(&b, (uint64_t)rs->key_step16);
         put_u(&b, PNMF_RES_BLOCK);
         for (size_t q = 0; q < (size_t)m * rs->bx * rs->by; q++) put_u(&b, rs->modes[q]);
+        /* vectors: the difference from the frame's previous one */
+        for (int j = 0; j < m; j++)
+            for (size_t q = rs->mvstart[j]; q < rs->mvstart[j + 1]; q++)
+                for (int c = 0; c < 2; c++)
+                    put_u(&b, zigzag(rs->mv[2 * q + c] - (q > rs->mvstart[j] ? rs->mv[2 * q - 2 + c] : 0)));
         for (size_t q = 0; q < rs->nlev; q++) put_u(&b, zigzag(rs->lev[q]));
     }
     if (b.err) {
@@ -219,17 +224,21 @@ static int read_residual(Rd *r, int m, int rows, int cols, PnmfResidual *rs, cha
                         ((rows + PNMF_RES_BLOCK - 1) / PNMF_RES_BLOCK);
     if ((uint64_t)m * nb > (uint64_t)(r->end - r->p)) goto truncated; /* a byte each at least */
     PNMF_CHECK(pnmf_residual_alloc(rs, m, rows, cols, (int)step, (int)key_step));
-    uint64_t total = 0;
+    uint64_t total = 0, nmv = 0;
     for (int j = 0; j < m; j++) {
         rs->start[j] = (size_t)total;
+        rs->mvstart[j] = (size_t)nmv;
         for (uint64_t b = 0; b < nb; b++) {
             if (get_u(r, &v) < 0) goto truncated;
-            if (v > 7 || (j == 0 && ((v & 3) == PNMF_RES_PREVIOUS || (v & 3) == PNMF_RES_MOTION))) {
+            const uint64_t pred = v & 7;
+            if (v > 15 || pred >= PNMF_RES_PREDS ||
+                (j == 0 && (pred == PNMF_RES_PREVIOUS || pred == PNMF_RES_MOTION || pred == PNMF_RES_SHIFTED))) {
                 pnmf_set_err(err, errlen, "frame %d, block %llu: residual mode %llu not allowed", j,
                              (unsigned long long)b, (unsigned long long)v);
                 return PNMF_ERR_CORRUPT;
             }
             rs->modes[(uint64_t)j * nb + b] = (uint8_t)v;
+            nmv += pred == PNMF_RES_SHIFTED;
             if (v & PNMF_RES_CODED) {
                 const int y0 = (int)(b / rs->bx) * PNMF_RES_BLOCK, x0 = (int)(b % rs->bx) * PNMF_RES_BLOCK;
                 const int h = rows - y0 < PNMF_RES_BLOCK ? rows - y0 : PNMF_RES_BLOCK;
@@ -239,7 +248,22 @@ static int read_residual(Rd *r, int m, int rows, int cols, PnmfResidual *rs, cha
         }
     }
     rs->start[m] = (size_t)total;
-    if (total > (uint64_t)(r->end - r->p)) goto truncated; /* a byte each at least */
+    rs->mvstart[m] = (size_t)nmv;
+    /* a byte each at least: two a vector, one a level */
+    if (2 * nmv + total > (uint64_t)(r->end - r->p)) goto truncated;
+    rs->mv = pnmf_malloc_array(nmv ? 2 * (size_t)nmv : 1, sizeof(int16_t));
+    if (!rs->mv) return PNMF_ERR_NOMEM;
+    rs->nmv = rs->mvcap = (size_t)nmv;
+    for (int j = 0; j < m; j++)
+        for (size_t q = rs->mvstart[j]; q < rs->mvstart[j + 1]; q++)
+            for (int c = 0; c < 2; c++) {
+                if (get_u(r, &v) < 0) goto truncated;
+                const int64_t prev = q > rs->mvstart[j] ? rs->mv[2 * q - 2 + c] : 0;
+                if ((v >> 1) > 2 * PNMF_RES_MAX_MV) goto bad_mv;
+                const int64_t d = unzigzag(v) + prev;
+                if (d < -PNMF_RES_MAX_MV || d > PNMF_RES_MAX_MV) goto bad_mv;
+                rs->mv[2 * q + c] = (int16_t)d;
+            }
     rs->lev = pnmf_malloc_array(total ? (size_t)total : 1, sizeof(int16_t));
     if (!rs->lev) return PNMF_ERR_NOMEM;
     rs->nlev = rs->cap = (size_t)total;
@@ -258,6 +282,9 @@ static int read_residual(Rd *r, int m, int rows, int cols, PnmfResidual *rs, cha
         }
     }
     return 0;
+bad_mv:
+    pnmf_set_err(err, errlen, "residual vector out of range (at most %d)", PNMF_RES_MAX_MV);
+    return PNMF_ERR_CORRUPT;
 truncated:
     pnmf_set_err(err, errlen, "truncated window payload (residual layer)");
     return PNMF_ERR_CORRUPT;

@@ -2,6 +2,7 @@
 /* The residual layer (residual.h): reconstruction, shared by encoder and
  * decoder, and the encoder's rate-distortion choice of modes and levels. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -17,7 +18,8 @@ int pnmf_residual_alloc(PnmfResidual *r, int m, int rows, int cols, int step16, 
     r->by = (rows + PNMF_RES_BLOCK - 1) / PNMF_RES_BLOCK;
     r->modes = pnmf_calloc((size_t)m * r->bx * r->by, 1);
     r->start = pnmf_calloc((size_t)m + 1, sizeof(size_t));
-    if (!r->modes || !r->start) {
+    r->mvstart = pnmf_calloc((size_t)m + 1, sizeof(size_t));
+    if (!r->modes || !r->start || !r->mvstart) {
         pnmf_residual_free(r);
         return PNMF_ERR_NOMEM;
     }
@@ -29,6 +31,8 @@ void pnmf_residual_free(PnmfResidual *r)
     pnmf_free(r->modes);
     pnmf_free(r->lev);
     pnmf_free(r->start);
+    pnmf_free(r->mv);
+    pnmf_free(r->mvstart);
     memset(r, 0, sizeof(*r));
 }
 
@@ -58,14 +62,20 @@ static inline int spatial(const uint8_t *D, int cols, int y, int x)
 }
 
 static inline int predict(int mode, const uint8_t *P, const uint8_t *Pp, const uint8_t *Dp,
-                          const uint8_t *D, int cols, int y, int x)
+                          const uint8_t *D, int rows, int cols, int y, int x, int dy, int dx)
 {
     const size_t q = (size_t)y * cols + x;
     switch (mode) {
     case PNMF_RES_MODEL: return P[q];
     case PNMF_RES_PREVIOUS: return Dp[q];
     case PNMF_RES_MOTION: return clip8(Dp[q] + P[q] - Pp[q]);
-    default: return spatial(D, cols, y, x);
+    case PNMF_RES_SPATIAL: return spatial(D, cols, y, x);
+    default: {
+        int sy = y + dy, sx = x + dx;
+        sy = sy < 0 ? 0 : sy >= rows ? rows - 1 : sy;
+        sx = sx < 0 ? 0 : sx >= cols ? cols - 1 : sx;
+        return Dp[(size_t)sy * cols + sx];
+    }
     }
 }
 
@@ -73,16 +83,19 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
                          const uint8_t *Dp, uint8_t *D)
 {
     const int16_t *lev = r->lev + r->start[j];
+    const int16_t *mv = r->mv + 2 * r->mvstart[j];
     const int step16 = j ? r->step16 : r->key_step16;
     const uint8_t *modes = r->modes + (size_t)j * r->bx * r->by;
     for (int b = 0; b < r->bx * r->by; b++) {
         const int y0 = b / r->bx * PNMF_RES_BLOCK, x0 = b % r->bx * PNMF_RES_BLOCK;
         const int y1 = y0 + PNMF_RES_BLOCK < r->rows ? y0 + PNMF_RES_BLOCK : r->rows;
         const int x1 = x0 + PNMF_RES_BLOCK < r->cols ? x0 + PNMF_RES_BLOCK : r->cols;
-        const int mode = modes[b] & 3, coded = modes[b] & PNMF_RES_CODED;
+        const int mode = modes[b] & 7, coded = modes[b] & PNMF_RES_CODED;
+        int dy = 0, dx = 0;
+        if (mode == PNMF_RES_SHIFTED) dy = mv[0], dx = mv[1], mv += 2;
         for (int y = y0; y < y1; y++)
             for (int x = x0; x < x1; x++) {
-                int v = predict(mode, P, Pp, Dp, D, r->cols, y, x);
+                int v = predict(mode, P, Pp, Dp, D, r->rows, r->cols, y, x, dy, dx);
                 if (coded) v = clip8(v + dequant(*lev++, step16));
                 D[(size_t)y * r->cols + x] = (uint8_t)v;
             }
@@ -122,18 +135,28 @@ static inline int choose_level(int d, int pred, int step16, double lambda)
     return best;
 }
 
+/* Estimated bits of a block's vector, coded as the difference from the
+ * previous shifted block's vector in the frame. */
+static inline double mv_bits(int dy, int dx, int py, int px)
+{
+    if (dy == py && dx == px) return 1.0;
+    const int ay = abs(dy - py), ax = abs(dx - px);
+    return 4.0 + 2.0 * (log2(1.0 + ay) + log2(1.0 + ax));
+}
+
 /* Run one (mode, coded) choice over a block, writing D and, when levs is
- * not NULL, the levels; returns squared error + lambda * bits. */
+ * not NULL, the levels; returns squared error + lambda * bits (the
+ * vector's bits not included). */
 static double try_block(int mode, int coded, int step16, double lambda, const uint8_t *src,
                         const uint8_t *P, const uint8_t *Pp, const uint8_t *Dp, uint8_t *D,
-                        int cols, int y0, int y1, int x0, int x1, int16_t *levs)
+                        int rows, int cols, int y0, int y1, int x0, int x1, int dy, int dx, int16_t *levs)
 {
     double sse = 0, bits = coded ? MODE_BITS_CODED : MODE_BITS_SKIP;
     int nz = 0;
     for (int y = y0; y < y1; y++)
         for (int x = x0; x < x1; x++) {
             const size_t q = (size_t)y * cols + x;
-            const int pred = predict(mode, P, Pp, Dp, D, cols, y, x);
+            const int pred = predict(mode, P, Pp, Dp, D, rows, cols, y, x, dy, dx);
             int v = pred;
             if (coded) {
                 const int l = choose_level((int)src[q] - pred, pred, step16, lambda);
@@ -150,6 +173,99 @@ static double try_block(int mode, int coded, int step16, double lambda, const ui
     return sse + lambda * bits;
 }
 
+/* Sum of absolute differences of the block of src against Dp displaced by
+ * (dy, dx), stopping once over limit. */
+static int block_sad(const uint8_t *src, const uint8_t *Dp, int rows, int cols, int y0, int y1,
+                     int x0, int x1, int dy, int dx, int limit)
+{
+    int sad = 0;
+    const int inside = y0 + dy >= 0 && y1 + dy <= rows && x0 + dx >= 0 && x1 + dx <= cols;
+    for (int y = y0; y < y1; y++) {
+        const uint8_t *s = src + (size_t)y * cols;
+        if (inside) {
+            const uint8_t *d = Dp + (size_t)(y + dy) * cols + dx;
+            for (int x = x0; x < x1; x++) sad += abs((int)s[x] - d[x]);
+        } else {
+            int sy = y + dy;
+            sy = sy < 0 ? 0 : sy >= rows ? rows - 1 : sy;
+            for (int x = x0; x < x1; x++) {
+                int sx = x + dx;
+                sx = sx < 0 ? 0 : sx >= cols ? cols - 1 : sx;
+                sad += abs((int)s[x] - Dp[(size_t)sy * cols + sx]);
+            }
+        }
+        if (sad >= limit) return sad;
+    }
+    return sad;
+}
+
+/* The frame's dominant displacement (a pan): the vector within
+ * +-GLOBAL_RANGE with the least SAD over a sparse grid of the frame. */
+#define GLOBAL_RANGE 24
+#define LOCAL_RANGE  16
+static void global_motion(const uint8_t *src, const uint8_t *Dp, int rows, int cols, int *gy, int *gx)
+{
+    long best = -1;
+    *gy = *gx = 0;
+    for (int dy = -GLOBAL_RANGE; dy <= GLOBAL_RANGE; dy++)
+        for (int dx = -GLOBAL_RANGE; dx <= GLOBAL_RANGE; dx++) {
+            long sad = 0;
+            for (int y = 2; y < rows && (best < 0 || sad < best); y += 4) {
+                int sy = y + dy;
+                sy = sy < 0 ? 0 : sy >= rows ? rows - 1 : sy;
+                for (int x = 2; x < cols; x += 4) {
+                    int sx = x + dx;
+                    sx = sx < 0 ? 0 : sx >= cols ? cols - 1 : sx;
+                    sad += abs((int)src[(size_t)y * cols + x] - Dp[(size_t)sy * cols + sx]);
+                }
+            }
+            /* ties: the smaller vector, visited first from the centre outwards is
+             * not needed: strict < keeps the first, and (0,0) is tried below */
+            if (best < 0 || sad < best) best = sad, *gy = dy, *gx = dx;
+        }
+}
+
+/* A vector for the block: the best by SAD among candidates (zero, the
+ * previous shifted block's, the block's neighbours', the global one and a
+ * coarse grid), refined by one-pixel steps. */
+static void search_block(const uint8_t *src, const uint8_t *Dp, int rows, int cols, int y0, int y1,
+                         int x0, int x1, const int16_t (*cand)[2], int ncand, int *by, int *bx)
+{
+    int best = 0x7fffffff, vy = 0, vx = 0;
+    for (int c = 0; c < ncand; c++) {
+        const int s = block_sad(src, Dp, rows, cols, y0, y1, x0, x1, cand[c][0], cand[c][1], best);
+        if (s < best) best = s, vy = cand[c][0], vx = cand[c][1];
+    }
+    for (int dy = -LOCAL_RANGE; dy <= LOCAL_RANGE; dy += 4)
+        for (int dx = -LOCAL_RANGE; dx <= LOCAL_RANGE; dx += 4) {
+            const int s = block_sad(src, Dp, rows, cols, y0, y1, x0, x1, dy, dx, best);
+            if (s < best) best = s, vy = dy, vx = dx;
+        }
+    for (int step = 2; step >= 1; step--)
+        for (int moved = 1, it = 0; moved && it < 8; it++) {
+            moved = 0;
+            static const int dir[4][2] = { { -1, 0 }, { 1, 0 }, { 0, -1 }, { 0, 1 } };
+            for (int d = 0; d < 4; d++) {
+                const int ty = vy + dir[d][0] * step, tx = vx + dir[d][1] * step;
+                if (abs(ty) > PNMF_RES_MAX_MV || abs(tx) > PNMF_RES_MAX_MV) continue;
+                const int s = block_sad(src, Dp, rows, cols, y0, y1, x0, x1, ty, tx, best);
+                if (s < best) best = s, vy = ty, vx = tx, moved = 1;
+            }
+        }
+    *by = vy, *bx = vx;
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (*cap >= need) return 0;
+    size_t c = *cap ? *cap : 4096;
+    while (c < need) c *= 2;
+    void *q = pnmf_realloc(*p, c * elem);
+    if (!q) return PNMF_ERR_NOMEM;
+    *p = q, *cap = c;
+    return 0;
+}
+
 int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const uint8_t *P,
                                const uint8_t *Pp, const uint8_t *Dp, uint8_t *D, double lambda)
 {
@@ -157,36 +273,64 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
     uint8_t *modes = r->modes + (size_t)j * nb;
     const int step16 = j ? r->step16 : r->key_step16;
     r->start[j] = r->nlev;
+    r->mvstart[j] = r->nmv;
+    int gy = 0, gx = 0, py = 0, px = 0;
+    if (j) global_motion(src, Dp, r->rows, r->cols, &gy, &gx);
+    /* the vectors chosen so far in this frame, per block (for neighbours) */
+    int16_t (*bmv)[2] = pnmf_calloc(nb, sizeof(*bmv));
+    if (!bmv) return PNMF_ERR_NOMEM;
     for (size_t b = 0; b < nb; b++) {
         const int y0 = (int)(b / r->bx) * PNMF_RES_BLOCK, x0 = (int)(b % r->bx) * PNMF_RES_BLOCK;
         const int y1 = y0 + PNMF_RES_BLOCK < r->rows ? y0 + PNMF_RES_BLOCK : r->rows;
         const int x1 = x0 + PNMF_RES_BLOCK < r->cols ? x0 + PNMF_RES_BLOCK : r->cols;
-        int best = PNMF_RES_MODEL;
+        int best = PNMF_RES_MODEL, vy = 0, vx = 0;
         double bj = 1e300;
-        for (int mode = 0; mode < 4; mode++) {
-            if (j == 0 && (mode == PNMF_RES_PREVIOUS || mode == PNMF_RES_MOTION)) continue;
+        for (int mode = 0; mode < PNMF_RES_PREDS; mode++) {
+            const int needs_prev = mode == PNMF_RES_PREVIOUS || mode == PNMF_RES_MOTION || mode == PNMF_RES_SHIFTED;
+            if (j == 0 && needs_prev) continue;
+            int dy = 0, dx = 0;
+            double extra = 0;
+            if (mode == PNMF_RES_SHIFTED) {
+                int16_t cand[6][2] = { { 0, 0 }, { (int16_t)py, (int16_t)px }, { (int16_t)gy, (int16_t)gx } };
+                int nc = 3;
+                if (b % r->bx) cand[nc][0] = bmv[b - 1][0], cand[nc][1] = bmv[b - 1][1], nc++;
+                if (b >= (size_t)r->bx) cand[nc][0] = bmv[b - r->bx][0], cand[nc][1] = bmv[b - r->bx][1], nc++;
+                search_block(src, Dp, r->rows, r->cols, y0, y1, x0, x1, (const int16_t (*)[2])cand, nc, &dy, &dx);
+                if (!dy && !dx) continue; /* the previous-frame prediction, cheaper */
+                extra = lambda * mv_bits(dy, dx, py, px);
+            }
             for (int coded = 0; coded < 2; coded++) {
-                const double jj = try_block(mode, coded, step16, lambda, src, P, Pp, Dp, D,
-                                            r->cols, y0, y1, x0, x1, NULL);
-                if (jj < bj) bj = jj, best = mode | (coded ? PNMF_RES_CODED : 0);
+                const double jj = extra + try_block(mode, coded, step16, lambda, src, P, Pp, Dp, D, r->rows,
+                                                    r->cols, y0, y1, x0, x1, dy, dx, NULL);
+                if (jj < bj) bj = jj, best = mode | (coded ? PNMF_RES_CODED : 0), vy = dy, vx = dx;
             }
         }
         modes[b] = (uint8_t)best;
+        if ((best & 7) == PNMF_RES_SHIFTED) {
+            if (grow((void **)&r->mv, &r->mvcap, 2 * (r->nmv + 1), sizeof(int16_t)) < 0) {
+                pnmf_free(bmv);
+                return PNMF_ERR_NOMEM;
+            }
+            r->mv[2 * r->nmv] = (int16_t)vy, r->mv[2 * r->nmv + 1] = (int16_t)vx;
+            r->nmv++;
+            py = vy, px = vx;
+        }
+        bmv[b][0] = (int16_t)vy, bmv[b][1] = (int16_t)vx;
         const size_t area = (size_t)(y1 - y0) * (x1 - x0);
         int16_t *levs = NULL;
         if (best & PNMF_RES_CODED) {
-            if (r->cap - r->nlev < area) {
-                size_t cap = r->cap ? 2 * r->cap : 65536;
-                int16_t *p = pnmf_realloc(r->lev, cap * sizeof(int16_t));
-                if (!p) return PNMF_ERR_NOMEM;
-                r->lev = p, r->cap = cap;
+            if (grow((void **)&r->lev, &r->cap, r->nlev + area, sizeof(int16_t)) < 0) {
+                pnmf_free(bmv);
+                return PNMF_ERR_NOMEM;
             }
             levs = r->lev + r->nlev;
             r->nlev += area;
         }
-        try_block(best & 3, best & PNMF_RES_CODED, step16, lambda, src, P, Pp, Dp, D, r->cols,
-                  y0, y1, x0, x1, levs);
+        try_block(best & 7, best & PNMF_RES_CODED, step16, lambda, src, P, Pp, Dp, D, r->rows, r->cols,
+                  y0, y1, x0, x1, vy, vx, levs);
     }
+    pnmf_free(bmv);
     r->start[j + 1] = r->nlev;
+    r->mvstart[j + 1] = r->nmv;
     return 0;
 }

@@ -11,8 +11,11 @@
  *              model moved (what the model missed last frame, carried on)
  *   3 spatial  the median edge predictor (LOCO-I) of the decoded left,
  *              above and above-left pixels of this frame
+ *   4 shifted  D_{j-1} displaced by the block's vector (dy, dx): sample
+ *              (y + dy, x + dx), clamped to the frame (motion compensation;
+ *              the encoder tries the model's shifts among its candidates)
  *
- * Modes 1 and 2 need a previous frame in the window: the first frame of a
+ * Modes 1, 2 and 4 need a previous frame in the window: the first frame of a
  * window never uses them, so every window decodes on its own. A coded
  * block adds dequant(level) to every pixel's prediction, pixel by pixel in
  * raster order (the spatial mode predicts from pixels already corrected),
@@ -31,8 +34,11 @@
 #define PNMF_RES_PREVIOUS  1
 #define PNMF_RES_MOTION    2
 #define PNMF_RES_SPATIAL   3
-#define PNMF_RES_CODED     4
-#define PNMF_RES_MIN_STEP  8      /* 1/2 gray level */
+#define PNMF_RES_SHIFTED   4
+#define PNMF_RES_PREDS     5      /* predictions 0..4 */
+#define PNMF_RES_CODED     8
+#define PNMF_RES_MAX_MV    64     /* |dy|, |dx| of a shifted block */
+#define PNMF_RES_MIN_STEP  16     /* 1 gray level: finer only wastes levels */
 #define PNMF_RES_MAX_STEP  4096   /* 256 gray levels */
 
 typedef struct PnmfResidual {
@@ -46,6 +52,9 @@ typedef struct PnmfResidual {
                         * block's pixels (clipped to the frame) row-major */
     size_t nlev, cap;
     size_t *start;     /* m + 1: frame j's levels are lev[start[j] .. start[j+1]) */
+    int16_t *mv;       /* (dy, dx) of each shifted block, in the same order */
+    size_t nmv, mvcap; /* vectors (pairs) */
+    size_t *mvstart;   /* m + 1: frame j's vectors are mv[2 mvstart[j] .. 2 mvstart[j+1]) */
 } PnmfResidual;
 
 int  pnmf_residual_alloc(PnmfResidual *r, int m, int rows, int cols, int step16, int key_step16);

@@ -68,8 +68,8 @@ static void test_encode_decode(void)
             }
             for (int j = 0; j < M; j++)
                 for (int b = 0; b < r.bx * r.by; b++) {
-                    const int mode = r.modes[j * r.bx * r.by + b] & 3;
-                    if (mode == PNMF_RES_PREVIOUS || mode == PNMF_RES_MOTION) prev_used += 1 + (j == 0) * 1000;
+                    const int mode = r.modes[j * r.bx * r.by + b] & 7;
+                    if (mode == PNMF_RES_PREVIOUS || mode == PNMF_RES_MOTION || mode == PNMF_RES_SHIFTED) prev_used += 1 + (j == 0) * 1000;
                 }
             CHECK(prev_used < 1000); /* never in the first frame */
             if (lam == 0) {
@@ -79,6 +79,9 @@ static void test_encode_decode(void)
             }
             if (lam == 2) CHECK(r.nlev == 0); /* rate dominates: nothing coded */
             if (lam == 1 && steps[s] == 64) CHECK(prev_used > 0); /* the background repeats */
+            int shifted = 0;
+            for (size_t q = 0; q < (size_t)M * r.bx * r.by; q++) shifted += (r.modes[q] & 7) == PNMF_RES_SHIFTED;
+            CHECK(r.nmv == (size_t)shifted);
             pnmf_residual_free(&r);
         }
     free(src), free(P), free(De), free(Dd);
@@ -130,6 +133,87 @@ static void test_spatial(void)
     pnmf_residual_free(&r);
 }
 
+/* Shifted blocks against the definition: sample (y + dy, x + dx) of the
+ * previous frame, clamped to the frame; vectors through the payload. */
+static void test_shifted(void)
+{
+    const int rows = 19, cols = 27, m = 2;
+    PnmfWindowModel md;
+    CHECK(pnmf_model_alloc(&md, rows, cols, rows, cols, m, 1, 0) == 0);
+    PnmfResidual *r = &md.res;
+    CHECK(pnmf_residual_alloc(r, m, rows, cols, 16, 16) == 0);
+    const size_t nb = (size_t)r->bx * r->by;
+    r->mv = malloc(2 * nb * sizeof(int16_t));
+    r->mvcap = nb;
+    int16_t vec[64][2];
+    for (size_t b = 0; b < nb; b++) {
+        r->modes[nb + b] = PNMF_RES_SHIFTED;
+        vec[b][0] = (int16_t)((int)urn(129) - 64), vec[b][1] = (int16_t)((int)urn(129) - 64);
+        if (b == 3) vec[b][0] = 64, vec[b][1] = -64;
+        r->mv[2 * b] = vec[b][0], r->mv[2 * b + 1] = vec[b][1];
+    }
+    r->nmv = nb;
+    r->mvstart[1] = 0, r->mvstart[2] = nb;
+    uint8_t prev[19 * 27], D[19 * 27];
+    for (int q = 0; q < rows * cols; q++) prev[q] = (uint8_t)urn(256);
+    pnmf_residual_frame(r, 1, NULL, NULL, prev, D);
+    int same = 1;
+    for (int y = 0; y < rows; y++)
+        for (int x = 0; x < cols; x++) {
+            const int b = y / 8 * r->bx + x / 8;
+            int sy = y + vec[b][0], sx = x + vec[b][1];
+            sy = sy < 0 ? 0 : sy > rows - 1 ? rows - 1 : sy;
+            sx = sx < 0 ? 0 : sx > cols - 1 ? cols - 1 : sx;
+            same &= D[y * cols + x] == prev[sy * cols + sx];
+        }
+    CHECK(same);
+    uint8_t *buf = NULL;
+    size_t size = 0;
+    CHECK(pnmf_model_write(&md, &buf, &size) == 0);
+    PnmfWindowModel rd;
+    char err[200] = "";
+    CHECK_MSG(pnmf_model_read(buf, size, rows, cols, rows, cols, m, 4, 4, 2, &rd, err, sizeof err) == 0, "%s", err);
+    CHECK(rd.res.nmv == nb && !memcmp(rd.res.mv, r->mv, 2 * nb * sizeof(int16_t)));
+    pnmf_model_free(&rd);
+    /* a vector of 65 is refused */
+    r->mv[0] = 65;
+    pnmf_free(buf);
+    CHECK(pnmf_model_write(&md, &buf, &size) == 0);
+    CHECK(pnmf_model_read(buf, size, rows, cols, rows, cols, m, 4, 4, 2, &rd, err, sizeof err) < 0 &&
+          strstr(err, "vector out of range"));
+    pnmf_free(buf);
+    pnmf_model_free(&md);
+}
+
+/* A textured frame panning by (2, -3) a frame and no model: the encoder
+ * finds the pan, and the shifted blocks cost far less than coding. */
+static void test_pan(void)
+{
+    enum { R = 48, C = 64, F = 4 };
+    static uint8_t src[F][R * C], P[R * C], D[F][R * C];
+    uint8_t big[R + 16][C + 16];
+    for (int y = 0; y < R + 16; y++)
+        for (int x = 0; x < C + 16; x++) big[y][x] = (uint8_t)(((x * 37) ^ (y * 91)) & 255);
+    for (int j = 0; j < F; j++)
+        for (int y = 0; y < R; y++)
+            for (int x = 0; x < C; x++) src[j][y * C + x] = big[y + 2 * j][x + 12 - 3 * j];
+    memset(P, 0, sizeof P);
+    PnmfResidual r;
+    CHECK(pnmf_residual_alloc(&r, F, R, C, 64, 16) == 0);
+    for (int j = 0; j < F; j++)
+        CHECK(pnmf_residual_encode_frame(&r, j, src[j], P, P, j ? D[j - 1] : NULL, D[j], 2.0) == 0);
+    /* interior blocks of frames 1.. predict from (y + 2, x - 3), exactly */
+    int found = 0, interior = 0;
+    for (int j = 1; j < F; j++)
+        for (size_t q = r.mvstart[j]; q < r.mvstart[j + 1]; q++)
+            found += r.mv[2 * q] == 2 && r.mv[2 * q + 1] == -3;
+    for (int by = 0; by < r.by - 1; by++)
+        for (int bx = 1; bx < r.bx; bx++) interior++;
+    CHECK_MSG(found >= 3 * interior, "%d blocks with the pan's vector, %d interior", found, interior);
+    CHECK(r.start[F] - r.start[1] < r.start[1]); /* frames 1..3 code less than frame 0 */
+    pnmf_residual_free(&r);
+}
+
 /* A window with a residual layer through pnmf_model_write/read. */
 static void test_payload(void)
 {
@@ -154,13 +238,19 @@ static void test_payload(void)
     for (int j = 0; j <= M; j++) CHECK(rd.res.start[j] == md.res.start[j]);
     pnmf_model_free(&rd);
 
-    /* the layout after the model: step, block size, modes, levels */
-    size_t at = size - md.res.nlev; /* levels are one byte each here: |l| small */
+    /* the layout after the model: steps, block size, modes, vectors, levels */
+    const int keep = md.res.step16;
+    uint8_t *mbuf = NULL;
+    size_t msize = 0;
+    md.res.step16 = 0; /* the same model without the layer */
+    CHECK(pnmf_model_write(&md, &mbuf, &msize) == 0);
+    md.res.step16 = keep;
+    pnmf_free(mbuf);
     int small = 1;
     for (size_t q = 0; q < md.res.nlev; q++) small &= md.res.lev[q] > -64 && md.res.lev[q] < 64;
     if (small) {
         const size_t nb = (size_t)md.res.bx * md.res.by;
-        const size_t modes_at = at - (size_t)M * nb;
+        const size_t modes_at = msize + 3;
         CHECK(buf[modes_at - 1] == PNMF_RES_BLOCK && buf[modes_at - 2] == 64 && buf[modes_at - 3] == 96);
         uint8_t *bad = malloc(size);
         /* a first frame that refers to a previous frame */
@@ -171,7 +261,10 @@ static void test_payload(void)
         bad[modes_at] = PNMF_RES_MOTION | PNMF_RES_CODED;
         CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0);
         memcpy(bad, buf, size);
-        bad[modes_at + nb] = 8; /* no such mode */
+        bad[modes_at] = PNMF_RES_SHIFTED;
+        CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0);
+        memcpy(bad, buf, size);
+        bad[modes_at + nb] = 5; /* no such prediction */
         CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0);
         memcpy(bad, buf, size);
         bad[modes_at - 1] = 4; /* block size */
@@ -207,6 +300,8 @@ int main(void)
     test_steps();
     test_encode_decode();
     test_spatial();
+    test_shifted();
+    test_pan();
     test_payload();
     return test_summary("test_residual");
 }

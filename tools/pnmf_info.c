@@ -20,7 +20,7 @@ static const char *prog = "pnmf-info";
 /* CSV column stems of the sections (enum PnmfInfoSection order). */
 static const char *const sec_csv[PNMF_INFO_SECTIONS] = {
     "head", "sizes", "levels", "counts", "coefs", "rowshifts", "colshifts", "reshead", "resmodes",
-    "reslevels",
+    "resvectors", "reslevels",
 };
 
 /* Mosaic: tiles grow to about this many pixels a side, by an integer

@@ -444,7 +444,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < 3; i++) add_varint(&pl, 1);
         for (int i = 0; i < 9; i++) add_varint(&pl, 0);
         add_varint(&pl, 64), add_varint(&pl, 64), add_varint(&pl, 8);
-        add_varint(&pl, 4), add_varint(&pl, 1), add_varint(&pl, 2);
+        add_varint(&pl, 8), add_varint(&pl, 1), add_varint(&pl, 2);
         for (int i = 0; i < 47; i++) add_varint(&pl, 0);
         f = with_payload0(&pl);
         save(dir, "residual_truncated.pnmf", &f);

@@ -52,7 +52,7 @@ awk -F, '
 NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
 {
     raw = 0
-    n = split("head sizes levels counts coefs rowshifts colshifts reshead resmodes reslevels", s, " ")
+    n = split("head sizes levels counts coefs rowshifts colshifts reshead resmodes resvectors reslevels", s, " ")
     for (i = 1; i <= n; i++) raw += $(col[s[i] "_raw"])
     if (raw != $(col["payload_bytes"])) { print "row " $1 ": sections " raw " != payload " $(col["payload_bytes"]); bad = 1 }
     if ($(col["coefs_values"]) != $(col["entries"]) || $(col["rowshifts_values"]) != $(col["entries"])) { print "row " $1 ": value counts"; bad = 1 }

@@ -106,12 +106,28 @@ static const CmpRun *find_pnmf(const CmpRun *runs, int nruns)
     return NULL;
 }
 
-/* A run's usable points as (bytes, PSNR) arrays; returns the count. */
+/* A dominated point: another usable point of the run has no more bytes
+ * and a higher PSNR (or as high with fewer bytes). A user would never
+ * choose it, so the BD fit leaves it out (and the table says so). */
+static int dominated(const CmpRun *run, int i)
+{
+    const CmpPoint *p = &run->points[i];
+    for (int t = 0; t < run->npoints; t++) {
+        const CmpPoint *o = &run->points[t];
+        if (t == i || !usable(o)) continue;
+        if ((o->bytes <= p->bytes && o->psnr > p->psnr) || (o->bytes < p->bytes && o->psnr >= p->psnr))
+            return 1;
+    }
+    return 0;
+}
+
+/* A run's usable, undominated points as (bytes, PSNR) arrays; returns the
+ * count. */
 static int curve(const CmpRun *run, double *rate, double *psnr)
 {
     int n = 0;
     for (int i = 0; i < run->npoints && n < CMP_BD_MAX_POINTS; i++)
-        if (usable(&run->points[i])) {
+        if (usable(&run->points[i]) && !dominated(run, i)) {
             rate[n] = (double)run->points[i].bytes;
             psnr[n] = run->points[i].psnr;
             n++;
@@ -185,6 +201,16 @@ void cmp_report_bd(FILE *f, const CmpRun *runs, int nruns)
         fputs(" |\n", f);
     }
     fprintf(f, "\n");
+    int any = 0;
+    for (int r = 0; r < nruns; r++)
+        for (int i = 0; i < runs[r].npoints; i++)
+            if (usable(&runs[r].points[i]) && dominated(&runs[r], i)) {
+                fprintf(f, "%s %s %s %d", any ? "," : "Left out of the fits, dominated by another point of "
+                                                      "their codec (as many bytes or more, and less PSNR):",
+                        runs[r].codec->name, runs[r].codec->param_name, runs[r].points[i].param);
+                any = 1;
+            }
+    if (any) fprintf(f, ".\n\n");
 }
 
 /* ---- CSV ---- */

@@ -183,6 +183,8 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
         }
         put_u(&b, (uint64_t)rs->step16);
         put_u(&b, (uint64_t)rs->key_step16);
+        put_u(&b, (uint64_t)rs->qp);
+        put_u(&b, (uint64_t)rs->key_qp);
         put_u(&b, PNMF_RES_BLOCK);
         for (size_t q = 0; q < (size_t)m * rs->bx * rs->by; q++) put_u(&b, rs->modes[q]);
         /* vectors: the difference from the frame's previous one */
@@ -207,8 +209,15 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
  * frame, the levels of the coded blocks. */
 static int read_residual(Rd *r, int m, int rows, int cols, PnmfResidual *rs, char *err, size_t errlen)
 {
-    uint64_t step, key_step, bs, v;
-    if (get_u(r, &step) < 0 || get_u(r, &key_step) < 0 || get_u(r, &bs) < 0) goto truncated;
+    uint64_t step, key_step, qp, key_qp, bs, v;
+    if (get_u(r, &step) < 0 || get_u(r, &key_step) < 0 || get_u(r, &qp) < 0 || get_u(r, &key_qp) < 0 ||
+        get_u(r, &bs) < 0)
+        goto truncated;
+    if (qp > PNMF_RES_MAX_QP || key_qp > PNMF_RES_MAX_QP) {
+        pnmf_set_err(err, errlen, "residual transform quantizers %llu, %llu over %d", (unsigned long long)qp,
+                     (unsigned long long)key_qp, PNMF_RES_MAX_QP);
+        return PNMF_ERR_CORRUPT;
+    }
     if (step < PNMF_RES_MIN_STEP || step > PNMF_RES_MAX_STEP || key_step < PNMF_RES_MIN_STEP ||
         key_step > PNMF_RES_MAX_STEP) {
         pnmf_set_err(err, errlen, "residual steps %llu/16, %llu/16 out of range", (unsigned long long)step,
@@ -224,6 +233,7 @@ static int read_residual(Rd *r, int m, int rows, int cols, PnmfResidual *rs, cha
                         ((rows + PNMF_RES_BLOCK - 1) / PNMF_RES_BLOCK);
     if ((uint64_t)m * nb > (uint64_t)(r->end - r->p)) goto truncated; /* a byte each at least */
     PNMF_CHECK(pnmf_residual_alloc(rs, m, rows, cols, (int)step, (int)key_step));
+    rs->qp = (int)qp, rs->key_qp = (int)key_qp;
     uint64_t total = 0, nmv = 0;
     for (int j = 0; j < m; j++) {
         rs->start[j] = (size_t)total;
@@ -231,7 +241,12 @@ static int read_residual(Rd *r, int m, int rows, int cols, PnmfResidual *rs, cha
         for (uint64_t b = 0; b < nb; b++) {
             if (get_u(r, &v) < 0) goto truncated;
             const uint64_t pred = v & 7;
-            if (v > 15 || pred >= PNMF_RES_PREDS ||
+            const int y0 = (int)(b / rs->bx) * PNMF_RES_BLOCK, x0 = (int)(b % rs->bx) * PNMF_RES_BLOCK;
+            const int h = rows - y0 < PNMF_RES_BLOCK ? rows - y0 : PNMF_RES_BLOCK;
+            const int w = cols - x0 < PNMF_RES_BLOCK ? cols - x0 : PNMF_RES_BLOCK;
+            if (v > 31 || pred >= PNMF_RES_PREDS ||
+                ((v & PNMF_RES_TRANSFORM) &&
+                 (!(v & PNMF_RES_CODED) || pred == PNMF_RES_SPATIAL || h < PNMF_RES_BLOCK || w < PNMF_RES_BLOCK)) ||
                 (j == 0 && (pred == PNMF_RES_PREVIOUS || pred == PNMF_RES_MOTION || pred == PNMF_RES_SHIFTED))) {
                 pnmf_set_err(err, errlen, "frame %d, block %llu: residual mode %llu not allowed", j,
                              (unsigned long long)b, (unsigned long long)v);
@@ -239,12 +254,7 @@ static int read_residual(Rd *r, int m, int rows, int cols, PnmfResidual *rs, cha
             }
             rs->modes[(uint64_t)j * nb + b] = (uint8_t)v;
             nmv += pred == PNMF_RES_SHIFTED;
-            if (v & PNMF_RES_CODED) {
-                const int y0 = (int)(b / rs->bx) * PNMF_RES_BLOCK, x0 = (int)(b % rs->bx) * PNMF_RES_BLOCK;
-                const int h = rows - y0 < PNMF_RES_BLOCK ? rows - y0 : PNMF_RES_BLOCK;
-                const int w = cols - x0 < PNMF_RES_BLOCK ? cols - x0 : PNMF_RES_BLOCK;
-                total += (uint64_t)h * w;
-            }
+            if (v & PNMF_RES_CODED) total += (uint64_t)h * w;
         }
     }
     rs->start[m] = (size_t)total;
@@ -268,19 +278,29 @@ static int read_residual(Rd *r, int m, int rows, int cols, PnmfResidual *rs, cha
     if (!rs->lev) return PNMF_ERR_NOMEM;
     rs->nlev = rs->cap = (size_t)total;
     /* a level beyond one that spans 0..255 from any prediction is never needed */
-    const int64_t max_l = (255 * 16) / (int64_t)(step < key_step ? step : key_step) + 1;
-    for (uint64_t q = 0; q < total; q++) {
-        if (get_u(r, &v) < 0) goto truncated;
-        if ((v >> 1) > (uint64_t)max_l) {
-            pnmf_set_err(err, errlen, "residual level out of range");
-            return PNMF_ERR_CORRUPT;
+    /* pixel levels: beyond one that spans 0..255 from any prediction is
+     * never needed; transform levels: PNMF_RES_MAX_COEF keeps the inverse
+     * transform within 32 bits */
+    const int64_t max_pixel = (255 * 16) / (int64_t)(step < key_step ? step : key_step) + 1;
+    uint64_t q = 0;
+    for (int j = 0; j < m; j++)
+        for (uint64_t b = 0; b < nb; b++) {
+            const uint8_t mode = rs->modes[(uint64_t)j * nb + b];
+            if (!(mode & PNMF_RES_CODED)) continue;
+            const int y0 = (int)(b / rs->bx) * PNMF_RES_BLOCK, x0 = (int)(b % rs->bx) * PNMF_RES_BLOCK;
+            const int h = rows - y0 < PNMF_RES_BLOCK ? rows - y0 : PNMF_RES_BLOCK;
+            const int w = cols - x0 < PNMF_RES_BLOCK ? cols - x0 : PNMF_RES_BLOCK;
+            const int64_t max_l = mode & PNMF_RES_TRANSFORM ? PNMF_RES_MAX_COEF : max_pixel;
+            for (int t = 0; t < h * w; t++, q++) {
+                if (get_u(r, &v) < 0) goto truncated;
+                const int64_t l = (v >> 1) > (uint64_t)max_l ? max_l + 1 : unzigzag(v);
+                if (l < -max_l || l > max_l) {
+                    pnmf_set_err(err, errlen, "residual level out of range");
+                    return PNMF_ERR_CORRUPT;
+                }
+                rs->lev[q] = (int16_t)l;
+            }
         }
-        rs->lev[q] = (int16_t)unzigzag(v);
-        if (rs->lev[q] < -max_l || rs->lev[q] > max_l) {
-            pnmf_set_err(err, errlen, "residual level out of range");
-            return PNMF_ERR_CORRUPT;
-        }
-    }
     return 0;
 bad_mv:
     pnmf_set_err(err, errlen, "residual vector out of range (at most %d)", PNMF_RES_MAX_MV);

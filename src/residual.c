@@ -13,6 +13,8 @@ int pnmf_residual_alloc(PnmfResidual *r, int m, int rows, int cols, int step16, 
     memset(r, 0, sizeof(*r));
     r->step16 = step16;
     r->key_step16 = key_step16;
+    r->qp = pnmf_residual_qp(step16);
+    r->key_qp = pnmf_residual_qp(key_step16);
     r->m = m, r->rows = rows, r->cols = cols;
     r->bx = (cols + PNMF_RES_BLOCK - 1) / PNMF_RES_BLOCK;
     r->by = (rows + PNMF_RES_BLOCK - 1) / PNMF_RES_BLOCK;
@@ -48,6 +50,62 @@ static inline int clip8(int v) { return v < 0 ? 0 : v > 255 ? 255 : v; }
 static inline int dequant(int l, int step16)
 {
     return (l * step16 + (l > 0 ? 8 : l < 0 ? -8 : 0)) / 16;
+}
+
+/* The 4x4 integer transform of H.264 (ITU-T H.264 (2003) 8.5.12; the
+ * quantizer tables are the standard's normAdjust values v and their
+ * forward counterparts MF = 2^15 * 1/(v * scale), as listed in
+ * I. Richardson, "H.264 and MPEG-4 Video Compression", 2003, 6.4.8).
+ * Columns: positions with both indices even, both odd, mixed. */
+static const int tr_v[6][3] = { { 10, 16, 13 }, { 11, 18, 14 }, { 13, 20, 16 },
+                                { 14, 23, 18 }, { 16, 25, 20 }, { 18, 29, 23 } };
+static const int tr_mf[6][3] = { { 13107, 5243, 8066 }, { 11916, 4660, 7490 }, { 10082, 4194, 6554 },
+                                 { 9362, 3647, 5825 },  { 8192, 3355, 5243 },  { 7282, 2893, 4559 } };
+static const uint8_t zigzag4[16] = { 0, 1, 4, 8, 5, 2, 3, 6, 9, 12, 13, 10, 7, 11, 14, 15 };
+
+static inline int pos_class(int q) { const int i = q >> 2, j = q & 3; return (i & 1) == (j & 1) ? (i & 1) : 2; }
+
+int pnmf_residual_qp(int step16)
+{
+    /* qp whose step 0.625 * 2^(qp/6) is nearest step16 / 16 (in log) */
+    const double qp = 6.0 * log2(step16 / 16.0 / 0.625);
+    const long r = lrint(qp);
+    return r < 0 ? 0 : r > PNMF_RES_MAX_QP ? PNMF_RES_MAX_QP : (int)r;
+}
+
+void pnmf_residual_fdct4(const int *x, int *w)
+{
+    int t[16];
+    for (int i = 0; i < 4; i++) {
+        const int *r = x + 4 * i;
+        const int a = r[0] + r[3], b = r[1] + r[2], c = r[1] - r[2], d = r[0] - r[3];
+        t[4 * i] = a + b, t[4 * i + 1] = 2 * d + c, t[4 * i + 2] = a - b, t[4 * i + 3] = d - 2 * c;
+    }
+    for (int j = 0; j < 4; j++) {
+        const int a = t[j] + t[12 + j], b = t[4 + j] + t[8 + j], c = t[4 + j] - t[8 + j], d = t[j] - t[12 + j];
+        w[j] = a + b, w[4 + j] = 2 * d + c, w[8 + j] = a - b, w[12 + j] = d - 2 * c;
+    }
+}
+
+/* lev: 16 levels in zigzag order; r: the residual in raster order. */
+void pnmf_residual_idct4(const int16_t *lev, int qp, int *r)
+{
+    int32_t d[16], t[16];
+    for (int z = 0; z < 16; z++) {
+        const int q = zigzag4[z];
+        d[q] = (int32_t)(lev[z] * tr_v[qp % 6][pos_class(q)]) * (1 << (qp / 6));
+    }
+    for (int i = 0; i < 4; i++) {
+        const int32_t *c = d + 4 * i;
+        const int32_t e0 = c[0] + c[2], e1 = c[0] - c[2], e2 = (c[1] >> 1) - c[3], e3 = c[1] + (c[3] >> 1);
+        t[4 * i] = e0 + e3, t[4 * i + 1] = e1 + e2, t[4 * i + 2] = e1 - e2, t[4 * i + 3] = e0 - e3;
+    }
+    for (int j = 0; j < 4; j++) {
+        const int32_t e0 = t[j] + t[8 + j], e1 = t[j] - t[8 + j];
+        const int32_t e2 = (t[4 + j] >> 1) - t[12 + j], e3 = t[4 + j] + (t[12 + j] >> 1);
+        r[j] = (e0 + e3 + 32) >> 6, r[4 + j] = (e1 + e2 + 32) >> 6;
+        r[8 + j] = (e1 - e2 + 32) >> 6, r[12 + j] = (e0 - e3 + 32) >> 6;
+    }
 }
 
 /* LOCO-I's median edge detector on the decoded frame D; 128 at the origin. */
@@ -93,6 +151,21 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
         const int mode = modes[b] & 7, coded = modes[b] & PNMF_RES_CODED;
         int dy = 0, dx = 0;
         if (mode == PNMF_RES_SHIFTED) dy = mv[0], dx = mv[1], mv += 2;
+        if (modes[b] & PNMF_RES_TRANSFORM) { /* whole 8x8 blocks only (the reader checks) */
+            const int qp = j ? r->qp : r->key_qp;
+            for (int sb = 0; sb < 4; sb++) {
+                int res[16];
+                pnmf_residual_idct4(lev, qp, res);
+                lev += 16;
+                const int sy = y0 + (sb >> 1) * 4, sx = x0 + (sb & 1) * 4;
+                for (int q = 0; q < 16; q++) {
+                    const int y = sy + (q >> 2), x = sx + (q & 3);
+                    const int v = predict(mode, P, Pp, Dp, D, r->rows, r->cols, y, x, dy, dx);
+                    D[(size_t)y * r->cols + x] = (uint8_t)clip8(v + res[q]);
+                }
+            }
+            continue;
+        }
         for (int y = y0; y < y1; y++)
             for (int x = x0; x < x1; x++) {
                 int v = predict(mode, P, Pp, Dp, D, r->rows, r->cols, y, x, dy, dx);
@@ -170,6 +243,51 @@ static double try_block(int mode, int coded, int step16, double lambda, const ui
             sse += (double)e * e;
         }
     if (coded && !nz) return 1e300; /* the skip block is the same and cheaper */
+    return sse + lambda * bits;
+}
+
+/* A transform-coded block (whole 8x8 only): quantize the four quarters'
+ * coefficients with a dead zone, writing D and, when levs is not NULL,
+ * the levels; returns squared error + lambda * bits, or 1e300 when every
+ * level is 0 (the skip block is the same). */
+static double try_transform(int mode, int qp, double lambda, const uint8_t *src, const uint8_t *P,
+                            const uint8_t *Pp, const uint8_t *Dp, uint8_t *D, int rows, int cols,
+                            int y0, int x0, int dy, int dx, int16_t *levs)
+{
+    double sse = 0, bits = MODE_BITS_CODED + 1;
+    int nz = 0;
+    const int shift = 15 + qp / 6;
+    const int64_t f = ((int64_t)1 << shift) / 6; /* dead zone, as inter blocks in H.264 references */
+    for (int sb = 0; sb < 4; sb++) {
+        const int sy = y0 + (sb >> 1) * 4, sx = x0 + (sb & 1) * 4;
+        int pred[16], x[16], w[16], res[16];
+        int16_t lv[16];
+        for (int q = 0; q < 16; q++) {
+            const int y = sy + (q >> 2), xx = sx + (q & 3);
+            pred[q] = predict(mode, P, Pp, Dp, D, rows, cols, y, xx, dy, dx);
+            x[q] = (int)src[(size_t)y * cols + xx] - pred[q];
+        }
+        pnmf_residual_fdct4(x, w);
+        for (int z = 0; z < 16; z++) {
+            const int q = zigzag4[z];
+            const int64_t a = w[q] < 0 ? -(int64_t)w[q] : w[q];
+            int64_t l = (a * tr_mf[qp % 6][pos_class(q)] + f) >> shift;
+            if (l > PNMF_RES_MAX_COEF) l = PNMF_RES_MAX_COEF;
+            lv[z] = (int16_t)(w[q] < 0 ? -l : l);
+            bits += level_bits(lv[z]);
+            nz |= lv[z];
+        }
+        pnmf_residual_idct4(lv, qp, res);
+        for (int q = 0; q < 16; q++) {
+            const int y = sy + (q >> 2), xx = sx + (q & 3);
+            const int v = clip8(pred[q] + res[q]);
+            D[(size_t)y * cols + xx] = (uint8_t)v;
+            const int e = (int)src[(size_t)y * cols + xx] - v;
+            sse += (double)e * e;
+        }
+        if (levs) memcpy(levs + 16 * sb, lv, sizeof(lv));
+    }
+    if (!nz) return 1e300;
     return sse + lambda * bits;
 }
 
@@ -271,7 +389,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
 {
     const size_t nb = (size_t)r->bx * r->by;
     uint8_t *modes = r->modes + (size_t)j * nb;
-    const int step16 = j ? r->step16 : r->key_step16;
+    const int step16 = j ? r->step16 : r->key_step16, qp = j ? r->qp : r->key_qp;
     r->start[j] = r->nlev;
     r->mvstart[j] = r->nmv;
     int gy = 0, gx = 0, py = 0, px = 0;
@@ -284,6 +402,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
         const int y1 = y0 + PNMF_RES_BLOCK < r->rows ? y0 + PNMF_RES_BLOCK : r->rows;
         const int x1 = x0 + PNMF_RES_BLOCK < r->cols ? x0 + PNMF_RES_BLOCK : r->cols;
         int best = PNMF_RES_MODEL, vy = 0, vx = 0;
+        const int full = y1 - y0 == PNMF_RES_BLOCK && x1 - x0 == PNMF_RES_BLOCK;
         double bj = 1e300;
         for (int mode = 0; mode < PNMF_RES_PREDS; mode++) {
             const int needs_prev = mode == PNMF_RES_PREVIOUS || mode == PNMF_RES_MOTION || mode == PNMF_RES_SHIFTED;
@@ -304,6 +423,11 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                                                     r->cols, y0, y1, x0, x1, dy, dx, NULL);
                 if (jj < bj) bj = jj, best = mode | (coded ? PNMF_RES_CODED : 0), vy = dy, vx = dx;
             }
+            if (mode != PNMF_RES_SPATIAL && full) {
+                const double jj = extra + try_transform(mode, qp, lambda, src, P, Pp, Dp, D, r->rows, r->cols,
+                                                        y0, x0, dy, dx, NULL);
+                if (jj < bj) bj = jj, best = mode | PNMF_RES_CODED | PNMF_RES_TRANSFORM, vy = dy, vx = dx;
+            }
         }
         modes[b] = (uint8_t)best;
         if ((best & 7) == PNMF_RES_SHIFTED) {
@@ -316,7 +440,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
             py = vy, px = vx;
         }
         bmv[b][0] = (int16_t)vy, bmv[b][1] = (int16_t)vx;
-        const size_t area = (size_t)(y1 - y0) * (x1 - x0);
+        const size_t area = (size_t)(y1 - y0) * (x1 - x0); /* 64 for a transform block */
         int16_t *levs = NULL;
         if (best & PNMF_RES_CODED) {
             if (grow((void **)&r->lev, &r->cap, r->nlev + area, sizeof(int16_t)) < 0) {
@@ -326,8 +450,11 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
             levs = r->lev + r->nlev;
             r->nlev += area;
         }
-        try_block(best & 7, best & PNMF_RES_CODED, step16, lambda, src, P, Pp, Dp, D, r->rows, r->cols,
-                  y0, y1, x0, x1, vy, vx, levs);
+        if (best & PNMF_RES_TRANSFORM)
+            try_transform(best & 7, qp, lambda, src, P, Pp, Dp, D, r->rows, r->cols, y0, x0, vy, vx, levs);
+        else
+            try_block(best & 7, best & PNMF_RES_CODED, step16, lambda, src, P, Pp, Dp, D, r->rows, r->cols,
+                      y0, y1, x0, x1, vy, vx, levs);
     }
     pnmf_free(bmv);
     r->start[j + 1] = r->nlev;

@@ -15,6 +15,13 @@
  *              (y + dy, x + dx), clamped to the frame (motion compensation;
  *              the encoder tries the model's shifts among its candidates)
  *
+ * A coded block's levels are either one per pixel (added to the pixel's
+ * prediction, as above) or, with bit 4 (transform; not with the spatial
+ * prediction, and only for whole 8x8 blocks), the coefficients of the
+ * 4x4 integer transform of H.264 (ITU-T H.264, 8.5.12) of the four 4x4
+ * quarters, quantized with qp: the block's prediction plus the inverse
+ * transform of the dequantized coefficients.
+ *
  * Modes 1, 2 and 4 need a previous frame in the window: the first frame of a
  * window never uses them, so every window decodes on its own. A coded
  * block adds dequant(level) to every pixel's prediction, pixel by pixel in
@@ -37,6 +44,9 @@
 #define PNMF_RES_SHIFTED   4
 #define PNMF_RES_PREDS     5      /* predictions 0..4 */
 #define PNMF_RES_CODED     8
+#define PNMF_RES_TRANSFORM 16     /* with CODED: levels are 4x4 transform coefficients */
+#define PNMF_RES_MAX_QP    51
+#define PNMF_RES_MAX_COEF  2048   /* |level| of a transform coefficient */
 #define PNMF_RES_MAX_MV    64     /* |dy|, |dx| of a shifted block */
 #define PNMF_RES_MIN_STEP  16     /* 1 gray level: finer only wastes levels */
 #define PNMF_RES_MAX_STEP  4096   /* 256 gray levels */
@@ -45,6 +55,7 @@ typedef struct PnmfResidual {
     int step16;        /* 0: the window has no residual layer */
     int key_step16;    /* the step of the window's first frame, which later
                         * frames copy: finer, as a codec's key frame */
+    int qp, key_qp;    /* transform blocks' quantizer, 0..51 (step 0.625 * 2^(qp/6)) */
     int m, rows, cols; /* frames; the frame's height and width */
     int bx, by;        /* blocks across and down */
     uint8_t *modes;    /* m * bx * by, frame by frame, blocks in raster order */
@@ -58,6 +69,15 @@ typedef struct PnmfResidual {
 } PnmfResidual;
 
 int  pnmf_residual_alloc(PnmfResidual *r, int m, int rows, int cols, int step16, int key_step16);
+
+/* The transform quantizer closest to a pixel step (1/16 gray level). */
+int  pnmf_residual_qp(int step16);
+
+/* The 4x4 integer transforms (H.264): forward, unnormalized (x to w), and
+ * the normative dequantization + inverse of levels in raster order, with
+ * (r + 32) >> 6 rounding. Exposed for the tests. */
+void pnmf_residual_fdct4(const int *x, int *w);
+void pnmf_residual_idct4(const int16_t *lev, int qp, int *r);
 void pnmf_residual_free(PnmfResidual *r);
 
 /* Frame j (frames decoded in order): P is the model's reconstruction of

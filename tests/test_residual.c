@@ -53,7 +53,8 @@ static void test_encode_decode(void)
     const size_t n = (size_t)ROWS * COLS;
     uint8_t *src = malloc(M * n), *P = malloc(M * n), *De = malloc(M * n), *Dd = malloc(M * n);
     make_clip(src, P);
-    const int steps[] = { 8, 16, 23, 64, 181, 1024, 4096 };
+    const int steps[] = { 16, 23, 64, 181, 1024, 4096 };
+    int transformed = 0;
     for (size_t s = 0; s < sizeof(steps) / sizeof(steps[0]); s++)
         for (int lam = 0; lam < 3; lam++) {
             PnmfResidual r;
@@ -82,8 +83,10 @@ static void test_encode_decode(void)
             int shifted = 0;
             for (size_t q = 0; q < (size_t)M * r.bx * r.by; q++) shifted += (r.modes[q] & 7) == PNMF_RES_SHIFTED;
             CHECK(r.nmv == (size_t)shifted);
+            for (size_t q = 0; q < (size_t)M * r.bx * r.by; q++) transformed += (r.modes[q] & PNMF_RES_TRANSFORM) != 0;
             pnmf_residual_free(&r);
         }
+    CHECK(transformed > 0); /* some blocks chose the transform, and decoded the same */
     free(src), free(P), free(De), free(Dd);
 }
 
@@ -214,6 +217,73 @@ static void test_pan(void)
     pnmf_residual_free(&r);
 }
 
+/* The transform pair against its matrix definition: the forward
+ * transform is Cf X Cf^T exactly; the inverse of a dequantized level is
+ * Ci^T D Ci / 64 (Ci with the halves of H.264 8.5.12) within rounding; and
+ * forward + H.264's quantizer + inverse gives back a residual within about
+ * a quantizer step. */
+static void test_transform(void)
+{
+    static const double cf[4][4] = { { 1, 1, 1, 1 }, { 2, 1, -1, -2 }, { 1, -1, -1, 1 }, { 1, -2, 2, -1 } };
+    static const double ci[4][4] = { { 1, 1, 1, 1 }, { 1, .5, -.5, -1 }, { 1, -1, -1, 1 }, { .5, -1, 1, -.5 } };
+    static const int zz[16] = { 0, 1, 4, 8, 5, 2, 3, 6, 9, 12, 13, 10, 7, 11, 14, 15 };
+    static const int v[6][3] = { { 10, 16, 13 }, { 11, 18, 14 }, { 13, 20, 16 }, { 14, 23, 18 }, { 16, 25, 20 }, { 18, 29, 23 } };
+    int ok_f = 1, ok_i = 1;
+    for (int t = 0; t < 200; t++) {
+        int x[16], w[16];
+        for (int q = 0; q < 16; q++) x[q] = (int)urn(511) - 255;
+        pnmf_residual_fdct4(x, w);
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < 4; j++) {
+                double a = 0;
+                for (int p = 0; p < 4; p++)
+                    for (int q = 0; q < 4; q++) a += cf[i][p] * x[p * 4 + q] * cf[j][q];
+                ok_f &= fabs(a - w[i * 4 + j]) < 1e-9;
+            }
+    }
+    CHECK(ok_f);
+    for (int qp = 0; qp <= 51; qp += 3)
+        for (int z = 0; z < 16; z++) {
+            int16_t lev[16] = { 0 };
+            lev[z] = (int16_t)((int)urn(41) - 20);
+            int r[16];
+            pnmf_residual_idct4(lev, qp, r);
+            const int pos = zz[z], pi = pos >> 2, pj = pos & 3;
+            const int cls = (pi & 1) == (pj & 1) ? (pi & 1) : 2;
+            const double d = (double)lev[z] * v[qp % 6][cls] * (1 << (qp / 6));
+            for (int y = 0; y < 4; y++)
+                for (int x = 0; x < 4; x++) {
+                    const double e = ci[pi][y] * d * ci[pj][x] / 64;
+                    ok_i &= fabs(e - r[y * 4 + x]) <= 1 + fabs(d) / 64 * 0.5 / 64 + 0.5;
+                }
+        }
+    CHECK(ok_i);
+    /* H.264's forward quantizer factors (Richardson 2003, table 6.4.8) with
+     * rounding to nearest: the round trip errs by about a step at most */
+    static const int mf[6][3] = { { 13107, 5243, 8066 }, { 11916, 4660, 7490 }, { 10082, 4194, 6554 },
+                                  { 9362, 3647, 5825 },  { 8192, 3355, 5243 },  { 7282, 2893, 4559 } };
+    for (int qp = 0; qp <= 48; qp += 6) {
+        const double qstep = 0.625 * pow(2, qp / 6.0);
+        double worst = 0;
+        for (int t = 0; t < 200; t++) {
+            int x[16], w[16], r[16];
+            int16_t lev[16];
+            for (int q = 0; q < 16; q++) x[q] = (int)urn(511) - 255;
+            pnmf_residual_fdct4(x, w);
+            for (int z2 = 0; z2 < 16; z2++) {
+                const int pos = zz[z2], pi = pos >> 2, pj = pos & 3;
+                const int cls = (pi & 1) == (pj & 1) ? (pi & 1) : 2;
+                const long a = labs((long)w[pos]);
+                const long l = (a * mf[qp % 6][cls] + (1L << (15 + qp / 6)) / 2) >> (15 + qp / 6);
+                lev[z2] = (int16_t)(w[pos] < 0 ? -l : l);
+            }
+            pnmf_residual_idct4(lev, qp, r);
+            for (int q = 0; q < 16; q++) worst = fmax(worst, fabs((double)r[q] - x[q]));
+        }
+        CHECK_MSG(worst <= 1.0 + 1.5 * qstep, "qp %d: error %g for step %g", qp, worst, qstep);
+    }
+}
+
 /* A window with a residual layer through pnmf_model_write/read. */
 static void test_payload(void)
 {
@@ -246,43 +316,64 @@ static void test_payload(void)
     CHECK(pnmf_model_write(&md, &mbuf, &msize) == 0);
     md.res.step16 = keep;
     pnmf_free(mbuf);
-    int small = 1;
-    for (size_t q = 0; q < md.res.nlev; q++) small &= md.res.lev[q] > -64 && md.res.lev[q] < 64;
-    if (small) {
+    {
         const size_t nb = (size_t)md.res.bx * md.res.by;
-        const size_t modes_at = msize + 3;
-        CHECK(buf[modes_at - 1] == PNMF_RES_BLOCK && buf[modes_at - 2] == 64 && buf[modes_at - 3] == 96);
+        const size_t modes_at = msize + 5; /* five one-byte values */
+        CHECK(buf[modes_at - 1] == PNMF_RES_BLOCK && buf[modes_at - 4] == 64 && buf[modes_at - 5] == 96);
+        CHECK(buf[modes_at - 3] == pnmf_residual_qp(96) && buf[modes_at - 2] == pnmf_residual_qp(64));
+        CHECK(pnmf_residual_qp(96) == 20 && pnmf_residual_qp(64) == 16); /* 6 log2(s / 0.625), rounded */
         uint8_t *bad = malloc(size);
         /* a first frame that refers to a previous frame */
         memcpy(bad, buf, size);
         bad[modes_at] = PNMF_RES_PREVIOUS;
-        CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0);
+        CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0 &&
+              strstr(err, "not allowed"));
         memcpy(bad, buf, size);
         bad[modes_at] = PNMF_RES_MOTION | PNMF_RES_CODED;
-        CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0);
+        CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0 &&
+              strstr(err, "not allowed"));
         memcpy(bad, buf, size);
         bad[modes_at] = PNMF_RES_SHIFTED;
-        CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0);
+        CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0 &&
+              strstr(err, "not allowed"));
         memcpy(bad, buf, size);
         bad[modes_at + nb] = 5; /* no such prediction */
-        CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0);
+        CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0 &&
+              strstr(err, "not allowed"));
         memcpy(bad, buf, size);
         bad[modes_at - 1] = 4; /* block size */
-        CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0);
+        CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0 &&
+              strstr(err, "block size"));
         memcpy(bad, buf, size);
-        bad[modes_at - 2] = 7; /* key step below 8/16 */
-        CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0);
+        bad[modes_at - 2] = 52; /* key qp over 51 */
+        CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0 &&
+              strstr(err, "quantizers"));
+        memcpy(bad, buf, size);
+        bad[modes_at + nb] = PNMF_RES_SPATIAL | PNMF_RES_CODED | PNMF_RES_TRANSFORM; /* no transform with MED */
+        CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0 &&
+              strstr(err, "not allowed"));
+        memcpy(bad, buf, size);
+        bad[modes_at + nb] = PNMF_RES_MODEL | PNMF_RES_TRANSFORM; /* transform without levels */
+        CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0 &&
+              strstr(err, "not allowed"));
+        memcpy(bad, buf, size);
+        bad[modes_at + nb - 1] = PNMF_RES_MODEL | PNMF_RES_CODED | PNMF_RES_TRANSFORM; /* a clipped block (30 = 3 * 8 + 6) */
+        CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0 &&
+              strstr(err, "not allowed"));
+        memcpy(bad, buf, size);
+        bad[modes_at - 4] = 7; /* key step below 16/16 */
+        CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0 &&
+              strstr(err, "out of range"));
         memcpy(bad, buf, size);
         bad[0] = 3; /* unknown flag */
-        CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0);
+        CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0 &&
+              strstr(err, "unknown features"));
         /* every truncation */
         int refused = 0;
         for (size_t cut = 0; cut < size; cut++)
             refused += pnmf_model_read(buf, cut, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0;
         CHECK(refused == (int)size);
         free(bad);
-    } else {
-        CHECK(!"levels too large for the byte layout checks");
     }
     pnmf_free(buf);
     pnmf_model_free(&md);
@@ -302,6 +393,7 @@ int main(void)
     test_spatial();
     test_shifted();
     test_pan();
+    test_transform();
     test_payload();
     return test_summary("test_residual");
 }

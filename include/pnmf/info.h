@@ -49,7 +49,7 @@ enum PnmfInfoSection {
     PNMF_INFO_SEC_COEFS,      ///< N coefficients, N = the entries
     PNMF_INFO_SEC_ROWSHIFTS,  ///< N row shifts
     PNMF_INFO_SEC_COLSHIFTS,  ///< N column shifts
-    PNMF_INFO_SEC_RES_HEAD,   ///< residual layer: steps and block size (0 or 3 values)
+    PNMF_INFO_SEC_RES_HEAD,   ///< residual layer: steps, transform quantizers and block size (0 or 5 values)
     PNMF_INFO_SEC_RES_MODES,  ///< residual layer: a mode per 8x8 block and frame
     PNMF_INFO_SEC_RES_VECTORS,///< residual layer: (dy, dx) of the shifted blocks
     PNMF_INFO_SEC_RES_LEVELS, ///< residual layer: the levels of the coded blocks

@@ -422,7 +422,7 @@ int main(int argc, char **argv)
         save(dir, "flags_nonzero.pnmf", &f);
         free(f.p), pl.n = 0;
 
-        /* the residual layer (flags bit 0): steps 64, 64, block 8, one
+        /* the residual layer (flags bit 0): steps 64, 64, qp 16, 16, block 8, one
          * block a frame; the first frame predicts from a previous one */
         add_varint(&pl, 1);
         add_varint(&pl, 1);
@@ -430,7 +430,7 @@ int main(int argc, char **argv)
         add_signed(&pl, 100);
         for (int i = 0; i < 3; i++) add_varint(&pl, 1);
         for (int i = 0; i < 9; i++) add_varint(&pl, 0);
-        add_varint(&pl, 64), add_varint(&pl, 64), add_varint(&pl, 8);
+        add_varint(&pl, 64), add_varint(&pl, 64), add_varint(&pl, 16), add_varint(&pl, 16), add_varint(&pl, 8);
         add_varint(&pl, 1), add_varint(&pl, 0), add_varint(&pl, 0);
         f = with_payload0(&pl);
         save(dir, "residual_first_previous.pnmf", &f);
@@ -443,7 +443,7 @@ int main(int argc, char **argv)
         add_signed(&pl, 100);
         for (int i = 0; i < 3; i++) add_varint(&pl, 1);
         for (int i = 0; i < 9; i++) add_varint(&pl, 0);
-        add_varint(&pl, 64), add_varint(&pl, 64), add_varint(&pl, 8);
+        add_varint(&pl, 64), add_varint(&pl, 64), add_varint(&pl, 16), add_varint(&pl, 16), add_varint(&pl, 8);
         add_varint(&pl, 8), add_varint(&pl, 1), add_varint(&pl, 2);
         for (int i = 0; i < 47; i++) add_varint(&pl, 0);
         f = with_payload0(&pl);

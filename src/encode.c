@@ -256,11 +256,11 @@ static double residual_lambda(int step16)
 /* The residual layer over the quantized model (residual.h), frame by frame
  * in the decoder's order; *sse gets the squared error of what the decoder
  * will show. */
-static int code_residual(PnmfEncoder *e, PnmfWindowModel *md, int m, double *sse)
+static int code_residual(PnmfEncoder *e, PnmfWindowModel *md, int m, int step16, double *sse)
 {
-    const int step16 = pnmf_residual_step(e->s.quality);
     int key16 = (step16 + KEY_STEP_DIV / 2) / KEY_STEP_DIV;
     if (key16 < PNMF_RES_MIN_STEP) key16 = PNMF_RES_MIN_STEP;
+    pnmf_residual_free(&md->res);
     PNMF_CHECK(pnmf_residual_alloc(&md->res, m, e->vis_rows, e->vis_cols, step16, key16));
     const double lambda = residual_lambda(step16), key_lambda = residual_lambda(key16);
     *sse = 0;
@@ -277,6 +277,29 @@ static int code_residual(PnmfEncoder *e, PnmfWindowModel *md, int m, double *sse
             *sse += d * d;
         }
     }
+    return 0;
+}
+
+/* --target-psnr: the coarsest residual step (on a scale of 2^(1/32), about
+ * 0.2 dB apart) whose window reaches the target, by bisection; the model
+ * stays as it is. PSNR falls with the step on the whole but not strictly,
+ * so the bisection keeps the coarsest step it saw reach the target. */
+static int target_residual(PnmfEncoder *e, PnmfWindowModel *md, int m, double *sse)
+{
+    const double px = (double)m * e->nv;
+    const double max_sse = px * 255.0 * 255.0 / pow(10.0, e->s.target_psnr / 10.0);
+    int lo = 0, hi = 256, best = 0; /* step 16 * 2^(t/32): 1 .. 256 gray levels */
+    while (lo <= hi) {
+        const int t = (lo + hi) / 2;
+        double s = 0;
+        PNMF_CHECK(code_residual(e, md, m, (int)lrint(16.0 * pow(2.0, t / 32.0)), &s));
+        if (s <= max_sse) best = t, lo = t + 1;
+        else hi = t - 1;
+    }
+    PNMF_CHECK(code_residual(e, md, m, (int)lrint(16.0 * pow(2.0, best / 32.0)), sse));
+    if (getenv("PNMF_DEBUG"))
+        fprintf(stderr, "window %d: target %.2f dB: step %.2f, %.2f dB\n", e->windows, e->s.target_psnr,
+                pow(2.0, best / 32.0), 10 * log10(px * 255.0 * 255.0 / (*sse > 0 ? *sse : 1e-9)));
     return 0;
 }
 
@@ -339,17 +362,18 @@ static int encode_window(PnmfEncoder *e)
     double sse = 0, sse2 = 0;
     int ret = 0;
     const int header_k = e->s.components ? e->s.components : 1;
+    const int step16 = pnmf_residual_step(e->s.quality);
     if (e->s.components) {
         ret = fit_model(e, &md, m);
     } else {
         ret = pnmf_model_alloc(&md, e->rows, e->cols, e->vis_rows, e->vis_cols, m, header_k, 0);
     }
     if (ret >= 0 && e->s.residual) {
-        ret = code_residual(e, &md, m, &sse);
+        ret = code_residual(e, &md, m, step16, &sse);
         if (ret >= 0) ret = payload_cost(&md, &payload, &size, &z);
         if (ret >= 0 && md.first[m] > 0) {
             ret = pnmf_model_alloc(&bare, e->rows, e->cols, e->vis_rows, e->vis_cols, m, header_k, 0);
-            if (ret >= 0) ret = code_residual(e, &bare, m, &sse2);
+            if (ret >= 0) ret = code_residual(e, &bare, m, step16, &sse2);
             if (ret >= 0) ret = payload_cost(&bare, &payload2, &size2, &z2);
             const double lambda = residual_lambda(pnmf_residual_step(e->s.quality));
             if (getenv("PNMF_DEBUG") && ret >= 0)
@@ -362,6 +386,11 @@ static int encode_window(PnmfEncoder *e)
                 payload = payload2, payload2 = tp;
                 size = size2, sse = sse2;
             }
+        }
+        if (ret >= 0 && e->s.target_psnr > 0) {
+            pnmf_freep(&payload);
+            ret = target_residual(e, &md, m, &sse);
+            if (ret >= 0) ret = pnmf_model_write(&md, &payload, &size);
         }
     } else if (ret >= 0) {
         ret = pnmf_model_write(&md, &payload, &size);

@@ -44,6 +44,7 @@ int pnmf_enc_open(PnmfEncoder **enc, const PnmfEncSettings *s, int width, int he
     if (s->canvas_pad < 0 || s->canvas_pad > 4096) return PNMF_ERR_ARG;
     if (s->residual < 0 || s->residual > 1) return PNMF_ERR_ARG;
     if (s->residual && s->shift_model == PNMF_SHIFT_VECTOR) return PNMF_ERR_ARG;
+    if (!(s->target_psnr >= 0 && s->target_psnr <= 99) || (s->target_psnr > 0 && !s->residual)) return PNMF_ERR_ARG;
     if (s->algo != PNMF_ALGO_PAPER && s->algo != PNMF_ALGO_IMPROVED) return PNMF_ERR_ARG;
     if (s->iterations < 0 || s->iterations > 10000 || s->inner_iters < 1 || s->inner_iters > 1000)
         return PNMF_ERR_ARG;

@@ -15,7 +15,7 @@ check() { if eval "$1"; then passes=$((passes + 1)); else echo "FAIL: $2" >&2; f
 # --help lists every option with its default
 "$B/pnmf-enc" --help > "$T/help" 2>&1
 check '[ $? -eq 0 ]' "pnmf-enc --help failed"
-for o in --components --window --quality --shift --canvas-pad --signed --unsigned --algo --iterations --inner --restarts --seed --threads --zstd-level --frames; do
+for o in --components --window --quality --shift --canvas-pad --signed --unsigned --residual --no-residual --target-psnr --algo --iterations --inner --restarts --seed --threads --zstd-level --frames; do
     check 'grep -q -- "$o" "$T/help"' "pnmf-enc --help does not list $o"
 done
 check '[ "$(grep -c "default" "$T/help")" -ge 11 ]' "pnmf-enc --help does not give the defaults"

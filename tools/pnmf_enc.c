@@ -35,6 +35,8 @@ static void usage(FILE *f)
             "      --residual       code what the parts miss, per 8x8 block, against the\n"
             "                       model, the previous frame or the neighbours%s\n"
             "      --no-residual    the parts alone, as in the paper (implied by --shift vector)%s\n"
+            "      --target-psnr DB each window's residual step chosen to reach DB (PSNR-Y),\n"
+            "                       -q still sets the model's steps (default: off)\n"
             "      --algo ALGO      improved: greedy atoms + exact HALS W step; paper: the\n"
             "                       paper's cyclic sweep + projected gradient (default improved)\n"
             "      --iterations N   ALS iterations per fit, at most (default %d)\n"
@@ -63,7 +65,7 @@ static void usage(FILE *f)
 
 enum { OPT_SHIFT = 256, OPT_ALGO, OPT_ITER, OPT_INNER, OPT_RESTARTS, OPT_SEED, OPT_THREADS,
        OPT_ZSTD, OPT_FRAMES, OPT_REFINE, OPT_PAD, OPT_SIGNED, OPT_UNSIGNED, OPT_RESIDUAL,
-       OPT_NO_RESIDUAL };
+       OPT_NO_RESIDUAL, OPT_TARGET };
 
 int main(int argc, char **argv)
 {
@@ -77,7 +79,7 @@ int main(int argc, char **argv)
         { "refine", required_argument, NULL, OPT_REFINE },
         { "canvas-pad", required_argument, NULL, OPT_PAD }, { "signed", no_argument, NULL, OPT_SIGNED },
         { "unsigned", no_argument, NULL, OPT_UNSIGNED }, { "residual", no_argument, NULL, OPT_RESIDUAL },
-        { "no-residual", no_argument, NULL, OPT_NO_RESIDUAL },
+        { "no-residual", no_argument, NULL, OPT_NO_RESIDUAL }, { "target-psnr", required_argument, NULL, OPT_TARGET },
         { "quiet", no_argument, NULL, 'Q' },            { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },          { NULL, 0, NULL, 0 },
     };
@@ -121,6 +123,16 @@ int main(int argc, char **argv)
         case OPT_UNSIGNED: s.signed_components = 0; break;
         case OPT_RESIDUAL: s.residual = 1; residual_set = 1; break;
         case OPT_NO_RESIDUAL: s.residual = 0; residual_set = 1; break;
+        case OPT_TARGET: {
+            char *end;
+            const double t = strtod(optarg, &end);
+            if (end == optarg || *end || !(t >= 10 && t <= 99)) {
+                fprintf(stderr, "%s: option --target-psnr expects a PSNR in dB from 10 to 99, got '%s'\n", prog, optarg);
+                return PNMF_EXIT_USAGE;
+            }
+            s.target_psnr = (float)t;
+            break;
+        }
         case OPT_FRAMES: if (cli_parse_int(prog, "--frames", optarg, 1, 1LL << 28, &v)) return PNMF_EXIT_USAGE; max_frames = v; break;
         case 'Q': quiet = 1; break;
         case 'h': usage(stdout); return PNMF_EXIT_OK;
@@ -140,6 +152,10 @@ int main(int argc, char **argv)
             return PNMF_EXIT_USAGE;
         }
         s.residual = 0;
+    }
+    if (s.target_psnr > 0 && !s.residual) {
+        fprintf(stderr, "%s: --target-psnr sets the residual layer's step: not with --no-residual or --shift vector\n", prog);
+        return PNMF_EXIT_USAGE;
     }
     if (s.components == 0 && !s.residual) {
         fprintf(stderr, "%s: -k 0 codes the residual layer alone: not with --no-residual or --shift vector\n", prog);

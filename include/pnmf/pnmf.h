@@ -51,7 +51,8 @@ typedef struct PnmfEncSettings {
     int signed_components; ///< components may hold negative pixels, so a part can darken what is under it (default 0)
     int canvas_pad;  ///< canvas model: margin added to the height and to the width, 0 = automatic (default 0)
     int residual;    ///< residual layer: what the parts miss, coded per 8x8 block against the model, the previous frame or the neighbours (default 1; not with PNMF_SHIFT_VECTOR)
-    uint8_t reserved[16];
+    float target_psnr; ///< > 0: per window, the coarsest residual step whose PSNR-Y reaches this (dB); -q still sets the model's steps (default 0, off; needs residual)
+    uint8_t reserved[12];
 } PnmfEncSettings;
 
 /** What a stream is: the file header, as the decoder sees it. */

@@ -1,0 +1,58 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Rate control (issue 7): -q is monotone in bytes and in PSNR-Y across its
+# range, --target-psnr lands within 0.5 dB of its target, and the decoder
+# shows exactly the PSNR the encoder reports.
+# usage: rate.sh BUILD_DIR SAMPLES_DIR
+set -u
+B=$1
+S=$2
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0
+passes=0
+check() { if eval "$1"; then passes=$((passes + 1)); else echo "FAIL: $2" >&2; fails=$((fails + 1)); fi; }
+# "frames 30  bytes 3918  bpp ...  psnr-y 35.17 dB ..." -> "3918 35.17"
+summary() { sed -n 's/.* bytes \([0-9]*\) .* psnr-y \([0-9.]*\) dB.*/\1 \2/p' "$1"; }
+
+# -q 0..48 in steps of 8 with the residual layer alone (-k 0, fast)
+prev=""
+for q in 0 8 16 24 32 40 48; do
+    "$B/pnmf-enc" -k 0 -q "$q" --frames 30 "$S/sprites.mkv" "$T/q$q.pnmf" > "$T/q$q.log" 2>&1
+    check '[ $? -eq 0 ]' "encode at -q $q failed: $(cat "$T/q$q.log")"
+    cur=$(summary "$T/q$q.log")
+    echo "-q $q: $cur"
+    if [ -n "$prev" ]; then
+        check 'awk "BEGIN{split(\"$prev\", a, \" \"); split(\"$cur\", b, \" \"); exit !(b[1] < a[1] && b[2] < a[2])}"' \
+            "-q $q ($cur) is not smaller and worse than the previous point ($prev)"
+    fi
+    prev=$cur
+done
+# the ladder spans the targets' range (32 to 45 dB)
+check 'awk "BEGIN{split(\"$(summary "$T/q0.log")\", a, \" \"); split(\"$(summary "$T/q48.log")\", b, \" \"); exit !(a[2] >= 45 && b[2] <= 36)}"' \
+    "-q 0 .. 48 does not span 36 to 45 dB"
+
+# --target-psnr, without and with a model
+for t in 35 40 45; do
+    "$B/pnmf-enc" -k 0 --target-psnr "$t" --frames 30 "$S/sprites.mkv" "$T/t$t.pnmf" > "$T/t$t.log" 2>&1
+    got=$(summary "$T/t$t.log" | cut -d' ' -f2)
+    echo "--target-psnr $t: $got dB"
+    check 'awk "BEGIN{d = $got - $t; exit !(d <= 0.5 && d >= -0.5)}"' "--target-psnr $t gave $got dB"
+done
+"$B/pnmf-enc" -k 2 --iterations 3 --refine 0 -w 10 --target-psnr 42 --frames 20 "$S/sprites.mkv" "$T/tm.pnmf" > "$T/tm.log" 2>&1
+got=$(summary "$T/tm.log" | cut -d' ' -f2)
+echo "--target-psnr 42 with a model: $got dB"
+check 'awk "BEGIN{d = $got - 42; exit !(d <= 0.5 && d >= -0.5)}"' "--target-psnr 42 with a model gave $got dB"
+# what the decoder shows is what the encoder measured
+"$B/pnmf-dec" -Q -f pgm "$T/tm.pnmf" "$T/frames"
+dec=$("$B/pnmf-psnr" --frames 20 "$S/sprites.mkv" "$T/frames/frame_%06d.pgm" | sed -n 's/.*psnr-y \([0-9.]*\).*/\1/p')
+check 'awk "BEGIN{d = $dec - $got; exit !(d < 0.01 && d > -0.01)}"' "decoded PSNR $dec, encoder said $got"
+
+# --target-psnr needs the residual layer
+"$B/pnmf-enc" --no-residual --target-psnr 40 "$S/sprites.mkv" "$T/x.pnmf" 2> "$T/err"
+check '[ $? -eq 2 ] && [ ! -e "$T/x.pnmf" ]' "--target-psnr with --no-residual: $(cat "$T/err")"
+"$B/pnmf-enc" --target-psnr 5 "$S/sprites.mkv" "$T/x.pnmf" 2> "$T/err"
+check '[ $? -eq 2 ] && grep -q -- --target-psnr "$T/err"' "--target-psnr 5: $(cat "$T/err")"
+
+echo "rate: $passes passed, $fails failed"
+[ "$fails" -eq 0 ]

@@ -19,6 +19,7 @@
 #include "permnmf.h"
 #include "quant.h"
 #include "residual.h"
+#include "twolevel.h"
 
 struct PnmfEncoder {
     PnmfEncSettings s;
@@ -315,6 +316,77 @@ static int payload_cost(const PnmfWindowModel *md, uint8_t **payload, size_t *si
     return ret;
 }
 
+/* --two-level: the paper's section 3.4 on the window, then the combined
+ * H_2^T <> H_1^T as entries (a component may appear several times in a
+ * frame). The entries are quantized as fitted: the closed-loop H refit
+ * and --refine work on one entry per component and frame and are not
+ * run here. */
+static int fit_two_level(PnmfEncoder *e, PnmfWindowModel *md, int m)
+{
+    const int k = e->s.components, K = e->s.two_level;
+    const size_t n = e->n;
+    PnmfFitParams p1 = { K, e->s.algo, e->s.iterations, e->s.inner_iters, e->s.restarts,
+                         e->s.seed + (uint64_t)e->windows * 1000003u, 1e-4 };
+    PnmfFitParams p2 = p1;
+    p2.k = k, p2.seed = p1.seed + 1;
+    float *W1 = pnmf_malloc_array((size_t)K * n, sizeof(float));
+    float *W = pnmf_malloc_array((size_t)k * n, sizeof(float));
+    PnmfAtom *H1 = pnmf_malloc_array((size_t)m * K, sizeof(PnmfAtom));
+    PnmfAtom *H2 = pnmf_malloc_array((size_t)K * k, sizeof(PnmfAtom));
+    int *start = pnmf_malloc_array((size_t)m + 1, sizeof(int));
+    PnmfTwoLevelEntry *ent = pnmf_malloc_array((size_t)m * K * k, sizeof(PnmfTwoLevelEntry));
+    float *scale = pnmf_malloc_array((size_t)k, sizeof(float));
+    int *q0 = pnmf_malloc_array((size_t)k, sizeof(int));
+    int kept = 0, ret = PNMF_ERR_NOMEM;
+    if (!W1 || !W || !H1 || !H2 || !start || !ent || !scale || !q0) goto done;
+    ret = pnmf_twolevel_run(e->rows, e->cols, e->A, m, &p1, &p2, 0.05f, e->s.threads, W1, H1, W, H2, &kept,
+                            NULL, NULL);
+    if (ret < 0) goto done;
+    const int total = pnmf_twolevel_combine(e->rows, e->cols, m, K, k, H1, H2, start, ent);
+    if (total < 0) {
+        ret = total;
+        goto done;
+    }
+    ret = pnmf_model_alloc(md, e->rows, e->cols, e->vis_rows, e->vis_cols, m, k, total);
+    if (ret < 0) goto done;
+    for (int i = 0; i < k; i++) {
+        ret = pnmf_quant_component(e->rows, e->cols, W + (size_t)i * n, e->w_step, &md->comp[i], &scale[i], &q0[i]);
+        if (ret < 0) goto done;
+    }
+    uint8_t *used = pnmf_calloc((size_t)k, 1);
+    if (!used) {
+        ret = PNMF_ERR_NOMEM;
+        goto done;
+    }
+    for (int j = 0; j < m && ret >= 0; j++) {
+        int run_i = -1, run = 0;
+        for (int t = start[j]; t < start[j + 1] && ret >= 0; t++) {
+            const int i = ent[t].component;
+            if (!md->comp[i].bh) continue;
+            const uint32_t c = pnmf_quant_coef(ent[t].r * scale[i], e->r_step);
+            if (!c) continue;
+            run = i == run_i ? run + 1 : 1;
+            run_i = i;
+            if (run > PNMF_MAX_OCCURRENCES) continue; /* the format's limit: the weakest go */
+            used[i] = 1;
+            ret = pnmf_model_add(md, j, i, c, pnmf_shift_compose(e->rows, e->cols, ent[t].p, q0[i]));
+        }
+    }
+    for (int i = 0; i < k; i++)
+        if (!used[i]) {
+            pnmf_freep(&md->comp[i].lev);
+            md->comp[i].bh = md->comp[i].bw = 0;
+        }
+    pnmf_free(used);
+    if (getenv("PNMF_DEBUG"))
+        fprintf(stderr, "window %d: two-level, %d of %d level-1 components kept, %d entries\n", e->windows,
+                kept, K, md->first[m]);
+done:
+    pnmf_free(W1), pnmf_free(W), pnmf_free(H1), pnmf_free(H2), pnmf_free(start), pnmf_free(ent);
+    pnmf_free(scale), pnmf_free(q0);
+    return ret;
+}
+
 /* Fit PermNMF to the window and quantize it into md (closed loop). */
 static int fit_model(PnmfEncoder *e, PnmfWindowModel *md, int m)
 {
@@ -325,6 +397,7 @@ static int fit_model(PnmfEncoder *e, PnmfWindowModel *md, int m)
         for (int y = 0; y < e->vis_rows; y++)
             for (int x = 0; x < e->vis_cols; x++) a[(size_t)y * e->cols + x] = f[(size_t)y * e->vis_cols + x];
     }
+    if (e->s.two_level) return fit_two_level(e, md, m);
     PNMF_CHECK(pnmf_fitter_set_frames(e->ft, e->A, m));
     PnmfFitParams p = { k, e->s.algo, e->s.iterations, e->s.inner_iters, e->s.restarts,
                         e->s.seed + (uint64_t)e->windows * 1000003u, 1e-4 };

@@ -44,6 +44,8 @@ int pnmf_enc_open(PnmfEncoder **enc, const PnmfEncSettings *s, int width, int he
     if (s->canvas_pad < 0 || s->canvas_pad > 4096) return PNMF_ERR_ARG;
     if (s->residual < 0 || s->residual > 1) return PNMF_ERR_ARG;
     if (s->residual && s->shift_model == PNMF_SHIFT_VECTOR) return PNMF_ERR_ARG;
+    if (s->two_level < 0 || s->two_level > PNMF_MAX_COMPONENTS) return PNMF_ERR_ARG;
+    if (s->two_level && (s->two_level < s->components || s->shift_model == PNMF_SHIFT_CANVAS)) return PNMF_ERR_ARG;
     if (!(s->target_psnr >= 0 && s->target_psnr <= 99) || (s->target_psnr > 0 && !s->residual)) return PNMF_ERR_ARG;
     if (s->algo != PNMF_ALGO_PAPER && s->algo != PNMF_ALGO_IMPROVED) return PNMF_ERR_ARG;
     if (s->iterations < 0 || s->iterations > 10000 || s->inner_iters < 1 || s->inner_iters > 1000)

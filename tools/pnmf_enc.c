@@ -35,6 +35,9 @@ static void usage(FILE *f)
             "      --residual       code what the parts miss, per 8x8 block, against the\n"
             "                       model, the previous frame or the neighbours%s\n"
             "      --no-residual    the parts alone, as in the paper (implied by --shift vector)%s\n"
+            "      --two-level K    the paper's two-level decomposition: K level-1 components,\n"
+            "                       then -k level-2 ones; one part may appear several times in\n"
+            "                       a frame (torus or vector shifts; default: off)\n"
             "      --target-psnr DB each window's residual step chosen to reach DB (PSNR-Y),\n"
             "                       -q still sets the model's steps (default: off)\n"
             "      --algo ALGO      improved: greedy atoms + exact HALS W step; paper: the\n"
@@ -65,7 +68,7 @@ static void usage(FILE *f)
 
 enum { OPT_SHIFT = 256, OPT_ALGO, OPT_ITER, OPT_INNER, OPT_RESTARTS, OPT_SEED, OPT_THREADS,
        OPT_ZSTD, OPT_FRAMES, OPT_REFINE, OPT_PAD, OPT_SIGNED, OPT_UNSIGNED, OPT_RESIDUAL,
-       OPT_NO_RESIDUAL, OPT_TARGET };
+       OPT_NO_RESIDUAL, OPT_TARGET, OPT_TWO_LEVEL };
 
 int main(int argc, char **argv)
 {
@@ -80,6 +83,7 @@ int main(int argc, char **argv)
         { "canvas-pad", required_argument, NULL, OPT_PAD }, { "signed", no_argument, NULL, OPT_SIGNED },
         { "unsigned", no_argument, NULL, OPT_UNSIGNED }, { "residual", no_argument, NULL, OPT_RESIDUAL },
         { "no-residual", no_argument, NULL, OPT_NO_RESIDUAL }, { "target-psnr", required_argument, NULL, OPT_TARGET },
+        { "two-level", required_argument, NULL, OPT_TWO_LEVEL },
         { "quiet", no_argument, NULL, 'Q' },            { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },          { NULL, 0, NULL, 0 },
     };
@@ -123,6 +127,7 @@ int main(int argc, char **argv)
         case OPT_UNSIGNED: s.signed_components = 0; break;
         case OPT_RESIDUAL: s.residual = 1; residual_set = 1; break;
         case OPT_NO_RESIDUAL: s.residual = 0; residual_set = 1; break;
+        case OPT_TWO_LEVEL: if (cli_parse_int(prog, "--two-level", optarg, 1, 255, &v)) return PNMF_EXIT_USAGE; s.two_level = (int)v; break;
         case OPT_TARGET: {
             char *end;
             const double t = strtod(optarg, &end);
@@ -152,6 +157,10 @@ int main(int argc, char **argv)
             return PNMF_EXIT_USAGE;
         }
         s.residual = 0;
+    }
+    if (s.two_level && (s.two_level < s.components || s.shift_model == PNMF_SHIFT_CANVAS)) {
+        fprintf(stderr, "%s: --two-level K needs K >= -k (%d) and torus or vector shifts\n", prog, s.components);
+        return PNMF_EXIT_USAGE;
     }
     if (s.target_psnr > 0 && !s.residual) {
         fprintf(stderr, "%s: --target-psnr sets the residual layer's step: not with --no-residual or --shift vector\n", prog);

@@ -186,8 +186,12 @@ static inline double level_bits(int l)
     const int a = l < 0 ? -l : l;
     return 4.0 + 2.0 * log2((double)a);
 }
-#define MODE_BITS_SKIP  1.0
-#define MODE_BITS_CODED 3.0
+/* A block's mode byte costs little when it repeats its left or upper
+ * neighbour's (zstd sees runs), more otherwise. */
+static inline double mode_bits(int mode, int left, int above)
+{
+    return mode == left ? 0.3 : mode == above ? 1.5 : 4.0;
+}
 
 /* Level for difference d (in gray levels) minimizing error^2 + lambda * bits,
  * among the rounded level, one step toward zero, and zero. */
@@ -224,7 +228,7 @@ static double try_block(int mode, int coded, int step16, double lambda, const ui
                         const uint8_t *P, const uint8_t *Pp, const uint8_t *Dp, uint8_t *D,
                         int rows, int cols, int y0, int y1, int x0, int x1, int dy, int dx, int16_t *levs)
 {
-    double sse = 0, bits = coded ? MODE_BITS_CODED : MODE_BITS_SKIP;
+    double sse = 0, bits = 0;
     int nz = 0;
     for (int y = y0; y < y1; y++)
         for (int x = x0; x < x1; x++) {
@@ -254,7 +258,7 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
                             const uint8_t *Pp, const uint8_t *Dp, uint8_t *D, int rows, int cols,
                             int y0, int x0, int dy, int dx, int16_t *levs)
 {
-    double sse = 0, bits = MODE_BITS_CODED + 1;
+    double sse = 0, bits = 0;
     int nz = 0;
     const int shift = 15 + qp / 6;
     const int64_t f = ((int64_t)1 << shift) / 6; /* dead zone, as inter blocks in H.264 references */
@@ -347,29 +351,37 @@ static void global_motion(const uint8_t *src, const uint8_t *Dp, int rows, int c
  * previous shifted block's, the block's neighbours', the global one and a
  * coarse grid), refined by one-pixel steps. */
 static void search_block(const uint8_t *src, const uint8_t *Dp, int rows, int cols, int y0, int y1,
-                         int x0, int x1, const int16_t (*cand)[2], int ncand, int *by, int *bx)
+                         int x0, int x1, const int16_t (*cand)[2], int ncand, int py, int px, double lam,
+                         int *by, int *bx)
 {
-    int best = 0x7fffffff, vy = 0, vx = 0;
-    for (int c = 0; c < ncand; c++) {
-        const int s = block_sad(src, Dp, rows, cols, y0, y1, x0, x1, cand[c][0], cand[c][1], best);
-        if (s < best) best = s, vy = cand[c][0], vx = cand[c][1];
-    }
+    /* cost: SAD + lam * the vector's bits, so that among near-equal
+     * matches (flat areas) the predicted vector wins */
+    double best = 1e300;
+    int vy = 0, vx = 0;
+#define TRY(ty, tx) do { \
+        const int lim_ = best > 0x7ffffff0 ? 0x7fffffff : (int)best + 1; \
+        const double c_ = block_sad(src, Dp, rows, cols, y0, y1, x0, x1, (ty), (tx), lim_) + \
+                          lam * mv_bits((ty), (tx), py, px); \
+        if (c_ < best) best = c_, vy = (ty), vx = (tx), moved = 1; \
+    } while (0)
+    int moved = 0;
+    for (int c = 0; c < ncand; c++) TRY(cand[c][0], cand[c][1]);
     for (int dy = -LOCAL_RANGE; dy <= LOCAL_RANGE; dy += 4)
-        for (int dx = -LOCAL_RANGE; dx <= LOCAL_RANGE; dx += 4) {
-            const int s = block_sad(src, Dp, rows, cols, y0, y1, x0, x1, dy, dx, best);
-            if (s < best) best = s, vy = dy, vx = dx;
-        }
-    for (int step = 2; step >= 1; step--)
-        for (int moved = 1, it = 0; moved && it < 8; it++) {
+        for (int dx = -LOCAL_RANGE; dx <= LOCAL_RANGE; dx += 4) TRY(dy, dx);
+    for (int step = 2; step >= 1; step--) {
+        moved = 1;
+        for (int it = 0; moved && it < 8; it++) {
             moved = 0;
             static const int dir[4][2] = { { -1, 0 }, { 1, 0 }, { 0, -1 }, { 0, 1 } };
+            const int cy = vy, cx = vx;
             for (int d = 0; d < 4; d++) {
-                const int ty = vy + dir[d][0] * step, tx = vx + dir[d][1] * step;
+                const int ty = cy + dir[d][0] * step, tx = cx + dir[d][1] * step;
                 if (abs(ty) > PNMF_RES_MAX_MV || abs(tx) > PNMF_RES_MAX_MV) continue;
-                const int s = block_sad(src, Dp, rows, cols, y0, y1, x0, x1, ty, tx, best);
-                if (s < best) best = s, vy = ty, vx = tx, moved = 1;
+                TRY(ty, tx);
             }
         }
+    }
+#undef TRY
     *by = vy, *bx = vx;
 }
 
@@ -402,6 +414,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
         const int y1 = y0 + PNMF_RES_BLOCK < r->rows ? y0 + PNMF_RES_BLOCK : r->rows;
         const int x1 = x0 + PNMF_RES_BLOCK < r->cols ? x0 + PNMF_RES_BLOCK : r->cols;
         int best = PNMF_RES_MODEL, vy = 0, vx = 0;
+        const int left = b % r->bx ? modes[b - 1] : -1, above = b >= (size_t)r->bx ? modes[b - r->bx] : -1;
         const int full = y1 - y0 == PNMF_RES_BLOCK && x1 - x0 == PNMF_RES_BLOCK;
         double bj = 1e300;
         for (int mode = 0; mode < PNMF_RES_PREDS; mode++) {
@@ -414,19 +427,24 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                 int nc = 3;
                 if (b % r->bx) cand[nc][0] = bmv[b - 1][0], cand[nc][1] = bmv[b - 1][1], nc++;
                 if (b >= (size_t)r->bx) cand[nc][0] = bmv[b - r->bx][0], cand[nc][1] = bmv[b - r->bx][1], nc++;
-                search_block(src, Dp, r->rows, r->cols, y0, y1, x0, x1, (const int16_t (*)[2])cand, nc, &dy, &dx);
+                search_block(src, Dp, r->rows, r->cols, y0, y1, x0, x1, (const int16_t (*)[2])cand, nc, py, px,
+                             sqrt(lambda), &dy, &dx);
                 if (!dy && !dx) continue; /* the previous-frame prediction, cheaper */
                 extra = lambda * mv_bits(dy, dx, py, px);
             }
             for (int coded = 0; coded < 2; coded++) {
-                const double jj = extra + try_block(mode, coded, step16, lambda, src, P, Pp, Dp, D, r->rows,
-                                                    r->cols, y0, y1, x0, x1, dy, dx, NULL);
-                if (jj < bj) bj = jj, best = mode | (coded ? PNMF_RES_CODED : 0), vy = dy, vx = dx;
+                const int byte = mode | (coded ? PNMF_RES_CODED : 0);
+                const double jj = extra + lambda * mode_bits(byte, left, above) +
+                                  try_block(mode, coded, step16, lambda, src, P, Pp, Dp, D, r->rows, r->cols,
+                                            y0, y1, x0, x1, dy, dx, NULL);
+                if (jj < bj) bj = jj, best = byte, vy = dy, vx = dx;
             }
             if (mode != PNMF_RES_SPATIAL && full) {
-                const double jj = extra + try_transform(mode, qp, lambda, src, P, Pp, Dp, D, r->rows, r->cols,
-                                                        y0, x0, dy, dx, NULL);
-                if (jj < bj) bj = jj, best = mode | PNMF_RES_CODED | PNMF_RES_TRANSFORM, vy = dy, vx = dx;
+                const int byte = mode | PNMF_RES_CODED | PNMF_RES_TRANSFORM;
+                const double jj = extra + lambda * mode_bits(byte, left, above) +
+                                  try_transform(mode, qp, lambda, src, P, Pp, Dp, D, r->rows, r->cols, y0, x0,
+                                                dy, dx, NULL);
+                if (jj < bj) bj = jj, best = byte, vy = dy, vx = dx;
             }
         }
         modes[b] = (uint8_t)best;

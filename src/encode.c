@@ -418,6 +418,47 @@ static int fit_model(PnmfEncoder *e, PnmfWindowModel *md, int m)
     return quantize_window(e, md, m);
 }
 
+/* With the residual layer, a full fit is wasted on a window whose model
+ * cannot pay for itself. A probe (one ALS iteration, no refinement) is
+ * coded both ways first; when the residual layer alone beats it by more
+ * than PROBE_MARGIN in squared error + lambda * bits, the window is coded
+ * without a model and the full fit is skipped (samples/devset/x11_oneko,
+ * 60 frames: 191 s -> about 40 s, same bytes). */
+#define PROBE_MARGIN 1.3
+static int probe_model(PnmfEncoder *e, int m, int step16, int *drop)
+{
+    *drop = 0;
+    PnmfWindowModel md, bare;
+    memset(&md, 0, sizeof(md));
+    memset(&bare, 0, sizeof(bare));
+    const int iters = e->s.iterations, refine = e->s.refine;
+    const double objective = e->objective;
+    e->s.iterations = 1, e->s.refine = 0;
+    int ret = fit_model(e, &md, m);
+    e->s.iterations = iters, e->s.refine = refine, e->objective = objective;
+    uint8_t *pl = NULL, *pl2 = NULL;
+    size_t size, z = 0, z2 = 0;
+    double sse = 0, sse2 = 0;
+    if (ret >= 0) ret = code_residual(e, &md, m, step16, &sse);
+    if (ret >= 0) ret = payload_cost(&md, &pl, &size, &z);
+    if (ret >= 0) ret = pnmf_model_alloc(&bare, e->rows, e->cols, e->vis_rows, e->vis_cols, m, md.k, 0);
+    if (ret >= 0) ret = code_residual(e, &bare, m, step16, &sse2);
+    if (ret >= 0) ret = payload_cost(&bare, &pl2, &size, &z2);
+    if (ret >= 0) {
+        const double lambda = residual_lambda(step16);
+        const double j_model = sse + lambda * 8 * (double)z, j_bare = sse2 + lambda * 8 * (double)z2;
+        *drop = j_model > PROBE_MARGIN * j_bare;
+        if (getenv("PNMF_DEBUG"))
+            fprintf(stderr, "window %d: probe: with the model %zu bytes, sse %.0f; without %zu bytes, sse %.0f: %s\n",
+                    e->windows, z, sse, z2, sse2, *drop ? "no model" : "full fit");
+    }
+    pnmf_free(pl);
+    pnmf_free(pl2);
+    pnmf_model_free(&md);
+    pnmf_model_free(&bare);
+    return ret;
+}
+
 /*
  * One window: the model (unless -k 0), then, with the residual layer, the
  * residual over the model and over no model at all; the encoder keeps the
@@ -436,9 +477,12 @@ static int encode_window(PnmfEncoder *e)
     int ret = 0;
     const int header_k = e->s.components ? e->s.components : 1;
     const int step16 = pnmf_residual_step(e->s.quality);
-    if (e->s.components) {
+    int drop = 0;
+    if (e->s.components && e->s.residual && !e->s.two_level && e->s.iterations > 1)
+        ret = probe_model(e, m, step16, &drop);
+    if (ret >= 0 && e->s.components && !drop) {
         ret = fit_model(e, &md, m);
-    } else {
+    } else if (ret >= 0) {
         ret = pnmf_model_alloc(&md, e->rows, e->cols, e->vis_rows, e->vis_cols, m, header_k, 0);
     }
     if (ret >= 0 && e->s.residual) {

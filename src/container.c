@@ -55,6 +55,7 @@
 #define CHUNK_CRC          4
 #define CHUNK_OVERHEAD     (CHUNK_HEAD + CHUNK_CRC)
 #define WIND_HEAD          8   /* first_frame, frame_count */
+#define WIND_CONTINUES     0x80000000u /* frame_count's bit 31: built on the previous window */
 #define INDX_HEAD          4   /* count */
 #define INDX_ENTRY         16
 #define TRAILER_SIZE       16
@@ -271,6 +272,9 @@ struct PnmfContainerWriter {
     size_t nindex, index_cap;
     int error;            /* sticky: the first failure */
     int finished;
+    uint8_t *prev;        /* the previous window's payload (zstd prefix) */
+    size_t prev_size;
+    int continues_next;   /* the next window continues the previous one */
 };
 
 static int writer_put(PnmfContainerWriter *w, const void *p, size_t n, char *err, size_t errlen)
@@ -380,9 +384,15 @@ static int write_window(PnmfContainerWriter *w, uint32_t first_frame, uint32_t f
         w->index = ni;
         w->index_cap = ncap;
     }
+    if (w->continues_next && !w->nindex) {
+        pnmf_set_err(err, errlen, "the first window cannot continue another");
+        return PNMF_ERR_ARG;
+    }
+    const int cont = w->continues_next;
     uint8_t *z = NULL;
     size_t zsize = 0;
-    int ret = pnmf_entropy_compress(payload, size, w->level, &z, &zsize);
+    int ret = cont ? pnmf_entropy_compress_prefix(payload, size, w->prev, w->prev_size, w->level, &z, &zsize)
+                   : pnmf_entropy_compress(payload, size, w->level, &z, &zsize);
     if (ret == PNMF_ERR_NOMEM) goto nomem;
     if (ret < 0) {
         pnmf_set_err(err, errlen, "zstd compression failed (level %d)", w->level);
@@ -390,14 +400,21 @@ static int write_window(PnmfContainerWriter *w, uint32_t first_frame, uint32_t f
     }
     uint8_t head[WIND_HEAD];
     pnmf_wl32(head, first_frame);
-    pnmf_wl32(head + 4, frame_count);
+    pnmf_wl32(head + 4, frame_count | (cont ? WIND_CONTINUES : 0));
     const uint64_t offset = w->pos;
     ret = writer_chunk(w, PNMF_CHUNK_WINDOW, head, sizeof(head), z, zsize, err, errlen);
     pnmf_free(z);
     if (ret < 0) return ret;
+    /* kept: the next window may be built on it */
+    uint8_t *keep = pnmf_realloc(w->prev, size ? size : 1);
+    if (!keep) goto nomem;
+    memcpy(keep, payload, size);
+    w->prev = keep, w->prev_size = size;
+    w->continues_next = 0;
     w->index[w->nindex].offset = offset;
     w->index[w->nindex].first_frame = first_frame;
     w->index[w->nindex].frame_count = frame_count;
+    w->index[w->nindex].continues = cont;
     w->nindex++;
     w->next_frame += frame_count;
     return 0;
@@ -448,7 +465,7 @@ static int writer_finish(PnmfContainerWriter *w, uint32_t frame_count, char *err
     pnmf_wl32(ib, (uint32_t)w->nindex);
     for (size_t i = 0; i < w->nindex; i++)
         entry_pack(ib + INDX_HEAD + i * INDX_ENTRY, w->index[i].offset,
-                   w->index[i].first_frame, w->index[i].frame_count);
+                   w->index[i].first_frame, w->index[i].frame_count | (w->index[i].continues ? WIND_CONTINUES : 0));
     const uint64_t index_offset = w->pos;
     int ret = writer_chunk(w, PNMF_CHUNK_INDEX, ib, isize, NULL, 0, err, errlen);
     pnmf_free(ib);
@@ -496,10 +513,16 @@ uint64_t pnmf_container_writer_bytes(const PnmfContainerWriter *w)
     return w ? w->pos : 0;
 }
 
+void pnmf_container_writer_set_continues(PnmfContainerWriter *w, int on)
+{
+    if (w) w->continues_next = !!on;
+}
+
 void pnmf_container_writer_close(PnmfContainerWriter **pw)
 {
     if (!pw || !*pw) return;
     pnmf_free((*pw)->index);
+    pnmf_free((*pw)->prev);
     pnmf_freep(pw);
 }
 
@@ -530,6 +553,9 @@ struct PnmfContainerReader {
     uint8_t *chunk;       /* the current chunk's payload */
     size_t chunk_cap;
     uint8_t *payload;     /* the current window, decompressed */
+    size_t payload_size;
+    uint32_t payload_end; /* first frame after it; 0: none (after a seek) */
+    int last_continues;   /* the window last read continues the one before */
 
     PnmfIndexEntry *index;
     uint32_t nindex;
@@ -649,7 +675,11 @@ static int index_check(const PnmfContainerReader *r, const uint8_t *p, uint32_t 
     for (uint32_t i = 0; i < n; i++) {
         const uint8_t *e = p + INDX_HEAD + (size_t)i * INDX_ENTRY;
         const uint64_t off = pnmf_rl64(e);
-        const uint32_t first = pnmf_rl32(e + 8), count = pnmf_rl32(e + 12);
+        const uint32_t first = pnmf_rl32(e + 8), raw = pnmf_rl32(e + 12), count = raw & ~WIND_CONTINUES;
+        if ((raw & WIND_CONTINUES) && i == 0) {
+            pnmf_set_err(err, errlen, "index entry 0: the first window continues another");
+            return PNMF_ERR_CORRUPT;
+        }
         if (first != frame || !count || count > r->h.window ||
             (uint64_t)first + count > r->h.frame_count) {
             pnmf_set_err(err, errlen, "index entry %u: frames %u+%u do not follow frame %u",
@@ -666,6 +696,7 @@ static int index_check(const PnmfContainerReader *r, const uint8_t *p, uint32_t 
             entries[i].offset = off;
             entries[i].first_frame = first;
             entries[i].frame_count = count;
+            entries[i].continues = !!(raw & WIND_CONTINUES);
         }
         min_offset = off + CHUNK_OVERHEAD + WIND_HEAD;
         frame += count;
@@ -861,7 +892,9 @@ static int read_window(PnmfContainerReader *r, const uint8_t **payload, size_t *
             pnmf_set_err(err, errlen, "%s: window chunk too short", name);
             return PNMF_ERR_CORRUPT;
         }
-        const uint32_t first = pnmf_rl32(r->chunk), count = pnmf_rl32(r->chunk + 4);
+        const uint32_t first = pnmf_rl32(r->chunk), raw = pnmf_rl32(r->chunk + 4);
+        const uint32_t count = raw & ~WIND_CONTINUES;
+        const int cont = !!(raw & WIND_CONTINUES);
         if (first != r->next_frame) {
             pnmf_set_err(err, errlen, "%s: window starts at frame %u, expected %u", name,
                          first, r->next_frame);
@@ -873,11 +906,21 @@ static int read_window(PnmfContainerReader *r, const uint8_t **payload, size_t *
                          first);
             return PNMF_ERR_CORRUPT;
         }
+        if (cont && (!r->payload || r->payload_end != first)) {
+            pnmf_set_err(err, errlen, "%s: the window at frame %u continues the one before it, "
+                         "which was not read", name, first + 1);
+            return PNMF_ERR_CORRUPT;
+        }
         const uint64_t bound = payload_bound(&r->h, count);
-        pnmf_freep(&r->payload);
+        uint8_t *prev = r->payload; /* the prefix of a continuing window */
+        r->payload = NULL;
+        r->payload_end = 0;
         size_t n = 0;
-        const int ret = pnmf_entropy_decompress(r->chunk + WIND_HEAD, len - WIND_HEAD,
-                                                (size_t)bound, &r->payload, &n);
+        const int ret = cont ? pnmf_entropy_decompress_prefix(r->chunk + WIND_HEAD, len - WIND_HEAD, prev,
+                                                              r->payload_size, (size_t)bound, &r->payload, &n)
+                             : pnmf_entropy_decompress(r->chunk + WIND_HEAD, len - WIND_HEAD,
+                                                       (size_t)bound, &r->payload, &n);
+        pnmf_free(prev);
         if (ret < 0) {
             if (ret == PNMF_ERR_NOMEM) pnmf_set_err(err, errlen, "out of memory");
             else if (ret == PNMF_ERR_LIMIT)
@@ -899,11 +942,14 @@ static int read_window(PnmfContainerReader *r, const uint8_t **payload, size_t *
                 }
                 r->seen = p, r->seen_cap = cap;
             }
-            entry_pack(r->seen + (size_t)r->windows * INDX_ENTRY, offset, first, count);
+            entry_pack(r->seen + (size_t)r->windows * INDX_ENTRY, offset, first, raw);
             r->windows++;
         }
         r->next_frame += count;
         r->expect_count = 0;
+        r->payload_size = n;
+        r->payload_end = first + count;
+        r->last_continues = cont;
         *payload = r->payload;
         *size = n;
         *first_frame = first;
@@ -994,6 +1040,7 @@ static int seek(PnmfContainerReader *r, uint32_t frame, uint32_t *first_frame,
     r->from_start = 0;
     r->next_frame = e->first_frame;
     r->expect_count = e->frame_count;
+    r->payload_end = 0; /* no prefix: a continuing window cannot be read first */
     r->done = 0;
     r->error = 0;
     *first_frame = e->first_frame;
@@ -1019,6 +1066,33 @@ int pnmf_container_seek(PnmfContainerReader *r, uint32_t frame, uint32_t *first_
     const int ret = seek(r, frame, first_frame, err, errlen);
     if (ret < 0) r->error = ret; /* the position is lost until a seek succeeds */
     return ret;
+}
+
+int pnmf_container_window_continues(const PnmfContainerReader *r)
+{
+    return r ? r->last_continues : 0;
+}
+
+int pnmf_container_key_frame(PnmfContainerReader *r, uint32_t frame, uint32_t *key_first, char *err,
+                             size_t errlen)
+{
+    if (!r || !key_first) {
+        pnmf_set_err(err, errlen, "null argument");
+        return PNMF_ERR_ARG;
+    }
+    if (!r->index_loaded) {
+        const int ret = load_index(r, err, errlen);
+        if (ret < 0) return r->error = ret;
+    }
+    uint32_t lo = 0, hi = r->nindex;
+    while (hi - lo > 1) {
+        const uint32_t mid = lo + (hi - lo) / 2;
+        if (r->index[mid].first_frame <= frame) lo = mid;
+        else hi = mid;
+    }
+    while (lo > 0 && r->index[lo].continues) lo--; /* entry 0 never continues (index_check) */
+    *key_first = r->index[lo].first_frame;
+    return 0;
 }
 
 void pnmf_container_reader_close(PnmfContainerReader **pr)

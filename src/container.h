@@ -52,7 +52,8 @@ typedef struct PnmfHeader {
 typedef struct PnmfIndexEntry {
     uint64_t offset;             /* file offset of the chunk's first byte */
     uint32_t first_frame;
-    uint32_t frame_count;
+    uint32_t frame_count;        /* without the continues bit */
+    int continues;               /* bit 31 of the stored frame_count */
 } PnmfIndexEntry;
 
 typedef struct PnmfContainerWriter PnmfContainerWriter;
@@ -77,6 +78,10 @@ int  pnmf_container_write_window(PnmfContainerWriter *w, uint32_t first_frame,
 int  pnmf_container_writer_finish(PnmfContainerWriter *w, uint32_t frame_count,
                                   char *err, size_t errlen);
 uint64_t pnmf_container_writer_bytes(const PnmfContainerWriter *w);
+/* The next window continues the previous one: its zstd frame is built on
+ * the previous window's payload (a raw prefix), and bit 31 of its
+ * frame_count (chunk and index) says so. */
+void pnmf_container_writer_set_continues(PnmfContainerWriter *w, int on);
 void pnmf_container_writer_close(PnmfContainerWriter **w);
 
 /* Reader: reads and checks the header. */
@@ -94,6 +99,12 @@ int  pnmf_container_read_window(PnmfContainerReader *r, const uint8_t **payload,
  * frame. */
 int  pnmf_container_seek(PnmfContainerReader *r, uint32_t frame, uint32_t *first_frame,
                          char *err, size_t errlen);
+/* Whether the window last read continues the one before it. */
+int  pnmf_container_window_continues(const PnmfContainerReader *r);
+/* The first frame of the key window (one that continues nothing) at or
+ * before the window holding frame, from the index. */
+int  pnmf_container_key_frame(PnmfContainerReader *r, uint32_t frame, uint32_t *key_first, char *err,
+                              size_t errlen);
 void pnmf_container_reader_close(PnmfContainerReader **r);
 
 /* CRC-32 (IEEE 802.3, reflected, as zlib and PNG use). */

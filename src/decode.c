@@ -19,6 +19,7 @@ struct PnmfDecoder {
     int64_t *acc;
     uint8_t *layout;
     uint8_t *P, *Pp, *D, *Dp; /* residual layer: model and decoded frames j, j-1 */
+    int have_prev;            /* P, D hold the frame before next_frame, from a residual layer */
     int failed;
     char err[256];
 };
@@ -83,6 +84,18 @@ static int load_window(PnmfDecoder *d)
         snprintf(d->err, sizeof(d->err), "window at frame %u: %s", first + 1, why);
         return ret;
     }
+    if (d->md.res.continues != pnmf_container_window_continues(d->cr)) {
+        snprintf(d->err, sizeof(d->err), "window at frame %u: its chunk and its payload disagree on "
+                 "continuing the window before it", first + 1);
+        pnmf_model_free(&d->md);
+        return PNMF_ERR_CORRUPT;
+    }
+    if (d->md.res.continues && (!d->have_prev || d->next_frame != (int)first)) {
+        snprintf(d->err, sizeof(d->err), "window at frame %u continues a window that was not decoded before it",
+                 first + 1);
+        pnmf_model_free(&d->md);
+        return PNMF_ERR_CORRUPT;
+    }
     d->loaded = 1;
     d->win_first = (int)first;
     d->win_pos = 0;
@@ -95,14 +108,27 @@ static const uint8_t *next_layout(PnmfDecoder *d)
 {
     if (!d->md.res.step16) {
         pnmf_diamond_int(&d->md, d->win_pos, d->w_step, d->r_step, d->acc, d->layout);
+        d->have_prev = 0;
         return d->layout;
     }
+    d->have_prev = 1;
     uint8_t *t = d->Pp;
     d->Pp = d->P, d->P = t;
     t = d->Dp, d->Dp = d->D, d->D = t;
     pnmf_diamond_int(&d->md, d->win_pos, d->w_step, d->r_step, d->acc, d->P);
     pnmf_residual_frame(&d->md.res, d->win_pos, d->P, d->Pp, d->Dp, d->D);
     return d->D;
+}
+
+/* The next frame, into gray unless NULL. */
+static int step_frame(PnmfDecoder *d, uint8_t *gray, ptrdiff_t stride)
+{
+    if (!d->loaded || d->win_pos >= d->md.m) PNMF_CHECK(load_window(d));
+    const uint8_t *layout = next_layout(d);
+    if (gray) pnmf_layout_to_frame(d->info.shift_model, d->info.width, d->info.height, layout, gray, stride);
+    d->win_pos++;
+    d->next_frame++;
+    return 0;
 }
 
 int pnmf_decoder_read(PnmfDecoder *d, uint8_t *gray, ptrdiff_t stride)
@@ -125,15 +151,8 @@ int pnmf_decoder_read(PnmfDecoder *d, uint8_t *gray, ptrdiff_t stride)
         }
         return PNMF_ERR_EOF;
     }
-    if (!d->loaded || d->win_pos >= d->md.m) {
-        int ret = load_window(d);
-        if (ret < 0) return d->failed = ret;
-    }
-    pnmf_layout_to_frame(d->info.shift_model, d->info.width, d->info.height, next_layout(d), gray,
-                         stride);
-    d->win_pos++;
-    d->next_frame++;
-    return 0;
+    int ret = step_frame(d, gray, stride);
+    return ret < 0 ? (d->failed = ret) : 0;
 }
 
 int pnmf_decoder_seek(PnmfDecoder *d, int frame)
@@ -142,16 +161,23 @@ int pnmf_decoder_seek(PnmfDecoder *d, int frame)
     if (frame >= d->info.frame_count) return PNMF_ERR_ARG;
     uint32_t first;
     d->failed = 0;
-    int ret = pnmf_container_seek(d->cr, (uint32_t)frame, &first, d->err, sizeof(d->err));
+    d->have_prev = 0;
+    /* back to the key window at or before the frame: a window that
+     * continues the one before it needs that one decoded first */
+    int ret = pnmf_container_key_frame(d->cr, (uint32_t)frame, &first, d->err, sizeof(d->err));
+    if (ret < 0) return d->failed = ret;
+    ret = pnmf_container_seek(d->cr, first, &first, d->err, sizeof(d->err));
     if (ret < 0) return d->failed = ret;
     d->next_frame = (int)first;
-    ret = load_window(d);
-    if (ret < 0) return d->failed = ret;
-    /* the residual layer predicts from earlier frames of the window */
-    if (d->md.res.step16)
-        for (d->win_pos = 0; d->win_pos < frame - (int)first; d->win_pos++) next_layout(d);
-    d->win_pos = frame - (int)first;
-    d->next_frame = frame;
+    d->loaded = 0;
+    while (d->next_frame < frame) {
+        ret = step_frame(d, NULL, 0);
+        if (ret < 0) return d->failed = ret;
+    }
+    if (!d->loaded || d->win_pos >= d->md.m) {
+        ret = load_window(d);
+        if (ret < 0) return d->failed = ret;
+    }
     return 0;
 }
 

@@ -34,6 +34,9 @@ struct PnmfEncoder {
     int64_t *acc;
     uint8_t *rec, *seen;
     uint8_t *P, *Pp, *D, *Dp; /* residual layer: model and decoded frames j, j-1 */
+    uint8_t *lastP, *lastD;   /* the previous window's last model and decoded frames */
+    int last_key;             /* first frame of the last key window */
+    int continues;            /* the window being coded continues the previous one */
     int w_step, r_step;
     double sse, objective;
     int windows, failed, finished;
@@ -89,9 +92,11 @@ int pnmf_encoder_create(PnmfEncoder **out, const PnmfEncSettings *s, int width, 
     e->Pp = pnmf_malloc_array(e->nv, 1);
     e->D = pnmf_malloc_array(e->nv, 1);
     e->Dp = pnmf_malloc_array(e->nv, 1);
+    e->lastP = pnmf_malloc_array(e->nv, 1);
+    e->lastD = pnmf_malloc_array(e->nv, 1);
     int ret = PNMF_ERR_NOMEM;
     if (!e->frames || !e->A || !e->W || !e->Wq || !e->Wtry || !e->H || !e->Hsave || !e->acc || !e->rec ||
-        !e->seen || !e->P || !e->Pp || !e->D || !e->Dp)
+        !e->seen || !e->P || !e->Pp || !e->D || !e->Dp || !e->lastP || !e->lastD)
         goto error;
     if (s->components) { /* -k 0: no model, the residual layer alone */
         ret = pnmf_fitter_open(&e->ft, e->rows, e->cols, s->window, s->components, e->s.threads);
@@ -262,12 +267,16 @@ static double residual_lambda(int step16)
  * will show. */
 static int code_residual(PnmfEncoder *e, PnmfWindowModel *md, int m, int step16, double *sse)
 {
-    int key16 = (step16 + KEY_STEP_DIV / 2) / KEY_STEP_DIV;
+    int key16 = e->continues ? step16 : (step16 + KEY_STEP_DIV / 2) / KEY_STEP_DIV;
     if (key16 < PNMF_RES_MIN_STEP) key16 = PNMF_RES_MIN_STEP;
     pnmf_residual_free(&md->res);
     PNMF_CHECK(pnmf_residual_alloc(&md->res, m, e->vis_rows, e->vis_cols, step16, key16));
+    md->res.continues = e->continues;
     const double lambda = residual_lambda(step16), key_lambda = residual_lambda(key16);
     *sse = 0;
+    /* frame -1: the previous window's last (swapped into Pp, Dp below) */
+    memcpy(e->P, e->lastP, e->nv);
+    memcpy(e->D, e->lastD, e->nv);
     for (int j = 0; j < m; j++) {
         uint8_t *t = e->Pp;
         e->Pp = e->P, e->P = t;
@@ -480,6 +489,9 @@ static int encode_window(PnmfEncoder *e)
     int ret = 0;
     const int header_k = e->s.components ? e->s.components : 1;
     const int step16 = pnmf_residual_step(e->s.quality);
+    const int start = e->frame_count - m;
+    e->continues = e->s.residual && e->windows > 0 && start - e->last_key < e->s.key_interval;
+    if (e->s.residual && !e->continues) e->last_key = start;
     int drop = 0;
     if (e->s.components && e->s.residual && !e->s.two_level && e->s.iterations > 1)
         ret = probe_model(e, m, step16, &drop);
@@ -528,10 +540,26 @@ static int encode_window(PnmfEncoder *e)
         for (int i = 0; i < md.k; i++) fprintf(stderr, " %dx%d", md.comp[i].bh, md.comp[i].bw);
         fputc('\n', stderr);
     }
+    if (ret >= 0) pnmf_container_writer_set_continues(e->cw, e->continues);
     if (ret >= 0)
         ret = pnmf_container_write_window(e->cw, (uint32_t)(e->frame_count - m), (uint32_t)m,
                                           payload, size, e->err, sizeof(e->err));
     if (ret >= 0) e->sse += sse;
+    if (ret >= 0 && e->s.residual) {
+        /* the decoder's last frame of this window, which the next one may
+         * predict from: decoded from md exactly as the decoder does */
+        memcpy(e->P, e->lastP, e->nv);
+        memcpy(e->D, e->lastD, e->nv);
+        for (int j = 0; j < m; j++) {
+            uint8_t *t = e->Pp;
+            e->Pp = e->P, e->P = t;
+            t = e->Dp, e->Dp = e->D, e->D = t;
+            pnmf_diamond_int(&md, j, e->w_step, e->r_step, e->acc, e->P);
+            pnmf_residual_frame(&md.res, j, e->P, e->Pp, e->Dp, e->D);
+        }
+        memcpy(e->lastP, e->P, e->nv);
+        memcpy(e->lastD, e->D, e->nv);
+    }
     pnmf_free(payload);
     pnmf_free(payload2);
     pnmf_model_free(&md);
@@ -601,5 +629,7 @@ void pnmf_encoder_destroy(PnmfEncoder **pe)
     pnmf_free(e->Pp);
     pnmf_free(e->D);
     pnmf_free(e->Dp);
+    pnmf_free(e->lastP);
+    pnmf_free(e->lastD);
     pnmf_freep(pe);
 }

@@ -30,6 +30,12 @@
 int pnmf_entropy_compress(const uint8_t *src, size_t src_size, int level,
                           uint8_t **dst, size_t *dst_size)
 {
+    return pnmf_entropy_compress_prefix(src, src_size, NULL, 0, level, dst, dst_size);
+}
+
+int pnmf_entropy_compress_prefix(const uint8_t *src, size_t src_size, const uint8_t *prefix,
+                                 size_t prefix_size, int level, uint8_t **dst, size_t *dst_size)
+{
     *dst = NULL;
     *dst_size = 0;
     if (!src && src_size) return PNMF_ERR_ARG;
@@ -40,7 +46,8 @@ int pnmf_entropy_compress(const uint8_t *src, size_t src_size, int level,
     uint8_t *buf = NULL;
     if (ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level)) ||
         ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1)) ||
-        ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 1))) {
+        ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 1)) ||
+        (prefix && ZSTD_isError(ZSTD_CCtx_refPrefix(cctx, prefix, prefix_size)))) {
         ret = PNMF_ERR_ARG;
         goto end;
     }
@@ -105,6 +112,12 @@ static int parse_frame_header(const uint8_t *src, size_t src_size, FrameInfo *fi
 int pnmf_entropy_decompress(const uint8_t *src, size_t src_size, size_t max_size,
                             uint8_t **dst, size_t *dst_size)
 {
+    return pnmf_entropy_decompress_prefix(src, src_size, NULL, 0, max_size, dst, dst_size);
+}
+
+int pnmf_entropy_decompress_prefix(const uint8_t *src, size_t src_size, const uint8_t *prefix,
+                                   size_t prefix_size, size_t max_size, uint8_t **dst, size_t *dst_size)
+{
     *dst = NULL;
     *dst_size = 0;
     if (!src && src_size) return PNMF_ERR_ARG;
@@ -119,7 +132,8 @@ int pnmf_entropy_decompress(const uint8_t *src, size_t src_size, size_t max_size
     if (!dctx) return PNMF_ERR_NOMEM;
     int ret = 0;
     uint8_t *buf = NULL;
-    if (ZSTD_isError(ZSTD_DCtx_setParameter(dctx, ZSTD_d_windowLogMax, ENTROPY_WINDOW_LOG_MAX))) {
+    if (ZSTD_isError(ZSTD_DCtx_setParameter(dctx, ZSTD_d_windowLogMax, ENTROPY_WINDOW_LOG_MAX)) ||
+        (prefix && ZSTD_isError(ZSTD_DCtx_refPrefix(dctx, prefix, prefix_size)))) {
         ret = PNMF_ERR_ARG;
         goto end;
     }

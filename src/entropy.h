@@ -18,4 +18,13 @@ int pnmf_entropy_compress(const uint8_t *src, size_t src_size, int level,
 int pnmf_entropy_decompress(const uint8_t *src, size_t src_size, size_t max_size,
                             uint8_t **dst, size_t *dst_size);
 
+/* The same with the zstd frame built on (compress) or needing (decompress)
+ * prefix as raw content before it: ZSTD_CCtx_refPrefix(), so repeats of
+ * the previous window's payload cost a match, not their bytes again. The
+ * frame records no dictionary; the caller knows when a prefix applies. */
+int pnmf_entropy_compress_prefix(const uint8_t *src, size_t src_size, const uint8_t *prefix,
+                                 size_t prefix_size, int level, uint8_t **dst, size_t *dst_size);
+int pnmf_entropy_decompress_prefix(const uint8_t *src, size_t src_size, const uint8_t *prefix,
+                                   size_t prefix_size, size_t max_size, uint8_t **dst, size_t *dst_size);
+
 #endif /* PNMF_ENTROPY_H */

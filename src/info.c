@@ -34,6 +34,9 @@ struct PnmfInfo {
     int done;
     int *bh, *bw;             /* header.components each */
     uint64_t *comp_entries;
+    uint8_t *prev;            /* the previous window's payload: a continuing
+                               * window's zstd frame is built on it */
+    size_t prev_size;
     char err[256];
 };
 
@@ -235,8 +238,19 @@ int pnmf_info_next_window(PnmfInfo *p, PnmfInfoWindow *st, int zstd_level)
         st->sec[s].values = values[s];
         st->sec[s].raw_bytes = bound[s + 1] - bound[s];
         ret = zstd_size(payload + bound[s], bound[s + 1] - bound[s], zstd_level, &st->sec[s].zstd_bytes);
-        if (ret >= 0 && s == 0)
-            ret = zstd_size(payload, size, zstd_level, &st->payload_zstd_bytes);
+        if (ret >= 0 && s == 0) {
+            /* the whole payload as the file holds it: on the previous
+             * payload when the window continues it */
+            if (pnmf_container_window_continues(p->cr) && p->prev && zstd_level) {
+                uint8_t *dst = NULL;
+                size_t dn = 0;
+                ret = pnmf_entropy_compress_prefix(payload, size, p->prev, p->prev_size, zstd_level, &dst, &dn);
+                pnmf_free(dst);
+                st->payload_zstd_bytes = dn;
+            } else {
+                ret = zstd_size(payload, size, zstd_level, &st->payload_zstd_bytes);
+            }
+        }
         if (ret < 0) {
             snprintf(p->err, sizeof(p->err), "window at frame %u: zstd failed (%s)", first + 1,
                      pnmf_strerror(ret));
@@ -244,6 +258,14 @@ int pnmf_info_next_window(PnmfInfo *p, PnmfInfoWindow *st, int zstd_level)
             return ret;
         }
     }
+    uint8_t *keep = pnmf_realloc(p->prev, size ? size : 1);
+    if (!keep) {
+        snprintf(p->err, sizeof(p->err), "out of memory");
+        pnmf_model_free(&p->md);
+        return PNMF_ERR_NOMEM;
+    }
+    memcpy(keep, payload, size);
+    p->prev = keep, p->prev_size = size;
     p->loaded = 1;
     p->windows++;
     return 1;
@@ -303,5 +325,6 @@ void pnmf_info_close(PnmfInfo **pp)
     pnmf_free(p->bh);
     pnmf_free(p->bw);
     pnmf_free(p->comp_entries);
+    pnmf_free(p->prev);
     pnmf_freep(pp);
 }

@@ -23,6 +23,7 @@ void pnmf_enc_default_settings(PnmfEncSettings *s)
     s->zstd_level = 19;
     s->refine = 4;
     s->residual = 1;
+    s->key_interval = 250;
 }
 
 int pnmf_enc_open(PnmfEncoder **enc, const PnmfEncSettings *s, int width, int height,
@@ -44,6 +45,7 @@ int pnmf_enc_open(PnmfEncoder **enc, const PnmfEncSettings *s, int width, int he
     if (s->canvas_pad < 0 || s->canvas_pad > 4096) return PNMF_ERR_ARG;
     if (s->residual < 0 || s->residual > 1) return PNMF_ERR_ARG;
     if (s->residual && s->shift_model == PNMF_SHIFT_VECTOR) return PNMF_ERR_ARG;
+    if (s->key_interval < 1 || s->key_interval > PNMF_MAX_FRAMES) return PNMF_ERR_ARG;
     if (s->two_level < 0 || s->two_level > PNMF_MAX_COMPONENTS) return PNMF_ERR_ARG;
     if (s->two_level && (s->two_level < s->components || s->shift_model == PNMF_SHIFT_CANVAS)) return PNMF_ERR_ARG;
     if (!(s->target_psnr >= 0 && s->target_psnr <= 99) || (s->target_psnr > 0 && !s->residual)) return PNMF_ERR_ARG;

@@ -127,7 +127,7 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
                 return PNMF_ERR_ARG;
         }
     if (pnmf_model_work(md) > pnmf_model_max_work(md->rows, md->cols, m)) return PNMF_ERR_LIMIT;
-    put_u(&b, md->res.step16 ? PNMF_FLAG_RESIDUAL : 0); /* flags */
+    put_u(&b, md->res.step16 ? PNMF_FLAG_RESIDUAL | (md->res.continues ? PNMF_FLAG_CONTINUES : 0) : 0); /* flags */
     put_u(&b, (uint64_t)k);
     for (int i = 0; i < k; i++) {
         put_u(&b, (uint64_t)md->comp[i].bh);
@@ -207,7 +207,8 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
 
 /* The residual layer (residual.h): step, block size, a mode per block and
  * frame, the levels of the coded blocks. */
-static int read_residual(Rd *r, int m, int rows, int cols, PnmfResidual *rs, char *err, size_t errlen)
+static int read_residual(Rd *r, int m, int rows, int cols, int continues, PnmfResidual *rs, char *err,
+                         size_t errlen)
 {
     uint64_t step, key_step, qp, key_qp, bs, v;
     if (get_u(r, &step) < 0 || get_u(r, &key_step) < 0 || get_u(r, &qp) < 0 || get_u(r, &key_qp) < 0 ||
@@ -234,6 +235,7 @@ static int read_residual(Rd *r, int m, int rows, int cols, PnmfResidual *rs, cha
     if ((uint64_t)m * nb > (uint64_t)(r->end - r->p)) goto truncated; /* a byte each at least */
     PNMF_CHECK(pnmf_residual_alloc(rs, m, rows, cols, (int)step, (int)key_step));
     rs->qp = (int)qp, rs->key_qp = (int)key_qp;
+    rs->continues = continues;
     uint64_t total = 0, nmv = 0;
     for (int j = 0; j < m; j++) {
         rs->start[j] = (size_t)total;
@@ -247,7 +249,8 @@ static int read_residual(Rd *r, int m, int rows, int cols, PnmfResidual *rs, cha
             if (v > 31 || pred >= PNMF_RES_PREDS ||
                 ((v & PNMF_RES_TRANSFORM) &&
                  (!(v & PNMF_RES_CODED) || pred == PNMF_RES_SPATIAL || h < PNMF_RES_BLOCK || w < PNMF_RES_BLOCK)) ||
-                (j == 0 && (pred == PNMF_RES_PREVIOUS || pred == PNMF_RES_MOTION || pred == PNMF_RES_SHIFTED))) {
+                (j == 0 && !continues &&
+                 (pred == PNMF_RES_PREVIOUS || pred == PNMF_RES_MOTION || pred == PNMF_RES_SHIFTED))) {
                 pnmf_set_err(err, errlen, "frame %d, block %llu: residual mode %llu not allowed", j,
                              (unsigned long long)b, (unsigned long long)v);
                 return PNMF_ERR_CORRUPT;
@@ -328,11 +331,15 @@ int pnmf_model_read(const uint8_t *buf, size_t size, int rows, int cols, int vis
         pnmf_set_err(err, errlen, "truncated window payload");
         return PNMF_ERR_CORRUPT;
     }
-    if (v & ~(uint64_t)PNMF_FLAG_RESIDUAL) {
+    if (v & ~(uint64_t)(PNMF_FLAG_RESIDUAL | PNMF_FLAG_CONTINUES)) {
         pnmf_set_err(err, errlen, "window flags 0x%llx: unknown features", (unsigned long long)v);
         return PNMF_ERR_CORRUPT;
     }
-    const int has_residual = (int)(v & PNMF_FLAG_RESIDUAL);
+    if (v == PNMF_FLAG_CONTINUES) {
+        pnmf_set_err(err, errlen, "window flags 0x2: continues without a residual layer");
+        return PNMF_ERR_CORRUPT;
+    }
+    const int has_residual = (int)(v & PNMF_FLAG_RESIDUAL), continues = !!(v & PNMF_FLAG_CONTINUES);
     if (get_u(&r, &v) < 0) {
         pnmf_set_err(err, errlen, "truncated window payload");
         return PNMF_ERR_CORRUPT;
@@ -477,7 +484,7 @@ int pnmf_model_read(const uint8_t *buf, size_t size, int rows, int cols, int vis
         }
     }
     if (has_residual) {
-        ret = read_residual(&r, m, vis_rows, vis_cols, &md->res, err, errlen);
+        ret = read_residual(&r, m, vis_rows, vis_cols, continues, &md->res, err, errlen);
         if (ret < 0) goto fail;
     }
     if (r.p != r.end) FAIL("%zu unexpected bytes after the window payload", (size_t)(r.end - r.p));

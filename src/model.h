@@ -26,6 +26,7 @@
 #define PNMF_MAX_COEF_VALUE  65535   /* c * r_step */
 #define PNMF_FRAC_BITS       12      /* 8 (components) + 4 (coefficients) */
 #define PNMF_FLAG_RESIDUAL   1       /* window flags: a residual layer follows */
+#define PNMF_FLAG_CONTINUES  2       /* ... which predicts from the previous window */
 #define PNMF_MAX_OCCURRENCES 64      /* entries of one component in one frame */
 
 /* Decode work: a window of m frames of `pixels` torus samples may ask for

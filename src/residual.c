@@ -405,7 +405,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
     r->start[j] = r->nlev;
     r->mvstart[j] = r->nmv;
     int gy = 0, gx = 0, py = 0, px = 0;
-    if (j) global_motion(src, Dp, r->rows, r->cols, &gy, &gx);
+    if (j || r->continues) global_motion(src, Dp, r->rows, r->cols, &gy, &gx);
     /* the vectors chosen so far in this frame, per block (for neighbours) */
     int16_t (*bmv)[2] = pnmf_calloc(nb, sizeof(*bmv));
     if (!bmv) return PNMF_ERR_NOMEM;
@@ -419,7 +419,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
         double bj = 1e300;
         for (int mode = 0; mode < PNMF_RES_PREDS; mode++) {
             const int needs_prev = mode == PNMF_RES_PREVIOUS || mode == PNMF_RES_MOTION || mode == PNMF_RES_SHIFTED;
-            if (j == 0 && needs_prev) continue;
+            if (j == 0 && !r->continues && needs_prev) continue;
             int dy = 0, dx = 0;
             double extra = 0;
             if (mode == PNMF_RES_SHIFTED) {

@@ -22,8 +22,9 @@
  * quarters, quantized with qp: the block's prediction plus the inverse
  * transform of the dequantized coefficients.
  *
- * Modes 1, 2 and 4 need a previous frame in the window: the first frame of a
- * window never uses them, so every window decodes on its own. A coded
+ * Modes 1, 2 and 4 need a previous frame: in the first frame of a window
+ * only when the window continues the one before it (window flags bit 1);
+ * a key window (bit 1 clear) decodes on its own. A coded
  * block adds dequant(level) to every pixel's prediction, pixel by pixel in
  * raster order (the spatial mode predicts from pixels already corrected),
  * and clamps to 0..255. dequant(l) = (l * step16 + sign(l) * 8) / 16,
@@ -56,6 +57,8 @@ typedef struct PnmfResidual {
     int key_step16;    /* the step of the window's first frame, which later
                         * frames copy: finer, as a codec's key frame */
     int qp, key_qp;    /* transform blocks' quantizer, 0..51 (step 0.625 * 2^(qp/6)) */
+    int continues;     /* frame 0 predicts from the previous window's last frame
+                        * (window flags bit 1): modes 1, 2 and 4 allowed there */
     int m, rows, cols; /* frames; the frame's height and width */
     int bx, by;        /* blocks across and down */
     uint8_t *modes;    /* m * bx * by, frame by frame, blocks in raster order */

@@ -828,6 +828,76 @@ static void test_seek(void)
     free(file);
 }
 
+/* Continuing windows: the zstd frame built on the previous payload (bit
+ * 31 of frame_count, chunk and index); sequential reading gives the
+ * payloads back, seeking straight to a continuing window is refused, and
+ * the index names the key window before any frame. */
+static void test_continues(void)
+{
+    PnmfHeader h = ref_header();
+    Windows w = ref_windows();
+    /* window 2 repeats most of window 1: the prefix must pay */
+    memcpy(w.data[2], w.data[1] + 100, w.size[2]);
+    char err[160] = "";
+    uint8_t *files[2];
+    size_t sizes[2];
+    for (int cont = 0; cont < 2; cont++) {
+        PnmfHeader hp = h;
+        hp.frame_count = 0;
+        FILE *f = tmpfile();
+        PnmfContainerWriter *wr = NULL;
+        CHECK(pnmf_container_writer_open(&wr, f, &hp, 19, err, sizeof(err)) == 0);
+        pnmf_container_writer_set_continues(wr, cont); /* on the first window: refused */
+        CHECK((pnmf_container_write_window(wr, 0, 4, w.data[0], w.size[0], err, sizeof(err)) < 0) == cont);
+        if (cont) {
+            pnmf_container_writer_close(&wr);
+            fclose(f);
+            f = tmpfile();
+            CHECK(pnmf_container_writer_open(&wr, f, &hp, 19, err, sizeof(err)) == 0);
+            CHECK(pnmf_container_write_window(wr, 0, 4, w.data[0], w.size[0], err, sizeof(err)) == 0);
+        }
+        for (int i = 1; i < 3; i++) {
+            pnmf_container_writer_set_continues(wr, cont);
+            CHECK(pnmf_container_write_window(wr, w.first[i], w.count[i], w.data[i], w.size[i], err, sizeof(err)) == 0);
+        }
+        CHECK(pnmf_container_writer_finish(wr, 10, err, sizeof(err)) == 0);
+        pnmf_container_writer_close(&wr);
+        files[cont] = slurp(f, &sizes[cont]);
+        fclose(f);
+    }
+    CHECK(sizes[1] < sizes[0]); /* the repeat costs a match */
+    PnmfContainerReader *r;
+    FILE *f = mem_file(files[1], sizes[1]);
+    CHECK(pnmf_container_reader_open(&r, f, err, sizeof(err)) == 0);
+    const uint8_t *p;
+    size_t size;
+    uint32_t first, count;
+    for (int i = 0; i < 3; i++) {
+        CHECK(pnmf_container_read_window(r, &p, &size, &first, &count, err, sizeof(err)) == 1);
+        CHECK(size == w.size[i] && !memcmp(p, w.data[i], size) && count == w.count[i]);
+        CHECK(pnmf_container_window_continues(r) == (i > 0));
+    }
+    CHECK(pnmf_container_read_window(r, &p, &size, &first, &count, err, sizeof(err)) == 0);
+    uint32_t key = 99;
+    CHECK(pnmf_container_key_frame(r, 9, &key, err, sizeof(err)) == 0 && key == 0);
+    CHECK(pnmf_container_seek(r, 5, &first, err, sizeof(err)) == 0 && first == 4);
+    CHECK(pnmf_container_read_window(r, &p, &size, &first, &count, err, sizeof(err)) == PNMF_ERR_CORRUPT &&
+          strstr(err, "continues the one before it"));
+    CHECK(pnmf_container_seek(r, 0, &first, err, sizeof(err)) == 0);
+    for (int i = 0; i < 3; i++)
+        CHECK(pnmf_container_read_window(r, &p, &size, &first, &count, err, sizeof(err)) == 1 &&
+              !memcmp(p, w.data[i], size));
+    pnmf_container_reader_close(&r);
+    fclose(f);
+    f = mem_file(files[0], sizes[0]);
+    CHECK(pnmf_container_reader_open(&r, f, err, sizeof(err)) == 0);
+    CHECK(pnmf_container_key_frame(r, 9, &key, err, sizeof(err)) == 0 && key == 8);
+    pnmf_container_reader_close(&r);
+    fclose(f);
+    free(files[0]), free(files[1]);
+    windows_free(&w);
+}
+
 static void test_unknown_chunks(void)
 {
     PnmfHeader h = ref_header();
@@ -1103,6 +1173,7 @@ int main(void)
     test_header_checks();
     test_writer_args();
     test_seek();
+    test_continues();
     test_unknown_chunks();
     test_structure();
     test_payload_limit();

@@ -332,8 +332,8 @@ static void test_reader_rules(void)
         pnmf_model_free(&md);
     }
 
-    /* flags: only bit 0 (the residual layer) is defined, any other bit is refused */
-    for (uint64_t f = 2; f; f <<= 9) {
+    /* flags: only bits 0 and 1 (the residual layer) are defined, any other bit is refused */
+    for (uint64_t f = 4; f; f <<= 9) {
         p = one(f, 1, 1, 0, 0, 0);
         REFUSED(p, 1, PNMF_ERR_CORRUPT, "unknown features");
     }

@@ -35,6 +35,9 @@ static void usage(FILE *f)
             "      --residual       code what the parts miss, per 8x8 block, against the\n"
             "                       model, the previous frame or the neighbours%s\n"
             "      --no-residual    the parts alone, as in the paper (implied by --shift vector)%s\n"
+            "      --keyint N       residual layer: a key window (decodes on its own) at least\n"
+            "                       every N frames; the others predict from the window before\n"
+            "                       (default %d; 1: every window)\n"
             "      --two-level K    the paper's two-level decomposition: K level-1 components,\n"
             "                       then -k level-2 ones; one part may appear several times in\n"
             "                       a frame (torus or vector shifts; default: off)\n"
@@ -61,14 +64,14 @@ static void usage(FILE *f)
             d.components, d.window, d.quality,
             d.shift_model == PNMF_SHIFT_CANVAS ? "canvas" : d.shift_model == PNMF_SHIFT_TORUS ? "torus" : "vector",
             d.canvas_pad, d.signed_components ? " (default)" : "", d.signed_components ? "" : " (default)",
-            d.residual ? " (default)" : "", d.residual ? "" : " (default)",
+            d.residual ? " (default)" : "", d.residual ? "" : " (default)", d.key_interval,
             d.iterations, d.inner_iters, d.restarts,
             (unsigned long long)d.seed, d.threads, d.zstd_level, d.refine);
 }
 
 enum { OPT_SHIFT = 256, OPT_ALGO, OPT_ITER, OPT_INNER, OPT_RESTARTS, OPT_SEED, OPT_THREADS,
        OPT_ZSTD, OPT_FRAMES, OPT_REFINE, OPT_PAD, OPT_SIGNED, OPT_UNSIGNED, OPT_RESIDUAL,
-       OPT_NO_RESIDUAL, OPT_TARGET, OPT_TWO_LEVEL };
+       OPT_NO_RESIDUAL, OPT_TARGET, OPT_TWO_LEVEL, OPT_KEYINT };
 
 int main(int argc, char **argv)
 {
@@ -83,7 +86,7 @@ int main(int argc, char **argv)
         { "canvas-pad", required_argument, NULL, OPT_PAD }, { "signed", no_argument, NULL, OPT_SIGNED },
         { "unsigned", no_argument, NULL, OPT_UNSIGNED }, { "residual", no_argument, NULL, OPT_RESIDUAL },
         { "no-residual", no_argument, NULL, OPT_NO_RESIDUAL }, { "target-psnr", required_argument, NULL, OPT_TARGET },
-        { "two-level", required_argument, NULL, OPT_TWO_LEVEL },
+        { "two-level", required_argument, NULL, OPT_TWO_LEVEL }, { "keyint", required_argument, NULL, OPT_KEYINT },
         { "quiet", no_argument, NULL, 'Q' },            { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },          { NULL, 0, NULL, 0 },
     };
@@ -127,6 +130,7 @@ int main(int argc, char **argv)
         case OPT_UNSIGNED: s.signed_components = 0; break;
         case OPT_RESIDUAL: s.residual = 1; residual_set = 1; break;
         case OPT_NO_RESIDUAL: s.residual = 0; residual_set = 1; break;
+        case OPT_KEYINT: if (cli_parse_int(prog, "--keyint", optarg, 1, 1 << 28, &v)) return PNMF_EXIT_USAGE; s.key_interval = (int)v; break;
         case OPT_TWO_LEVEL: if (cli_parse_int(prog, "--two-level", optarg, 1, 255, &v)) return PNMF_EXIT_USAGE; s.two_level = (int)v; break;
         case OPT_TARGET: {
             char *end;

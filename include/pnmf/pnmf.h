@@ -53,7 +53,8 @@ typedef struct PnmfEncSettings {
     int residual;    ///< residual layer: what the parts miss, coded per 8x8 block against the model, the previous frame or the neighbours (default 1; not with PNMF_SHIFT_VECTOR)
     float target_psnr; ///< > 0: per window, the coarsest residual step whose PSNR-Y reaches this (dB); -q still sets the model's steps (default 0, off; needs residual)
     int two_level;   ///< > 0: the paper's two-level decomposition (3.4) with this many level-1 components, then `components` level-2 ones: a frame may hold one component several times (default 0, off; torus or vector shifts)
-    uint8_t reserved[8];
+    int key_interval; ///< residual layer: a window whose first frame is this many frames or more after the last key window's starts a new key window (decodes on its own); the others predict from the window before them (default 250, like x264's keyint; 1: every window is a key window)
+    uint8_t reserved[4];
 } PnmfEncSettings;
 
 /** What a stream is: the file header, as the decoder sees it. */

@@ -412,7 +412,7 @@ int main(int argc, char **argv)
      * r_step 1, window 0 of 3 frames. */
     {
         Bytes pl = { 0 }, f;
-        add_varint(&pl, 2); /* flags: bit 1, a feature this reader does not know */
+        add_varint(&pl, 4); /* flags: bit 2, a feature this reader does not know */
         add_varint(&pl, 1);
         add_varint(&pl, 1), add_varint(&pl, 1);
         add_signed(&pl, 100);

@@ -18,8 +18,10 @@ struct PnmfDecoder {
     int loaded, win_first, win_pos, next_frame, checked_end;
     int64_t *acc;
     uint8_t *layout;
-    uint8_t *P, *Pp, *D, *Dp; /* residual layer: model and decoded frames j, j-1 */
-    int have_prev;            /* P, D hold the frame before next_frame, from a residual layer */
+    uint8_t *P, *Pp, *D;      /* residual layer: model frames j, j-1; decoded frame j */
+    uint8_t *ref[PNMF_RES_REFS]; /* decoded frames j-1, j-2, ... */
+    int have_prev;            /* Pp, ref[0] hold the frame before next_frame, from a residual layer */
+    int avail;                /* of ref[], how many hold frames since the key window began */
     int failed;
     char err[256];
 };
@@ -56,8 +58,9 @@ int pnmf_decoder_create(PnmfDecoder **out, FILE *in)
     d->P = pnmf_malloc_array(d->n, 1);
     d->Pp = pnmf_malloc_array(d->n, 1);
     d->D = pnmf_malloc_array(d->n, 1);
-    d->Dp = pnmf_malloc_array(d->n, 1);
-    if (!d->acc || !d->layout || !d->P || !d->Pp || !d->D || !d->Dp) return d->failed = PNMF_ERR_NOMEM;
+    if (!d->acc || !d->layout || !d->P || !d->Pp || !d->D) return d->failed = PNMF_ERR_NOMEM;
+    for (int t = 0; t < PNMF_RES_REFS; t++)
+        if (!(d->ref[t] = pnmf_malloc_array(d->n, 1))) return d->failed = PNMF_ERR_NOMEM;
     return 0;
 }
 
@@ -90,7 +93,7 @@ static int load_window(PnmfDecoder *d)
         pnmf_model_free(&d->md);
         return PNMF_ERR_CORRUPT;
     }
-    if (d->md.res.continues && (!d->have_prev || d->next_frame != (int)first)) {
+    if (d->md.res.continues && (!d->have_prev || d->next_frame != (int)first || d->md.res.reach > d->avail)) {
         snprintf(d->err, sizeof(d->err), "window at frame %u continues a window that was not decoded before it",
                  first + 1);
         pnmf_model_free(&d->md);
@@ -109,15 +112,21 @@ static const uint8_t *next_layout(PnmfDecoder *d)
     if (!d->md.res.step16) {
         pnmf_diamond_int(&d->md, d->win_pos, d->w_step, d->r_step, d->acc, d->layout);
         d->have_prev = 0;
+        d->avail = 0;
         return d->layout;
     }
-    d->have_prev = 1;
+    if (d->win_pos == 0 && !d->md.res.continues) d->avail = 0; /* a key window */
     uint8_t *t = d->Pp;
     d->Pp = d->P, d->P = t;
-    t = d->Dp, d->Dp = d->D, d->D = t;
     pnmf_diamond_int(&d->md, d->win_pos, d->w_step, d->r_step, d->acc, d->P);
-    pnmf_residual_frame(&d->md.res, d->win_pos, d->P, d->Pp, d->Dp, d->D);
-    return d->D;
+    pnmf_residual_frame(&d->md.res, d->win_pos, d->P, d->Pp, (const uint8_t *const *)d->ref, d->D);
+    /* D becomes ref[0]; the oldest reference's memory takes the next frame */
+    t = d->ref[PNMF_RES_REFS - 1];
+    for (int i = PNMF_RES_REFS - 1; i > 0; i--) d->ref[i] = d->ref[i - 1];
+    d->ref[0] = d->D, d->D = t;
+    if (d->avail < PNMF_RES_REFS) d->avail++;
+    d->have_prev = 1;
+    return d->ref[0];
 }
 
 /* The next frame, into gray unless NULL. */
@@ -162,6 +171,7 @@ int pnmf_decoder_seek(PnmfDecoder *d, int frame)
     uint32_t first;
     d->failed = 0;
     d->have_prev = 0;
+    d->avail = 0;
     /* back to the key window at or before the frame: a window that
      * continues the one before it needs that one decoded first */
     int ret = pnmf_container_key_frame(d->cr, (uint32_t)frame, &first, d->err, sizeof(d->err));
@@ -194,6 +204,6 @@ void pnmf_decoder_destroy(PnmfDecoder **pd)
     pnmf_free(d->P);
     pnmf_free(d->Pp);
     pnmf_free(d->D);
-    pnmf_free(d->Dp);
+    for (int t = 0; t < PNMF_RES_REFS; t++) pnmf_free(d->ref[t]);
     pnmf_freep(pd);
 }

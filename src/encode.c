@@ -20,6 +20,7 @@
 #include "quant.h"
 #include "residual.h"
 #include "twolevel.h"
+#include "varint.h"
 
 struct PnmfEncoder {
     PnmfEncSettings s;
@@ -33,8 +34,10 @@ struct PnmfEncoder {
     PnmfFitter *ft;
     int64_t *acc;
     uint8_t *rec, *seen;
-    uint8_t *P, *Pp, *D, *Dp; /* residual layer: model and decoded frames j, j-1 */
-    uint8_t *lastP, *lastD;   /* the previous window's last model and decoded frames */
+    uint8_t *P, *Pp, *D;      /* residual layer: model frames j, j-1, decoded frame j */
+    uint8_t *ref[PNMF_RES_REFS];     /* decoded frames j-1, j-2, ... */
+    uint8_t *lastP, *lastRef[PNMF_RES_REFS]; /* the same after the previous window */
+    int last_avail;           /* of lastRef, how many hold frames since the key window */
     int last_key;             /* first frame of the last key window */
     int continues;            /* the window being coded continues the previous one */
     int w_step, r_step;
@@ -91,12 +94,16 @@ int pnmf_encoder_create(PnmfEncoder **out, const PnmfEncSettings *s, int width, 
     e->P = pnmf_malloc_array(e->nv, 1);
     e->Pp = pnmf_malloc_array(e->nv, 1);
     e->D = pnmf_malloc_array(e->nv, 1);
-    e->Dp = pnmf_malloc_array(e->nv, 1);
     e->lastP = pnmf_malloc_array(e->nv, 1);
-    e->lastD = pnmf_malloc_array(e->nv, 1);
+    int refs_ok = 1;
+    for (int t = 0; t < PNMF_RES_REFS; t++) {
+        e->ref[t] = pnmf_malloc_array(e->nv, 1);
+        e->lastRef[t] = pnmf_malloc_array(e->nv, 1);
+        refs_ok &= e->ref[t] && e->lastRef[t];
+    }
     int ret = PNMF_ERR_NOMEM;
     if (!e->frames || !e->A || !e->W || !e->Wq || !e->Wtry || !e->H || !e->Hsave || !e->acc || !e->rec ||
-        !e->seen || !e->P || !e->Pp || !e->D || !e->Dp || !e->lastP || !e->lastD)
+        !e->seen || !e->P || !e->Pp || !e->D || !e->lastP || !refs_ok)
         goto error;
     if (s->components) { /* -k 0: no model, the residual layer alone */
         ret = pnmf_fitter_open(&e->ft, e->rows, e->cols, s->window, s->components, e->s.threads);
@@ -262,6 +269,54 @@ static double residual_lambda(int step16)
  * +37.0 %; 1/8 -3.7, +58.9, +33.3 %. */
 #define KEY_STEP_DIV 4
 
+/* Before a window's residual layer: the references the previous window
+ * left (none for a key window); returns how many are available. */
+static int restore_refs(PnmfEncoder *e)
+{
+    memcpy(e->P, e->lastP, e->nv); /* swapped into Pp at frame 0 */
+    for (int t = 0; t < PNMF_RES_REFS; t++) memcpy(e->ref[t], e->lastRef[t], e->nv);
+    return e->continues ? e->last_avail : 0;
+}
+
+/* The decoded frame D becomes reference 0; the oldest one's memory takes
+ * the next frame. */
+static void push_ref(PnmfEncoder *e)
+{
+    uint8_t *t = e->ref[PNMF_RES_REFS - 1];
+    for (int i = PNMF_RES_REFS - 1; i > 0; i--) e->ref[i] = e->ref[i - 1];
+    e->ref[0] = e->D, e->D = t;
+}
+
+/* The cost (squared error + lambda * 8 * zstd bytes) of coding a key
+ * window's first frame alone with the step key16. */
+static int key_frame_cost(PnmfEncoder *e, const PnmfWindowModel *md, int key16, double lambda, double *cost)
+{
+    /* coded with its own step's lambda, weighed with the caller's */
+    PnmfResidual r;
+    PNMF_CHECK(pnmf_residual_alloc(&r, 1, e->vis_rows, e->vis_cols, key16, key16));
+    pnmf_diamond_int(md, 0, e->w_step, e->r_step, e->acc, e->P);
+    int ret = pnmf_residual_encode_frame(&r, 0, e->frames, e->P, e->P, NULL, 0, e->D, residual_lambda(key16));
+    Buf b = { 0 };
+    if (ret >= 0) {
+        for (size_t q = 0; q < (size_t)r.bx * r.by; q++) put_u(&b, r.modes[q]);
+        for (size_t q = 0; q < r.nlev; q++) put_u(&b, zigzag(r.lev[q]));
+        if (b.err) ret = PNMF_ERR_NOMEM;
+    }
+    uint8_t *z = NULL;
+    size_t zn = 0;
+    if (ret >= 0) ret = pnmf_entropy_compress(b.p, b.len, 3, &z, &zn);
+    double sse = 0;
+    for (size_t q = 0; ret >= 0 && q < e->nv; q++) {
+        const int d = (int)e->frames[q] - e->D[q];
+        sse += d * d;
+    }
+    *cost = sse + lambda * 8 * (double)zn;
+    pnmf_free(z);
+    pnmf_free(b.p);
+    pnmf_residual_free(&r);
+    return ret;
+}
+
 /* The residual layer over the quantized model (residual.h), frame by frame
  * in the decoder's order; *sse gets the squared error of what the decoder
  * will show. */
@@ -269,26 +324,33 @@ static int code_residual(PnmfEncoder *e, PnmfWindowModel *md, int m, int step16,
 {
     int key16 = e->continues ? step16 : (step16 + KEY_STEP_DIV / 2) / KEY_STEP_DIV;
     if (key16 < PNMF_RES_MIN_STEP) key16 = PNMF_RES_MIN_STEP;
+    if (!e->continues && key16 > PNMF_RES_MIN_STEP) {
+        /* a lossless first frame can cost less than a lossy one (exact
+         * repeats compress; quantization noise does not): try both */
+        double j_lossy, j_lossless;
+        PNMF_CHECK(key_frame_cost(e, md, key16, residual_lambda(key16), &j_lossy));
+        PNMF_CHECK(key_frame_cost(e, md, PNMF_RES_MIN_STEP, residual_lambda(key16), &j_lossless));
+        if (j_lossless <= j_lossy) key16 = PNMF_RES_MIN_STEP;
+    }
     pnmf_residual_free(&md->res);
     PNMF_CHECK(pnmf_residual_alloc(&md->res, m, e->vis_rows, e->vis_cols, step16, key16));
     md->res.continues = e->continues;
     const double lambda = residual_lambda(step16), key_lambda = residual_lambda(key16);
     *sse = 0;
-    /* frame -1: the previous window's last (swapped into Pp, Dp below) */
-    memcpy(e->P, e->lastP, e->nv);
-    memcpy(e->D, e->lastD, e->nv);
+    int avail = restore_refs(e);
     for (int j = 0; j < m; j++) {
         uint8_t *t = e->Pp;
         e->Pp = e->P, e->P = t;
-        t = e->Dp, e->Dp = e->D, e->D = t;
         pnmf_diamond_int(md, j, e->w_step, e->r_step, e->acc, e->P);
         const uint8_t *src = e->frames + (size_t)j * e->nv;
-        PNMF_CHECK(pnmf_residual_encode_frame(&md->res, j, src, e->P, e->Pp, e->Dp, e->D,
-                                              j ? lambda : key_lambda));
+        PNMF_CHECK(pnmf_residual_encode_frame(&md->res, j, src, e->P, e->Pp, (const uint8_t *const *)e->ref,
+                                              avail, e->D, j ? lambda : key_lambda));
         for (size_t q = 0; q < e->nv; q++) {
             const int d = (int)src[q] - e->D[q];
             *sse += d * d;
         }
+        push_ref(e);
+        if (avail < PNMF_RES_REFS) avail++;
     }
     return 0;
 }
@@ -548,17 +610,18 @@ static int encode_window(PnmfEncoder *e)
     if (ret >= 0 && e->s.residual) {
         /* the decoder's last frame of this window, which the next one may
          * predict from: decoded from md exactly as the decoder does */
-        memcpy(e->P, e->lastP, e->nv);
-        memcpy(e->D, e->lastD, e->nv);
+        int avail = restore_refs(e);
         for (int j = 0; j < m; j++) {
             uint8_t *t = e->Pp;
             e->Pp = e->P, e->P = t;
-            t = e->Dp, e->Dp = e->D, e->D = t;
             pnmf_diamond_int(&md, j, e->w_step, e->r_step, e->acc, e->P);
-            pnmf_residual_frame(&md.res, j, e->P, e->Pp, e->Dp, e->D);
+            pnmf_residual_frame(&md.res, j, e->P, e->Pp, (const uint8_t *const *)e->ref, e->D);
+            push_ref(e);
+            if (avail < PNMF_RES_REFS) avail++;
         }
         memcpy(e->lastP, e->P, e->nv);
-        memcpy(e->lastD, e->D, e->nv);
+        for (int t = 0; t < PNMF_RES_REFS; t++) memcpy(e->lastRef[t], e->ref[t], e->nv);
+        e->last_avail = avail;
     }
     pnmf_free(payload);
     pnmf_free(payload2);
@@ -628,8 +691,10 @@ void pnmf_encoder_destroy(PnmfEncoder **pe)
     pnmf_free(e->P);
     pnmf_free(e->Pp);
     pnmf_free(e->D);
-    pnmf_free(e->Dp);
     pnmf_free(e->lastP);
-    pnmf_free(e->lastD);
+    for (int t = 0; t < PNMF_RES_REFS; t++) {
+        pnmf_free(e->ref[t]);
+        pnmf_free(e->lastRef[t]);
+    }
     pnmf_freep(pe);
 }

@@ -145,7 +145,7 @@ static int measure(const PnmfWindowModel *md, const uint8_t *buf, size_t size,
     const PnmfResidual *rs = &md->res;
     values[PNMF_INFO_SEC_RES_HEAD] = rs->step16 ? 5 : 0;
     values[PNMF_INFO_SEC_RES_MODES] = rs->step16 ? (uint64_t)rs->m * rs->bx * rs->by : 0;
-    values[PNMF_INFO_SEC_RES_VECTORS] = rs->step16 ? 2 * (uint64_t)rs->nmv : 0;
+    values[PNMF_INFO_SEC_RES_VECTORS] = rs->step16 ? 3 * (uint64_t)rs->nmv : 0;
     values[PNMF_INFO_SEC_RES_LEVELS] = rs->step16 ? rs->nlev : 0;
     size_t pos = 0;
     bound[0] = 0;

@@ -187,11 +187,19 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
         put_u(&b, (uint64_t)rs->key_qp);
         put_u(&b, PNMF_RES_BLOCK);
         for (size_t q = 0; q < (size_t)m * rs->bx * rs->by; q++) put_u(&b, rs->modes[q]);
-        /* vectors: the difference from the frame's previous one */
-        for (int j = 0; j < m; j++)
-            for (size_t q = rs->mvstart[j]; q < rs->mvstart[j + 1]; q++)
-                for (int c = 0; c < 2; c++)
-                    put_u(&b, zigzag(rs->mv[2 * q + c] - (q > rs->mvstart[j] ? rs->mv[2 * q - 2 + c] : 0)));
+        /* vectors: the reference, then the difference from the frame's
+         * previous vector of the same reference */
+        for (int j = 0; j < m; j++) {
+            int last[PNMF_RES_REFS][2] = { { 0 } };
+            for (size_t q = rs->mvstart[j]; q < rs->mvstart[j + 1]; q++) {
+                const int t = rs->mvref[q];
+                put_u(&b, (uint64_t)t);
+                for (int c = 0; c < 2; c++) {
+                    put_u(&b, zigzag(rs->mv[2 * q + c] - last[t][c]));
+                    last[t][c] = rs->mv[2 * q + c];
+                }
+            }
+        }
         for (size_t q = 0; q < rs->nlev; q++) put_u(&b, zigzag(rs->lev[q]));
     }
     if (b.err) {
@@ -262,21 +270,37 @@ static int read_residual(Rd *r, int m, int rows, int cols, int continues, PnmfRe
     }
     rs->start[m] = (size_t)total;
     rs->mvstart[m] = (size_t)nmv;
-    /* a byte each at least: two a vector, one a level */
-    if (2 * nmv + total > (uint64_t)(r->end - r->p)) goto truncated;
+    /* a byte each at least: three a vector, one a level */
+    if (3 * nmv + total > (uint64_t)(r->end - r->p)) goto truncated;
     rs->mv = pnmf_malloc_array(nmv ? 2 * (size_t)nmv : 1, sizeof(int16_t));
-    if (!rs->mv) return PNMF_ERR_NOMEM;
-    rs->nmv = rs->mvcap = (size_t)nmv;
-    for (int j = 0; j < m; j++)
-        for (size_t q = rs->mvstart[j]; q < rs->mvstart[j + 1]; q++)
+    rs->mvref = pnmf_malloc_array(nmv ? (size_t)nmv : 1, 1);
+    if (!rs->mv || !rs->mvref) return PNMF_ERR_NOMEM;
+    rs->nmv = (size_t)nmv;
+    rs->mvcap = 2 * (size_t)nmv;
+    rs->reach = 0;
+    for (int j = 0; j < m; j++) {
+        int last[PNMF_RES_REFS][2] = { { 0 } };
+        for (size_t q = rs->mvstart[j]; q < rs->mvstart[j + 1]; q++) {
+            if (get_u(r, &v) < 0) goto truncated;
+            /* D_{j-1-t}: inside a key window only frames of the window */
+            if (v >= PNMF_RES_REFS || (!continues && (int64_t)v >= j)) {
+                pnmf_set_err(err, errlen, "frame %d: residual reference %llu not available", j,
+                             (unsigned long long)v);
+                return PNMF_ERR_CORRUPT;
+            }
+            const int t = (int)v;
+            rs->mvref[q] = (uint8_t)t;
+            if (t + 1 - j > rs->reach) rs->reach = t + 1 - j;
             for (int c = 0; c < 2; c++) {
                 if (get_u(r, &v) < 0) goto truncated;
-                const int64_t prev = q > rs->mvstart[j] ? rs->mv[2 * q - 2 + c] : 0;
                 if ((v >> 1) > 2 * PNMF_RES_MAX_MV) goto bad_mv;
-                const int64_t d = unzigzag(v) + prev;
+                const int64_t d = unzigzag(v) + last[t][c];
                 if (d < -PNMF_RES_MAX_MV || d > PNMF_RES_MAX_MV) goto bad_mv;
                 rs->mv[2 * q + c] = (int16_t)d;
+                last[t][c] = (int)d;
             }
+        }
+    }
     rs->lev = pnmf_malloc_array(total ? (size_t)total : 1, sizeof(int16_t));
     if (!rs->lev) return PNMF_ERR_NOMEM;
     rs->nlev = rs->cap = (size_t)total;

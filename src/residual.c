@@ -34,6 +34,7 @@ void pnmf_residual_free(PnmfResidual *r)
     pnmf_free(r->lev);
     pnmf_free(r->start);
     pnmf_free(r->mv);
+    pnmf_free(r->mvref);
     pnmf_free(r->mvstart);
     memset(r, 0, sizeof(*r));
 }
@@ -120,7 +121,7 @@ static inline int spatial(const uint8_t *D, int cols, int y, int x)
 }
 
 static inline int predict(int mode, const uint8_t *P, const uint8_t *Pp, const uint8_t *Dp,
-                          const uint8_t *D, int rows, int cols, int y, int x, int dy, int dx)
+                          const uint8_t *Dr, const uint8_t *D, int rows, int cols, int y, int x, int dy, int dx)
 {
     const size_t q = (size_t)y * cols + x;
     switch (mode) {
@@ -132,16 +133,18 @@ static inline int predict(int mode, const uint8_t *P, const uint8_t *Pp, const u
         int sy = y + dy, sx = x + dx;
         sy = sy < 0 ? 0 : sy >= rows ? rows - 1 : sy;
         sx = sx < 0 ? 0 : sx >= cols ? cols - 1 : sx;
-        return Dp[(size_t)sy * cols + sx];
+        return Dr[(size_t)sy * cols + sx];
     }
     }
 }
 
 void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const uint8_t *Pp,
-                         const uint8_t *Dp, uint8_t *D)
+                         const uint8_t *const *ref, uint8_t *D)
 {
     const int16_t *lev = r->lev + r->start[j];
     const int16_t *mv = r->mv + 2 * r->mvstart[j];
+    const uint8_t *mvref = r->mvref + r->mvstart[j];
+    const uint8_t *Dp = ref ? ref[0] : NULL, *Dr = Dp;
     const int step16 = j ? r->step16 : r->key_step16;
     const uint8_t *modes = r->modes + (size_t)j * r->bx * r->by;
     for (int b = 0; b < r->bx * r->by; b++) {
@@ -150,7 +153,7 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
         const int x1 = x0 + PNMF_RES_BLOCK < r->cols ? x0 + PNMF_RES_BLOCK : r->cols;
         const int mode = modes[b] & 7, coded = modes[b] & PNMF_RES_CODED;
         int dy = 0, dx = 0;
-        if (mode == PNMF_RES_SHIFTED) dy = mv[0], dx = mv[1], mv += 2;
+        if (mode == PNMF_RES_SHIFTED) dy = mv[0], dx = mv[1], mv += 2, Dr = ref[*mvref++];
         if (modes[b] & PNMF_RES_TRANSFORM) { /* whole 8x8 blocks only (the reader checks) */
             const int qp = j ? r->qp : r->key_qp;
             for (int sb = 0; sb < 4; sb++) {
@@ -160,7 +163,7 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
                 const int sy = y0 + (sb >> 1) * 4, sx = x0 + (sb & 1) * 4;
                 for (int q = 0; q < 16; q++) {
                     const int y = sy + (q >> 2), x = sx + (q & 3);
-                    const int v = predict(mode, P, Pp, Dp, D, r->rows, r->cols, y, x, dy, dx);
+                    const int v = predict(mode, P, Pp, Dp, Dr, D, r->rows, r->cols, y, x, dy, dx);
                     D[(size_t)y * r->cols + x] = (uint8_t)clip8(v + res[q]);
                 }
             }
@@ -168,7 +171,7 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
         }
         for (int y = y0; y < y1; y++)
             for (int x = x0; x < x1; x++) {
-                int v = predict(mode, P, Pp, Dp, D, r->rows, r->cols, y, x, dy, dx);
+                int v = predict(mode, P, Pp, Dp, Dr, D, r->rows, r->cols, y, x, dy, dx);
                 if (coded) v = clip8(v + dequant(*lev++, step16));
                 D[(size_t)y * r->cols + x] = (uint8_t)v;
             }
@@ -225,7 +228,7 @@ static inline double mv_bits(int dy, int dx, int py, int px)
  * not NULL, the levels; returns squared error + lambda * bits (the
  * vector's bits not included). */
 static double try_block(int mode, int coded, int step16, double lambda, const uint8_t *src,
-                        const uint8_t *P, const uint8_t *Pp, const uint8_t *Dp, uint8_t *D,
+                        const uint8_t *P, const uint8_t *Pp, const uint8_t *Dp, const uint8_t *Dr, uint8_t *D,
                         int rows, int cols, int y0, int y1, int x0, int x1, int dy, int dx, int16_t *levs)
 {
     double sse = 0, bits = 0;
@@ -233,7 +236,7 @@ static double try_block(int mode, int coded, int step16, double lambda, const ui
     for (int y = y0; y < y1; y++)
         for (int x = x0; x < x1; x++) {
             const size_t q = (size_t)y * cols + x;
-            const int pred = predict(mode, P, Pp, Dp, D, rows, cols, y, x, dy, dx);
+            const int pred = predict(mode, P, Pp, Dp, Dr, D, rows, cols, y, x, dy, dx);
             int v = pred;
             if (coded) {
                 const int l = choose_level((int)src[q] - pred, pred, step16, lambda);
@@ -255,7 +258,7 @@ static double try_block(int mode, int coded, int step16, double lambda, const ui
  * the levels; returns squared error + lambda * bits, or 1e300 when every
  * level is 0 (the skip block is the same). */
 static double try_transform(int mode, int qp, double lambda, const uint8_t *src, const uint8_t *P,
-                            const uint8_t *Pp, const uint8_t *Dp, uint8_t *D, int rows, int cols,
+                            const uint8_t *Pp, const uint8_t *Dp, const uint8_t *Dr, uint8_t *D, int rows, int cols,
                             int y0, int x0, int dy, int dx, int16_t *levs)
 {
     double sse = 0, bits = 0;
@@ -268,7 +271,7 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
         int16_t lv[16];
         for (int q = 0; q < 16; q++) {
             const int y = sy + (q >> 2), xx = sx + (q & 3);
-            pred[q] = predict(mode, P, Pp, Dp, D, rows, cols, y, xx, dy, dx);
+            pred[q] = predict(mode, P, Pp, Dp, Dr, D, rows, cols, y, xx, dy, dx);
             x[q] = (int)src[(size_t)y * cols + xx] - pred[q];
         }
         pnmf_residual_fdct4(x, w);
@@ -397,67 +400,94 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
 }
 
 int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const uint8_t *P,
-                               const uint8_t *Pp, const uint8_t *Dp, uint8_t *D, double lambda)
+                               const uint8_t *Pp, const uint8_t *const *ref, int nref, uint8_t *D,
+                               double lambda)
 {
     const size_t nb = (size_t)r->bx * r->by;
     uint8_t *modes = r->modes + (size_t)j * nb;
     const int step16 = j ? r->step16 : r->key_step16, qp = j ? r->qp : r->key_qp;
+    const uint8_t *Dp = nref > 0 ? ref[0] : NULL;
+    if (nref > PNMF_RES_REFS) nref = PNMF_RES_REFS;
+    if (j == 0 && !r->continues) nref = 0;
     r->start[j] = r->nlev;
     r->mvstart[j] = r->nmv;
-    int gy = 0, gx = 0, py = 0, px = 0;
-    if (j || r->continues) global_motion(src, Dp, r->rows, r->cols, &gy, &gx);
-    /* the vectors chosen so far in this frame, per block (for neighbours) */
-    int16_t (*bmv)[2] = pnmf_calloc(nb, sizeof(*bmv));
+    int gy = 0, gx = 0, lastref = 0;
+    int py[PNMF_RES_REFS] = { 0 }, px[PNMF_RES_REFS] = { 0 }; /* each reference's last vector */
+    if (nref) global_motion(src, Dp, r->rows, r->cols, &gy, &gx);
+    /* the vector and reference chosen so far in this frame, per block */
+    int16_t (*bmv)[3] = pnmf_calloc(nb, sizeof(*bmv));
     if (!bmv) return PNMF_ERR_NOMEM;
+    const double lam_sad = sqrt(lambda);
     for (size_t b = 0; b < nb; b++) {
         const int y0 = (int)(b / r->bx) * PNMF_RES_BLOCK, x0 = (int)(b % r->bx) * PNMF_RES_BLOCK;
         const int y1 = y0 + PNMF_RES_BLOCK < r->rows ? y0 + PNMF_RES_BLOCK : r->rows;
         const int x1 = x0 + PNMF_RES_BLOCK < r->cols ? x0 + PNMF_RES_BLOCK : r->cols;
-        int best = PNMF_RES_MODEL, vy = 0, vx = 0;
+        int best = PNMF_RES_MODEL, vy = 0, vx = 0, vt = 0;
         const int left = b % r->bx ? modes[b - 1] : -1, above = b >= (size_t)r->bx ? modes[b - r->bx] : -1;
         const int full = y1 - y0 == PNMF_RES_BLOCK && x1 - x0 == PNMF_RES_BLOCK;
         double bj = 1e300;
         for (int mode = 0; mode < PNMF_RES_PREDS; mode++) {
             const int needs_prev = mode == PNMF_RES_PREVIOUS || mode == PNMF_RES_MOTION || mode == PNMF_RES_SHIFTED;
-            if (j == 0 && !r->continues && needs_prev) continue;
-            int dy = 0, dx = 0;
+            if (needs_prev && !nref) continue;
+            int dy = 0, dx = 0, t = 0;
             double extra = 0;
+            const uint8_t *Dr = Dp;
             if (mode == PNMF_RES_SHIFTED) {
-                int16_t cand[6][2] = { { 0, 0 }, { (int16_t)py, (int16_t)px }, { (int16_t)gy, (int16_t)gx } };
-                int nc = 3;
-                if (b % r->bx) cand[nc][0] = bmv[b - 1][0], cand[nc][1] = bmv[b - 1][1], nc++;
-                if (b >= (size_t)r->bx) cand[nc][0] = bmv[b - r->bx][0], cand[nc][1] = bmv[b - r->bx][1], nc++;
-                search_block(src, Dp, r->rows, r->cols, y0, y1, x0, x1, (const int16_t (*)[2])cand, nc, py, px,
-                             sqrt(lambda), &dy, &dx);
-                if (!dy && !dx) continue; /* the previous-frame prediction, cheaper */
-                extra = lambda * mv_bits(dy, dx, py, px);
+                /* each reference's best vector by SAD + lam * bits; the best of those */
+                double bc = 1e300;
+                for (int tt = 0; tt < nref; tt++) {
+                    int16_t cand[6][2] = { { 0, 0 }, { (int16_t)py[tt], (int16_t)px[tt] } };
+                    int nc = 2;
+                    if (tt == 0) cand[nc][0] = (int16_t)gy, cand[nc][1] = (int16_t)gx, nc++;
+                    if (b % r->bx && bmv[b - 1][2] == tt) cand[nc][0] = bmv[b - 1][0], cand[nc][1] = bmv[b - 1][1], nc++;
+                    if (b >= (size_t)r->bx && bmv[b - r->bx][2] == tt)
+                        cand[nc][0] = bmv[b - r->bx][0], cand[nc][1] = bmv[b - r->bx][1], nc++;
+                    int ty, tx;
+                    search_block(src, ref[tt], r->rows, r->cols, y0, y1, x0, x1, (const int16_t (*)[2])cand, nc,
+                                 py[tt], px[tt], lam_sad, &ty, &tx);
+                    const double c = block_sad(src, ref[tt], r->rows, r->cols, y0, y1, x0, x1, ty, tx, 0x7fffffff) +
+                                     lam_sad * (mv_bits(ty, tx, py[tt], px[tt]) + (tt == lastref ? 0.5 : 3.0));
+                    if (c < bc) bc = c, dy = ty, dx = tx, t = tt;
+                }
+                if (!t && !dy && !dx) continue; /* the previous-frame prediction, cheaper */
+                Dr = ref[t];
+                extra = lambda * (mv_bits(dy, dx, py[t], px[t]) + (t == lastref ? 0.5 : 3.0));
             }
             for (int coded = 0; coded < 2; coded++) {
                 const int byte = mode | (coded ? PNMF_RES_CODED : 0);
                 const double jj = extra + lambda * mode_bits(byte, left, above) +
-                                  try_block(mode, coded, step16, lambda, src, P, Pp, Dp, D, r->rows, r->cols,
+                                  try_block(mode, coded, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols,
                                             y0, y1, x0, x1, dy, dx, NULL);
-                if (jj < bj) bj = jj, best = byte, vy = dy, vx = dx;
+                if (jj < bj) bj = jj, best = byte, vy = dy, vx = dx, vt = t;
             }
             if (mode != PNMF_RES_SPATIAL && full) {
                 const int byte = mode | PNMF_RES_CODED | PNMF_RES_TRANSFORM;
                 const double jj = extra + lambda * mode_bits(byte, left, above) +
-                                  try_transform(mode, qp, lambda, src, P, Pp, Dp, D, r->rows, r->cols, y0, x0,
+                                  try_transform(mode, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, x0,
                                                 dy, dx, NULL);
-                if (jj < bj) bj = jj, best = byte, vy = dy, vx = dx;
+                if (jj < bj) bj = jj, best = byte, vy = dy, vx = dx, vt = t;
             }
         }
         modes[b] = (uint8_t)best;
+        const uint8_t *Dr = Dp;
         if ((best & 7) == PNMF_RES_SHIFTED) {
-            if (grow((void **)&r->mv, &r->mvcap, 2 * (r->nmv + 1), sizeof(int16_t)) < 0) {
+            uint8_t *nr = NULL;
+            if (grow((void **)&r->mv, &r->mvcap, 2 * (r->nmv + 1), sizeof(int16_t)) < 0 ||
+                !(nr = pnmf_realloc(r->mvref, r->mvcap / 2 + 1))) {
                 pnmf_free(bmv);
                 return PNMF_ERR_NOMEM;
             }
+            r->mvref = nr;
             r->mv[2 * r->nmv] = (int16_t)vy, r->mv[2 * r->nmv + 1] = (int16_t)vx;
+            r->mvref[r->nmv] = (uint8_t)vt;
             r->nmv++;
-            py = vy, px = vx;
+            py[vt] = vy, px[vt] = vx, lastref = vt;
+            Dr = ref[vt];
+            if (vt + 1 - j > r->reach) r->reach = vt + 1 - j; /* D_{j-1-vt} before the window */
+            bmv[b][0] = (int16_t)vy, bmv[b][1] = (int16_t)vx, bmv[b][2] = (int16_t)vt;
+        } else {
+            bmv[b][2] = -1;
         }
-        bmv[b][0] = (int16_t)vy, bmv[b][1] = (int16_t)vx;
         const size_t area = (size_t)(y1 - y0) * (x1 - x0); /* 64 for a transform block */
         int16_t *levs = NULL;
         if (best & PNMF_RES_CODED) {
@@ -469,9 +499,9 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
             r->nlev += area;
         }
         if (best & PNMF_RES_TRANSFORM)
-            try_transform(best & 7, qp, lambda, src, P, Pp, Dp, D, r->rows, r->cols, y0, x0, vy, vx, levs);
+            try_transform(best & 7, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, x0, vy, vx, levs);
         else
-            try_block(best & 7, best & PNMF_RES_CODED, step16, lambda, src, P, Pp, Dp, D, r->rows, r->cols,
+            try_block(best & 7, best & PNMF_RES_CODED, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols,
                       y0, y1, x0, x1, vy, vx, levs);
     }
     pnmf_free(bmv);

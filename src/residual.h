@@ -11,9 +11,9 @@
  *              model moved (what the model missed last frame, carried on)
  *   3 spatial  the median edge predictor (LOCO-I) of the decoded left,
  *              above and above-left pixels of this frame
- *   4 shifted  D_{j-1} displaced by the block's vector (dy, dx): sample
- *              (y + dy, x + dx), clamped to the frame (motion compensation;
- *              the encoder tries the model's shifts among its candidates)
+ *   4 shifted  D_{j-1-t} (t = 0..3, the block's reference: animation
+ *              repeats its poses) displaced by the block's vector (dy, dx):
+ *              sample (y + dy, x + dx), clamped to the frame
  *
  * A coded block's levels are either one per pixel (added to the pixel's
  * prediction, as above) or, with bit 4 (transform; not with the spatial
@@ -49,6 +49,7 @@
 #define PNMF_RES_MAX_QP    51
 #define PNMF_RES_MAX_COEF  2048   /* |level| of a transform coefficient */
 #define PNMF_RES_MAX_MV    64     /* |dy|, |dx| of a shifted block */
+#define PNMF_RES_REFS      4      /* a shifted block's reference: D_{j-1} .. D_{j-4} */
 #define PNMF_RES_MIN_STEP  16     /* 1 gray level: finer only wastes levels */
 #define PNMF_RES_MAX_STEP  4096   /* 256 gray levels */
 
@@ -67,6 +68,8 @@ typedef struct PnmfResidual {
     size_t nlev, cap;
     size_t *start;     /* m + 1: frame j's levels are lev[start[j] .. start[j+1]) */
     int16_t *mv;       /* (dy, dx) of each shifted block, in the same order */
+    uint8_t *mvref;    /* its reference t: D_{j-1-t} */
+    int reach;         /* frames before the window its references need */
     size_t nmv, mvcap; /* vectors (pairs) */
     size_t *mvstart;   /* m + 1: frame j's vectors are mv[2 mvstart[j] .. 2 mvstart[j+1]) */
 } PnmfResidual;
@@ -84,17 +87,20 @@ void pnmf_residual_idct4(const int16_t *lev, int qp, int *r);
 void pnmf_residual_free(PnmfResidual *r);
 
 /* Frame j (frames decoded in order): P is the model's reconstruction of
- * frame j, Pp and Dp the model's and the decoded frame j-1 (ignored for
- * j = 0); D receives the decoded frame. All rows x cols, contiguous. */
+ * frame j, Pp the model's of frame j-1, ref[t] the decoded frame j-1-t
+ * (t < PNMF_RES_REFS; those the modes use must be there); D receives the
+ * decoded frame. All rows x cols, contiguous. */
 void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const uint8_t *Pp,
-                         const uint8_t *Dp, uint8_t *D);
+                         const uint8_t *const *ref, uint8_t *D);
 
 /* The encoder's side of pnmf_residual_frame(): choose frame j's modes and
- * levels (frames in order 0, 1, ...) against the source src, minimizing
+ * levels (frames in order 0, 1, ...; nref of ref[] are decoded frames
+ * available) against the source src, minimizing
  * squared error + lambda * estimated bits per block, append them to r and
  * write the decoded frame to D, exactly what pnmf_residual_frame() gives. */
 int  pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const uint8_t *P,
-                                const uint8_t *Pp, const uint8_t *Dp, uint8_t *D, double lambda);
+                                const uint8_t *Pp, const uint8_t *const *ref, int nref, uint8_t *D,
+                                double lambda);
 
 /* The step (1/16 gray level) for the quality q, 0..48: 2^(q/8) gray
  * levels, 1 at q = 0 (lossless), 4 at 16, 16 at 32, 64 at 48. */

@@ -40,12 +40,17 @@ static void encode_clip(PnmfResidual *r, const uint8_t *src, const uint8_t *P, d
                         uint8_t *Denc, uint8_t *Ddec)
 {
     const size_t n = (size_t)ROWS * COLS;
-    for (int j = 0; j < M; j++)
-        CHECK(pnmf_residual_encode_frame(r, j, src + j * n, P + j * n, j ? P + (j - 1) * n : NULL,
-                                         j ? Denc + (j - 1) * n : NULL, Denc + j * n, lambda) == 0);
-    for (int j = 0; j < M; j++)
-        pnmf_residual_frame(r, j, P + j * n, j ? P + (j - 1) * n : NULL, j ? Ddec + (j - 1) * n : NULL,
-                            Ddec + j * n);
+    for (int j = 0; j < M; j++) {
+        const uint8_t *ref[PNMF_RES_REFS];
+        for (int t = 0; t < PNMF_RES_REFS; t++) ref[t] = j - 1 - t >= 0 ? Denc + (j - 1 - t) * n : NULL;
+        CHECK(pnmf_residual_encode_frame(r, j, src + j * n, P + j * n, j ? P + (j - 1) * n : NULL, ref,
+                                         j < PNMF_RES_REFS ? j : PNMF_RES_REFS, Denc + j * n, lambda) == 0);
+    }
+    for (int j = 0; j < M; j++) {
+        const uint8_t *ref[PNMF_RES_REFS];
+        for (int t = 0; t < PNMF_RES_REFS; t++) ref[t] = j - 1 - t >= 0 ? Ddec + (j - 1 - t) * n : NULL;
+        pnmf_residual_frame(r, j, P + j * n, j ? P + (j - 1) * n : NULL, ref, Ddec + j * n);
+    }
 }
 
 static void test_encode_decode(void)
@@ -147,19 +152,30 @@ static void test_shifted(void)
     CHECK(pnmf_residual_alloc(r, m, rows, cols, 16, 16) == 0);
     const size_t nb = (size_t)r->bx * r->by;
     r->mv = malloc(2 * nb * sizeof(int16_t));
-    r->mvcap = nb;
+    r->mvref = malloc(nb);
+    r->mvcap = 2 * nb;
+    r->continues = 1; /* frame 1 may reach back to frames -3 .. 0 */
+    md.res.continues = 1;
     int16_t vec[64][2];
+    int refs[64];
     for (size_t b = 0; b < nb; b++) {
         r->modes[nb + b] = PNMF_RES_SHIFTED;
         vec[b][0] = (int16_t)((int)urn(129) - 64), vec[b][1] = (int16_t)((int)urn(129) - 64);
         if (b == 3) vec[b][0] = 64, vec[b][1] = -64;
+        refs[b] = (int)urn(PNMF_RES_REFS);
         r->mv[2 * b] = vec[b][0], r->mv[2 * b + 1] = vec[b][1];
+        r->mvref[b] = (uint8_t)refs[b];
     }
     r->nmv = nb;
     r->mvstart[1] = 0, r->mvstart[2] = nb;
-    uint8_t prev[19 * 27], D[19 * 27];
-    for (int q = 0; q < rows * cols; q++) prev[q] = (uint8_t)urn(256);
-    pnmf_residual_frame(r, 1, NULL, NULL, prev, D);
+    static uint8_t prev[PNMF_RES_REFS][19 * 27];
+    uint8_t D[19 * 27];
+    const uint8_t *ref[PNMF_RES_REFS];
+    for (int t = 0; t < PNMF_RES_REFS; t++) {
+        for (int q = 0; q < rows * cols; q++) prev[t][q] = (uint8_t)urn(256);
+        ref[t] = prev[t];
+    }
+    pnmf_residual_frame(r, 1, NULL, NULL, ref, D);
     int same = 1;
     for (int y = 0; y < rows; y++)
         for (int x = 0; x < cols; x++) {
@@ -167,7 +183,7 @@ static void test_shifted(void)
             int sy = y + vec[b][0], sx = x + vec[b][1];
             sy = sy < 0 ? 0 : sy > rows - 1 ? rows - 1 : sy;
             sx = sx < 0 ? 0 : sx > cols - 1 ? cols - 1 : sx;
-            same &= D[y * cols + x] == prev[sy * cols + sx];
+            same &= D[y * cols + x] == prev[refs[b]][sy * cols + sx];
         }
     CHECK(same);
     uint8_t *buf = NULL;
@@ -176,8 +192,19 @@ static void test_shifted(void)
     PnmfWindowModel rd;
     char err[200] = "";
     CHECK_MSG(pnmf_model_read(buf, size, rows, cols, rows, cols, m, 4, 4, 2, &rd, err, sizeof err) == 0, "%s", err);
-    CHECK(rd.res.nmv == nb && !memcmp(rd.res.mv, r->mv, 2 * nb * sizeof(int16_t)));
+    CHECK(rd.res.nmv == nb && !memcmp(rd.res.mv, r->mv, 2 * nb * sizeof(int16_t)) &&
+          !memcmp(rd.res.mvref, r->mvref, nb));
+    int reach = 0;
+    for (size_t b = 0; b < nb; b++) reach = refs[b] + 1 - 1 > reach ? refs[b] : reach; /* frame 1 */
+    CHECK(rd.res.reach == reach);
     pnmf_model_free(&rd);
+    /* a reference beyond the key window is refused */
+    md.res.continues = 0;
+    pnmf_free(buf);
+    CHECK(pnmf_model_write(&md, &buf, &size) == 0);
+    CHECK(pnmf_model_read(buf, size, rows, cols, rows, cols, m, 4, 4, 2, &rd, err, sizeof err) < 0 &&
+          strstr(err, "not available"));
+    md.res.continues = 1;
     /* a vector of 65 is refused */
     r->mv[0] = 65;
     pnmf_free(buf);
@@ -203,8 +230,12 @@ static void test_pan(void)
     memset(P, 0, sizeof P);
     PnmfResidual r;
     CHECK(pnmf_residual_alloc(&r, F, R, C, 64, 16) == 0);
-    for (int j = 0; j < F; j++)
-        CHECK(pnmf_residual_encode_frame(&r, j, src[j], P, P, j ? D[j - 1] : NULL, D[j], 2.0) == 0);
+    for (int j = 0; j < F; j++) {
+        const uint8_t *ref[PNMF_RES_REFS];
+        for (int t = 0; t < PNMF_RES_REFS; t++) ref[t] = j - 1 - t >= 0 ? D[j - 1 - t] : NULL;
+        CHECK(pnmf_residual_encode_frame(&r, j, src[j], P, P, ref, j < PNMF_RES_REFS ? j : PNMF_RES_REFS, D[j],
+                                         2.0) == 0);
+    }
     /* interior blocks of frames 1.. predict from (y + 2, x - 3), exactly */
     int found = 0, interior = 0;
     for (int j = 1; j < F; j++)
@@ -282,6 +313,35 @@ static void test_transform(void)
         }
         CHECK_MSG(worst <= 1.0 + 1.5 * qstep, "qp %d: error %g for step %g", qp, worst, qstep);
     }
+}
+
+/* Two poses in turn (A B A B ...), as animation cycles do: frames from 2
+ * on are found in frame j-2 (reference 1), and cost next to nothing. */
+static void test_cycle(void)
+{
+    enum { R = 32, C = 40, F = 6 };
+    static uint8_t src[F][R * C], P[R * C], D[F][R * C];
+    for (int j = 0; j < F; j++)
+        for (int q = 0; q < R * C; q++) src[j][q] = (uint8_t)(j & 1 ? (q * 7919u) >> 3 : (q * 104729u) >> 5);
+    memset(P, 0, sizeof P);
+    PnmfResidual r;
+    CHECK(pnmf_residual_alloc(&r, F, R, C, 64, 16) == 0);
+    for (int j = 0; j < F; j++) {
+        const uint8_t *ref[PNMF_RES_REFS];
+        for (int t = 0; t < PNMF_RES_REFS; t++) ref[t] = j - 1 - t >= 0 ? D[j - 1 - t] : NULL;
+        CHECK(pnmf_residual_encode_frame(&r, j, src[j], P, P, ref, j < PNMF_RES_REFS ? j : PNMF_RES_REFS, D[j],
+                                         8.0) == 0);
+    }
+    const size_t nb = (size_t)r.bx * r.by;
+    int ok = 1;
+    for (int j = 2; j < F; j++) {
+        ok &= r.mvstart[j + 1] - r.mvstart[j] == nb; /* every block shifted ... */
+        for (size_t q = r.mvstart[j]; q < r.mvstart[j + 1]; q++)
+            ok &= r.mvref[q] == 1 && !r.mv[2 * q] && !r.mv[2 * q + 1]; /* ... from j-2, in place */
+        ok &= r.start[j + 1] == r.start[j]; /* no levels */
+    }
+    CHECK(ok);
+    pnmf_residual_free(&r);
 }
 
 /* A window with a residual layer through pnmf_model_write/read. */
@@ -393,6 +453,7 @@ int main(void)
     test_spatial();
     test_shifted();
     test_pan();
+    test_cycle();
     test_transform();
     test_payload();
     return test_summary("test_residual");

@@ -51,7 +51,7 @@ enum PnmfInfoSection {
     PNMF_INFO_SEC_COLSHIFTS,  ///< N column shifts
     PNMF_INFO_SEC_RES_HEAD,   ///< residual layer: steps, transform quantizers and block size (0 or 5 values)
     PNMF_INFO_SEC_RES_MODES,  ///< residual layer: a mode per 8x8 block and frame
-    PNMF_INFO_SEC_RES_VECTORS,///< residual layer: (dy, dx) of the shifted blocks
+    PNMF_INFO_SEC_RES_VECTORS,///< residual layer: (reference, dy, dx) of the shifted blocks
     PNMF_INFO_SEC_RES_LEVELS, ///< residual layer: the levels of the coded blocks
     PNMF_INFO_SECTIONS        ///< the number of sections
 };

@@ -30,7 +30,7 @@ for q in 0 8 16 24 32 40 48; do
 done
 # the ladder spans 42 to 45 dB at least. (Not lower on this clip: its
 # first frame is cheaper lossless than lossy, so the encoder keeps it
-# lossless and -q 48 stops near 41 dB; see README, "Rate control".)
+# lossless and -q 48 stops near 41 dB; see README, the -q option.)
 check 'awk "BEGIN{split(\"$(summary "$T/q0.log")\", a, \" \"); split(\"$(summary "$T/q48.log")\", b, \" \"); exit !(a[2] >= 45 && b[2] <= 42)}"' \
     "-q 0 .. 48 does not span 42 to 45 dB"
 

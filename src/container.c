@@ -408,7 +408,7 @@ static int write_window(PnmfContainerWriter *w, uint32_t first_frame, uint32_t f
     /* kept: the next window may be built on it */
     uint8_t *keep = pnmf_realloc(w->prev, size ? size : 1);
     if (!keep) goto nomem;
-    memcpy(keep, payload, size);
+    if (size) memcpy(keep, payload, size);
     w->prev = keep, w->prev_size = size;
     w->continues_next = 0;
     w->index[w->nindex].offset = offset;

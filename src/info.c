@@ -264,7 +264,7 @@ int pnmf_info_next_window(PnmfInfo *p, PnmfInfoWindow *st, int zstd_level)
         pnmf_model_free(&p->md);
         return PNMF_ERR_NOMEM;
     }
-    memcpy(keep, payload, size);
+    if (size) memcpy(keep, payload, size);
     p->prev = keep, p->prev_size = size;
     p->loaded = 1;
     p->windows++;

@@ -425,6 +425,9 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
         int best = PNMF_RES_MODEL, vy = 0, vx = 0, vt = 0;
         const int left = b % r->bx ? modes[b - 1] : -1, above = b >= (size_t)r->bx ? modes[b - r->bx] : -1;
         const int full = y1 - y0 == PNMF_RES_BLOCK && x1 - x0 == PNMF_RES_BLOCK;
+        /* a block the previous frame predicts exactly needs no vector: the
+         * shifted prediction cannot beat zero error for fewer bits */
+        const int still = nref && !block_sad(src, Dp, r->rows, r->cols, y0, y1, x0, x1, 0, 0, 1);
         double bj = 1e300;
         for (int mode = 0; mode < PNMF_RES_PREDS; mode++) {
             const int needs_prev = mode == PNMF_RES_PREVIOUS || mode == PNMF_RES_MOTION || mode == PNMF_RES_SHIFTED;
@@ -433,6 +436,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
             double extra = 0;
             const uint8_t *Dr = Dp;
             if (mode == PNMF_RES_SHIFTED) {
+                if (still) continue;
                 /* each reference's best vector by SAD + lam * bits; the best of those */
                 double bc = 1e300;
                 for (int tt = 0; tt < nref; tt++) {

@@ -326,6 +326,15 @@ static void test_fit(int algo, int threads_check)
         CHECK(pnmf_fitter_fit(ft2, &p, W2, H2, &st) == 0);
         CHECK(memcmp(W, W2, sizeof W) == 0 && memcmp(H, H2, sizeof H) == 0);
         pnmf_fitter_close(&ft2);
+        /* the canvas model's mask covering the whole torus (all ones) is
+         * the torus model: the same components and entries, bit for bit */
+        CHECK(pnmf_fitter_open(&ft2, R, C, M, K, 1) == 0);
+        CHECK(pnmf_fitter_set_options(ft2, R, C, 0) == 0);
+        pnmf_fitter_set_frames(ft2, A, M);
+        CHECK(pnmf_fitter_fit(ft2, &p, W2, H2, &st) == 0);
+        CHECK(memcmp(W, W2, sizeof W) == 0 && memcmp(H, H2, sizeof H) == 0);
+        CHECK_NEAR(pnmf_fitter_objective(ft2, W2, K, H2), pnmf_objective(R, C, A, M, W, K, H), 1e-9);
+        pnmf_fitter_close(&ft2);
     }
     pnmf_fitter_close(&ft);
     free(A);

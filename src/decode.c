@@ -120,10 +120,7 @@ static const uint8_t *next_layout(PnmfDecoder *d)
     d->Pp = d->P, d->P = t;
     pnmf_diamond_int(&d->md, d->win_pos, d->w_step, d->r_step, d->acc, d->P);
     pnmf_residual_frame(&d->md.res, d->win_pos, d->P, d->Pp, (const uint8_t *const *)d->ref, d->D);
-    /* D becomes ref[0]; the oldest reference's memory takes the next frame */
-    t = d->ref[PNMF_RES_REFS - 1];
-    for (int i = PNMF_RES_REFS - 1; i > 0; i--) d->ref[i] = d->ref[i - 1];
-    d->ref[0] = d->D, d->D = t;
+    pnmf_residual_push(d->ref, &d->D);
     if (d->avail < PNMF_RES_REFS) d->avail++;
     d->have_prev = 1;
     return d->ref[0];

@@ -278,15 +278,6 @@ static int restore_refs(PnmfEncoder *e)
     return e->continues ? e->last_avail : 0;
 }
 
-/* The decoded frame D becomes reference 0; the oldest one's memory takes
- * the next frame. */
-static void push_ref(PnmfEncoder *e)
-{
-    uint8_t *t = e->ref[PNMF_RES_REFS - 1];
-    for (int i = PNMF_RES_REFS - 1; i > 0; i--) e->ref[i] = e->ref[i - 1];
-    e->ref[0] = e->D, e->D = t;
-}
-
 /* The cost (squared error + lambda * 8 * zstd bytes) of coding a key
  * window's first frame alone with the step key16. */
 static int key_frame_cost(PnmfEncoder *e, const PnmfWindowModel *md, int key16, double lambda, double *cost)
@@ -349,7 +340,7 @@ static int code_residual(PnmfEncoder *e, PnmfWindowModel *md, int m, int step16,
             const int d = (int)src[q] - e->D[q];
             *sse += d * d;
         }
-        push_ref(e);
+        pnmf_residual_push(e->ref, &e->D);
         if (avail < PNMF_RES_REFS) avail++;
     }
     return 0;
@@ -378,16 +369,32 @@ static int target_residual(PnmfEncoder *e, PnmfWindowModel *md, int m, double *s
     return 0;
 }
 
-/* Serialize md and measure what zstd makes of it (a fast level: this is
- * an estimate for a decision, the container compresses again). */
-static int payload_cost(const PnmfWindowModel *md, uint8_t **payload, size_t *size, size_t *zbytes)
+/* The residual layer of the window over md, and over no model at all
+ * (into bare, an empty model of md's size), coded into each; for each,
+ * the squared error and the cost j = squared error + lambda * 8 * zstd bytes (zstd at a fast level: an estimate for a
+ * decision, the container compresses again). */
+static int cost_with_and_without(PnmfEncoder *e, PnmfWindowModel *md, PnmfWindowModel *bare, int m,
+                                 int step16, double j[2], double sse[2])
 {
-    PNMF_CHECK(pnmf_model_write(md, payload, size));
-    uint8_t *z = NULL;
-    int ret = pnmf_entropy_compress(*payload, *size, 3, &z, zbytes);
-    pnmf_free(z);
-    if (ret < 0) pnmf_freep(payload);
-    return ret;
+    const double lambda = residual_lambda(step16);
+    PnmfWindowModel *const two[2] = { md, bare };
+    size_t zb[2] = { 0, 0 };
+    PNMF_CHECK(pnmf_model_alloc(bare, e->rows, e->cols, e->vis_rows, e->vis_cols, m, md->k, 0));
+    for (int t = 0; t < 2; t++) {
+        uint8_t *payload = NULL, *z = NULL;
+        size_t size = 0;
+        PNMF_CHECK(code_residual(e, two[t], m, step16, &sse[t]));
+        PNMF_CHECK(pnmf_model_write(two[t], &payload, &size));
+        const int ret = pnmf_entropy_compress(payload, size, 3, &z, &zb[t]);
+        pnmf_free(payload);
+        pnmf_free(z);
+        PNMF_CHECK(ret);
+        j[t] = sse[t] + lambda * 8 * (double)zb[t];
+    }
+    if (getenv("PNMF_DEBUG"))
+        fprintf(stderr, "window %d: with the model %zu bytes, sse %.0f; without %zu bytes, sse %.0f\n",
+                e->windows, zb[0], sse[0], zb[1], sse[1]);
+    return 0;
 }
 
 /* --two-level: the paper's section 3.4 on the window, then the combined
@@ -515,24 +522,13 @@ static int probe_model(PnmfEncoder *e, int m, int step16, int *drop)
     if (e->s.components > PROBE_COMPONENTS) e->s.components = PROBE_COMPONENTS;
     int ret = fit_model(e, &md, m);
     e->s.iterations = iters, e->s.refine = refine, e->objective = objective, e->s.components = k;
-    uint8_t *pl = NULL, *pl2 = NULL;
-    size_t size, z = 0, z2 = 0;
-    double sse = 0, sse2 = 0;
-    if (ret >= 0) ret = code_residual(e, &md, m, step16, &sse);
-    if (ret >= 0) ret = payload_cost(&md, &pl, &size, &z);
-    if (ret >= 0) ret = pnmf_model_alloc(&bare, e->rows, e->cols, e->vis_rows, e->vis_cols, m, md.k, 0);
-    if (ret >= 0) ret = code_residual(e, &bare, m, step16, &sse2);
-    if (ret >= 0) ret = payload_cost(&bare, &pl2, &size, &z2);
+    double j[2], sse[2];
+    if (ret >= 0) ret = cost_with_and_without(e, &md, &bare, m, step16, j, sse);
     if (ret >= 0) {
-        const double lambda = residual_lambda(step16);
-        const double j_model = sse + lambda * 8 * (double)z, j_bare = sse2 + lambda * 8 * (double)z2;
-        *drop = j_model > PROBE_MARGIN * j_bare;
+        *drop = j[0] > PROBE_MARGIN * j[1];
         if (getenv("PNMF_DEBUG"))
-            fprintf(stderr, "window %d: probe: with the model %zu bytes, sse %.0f; without %zu bytes, sse %.0f: %s\n",
-                    e->windows, z, sse, z2, sse2, *drop ? "no model" : "full fit");
+            fprintf(stderr, "window %d: probe: %s\n", e->windows, *drop ? "no model" : "full fit");
     }
-    pnmf_free(pl);
-    pnmf_free(pl2);
     pnmf_model_free(&md);
     pnmf_model_free(&bare);
     return ret;
@@ -550,9 +546,9 @@ static int encode_window(PnmfEncoder *e)
     PnmfWindowModel md, bare;
     memset(&md, 0, sizeof(md));
     memset(&bare, 0, sizeof(bare));
-    uint8_t *payload = NULL, *payload2 = NULL;
-    size_t size = 0, size2 = 0, z = 0, z2 = 0;
-    double sse = 0, sse2 = 0;
+    uint8_t *payload = NULL;
+    size_t size = 0;
+    double sse = 0;
     int ret = 0;
     const int header_k = e->s.components ? e->s.components : 1;
     const int step16 = pnmf_residual_step(e->s.quality);
@@ -568,29 +564,21 @@ static int encode_window(PnmfEncoder *e)
         ret = pnmf_model_alloc(&md, e->rows, e->cols, e->vis_rows, e->vis_cols, m, header_k, 0);
     }
     if (ret >= 0 && e->s.residual) {
-        ret = code_residual(e, &md, m, step16, &sse);
-        if (ret >= 0) ret = payload_cost(&md, &payload, &size, &z);
-        if (ret >= 0 && md.first[m] > 0) {
-            ret = pnmf_model_alloc(&bare, e->rows, e->cols, e->vis_rows, e->vis_cols, m, header_k, 0);
-            if (ret >= 0) ret = code_residual(e, &bare, m, step16, &sse2);
-            if (ret >= 0) ret = payload_cost(&bare, &payload2, &size2, &z2);
-            const double lambda = residual_lambda(pnmf_residual_step(e->s.quality));
-            if (getenv("PNMF_DEBUG") && ret >= 0)
-                fprintf(stderr, "window %d: with the model %zu bytes, sse %.0f; without %zu bytes, sse %.0f\n",
-                        e->windows, z, sse, z2, sse2);
-            if (ret >= 0 && sse2 + lambda * 8 * (double)z2 < sse + lambda * 8 * (double)z) {
+        /* keep the model only when it lowers the cost */
+        double j[2], sse2[2];
+        if (md.first[m] > 0) {
+            ret = cost_with_and_without(e, &md, &bare, m, step16, j, sse2);
+            sse = sse2[0];
+            if (ret >= 0 && j[1] < j[0]) {
                 PnmfWindowModel t = md;
                 md = bare, bare = t;
-                uint8_t *tp = payload;
-                payload = payload2, payload2 = tp;
-                size = size2, sse = sse2;
+                sse = sse2[1];
             }
+        } else {
+            ret = code_residual(e, &md, m, step16, &sse);
         }
-        if (ret >= 0 && e->s.target_psnr > 0) {
-            pnmf_freep(&payload);
-            ret = target_residual(e, &md, m, &sse);
-            if (ret >= 0) ret = pnmf_model_write(&md, &payload, &size);
-        }
+        if (ret >= 0 && e->s.target_psnr > 0) ret = target_residual(e, &md, m, &sse);
+        if (ret >= 0) ret = pnmf_model_write(&md, &payload, &size);
     } else if (ret >= 0) {
         ret = pnmf_model_write(&md, &payload, &size);
         for (int j = 0; ret >= 0 && j < m; j++) {
@@ -621,7 +609,7 @@ static int encode_window(PnmfEncoder *e)
             e->Pp = e->P, e->P = t;
             pnmf_diamond_int(&md, j, e->w_step, e->r_step, e->acc, e->P);
             pnmf_residual_frame(&md.res, j, e->P, e->Pp, (const uint8_t *const *)e->ref, e->D);
-            push_ref(e);
+            pnmf_residual_push(e->ref, &e->D);
             if (avail < PNMF_RES_REFS) avail++;
         }
         memcpy(e->lastP, e->P, e->nv);
@@ -629,7 +617,6 @@ static int encode_window(PnmfEncoder *e)
         e->last_avail = avail;
     }
     pnmf_free(payload);
-    pnmf_free(payload2);
     pnmf_model_free(&md);
     pnmf_model_free(&bare);
     if (ret < 0)

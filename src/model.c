@@ -251,9 +251,9 @@ static int read_residual(Rd *r, int m, int rows, int cols, int continues, PnmfRe
         for (uint64_t b = 0; b < nb; b++) {
             if (get_u(r, &v) < 0) goto truncated;
             const uint64_t pred = v & 7;
-            const int y0 = (int)(b / rs->bx) * PNMF_RES_BLOCK, x0 = (int)(b % rs->bx) * PNMF_RES_BLOCK;
-            const int h = rows - y0 < PNMF_RES_BLOCK ? rows - y0 : PNMF_RES_BLOCK;
-            const int w = cols - x0 < PNMF_RES_BLOCK ? cols - x0 : PNMF_RES_BLOCK;
+            int y0, y1, x0, x1;
+            pnmf_residual_block(rs->bx, rows, cols, (size_t)b, &y0, &y1, &x0, &x1);
+            const int h = y1 - y0, w = x1 - x0;
             if (v > 31 || pred >= PNMF_RES_PREDS ||
                 ((v & PNMF_RES_TRANSFORM) &&
                  (!(v & PNMF_RES_CODED) || pred == PNMF_RES_SPATIAL || h < PNMF_RES_BLOCK || w < PNMF_RES_BLOCK)) ||
@@ -314,9 +314,9 @@ static int read_residual(Rd *r, int m, int rows, int cols, int continues, PnmfRe
         for (uint64_t b = 0; b < nb; b++) {
             const uint8_t mode = rs->modes[(uint64_t)j * nb + b];
             if (!(mode & PNMF_RES_CODED)) continue;
-            const int y0 = (int)(b / rs->bx) * PNMF_RES_BLOCK, x0 = (int)(b % rs->bx) * PNMF_RES_BLOCK;
-            const int h = rows - y0 < PNMF_RES_BLOCK ? rows - y0 : PNMF_RES_BLOCK;
-            const int w = cols - x0 < PNMF_RES_BLOCK ? cols - x0 : PNMF_RES_BLOCK;
+            int y0, y1, x0, x1;
+            pnmf_residual_block(rs->bx, rows, cols, (size_t)b, &y0, &y1, &x0, &x1);
+            const int h = y1 - y0, w = x1 - x0;
             const int64_t max_l = mode & PNMF_RES_TRANSFORM ? PNMF_RES_MAX_COEF : max_pixel;
             for (int t = 0; t < h * w; t++, q++) {
                 if (get_u(r, &v) < 0) goto truncated;

@@ -148,9 +148,8 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
     const int step16 = j ? r->step16 : r->key_step16;
     const uint8_t *modes = r->modes + (size_t)j * r->bx * r->by;
     for (int b = 0; b < r->bx * r->by; b++) {
-        const int y0 = b / r->bx * PNMF_RES_BLOCK, x0 = b % r->bx * PNMF_RES_BLOCK;
-        const int y1 = y0 + PNMF_RES_BLOCK < r->rows ? y0 + PNMF_RES_BLOCK : r->rows;
-        const int x1 = x0 + PNMF_RES_BLOCK < r->cols ? x0 + PNMF_RES_BLOCK : r->cols;
+        int y0, y1, x0, x1;
+        pnmf_residual_block(r->bx, r->rows, r->cols, (size_t)b, &y0, &y1, &x0, &x1);
         const int mode = modes[b] & 7, coded = modes[b] & PNMF_RES_CODED;
         int dy = 0, dx = 0;
         if (mode == PNMF_RES_SHIFTED) dy = mv[0], dx = mv[1], mv += 2, Dr = ref[*mvref++];
@@ -419,9 +418,8 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
     if (!bmv) return PNMF_ERR_NOMEM;
     const double lam_sad = sqrt(lambda);
     for (size_t b = 0; b < nb; b++) {
-        const int y0 = (int)(b / r->bx) * PNMF_RES_BLOCK, x0 = (int)(b % r->bx) * PNMF_RES_BLOCK;
-        const int y1 = y0 + PNMF_RES_BLOCK < r->rows ? y0 + PNMF_RES_BLOCK : r->rows;
-        const int x1 = x0 + PNMF_RES_BLOCK < r->cols ? x0 + PNMF_RES_BLOCK : r->cols;
+        int y0, y1, x0, x1;
+        pnmf_residual_block(r->bx, r->rows, r->cols, b, &y0, &y1, &x0, &x1);
         int best = PNMF_RES_MODEL, vy = 0, vx = 0, vt = 0;
         const int left = b % r->bx ? modes[b - 1] : -1, above = b >= (size_t)r->bx ? modes[b - r->bx] : -1;
         const int full = y1 - y0 == PNMF_RES_BLOCK && x1 - x0 == PNMF_RES_BLOCK;

@@ -102,6 +102,23 @@ int  pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, cons
                                 const uint8_t *Pp, const uint8_t *const *ref, int nref, uint8_t *D,
                                 double lambda);
 
+/* Block b's rectangle [y0, y1) x [x0, x1), clipped to the frame. */
+static inline void pnmf_residual_block(int bx, int rows, int cols, size_t b, int *y0, int *y1, int *x0, int *x1)
+{
+    *y0 = (int)(b / (size_t)bx) * PNMF_RES_BLOCK, *x0 = (int)(b % (size_t)bx) * PNMF_RES_BLOCK;
+    *y1 = *y0 + PNMF_RES_BLOCK < rows ? *y0 + PNMF_RES_BLOCK : rows;
+    *x1 = *x0 + PNMF_RES_BLOCK < cols ? *x0 + PNMF_RES_BLOCK : cols;
+}
+
+/* After a frame is decoded into *D: it becomes ref[0], the older ones move
+ * down, and the oldest one's memory becomes *D for the next frame. */
+static inline void pnmf_residual_push(uint8_t **ref, uint8_t **D)
+{
+    uint8_t *t = ref[PNMF_RES_REFS - 1];
+    for (int i = PNMF_RES_REFS - 1; i > 0; i--) ref[i] = ref[i - 1];
+    ref[0] = *D, *D = t;
+}
+
 /* The step (1/16 gray level) for the quality q, 0..48: 2^(q/8) gray
  * levels, 1 at q = 0 (lossless), 4 at 16, 16 at 32, 64 at 48. */
 int  pnmf_residual_step(int q);

@@ -500,28 +500,27 @@ static int fit_model(PnmfEncoder *e, PnmfWindowModel *md, int m)
 }
 
 /* With the residual layer, a full fit is wasted on a window whose model
- * cannot pay for itself. A probe (PROBE_COMPONENTS components, one ALS
- * iteration, no refinement) is coded both ways first; when the residual
- * layer alone beats it by more than PROBE_MARGIN in squared error +
- * lambda * bits, the window is coded without a model and the full fit is
- * skipped (samples/devset/x11_oneko, 60 frames, -q 24: 191 s; with a probe
- * of 8 components 23.5 s, of 2 components 5.9 s, the same bytes; on
- * samples/sprites.mkv the 2-component probe still lets the model through
- * at -q 38 and 48, where it pays). */
+ * cannot pay for itself. A probe (one ALS iteration, no refinement) is
+ * coded both ways first; when the residual layer alone beats it by more
+ * than PROBE_MARGIN in squared error + lambda * bits, the window is coded
+ * without a model and the full fit is skipped (samples/devset/x11_oneko,
+ * 60 frames, -q 24: 191 s -> 24 s, the same bytes). A probe of 2
+ * components instead of all was tried: 6 s on x11_oneko, but its cost
+ * ratio (1.17-1.29 on x11_penguins, whose full model never pays; 1.21-1.26
+ * on samples/sprites.mkv at -q 38 and 48, whose does) no longer tells
+ * them apart. */
 #define PROBE_MARGIN 1.3
-#define PROBE_COMPONENTS 2
 static int probe_model(PnmfEncoder *e, int m, int step16, int *drop)
 {
     *drop = 0;
     PnmfWindowModel md, bare;
     memset(&md, 0, sizeof(md));
     memset(&bare, 0, sizeof(bare));
-    const int iters = e->s.iterations, refine = e->s.refine, k = e->s.components;
+    const int iters = e->s.iterations, refine = e->s.refine;
     const double objective = e->objective;
     e->s.iterations = 1, e->s.refine = 0;
-    if (e->s.components > PROBE_COMPONENTS) e->s.components = PROBE_COMPONENTS;
     int ret = fit_model(e, &md, m);
-    e->s.iterations = iters, e->s.refine = refine, e->objective = objective, e->s.components = k;
+    e->s.iterations = iters, e->s.refine = refine, e->objective = objective;
     double j[2], sse[2];
     if (ret >= 0) ret = cost_with_and_without(e, &md, &bare, m, step16, j, sse);
     if (ret >= 0) {

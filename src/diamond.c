@@ -22,6 +22,10 @@ void pnmf_diamond_int(const PnmfWindowModel *md, int j, int w_step, int r_step, 
 {
     const int rows = md->rows, cols = md->cols, vr = md->vis_rows, vc = md->vis_cols;
     const size_t n = (size_t)vr * vc;
+    if (md->first[j] == md->first[j + 1]) { /* no entries: every sample rounds to 0 */
+        memset(out, 0, n);
+        return;
+    }
     memset(acc, 0, n * sizeof(*acc));
     for (int q = md->first[j]; q < md->first[j + 1]; q++) {
         const PnmfEntry *e = &md->ent[q];

@@ -2,6 +2,7 @@
 /* The residual layer (residual.h): reconstruction, shared by encoder and
  * decoder, and the encoder's rate-distortion choice of modes and levels. */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -138,6 +139,47 @@ static inline int predict(int mode, const uint8_t *P, const uint8_t *Pp, const u
     }
 }
 
+/* w <= 8 bytes; a whole block row is one 8-byte move the compiler inlines. */
+static inline void copy_row(uint8_t *dst, const uint8_t *src, int w)
+{
+    if (w == PNMF_RES_BLOCK) memcpy(dst, src, PNMF_RES_BLOCK);
+    else memcpy(dst, src, (size_t)w);
+}
+
+/* The prediction of block [y0, y1) x [x0, x1) for every mode but the
+ * spatial one (which reads the samples it is correcting), into pred (rows
+ * PNMF_RES_BLOCK apart): row copies where the mode is a copy. */
+static void predict_block(int mode, const uint8_t *P, const uint8_t *Pp, const uint8_t *Dp, const uint8_t *Dr,
+                          int rows, int cols, int y0, int y1, int x0, int x1, int dy, int dx, uint8_t *pred)
+{
+    const int w = x1 - x0;
+    const int inside = y0 + dy >= 0 && y1 + dy <= rows && x0 + dx >= 0 && x1 + dx <= cols;
+    for (int y = y0; y < y1; y++) {
+        uint8_t *o = pred + (y - y0) * PNMF_RES_BLOCK;
+        const size_t row = (size_t)y * cols + x0;
+        switch (mode) {
+        case PNMF_RES_MODEL: copy_row(o, P + row, w); break;
+        case PNMF_RES_PREVIOUS: copy_row(o, Dp + row, w); break;
+        case PNMF_RES_MOTION:
+            for (int x = 0; x < w; x++) o[x] = (uint8_t)clip8(Dp[row + x] + P[row + x] - Pp[row + x]);
+            break;
+        default:
+            if (inside) {
+                copy_row(o, Dr + (size_t)(y + dy) * cols + x0 + dx, w);
+            } else {
+                int sy = y + dy;
+                sy = sy < 0 ? 0 : sy >= rows ? rows - 1 : sy;
+                for (int x = 0; x < w; x++) {
+                    int sx = x0 + x + dx;
+                    sx = sx < 0 ? 0 : sx >= cols ? cols - 1 : sx;
+                    o[x] = Dr[(size_t)sy * cols + sx];
+                }
+            }
+            break;
+        }
+    }
+}
+
 void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const uint8_t *Pp,
                          const uint8_t *const *ref, uint8_t *D)
 {
@@ -146,34 +188,48 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
     const uint8_t *mvref = r->mvref + r->mvstart[j];
     const uint8_t *Dp = ref ? ref[0] : NULL, *Dr = Dp;
     const int step16 = j ? r->step16 : r->key_step16;
+    const int qp = j ? r->qp : r->key_qp;
     const uint8_t *modes = r->modes + (size_t)j * r->bx * r->by;
+    uint8_t pred[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
     for (int b = 0; b < r->bx * r->by; b++) {
         int y0, y1, x0, x1;
         pnmf_residual_block(r->bx, r->rows, r->cols, (size_t)b, &y0, &y1, &x0, &x1);
         const int mode = modes[b] & 7, coded = modes[b] & PNMF_RES_CODED;
         int dy = 0, dx = 0;
         if (mode == PNMF_RES_SHIFTED) dy = mv[0], dx = mv[1], mv += 2, Dr = ref[*mvref++];
+        if (mode == PNMF_RES_SPATIAL) { /* reads what it has just corrected: sample by sample */
+            for (int y = y0; y < y1; y++)
+                for (int x = x0; x < x1; x++) {
+                    int v = spatial(D, r->cols, y, x);
+                    if (coded) v = clip8(v + dequant(*lev++, step16));
+                    D[(size_t)y * r->cols + x] = (uint8_t)v;
+                }
+            continue;
+        }
+        predict_block(mode, P, Pp, Dp, Dr, r->rows, r->cols, y0, y1, x0, x1, dy, dx, pred);
+        const int w = x1 - x0;
         if (modes[b] & PNMF_RES_TRANSFORM) { /* whole 8x8 blocks only (the reader checks) */
-            const int qp = j ? r->qp : r->key_qp;
             for (int sb = 0; sb < 4; sb++) {
                 int res[16];
                 pnmf_residual_idct4(lev, qp, res);
                 lev += 16;
-                const int sy = y0 + (sb >> 1) * 4, sx = x0 + (sb & 1) * 4;
+                const int sy = (sb >> 1) * 4, sx = (sb & 1) * 4;
                 for (int q = 0; q < 16; q++) {
                     const int y = sy + (q >> 2), x = sx + (q & 3);
-                    const int v = predict(mode, P, Pp, Dp, Dr, D, r->rows, r->cols, y, x, dy, dx);
-                    D[(size_t)y * r->cols + x] = (uint8_t)clip8(v + res[q]);
+                    D[(size_t)(y0 + y) * r->cols + x0 + x] = (uint8_t)clip8(pred[y * PNMF_RES_BLOCK + x] + res[q]);
                 }
             }
-            continue;
-        }
-        for (int y = y0; y < y1; y++)
-            for (int x = x0; x < x1; x++) {
-                int v = predict(mode, P, Pp, Dp, Dr, D, r->rows, r->cols, y, x, dy, dx);
-                if (coded) v = clip8(v + dequant(*lev++, step16));
-                D[(size_t)y * r->cols + x] = (uint8_t)v;
+        } else if (coded) {
+            for (int y = y0; y < y1; y++) {
+                uint8_t *o = D + (size_t)y * r->cols + x0;
+                const uint8_t *p = pred + (y - y0) * PNMF_RES_BLOCK;
+                for (int x = 0; x < w; x++) o[x] = (uint8_t)clip8(p[x] + dequant(lev[x], step16));
+                lev += w;
             }
+        } else {
+            for (int y = y0; y < y1; y++)
+                copy_row(D + (size_t)y * r->cols + x0, pred + (y - y0) * PNMF_RES_BLOCK, w);
+        }
     }
 }
 
@@ -182,10 +238,20 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
 /* Estimated bits of a level once zstd has seen the layer: zeros are cheap
  * in runs, larger magnitudes cost about two bits per doubling. Measured
  * on the development set (samples/devset), not derived. */
+#define LEVEL_BITS_TABLE 4097
+static double level_bits_table[LEVEL_BITS_TABLE];
+static double log2_1p_table[LEVEL_BITS_TABLE]; /* log2(1 + a) */
+static pthread_once_t level_bits_once = PTHREAD_ONCE_INIT;
+static void level_bits_init(void)
+{
+    level_bits_table[0] = 0.6;
+    for (int a = 1; a < LEVEL_BITS_TABLE; a++) level_bits_table[a] = 4.0 + 2.0 * log2((double)a);
+    for (int a = 0; a < LEVEL_BITS_TABLE; a++) log2_1p_table[a] = log2(1.0 + a);
+}
 static inline double level_bits(int l)
 {
-    if (!l) return 0.6;
     const int a = l < 0 ? -l : l;
+    if (a < LEVEL_BITS_TABLE) return level_bits_table[a];
     return 4.0 + 2.0 * log2((double)a);
 }
 /* A block's mode byte costs little when it repeats its left or upper
@@ -220,7 +286,9 @@ static inline double mv_bits(int dy, int dx, int py, int px)
 {
     if (dy == py && dx == px) return 1.0;
     const int ay = abs(dy - py), ax = abs(dx - px);
-    return 4.0 + 2.0 * (log2(1.0 + ay) + log2(1.0 + ax));
+    const double ly = ay < LEVEL_BITS_TABLE ? log2_1p_table[ay] : log2(1.0 + ay);
+    const double lx = ax < LEVEL_BITS_TABLE ? log2_1p_table[ax] : log2(1.0 + ax);
+    return 4.0 + 2.0 * (ly + lx);
 }
 
 /* Run one (mode, coded) choice over a block, writing D and, when levs is
@@ -232,10 +300,13 @@ static double try_block(int mode, int coded, int step16, double lambda, const ui
 {
     double sse = 0, bits = 0;
     int nz = 0;
+    uint8_t pb[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
+    const int spat = mode == PNMF_RES_SPATIAL;
+    if (!spat) predict_block(mode, P, Pp, Dp, Dr, rows, cols, y0, y1, x0, x1, dy, dx, pb);
     for (int y = y0; y < y1; y++)
         for (int x = x0; x < x1; x++) {
             const size_t q = (size_t)y * cols + x;
-            const int pred = predict(mode, P, Pp, Dp, Dr, D, rows, cols, y, x, dy, dx);
+            const int pred = spat ? spatial(D, cols, y, x) : pb[(y - y0) * PNMF_RES_BLOCK + x - x0];
             int v = pred;
             if (coded) {
                 const int l = choose_level((int)src[q] - pred, pred, step16, lambda);
@@ -268,9 +339,11 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
         const int sy = y0 + (sb >> 1) * 4, sx = x0 + (sb & 1) * 4;
         int pred[16], x[16], w[16], res[16];
         int16_t lv[16];
+        uint8_t pb[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
+        predict_block(mode, P, Pp, Dp, Dr, rows, cols, sy, sy + 4, sx, sx + 4, dy, dx, pb);
         for (int q = 0; q < 16; q++) {
             const int y = sy + (q >> 2), xx = sx + (q & 3);
-            pred[q] = predict(mode, P, Pp, Dp, Dr, D, rows, cols, y, xx, dy, dx);
+            pred[q] = pb[(q >> 2) * PNMF_RES_BLOCK + (q & 3)];
             x[q] = (int)src[(size_t)y * cols + xx] - pred[q];
         }
         pnmf_residual_fdct4(x, w);
@@ -329,24 +402,33 @@ static int block_sad(const uint8_t *src, const uint8_t *Dp, int rows, int cols, 
 #define LOCAL_RANGE  16
 static void global_motion(const uint8_t *src, const uint8_t *Dp, int rows, int cols, int *gy, int *gx)
 {
+    /* the least SAD, ties to the first in raster order of (dy, dx); (0, 0)
+     * is measured first so that the others stop early (same result) */
     long best = -1;
+    int best_i = 0;
+    const int side = 2 * GLOBAL_RANGE + 1;
     *gy = *gx = 0;
-    for (int dy = -GLOBAL_RANGE; dy <= GLOBAL_RANGE; dy++)
-        for (int dx = -GLOBAL_RANGE; dx <= GLOBAL_RANGE; dx++) {
-            long sad = 0;
-            for (int y = 2; y < rows && (best < 0 || sad < best); y += 4) {
-                int sy = y + dy;
-                sy = sy < 0 ? 0 : sy >= rows ? rows - 1 : sy;
+    for (int c = -1; c < side * side; c++) {
+        const int i = c < 0 ? GLOBAL_RANGE * side + GLOBAL_RANGE : c;
+        if (c >= 0 && i == GLOBAL_RANGE * side + GLOBAL_RANGE) continue;
+        const int dy = i / side - GLOBAL_RANGE, dx = i % side - GLOBAL_RANGE;
+        long sad = 0;
+        for (int y = 2; y < rows && (best < 0 || sad <= best); y += 4) {
+            int sy = y + dy;
+            sy = sy < 0 ? 0 : sy >= rows ? rows - 1 : sy;
+            const uint8_t *s = src + (size_t)y * cols, *d = Dp + (size_t)sy * cols;
+            if (dx >= -2 && dx + (cols - 1) / 4 * 4 + 2 < cols) {
+                for (int x = 2; x < cols; x += 4) sad += abs((int)s[x] - d[x + dx]);
+            } else {
                 for (int x = 2; x < cols; x += 4) {
                     int sx = x + dx;
                     sx = sx < 0 ? 0 : sx >= cols ? cols - 1 : sx;
-                    sad += abs((int)src[(size_t)y * cols + x] - Dp[(size_t)sy * cols + sx]);
+                    sad += abs((int)s[x] - d[sx]);
                 }
             }
-            /* ties: the smaller vector, visited first from the centre outwards is
-             * not needed: strict < keeps the first, and (0,0) is tried below */
-            if (best < 0 || sad < best) best = sad, *gy = dy, *gx = dx;
         }
+        if (best < 0 || sad < best || (sad == best && i < best_i)) best = sad, best_i = i, *gy = dy, *gx = dx;
+    }
 }
 
 /* A vector for the block: the best by SAD among candidates (zero, the
@@ -402,6 +484,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                                const uint8_t *Pp, const uint8_t *const *ref, int nref, uint8_t *D,
                                double lambda)
 {
+    pthread_once(&level_bits_once, level_bits_init);
     const size_t nb = (size_t)r->bx * r->by;
     uint8_t *modes = r->modes + (size_t)j * nb;
     const int step16 = j ? r->step16 : r->key_step16, qp = j ? r->qp : r->key_qp;

@@ -3,7 +3,7 @@
  * pnmf-compare: the pieces shared by its files. A codec is a row of a
  * NULL-terminated table (compare_lavc.c, compare_pnmf.c); each point of a
  * codec's quality ladder is encoded, decoded and scored in a forked child
- * (compare_main.c), which hands back one CmpPoint.
+ * (compare_main.c, through compare_run.c), which hands back one CmpPoint.
  */
 #ifndef PNMF_COMPARE_H
 #define PNMF_COMPARE_H
@@ -33,6 +33,8 @@ typedef struct CmpOptions {
     int threads;          /* encoder and decoder threads, every codec (default 1) */
     int verbose;          /* let the codec libraries log warnings */
     int keep_sei;         /* count x264's and x265's informational SEI (compare_lavc.c) */
+    int dec_threads;      /* threads of the standard codecs' decoders, 0: as threads (pnmf-bench: 1) */
+    int dec_runs;         /* decode each stream this many times, keep the fastest; 0 or 1: once */
     PnmfEncSettings pnmf; /* pnmf's own options; quality is the ladder's */
 } CmpOptions;
 
@@ -48,7 +50,7 @@ typedef struct CmpPoint {
     double psnr;           /* PSNR-Y in dB from the global MSE, 999 if exact */
     double ssim;           /* SSIM-Y, mean over frames (compare_metrics.h) */
     double enc_seconds;    /* wall clock in the encoder's calls */
-    double dec_seconds;    /* wall clock in the decoder's calls (scoring excluded) */
+    double dec_seconds;    /* wall clock in the decoder's calls (scoring excluded; the fastest of dec_runs) */
     double enc_cpu_seconds;/* user + system CPU of the encode, all threads */
     double rss_base_mib;   /* resident memory when the child started */
     double peak_mib;       /* peak resident memory during the encode above that base, <0 unknown */
@@ -77,9 +79,33 @@ struct CmpCodec {
 extern const CmpCodec *const cmp_lavc_codecs[]; /* NULL-terminated, compare_lavc.c */
 extern const CmpCodec cmp_pnmf_codec;           /* compare_pnmf.c */
 
+/* ---- measuring (compare_run.c, shared with pnmf-bench) ---- */
+
 /* Called by a codec's run() right after its encode finishes: records the
- * encode's peak memory and CPU time (compare_main.c). */
+ * encode's peak memory and CPU time since cmp_measure_start(). */
 void cmp_mark_encoded(CmpPoint *pt);
+
+/* Start measuring: reset the peak resident size to the current one (Linux
+ * clear_refs), so the peak is this process's from now on, not its parent's. */
+void cmp_measure_start(void);
+/* User + system CPU seconds of every thread since cmp_measure_start(). */
+double cmp_measure_cpu(void);
+/* Resident KiB at cmp_measure_start(), and the peak since (either -1 unknown). */
+double cmp_measure_base_kib(void);
+double cmp_measure_peak_kib(void);
+
+/* Run fn(ctx, out) in a forked child that calls cmp_measure_start() first
+ * and hands the size bytes of *out (plain data) back through a pipe; run
+ * it in-process when no child can be made. Returns 0 when *out was filled,
+ * -1 when the child died or exited without handing it back: *status is
+ * then its wait status. */
+typedef void (*CmpChildFn)(void *ctx, void *out);
+int cmp_run_child(CmpChildFn fn, void *ctx, void *out, size_t size, int *status);
+
+/* Read up to max frames (all if < 0) of the clip at path as gray8, into
+ * memory. Returns PNMF_EXIT_OK, or the exit code after printing one line
+ * "PROG: PATH: reason" on stderr. */
+int cmp_read_clip(const char *prog, const char *path, long long max, CmpClip *clip);
 
 /* The ladder's i-th of n values from lo to hi, evenly spaced and rounded. */
 int cmp_ladder_value(int lo, int hi, int i, int n);

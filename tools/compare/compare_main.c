@@ -11,7 +11,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -21,7 +20,6 @@
 
 #include "cli_util.h"
 #include "compare.h"
-#include "input/demuxer.h"
 
 static const char *prog = "pnmf-compare";
 
@@ -53,86 +51,19 @@ int cmp_ladder_value(int lo, int hi, int i, int n)
     return lo + (int)((double)(hi - lo) * i / (n - 1) + 0.5);
 }
 
-/* ---- memory and CPU time of the encode (in the child) ---- */
-
-static double base_kib = -1;
-static int hwm_reset;
-static struct rusage ru_start;
-
-/* A "Key:   123 kB" line of /proc/self/status, in KiB, or -1. */
-static double proc_status_kib(const char *key)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    if (!f) return -1;
-    char line[256];
-    double v = -1;
-    const size_t kl = strlen(key);
-    while (fgets(line, sizeof(line), f))
-        if (!strncmp(line, key, kl)) {
-            v = strtod(line + kl, NULL);
-            break;
-        }
-    fclose(f);
-    return v;
-}
-
-static double tv_seconds(struct timeval t)
-{
-    return t.tv_sec + t.tv_usec * 1e-6;
-}
-
-/* Start measuring: reset the peak resident size to the current one (Linux
- * clear_refs "5"), so the peak is this encode's and not the parent's. */
-static void measure_start(void)
-{
-    FILE *f = fopen("/proc/self/clear_refs", "w");
-    hwm_reset = 0;
-    if (f) {
-        hwm_reset = fputs("5", f) >= 0;
-        hwm_reset &= fclose(f) == 0;
-    }
-    base_kib = proc_status_kib("VmRSS:");
-    getrusage(RUSAGE_SELF, &ru_start);
-}
-
-void cmp_mark_encoded(CmpPoint *pt)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    pt->enc_cpu_seconds = tv_seconds(ru.ru_utime) + tv_seconds(ru.ru_stime) -
-                          tv_seconds(ru_start.ru_utime) - tv_seconds(ru_start.ru_stime);
-    /* without the reset, ru_maxrss (KiB on Linux) may still hold the parent's peak */
-    const double peak = hwm_reset ? proc_status_kib("VmHWM:") : (double)ru.ru_maxrss;
-    pt->rss_base_mib = base_kib >= 0 ? base_kib / 1024 : -1;
-    pt->peak_mib = base_kib >= 0 && peak >= base_kib ? (peak - base_kib) / 1024 : -1;
-}
-
 /* ---- one point in a child ---- */
 
-static int write_all(int fd, const void *p, size_t n)
-{
-    const char *c = p;
-    while (n) {
-        ssize_t w = write(fd, c, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return -1;
-        c += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
+typedef struct PointJob {
+    const CmpCodec *c;
+    const CmpClip *clip;
+    const CmpOptions *o;
+    int param;
+} PointJob;
 
-static int read_all(int fd, void *p, size_t n)
+static void point_child(void *ctx, void *out)
 {
-    char *c = p;
-    while (n) {
-        ssize_t r = read(fd, c, n);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) return -1;
-        c += r;
-        n -= (size_t)r;
-    }
-    return 0;
+    const PointJob *j = ctx;
+    j->c->run(j->c, j->clip, j->o, j->param, out);
 }
 
 static void run_point(const CmpCodec *c, const CmpClip *clip, const CmpOptions *o, int param, CmpPoint *pt)
@@ -140,34 +71,9 @@ static void run_point(const CmpCodec *c, const CmpClip *clip, const CmpOptions *
     memset(pt, 0, sizeof(*pt));
     pt->param = param;
     pt->peak_mib = -1;
-    int fds[2];
-    pid_t pid = -1;
-    fflush(stdout);
-    fflush(stderr);
-    if (pipe(fds) == 0) {
-        pid = fork();
-        if (pid < 0) {
-            close(fds[0]);
-            close(fds[1]);
-        }
-    }
-    if (pid < 0) { /* no child: measure in-process */
-        measure_start();
-        c->run(c, clip, o, param, pt);
-        return;
-    }
-    if (pid == 0) {
-        close(fds[0]);
-        measure_start();
-        c->run(c, clip, o, param, pt);
-        _exit(write_all(fds[1], pt, sizeof(*pt)) ? 1 : 0);
-    }
-    close(fds[1]);
-    const int got = read_all(fds[0], pt, sizeof(*pt)) == 0;
-    close(fds[0]);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-    if (!got) {
+    PointJob job = { c, clip, o, param };
+    int status;
+    if (cmp_run_child(point_child, &job, pt, sizeof(*pt), &status) < 0) {
         memset(pt, 0, sizeof(*pt));
         pt->param = param;
         pt->peak_mib = -1;
@@ -470,59 +376,6 @@ static int parse_args(int argc, char **argv, Args *a)
 
 /* ---- input and output ---- */
 
-/* Read up to max frames (all if < 0) of the clip; the exit code on failure. */
-static int read_clip(const char *path, long long max, CmpClip *clip)
-{
-    char err[512] = "";
-    PnmfInputInfo info;
-    PnmfInput *in = pnmf_input_open(path, &info, err, sizeof(err));
-    if (!in) {
-        fprintf(stderr, "%s: %s: %s\n", prog, path, err);
-        return PNMF_EXIT_INPUT;
-    }
-    memset(clip, 0, sizeof(*clip));
-    clip->path = path;
-    clip->width = info.width;
-    clip->height = info.height;
-    clip->fps_num = info.fps_num;
-    clip->fps_den = info.fps_den;
-    const size_t fsize = (size_t)info.width * info.height;
-    size_t cap = 0;
-    int code = PNMF_EXIT_OK;
-    for (;;) {
-        if (max >= 0 && clip->frames >= max) break;
-        if ((size_t)clip->frames == cap) {
-            cap = cap ? 2 * cap : 16;
-            uint8_t *p = cap <= SIZE_MAX / fsize ? realloc(clip->pixels, cap * fsize) : NULL;
-            if (!p) {
-                fprintf(stderr, "%s: %s: not enough memory for %d frames of %dx%d (try --frames)\n", prog,
-                        path, clip->frames + 1, info.width, info.height);
-                code = PNMF_EXIT_FAIL;
-                break;
-            }
-            clip->pixels = p;
-        }
-        int r = pnmf_input_read(in, clip->pixels + (size_t)clip->frames * fsize, info.width, err, sizeof(err));
-        if (r == 0) break;
-        if (r < 0) {
-            fprintf(stderr, "%s: %s: %s\n", prog, path, err);
-            code = PNMF_EXIT_INPUT;
-            break;
-        }
-        clip->frames++;
-    }
-    pnmf_input_close(&in);
-    if (code == PNMF_EXIT_OK && clip->frames == 0) {
-        fprintf(stderr, "%s: %s: no frames\n", prog, path);
-        code = PNMF_EXIT_INPUT;
-    }
-    if (code != PNMF_EXIT_OK) {
-        free(clip->pixels);
-        clip->pixels = NULL;
-    }
-    return code;
-}
-
 /* mkdir -p */
 static int make_dir(const char *dir)
 {
@@ -566,7 +419,7 @@ int main(int argc, char **argv)
         return PNMF_EXIT_USAGE;
     }
     CmpClip clip;
-    if ((code = read_clip(clip_path, a.frames, &clip)) != PNMF_EXIT_OK) return code;
+    if ((code = cmp_read_clip(prog, clip_path, a.frames, &clip)) != PNMF_EXIT_OK) return code;
     if (make_dir(a.out) < 0) {
         fprintf(stderr, "%s: %s: cannot create the directory: %s\n", prog, a.out, strerror(errno));
         free(clip.pixels);

@@ -510,6 +510,15 @@ static int fit_model(PnmfEncoder *e, PnmfWindowModel *md, int m)
  * on samples/sprites.mkv at -q 38 and 48, whose does) no longer tells
  * them apart. */
 #define PROBE_MARGIN 1.3
+/* The probe's H steps make one sweep, not --inner's: its fit init is
+ * k - 1 greedy H steps, most of the probe's time. Measured (2 threads):
+ * x11_penguins default 19.7 s -> 11.4 s, x11_oneko 25.9 s -> 9.5 s, the
+ * same bytes on the five clips of samples/devset at -q 16, 32 and 40 (and
+ * the same decisions); on samples/sprites.mkv, where the model pays, the
+ * one-sweep probe keeps it at -q 34, 42 and 44 where the ten-sweep probe
+ * wrongly dropped it (-q 44: 3,747 bytes at 41.46 dB -> 3,177 bytes at
+ * 42.00 dB), and the same as before at the other -q tried. */
+#define PROBE_SWEEPS 1
 static int probe_model(PnmfEncoder *e, int m, int step16, int *drop)
 {
     *drop = 0;
@@ -518,9 +527,11 @@ static int probe_model(PnmfEncoder *e, int m, int step16, int *drop)
     memset(&bare, 0, sizeof(bare));
     const int iters = e->s.iterations, refine = e->s.refine;
     const double objective = e->objective;
+    const int inner = e->s.inner_iters;
     e->s.iterations = 1, e->s.refine = 0;
+    e->s.inner_iters = PROBE_SWEEPS;
     int ret = fit_model(e, &md, m);
-    e->s.iterations = iters, e->s.refine = refine, e->objective = objective;
+    e->s.iterations = iters, e->s.refine = refine, e->objective = objective, e->s.inner_iters = inner;
     double j[2], sse[2];
     if (ret >= 0) ret = cost_with_and_without(e, &md, &bare, m, step16, j, sse);
     if (ret >= 0) {

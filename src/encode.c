@@ -374,13 +374,16 @@ static int target_residual(PnmfEncoder *e, PnmfWindowModel *md, int m, double *s
  * the squared error and the cost j = squared error + lambda * 8 * zstd bytes (zstd at a fast level: an estimate for a
  * decision, the container compresses again). */
 static int cost_with_and_without(PnmfEncoder *e, PnmfWindowModel *md, PnmfWindowModel *bare, int m,
-                                 int step16, double j[2], double sse[2])
+                                 int step16, double j[2], double sse[2], size_t *bare_bytes)
 {
     const double lambda = residual_lambda(step16);
     PnmfWindowModel *const two[2] = { md, bare };
-    size_t zb[2] = { 0, 0 };
-    PNMF_CHECK(pnmf_model_alloc(bare, e->rows, e->cols, e->vis_rows, e->vis_cols, m, md->k, 0));
-    for (int t = 0; t < 2; t++) {
+    size_t zb[2] = { 0, *bare_bytes };
+    /* the residual layer over no model does not depend on the model: a
+     * caller that has it (bare coded, *bare_bytes set) passes it in */
+    const int ready = *bare_bytes > 0;
+    if (!ready) PNMF_CHECK(pnmf_model_alloc(bare, e->rows, e->cols, e->vis_rows, e->vis_cols, m, md->k, 0));
+    for (int t = 0; t < 2 - ready; t++) {
         uint8_t *payload = NULL, *z = NULL;
         size_t size = 0;
         PNMF_CHECK(code_residual(e, two[t], m, step16, &sse[t]));
@@ -391,6 +394,8 @@ static int cost_with_and_without(PnmfEncoder *e, PnmfWindowModel *md, PnmfWindow
         PNMF_CHECK(ret);
         j[t] = sse[t] + lambda * 8 * (double)zb[t];
     }
+    j[1] = sse[1] + lambda * 8 * (double)zb[1];
+    *bare_bytes = zb[1];
     if (getenv("PNMF_DEBUG"))
         fprintf(stderr, "window %d: with the model %zu bytes, sse %.0f; without %zu bytes, sse %.0f\n",
                 e->windows, zb[0], sse[0], zb[1], sse[1]);
@@ -519,12 +524,12 @@ static int fit_model(PnmfEncoder *e, PnmfWindowModel *md, int m)
  * wrongly dropped it (-q 44: 3,747 bytes at 41.46 dB -> 3,177 bytes at
  * 42.00 dB), and the same as before at the other -q tried. */
 #define PROBE_SWEEPS 1
-static int probe_model(PnmfEncoder *e, int m, int step16, int *drop)
+static int probe_model(PnmfEncoder *e, int m, int step16, int *drop, PnmfWindowModel *bare,
+                       double *bare_sse, size_t *bare_bytes)
 {
     *drop = 0;
-    PnmfWindowModel md, bare;
+    PnmfWindowModel md;
     memset(&md, 0, sizeof(md));
-    memset(&bare, 0, sizeof(bare));
     const int iters = e->s.iterations, refine = e->s.refine;
     const double objective = e->objective;
     const int inner = e->s.inner_iters;
@@ -533,14 +538,14 @@ static int probe_model(PnmfEncoder *e, int m, int step16, int *drop)
     int ret = fit_model(e, &md, m);
     e->s.iterations = iters, e->s.refine = refine, e->objective = objective, e->s.inner_iters = inner;
     double j[2], sse[2];
-    if (ret >= 0) ret = cost_with_and_without(e, &md, &bare, m, step16, j, sse);
+    if (ret >= 0) ret = cost_with_and_without(e, &md, bare, m, step16, j, sse, bare_bytes);
     if (ret >= 0) {
         *drop = j[0] > PROBE_MARGIN * j[1];
+        *bare_sse = sse[1];
         if (getenv("PNMF_DEBUG"))
             fprintf(stderr, "window %d: probe: %s\n", e->windows, *drop ? "no model" : "full fit");
     }
     pnmf_model_free(&md);
-    pnmf_model_free(&bare);
     return ret;
 }
 
@@ -566,25 +571,31 @@ static int encode_window(PnmfEncoder *e)
     e->continues = e->s.residual && e->windows > 0 && start - e->last_key < e->s.key_interval;
     if (e->s.residual && !e->continues) e->last_key = start;
     int drop = 0;
+    double bare_sse = 0;
+    size_t bare_bytes = 0; /* > 0: bare holds the residual layer over no model */
     if (e->s.components && e->s.residual && !e->s.two_level && e->s.iterations > 1)
-        ret = probe_model(e, m, step16, &drop);
+        ret = probe_model(e, m, step16, &drop, &bare, &bare_sse, &bare_bytes);
     if (ret >= 0 && e->s.components && !drop) {
         ret = fit_model(e, &md, m);
+    } else if (ret >= 0 && bare_bytes) {
+        md = bare, bare_bytes = 0; /* the probe's coding over no model: the window */
+        memset(&bare, 0, sizeof(bare));
+        sse = bare_sse;
     } else if (ret >= 0) {
         ret = pnmf_model_alloc(&md, e->rows, e->cols, e->vis_rows, e->vis_cols, m, header_k, 0);
     }
     if (ret >= 0 && e->s.residual) {
         /* keep the model only when it lowers the cost */
-        double j[2], sse2[2];
+        double j[2], sse2[2] = { 0, bare_sse };
         if (md.first[m] > 0) {
-            ret = cost_with_and_without(e, &md, &bare, m, step16, j, sse2);
+            ret = cost_with_and_without(e, &md, &bare, m, step16, j, sse2, &bare_bytes);
             sse = sse2[0];
             if (ret >= 0 && j[1] < j[0]) {
                 PnmfWindowModel t = md;
                 md = bare, bare = t;
                 sse = sse2[1];
             }
-        } else {
+        } else if (!md.res.step16) {
             ret = code_residual(e, &md, m, step16, &sse);
         }
         if (ret >= 0 && e->s.target_psnr > 0) ret = target_residual(e, &md, m, &sse);

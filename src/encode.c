@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "codec.h"
@@ -42,9 +43,17 @@ struct PnmfEncoder {
     int continues;            /* the window being coded continues the previous one */
     int w_step, r_step;
     double sse, objective;
+    double t_probe, t_fit, t_residual, t_write, t_total; /* seconds by stage */
     int windows, failed, finished;
     char err[256];
 };
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
 
 static int fail(PnmfEncoder *e, int ret, const char *what)
 {
@@ -535,10 +544,14 @@ static int probe_model(PnmfEncoder *e, int m, int step16, int *drop, PnmfWindowM
     const int inner = e->s.inner_iters;
     e->s.iterations = 1, e->s.refine = 0;
     e->s.inner_iters = PROBE_SWEEPS;
+    const double t0 = now();
     int ret = fit_model(e, &md, m);
     e->s.iterations = iters, e->s.refine = refine, e->objective = objective, e->s.inner_iters = inner;
+    const double t1 = now();
+    e->t_probe += t1 - t0;
     double j[2], sse[2];
     if (ret >= 0) ret = cost_with_and_without(e, &md, bare, m, step16, j, sse, bare_bytes);
+    e->t_residual += now() - t1;
     if (ret >= 0) {
         *drop = j[0] > PROBE_MARGIN * j[1];
         *bare_sse = sse[1];
@@ -573,10 +586,13 @@ static int encode_window(PnmfEncoder *e)
     int drop = 0;
     double bare_sse = 0;
     size_t bare_bytes = 0; /* > 0: bare holds the residual layer over no model */
+    const double t0 = now();
     if (e->s.components && e->s.residual && !e->s.two_level && e->s.iterations > 1)
         ret = probe_model(e, m, step16, &drop, &bare, &bare_sse, &bare_bytes);
+    const double t1 = now();
     if (ret >= 0 && e->s.components && !drop) {
         ret = fit_model(e, &md, m);
+        e->t_fit += now() - t1;
     } else if (ret >= 0 && bare_bytes) {
         md = bare, bare_bytes = 0; /* the probe's coding over no model: the window */
         memset(&bare, 0, sizeof(bare));
@@ -584,6 +600,7 @@ static int encode_window(PnmfEncoder *e)
     } else if (ret >= 0) {
         ret = pnmf_model_alloc(&md, e->rows, e->cols, e->vis_rows, e->vis_cols, m, header_k, 0);
     }
+    double t2 = now();
     if (ret >= 0 && e->s.residual) {
         /* keep the model only when it lowers the cost */
         double j[2], sse2[2] = { 0, bare_sse };
@@ -599,6 +616,9 @@ static int encode_window(PnmfEncoder *e)
             ret = code_residual(e, &md, m, step16, &sse);
         }
         if (ret >= 0 && e->s.target_psnr > 0) ret = target_residual(e, &md, m, &sse);
+        const double t3 = now();
+        e->t_residual += t3 - t2;
+        t2 = t3;
         if (ret >= 0) ret = pnmf_model_write(&md, &payload, &size);
     } else if (ret >= 0) {
         ret = pnmf_model_write(&md, &payload, &size);
@@ -620,6 +640,8 @@ static int encode_window(PnmfEncoder *e)
     if (ret >= 0)
         ret = pnmf_container_write_window(e->cw, (uint32_t)(e->frame_count - m), (uint32_t)m,
                                           payload, size, e->err, sizeof(e->err));
+    const double t4 = now();
+    e->t_write += t4 - t2;
     if (ret >= 0) e->sse += sse;
     if (ret >= 0 && e->s.residual) {
         /* the decoder's last frame of this window, which the next one may
@@ -640,6 +662,8 @@ static int encode_window(PnmfEncoder *e)
     pnmf_free(payload);
     pnmf_model_free(&md);
     pnmf_model_free(&bare);
+    e->t_residual += now() - t4; /* the decoder's references, decoded from the window */
+    e->t_total += now() - t0;
     if (ret < 0)
         return fail(e, ret, ret == PNMF_ERR_NOMEM ? "out of memory" : "cannot encode the window");
     e->windows++;
@@ -679,6 +703,8 @@ void pnmf_encoder_stats(const PnmfEncoder *e, PnmfEncStats *st)
     st->bytes = e->cw ? pnmf_container_writer_bytes(e->cw) : 0;
     st->sse = e->sse;
     st->fit_objective = e->objective;
+    st->seconds_probe = e->t_probe, st->seconds_fit = e->t_fit, st->seconds_residual = e->t_residual;
+    st->seconds_write = e->t_write, st->seconds_total = e->t_total;
     const double px = (double)st->frames * e->nv;
     st->psnr = px > 0 && e->sse > 0 ? 10 * log10(255.0 * 255.0 * px / e->sse) : 999.0;
 }

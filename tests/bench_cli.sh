@@ -53,6 +53,11 @@ else
     n=$(sed -n 's/.*bisection over 0\.\.51 .* \([0-9]*\) encodes (.*/\1/p' "$T/out.md")
     check '[ -n "$n" ] && [ "$n" -le 7 ]' "x264's CRF search: '$n' encodes"
 fi
+# the encoder's stage profile: every stage measured, together no more than the encode
+pct=$(grep -A8 "^Where pnmf's encode time went" "$T/out.md" | grep "^| [a-z]" | grep -v "^| stage" |
+    awk -F'|' '{ s += $4 } END { print s }')
+check 'isnum "$pct" && awk "BEGIN{exit !($pct > 90 && $pct < 100.5)}"' "profile: stages sum to '$pct' % of the encode"
+check '[ "$(grep -A8 "^Where pnmf" "$T/out.md" | grep -c "^| [a-z]")" -eq 6 ]' "profile: not 5 stages and a header"
 for r in "encode time, pnmf s / x264 s" "decode speed, pnmf fps / h264 fps"; do
     v=$(field "$r" 2)
     check 'isnum "$v" && awk "BEGIN{exit !($v > 0)}"' "ratio '$r': '$v'"

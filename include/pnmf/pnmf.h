@@ -78,6 +78,12 @@ typedef struct PnmfEncStats {
     double sse;              ///< sum of squared errors of decoded versus input luma
     double psnr;             ///< PSNR-Y in dB from the global mean squared error (999 if exact)
     double fit_objective;    ///< sum over windows of the float fit's objective ||A - W<>H^T||^2
+    /* Where the time went: wall seconds in each stage of the windows so far. */
+    double seconds_probe;    ///< model probes' one-iteration fits (their coding counts as residual)
+    double seconds_fit;      ///< full fits: the fit, quantization and --refine
+    double seconds_residual; ///< the residual layer's coding (with and without a model)
+    double seconds_write;    ///< serializing the windows, zstd, the container
+    double seconds_total;    ///< all of the windows' encoding (the stages and the rest)
 } PnmfEncStats;
 
 typedef struct PnmfEncoder PnmfEncoder;

@@ -147,6 +147,7 @@ typedef struct PnmfSpeed {
     uint64_t bytes;
     double enc_psnr, dec_psnr;
     double enc_seconds, enc_cpu_seconds;
+    double stage[5]; /* PnmfEncStats' seconds: probe, fit, residual, write, total */
     double dec_seconds; /* the fastest of DEC_RUNS */
     char err[200];
 } PnmfSpeed;
@@ -176,6 +177,8 @@ static void pnmf_speed_child(void *ctx, void *out)
     r->bytes = st.bytes;
     r->windows = st.windows;
     r->enc_psnr = st.psnr;
+    r->stage[0] = st.seconds_probe, r->stage[1] = st.seconds_fit, r->stage[2] = st.seconds_residual;
+    r->stage[3] = st.seconds_write, r->stage[4] = st.seconds_total;
 
     const size_t size = (size_t)st.bytes;
     data = malloc(size ? size : 1);
@@ -427,6 +430,27 @@ static int bench_throughput(const Args *a, const CmpClip *clip)
     csv_put("throughput", "ratio", "encode_time_pnmf_over_x264", enc_ratio);
     csv_put("throughput", "ratio", "encode_cpu_pnmf_over_x264", cpu_ratio);
     csv_put("throughput", "ratio", "decode_fps_pnmf_over_h264", dec_ratio);
+    /* where pnmf's encode time went, as the encoder timed its stages */
+    static const char *const stage_name[4] = {
+        "model probe: its one-iteration fit",
+        "full model fit (fit, quantization, --refine)",
+        "residual layer: block search and coding, with and without a model",
+        "serializing, zstd, container",
+    };
+    static const char *const stage_key[4] = { "probe", "fit", "residual", "write" };
+    printf("Where pnmf's encode time went (the encoder's own stage timers, wall clock):\n\n");
+    printf("| stage | seconds | %% of the encode |\n");
+    printf("|---|---:|---:|\n");
+    double staged = 0;
+    for (int i = 0; i < 4; i++) {
+        staged += p.stage[i];
+        printf("| %s | %.3f | %.1f |\n", stage_name[i], p.stage[i],
+               p.enc_seconds > 0 ? 100 * p.stage[i] / p.enc_seconds : 0);
+        csv_put("profile", stage_key[i], "seconds", p.stage[i]);
+    }
+    const double rest = p.enc_seconds - staged;
+    printf("| the rest (frame copies, opening, the index) | %.3f | %.1f |\n\n", rest > 0 ? rest : 0,
+           p.enc_seconds > 0 && rest > 0 ? 100 * rest / p.enc_seconds : 0);
     return failed;
 }
 

@@ -400,6 +400,8 @@ static int block_sad(const uint8_t *src, const uint8_t *Dp, int rows, int cols, 
  * +-GLOBAL_RANGE with the least SAD over a sparse grid of the frame. */
 #define GLOBAL_RANGE 24
 #define LOCAL_RANGE  16
+/* References older than this are searched on a grid twice as coarse. */
+#define GRID_REFS    4
 static void global_motion(const uint8_t *src, const uint8_t *Dp, int rows, int cols, int *gy, int *gx)
 {
     /* the least SAD, ties to the first in raster order of (dy, dx); (0, 0)
@@ -436,7 +438,7 @@ static void global_motion(const uint8_t *src, const uint8_t *Dp, int rows, int c
  * coarse grid), refined by one-pixel steps. */
 static void search_block(const uint8_t *src, const uint8_t *Dp, int rows, int cols, int y0, int y1,
                          int x0, int x1, const int16_t (*cand)[2], int ncand, int py, int px, double lam,
-                         int *by, int *bx)
+                         int grid, int *by, int *bx)
 {
     /* cost: SAD + lam * the vector's bits, so that among near-equal
      * matches (flat areas) the predicted vector wins */
@@ -450,8 +452,8 @@ static void search_block(const uint8_t *src, const uint8_t *Dp, int rows, int co
     } while (0)
     int moved = 0;
     for (int c = 0; c < ncand; c++) TRY(cand[c][0], cand[c][1]);
-    for (int dy = -LOCAL_RANGE; dy <= LOCAL_RANGE; dy += 4)
-        for (int dx = -LOCAL_RANGE; dx <= LOCAL_RANGE; dx += 4) TRY(dy, dx);
+    for (int dy = -LOCAL_RANGE; dy <= LOCAL_RANGE; dy += grid)
+        for (int dx = -LOCAL_RANGE; dx <= LOCAL_RANGE; dx += grid) TRY(dy, dx);
     for (int step = 2; step >= 1; step--) {
         moved = 1;
         for (int it = 0; moved && it < 8; it++) {
@@ -529,7 +531,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                         cand[nc][0] = bmv[b - r->bx][0], cand[nc][1] = bmv[b - r->bx][1], nc++;
                     int ty, tx;
                     search_block(src, ref[tt], r->rows, r->cols, y0, y1, x0, x1, (const int16_t (*)[2])cand, nc,
-                                 py[tt], px[tt], lam_sad, &ty, &tx);
+                                 py[tt], px[tt], lam_sad, tt < GRID_REFS ? 4 : 8, &ty, &tx);
                     const double c = block_sad(src, ref[tt], r->rows, r->cols, y0, y1, x0, x1, ty, tx, 0x7fffffff) +
                                      lam_sad * (mv_bits(ty, tx, py[tt], px[tt]) + (tt == lastref ? 0.5 : 3.0));
                     if (c < bc) bc = c, dy = ty, dx = tx, t = tt;

@@ -11,7 +11,7 @@
  *              model moved (what the model missed last frame, carried on)
  *   3 spatial  the median edge predictor (LOCO-I) of the decoded left,
  *              above and above-left pixels of this frame
- *   4 shifted  D_{j-1-t} (t = 0..3, the block's reference: animation
+ *   4 shifted  D_{j-1-t} (t = 0..15, the block's reference: animation
  *              repeats its poses) displaced by the block's vector (dy, dx):
  *              sample (y + dy, x + dx), clamped to the frame
  *
@@ -49,7 +49,7 @@
 #define PNMF_RES_MAX_QP    51
 #define PNMF_RES_MAX_COEF  2048   /* |level| of a transform coefficient */
 #define PNMF_RES_MAX_MV    64     /* |dy|, |dx| of a shifted block */
-#define PNMF_RES_REFS      4      /* a shifted block's reference: D_{j-1} .. D_{j-4} */
+#define PNMF_RES_REFS      16     /* a shifted block's reference: D_{j-1} .. D_{j-16} (D_{j-4} in format 2) */
 #define PNMF_RES_MIN_STEP  16     /* 1 gray level: finer only wastes levels */
 #define PNMF_RES_MAX_STEP  4096   /* 256 gray levels */
 

@@ -248,6 +248,51 @@ static void test_pan(void)
     pnmf_residual_free(&r);
 }
 
+/* A sprite cycling through 6 poses (format 3's references, up to 16
+ * frames back): from frame 6 on, the encoder predicts the sprite's blocks
+ * from the frame 6 back (reference t = 5, vector 0), which format 2 could
+ * not name, and the decoder shows exactly what the encoder measured. */
+static void test_far_reference(void)
+{
+    enum { R = 32, C = 48, F = 14, POSES = 6 };
+    static uint8_t src[F][R * C], P[R * C], D[F][R * C], Ddec[F][R * C], pose[POSES][8][8];
+    unsigned seed = 99;
+    for (int p = 0; p < POSES; p++)
+        for (int y = 0; y < 8; y++)
+            for (int x = 0; x < 8; x++) seed = seed * 1103515245u + 12345u, pose[p][y][x] = (uint8_t)(128 + (seed >> 17) % 120);
+    for (int j = 0; j < F; j++) {
+        for (int q = 0; q < R * C; q++) src[j][q] = (uint8_t)(30 + (q * 7) % 19);
+        for (int y = 0; y < 8; y++)
+            for (int x = 0; x < 8; x++) src[j][(16 + y) * C + 16 + x] = pose[j % POSES][y][x]; /* block-aligned */
+    }
+    memset(P, 0, sizeof P);
+    PnmfResidual r;
+    CHECK(pnmf_residual_alloc(&r, F, R, C, 32, 16) == 0);
+    for (int j = 0; j < F; j++) {
+        const uint8_t *ref[PNMF_RES_REFS];
+        for (int t = 0; t < PNMF_RES_REFS; t++) ref[t] = j - 1 - t >= 0 ? D[j - 1 - t] : NULL;
+        CHECK(pnmf_residual_encode_frame(&r, j, src[j], P, P, ref, j < PNMF_RES_REFS ? j : PNMF_RES_REFS, D[j],
+                                         4.0) == 0);
+    }
+    /* the sprite's block (row 2, column 2 of 8x8 blocks) in frames 6..13 */
+    int far = 0;
+    for (int j = POSES; j < F; j++) {
+        const size_t nb = (size_t)r.bx * r.by, b = 2 * (size_t)r.bx + 2;
+        size_t q = r.mvstart[j];
+        for (size_t bb = 0; bb < b; bb++) q += (r.modes[j * nb + bb] & 7) == PNMF_RES_SHIFTED;
+        if ((r.modes[j * nb + b] & 7) == PNMF_RES_SHIFTED && r.mvref[q] == POSES - 1 && !r.mv[2 * q] && !r.mv[2 * q + 1])
+            far++;
+    }
+    CHECK_MSG(far == F - POSES, "%d of %d sprite blocks from 6 frames back", far, F - POSES);
+    for (int j = 0; j < F; j++) {
+        const uint8_t *ref[PNMF_RES_REFS];
+        for (int t = 0; t < PNMF_RES_REFS; t++) ref[t] = j - 1 - t >= 0 ? Ddec[j - 1 - t] : NULL;
+        pnmf_residual_frame(&r, j, P, P, ref, Ddec[j]);
+    }
+    CHECK(!memcmp(D, Ddec, sizeof D));
+    pnmf_residual_free(&r);
+}
+
 /* The transform pair against its matrix definition: the forward
  * transform is Cf X Cf^T exactly; the inverse of a dequantized level is
  * Ci^T D Ci / 64 (Ci with the halves of H.264 8.5.12) within rounding; and
@@ -453,6 +498,7 @@ int main(void)
     test_spatial();
     test_shifted();
     test_pan();
+    test_far_reference();
     test_cycle();
     test_transform();
     test_payload();

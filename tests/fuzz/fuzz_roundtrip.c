@@ -194,7 +194,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         rh->components != h.components || rh->shift_model != h.shift_model ||
         rh->quality != h.quality || rh->w_step != h.w_step || rh->r_step != h.r_step ||
         rh->canvas_height != h.canvas_height || rh->canvas_width != h.canvas_width ||
-        rh->writer_version != 2)
+        rh->writer_version != PNMF_FORMAT_VERSION)
         FAIL("header read back differs");
     for (int w = 0;; w++) {
         const uint8_t *p;

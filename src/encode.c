@@ -429,7 +429,7 @@ static int fit_two_level(PnmfEncoder *e, PnmfWindowModel *md, int m)
     const int k = e->s.components, K = e->s.two_level;
     const size_t n = e->n;
     PnmfFitParams p1 = { K, e->s.algo, e->s.iterations, e->s.inner_iters, e->s.restarts,
-                         e->s.seed + (uint64_t)e->windows * 1000003u, 1e-4 };
+                         e->s.seed + (uint64_t)e->windows * 1000003u, 1e-4, 0 };
     PnmfFitParams p2 = p1;
     p2.k = k, p2.seed = p1.seed + 1;
     float *W1 = pnmf_malloc_array((size_t)K * n, sizeof(float));
@@ -502,8 +502,11 @@ static int fit_model(PnmfEncoder *e, PnmfWindowModel *md, int m)
     }
     if (e->s.two_level) return fit_two_level(e, md, m);
     PNMF_CHECK(pnmf_fitter_set_frames(e->ft, e->A, m));
+    /* the automatic size in full fits (not in the probe's one iteration) */
+    const double add_lambda =
+        e->s.auto_k && e->s.iterations > 1 ? residual_lambda(pnmf_residual_step(e->s.quality)) : 0;
     PnmfFitParams p = { k, e->s.algo, e->s.iterations, e->s.inner_iters, e->s.restarts,
-                        e->s.seed + (uint64_t)e->windows * 1000003u, 1e-4 };
+                        e->s.seed + (uint64_t)e->windows * 1000003u, 1e-4, add_lambda };
     PnmfFitStats st = { 0 };
     /* PNMF_DEBUG: the objective after every iteration, on stderr */
     if (getenv("PNMF_DEBUG")) st.trace = pnmf_malloc_array((size_t)e->s.iterations + 1, sizeof(double));

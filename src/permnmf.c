@@ -18,6 +18,8 @@
  */
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -862,6 +864,20 @@ static void init_random(PnmfFitter *ft, int k, float *W, PnmfAtom *H, uint64_t *
         }
 }
 
+/* The bits a component would cost, as the automatic size prices it: about
+ * two a pixel of its support (zstd-coded levels) and 24 an entry. A rough
+ * figure: it only has to tell a part from noise. */
+static double component_bits(const PnmfFitter *ft, const float *w, const PnmfAtom *H, int k, int i)
+{
+    float mx = 0;
+    for (size_t x = 0; x < ft->n; x++) mx = fmaxf(mx, fabsf(w[x]));
+    size_t support = 0;
+    for (size_t x = 0; x < ft->n; x++) support += fabsf(w[x]) > 0.01f * mx;
+    int entries = 0;
+    for (int j = 0; j < ft->m; j++) entries += H[j * k + i].r != 0;
+    return 2.0 * (double)support + 24.0 * entries;
+}
+
 static int init_improved(PnmfFitter *ft, int k, float *W, PnmfAtom *H, int sweeps)
 {
     memset(W, 0, (size_t)k * ft->n * sizeof(float));
@@ -891,13 +907,106 @@ static void reseed_dead(PnmfFitter *ft, float *W, int k, const PnmfAtom *H)
     }
 }
 
+/* What the ALS loop of one start accumulates. */
+typedef struct AlsRun {
+    double t_h, t_w;
+    int w_rejects;
+} AlsRun;
+
+/* Up to iters ALS iterations of kk components from Wc, Hc (H with kk a
+ * frame); the objective after each into trace[1..] (trace[0]: before);
+ * returns the number made, or a negative error; *f: the last objective. */
+static int als(PnmfFitter *ft, const PnmfFitParams *p, int kk, float *Wc, PnmfAtom *Hc, int iters, double *trace,
+               double *f, AlsRun *run)
+{
+    const int improved = p->algo == PNMF_ALGO_IMPROVED;
+    const int hmode = improved ? PNMF_H_GREEDY : PNMF_H_CYCLIC;
+    const int wmode = improved ? PNMF_W_HALS : PNMF_W_PG;
+    const int sweeps = p->inner_iters > 0 ? p->inner_iters : 10;
+    *f = all_residuals(ft, Wc, kk, Hc);
+    if (trace) trace[0] = *f;
+    int it;
+    for (it = 1; it <= iters; it++) {
+        /* The greedy order rescues frames stuck in a wrong shift, but
+         * costs k/2 times a sweep; once the components settle the
+         * warm sweep alone rarely loses to it. */
+        const int greedy_now = hmode == PNMF_H_GREEDY && (it <= 2 || it % 5 == 0);
+        const double t0 = seconds();
+        pnmf_fitter_h_step(ft, Wc, kk, Hc, greedy_now ? PNMF_H_GREEDY : PNMF_H_CYCLIC, sweeps);
+        const double t1 = seconds();
+        run->t_h += t1 - t0;
+        const int ret = pnmf_fitter_w_step(ft, Wc, kk, Hc, wmode, sweeps);
+        run->t_w += seconds() - t1;
+        if (ret < 0) return ret;
+        run->w_rejects += ret;
+        normalize_pow2((int)ft->n, Wc, kk, Hc, ft->m);
+        if (improved) reseed_dead(ft, Wc, kk, Hc);
+        /* EM for the masked loss (ALGORITHMS.md 2d): the invisible part
+         * of each frame becomes what the model shows there, so the
+         * circular algorithm's objective is the visible part's */
+        if (masked(ft)) pnmf_fitter_impute(ft, Wc, kk, Hc);
+        const double fn = all_residuals(ft, Wc, kk, Hc);
+        if (trace) trace[it] = fn;
+        const int converged = *f - fn <= p->tol * fn;
+        *f = fn;
+        if (converged) break;
+    }
+    return it > iters ? iters : it;
+}
+
+/* ALS iterations of each size's fit while the automatic size grows. */
+#define GROW_ITERS 15
+
+/* The automatic size (p->add_lambda > 0): fits of 1, 2, ... components,
+ * each from the improved initialisation (the temporal median, then
+ * components seeded one at a time from the largest residual) and
+ * GROW_ITERS ALS iterations; a size is kept only if its objective is
+ * below the previous size's by more than add_lambda times the bits of
+ * its last-seeded component. The first size that does not pay, or the
+ * cap k, stops the growth; Wc, Hc end with the last size kept, *kk
+ * components (H with *kk a frame). Each size starts afresh, so the
+ * components so far are not frozen into the shapes a smaller fit gave
+ * them (growing by warm starts stalled: samples in tests/test_scenes.c). */
+static int grow(PnmfFitter *ft, const PnmfFitParams *p, float *Wc, PnmfAtom *Hc, int *kk, AlsRun *run)
+{
+    const int k = p->k, m = ft->m;
+    const size_t n = ft->n;
+    const int sweeps = p->inner_iters > 0 ? p->inner_iters : 10;
+    float *Wt = pnmf_malloc_array((size_t)k * n, sizeof(float));
+    PnmfAtom *Ht = pnmf_malloc_array((size_t)m * k, sizeof(PnmfAtom));
+    if (!Wt || !Ht) {
+        pnmf_free(Wt), pnmf_free(Ht);
+        return PNMF_ERR_NOMEM;
+    }
+    int ret = 0;
+    double f = INFINITY;
+    *kk = 0;
+    for (int c = 1; c <= k; c++) {
+        double fn;
+        ret = init_improved(ft, c, Wt, Ht, sweeps);
+        if (ret < 0) break;
+        normalize_pow2((int)n, Wt, c, Ht, m);
+        ret = als(ft, p, c, Wt, Ht, GROW_ITERS, NULL, &fn, run);
+        if (ret < 0) break;
+        const double bits = c > 1 ? component_bits(ft, Wt + (size_t)(c - 1) * n, Ht, c, c - 1) : 0;
+        if (getenv("PNMF_DEBUG"))
+            fprintf(stderr, "automatic size: %d components: objective %.6g (%.0f bits for the last)\n", c, fn, bits);
+        if (c > 1 && f - fn <= p->add_lambda * bits) break; /* it does not pay */
+        memcpy(Wc, Wt, (size_t)c * n * sizeof(float));
+        memcpy(Hc, Ht, (size_t)m * c * sizeof(PnmfAtom));
+        f = fn;
+        *kk = c;
+    }
+    pnmf_free(Wt);
+    pnmf_free(Ht);
+    return ret < 0 ? ret : 0;
+}
+
 int pnmf_fitter_fit(PnmfFitter *ft, const PnmfFitParams *p, float *W, PnmfAtom *H, PnmfFitStats *st)
 {
     const int k = p->k, m = ft->m;
     if (k < 1 || k > ft->max_k || !ft->A) return PNMF_ERR_ARG;
     const int improved = p->algo == PNMF_ALGO_IMPROVED;
-    const int hmode = improved ? PNMF_H_GREEDY : PNMF_H_CYCLIC;
-    const int wmode = improved ? PNMF_W_HALS : PNMF_W_PG;
     const int sweeps = p->inner_iters > 0 ? p->inner_iters : 10;
     const size_t kn = (size_t)k * ft->n;
     float *Wc = pnmf_malloc_array(kn, sizeof(float));
@@ -908,68 +1017,51 @@ int pnmf_fitter_fit(PnmfFitter *ft, const PnmfFitParams *p, float *W, PnmfAtom *
         return PNMF_ERR_NOMEM;
     }
     for (int t = 0; t < ft->threads; t++) ft->scr[t].guard_rejects = 0;
-    double best = INFINITY, t_init = 0, t_h = 0, t_w = 0;
-    int ret = 0, w_rejects = 0;
+    double best = INFINITY, t_init = 0;
+    AlsRun run = { 0, 0, 0 };
+    int ret = 0;
     const int restarts = p->restarts > 0 ? p->restarts : 1;
+    int kk = k; /* components in use: fewer than k when the automatic size stops early */
     for (int rs = 0; rs < restarts; rs++) {
         uint64_t rng = p->seed * 0x9E3779B97F4A7C15ull + (uint64_t)rs * 7919 + 1;
-        double t0 = seconds();
-        if (improved && rs == 0) {
+        const double t0 = seconds();
+        if (improved && rs == 0 && p->add_lambda > 0) {
+            ret = grow(ft, p, Wc, Hc, &kk, &run);
+        } else if (improved && rs == 0) {
             ret = init_improved(ft, k, Wc, Hc, sweeps);
-            if (ret < 0) break;
         } else {
-            init_random(ft, k, Wc, Hc, &rng, !improved);
-            if (improved) pnmf_fitter_h_step(ft, Wc, k, Hc, PNMF_H_GREEDY, sweeps);
-        }
-        normalize_pow2((int)ft->n, Wc, k, Hc, m);
-        t_init += seconds() - t0;
-        double f = all_residuals(ft, Wc, k, Hc);
-        trace[0] = f;
-        int it;
-        for (it = 1; it <= p->iterations; it++) {
-            /* The greedy order rescues frames stuck in a wrong shift, but
-             * costs k/2 times a sweep; once the components settle the
-             * warm sweep alone rarely loses to it. */
-            const int greedy_now = hmode == PNMF_H_GREEDY && (it <= 2 || it % 5 == 0);
-            t0 = seconds();
-            pnmf_fitter_h_step(ft, Wc, k, Hc, greedy_now ? PNMF_H_GREEDY : PNMF_H_CYCLIC, sweeps);
-            const double t1 = seconds();
-            t_h += t1 - t0;
-            ret = pnmf_fitter_w_step(ft, Wc, k, Hc, wmode, sweeps);
-            t_w += seconds() - t1;
-            if (ret < 0) break;
-            w_rejects += ret;
-            normalize_pow2((int)ft->n, Wc, k, Hc, m);
-            if (improved) reseed_dead(ft, Wc, k, Hc);
-            /* EM for the masked loss (ALGORITHMS.md 2d): the invisible part
-             * of each frame becomes what the model shows there, so the
-             * circular algorithm's objective is the visible part's */
-            if (masked(ft)) pnmf_fitter_impute(ft, Wc, k, Hc);
-            const double fn = all_residuals(ft, Wc, k, Hc);
-            trace[it] = fn;
-            const int converged = f - fn <= p->tol * fn;
-            f = fn;
-            if (converged) break;
+            init_random(ft, kk, Wc, Hc, &rng, !improved);
+            if (improved) pnmf_fitter_h_step(ft, Wc, kk, Hc, PNMF_H_GREEDY, sweeps);
         }
         if (ret < 0) break;
-        if (it > p->iterations) it = p->iterations;
+        normalize_pow2((int)ft->n, Wc, kk, Hc, m);
+        t_init += seconds() - t0;
+        double f;
+        const int it = als(ft, p, kk, Wc, Hc, p->iterations, trace, &f, &run);
+        if (it < 0) {
+            ret = it;
+            break;
+        }
         if (f < best) {
             best = f;
-            memcpy(W, Wc, kn * sizeof(float));
-            memcpy(H, Hc, (size_t)m * k * sizeof(PnmfAtom));
+            memcpy(W, Wc, (size_t)kk * ft->n * sizeof(float));
+            memset(W + (size_t)kk * ft->n, 0, (size_t)(k - kk) * ft->n * sizeof(float));
+            for (int j = 0; j < m; j++)
+                for (int i = 0; i < k; i++) H[(size_t)j * k + i] = i < kk ? Hc[(size_t)j * kk + i] : (PnmfAtom){ 0, 0 };
             if (st) {
                 st->objective = f;
                 st->iterations = it;
                 st->best_restart = rs;
+                st->k_used = kk;
                 if (st->trace) memcpy(st->trace, trace, (size_t)(it + 1) * sizeof(double));
             }
         }
     }
     if (st) {
-        st->seconds_init = t_init, st->seconds_h = t_h, st->seconds_w = t_w;
+        st->seconds_init = t_init, st->seconds_h = run.t_h, st->seconds_w = run.t_w;
         st->guard_rejects_h = 0;
         for (int t = 0; t < ft->threads; t++) st->guard_rejects_h += ft->scr[t].guard_rejects;
-        st->guard_rejects_w = w_rejects;
+        st->guard_rejects_w = run.w_rejects;
     }
     pnmf_free(Wc);
     pnmf_free(Hc);

@@ -63,6 +63,10 @@ typedef struct PnmfFitParams {
     int restarts;      /* fits from different starts; the best is kept */
     uint64_t seed;
     double tol;        /* stop when the relative decrease falls below it */
+    double add_lambda; /* > 0 (improved algorithm): automatic size. The initialisation
+                          adds components one at a time and stops at the first
+                          whose objective decrease is not above add_lambda times
+                          its estimated bits; k is the cap. 0: always k. */
 } PnmfFitParams;
 
 typedef struct PnmfFitStats {
@@ -74,6 +78,8 @@ typedef struct PnmfFitStats {
     double seconds_init, seconds_h, seconds_w; /* wall time by stage, all restarts */
     double *trace;       /* if not NULL: objective after each iteration of the
                             kept restart, trace[0] = initial (iterations+1 values) */
+    int k_used;          /* components the fit used (k unless add_lambda > 0); the
+                            others are returned as zeros with zero coefficients */
 } PnmfFitStats;
 
 typedef struct PnmfFitter PnmfFitter;

@@ -210,10 +210,73 @@ static void test_dark_sprite(void)
     free(A);
 }
 
+/* The automatic size: a textured background and three different sprites
+ * moving over it (frames exactly the sum of 4 parts). With k = 8 as the
+ * cap, growing stops at 4 components (the background and the three), the
+ * fit still explains the frames, and the components left over are empty;
+ * without the automatic size all 8 are used. */
+static void test_auto_size(void)
+{
+    enum { R = 24, C = 32, N = R * C, M = 12, K = 8, S = 3, SH = 5, SW = 6 };
+    float *A = calloc((size_t)M * N, sizeof(float)), W[K * N], spr[S][SH * SW];
+    PnmfAtom H[M * K];
+    unsigned rs = 77;
+    for (int s = 0; s < S; s++)
+        for (int q = 0; q < SH * SW; q++) rs = rs * 1103515245u + 12345u, spr[s][q] = 0.3f + 0.7f * (float)((rs >> 9) % 1000) / 999;
+    for (int j = 0; j < M; j++) {
+        float *a = A + (size_t)j * N;
+        for (int y = 0; y < R; y++)
+            for (int x = 0; x < C; x++) a[y * C + x] = 0.1f + 0.05f * (float)((x * 3 + y * 7) % 5);
+        /* three paths that never overlap: rows 1, 9 and 17 */
+        for (int s = 0; s < S; s++) {
+            const int y0 = 1 + 8 * s, x0 = (s * 9 + j * (s + 1)) % (C - SW);
+            for (int y = 0; y < SH; y++)
+                for (int x = 0; x < SW; x++) a[(y0 + y) * C + x0 + x] += spr[s][y * SW + x];
+        }
+    }
+    PnmfFitter *ft;
+    CHECK(pnmf_fitter_open(&ft, R, C, M, K, 1) == 0);
+    CHECK(pnmf_fitter_set_frames(ft, A, M) == 0);
+    for (int auto_size = 1; auto_size >= 0; auto_size--) {
+        double trace[61];
+        PnmfFitParams p = { K, PNMF_ALGO_IMPROVED, 60, 10, 1, 1, 1e-9, auto_size ? 1e-3 : 0 };
+        PnmfFitStats st = { 0 };
+        st.trace = trace;
+        CHECK(pnmf_fitter_fit(ft, &p, W, H, &st) == 0);
+        int mono = 1;
+        for (int t = 1; t <= st.iterations; t++) mono &= trace[t] <= trace[t - 1] * (1 + 1e-6);
+        CHECK_MSG(mono, "auto size %d: the objective rose", auto_size);
+        double energy;
+        const double f = visible_objective(R, C, R, C, A, M, W, K, H, &energy);
+        int used = 0, empty_ok = 1;
+        for (int i = 0; i < K; i++) {
+            int any = 0;
+            for (int j = 0; j < M; j++) any |= H[j * K + i].r != 0;
+            used += any;
+            if (i >= st.k_used) {
+                for (int q = 0; q < N; q++) empty_ok &= W[i * N + q] == 0;
+                empty_ok &= !any;
+            }
+        }
+        printf("auto size %s: %d components in use (k_used %d), relative error %.2g\n", auto_size ? "on" : "off",
+               used, st.k_used, f / energy);
+        if (auto_size) {
+            CHECK_MSG(st.k_used == 1 + S, "automatic size: %d components, the scene has %d parts", st.k_used, 1 + S);
+            CHECK_MSG(empty_ok, "automatic size: a component past k_used is not empty");
+            CHECK_MSG(f < 1e-3 * energy, "automatic size: relative error %g", f / energy);
+        } else {
+            CHECK(st.k_used == K);
+        }
+    }
+    pnmf_fitter_close(&ft);
+    free(A);
+}
+
 int main(void)
 {
     test_leaving_object();
     test_panning_background();
     test_dark_sprite();
+    test_auto_size();
     return test_summary("test_scenes");
 }

@@ -38,6 +38,9 @@ static void usage(FILE *f)
             "      --keyint N       residual layer: a key window (decodes on its own) at least\n"
             "                       every N frames; the others predict from the window before\n"
             "                       (default %d; 1: every window)\n"
+            "      --auto-k         the full fit picks how many components (at most -k): it\n"
+            "                       grows while each new one pays for its bits (default)\n"
+            "      --fixed-k        the full fit uses -k components, as in the paper\n"
             "      --two-level K    the paper's two-level decomposition: K level-1 components,\n"
             "                       then -k level-2 ones; one part may appear several times in\n"
             "                       a frame (torus or vector shifts; default: off)\n"
@@ -71,7 +74,7 @@ static void usage(FILE *f)
 
 enum { OPT_SHIFT = 256, OPT_ALGO, OPT_ITER, OPT_INNER, OPT_RESTARTS, OPT_SEED, OPT_THREADS,
        OPT_ZSTD, OPT_FRAMES, OPT_REFINE, OPT_PAD, OPT_SIGNED, OPT_UNSIGNED, OPT_RESIDUAL,
-       OPT_NO_RESIDUAL, OPT_TARGET, OPT_TWO_LEVEL, OPT_KEYINT };
+       OPT_NO_RESIDUAL, OPT_TARGET, OPT_TWO_LEVEL, OPT_KEYINT, OPT_AUTO_K, OPT_FIXED_K };
 
 int main(int argc, char **argv)
 {
@@ -87,6 +90,7 @@ int main(int argc, char **argv)
         { "unsigned", no_argument, NULL, OPT_UNSIGNED }, { "residual", no_argument, NULL, OPT_RESIDUAL },
         { "no-residual", no_argument, NULL, OPT_NO_RESIDUAL }, { "target-psnr", required_argument, NULL, OPT_TARGET },
         { "two-level", required_argument, NULL, OPT_TWO_LEVEL }, { "keyint", required_argument, NULL, OPT_KEYINT },
+        { "auto-k", no_argument, NULL, OPT_AUTO_K }, { "fixed-k", no_argument, NULL, OPT_FIXED_K },
         { "quiet", no_argument, NULL, 'Q' },            { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },          { NULL, 0, NULL, 0 },
     };
@@ -131,6 +135,8 @@ int main(int argc, char **argv)
         case OPT_RESIDUAL: s.residual = 1; residual_set = 1; break;
         case OPT_NO_RESIDUAL: s.residual = 0; residual_set = 1; break;
         case OPT_KEYINT: if (cli_parse_int(prog, "--keyint", optarg, 1, 1 << 28, &v)) return PNMF_EXIT_USAGE; s.key_interval = (int)v; break;
+        case OPT_AUTO_K: s.auto_k = 1; break;
+        case OPT_FIXED_K: s.auto_k = 0; break;
         case OPT_TWO_LEVEL: if (cli_parse_int(prog, "--two-level", optarg, 1, 255, &v)) return PNMF_EXIT_USAGE; s.two_level = (int)v; break;
         case OPT_TARGET: {
             char *end;

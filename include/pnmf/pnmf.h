@@ -54,6 +54,7 @@ typedef struct PnmfEncSettings {
     float target_psnr; ///< > 0: per window, the coarsest residual step whose PSNR-Y reaches this (dB); -q still sets the model's steps (default 0, off; needs residual)
     int two_level;   ///< > 0: the paper's two-level decomposition (3.4) with this many level-1 components, then `components` level-2 ones: a frame may hold one component several times (default 0, off; torus or vector shifts)
     int key_interval; ///< residual layer: a window whose first frame is this many frames or more after the last key window's starts a new key window (decodes on its own); the others predict from the window before them (default 250, like x264's keyint; 1: every window is a key window)
+    int auto_k;      ///< 1: the full fit picks its number of components, growing while each new one lowers the fit's squared error by more than the residual layer's lambda times its estimated bits; -k is the cap (default 1; 0: always -k)
     uint8_t reserved[4];
 } PnmfEncSettings;
 

@@ -147,6 +147,8 @@ static void usage(FILE *f)
             "      --unsigned       nonnegative components\n"
             "      --residual       with the residual layer (default: %s)\n"
             "      --no-residual    without it\n"
+            "      --auto-k         the full fit picks up to -k components (default)\n"
+            "      --fixed-k        the full fit uses -k components\n"
             "      --refine N       quantized refinement passes (default %d)\n"
             "      --algo ALGO      improved or paper (default improved)\n"
             "      --iterations N   ALS iterations per fit, at most (default %d)\n"
@@ -166,7 +168,7 @@ static void usage(FILE *f)
 
 enum { OPT_CODECS = 256, OPT_POINTS, OPT_RANGE, OPT_FRAMES, OPT_THREADS, OPT_OUT, OPT_PLOT, OPT_KEEP_SEI, OPT_SHIFT,
        OPT_ALGO, OPT_ITER, OPT_INNER, OPT_RESTARTS, OPT_SEED, OPT_ZSTD, OPT_PAD, OPT_SIGNED, OPT_UNSIGNED,
-       OPT_RESIDUAL, OPT_NO_RESIDUAL, OPT_REFINE };
+       OPT_RESIDUAL, OPT_NO_RESIDUAL, OPT_REFINE, OPT_AUTO_K, OPT_FIXED_K };
 
 static int parse_codecs(Args *a, const char *list)
 {
@@ -250,6 +252,7 @@ static int parse_args(int argc, char **argv, Args *a)
         { "canvas-pad", required_argument, NULL, OPT_PAD },  { "signed", no_argument, NULL, OPT_SIGNED },
         { "unsigned", no_argument, NULL, OPT_UNSIGNED },     { "residual", no_argument, NULL, OPT_RESIDUAL },
         { "no-residual", no_argument, NULL, OPT_NO_RESIDUAL }, { "refine", required_argument, NULL, OPT_REFINE },
+        { "auto-k", no_argument, NULL, OPT_AUTO_K }, { "fixed-k", no_argument, NULL, OPT_FIXED_K },
         { NULL, 0, NULL, 0 },
     };
     static RangeArg ranges[64];
@@ -325,6 +328,8 @@ static int parse_args(int argc, char **argv, Args *a)
         case OPT_SIGNED: s->signed_components = 1; break;
         case OPT_UNSIGNED: s->signed_components = 0; break;
         case OPT_RESIDUAL: s->residual = 1; break;
+        case OPT_AUTO_K: s->auto_k = 1; break;
+        case OPT_FIXED_K: s->auto_k = 0; break;
         case OPT_NO_RESIDUAL: s->residual = 0; break;
         case 'h': usage(stdout); return PNMF_EXIT_OK;
         case 'V': printf("pnmf-compare %s\n", PNMF_VERSION_STRING); return PNMF_EXIT_OK;

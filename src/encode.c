@@ -41,6 +41,7 @@ struct PnmfEncoder {
     int last_avail;           /* of lastRef, how many hold frames since the key window */
     int last_key;             /* first frame of the last key window */
     int continues;            /* the window being coded continues the previous one */
+    int probing;              /* fitting the probe's model (probe_model) */
     int w_step, r_step;
     double sse, objective;
     double t_probe, t_fit, t_residual, t_write, t_total; /* seconds by stage */
@@ -209,11 +210,14 @@ static int quantize_window(PnmfEncoder *e, PnmfWindowModel *md, int m)
     const int mode = e->s.algo == PNMF_ALGO_IMPROVED ? PNMF_H_GREEDY : PNMF_H_CYCLIC;
     hide_invisible(e, e->W, e->H, m);
     PNMF_CHECK(quantize_components(e, md, e->W, e->H, m));
-    /* the invisible part must show the model being refitted (EM), or the
-     * H step would chase what the previous model put there */
-    PNMF_CHECK(pnmf_fitter_impute(e->ft, e->Wq, k, e->H));
-    PNMF_CHECK(pnmf_fitter_h_step(e->ft, e->Wq, k, e->H, mode, e->s.inner_iters));
-    double best = pnmf_fitter_objective(e->ft, e->Wq, k, e->H);
+    double best = 0;
+    if (!e->probing) {
+        /* the invisible part must show the model being refitted (EM), or the
+         * H step would chase what the previous model put there */
+        PNMF_CHECK(pnmf_fitter_impute(e->ft, e->Wq, k, e->H));
+        PNMF_CHECK(pnmf_fitter_h_step(e->ft, e->Wq, k, e->H, mode, e->s.inner_iters));
+        best = pnmf_fitter_objective(e->ft, e->Wq, k, e->H);
+    }
     if (getenv("PNMF_DEBUG")) fprintf(stderr, "quantized: objective %.6g\n", best);
     float *src = e->W, *try = e->Wtry;
     for (int pass = 0; pass < e->s.refine; pass++) {
@@ -429,7 +433,7 @@ static int fit_two_level(PnmfEncoder *e, PnmfWindowModel *md, int m)
     const int k = e->s.components, K = e->s.two_level;
     const size_t n = e->n;
     PnmfFitParams p1 = { K, e->s.algo, e->s.iterations, e->s.inner_iters, e->s.restarts,
-                         e->s.seed + (uint64_t)e->windows * 1000003u, 1e-4, 0 };
+                         e->s.seed + (uint64_t)e->windows * 1000003u, 1e-4, 0, 0 };
     PnmfFitParams p2 = p1;
     p2.k = k, p2.seed = p1.seed + 1;
     float *W1 = pnmf_malloc_array((size_t)K * n, sizeof(float));
@@ -506,7 +510,7 @@ static int fit_model(PnmfEncoder *e, PnmfWindowModel *md, int m)
     const double add_lambda =
         e->s.auto_k && e->s.iterations > 1 ? residual_lambda(pnmf_residual_step(e->s.quality)) : 0;
     PnmfFitParams p = { k, e->s.algo, e->s.iterations, e->s.inner_iters, e->s.restarts,
-                        e->s.seed + (uint64_t)e->windows * 1000003u, 1e-4, add_lambda };
+                        e->s.seed + (uint64_t)e->windows * 1000003u, 1e-4, add_lambda, e->probing };
     PnmfFitStats st = { 0 };
     /* PNMF_DEBUG: the objective after every iteration, on stderr */
     if (getenv("PNMF_DEBUG")) st.trace = pnmf_malloc_array((size_t)e->s.iterations + 1, sizeof(double));
@@ -556,7 +560,9 @@ static int probe_model(PnmfEncoder *e, int m, int step16, int *drop, PnmfWindowM
     e->s.iterations = 1, e->s.refine = 0;
     e->s.inner_iters = PROBE_SWEEPS;
     const double t0 = now();
+    e->probing = 1;
     int ret = fit_model(e, &md, m);
+    e->probing = 0;
     e->s.iterations = iters, e->s.refine = refine, e->objective = objective, e->s.inner_iters = inner;
     const double t1 = now();
     e->t_probe += t1 - t0;

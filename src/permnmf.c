@@ -878,7 +878,33 @@ static double component_bits(const PnmfFitter *ft, const float *w, const PnmfAto
     return 2.0 * (double)support + 24.0 * entries;
 }
 
-static int init_improved(PnmfFitter *ft, int k, float *W, PnmfAtom *H, int sweeps)
+/* The light initialisation's step: component i, just seeded, placed in
+ * each frame by one exact coordinate step on the residual of the others
+ * (ft->E), which stay where they are. */
+typedef struct PlaceCtx {
+    PnmfFitter *ft;
+    int k, i;
+    PnmfAtom *H;
+} PlaceCtx;
+
+static void place_task(void *vctx, int tid, int T)
+{
+    PlaceCtx *c = vctx;
+    PnmfFitter *ft = c->ft;
+    Scratch *s = &ft->scr[tid];
+    for (int j = tid; j < ft->m; j += T) {
+        PnmfAtom a = { 0, 0 };
+        forward_any(ft, ft->E + j * ft->n, s->R, s);
+        coord_step(ft, s, s->R, c->i, &a);
+        c->H[j * c->k + c->i] = a;
+    }
+}
+
+/* The temporal median, then components seeded one at a time from the
+ * largest residual; after each seed, a greedy H step of all components
+ * so far, or (light) the new one's placement alone: k - 1 correlations a
+ * frame in all instead of about k^2 / 2 greedy ones. */
+static int init_improved(PnmfFitter *ft, int k, float *W, PnmfAtom *H, int sweeps, int light)
 {
     memset(W, 0, (size_t)k * ft->n * sizeof(float));
     memset(H, 0, (size_t)ft->m * k * sizeof(PnmfAtom));
@@ -888,7 +914,14 @@ static int init_improved(PnmfFitter *ft, int k, float *W, PnmfAtom *H, int sweep
     for (int i = 1; i < k; i++) {
         all_residuals(ft, W, k, H);
         seed_from_residual(ft, W + i * ft->n);
-        PNMF_CHECK(pnmf_fitter_h_step(ft, W, k, H, PNMF_H_GREEDY, sweeps));
+        if (light) {
+            set_components(ft, W, i + 1);
+            if (ft->wnorm2[i] <= 0) continue;
+            PlaceCtx c = { ft, k, i, H };
+            parallel_run(ft->threads < ft->m ? ft->threads : ft->m, place_task, &c);
+        } else {
+            PNMF_CHECK(pnmf_fitter_h_step(ft, W, k, H, PNMF_H_GREEDY, sweeps));
+        }
     }
     return 0;
 }
@@ -983,7 +1016,7 @@ static int grow(PnmfFitter *ft, const PnmfFitParams *p, float *Wc, PnmfAtom *Hc,
     *kk = 0;
     for (int c = 1; c <= k; c++) {
         double fn;
-        ret = init_improved(ft, c, Wt, Ht, sweeps);
+        ret = init_improved(ft, c, Wt, Ht, sweeps, 0);
         if (ret < 0) break;
         normalize_pow2((int)n, Wt, c, Ht, m);
         ret = als(ft, p, c, Wt, Ht, GROW_ITERS, NULL, &fn, run);
@@ -1028,7 +1061,7 @@ int pnmf_fitter_fit(PnmfFitter *ft, const PnmfFitParams *p, float *W, PnmfAtom *
         if (improved && rs == 0 && p->add_lambda > 0) {
             ret = grow(ft, p, Wc, Hc, &kk, &run);
         } else if (improved && rs == 0) {
-            ret = init_improved(ft, k, Wc, Hc, sweeps);
+            ret = init_improved(ft, k, Wc, Hc, sweeps, p->light_init);
         } else {
             init_random(ft, kk, Wc, Hc, &rng, !improved);
             if (improved) pnmf_fitter_h_step(ft, Wc, kk, Hc, PNMF_H_GREEDY, sweeps);

@@ -67,6 +67,8 @@ typedef struct PnmfFitParams {
                           adds components one at a time and stops at the first
                           whose objective decrease is not above add_lambda times
                           its estimated bits; k is the cap. 0: always k. */
+    int light_init;    /* improved algorithm, fixed size: each seeded component placed
+                          alone, not a greedy H step of all (the encoder's probe) */
 } PnmfFitParams;
 
 typedef struct PnmfFitStats {

@@ -405,29 +405,30 @@ static int block_sad(const uint8_t *src, const uint8_t *Dp, int rows, int cols, 
 static void global_motion(const uint8_t *src, const uint8_t *Dp, int rows, int cols, int *gy, int *gx)
 {
     /* the least SAD, ties to the first in raster order of (dy, dx); (0, 0)
-     * is measured first so that the others stop early (same result) */
+     * and the previous frame's vector (*gy, *gx on entry) are measured
+     * first so that the others stop early (the same result, sooner) */
     long best = -1;
     int best_i = 0;
     const int side = 2 * GLOBAL_RANGE + 1;
+    const int zero = GLOBAL_RANGE * side + GLOBAL_RANGE;
+    const int prior = abs(*gy) <= GLOBAL_RANGE && abs(*gx) <= GLOBAL_RANGE
+                          ? (*gy + GLOBAL_RANGE) * side + *gx + GLOBAL_RANGE : zero;
     *gy = *gx = 0;
-    for (int c = -1; c < side * side; c++) {
-        const int i = c < 0 ? GLOBAL_RANGE * side + GLOBAL_RANGE : c;
-        if (c >= 0 && i == GLOBAL_RANGE * side + GLOBAL_RANGE) continue;
+    for (int c = -2; c < side * side; c++) {
+        const int i = c == -2 ? zero : c == -1 ? prior : c;
+        if ((c == -1 && prior == zero) || (c >= 0 && (i == zero || i == prior))) continue;
         const int dy = i / side - GLOBAL_RANGE, dx = i % side - GLOBAL_RANGE;
         long sad = 0;
         for (int y = 2; y < rows && (best < 0 || sad <= best); y += 4) {
             int sy = y + dy;
             sy = sy < 0 ? 0 : sy >= rows ? rows - 1 : sy;
             const uint8_t *s = src + (size_t)y * cols, *d = Dp + (size_t)sy * cols;
-            if (dx >= -2 && dx + (cols - 1) / 4 * 4 + 2 < cols) {
-                for (int x = 2; x < cols; x += 4) sad += abs((int)s[x] - d[x + dx]);
-            } else {
-                for (int x = 2; x < cols; x += 4) {
-                    int sx = x + dx;
-                    sx = sx < 0 ? 0 : sx >= cols ? cols - 1 : sx;
-                    sad += abs((int)s[x] - d[sx]);
-                }
-            }
+            /* the samples x = 2, 6, ... in three runs: x + dx left of the
+             * frame (clamped to column 0), inside it, right of it */
+            int x = 2;
+            for (; x < cols && x + dx < 0; x += 4) sad += abs((int)s[x] - d[0]);
+            for (; x < cols && x + dx < cols; x += 4) sad += abs((int)s[x] - d[x + dx]);
+            for (; x < cols; x += 4) sad += abs((int)s[x] - d[cols - 1]);
         }
         if (best < 0 || sad < best || (sad == best && i < best_i)) best = sad, best_i = i, *gy = dy, *gx = dx;
     }
@@ -495,9 +496,10 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
     if (j == 0 && !r->continues) nref = 0;
     r->start[j] = r->nlev;
     r->mvstart[j] = r->nmv;
-    int gy = 0, gx = 0, lastref = 0;
+    int gy = r->enc_gy, gx = r->enc_gx, lastref = 0;
     int py[PNMF_RES_REFS] = { 0 }, px[PNMF_RES_REFS] = { 0 }; /* each reference's last vector */
     if (nref) global_motion(src, Dp, r->rows, r->cols, &gy, &gx);
+    r->enc_gy = gy, r->enc_gx = gx;
     /* the vector and reference chosen so far in this frame, per block */
     int16_t (*bmv)[3] = pnmf_calloc(nb, sizeof(*bmv));
     if (!bmv) return PNMF_ERR_NOMEM;

@@ -72,6 +72,7 @@ typedef struct PnmfResidual {
     int reach;         /* frames before the window its references need */
     size_t nmv, mvcap; /* vectors (pairs) */
     size_t *mvstart;   /* m + 1: frame j's vectors are mv[2 mvstart[j] .. 2 mvstart[j+1]) */
+    int enc_gy, enc_gx; /* the encoder's: the last frame's dominant displacement (not coded) */
 } PnmfResidual;
 
 int  pnmf_residual_alloc(PnmfResidual *r, int m, int rows, int cols, int step16, int key_step16);

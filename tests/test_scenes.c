@@ -47,7 +47,7 @@ static double visible_objective(int rows, int cols, int vr, int vc, const float 
 static double fit_traced(PnmfFitter *ft, int k, float *W, PnmfAtom *H, int iters, const char *what)
 {
     double trace[201];
-    PnmfFitParams p = { k, PNMF_ALGO_IMPROVED, iters, 10, 1, 1, 1e-9 };
+    PnmfFitParams p = { k, PNMF_ALGO_IMPROVED, iters, 10, 1, 1, 1e-9, 0, 0 };
     PnmfFitStats st = { 0 };
     st.trace = trace;
     CHECK(iters <= 200);
@@ -215,11 +215,12 @@ static void test_dark_sprite(void)
  * cap, growing stops at 4 components (the background and the three), the
  * fit still explains the frames, and the components left over are empty;
  * without the automatic size all 8 are used. */
-static void test_auto_size(void)
+/* A background and three sprites on paths that never overlap. */
+enum { SC_R = 24, SC_C = 32, SC_N = SC_R * SC_C, SC_M = 12, SC_S = 3, SC_SH = 5, SC_SW = 6 };
+static void three_sprites(float *A)
 {
-    enum { R = 24, C = 32, N = R * C, M = 12, K = 8, S = 3, SH = 5, SW = 6 };
-    float *A = calloc((size_t)M * N, sizeof(float)), W[K * N], spr[S][SH * SW];
-    PnmfAtom H[M * K];
+    enum { R = SC_R, C = SC_C, N = SC_N, M = SC_M, S = SC_S, SH = SC_SH, SW = SC_SW };
+    float spr[S][SH * SW];
     unsigned rs = 77;
     for (int s = 0; s < S; s++)
         for (int q = 0; q < SH * SW; q++) rs = rs * 1103515245u + 12345u, spr[s][q] = 0.3f + 0.7f * (float)((rs >> 9) % 1000) / 999;
@@ -234,12 +235,53 @@ static void test_auto_size(void)
                 for (int x = 0; x < SW; x++) a[(y0 + y) * C + x0 + x] += spr[s][y * SW + x];
         }
     }
+}
+
+/* The light initialisation (the encoder's probe): each seeded component
+ * placed alone. After one iteration its objective must be near the greedy
+ * initialisation's, and a full fit from it must find the scene. */
+static void test_light_init(void)
+{
+    enum { R = SC_R, C = SC_C, N = SC_N, M = SC_M, K = 1 + SC_S };
+    float *A = calloc((size_t)M * N, sizeof(float)), W[K * N];
+    PnmfAtom H[M * K];
+    three_sprites(A);
+    PnmfFitter *ft;
+    CHECK(pnmf_fitter_open(&ft, R, C, M, K, 2) == 0);
+    CHECK(pnmf_fitter_set_frames(ft, A, M) == 0);
+    double f[2][2], energy = 0;
+    for (int light = 0; light < 2; light++)
+        for (int full = 0; full < 2; full++) {
+            double trace[61];
+            PnmfFitParams p = { K, PNMF_ALGO_IMPROVED, full ? 60 : 1, 10, 1, 1, 1e-9, 0, light };
+            PnmfFitStats st = { 0 };
+            st.trace = trace;
+            CHECK(pnmf_fitter_fit(ft, &p, W, H, &st) == 0);
+            int mono = 1;
+            for (int t = 1; t <= st.iterations; t++) mono &= trace[t] <= trace[t - 1] * (1 + 1e-6);
+            CHECK_MSG(mono, "light %d: the objective rose", light);
+            f[light][full] = visible_objective(R, C, R, C, A, M, W, K, H, &energy);
+        }
+    printf("light init: relative error after 1 iteration %.3g (greedy init %.3g), after the fit %.3g (greedy %.3g)\n",
+           f[1][0] / energy, f[0][0] / energy, f[1][1] / energy, f[0][1] / energy);
+    CHECK_MSG(f[1][0] <= 2 * f[0][0] + 1e-6 * energy, "light init: one iteration %g, greedy's %g", f[1][0], f[0][0]);
+    CHECK_MSG(f[1][1] < 1e-3 * energy, "light init: the full fit's relative error %g", f[1][1] / energy);
+    pnmf_fitter_close(&ft);
+    free(A);
+}
+
+static void test_auto_size(void)
+{
+    enum { R = SC_R, C = SC_C, N = SC_N, M = SC_M, K = 8, S = SC_S };
+    float *A = calloc((size_t)M * N, sizeof(float)), W[K * N];
+    PnmfAtom H[M * K];
+    three_sprites(A);
     PnmfFitter *ft;
     CHECK(pnmf_fitter_open(&ft, R, C, M, K, 1) == 0);
     CHECK(pnmf_fitter_set_frames(ft, A, M) == 0);
     for (int auto_size = 1; auto_size >= 0; auto_size--) {
         double trace[61];
-        PnmfFitParams p = { K, PNMF_ALGO_IMPROVED, 60, 10, 1, 1, 1e-9, auto_size ? 1e-3 : 0 };
+        PnmfFitParams p = { K, PNMF_ALGO_IMPROVED, 60, 10, 1, 1, 1e-9, auto_size ? 1e-3 : 0, 0 };
         PnmfFitStats st = { 0 };
         st.trace = trace;
         CHECK(pnmf_fitter_fit(ft, &p, W, H, &st) == 0);
@@ -278,5 +320,6 @@ int main(void)
     test_panning_background();
     test_dark_sprite();
     test_auto_size();
+    test_light_init();
     return test_summary("test_scenes");
 }

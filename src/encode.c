@@ -42,6 +42,7 @@ struct PnmfEncoder {
     int last_key;             /* first frame of the last key window */
     int continues;            /* the window being coded continues the previous one */
     int probing;              /* fitting the probe's model (probe_model) */
+    int probe_skips;          /* windows left to code without a model, unprobed */
     int w_step, r_step;
     double sse, objective;
     double t_probe, t_fit, t_residual, t_write, t_total; /* seconds by stage */
@@ -548,6 +549,12 @@ static int fit_model(PnmfEncoder *e, PnmfWindowModel *md, int m)
  * wrongly dropped it (-q 44: 3,747 bytes at 41.46 dB -> 3,177 bytes at
  * 42.00 dB), and the same as before at the other -q tried. */
 #define PROBE_SWEEPS 1
+/* A window whose probe costs more than PROBE_FAR times the residual layer
+ * alone is far from paying for a model; the next PROBE_SKIPS windows are
+ * coded without one, unprobed (the scene rarely changes that much from one
+ * window to the next), and the probe runs again after them. */
+#define PROBE_FAR 2.0
+#define PROBE_SKIPS 2
 static int probe_model(PnmfEncoder *e, int m, int step16, int *drop, PnmfWindowModel *bare,
                        double *bare_sse, size_t *bare_bytes)
 {
@@ -571,6 +578,7 @@ static int probe_model(PnmfEncoder *e, int m, int step16, int *drop, PnmfWindowM
     e->t_residual += now() - t1;
     if (ret >= 0) {
         *drop = j[0] > PROBE_MARGIN * j[1];
+        if (j[0] > PROBE_FAR * j[1]) e->probe_skips = PROBE_SKIPS;
         *bare_sse = sse[1];
         if (getenv("PNMF_DEBUG"))
             fprintf(stderr, "window %d: probe: %s\n", e->windows, *drop ? "no model" : "full fit");
@@ -604,8 +612,14 @@ static int encode_window(PnmfEncoder *e)
     double bare_sse = 0;
     size_t bare_bytes = 0; /* > 0: bare holds the residual layer over no model */
     const double t0 = now();
-    if (e->s.components && e->s.residual && !e->s.two_level && e->s.iterations > 1)
-        ret = probe_model(e, m, step16, &drop, &bare, &bare_sse, &bare_bytes);
+    if (e->s.components && e->s.residual && !e->s.two_level && e->s.iterations > 1) {
+        if (e->probe_skips > 0) {
+            e->probe_skips--, drop = 1;
+            if (getenv("PNMF_DEBUG")) fprintf(stderr, "window %d: no model (the probe far from paying)\n", e->windows);
+        } else {
+            ret = probe_model(e, m, step16, &drop, &bare, &bare_sse, &bare_bytes);
+        }
+    }
     const double t1 = now();
     if (ret >= 0 && e->s.components && !drop) {
         ret = fit_model(e, &md, m);

@@ -551,9 +551,13 @@ static int fit_model(PnmfEncoder *e, PnmfWindowModel *md, int m)
 #define PROBE_SWEEPS 1
 /* A window whose probe costs more than PROBE_FAR times the residual layer
  * alone is far from paying for a model; the next PROBE_SKIPS windows are
- * coded without one, unprobed (the scene rarely changes that much from one
- * window to the next), and the probe runs again after them. */
-#define PROBE_FAR 2.0
+ * coded without one, unprobed, and the probe runs again after them. The
+ * ratio moves little from one window to the next (PNMF_DEBUG prints it;
+ * first two windows: x11_penguins -q 32 1.63, 1.62; x11_fishtank 1.64,
+ * 1.54; pingus_pan 1.49, 1.39), while on samples/sprites.mkv, whose model
+ * pays, it is 1.25 at -q 40 and 1.14 at -q 48. A scene cut inside the
+ * skipped windows that would make parts pay is missed until the next probe. */
+#define PROBE_FAR 1.5
 #define PROBE_SKIPS 2
 static int probe_model(PnmfEncoder *e, int m, int step16, int *drop, PnmfWindowModel *bare,
                        double *bare_sse, size_t *bare_bytes)
@@ -581,7 +585,7 @@ static int probe_model(PnmfEncoder *e, int m, int step16, int *drop, PnmfWindowM
         if (j[0] > PROBE_FAR * j[1]) e->probe_skips = PROBE_SKIPS;
         *bare_sse = sse[1];
         if (getenv("PNMF_DEBUG"))
-            fprintf(stderr, "window %d: probe: %s\n", e->windows, *drop ? "no model" : "full fit");
+            fprintf(stderr, "window %d: probe: %s (cost ratio %.3f)\n", e->windows, *drop ? "no model" : "full fit", j[0] / j[1]);
     }
     pnmf_model_free(&md);
     return ret;

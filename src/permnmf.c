@@ -396,19 +396,23 @@ double pnmf_fitter_objective(PnmfFitter *ft, const float *W, int k, const PnmfAt
     return f;
 }
 
+/* Component i's norm, spectrum and autocorrelation from W. */
+static void set_component(PnmfFitter *ft, const float *W, int i)
+{
+    const float *w = W + i * ft->n;
+    double s = 0;
+    for (size_t x = 0; x < ft->n; x++) s += (double)w[x] * w[x];
+    ft->wnorm2[i] = s;
+    float *Wi = ft->Wspec + i * ft->spec2;
+    forward_any(ft, w, Wi, &ft->scr[0]);
+    pnmf_fft_corr(ft->fft, Wi, Wi, ft->scr[0].tmp, ft->scr[0].corr);
+    memcpy(ft->Gauto + i * ft->n, ft->scr[0].corr, ft->n * sizeof(float));
+    ft->gcross_k = 0;
+}
+
 static void set_components(PnmfFitter *ft, const float *W, int k)
 {
-    for (int i = 0; i < k; i++) {
-        const float *w = W + i * ft->n;
-        double s = 0;
-        for (size_t x = 0; x < ft->n; x++) s += (double)w[x] * w[x];
-        ft->wnorm2[i] = s;
-        float *Wi = ft->Wspec + i * ft->spec2;
-        forward_any(ft, w, Wi, &ft->scr[0]);
-        pnmf_fft_corr(ft->fft, Wi, Wi, ft->scr[0].tmp, ft->scr[0].corr);
-        memcpy(ft->Gauto + i * ft->n, ft->scr[0].corr, ft->n * sizeof(float));
-    }
-    ft->gcross_k = 0;
+    for (int i = 0; i < k; i++) set_component(ft, W, i);
 }
 
 /* G_il = corr(w_i, w_l) for every pair, for the greedy order: G_li is G_il
@@ -915,7 +919,7 @@ static int init_improved(PnmfFitter *ft, int k, float *W, PnmfAtom *H, int sweep
         all_residuals(ft, W, k, H);
         seed_from_residual(ft, W + i * ft->n);
         if (light) {
-            set_components(ft, W, i + 1);
+            set_component(ft, W, i); /* the others' are unchanged since their seeding */
             if (ft->wnorm2[i] <= 0) continue;
             PlaceCtx c = { ft, k, i, H };
             parallel_run(ft->threads < ft->m ? ft->threads : ft->m, place_task, &c);

@@ -42,20 +42,27 @@ static double visible_objective(int rows, int cols, int vr, int vc, const float 
     return f;
 }
 
-/* Fit with the trace on; checks the trace never rises and returns the
- * objective. */
-static double fit_traced(PnmfFitter *ft, int k, float *W, PnmfAtom *H, int iters, const char *what)
+/* Fit with p and the trace on; checks the trace never rises and returns
+ * the objective (st, when not NULL, receives the fit's statistics). */
+static double fit_params_traced(PnmfFitter *ft, const PnmfFitParams *p, float *W, PnmfAtom *H, PnmfFitStats *out,
+                                const char *what)
 {
     double trace[201];
-    PnmfFitParams p = { k, PNMF_ALGO_IMPROVED, iters, 10, 1, 1, 1e-9, 0, 0 };
     PnmfFitStats st = { 0 };
     st.trace = trace;
-    CHECK(iters <= 200);
-    CHECK_MSG(pnmf_fitter_fit(ft, &p, W, H, &st) == 0, "%s: fit failed", what);
+    CHECK(p->iterations <= 200);
+    CHECK_MSG(pnmf_fitter_fit(ft, p, W, H, &st) == 0, "%s: fit failed", what);
     int mono = 1;
     for (int t = 1; t <= st.iterations; t++) mono &= trace[t] <= trace[t - 1] * (1 + 1e-6);
     CHECK_MSG(mono, "%s: the objective rose during the fit", what);
+    if (out) *out = st, out->trace = NULL;
     return st.objective;
+}
+
+static double fit_traced(PnmfFitter *ft, int k, float *W, PnmfAtom *H, int iters, const char *what)
+{
+    const PnmfFitParams p = { k, PNMF_ALGO_IMPROVED, iters, 10, 1, 1, 1e-9, 0, 0 };
+    return fit_params_traced(ft, &p, W, H, NULL, what);
 }
 
 /* Best normalized cross-correlation of the sprite s (sh x sw) against the
@@ -252,14 +259,8 @@ static void test_light_init(void)
     double f[2][2], energy = 0;
     for (int light = 0; light < 2; light++)
         for (int full = 0; full < 2; full++) {
-            double trace[61];
-            PnmfFitParams p = { K, PNMF_ALGO_IMPROVED, full ? 60 : 1, 10, 1, 1, 1e-9, 0, light };
-            PnmfFitStats st = { 0 };
-            st.trace = trace;
-            CHECK(pnmf_fitter_fit(ft, &p, W, H, &st) == 0);
-            int mono = 1;
-            for (int t = 1; t <= st.iterations; t++) mono &= trace[t] <= trace[t - 1] * (1 + 1e-6);
-            CHECK_MSG(mono, "light %d: the objective rose", light);
+            const PnmfFitParams p = { K, PNMF_ALGO_IMPROVED, full ? 60 : 1, 10, 1, 1, 1e-9, 0, light };
+            fit_params_traced(ft, &p, W, H, NULL, light ? "light init" : "greedy init");
             f[light][full] = visible_objective(R, C, R, C, A, M, W, K, H, &energy);
         }
     printf("light init: relative error after 1 iteration %.3g (greedy init %.3g), after the fit %.3g (greedy %.3g)\n",
@@ -280,14 +281,9 @@ static void test_auto_size(void)
     CHECK(pnmf_fitter_open(&ft, R, C, M, K, 1) == 0);
     CHECK(pnmf_fitter_set_frames(ft, A, M) == 0);
     for (int auto_size = 1; auto_size >= 0; auto_size--) {
-        double trace[61];
-        PnmfFitParams p = { K, PNMF_ALGO_IMPROVED, 60, 10, 1, 1, 1e-9, auto_size ? 1e-3 : 0, 0 };
-        PnmfFitStats st = { 0 };
-        st.trace = trace;
-        CHECK(pnmf_fitter_fit(ft, &p, W, H, &st) == 0);
-        int mono = 1;
-        for (int t = 1; t <= st.iterations; t++) mono &= trace[t] <= trace[t - 1] * (1 + 1e-6);
-        CHECK_MSG(mono, "auto size %d: the objective rose", auto_size);
+        const PnmfFitParams p = { K, PNMF_ALGO_IMPROVED, 60, 10, 1, 1, 1e-9, auto_size ? 1e-3 : 0, 0 };
+        PnmfFitStats st;
+        fit_params_traced(ft, &p, W, H, &st, auto_size ? "auto size on" : "auto size off");
         double energy;
         const double f = visible_objective(R, C, R, C, A, M, W, K, H, &energy);
         int used = 0, empty_ok = 1;

@@ -462,41 +462,88 @@ static int block_sad(const uint8_t *src, const uint8_t *Dp, int rows, int cols, 
     return sad;
 }
 
-/* The frame's dominant displacement (a pan): the vector within
- * +-GLOBAL_RANGE with the least SAD over a sparse grid of the frame. */
+/* The sparse-grid SAD (samples y, x = 2, 6, 10, ...) of src against Dp
+ * displaced by (dy, dx), samples outside the frame clamped to its edge;
+ * stops once over best (best < 0: never). */
+static long grid_sad(const uint8_t *src, const uint8_t *Dp, int rows, int cols, int dy, int dx, long best)
+{
+    long sad = 0;
+    for (int y = 2; y < rows && (best < 0 || sad <= best); y += 4) {
+        int sy = y + dy;
+        sy = sy < 0 ? 0 : sy >= rows ? rows - 1 : sy;
+        const uint8_t *s = src + (size_t)y * cols, *d = Dp + (size_t)sy * cols;
+        /* three runs: x + dx left of the frame (clamped to column 0),
+         * inside it, right of it */
+        int x = 2;
+        for (; x < cols && x + dx < 0; x += 4) sad += abs((int)s[x] - d[0]);
+        for (; x < cols && x + dx < cols; x += 4) sad += abs((int)s[x] - d[x + dx]);
+        for (; x < cols; x += 4) sad += abs((int)s[x] - d[cols - 1]);
+    }
+    return sad;
+}
+
+/* The mean of each 4x4 box of f (rows and cols multiples of 4 used). */
+static void shrink4(const uint8_t *f, int cols, uint8_t *o, int r4, int c4)
+{
+    for (int y = 0; y < r4; y++)
+        for (int x = 0; x < c4; x++) {
+            int sum = 0;
+            for (int v = 0; v < 4; v++) {
+                const uint8_t *p = f + (size_t)(4 * y + v) * cols + 4 * x;
+                sum += p[0] + p[1] + p[2] + p[3];
+            }
+            o[(size_t)y * c4 + x] = (uint8_t)((sum + 8) >> 4);
+        }
+}
+
+/* The frame's dominant displacement (a pan) within +-GLOBAL_RANGE:
+ * coarse to fine. The displacement of least SAD between the 4x4 box means
+ * of the frames (every sample, +-GLOBAL_RANGE / 4), then, at full
+ * resolution on a sparse grid, the best of the 7x7 around it, (0, 0) and
+ * the previous frame's vector (*gy, *gx on entry). The exhaustive search
+ * over +-GLOBAL_RANGE on the sparse grid it replaced took 13 % of the
+ * default encode of x11_penguins. */
 #define GLOBAL_RANGE 24
 #define LOCAL_RANGE  16
 /* References older than this are searched on a grid twice as coarse. */
 #define GRID_REFS    4
 static void global_motion(const uint8_t *src, const uint8_t *Dp, int rows, int cols, int *gy, int *gx)
 {
-    /* the least SAD, ties to the first in raster order of (dy, dx); (0, 0)
-     * and the previous frame's vector (*gy, *gx on entry) are measured
-     * first so that the others stop early (the same result, sooner) */
-    long best = -1;
-    int best_i = 0;
-    const int side = 2 * GLOBAL_RANGE + 1;
-    const int zero = GLOBAL_RANGE * side + GLOBAL_RANGE;
-    const int prior = abs(*gy) <= GLOBAL_RANGE && abs(*gx) <= GLOBAL_RANGE
-                          ? (*gy + GLOBAL_RANGE) * side + *gx + GLOBAL_RANGE : zero;
-    *gy = *gx = 0;
-    for (int c = -2; c < side * side; c++) {
-        const int i = c == -2 ? zero : c == -1 ? prior : c;
-        if ((c == -1 && prior == zero) || (c >= 0 && (i == zero || i == prior))) continue;
-        const int dy = i / side - GLOBAL_RANGE, dx = i % side - GLOBAL_RANGE;
-        long sad = 0;
-        for (int y = 2; y < rows && (best < 0 || sad <= best); y += 4) {
-            int sy = y + dy;
-            sy = sy < 0 ? 0 : sy >= rows ? rows - 1 : sy;
-            const uint8_t *s = src + (size_t)y * cols, *d = Dp + (size_t)sy * cols;
-            /* the samples x = 2, 6, ... in three runs: x + dx left of the
-             * frame (clamped to column 0), inside it, right of it */
-            int x = 2;
-            for (; x < cols && x + dx < 0; x += 4) sad += abs((int)s[x] - d[0]);
-            for (; x < cols && x + dx < cols; x += 4) sad += abs((int)s[x] - d[x + dx]);
-            for (; x < cols; x += 4) sad += abs((int)s[x] - d[cols - 1]);
+    const int r4 = rows / 4, c4 = cols / 4, R4 = GLOBAL_RANGE / 4;
+    int cy = 0, cx = 0;
+    uint8_t *a = r4 >= 4 && c4 >= 4 ? pnmf_malloc_array((size_t)r4 * c4, 2) : NULL;
+    if (a) {
+        uint8_t *b = a + (size_t)r4 * c4;
+        shrink4(src, cols, a, r4, c4);
+        shrink4(Dp, cols, b, r4, c4);
+        long best = -1;
+        for (int c = -1; c < (2 * R4 + 1) * (2 * R4 + 1); c++) { /* (0, 0) first */
+            const int dy = c < 0 ? 0 : c / (2 * R4 + 1) - R4, dx = c < 0 ? 0 : c % (2 * R4 + 1) - R4;
+            if (c >= 0 && !dy && !dx) continue;
+            long sad = 0;
+            for (int y = 0; y < r4 && (best < 0 || sad < best); y++) {
+                int sy = y + dy;
+                sy = sy < 0 ? 0 : sy >= r4 ? r4 - 1 : sy;
+                const uint8_t *s = a + (size_t)y * c4, *d = b + (size_t)sy * c4;
+                for (int x = 0; x < c4; x++) {
+                    int sx = x + dx;
+                    sx = sx < 0 ? 0 : sx >= c4 ? c4 - 1 : sx;
+                    sad += abs((int)s[x] - d[sx]);
+                }
+            }
+            if (best < 0 || sad < best) best = sad, cy = 4 * dy, cx = 4 * dx;
         }
-        if (best < 0 || sad < best || (sad == best && i < best_i)) best = sad, best_i = i, *gy = dy, *gx = dx;
+        pnmf_free(a);
+    }
+    /* the least sparse-grid SAD; ties to the first measured */
+    const int py = *gy, px = *gx;
+    long best = -1;
+    for (int c = -2; c < 49; c++) {
+        int dy = c == -2 ? 0 : c == -1 ? py : cy + c / 7 - 3;
+        int dx = c == -2 ? 0 : c == -1 ? px : cx + c % 7 - 3;
+        if (abs(dy) > GLOBAL_RANGE || abs(dx) > GLOBAL_RANGE) continue;
+        const long sad = grid_sad(src, Dp, rows, cols, dy, dx, best);
+        if (best < 0 || sad < best) best = sad, *gy = dy, *gx = dx;
     }
 }
 

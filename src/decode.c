@@ -13,6 +13,7 @@ struct PnmfDecoder {
     PnmfContainerReader *cr;
     PnmfStreamInfo info;
     int w_step, r_step, rows, cols, vis_rows, vis_cols;
+    int version;              /* the payloads' format: the writer's, or the newest this reader knows */
     size_t n;
     PnmfWindowModel md;
     int loaded, win_first, win_pos, next_frame, checked_end;
@@ -42,6 +43,7 @@ int pnmf_decoder_create(PnmfDecoder **out, FILE *in)
     d->info.shift_model = h->shift_model;
     d->info.quality = h->quality;
     d->w_step = h->w_step, d->r_step = h->r_step;
+    d->version = h->writer_version < PNMF_READER_VERSION ? h->writer_version : PNMF_READER_VERSION;
     if (d->w_step < 1 || d->r_step < 1 || d->w_step > 64 || d->r_step > 64) {
         snprintf(d->err, sizeof(d->err), "invalid quantizer steps in the header");
         return d->failed = PNMF_ERR_CORRUPT;
@@ -81,7 +83,7 @@ static int load_window(PnmfDecoder *d)
         return PNMF_ERR_CORRUPT;
     }
     char why[200] = "";
-    ret = pnmf_model_read(payload, size, d->rows, d->cols, d->vis_rows, d->vis_cols, (int)count, d->info.components,
+    ret = pnmf_model_read_version(d->version, payload, size, d->rows, d->cols, d->vis_rows, d->vis_cols, (int)count, d->info.components,
                           d->w_step, d->r_step, &d->md, why, sizeof(why));
     if (ret < 0) {
         snprintf(d->err, sizeof(d->err), "window at frame %u: %s", first + 1, why);

@@ -7,7 +7,9 @@
  * "Window payload"): flags, k, 2k block sizes, sum(bh * bw) levels, k * m
  * occurrence counts, then N coefficients, N row shifts and N column shifts,
  * N being the sum of the counts. Every value is one LEB128 varint, so a
- * section's bytes are found by skipping its number of varints.
+ * section's bytes are found by skipping its number of varints; in format
+ * 4 the residual layer's modes and vectors are each a range-coded stream
+ * after its length in bytes.
  *
  * The public entry points check their own arguments here (lib.c holds the
  * codec's); the decoder's limits and messages apply unchanged.
@@ -22,6 +24,7 @@
 #include "entropy.h"
 #include "internal.h"
 #include "model.h"
+#include "varint.h"
 
 struct PnmfInfo {
     FILE *f;
@@ -128,9 +131,9 @@ static int64_t skip_varints(const uint8_t *buf, size_t size, size_t *pos, uint64
     return (int64_t)(*pos - start);
 }
 
-/* The section boundaries of an accepted payload. */
-static int measure(const PnmfWindowModel *md, const uint8_t *buf, size_t size,
-                   size_t bound[PNMF_INFO_SECTIONS + 1], uint64_t values[PNMF_INFO_SECTIONS])
+/* The sections of an accepted payload: section s is [beg[s], end[s]). */
+static int measure(int version, const PnmfWindowModel *md, const uint8_t *buf, size_t size,
+                   size_t beg[PNMF_INFO_SECTIONS], size_t end[PNMF_INFO_SECTIONS], uint64_t values[PNMF_INFO_SECTIONS])
 {
     const uint64_t n = (uint64_t)md->first[md->m];
     values[PNMF_INFO_SEC_HEAD] = 2;
@@ -148,10 +151,26 @@ static int measure(const PnmfWindowModel *md, const uint8_t *buf, size_t size,
     values[PNMF_INFO_SEC_RES_VECTORS] = rs->step16 ? 3 * (uint64_t)rs->nmv : 0;
     values[PNMF_INFO_SEC_RES_LEVELS] = rs->step16 ? rs->nlev : 0;
     size_t pos = 0;
-    bound[0] = 0;
+    const int coded = version >= 4 && rs->step16;
     for (int s = 0; s < PNMF_INFO_SECTIONS; s++) {
+        if (coded && (s == PNMF_INFO_SEC_RES_MODES || s == PNMF_INFO_SEC_RES_VECTORS)) continue;
+        beg[s] = pos;
+        uint64_t lens[2] = { 0, 0 };
+        if (coded && s == PNMF_INFO_SEC_RES_LEVELS) {
+            /* format 4: the streams' lengths, the levels, the streams */
+            for (int t = 0; t < 2; t++) {
+                Rd r = { buf + pos, buf + size };
+                if (get_u(&r, &lens[t]) < 0) return PNMF_ERR_CORRUPT;
+                pos = (size_t)(r.p - buf);
+            }
+        }
         if (skip_varints(buf, size, &pos, values[s]) < 0) return PNMF_ERR_CORRUPT;
-        bound[s + 1] = pos;
+        end[s] = pos;
+        if (coded && s == PNMF_INFO_SEC_RES_LEVELS) {
+            if (lens[0] > size - pos || lens[1] > size - pos - lens[0]) return PNMF_ERR_CORRUPT;
+            beg[PNMF_INFO_SEC_RES_MODES] = pos, end[PNMF_INFO_SEC_RES_MODES] = pos += (size_t)lens[0];
+            beg[PNMF_INFO_SEC_RES_VECTORS] = pos, end[PNMF_INFO_SEC_RES_VECTORS] = pos += (size_t)lens[1];
+        }
     }
     return pos == size ? 0 : PNMF_ERR_CORRUPT;
 }
@@ -189,16 +208,16 @@ int pnmf_info_next_window(PnmfInfo *p, PnmfInfoWindow *st, int zstd_level)
     }
     const off_t after = ftello(p->f);
     char why[200] = "";
-    ret = pnmf_model_read(payload, size, p->rows, p->cols, p->vis_rows, p->vis_cols, (int)count,
+    ret = pnmf_model_read_version(p->h.version < PNMF_READER_VERSION ? p->h.version : PNMF_READER_VERSION, payload, size, p->rows, p->cols, p->vis_rows, p->vis_cols, (int)count,
                           p->h.components, p->h.w_step, p->h.r_step, &p->md, why, sizeof(why));
     if (ret < 0) {
         snprintf(p->err, sizeof(p->err), "window at frame %u: %s", first + 1, why);
         return ret;
     }
     const PnmfWindowModel *md = &p->md;
-    size_t bound[PNMF_INFO_SECTIONS + 1];
+    size_t beg[PNMF_INFO_SECTIONS], end[PNMF_INFO_SECTIONS];
     uint64_t values[PNMF_INFO_SECTIONS];
-    if (measure(md, payload, size, bound, values) < 0) {
+    if (measure(p->h.version < PNMF_READER_VERSION ? p->h.version : PNMF_READER_VERSION, md, payload, size, beg, end, values) < 0) {
         /* the model read accepted it: the layout above is out of date */
         snprintf(p->err, sizeof(p->err), "window at frame %u: payload layout not understood", first + 1);
         pnmf_model_free(&p->md);
@@ -236,8 +255,8 @@ int pnmf_info_next_window(PnmfInfo *p, PnmfInfoWindow *st, int zstd_level)
     st->payload_bytes = size;
     for (int s = 0; s < PNMF_INFO_SECTIONS; s++) {
         st->sec[s].values = values[s];
-        st->sec[s].raw_bytes = bound[s + 1] - bound[s];
-        ret = zstd_size(payload + bound[s], bound[s + 1] - bound[s], zstd_level, &st->sec[s].zstd_bytes);
+        st->sec[s].raw_bytes = end[s] - beg[s];
+        ret = zstd_size(payload + beg[s], end[s] - beg[s], zstd_level, &st->sec[s].zstd_bytes);
         if (ret >= 0 && s == 0) {
             /* the whole payload as the file holds it: on the previous
              * payload when the window continues it */

@@ -90,5 +90,12 @@ int  pnmf_model_write(const PnmfWindowModel *md, uint8_t **buf, size_t *size);
 int  pnmf_model_read(const uint8_t *buf, size_t size, int rows, int cols, int vis_rows,
                      int vis_cols, int m, int max_k, int w_step, int r_step,
                      PnmfWindowModel *md, char *err, size_t errlen);
+/* The same for a payload of format `version` (2, 3: the residual layer's
+ * modes and vectors as varints; 4: range-coded); pnmf_model_read() reads
+ * PNMF_PAYLOAD_VERSION, what pnmf_model_write() writes. */
+#define PNMF_PAYLOAD_VERSION 4
+int  pnmf_model_read_version(int version, const uint8_t *buf, size_t size, int rows, int cols, int vis_rows,
+                             int vis_cols, int m, int max_k, int w_step, int r_step,
+                             PnmfWindowModel *md, char *err, size_t errlen);
 
 #endif /* PNMF_MODEL_H */

@@ -499,8 +499,8 @@ static void shrink4(const uint8_t *f, int cols, uint8_t *o, int r4, int c4)
 /* The frame's dominant displacement (a pan) within +-GLOBAL_RANGE:
  * coarse to fine. The displacement of least SAD between the 4x4 box means
  * of the frames (every sample, +-GLOBAL_RANGE / 4), then, at full
- * resolution on a sparse grid, the best of the 7x7 around it, (0, 0) and
- * the previous frame's vector (*gy, *gx on entry). The exhaustive search
+ * resolution on a sparse grid, the best of the 7x7 around it, around
+ * (0, 0) and around the previous frame's vector (*gy, *gx on entry). The exhaustive search
  * over +-GLOBAL_RANGE on the sparse grid it replaced took 13 % of the
  * default encode of x11_penguins. */
 #define GLOBAL_RANGE 24
@@ -535,12 +535,13 @@ static void global_motion(const uint8_t *src, const uint8_t *Dp, int rows, int c
         }
         pnmf_free(a);
     }
-    /* the least sparse-grid SAD; ties to the first measured */
-    const int py = *gy, px = *gx;
+    /* the least sparse-grid SAD around the coarse vector, (0, 0) and the
+     * previous one (box means miss the motion of fine texture); ties to the
+     * first measured */
+    const int centre[3][2] = { { 0, 0 }, { *gy, *gx }, { cy, cx } };
     long best = -1;
-    for (int c = -2; c < 49; c++) {
-        int dy = c == -2 ? 0 : c == -1 ? py : cy + c / 7 - 3;
-        int dx = c == -2 ? 0 : c == -1 ? px : cx + c % 7 - 3;
+    for (int c = 0; c < 3 * 49; c++) {
+        const int dy = centre[c / 49][0] + (c % 49) / 7 - 3, dx = centre[c / 49][1] + c % 7 - 3;
         if (abs(dy) > GLOBAL_RANGE || abs(dx) > GLOBAL_RANGE) continue;
         const long sad = grid_sad(src, Dp, rows, cols, dy, dx, best);
         if (best < 0 || sad < best) best = sad, *gy = dy, *gx = dx;

@@ -33,6 +33,20 @@ static inline void put_u(Buf *b, uint64_t v)
     b->p[b->len++] = (uint8_t)v;
 }
 
+static inline void put_byte(Buf *b, uint8_t v)
+{
+    if (b->len == b->cap) {
+        size_t cap = b->cap ? 2 * b->cap : 4096;
+        uint8_t *p = pnmf_realloc(b->p, cap);
+        if (!p) {
+            b->err = 1;
+            return;
+        }
+        b->p = p, b->cap = cap;
+    }
+    b->p[b->len++] = v;
+}
+
 typedef struct Rd {
     const uint8_t *p, *end;
 } Rd;

@@ -13,6 +13,7 @@
 #include "model.h"
 #include "residual.h"
 #include "test.h"
+#include "varint.h"
 
 static unsigned rs = 4242;
 static unsigned urn(unsigned n) { rs = rs * 1103515245u + 12345u; return ((rs >> 8) & 0xFFFFFF) % n; }
@@ -389,6 +390,26 @@ static void test_cycle(void)
     pnmf_residual_free(&r);
 }
 
+/* md with block q's mode (frames in order) set to mode: written, then
+ * refused by the reader as "not allowed". */
+static int mode_refused(PnmfWindowModel *md, size_t q, uint8_t mode)
+{
+    const uint8_t keep = md->res.modes[q];
+    md->res.modes[q] = mode;
+    uint8_t *buf = NULL;
+    size_t size = 0;
+    int refused = 0;
+    if (pnmf_model_write(md, &buf, &size) == 0) {
+        PnmfWindowModel rd;
+        char err[200] = "";
+        refused = pnmf_model_read(buf, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0 &&
+                  strstr(err, "not allowed");
+    }
+    pnmf_free(buf);
+    md->res.modes[q] = keep;
+    return refused;
+}
+
 /* A window with a residual layer through pnmf_model_write/read. */
 static void test_payload(void)
 {
@@ -429,22 +450,12 @@ static void test_payload(void)
         CHECK(pnmf_residual_qp(96) == 20 && pnmf_residual_qp(64) == 16); /* 6 log2(s / 0.625), rounded */
         uint8_t *bad = malloc(size);
         /* a first frame that refers to a previous frame */
-        memcpy(bad, buf, size);
-        bad[modes_at] = PNMF_RES_PREVIOUS;
-        CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0 &&
-              strstr(err, "not allowed"));
-        memcpy(bad, buf, size);
-        bad[modes_at] = PNMF_RES_MOTION | PNMF_RES_CODED;
-        CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0 &&
-              strstr(err, "not allowed"));
-        memcpy(bad, buf, size);
-        bad[modes_at] = PNMF_RES_SHIFTED;
-        CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0 &&
-              strstr(err, "not allowed"));
-        memcpy(bad, buf, size);
-        bad[modes_at + nb] = 5; /* no such prediction */
-        CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0 &&
-              strstr(err, "not allowed"));
+        /* modes the reader refuses (range-coded: written through the writer,
+         * which codes any mode below 32) */
+        CHECK(mode_refused(&md, 0, PNMF_RES_PREVIOUS)); /* the first frame refers to a previous one */
+        CHECK(mode_refused(&md, 0, PNMF_RES_MOTION | PNMF_RES_CODED));
+        CHECK(mode_refused(&md, 0, PNMF_RES_SHIFTED));
+        CHECK(mode_refused(&md, nb, 5)); /* no such prediction */
         memcpy(bad, buf, size);
         bad[modes_at - 1] = 4; /* block size */
         CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0 &&
@@ -453,18 +464,23 @@ static void test_payload(void)
         bad[modes_at - 2] = 52; /* key qp over 51 */
         CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0 &&
               strstr(err, "quantizers"));
-        memcpy(bad, buf, size);
-        bad[modes_at + nb] = PNMF_RES_SPATIAL | PNMF_RES_CODED | PNMF_RES_TRANSFORM; /* no transform with MED */
-        CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0 &&
-              strstr(err, "not allowed"));
-        memcpy(bad, buf, size);
-        bad[modes_at + nb] = PNMF_RES_MODEL | PNMF_RES_TRANSFORM; /* transform without levels */
-        CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0 &&
-              strstr(err, "not allowed"));
-        memcpy(bad, buf, size);
-        bad[modes_at + nb - 1] = PNMF_RES_MODEL | PNMF_RES_CODED | PNMF_RES_TRANSFORM; /* a clipped block (30 = 3 * 8 + 6) */
-        CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0 &&
-              strstr(err, "not allowed"));
+        CHECK(mode_refused(&md, nb, PNMF_RES_SPATIAL | PNMF_RES_CODED | PNMF_RES_TRANSFORM)); /* no transform with MED */
+        CHECK(mode_refused(&md, nb, PNMF_RES_MODEL | PNMF_RES_TRANSFORM)); /* transform without levels */
+        /* a clipped block (30 = 3 * 8 + 6) */
+        CHECK(mode_refused(&md, nb - 1, PNMF_RES_MODEL | PNMF_RES_CODED | PNMF_RES_TRANSFORM));
+        /* a range-coded stream with a byte more or less than its length says */
+        {
+            uint64_t mode_len = 0, vec_len = 0;
+            Rd lr = { buf + modes_at, buf + size };
+            CHECK(get_u(&lr, &mode_len) == 0 && get_u(&lr, &vec_len) == 0 && mode_len >= 5 && vec_len >= 5);
+            memcpy(bad, buf, size);
+            bad[size - vec_len - mode_len] = 1; /* the modes stream's first byte, 0 in every stream */
+            CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0);
+            memcpy(bad, buf, size);
+            bad[modes_at] = (uint8_t)(mode_len - 1); /* one byte fewer: the levels end a byte later */
+            CHECK(mode_len < 128 && pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err,
+                                                    sizeof err) < 0);
+        }
         memcpy(bad, buf, size);
         bad[modes_at - 4] = 7; /* key step below 16/16 */
         CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0 &&

@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * A binary adaptive range coder, and the residual layer's modes and
+ * vectors coded with it (format 4; docs/format.md, "Range-coded streams").
+ *
+ * The coder keeps a 32-bit range and codes one binary decision at a time
+ * with an adaptive probability: an 11-bit estimate p of the decision being
+ * 0, which moves 1/16 of the way toward each decision coded. Bytes leave
+ * the encoder's 64-bit low end through a one-byte cache and a count of
+ * pending 0xFF bytes, so that a carry can still reach them (the scheme of
+ * G. N. N. Martin's range coder as LZMA uses it). A stream of N
+ * renormalizations is N + 5 bytes, the first 0; the decoder reads exactly
+ * that many, which lets a reader refuse a stream that is cut short or has
+ * bytes left over.
+ */
+#ifndef PNMF_RANGECODER_H
+#define PNMF_RANGECODER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "varint.h"
+
+#define RC_PROB_BITS 11
+#define RC_PROB_ONE  (1u << RC_PROB_BITS)
+#define RC_ADAPT     4
+#define RC_TOP       (1u << 24)
+
+typedef uint16_t RcProb;
+
+static inline void rc_probs_init(RcProb *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) p[i] = RC_PROB_ONE / 2;
+}
+
+typedef struct RcEnc {
+    uint64_t low;
+    uint32_t range;
+    uint8_t cache;
+    uint64_t pending; /* bytes owed: the cache and the 0xFF bytes after it */
+    Buf *out;
+} RcEnc;
+
+static inline void rc_enc_init(RcEnc *e, Buf *out)
+{
+    e->low = 0, e->range = 0xFFFFFFFFu, e->cache = 0, e->pending = 1, e->out = out;
+}
+
+static inline void rc_shift_low(RcEnc *e)
+{
+    if ((uint32_t)e->low < 0xFF000000u || (e->low >> 32)) {
+        const uint8_t carry = (uint8_t)(e->low >> 32);
+        uint8_t v = e->cache;
+        for (; e->pending; e->pending--, v = 0xFF) put_byte(e->out, (uint8_t)(v + carry));
+        e->cache = (uint8_t)(e->low >> 24);
+    }
+    e->pending++;
+    e->low = (e->low & 0x00FFFFFFu) << 8;
+}
+
+static inline void rc_encode(RcEnc *e, RcProb *p, int bit)
+{
+    const uint32_t bound = (e->range >> RC_PROB_BITS) * *p;
+    if (!bit) {
+        e->range = bound;
+        *p += (RcProb)((RC_PROB_ONE - *p) >> RC_ADAPT);
+    } else {
+        e->low += bound;
+        e->range -= bound;
+        *p -= (RcProb)(*p >> RC_ADAPT);
+    }
+    while (e->range < RC_TOP) e->range <<= 8, rc_shift_low(e);
+}
+
+/* A decision of probability 1/2, not adapted. */
+static inline void rc_encode_direct(RcEnc *e, int bit)
+{
+    e->range >>= 1;
+    if (bit) e->low += e->range;
+    while (e->range < RC_TOP) e->range <<= 8, rc_shift_low(e);
+}
+
+static inline void rc_enc_finish(RcEnc *e)
+{
+    for (int i = 0; i < 5; i++) rc_shift_low(e);
+}
+
+typedef struct RcDec {
+    const uint8_t *p, *end;
+    uint32_t range, code;
+    int over; /* bytes read past the end (as 0) */
+} RcDec;
+
+static inline uint8_t rc_next(RcDec *d)
+{
+    if (d->p < d->end) return *d->p++;
+    d->over = 1;
+    return 0;
+}
+
+static inline void rc_dec_init(RcDec *d, const uint8_t *p, size_t n)
+{
+    d->p = p, d->end = p + n, d->range = 0xFFFFFFFFu, d->code = 0, d->over = 0;
+    for (int i = 0; i < 5; i++) d->code = (d->code << 8) | rc_next(d);
+}
+
+static inline int rc_decode(RcDec *d, RcProb *p)
+{
+    const uint32_t bound = (d->range >> RC_PROB_BITS) * *p;
+    int bit;
+    if (d->code < bound) {
+        d->range = bound;
+        *p += (RcProb)((RC_PROB_ONE - *p) >> RC_ADAPT);
+        bit = 0;
+    } else {
+        d->code -= bound;
+        d->range -= bound;
+        *p -= (RcProb)(*p >> RC_ADAPT);
+        bit = 1;
+    }
+    while (d->range < RC_TOP) d->range <<= 8, d->code = (d->code << 8) | rc_next(d);
+    return bit;
+}
+
+static inline int rc_decode_direct(RcDec *d)
+{
+    d->range >>= 1;
+    int bit = 0;
+    if (d->code >= d->range) d->code -= d->range, bit = 1;
+    while (d->range < RC_TOP) d->range <<= 8, d->code = (d->code << 8) | rc_next(d);
+    return bit;
+}
+
+/* The stream was read whole and no further: a first byte of 0 (what
+ * every encoder writes; with any other the code can exceed the range),
+ * no byte read past the end, none left over. */
+static inline int rc_dec_exact(const RcDec *d, const uint8_t *start)
+{
+    return !d->over && d->p == d->end && d->end - start >= 5 && start[0] == 0;
+}
+
+/* ---- the residual layer's modes and vectors ------------------------------ */
+
+/* Contexts of the modes stream: for block b of frame j, L, A, P are the
+ * modes of the block to its left, above it, and at its place in frame
+ * j - 1 (-1 where there is none). */
+typedef struct RcModeCtx {
+    RcProb left[32][2][2];  /* mode == L?  by L, L == A, L == P */
+    RcProb above[32][2];    /* mode == A?  by A, A == P */
+    RcProb prev[32];        /* mode == P?  by P */
+    RcProb tree[33][32];    /* the 5 bits, by L + 1 */
+} RcModeCtx;
+
+#define RC_MV_UNARY 8
+typedef struct RcVecCtx {
+    RcProb same_ref[2];            /* t == the frame's last reference? by last != 0 */
+    RcProb ref_tree[16];           /* t, 4 bits */
+    RcProb zero[2][2][2];          /* component c == 0? by c, last difference zero, (c = 1) dy == 0 */
+    RcProb sign[2];
+    RcProb mag[2][4];              /* unary bins of |d| - 1, by c and min(bin, 3) */
+} RcVecCtx;
+
+static inline void rc_mode_ctx_init(RcModeCtx *c) { rc_probs_init(&c->left[0][0][0], sizeof(*c) / sizeof(RcProb)); }
+static inline void rc_vec_ctx_init(RcVecCtx *c) { rc_probs_init(c->same_ref, sizeof(*c) / sizeof(RcProb)); }
+
+static inline void rc_encode_mode(RcEnc *e, RcModeCtx *c, int mode, int L, int A, int P)
+{
+    if (L >= 0) {
+        rc_encode(e, &c->left[L][L == A][L == P], mode != L);
+        if (mode == L) return;
+    }
+    if (A >= 0 && A != L) {
+        rc_encode(e, &c->above[A][A == P], mode != A);
+        if (mode == A) return;
+    }
+    if (P >= 0 && P != L && P != A) {
+        rc_encode(e, &c->prev[P], mode != P);
+        if (mode == P) return;
+    }
+    RcProb *t = c->tree[L + 1];
+    for (int i = 4, node = 1; i >= 0; i--) {
+        const int bit = (mode >> i) & 1;
+        rc_encode(e, &t[node], bit);
+        node = 2 * node + bit;
+    }
+}
+
+static inline int rc_decode_mode(RcDec *d, RcModeCtx *c, int L, int A, int P)
+{
+    if (L >= 0 && !rc_decode(d, &c->left[L][L == A][L == P])) return L;
+    if (A >= 0 && A != L && !rc_decode(d, &c->above[A][A == P])) return A;
+    if (P >= 0 && P != L && P != A && !rc_decode(d, &c->prev[P])) return P;
+    RcProb *t = c->tree[L + 1];
+    int node = 1;
+    for (int i = 0; i < 5; i++) node = 2 * node + rc_decode(d, &t[node]);
+    return node - 32;
+}
+
+/* One vector component's difference v (|v| <= 2 * PNMF_RES_MAX_MV): zero?,
+ * sign, |v| - 1 in unary up to RC_MV_UNARY, the rest as an Exp-Golomb code
+ * of direct bits. z0: the previous vector's difference was (0, 0); z1: for
+ * dx, dy == 0. */
+static inline void rc_encode_mvd(RcEnc *e, RcVecCtx *c, int comp, int z0, int z1, int v)
+{
+    rc_encode(e, &c->zero[comp][z0][z1], v != 0);
+    if (!v) return;
+    rc_encode(e, &c->sign[comp], v < 0);
+    const int a = (v < 0 ? -v : v) - 1;
+    for (int i = 0; i < RC_MV_UNARY; i++) {
+        rc_encode(e, &c->mag[comp][i < 3 ? i : 3], a > i);
+        if (a <= i) return;
+    }
+    const unsigned x = (unsigned)(a - RC_MV_UNARY) + 1;
+    int n = 0;
+    while (x >> (n + 1)) n++;
+    for (int i = 0; i < n; i++) rc_encode_direct(e, 1);
+    rc_encode_direct(e, 0);
+    for (int i = n - 1; i >= 0; i--) rc_encode_direct(e, (x >> i) & 1);
+}
+
+/* Returns the difference, or INT32_MIN when the Exp-Golomb prefix is
+ * longer than any difference needs. */
+static inline int32_t rc_decode_mvd(RcDec *d, RcVecCtx *c, int comp, int z0, int z1)
+{
+    if (!rc_decode(d, &c->zero[comp][z0][z1])) return 0;
+    const int neg = rc_decode(d, &c->sign[comp]);
+    int a = 0;
+    while (a < RC_MV_UNARY && rc_decode(d, &c->mag[comp][a < 3 ? a : 3])) a++;
+    if (a == RC_MV_UNARY) {
+        int n = 0;
+        while (rc_decode_direct(d))
+            if (++n > 16) return INT32_MIN;
+        unsigned x = 1;
+        for (int i = 0; i < n; i++) x = (x << 1) | (unsigned)rc_decode_direct(d);
+        a = RC_MV_UNARY + (int)(x - 1);
+    }
+    return neg ? -(a + 1) : a + 1;
+}
+
+#endif /* PNMF_RANGECODER_H */

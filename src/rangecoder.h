@@ -237,4 +237,92 @@ static inline int32_t rc_decode_mvd(RcDec *d, RcVecCtx *c, int comp, int z0, int
     return neg ? -(a + 1) : a + 1;
 }
 
+/* ---- the encoder's estimates ---------------------------------------------
+ * What a decision costs in bits with the probabilities as they stand
+ * (rc_cost_table: -log2(p / 2048) for p = 0..2048, filled once by
+ * rc_cost_init()), and the probabilities moved as coding it would move
+ * them, without coding: the residual encoder keeps the streams' contexts
+ * as the writer will have them, block by block. */
+extern float rc_cost_table[RC_PROB_ONE + 1];
+void rc_cost_init(void);
+
+static inline double rc_cost(RcProb p, int bit) { return rc_cost_table[bit ? RC_PROB_ONE - p : p]; }
+
+static inline void rc_adapt(RcProb *p, int bit)
+{
+    if (!bit) *p += (RcProb)((RC_PROB_ONE - *p) >> RC_ADAPT);
+    else *p -= (RcProb)(*p >> RC_ADAPT);
+}
+
+/* The bits of mode (update 0) or the update of the contexts (update 1). */
+static inline double rc_mode_step(RcModeCtx *c, int mode, int L, int A, int P, int update)
+{
+    double bits = 0;
+    RcProb *q;
+    if (L >= 0) {
+        q = &c->left[L][L == A][L == P];
+        bits += rc_cost(*q, mode != L);
+        if (update) rc_adapt(q, mode != L);
+        if (mode == L) return bits;
+    }
+    if (A >= 0 && A != L) {
+        q = &c->above[A][A == P];
+        bits += rc_cost(*q, mode != A);
+        if (update) rc_adapt(q, mode != A);
+        if (mode == A) return bits;
+    }
+    if (P >= 0 && P != L && P != A) {
+        q = &c->prev[P];
+        bits += rc_cost(*q, mode != P);
+        if (update) rc_adapt(q, mode != P);
+        if (mode == P) return bits;
+    }
+    RcProb *t = c->tree[L + 1];
+    for (int i = 4, node = 1; i >= 0; i--) {
+        const int bit = (mode >> i) & 1;
+        bits += rc_cost(t[node], bit);
+        if (update) rc_adapt(&t[node], bit);
+        node = 2 * node + bit;
+    }
+    return bits;
+}
+
+static inline double rc_mvd_step(RcVecCtx *c, int comp, int z0, int z1, int v, int update)
+{
+    RcProb *q = &c->zero[comp][z0][z1];
+    double bits = rc_cost(*q, v != 0);
+    if (update) rc_adapt(q, v != 0);
+    if (!v) return bits;
+    bits += rc_cost(c->sign[comp], v < 0);
+    if (update) rc_adapt(&c->sign[comp], v < 0);
+    const int a = (v < 0 ? -v : v) - 1;
+    for (int i = 0; i < RC_MV_UNARY; i++) {
+        q = &c->mag[comp][i < 3 ? i : 3];
+        bits += rc_cost(*q, a > i);
+        if (update) rc_adapt(q, a > i);
+        if (a <= i) return bits;
+    }
+    int n = 0;
+    while (((unsigned)(a - RC_MV_UNARY) + 1) >> (n + 1)) n++;
+    return bits + 2 * n + 1;
+}
+
+/* A whole vector: its reference t after the frame's last one (lastref),
+ * its differences (dy, dx) from the last vector of t, z0 as in the stream. */
+static inline double rc_vector_step(RcVecCtx *c, int t, int lastref, int z0, int dy, int dx, int update)
+{
+    RcProb *q = &c->same_ref[lastref != 0];
+    double bits = rc_cost(*q, t != lastref);
+    if (update) rc_adapt(q, t != lastref);
+    if (t != lastref)
+        for (int i = 3, node = 1; i >= 0; i--) {
+            const int bit = (t >> i) & 1;
+            bits += rc_cost(c->ref_tree[node], bit);
+            if (update) rc_adapt(&c->ref_tree[node], bit);
+            node = 2 * node + bit;
+        }
+    bits += rc_mvd_step(c, 0, z0, 0, dy, update);
+    return bits + rc_mvd_step(c, 1, z0, dy == 0, dx, update);
+}
+
 #endif /* PNMF_RANGECODER_H */

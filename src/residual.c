@@ -20,6 +20,8 @@ int pnmf_residual_alloc(PnmfResidual *r, int m, int rows, int cols, int step16, 
     r->qp = pnmf_residual_qp(step16);
     r->key_qp = pnmf_residual_qp(key_step16);
     r->m = m, r->rows = rows, r->cols = cols;
+    rc_mode_ctx_init(&r->enc_modes);
+    rc_vec_ctx_init(&r->enc_vectors);
     r->bx = (cols + PNMF_RES_BLOCK - 1) / PNMF_RES_BLOCK;
     r->by = (rows + PNMF_RES_BLOCK - 1) / PNMF_RES_BLOCK;
     r->modes = pnmf_calloc((size_t)m * r->bx * r->by, 1);
@@ -245,8 +247,16 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
 static double level_bits_table[LEVEL_BITS_TABLE];
 static double log2_1p_table[LEVEL_BITS_TABLE]; /* log2(1 + a) */
 static pthread_once_t level_bits_once = PTHREAD_ONCE_INIT;
+float rc_cost_table[RC_PROB_ONE + 1];
+void rc_cost_init(void)
+{
+    rc_cost_table[0] = 24.0f; /* never coded: p stays within 15..2033 */
+    for (int p = 1; p <= (int)RC_PROB_ONE; p++) rc_cost_table[p] = (float)-log2((double)p / RC_PROB_ONE);
+}
+
 static void level_bits_init(void)
 {
+    rc_cost_init();
     level_bits_table[0] = 0.6;
     for (int a = 1; a < LEVEL_BITS_TABLE; a++) level_bits_table[a] = 4.0 + 2.0 * log2((double)a);
     for (int a = 0; a < LEVEL_BITS_TABLE; a++) log2_1p_table[a] = log2(1.0 + a);
@@ -257,13 +267,6 @@ static inline double level_bits(int l)
     if (a < LEVEL_BITS_TABLE) return level_bits_table[a];
     return 4.0 + 2.0 * log2((double)a);
 }
-/* A block's mode byte costs little when it repeats its left or upper
- * neighbour's (zstd sees runs), more otherwise. */
-static inline double mode_bits(int mode, int left, int above)
-{
-    return mode == left ? 0.3 : mode == above ? 1.5 : 4.0;
-}
-
 /* Level for difference d (in gray levels) minimizing error^2 + lambda * bits,
  * among the rounded level, one step toward zero, and zero. */
 static inline int choose_level(int d, int pred, int step16, double lambda)
@@ -610,7 +613,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
     if (j == 0 && !r->continues) nref = 0;
     r->start[j] = r->nlev;
     r->mvstart[j] = r->nmv;
-    int gy = r->enc_gy, gx = r->enc_gx, lastref = 0;
+    int gy = r->enc_gy, gx = r->enc_gx, lastref = 0, z0 = 1;
     int py[PNMF_RES_REFS] = { 0 }, px[PNMF_RES_REFS] = { 0 }; /* each reference's last vector */
     if (nref) global_motion(src, Dp, r->rows, r->cols, &gy, &gx);
     r->enc_gy = gy, r->enc_gx = gx;
@@ -625,6 +628,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
         pnmf_residual_block(r->bx, r->rows, r->cols, b, &y0, &y1, &x0, &x1);
         int best = PNMF_RES_MODEL, vy = 0, vx = 0, vt = 0;
         const int left = b % r->bx ? modes[b - 1] : -1, above = b >= (size_t)r->bx ? modes[b - r->bx] : -1;
+        const int prev = j ? modes[b - nb] : -1;
         const int full = y1 - y0 == PNMF_RES_BLOCK && x1 - x0 == PNMF_RES_BLOCK;
         /* a block the previous frame predicts exactly needs no vector: the
          * shifted prediction cannot beat zero error for fewer bits */
@@ -656,24 +660,25 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                 }
                 if (!t && !dy && !dx) continue; /* the previous-frame prediction, cheaper */
                 Dr = ref[t];
-                extra = lambda * (mv_bits(dy, dx, py[t], px[t]) + (t == lastref ? 0.5 : 3.0));
+                extra = lambda * rc_vector_step(&r->enc_vectors, t, lastref, z0, dy - py[t], dx - px[t], 0);
             }
             for (int coded = 0; coded < 2; coded++) {
                 const int byte = mode | (coded ? PNMF_RES_CODED : 0);
-                const double jj = extra + lambda * mode_bits(byte, left, above) +
+                const double jj = extra + lambda * rc_mode_step(&r->enc_modes, byte, left, above, prev, 0) +
                                   try_block(mode, coded, &lt, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols,
                                             y0, y1, x0, x1, dy, dx, NULL);
                 if (jj < bj) bj = jj, best = byte, vy = dy, vx = dx, vt = t;
             }
             if (mode != PNMF_RES_SPATIAL && full) {
                 const int byte = mode | PNMF_RES_CODED | PNMF_RES_TRANSFORM;
-                const double jj = extra + lambda * mode_bits(byte, left, above) +
+                const double jj = extra + lambda * rc_mode_step(&r->enc_modes, byte, left, above, prev, 0) +
                                   try_transform(mode, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, x0,
                                                 dy, dx, NULL);
                 if (jj < bj) bj = jj, best = byte, vy = dy, vx = dx, vt = t;
             }
         }
         modes[b] = (uint8_t)best;
+        rc_mode_step(&r->enc_modes, best, left, above, prev, 1);
         const uint8_t *Dr = Dp;
         if ((best & 7) == PNMF_RES_SHIFTED) {
             uint8_t *nr = NULL;
@@ -686,6 +691,8 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
             r->mv[2 * r->nmv] = (int16_t)vy, r->mv[2 * r->nmv + 1] = (int16_t)vx;
             r->mvref[r->nmv] = (uint8_t)vt;
             r->nmv++;
+            rc_vector_step(&r->enc_vectors, vt, lastref, z0, vy - py[vt], vx - px[vt], 1);
+            z0 = vy == py[vt] && vx == px[vt];
             py[vt] = vy, px[vt] = vx, lastref = vt;
             Dr = ref[vt];
             if (vt + 1 - j > r->reach) r->reach = vt + 1 - j; /* D_{j-1-vt} before the window */

@@ -37,6 +37,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rangecoder.h"
+
 #define PNMF_RES_BLOCK     8
 #define PNMF_RES_MODEL     0
 #define PNMF_RES_PREVIOUS  1
@@ -73,6 +75,8 @@ typedef struct PnmfResidual {
     size_t nmv, mvcap; /* vectors (pairs) */
     size_t *mvstart;   /* m + 1: frame j's vectors are mv[2 mvstart[j] .. 2 mvstart[j+1]) */
     int enc_gy, enc_gx; /* the encoder's: the last frame's dominant displacement (not coded) */
+    RcModeCtx enc_modes; /* the encoder's: the modes and vectors streams' contexts */
+    RcVecCtx enc_vectors; /* as the writer will have them after the frames coded so far */
 } PnmfResidual;
 
 int  pnmf_residual_alloc(PnmfResidual *r, int m, int rows, int cols, int step16, int key_step16);

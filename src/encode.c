@@ -6,6 +6,7 @@
  * container. Holds one window at a time.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -23,6 +24,15 @@
 #include "twolevel.h"
 #include "varint.h"
 
+/* What coding the residual layer of a window works in: the model frames
+ * j, j-1, the decoded frame j, the decoded frames j-1, j-2, ... and the
+ * diamond product's accumulator. */
+typedef struct ResBufs {
+    uint8_t *P, *Pp, *D;
+    uint8_t *ref[PNMF_RES_REFS];
+    int64_t *acc;
+} ResBufs;
+
 struct PnmfEncoder {
     PnmfEncSettings s;
     int width, height, rows, cols, vis_rows, vis_cols;
@@ -33,10 +43,8 @@ struct PnmfEncoder {
     float *A, *W, *Wq, *Wtry;
     PnmfAtom *H, *Hsave;
     PnmfFitter *ft;
-    int64_t *acc;
     uint8_t *rec, *seen;
-    uint8_t *P, *Pp, *D;      /* residual layer: model frames j, j-1, decoded frame j */
-    uint8_t *ref[PNMF_RES_REFS];     /* decoded frames j-1, j-2, ... */
+    ResBufs rb[2];            /* the residual layer's, one per coding run at once */
     uint8_t *lastP, *lastRef[PNMF_RES_REFS]; /* the same after the previous window */
     int last_avail;           /* of lastRef, how many hold frames since the key window */
     int last_key;             /* first frame of the last key window */
@@ -99,22 +107,24 @@ int pnmf_encoder_create(PnmfEncoder **out, const PnmfEncSettings *s, int width, 
     e->H = pnmf_malloc_array(w * k, sizeof(PnmfAtom));
     e->Wtry = pnmf_malloc_array(k * e->n, sizeof(float));
     e->Hsave = pnmf_malloc_array(w * k, sizeof(PnmfAtom));
-    e->acc = pnmf_malloc_array(e->nv, sizeof(int64_t));
     e->rec = pnmf_malloc_array(e->nv, 1);
     e->seen = pnmf_malloc_array(e->n, 1);
-    e->P = pnmf_malloc_array(e->nv, 1);
-    e->Pp = pnmf_malloc_array(e->nv, 1);
-    e->D = pnmf_malloc_array(e->nv, 1);
     e->lastP = pnmf_malloc_array(e->nv, 1);
     int refs_ok = 1;
-    for (int t = 0; t < PNMF_RES_REFS; t++) {
-        e->ref[t] = pnmf_malloc_array(e->nv, 1);
-        e->lastRef[t] = pnmf_malloc_array(e->nv, 1);
-        refs_ok &= e->ref[t] && e->lastRef[t];
+    /* the second set only where two codings can run at once */
+    for (int i = 0; i < (s->residual && e->s.threads > 1 ? 2 : 1); i++) {
+        ResBufs *b = &e->rb[i];
+        b->acc = pnmf_malloc_array(e->nv, sizeof(int64_t));
+        b->P = pnmf_malloc_array(e->nv, 1);
+        b->Pp = pnmf_malloc_array(e->nv, 1);
+        b->D = pnmf_malloc_array(e->nv, 1);
+        refs_ok &= b->acc && b->P && b->Pp && b->D;
+        for (int t = 0; t < PNMF_RES_REFS; t++) refs_ok &= !!(b->ref[t] = pnmf_malloc_array(e->nv, 1));
     }
+    for (int t = 0; t < PNMF_RES_REFS; t++) refs_ok &= !!(e->lastRef[t] = pnmf_malloc_array(e->nv, 1));
     int ret = PNMF_ERR_NOMEM;
-    if (!e->frames || !e->A || !e->W || !e->Wq || !e->Wtry || !e->H || !e->Hsave || !e->acc || !e->rec ||
-        !e->seen || !e->P || !e->Pp || !e->D || !e->lastP || !refs_ok)
+    if (!e->frames || !e->A || !e->W || !e->Wq || !e->Wtry || !e->H || !e->Hsave || !e->rec ||
+        !e->seen || !e->lastP || !refs_ok)
         goto error;
     if (s->components) { /* -k 0: no model, the residual layer alone */
         ret = pnmf_fitter_open(&e->ft, e->rows, e->cols, s->window, s->components, e->s.threads);
@@ -285,22 +295,23 @@ static double residual_lambda(int step16)
 
 /* Before a window's residual layer: the references the previous window
  * left (none for a key window); returns how many are available. */
-static int restore_refs(PnmfEncoder *e)
+static int restore_refs(const PnmfEncoder *e, ResBufs *b)
 {
-    memcpy(e->P, e->lastP, e->nv); /* swapped into Pp at frame 0 */
-    for (int t = 0; t < PNMF_RES_REFS; t++) memcpy(e->ref[t], e->lastRef[t], e->nv);
+    memcpy(b->P, e->lastP, e->nv); /* swapped into Pp at frame 0 */
+    for (int t = 0; t < PNMF_RES_REFS; t++) memcpy(b->ref[t], e->lastRef[t], e->nv);
     return e->continues ? e->last_avail : 0;
 }
 
 /* The cost (squared error + lambda * 8 * zstd bytes) of coding a key
  * window's first frame alone with the step key16. */
-static int key_frame_cost(PnmfEncoder *e, const PnmfWindowModel *md, int key16, double lambda, double *cost)
+static int key_frame_cost(const PnmfEncoder *e, ResBufs *rb, const PnmfWindowModel *md, int key16, double lambda,
+                          double *cost)
 {
     /* coded with its own step's lambda, weighed with the caller's */
     PnmfResidual r;
     PNMF_CHECK(pnmf_residual_alloc(&r, 1, e->vis_rows, e->vis_cols, key16, key16));
-    pnmf_diamond_int(md, 0, e->w_step, e->r_step, e->acc, e->P);
-    int ret = pnmf_residual_encode_frame(&r, 0, e->frames, e->P, e->P, NULL, 0, e->D, residual_lambda(key16));
+    pnmf_diamond_int(md, 0, e->w_step, e->r_step, rb->acc, rb->P);
+    int ret = pnmf_residual_encode_frame(&r, 0, e->frames, rb->P, rb->P, NULL, 0, rb->D, residual_lambda(key16));
     Buf b = { 0 };
     if (ret >= 0) {
         for (size_t q = 0; q < (size_t)r.bx * r.by; q++) put_u(&b, r.modes[q]);
@@ -312,7 +323,7 @@ static int key_frame_cost(PnmfEncoder *e, const PnmfWindowModel *md, int key16, 
     if (ret >= 0) ret = pnmf_entropy_compress(b.p, b.len, 3, &z, &zn);
     double sse = 0;
     for (size_t q = 0; ret >= 0 && q < e->nv; q++) {
-        const int d = (int)e->frames[q] - e->D[q];
+        const int d = (int)e->frames[q] - rb->D[q];
         sse += d * d;
     }
     *cost = sse + lambda * 8 * (double)zn;
@@ -325,7 +336,7 @@ static int key_frame_cost(PnmfEncoder *e, const PnmfWindowModel *md, int key16, 
 /* The residual layer over the quantized model (residual.h), frame by frame
  * in the decoder's order; *sse gets the squared error of what the decoder
  * will show. */
-static int code_residual(PnmfEncoder *e, PnmfWindowModel *md, int m, int step16, double *sse)
+static int code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel *md, int m, int step16, double *sse)
 {
     int key16 = e->continues ? step16 : (step16 + KEY_STEP_DIV / 2) / KEY_STEP_DIV;
     if (key16 < PNMF_RES_MIN_STEP) key16 = PNMF_RES_MIN_STEP;
@@ -333,8 +344,8 @@ static int code_residual(PnmfEncoder *e, PnmfWindowModel *md, int m, int step16,
         /* a lossless first frame can cost less than a lossy one (exact
          * repeats compress; quantization noise does not): try both */
         double j_lossy, j_lossless;
-        PNMF_CHECK(key_frame_cost(e, md, key16, residual_lambda(key16), &j_lossy));
-        PNMF_CHECK(key_frame_cost(e, md, PNMF_RES_MIN_STEP, residual_lambda(key16), &j_lossless));
+        PNMF_CHECK(key_frame_cost(e, rb, md, key16, residual_lambda(key16), &j_lossy));
+        PNMF_CHECK(key_frame_cost(e, rb, md, PNMF_RES_MIN_STEP, residual_lambda(key16), &j_lossless));
         if (j_lossless <= j_lossy) key16 = PNMF_RES_MIN_STEP;
     }
     pnmf_residual_free(&md->res);
@@ -342,19 +353,19 @@ static int code_residual(PnmfEncoder *e, PnmfWindowModel *md, int m, int step16,
     md->res.continues = e->continues;
     const double lambda = residual_lambda(step16), key_lambda = residual_lambda(key16);
     *sse = 0;
-    int avail = restore_refs(e);
+    int avail = restore_refs(e, rb);
     for (int j = 0; j < m; j++) {
-        uint8_t *t = e->Pp;
-        e->Pp = e->P, e->P = t;
-        pnmf_diamond_int(md, j, e->w_step, e->r_step, e->acc, e->P);
+        uint8_t *t = rb->Pp;
+        rb->Pp = rb->P, rb->P = t;
+        pnmf_diamond_int(md, j, e->w_step, e->r_step, rb->acc, rb->P);
         const uint8_t *src = e->frames + (size_t)j * e->nv;
-        PNMF_CHECK(pnmf_residual_encode_frame(&md->res, j, src, e->P, e->Pp, (const uint8_t *const *)e->ref,
-                                              avail, e->D, j ? lambda : key_lambda));
+        PNMF_CHECK(pnmf_residual_encode_frame(&md->res, j, src, rb->P, rb->Pp, (const uint8_t *const *)rb->ref,
+                                              avail, rb->D, j ? lambda : key_lambda));
         for (size_t q = 0; q < e->nv; q++) {
-            const int d = (int)src[q] - e->D[q];
+            const int d = (int)src[q] - rb->D[q];
             *sse += d * d;
         }
-        pnmf_residual_push(e->ref, &e->D);
+        pnmf_residual_push(rb->ref, &rb->D);
         if (avail < PNMF_RES_REFS) avail++;
     }
     return 0;
@@ -376,7 +387,7 @@ static int target_residual(PnmfEncoder *e, PnmfWindowModel *md, int m, double *s
     while (lo <= hi) {
         const int t = (lo + hi) / 2;
         double s = 0;
-        PNMF_CHECK(code_residual(e, md, m, (int)lrint(16.0 * pow(2.0, t / 32.0)), &s));
+        PNMF_CHECK(code_residual(e, &e->rb[0], md, m, (int)lrint(16.0 * pow(2.0, t / 32.0)), &s));
         if (s <= max_sse) {
             if (s > best_sse || (s == best_sse && t > best)) best = t, best_sse = s;
             lo = t + 1;
@@ -384,43 +395,64 @@ static int target_residual(PnmfEncoder *e, PnmfWindowModel *md, int m, double *s
             hi = t - 1;
         }
     }
-    PNMF_CHECK(code_residual(e, md, m, (int)lrint(16.0 * pow(2.0, best / 32.0)), sse));
+    PNMF_CHECK(code_residual(e, &e->rb[0], md, m, (int)lrint(16.0 * pow(2.0, best / 32.0)), sse));
     if (getenv("PNMF_DEBUG"))
         fprintf(stderr, "window %d: target %.2f dB: step %.2f, %.2f dB\n", e->windows, e->s.target_psnr,
                 pow(2.0, best / 32.0), 10 * log10(px * 255.0 * 255.0 / (*sse > 0 ? *sse : 1e-9)));
     return 0;
 }
 
+/* One coding of the residual layer for cost_with_and_without(): coded
+ * into md in rb, serialized and compressed (zstd at a fast level: an
+ * estimate for a decision, the container compresses again). */
+typedef struct CostJob {
+    const PnmfEncoder *e;
+    ResBufs *rb;
+    PnmfWindowModel *md;
+    int m, step16, ret;
+    double sse;
+    size_t bytes;
+} CostJob;
+
+static void *cost_job(void *arg)
+{
+    CostJob *c = arg;
+    uint8_t *payload = NULL, *z = NULL;
+    size_t size = 0;
+    c->ret = code_residual(c->e, c->rb, c->md, c->m, c->step16, &c->sse);
+    if (c->ret >= 0) c->ret = pnmf_model_write(c->md, &payload, &size);
+    if (c->ret >= 0) c->ret = pnmf_entropy_compress(payload, size, 3, &z, &c->bytes);
+    pnmf_free(payload);
+    pnmf_free(z);
+    return NULL;
+}
+
 /* The residual layer of the window over md, and over no model at all
  * (into bare, an empty model of md's size), coded into each; for each,
- * the squared error and the cost j = squared error + lambda * 8 * zstd bytes (zstd at a fast level: an estimate for a
- * decision, the container compresses again). */
+ * the squared error and the cost j = squared error + lambda * 8 * bytes.
+ * The two codings are independent: with threads they run at once (the
+ * same result). */
 static int cost_with_and_without(PnmfEncoder *e, PnmfWindowModel *md, PnmfWindowModel *bare, int m,
                                  int step16, double j[2], double sse[2], size_t *bare_bytes)
 {
     const double lambda = residual_lambda(step16);
-    PnmfWindowModel *const two[2] = { md, bare };
-    size_t zb[2] = { 0, *bare_bytes };
     /* the residual layer over no model does not depend on the model: a
      * caller that has it (bare coded, *bare_bytes set) passes it in */
     const int ready = *bare_bytes > 0;
     if (!ready) PNMF_CHECK(pnmf_model_alloc(bare, e->rows, e->cols, e->vis_rows, e->vis_cols, m, md->k, 0));
-    for (int t = 0; t < 2 - ready; t++) {
-        uint8_t *payload = NULL, *z = NULL;
-        size_t size = 0;
-        PNMF_CHECK(code_residual(e, two[t], m, step16, &sse[t]));
-        PNMF_CHECK(pnmf_model_write(two[t], &payload, &size));
-        const int ret = pnmf_entropy_compress(payload, size, 3, &z, &zb[t]);
-        pnmf_free(payload);
-        pnmf_free(z);
-        PNMF_CHECK(ret);
-        j[t] = sse[t] + lambda * 8 * (double)zb[t];
-    }
-    j[1] = sse[1] + lambda * 8 * (double)zb[1];
-    *bare_bytes = zb[1];
+    CostJob c[2] = { { e, &e->rb[0], md, m, step16, 0, 0, 0 }, { e, &e->rb[1], bare, m, step16, 0, sse[1], *bare_bytes } };
+    pthread_t th;
+    const int two = !ready && e->rb[1].P && !pthread_create(&th, NULL, cost_job, &c[1]);
+    cost_job(&c[0]);
+    if (two) pthread_join(th, NULL);
+    else if (!ready) c[1].rb = &e->rb[0], cost_job(&c[1]);
+    PNMF_CHECK(c[0].ret);
+    PNMF_CHECK(c[1].ret);
+    for (int t = 0; t < 2; t++) sse[t] = c[t].sse, j[t] = sse[t] + lambda * 8 * (double)c[t].bytes;
+    *bare_bytes = c[1].bytes;
     if (getenv("PNMF_DEBUG"))
         fprintf(stderr, "window %d: with the model %zu bytes, sse %.0f; without %zu bytes, sse %.0f\n",
-                e->windows, zb[0], sse[0], zb[1], sse[1]);
+                e->windows, c[0].bytes, sse[0], c[1].bytes, sse[1]);
     return 0;
 }
 
@@ -577,7 +609,7 @@ static int probe_model(PnmfEncoder *e, int m, int step16, int *drop, PnmfWindowM
     e->s.iterations = iters, e->s.refine = refine, e->objective = objective, e->s.inner_iters = inner;
     const double t1 = now();
     e->t_probe += t1 - t0;
-    double j[2], sse[2];
+    double j[2], sse[2] = { 0, 0 };
     if (ret >= 0) ret = cost_with_and_without(e, &md, bare, m, step16, j, sse, bare_bytes);
     e->t_residual += now() - t1;
     if (ret >= 0) {
@@ -648,7 +680,7 @@ static int encode_window(PnmfEncoder *e)
                 sse = sse2[1];
             }
         } else if (!md.res.step16) {
-            ret = code_residual(e, &md, m, step16, &sse);
+            ret = code_residual(e, &e->rb[0], &md, m, step16, &sse);
         }
         if (ret >= 0 && e->s.target_psnr > 0) ret = target_residual(e, &md, m, &sse);
         const double t3 = now();
@@ -658,7 +690,7 @@ static int encode_window(PnmfEncoder *e)
     } else if (ret >= 0) {
         ret = pnmf_model_write(&md, &payload, &size);
         for (int j = 0; ret >= 0 && j < m; j++) {
-            pnmf_diamond_int(&md, j, e->w_step, e->r_step, e->acc, e->rec);
+            pnmf_diamond_int(&md, j, e->w_step, e->r_step, e->rb[0].acc, e->rec);
             const uint8_t *src = e->frames + (size_t)j * e->nv;
             for (size_t q = 0; q < e->nv; q++) {
                 const int d = (int)src[q] - e->rec[q];
@@ -681,17 +713,18 @@ static int encode_window(PnmfEncoder *e)
     if (ret >= 0 && e->s.residual) {
         /* the decoder's last frame of this window, which the next one may
          * predict from: decoded from md exactly as the decoder does */
-        int avail = restore_refs(e);
+        ResBufs *b = &e->rb[0];
+        int avail = restore_refs(e, b);
         for (int j = 0; j < m; j++) {
-            uint8_t *t = e->Pp;
-            e->Pp = e->P, e->P = t;
-            pnmf_diamond_int(&md, j, e->w_step, e->r_step, e->acc, e->P);
-            pnmf_residual_frame(&md.res, j, e->P, e->Pp, (const uint8_t *const *)e->ref, e->D);
-            pnmf_residual_push(e->ref, &e->D);
+            uint8_t *t = b->Pp;
+            b->Pp = b->P, b->P = t;
+            pnmf_diamond_int(&md, j, e->w_step, e->r_step, b->acc, b->P);
+            pnmf_residual_frame(&md.res, j, b->P, b->Pp, (const uint8_t *const *)b->ref, b->D);
+            pnmf_residual_push(b->ref, &b->D);
             if (avail < PNMF_RES_REFS) avail++;
         }
-        memcpy(e->lastP, e->P, e->nv);
-        for (int t = 0; t < PNMF_RES_REFS; t++) memcpy(e->lastRef[t], e->ref[t], e->nv);
+        memcpy(e->lastP, b->P, e->nv);
+        for (int t = 0; t < PNMF_RES_REFS; t++) memcpy(e->lastRef[t], b->ref[t], e->nv);
         e->last_avail = avail;
     }
     pnmf_free(payload);
@@ -759,15 +792,15 @@ void pnmf_encoder_destroy(PnmfEncoder **pe)
     pnmf_free(e->H);
     pnmf_free(e->Wtry);
     pnmf_free(e->Hsave);
-    pnmf_free(e->acc);
     pnmf_free(e->rec);
     pnmf_free(e->seen);
-    pnmf_free(e->P);
-    pnmf_free(e->Pp);
-    pnmf_free(e->D);
+    for (int i = 0; i < 2; i++) {
+        ResBufs *b = &e->rb[i];
+        pnmf_free(b->acc), pnmf_free(b->P), pnmf_free(b->Pp), pnmf_free(b->D);
+        for (int t = 0; t < PNMF_RES_REFS; t++) pnmf_free(b->ref[t]);
+    }
     pnmf_free(e->lastP);
     for (int t = 0; t < PNMF_RES_REFS; t++) {
-        pnmf_free(e->ref[t]);
         pnmf_free(e->lastRef[t]);
     }
     pnmf_freep(pe);

@@ -414,7 +414,9 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
             const int h = y1 - y0, w = x1 - x0;
             const int64_t max_l = mode & PNMF_RES_TRANSFORM ? PNMF_RES_MAX_COEF : max_pixel;
             for (int t = 0; t < h * w; t++, q++) {
-                if (get_u(r, &v) < 0) goto truncated;
+                /* most levels are one byte: read those here, the rest by get_u() */
+                if (r->p < r->end && *r->p < 0x80) v = *r->p++;
+                else if (get_u(r, &v) < 0) goto truncated;
                 const int64_t l = (v >> 1) > (uint64_t)max_l ? max_l + 1 : unzigzag(v);
                 if (l < -max_l || l > max_l) {
                     pnmf_set_err(err, errlen, "residual level out of range");

@@ -203,12 +203,30 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
         int dy = 0, dx = 0;
         if (mode == PNMF_RES_SHIFTED) dy = mv[0], dx = mv[1], mv += 2, Dr = ref[*mvref++];
         if (mode == PNMF_RES_SPATIAL) { /* reads what it has just corrected: sample by sample */
-            for (int y = y0; y < y1; y++)
+            /* spatial() on row pointers, the left sample carried in a
+             * register (D may alias anything: indexing through r->cols
+             * reloaded it for every sample) */
+            const int cols = r->cols;
+            for (int y = y0; y < y1; y++) {
+                uint8_t *row = D + (size_t)y * cols;
+                const uint8_t *up = row - cols;
+                int a = x0 ? row[x0 - 1] : 0;
                 for (int x = x0; x < x1; x++) {
-                    int v = spatial(D, r->cols, y, x);
+                    int v;
+                    if (!y) {
+                        v = x ? a : 128;
+                    } else if (!x) {
+                        v = up[0];
+                    } else {
+                        const int u = up[x], c = up[x - 1];
+                        const int mx = a > u ? a : u, mn = a < u ? a : u;
+                        v = c >= mx ? mn : c <= mn ? mx : a + u - c;
+                    }
                     if (coded) v = clip8(v + dequant(*lev++, step16));
-                    D[(size_t)y * r->cols + x] = (uint8_t)v;
+                    row[x] = (uint8_t)v;
+                    a = v;
                 }
+            }
             continue;
         }
         predict_block(mode, P, Pp, Dp, Dr, r->rows, r->cols, y0, y1, x0, x1, dy, dx, pred);

@@ -552,6 +552,7 @@ struct PnmfContainerReader {
 
     uint8_t *chunk;       /* the current chunk's payload */
     size_t chunk_cap;
+    void *dctx;           /* zstd's decompression context, kept across windows */
     uint8_t *payload;     /* the current window, decompressed */
     size_t payload_size;
     uint32_t payload_end; /* first frame after it; 0: none (after a seek) */
@@ -916,10 +917,8 @@ static int read_window(PnmfContainerReader *r, const uint8_t **payload, size_t *
         r->payload = NULL;
         r->payload_end = 0;
         size_t n = 0;
-        const int ret = cont ? pnmf_entropy_decompress_prefix(r->chunk + WIND_HEAD, len - WIND_HEAD, prev,
-                                                              r->payload_size, (size_t)bound, &r->payload, &n)
-                             : pnmf_entropy_decompress(r->chunk + WIND_HEAD, len - WIND_HEAD,
-                                                       (size_t)bound, &r->payload, &n);
+        const int ret = pnmf_entropy_decompress_ctx(&r->dctx, r->chunk + WIND_HEAD, len - WIND_HEAD, cont ? prev : NULL,
+                                                    cont ? r->payload_size : 0, (size_t)bound, &r->payload, &n);
         pnmf_free(prev);
         if (ret < 0) {
             if (ret == PNMF_ERR_NOMEM) pnmf_set_err(err, errlen, "out of memory");
@@ -1101,6 +1100,7 @@ void pnmf_container_reader_close(PnmfContainerReader **pr)
     PnmfContainerReader *r = *pr;
     pnmf_free(r->chunk);
     pnmf_free(r->payload);
+    pnmf_entropy_ctx_free(&r->dctx);
     pnmf_free(r->seen);
     pnmf_free(r->index);
     pnmf_freep(pr);

@@ -24,6 +24,7 @@
 #define ENTROPY_WINDOW_LOG_MAX 27
 /* First output allocation; the buffer doubles from there. */
 #define ENTROPY_FIRST_ALLOC    (64 * 1024)
+#define ENTROPY_FIRST_RATIO    32
 
 #define ZSTD_FRAME_MAGIC 0xFD2FB528u
 
@@ -118,6 +119,21 @@ int pnmf_entropy_decompress(const uint8_t *src, size_t src_size, size_t max_size
 int pnmf_entropy_decompress_prefix(const uint8_t *src, size_t src_size, const uint8_t *prefix,
                                    size_t prefix_size, size_t max_size, uint8_t **dst, size_t *dst_size)
 {
+    void *ctx = NULL;
+    const int ret = pnmf_entropy_decompress_ctx(&ctx, src, src_size, prefix, prefix_size, max_size, dst, dst_size);
+    pnmf_entropy_ctx_free(&ctx);
+    return ret;
+}
+
+void pnmf_entropy_ctx_free(void **ctx)
+{
+    ZSTD_freeDCtx(*ctx);
+    *ctx = NULL;
+}
+
+int pnmf_entropy_decompress_ctx(void **ctx, const uint8_t *src, size_t src_size, const uint8_t *prefix,
+                                size_t prefix_size, size_t max_size, uint8_t **dst, size_t *dst_size)
+{
     *dst = NULL;
     *dst_size = 0;
     if (!src && src_size) return PNMF_ERR_ARG;
@@ -128,20 +144,30 @@ int pnmf_entropy_decompress_prefix(const uint8_t *src, size_t src_size, const ui
      * and produces more fails below. */
     if (fi.content_size > max_size) return PNMF_ERR_LIMIT;
 
-    ZSTD_DCtx *dctx = ZSTD_createDCtx();
-    if (!dctx) return PNMF_ERR_NOMEM;
+    /* one context for all the windows of a reader: created once, reset
+     * before each frame (creating one a window cost the decoder its
+     * workspace's allocation and first touch every window) */
+    ZSTD_DCtx *dctx = *ctx;
+    if (!dctx && !(dctx = *ctx = ZSTD_createDCtx())) return PNMF_ERR_NOMEM;
     int ret = 0;
     uint8_t *buf = NULL;
-    if (ZSTD_isError(ZSTD_DCtx_setParameter(dctx, ZSTD_d_windowLogMax, ENTROPY_WINDOW_LOG_MAX)) ||
+    if (ZSTD_isError(ZSTD_DCtx_reset(dctx, ZSTD_reset_session_and_parameters)) ||
+        ZSTD_isError(ZSTD_DCtx_setParameter(dctx, ZSTD_d_windowLogMax, ENTROPY_WINDOW_LOG_MAX)) ||
         (prefix && ZSTD_isError(ZSTD_DCtx_refPrefix(dctx, prefix, prefix_size)))) {
         ret = PNMF_ERR_ARG;
         goto end;
     }
 
     /* The output may reach max_size + 1 bytes: one byte more than the cap is
-     * how an oversized frame shows itself. */
+     * how an oversized frame shows itself. The first allocation is the size
+     * the frame claims, unless that is more than ENTROPY_FIRST_RATIO times
+     * the frame (a claim a few bytes can make, which would then cost its
+     * memory at once); the buffer doubles from there. */
     const size_t hard_cap = max_size < SIZE_MAX ? max_size + 1 : SIZE_MAX;
-    size_t cap = hard_cap < ENTROPY_FIRST_ALLOC ? hard_cap : ENTROPY_FIRST_ALLOC;
+    uint64_t want = fi.content_size;
+    if (want / ENTROPY_FIRST_RATIO > src_size) want = (uint64_t)src_size * ENTROPY_FIRST_RATIO;
+    if (want < ENTROPY_FIRST_ALLOC) want = ENTROPY_FIRST_ALLOC;
+    size_t cap = hard_cap < want ? hard_cap : (size_t)want;
     buf = pnmf_malloc(cap);
     if (!buf) {
         ret = PNMF_ERR_NOMEM;
@@ -206,6 +232,5 @@ int pnmf_entropy_decompress_prefix(const uint8_t *src, size_t src_size, const ui
     buf = NULL;
 end:
     pnmf_free(buf);
-    ZSTD_freeDCtx(dctx);
     return ret;
 }

@@ -27,4 +27,10 @@ int pnmf_entropy_compress_prefix(const uint8_t *src, size_t src_size, const uint
 int pnmf_entropy_decompress_prefix(const uint8_t *src, size_t src_size, const uint8_t *prefix,
                                    size_t prefix_size, size_t max_size, uint8_t **dst, size_t *dst_size);
 
+/* The same with a decompression context kept by the caller across frames
+ * (*ctx NULL at first: created here; pnmf_entropy_ctx_free() at the end). */
+int pnmf_entropy_decompress_ctx(void **ctx, const uint8_t *src, size_t src_size, const uint8_t *prefix,
+                                size_t prefix_size, size_t max_size, uint8_t **dst, size_t *dst_size);
+void pnmf_entropy_ctx_free(void **ctx);
+
 #endif /* PNMF_ENTROPY_H */

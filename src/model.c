@@ -413,10 +413,23 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
             pnmf_residual_block(rs->bx, rows, cols, (size_t)b, &y0, &y1, &x0, &x1);
             const int h = y1 - y0, w = x1 - x0;
             const int64_t max_l = mode & PNMF_RES_TRANSFORM ? PNMF_RES_MAX_COEF : max_pixel;
-            for (int t = 0; t < h * w; t++, q++) {
-                /* most levels are one byte: read those here, the rest by get_u() */
-                if (r->p < r->end && *r->p < 0x80) v = *r->p++;
-                else if (get_u(r, &v) < 0) goto truncated;
+            int t = 0;
+            if (r->end - r->p >= h * w) {
+                /* most levels are one byte: a run of those in a tight loop,
+                 * the rest (from the first longer one) by get_u() */
+                const uint8_t *p = r->p;
+                for (; t < h * w && p[t] < 0x80; t++) {
+                    const int l = (p[t] >> 1) ^ -(p[t] & 1); /* unzigzag */
+                    if (l < -max_l || l > max_l) {
+                        pnmf_set_err(err, errlen, "residual level out of range");
+                        return PNMF_ERR_CORRUPT;
+                    }
+                    rs->lev[q + (uint64_t)t] = (int16_t)l;
+                }
+                r->p += t, q += (uint64_t)t;
+            }
+            for (; t < h * w; t++, q++) {
+                if (get_u(r, &v) < 0) goto truncated;
                 const int64_t l = (v >> 1) > (uint64_t)max_l ? max_l + 1 : unzigzag(v);
                 if (l < -max_l || l > max_l) {
                     pnmf_set_err(err, errlen, "residual level out of range");

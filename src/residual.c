@@ -673,7 +673,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                     search_block(src, ref[tt], r->rows, r->cols, y0, y1, x0, x1, (const int16_t (*)[2])cand, nc,
                                  py[tt], px[tt], lam_sad, tt < GRID_REFS ? 4 : 8, &ty, &tx);
                     const double c = block_sad(src, ref[tt], r->rows, r->cols, y0, y1, x0, x1, ty, tx, 0x7fffffff) +
-                                     lam_sad * (mv_bits(ty, tx, py[tt], px[tt]) + (tt == lastref ? 0.5 : 3.0));
+                                     lam_sad * rc_vector_step(&r->enc_vectors, tt, lastref, z0, ty - py[tt], tx - px[tt], 0);
                     if (c < bc) bc = c, dy = ty, dx = tx, t = tt;
                 }
                 if (!t && !dy && !dx) continue; /* the previous-frame prediction, cheaper */

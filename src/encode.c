@@ -372,7 +372,7 @@ static int code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel *md,
 }
 
 /* --target-psnr: a residual step (on a scale of 2^(1/32), about 0.2 dB
- * apart) whose window reaches the target, found by bisection; the model
+ * apart) whose window reaches its aim (below), found by bisection; the model
  * stays as it is. PSNR falls with the step on the whole but not strictly
  * (samples/sprites.mkv, 30 frames, -k 0: ticks 224, 225, 226 give 35.16,
  * 35.69, 34.79 dB), so of the steps the bisection saw reach the target it
@@ -381,7 +381,15 @@ static int code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel *md,
 static int target_residual(PnmfEncoder *e, PnmfWindowModel *md, int m, double *sse)
 {
     const double px = (double)m * e->nv;
-    const double max_sse = px * 255.0 * 255.0 / pow(10.0, e->s.target_psnr / 10.0);
+    /* the clip's PSNR so far is what is aimed at: a window that cannot
+     * come down to the target (the coarsest steps keep the first frame
+     * fine, or lossless) leaves its margin to the next ones, which aim
+     * lower; each window's aim within 6 dB of the target */
+    const double per_px = 255.0 * 255.0 / pow(10.0, e->s.target_psnr / 10.0);
+    const double before = (double)(e->frame_count - m) * e->nv;
+    double max_sse = (before + px) * per_px - e->sse;
+    if (max_sse > 4 * px * per_px) max_sse = 4 * px * per_px;
+    if (max_sse < px * per_px / 4) max_sse = px * per_px / 4;
     int lo = 0, hi = 256, best = 0; /* step 16 * 2^(t/32): 1 .. 256 gray levels */
     double best_sse = -1;
     while (lo <= hi) {
@@ -571,7 +579,12 @@ static int fit_model(PnmfEncoder *e, PnmfWindowModel *md, int m)
  * ratio (1.17-1.29 on x11_penguins, whose full model never pays; 1.21-1.26
  * on samples/sprites.mkv at -q 38 and 48, whose does) no longer tells
  * them apart. */
-#define PROBE_MARGIN 1.3
+#define PROBE_MARGIN 1.4
+/* (1.3 before format 4: range-coded modes and vectors made the residual
+ * layer alone cheaper, and every probe's cost ratio rose by about 0.08;
+ * samples/sprites.mkv, whose model pays from -q 36 (-q 40: 2,690 bytes at
+ * 45.39 dB with it, 3,424 at 43.20 without), then had ratios of 1.23-1.45
+ * and lost its model at -q 40, 44 and 46 under 1.3.) */
 /* The probe's H steps make one sweep, not --inner's: its fit init is
  * k - 1 greedy H steps, most of the probe's time. Measured (2 threads):
  * x11_penguins default 19.7 s -> 11.4 s, x11_oneko 25.9 s -> 9.5 s, the

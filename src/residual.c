@@ -343,7 +343,9 @@ static void level_tab_init(LevelTab *t, int step16, double lambda)
 }
 
 /* Estimated bits of a block's vector, coded as the difference from the
- * previous shifted block's vector in the frame. */
+ * previous shifted block's vector in the frame: a cheap guess for the
+ * search's many candidates; each reference's winner and the block's mode
+ * are then priced with the range coder's contexts (rc_vector_step). */
 static inline double mv_bits(int dy, int dx, int py, int px)
 {
     if (dy == py && dx == px) return 1.0;

@@ -227,14 +227,18 @@ got=$?
 { [ $got -eq 5 ] && sane $got "$T/err" && grep -q keep.pnmf "$T/err" &&
   [ "$(cat "$T/keep.pnmf")" = precious ] && no_tmp_in "$T"; } && pass ||
     fail "full disk, encoder: exit $got: $(cat "$T/err")"
-# SIGTERM part-way: the temporary file goes, the target stays.
-"$ENC" -Q -k 8 -w 10 "$S/sprites.mkv" "$T/keep.pnmf" 2> "$T/err" &
+# SIGTERM part-way: the temporary file goes, the target stays. The model
+# alone (--no-residual) fits every window: seconds, where the default
+# encode of this clip (the model dropped by the probe) can end within the
+# second, or be killed after its rename, in its exit (ASan's leak check).
+"$ENC" -Q -k 8 -w 10 --no-residual "$S/sprites.mkv" "$T/keep.pnmf" 2> "$T/err" &
 pid=$!
 sleep 1
 kill -TERM $pid 2>/dev/null
 wait $pid
 got=$?
-if [ $got -eq 0 ]; then skip "SIGTERM: the encode finished within a second"
+if [ $got -eq 0 ] || [ "$(head -c 4 "$T/keep.pnmf" | tail -c 3)" = PNM ]; then
+    skip "SIGTERM: the encode finished within a second"
 elif [ $got -eq 143 ] && [ "$(cat "$T/keep.pnmf")" = precious ] && no_tmp_in "$T"; then pass
 else fail "SIGTERM: exit $got, target or temporary file: $(ls -A "$T")"; fi
 # A successful encode replaces the target.

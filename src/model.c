@@ -224,14 +224,7 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
                     pnmf_free(rcb.p), pnmf_free(rcv.p), pnmf_free(b.p);
                     return PNMF_ERR_ARG;
                 }
-                rc_encode(&re, &vc.same_ref[lastref != 0], t != lastref);
-                if (t != lastref)
-                    for (int i = 3, node = 1; i >= 0; i--) {
-                        rc_encode(&re, &vc.ref_tree[node], (t >> i) & 1);
-                        node = 2 * node + ((t >> i) & 1);
-                    }
-                rc_encode_mvd(&re, &vc, 0, z0, 0, dy);
-                rc_encode_mvd(&re, &vc, 1, z0, dy == 0, dx);
+                rc_encode_vector(&re, &vc, t, lastref, z0, dy, dx);
                 z0 = !dy && !dx, lastref = t;
                 last[t][0] = rs->mv[2 * q], last[t][1] = rs->mv[2 * q + 1];
             }
@@ -240,8 +233,8 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
         put_u(&b, rcb.len);
         put_u(&b, rcv.len);
         for (size_t q = 0; q < rs->nlev; q++) put_u(&b, zigzag(rs->lev[q]));
-        for (size_t q = 0; q < rcb.len; q++) put_byte(&b, rcb.p[q]);
-        for (size_t q = 0; q < rcv.len; q++) put_byte(&b, rcv.p[q]);
+        put_bytes(&b, rcb.p, rcb.len);
+        put_bytes(&b, rcv.p, rcv.len);
         if (rcb.err || rcv.err) b.err = 1;
         pnmf_free(rcb.p), pnmf_free(rcv.p);
     }
@@ -358,12 +351,7 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
         int lastref = 0, z0 = 1;
         for (size_t q = rs->mvstart[j]; q < rs->mvstart[j + 1]; q++) {
             if (coded) {
-                v = (uint64_t)lastref;
-                if (rc_decode(&rd, &vc.same_ref[lastref != 0])) {
-                    int node = 1;
-                    for (int i = 0; i < 4; i++) node = 2 * node + rc_decode(&rd, &vc.ref_tree[node]);
-                    v = (uint64_t)(node - 16);
-                }
+                v = (uint64_t)rc_decode_ref(&rd, &vc, lastref);
             } else if (get_u(r, &v) < 0) {
                 goto truncated;
             }

@@ -237,6 +237,31 @@ static inline int32_t rc_decode_mvd(RcDec *d, RcVecCtx *c, int comp, int z0, int
     return neg ? -(a + 1) : a + 1;
 }
 
+/* A whole vector as the vectors stream codes it: its reference t after
+ * the frame's last one (lastref), then its differences (dy, dx) from the
+ * last vector of t; z0 as in rc_encode_mvd(). */
+static inline void rc_encode_vector(RcEnc *e, RcVecCtx *c, int t, int lastref, int z0, int dy, int dx)
+{
+    rc_encode(e, &c->same_ref[lastref != 0], t != lastref);
+    if (t != lastref)
+        for (int i = 3, node = 1; i >= 0; i--) {
+            const int bit = (t >> i) & 1;
+            rc_encode(e, &c->ref_tree[node], bit);
+            node = 2 * node + bit;
+        }
+    rc_encode_mvd(e, c, 0, z0, 0, dy);
+    rc_encode_mvd(e, c, 1, z0, dy == 0, dx);
+}
+
+/* The reference of the next vector (its differences: rc_decode_mvd()). */
+static inline int rc_decode_ref(RcDec *d, RcVecCtx *c, int lastref)
+{
+    if (!rc_decode(d, &c->same_ref[lastref != 0])) return lastref;
+    int node = 1;
+    for (int i = 0; i < 4; i++) node = 2 * node + rc_decode(d, &c->ref_tree[node]);
+    return node - 16;
+}
+
 /* ---- the encoder's estimates ---------------------------------------------
  * What a decision costs in bits with the probabilities as they stand
  * (rc_cost_table: -log2(p / 2048) for p = 0..2048, filled once by
@@ -307,8 +332,7 @@ static inline double rc_mvd_step(RcVecCtx *c, int comp, int z0, int z1, int v, i
     return bits + 2 * n + 1;
 }
 
-/* A whole vector: its reference t after the frame's last one (lastref),
- * its differences (dy, dx) from the last vector of t, z0 as in the stream. */
+/* rc_encode_vector()'s bits, or its update of the contexts. */
 static inline double rc_vector_step(RcVecCtx *c, int t, int lastref, int z0, int dy, int dx, int update)
 {
     RcProb *q = &c->same_ref[lastref != 0];

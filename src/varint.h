@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -15,17 +16,24 @@ typedef struct Buf {
     int err;       /* an allocation failed: the buffer is incomplete */
 } Buf;
 
+/* Room for n more bytes, the buffer doubling; 0, or -1 with b->err set. */
+static inline int buf_room(Buf *b, size_t n)
+{
+    if (b->cap - b->len >= n) return 0;
+    size_t cap = b->cap ? 2 * b->cap : 4096;
+    while (cap - b->len < n) cap *= 2;
+    uint8_t *p = pnmf_realloc(b->p, cap);
+    if (!p) {
+        b->err = 1;
+        return -1;
+    }
+    b->p = p, b->cap = cap;
+    return 0;
+}
+
 static inline void put_u(Buf *b, uint64_t v)
 {
-    if (b->cap - b->len < 10) {
-        size_t cap = b->cap ? 2 * b->cap : 4096;
-        uint8_t *p = pnmf_realloc(b->p, cap);
-        if (!p) {
-            b->err = 1;
-            return;
-        }
-        b->p = p, b->cap = cap;
-    }
+    if (buf_room(b, 10) < 0) return;
     while (v >= 0x80) {
         b->p[b->len++] = (uint8_t)(v | 0x80);
         v >>= 7;
@@ -35,16 +43,12 @@ static inline void put_u(Buf *b, uint64_t v)
 
 static inline void put_byte(Buf *b, uint8_t v)
 {
-    if (b->len == b->cap) {
-        size_t cap = b->cap ? 2 * b->cap : 4096;
-        uint8_t *p = pnmf_realloc(b->p, cap);
-        if (!p) {
-            b->err = 1;
-            return;
-        }
-        b->p = p, b->cap = cap;
-    }
-    b->p[b->len++] = v;
+    if (buf_room(b, 1) == 0) b->p[b->len++] = v;
+}
+
+static inline void put_bytes(Buf *b, const uint8_t *v, size_t n)
+{
+    if (n && buf_room(b, n) == 0) memcpy(b->p + b->len, v, n), b->len += n;
 }
 
 typedef struct Rd {

@@ -362,8 +362,8 @@ static double try_block(int mode, int coded, const LevelTab *lt, int step16, dou
                         const uint8_t *P, const uint8_t *Pp, const uint8_t *Dp, const uint8_t *Dr, uint8_t *D,
                         int rows, int cols, int y0, int y1, int x0, int x1, int dy, int dx, int16_t *levs)
 {
-    double sse = 0, bits = 0;
-    int nz = 0;
+    double bits = 0;
+    int sse = 0, nz = 0; /* at most 64 * 255^2: exact, and no floating-point chain */
     uint8_t pb[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
     const int spat = mode == PNMF_RES_SPATIAL;
     if (!spat) predict_block(mode, P, Pp, Dp, Dr, rows, cols, y0, y1, x0, x1, dy, dx, pb);
@@ -389,10 +389,10 @@ static double try_block(int mode, int coded, const LevelTab *lt, int step16, dou
             }
             D[q] = (uint8_t)v;
             const int e = (int)src[q] - v;
-            sse += (double)e * e;
+            sse += e * e;
         }
     if (coded && !nz) return 1e300; /* the skip block is the same and cheaper */
-    return sse + lambda * bits;
+    return (double)sse + lambda * bits;
 }
 
 /* A transform-coded block (whole 8x8 only): quantize the four quarters'
@@ -666,6 +666,18 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
             const uint8_t *Dr = Dp;
             if (mode == PNMF_RES_SHIFTED) {
                 if (still) continue;
+                /* no search when the mode's bits alone already cost more
+                 * than the best so far (every option below costs them and
+                 * more; ties go to the earlier mode) */
+                double mb = rc_mode_step(&r->enc_modes, mode, left, above, prev, 0);
+                const double mc = rc_mode_step(&r->enc_modes, mode | PNMF_RES_CODED, left, above, prev, 0);
+                mb = mc < mb ? mc : mb;
+                if (full) {
+                    const double mt = rc_mode_step(&r->enc_modes, mode | PNMF_RES_CODED | PNMF_RES_TRANSFORM, left,
+                                                   above, prev, 0);
+                    mb = mt < mb ? mt : mb;
+                }
+                if (lambda * mb >= bj) continue;
                 /* each reference's best vector by SAD + lam * bits; the best of those */
                 double bc = 1e300;
                 for (int tt = 0; tt < nref; tt++) {
@@ -688,16 +700,20 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
             }
             for (int coded = 0; coded < 2; coded++) {
                 const int byte = mode | (coded ? PNMF_RES_CODED : 0);
-                const double jj = extra + lambda * rc_mode_step(&r->enc_modes, byte, left, above, prev, 0) +
-                                  try_block(mode, coded, &lt, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols,
-                                            y0, y1, x0, x1, dy, dx, NULL);
+                /* the block's error and levels only add to what the mode
+                 * and vector cost: past the best so far, it cannot win */
+                const double lb = extra + lambda * rc_mode_step(&r->enc_modes, byte, left, above, prev, 0);
+                if (lb >= bj) continue;
+                const double jj = lb + try_block(mode, coded, &lt, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows,
+                                                 r->cols, y0, y1, x0, x1, dy, dx, NULL);
                 if (jj < bj) bj = jj, best = byte, vy = dy, vx = dx, vt = t;
             }
             if (mode != PNMF_RES_SPATIAL && full) {
                 const int byte = mode | PNMF_RES_CODED | PNMF_RES_TRANSFORM;
-                const double jj = extra + lambda * rc_mode_step(&r->enc_modes, byte, left, above, prev, 0) +
-                                  try_transform(mode, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, x0,
-                                                dy, dx, NULL);
+                const double lb = extra + lambda * rc_mode_step(&r->enc_modes, byte, left, above, prev, 0);
+                const double jj = lb >= bj ? lb
+                                           : lb + try_transform(mode, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows,
+                                                                r->cols, y0, x0, dy, dx, NULL);
                 if (jj < bj) bj = jj, best = byte, vy = dy, vx = dx, vt = t;
             }
         }

@@ -67,5 +67,8 @@ int main(void)
     check_geometry(8, 8, 4);
     check_geometry(6, 9, 5);
     check_geometry(12, 10, 6);
+    /* half spectra wider than the phase ramp's chunk of 512 columns */
+    check_geometry(2, 1100, 7);
+    check_geometry(1, 1031, 8);
     return test_summary("test_fftcorr");
 }

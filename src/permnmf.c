@@ -64,14 +64,58 @@ void pnmf_diamond(int rows, int cols, const float *W, int k, const PnmfAtom *h, 
         if (h[i].r != 0) pnmf_shift_add(rows, cols, out, W + i * n, h[i].r, h[i].p);
 }
 
-/* e = a - W <> h; returns ||e||^2 in double. */
+/* A component's support: the rows y0..y1-1 and columns x0..x1-1 that
+ * hold its nonzero pixels (empty: y0 = y1). */
+typedef struct Box {
+    int y0, y1, x0, x1;
+} Box;
+
+static Box find_box(int rows, int cols, const float *w)
+{
+    Box b = { rows, 0, cols, 0 };
+    for (int y = 0; y < rows; y++) {
+        const float *r = w + (size_t)y * cols;
+        int x0 = 0, x1 = cols;
+        while (x0 < cols && r[x0] == 0) x0++;
+        if (x0 == cols) continue;
+        while (r[x1 - 1] == 0) x1--;
+        if (y < b.y0) b.y0 = y;
+        b.y1 = y + 1;
+        if (x0 < b.x0) b.x0 = x0;
+        if (x1 > b.x1) b.x1 = x1;
+    }
+    if (b.y1 == 0) b.y0 = b.x0 = 0;
+    return b;
+}
+
+/* pnmf_shift_add over the box of src only: the pixels outside it add
+ * zeros, so the sums are the same. */
+static void shift_add_box(int rows, int cols, float *dst, const float *src, float r, int p, Box b)
+{
+    const int py = p / cols, px = p % cols, split = cols - px;
+    const int xa = b.x1 < split ? b.x1 : split, xb = b.x0 > split ? b.x0 : split;
+    for (int y = b.y0; y < b.y1; y++) {
+        const float *s = src + (size_t)y * cols;
+        int ty = y + py;
+        if (ty >= rows) ty -= rows;
+        float *d = dst + (size_t)ty * cols;
+        for (int x = b.x0; x < xa; x++) d[x + px] += r * s[x];
+        for (int x = xb; x < b.x1; x++) d[x - split] += r * s[x];
+    }
+}
+
+/* e = a - W <> h; returns ||e||^2 in double. With box (the components'
+ * supports), only they are added. */
 static double frame_residual(int rows, int cols, const float *a, const float *W, int k,
-                             const PnmfAtom *h, float *e)
+                             const PnmfAtom *h, const Box *box, float *e)
 {
     const size_t n = (size_t)rows * cols;
     for (size_t x = 0; x < n; x++) e[x] = a[x];
-    for (int i = 0; i < k; i++)
-        if (h[i].r != 0) pnmf_shift_add(rows, cols, e, W + i * n, -h[i].r, h[i].p);
+    for (int i = 0; i < k; i++) {
+        if (h[i].r == 0) continue;
+        if (box) shift_add_box(rows, cols, e, W + i * n, -h[i].r, h[i].p, box[i]);
+        else pnmf_shift_add(rows, cols, e, W + i * n, -h[i].r, h[i].p);
+    }
     double s = 0;
     for (size_t x = 0; x < n; x++) s += (double)e[x] * e[x];
     return s;
@@ -84,7 +128,7 @@ double pnmf_objective(int rows, int cols, const float *A, int m, const float *W,
     float *e = pnmf_malloc_array(n, sizeof(float));
     if (!e) return NAN;
     double f = 0;
-    for (int j = 0; j < m; j++) f += frame_residual(rows, cols, A + j * n, W, k, H + j * k, e);
+    for (int j = 0; j < m; j++) f += frame_residual(rows, cols, A + j * n, W, k, H + j * k, NULL, e);
     pnmf_free(e);
     return f;
 }
@@ -97,7 +141,7 @@ void pnmf_w_gradient(int rows, int cols, const float *A, int m, const float *W, 
     memset(G, 0, (size_t)k * n * sizeof(*G));
     if (!e) return;
     for (int j = 0; j < m; j++) {
-        frame_residual(rows, cols, A + j * n, W, k, H + j * k, e);
+        frame_residual(rows, cols, A + j * n, W, k, H + j * k, NULL, e);
         for (int i = 0; i < k; i++) {
             const PnmfAtom a = H[j * k + i];
             if (a.r != 0) pnmf_unshift_add(rows, cols, G + i * n, e, -2 * a.r, a.p);
@@ -206,6 +250,7 @@ struct PnmfFitter {
     size_t nstride;        /* n rounded up to PNMF_FFT_ALIGN: FFTW's alignment for every slice */
     int gcross_k;          /* components Gcross holds now (0: stale) */
     double *wnorm2;
+    Box *box;              /* max_k: the components' supports */
     float *E;              /* m x n spatial residuals (W step, init) */
     float *num;            /* n */
     float *Wold;           /* k x n */
@@ -243,12 +288,13 @@ int pnmf_fitter_open(PnmfFitter **out, int rows, int cols, int max_m, int max_k,
         if (!ft->Gcross) goto fail;
     }
     ft->wnorm2 = pnmf_calloc(max_k, sizeof(double));
+    ft->box = pnmf_calloc(max_k, sizeof(Box));
     ft->E = pnmf_malloc_array((size_t)max_m * ft->n, sizeof(float));
     ft->num = pnmf_malloc_array(ft->n, sizeof(float));
     ft->Wold = pnmf_malloc_array((size_t)max_k * ft->n, sizeof(float));
     ft->fobj = pnmf_calloc(max_m, sizeof(double));
     ft->scr = pnmf_calloc(threads, sizeof(Scratch));
-    if (!ft->Aspec || !ft->Wspec || !ft->Gauto || !ft->wnorm2 || !ft->E || !ft->num || !ft->Wold ||
+    if (!ft->Aspec || !ft->Wspec || !ft->Gauto || !ft->wnorm2 || !ft->box || !ft->E || !ft->num || !ft->Wold ||
         !ft->fobj || !ft->scr)
         goto fail;
     for (int t = 0; t < threads; t++) {
@@ -296,6 +342,7 @@ void pnmf_fitter_close(PnmfFitter **pft)
     pnmf_free(ft->Gauto);
     pnmf_fft_free(ft->Gcross);
     pnmf_free(ft->wnorm2);
+    pnmf_free(ft->box);
     pnmf_free(ft->E);
     pnmf_free(ft->num);
     pnmf_free(ft->Wold);
@@ -381,12 +428,18 @@ int pnmf_fitter_impute(PnmfFitter *ft, const float *W, int k, const PnmfAtom *H)
     return 0;
 }
 
+static void find_boxes(PnmfFitter *ft, const float *W, int k)
+{
+    for (int i = 0; i < k; i++) ft->box[i] = find_box(ft->rows, ft->cols, W + (size_t)i * ft->n);
+}
+
 double pnmf_fitter_objective(PnmfFitter *ft, const float *W, int k, const PnmfAtom *H)
 {
+    find_boxes(ft, W, k);
     float *e = ft->E;
     double f = 0;
     for (int j = 0; j < ft->m; j++) {
-        frame_residual(ft->rows, ft->cols, ft->A + (size_t)j * ft->n, W, k, H + (size_t)j * k, e);
+        frame_residual(ft->rows, ft->cols, ft->A + (size_t)j * ft->n, W, k, H + (size_t)j * k, ft->box, e);
         for (int y = 0; y < ft->vis_rows; y++)
             for (int x = 0; x < ft->vis_cols; x++) {
                 const double v = e[(size_t)y * ft->cols + x];
@@ -403,6 +456,7 @@ static void set_component(PnmfFitter *ft, const float *W, int i)
     double s = 0;
     for (size_t x = 0; x < ft->n; x++) s += (double)w[x] * w[x];
     ft->wnorm2[i] = s;
+    ft->box[i] = find_box(ft->rows, ft->cols, w);
     float *Wi = ft->Wspec + i * ft->spec2;
     forward_any(ft, w, Wi, &ft->scr[0]);
     pnmf_fft_corr(ft->fft, Wi, Wi, ft->scr[0].tmp, ft->scr[0].corr);
@@ -550,7 +604,7 @@ static void h_task(void *vctx, int tid, int T)
         const float *a = ft->A + j * ft->n;
         const float *Aj = ft->Aspec + j * ft->spec2;
         PnmfAtom *h = c->H + j * k;
-        double best = frame_residual(ft->rows, ft->cols, a, c->W, k, h, s->e);
+        double best = frame_residual(ft->rows, ft->cols, a, c->W, k, h, ft->box, s->e);
         int pick = 0;
 
         /* the paper's sweep, warm-started from the current atoms */
@@ -559,7 +613,7 @@ static void h_task(void *vctx, int tid, int T)
         memcpy(s->x1, h, k * sizeof(PnmfAtom));
         pnmf_fft_forward(ft->fft, s->e, s->R);
         cyclic_sweeps(ft, s, s->R, s->x1, k, c->sweeps);
-        double f1 = frame_residual(ft->rows, ft->cols, a, c->W, k, s->x1, s->e);
+        double f1 = frame_residual(ft->rows, ft->cols, a, c->W, k, s->x1, ft->box, s->e);
         if (f1 <= best) best = f1, pick = 1;
         else s->guard_rejects++;
 
@@ -567,7 +621,7 @@ static void h_task(void *vctx, int tid, int T)
             memcpy(s->R2, Aj, ft->spec2 * sizeof(float));
             greedy_atoms(ft, s, s->R2, s->x2, k);
             cyclic_sweeps(ft, s, s->R2, s->x2, k, c->sweeps);
-            double f2 = frame_residual(ft->rows, ft->cols, a, c->W, k, s->x2, s->e);
+            double f2 = frame_residual(ft->rows, ft->cols, a, c->W, k, s->x2, ft->box, s->e);
             if (f2 < best) best = f2, pick = 2;
         }
         if (pick == 1) memcpy(h, s->x1, k * sizeof(PnmfAtom));
@@ -590,9 +644,10 @@ int pnmf_fitter_h_step(PnmfFitter *ft, const float *W, int k, PnmfAtom *H, int m
 
 static double all_residuals(PnmfFitter *ft, const float *W, int k, const PnmfAtom *H)
 {
+    find_boxes(ft, W, k);
     double f = 0;
     for (int j = 0; j < ft->m; j++)
-        f += frame_residual(ft->rows, ft->cols, ft->A + j * ft->n, W, k, H + j * k,
+        f += frame_residual(ft->rows, ft->cols, ft->A + j * ft->n, W, k, H + j * k, ft->box,
                             ft->E + j * ft->n);
     return f;
 }
@@ -790,21 +845,26 @@ static void normalize_pow2(int n, float *W, int k, PnmfAtom *H, int m)
 }
 
 /* Put into w the box of the positive residual with the most energy over
- * all frames (ALGORITHMS.md 2g: new components from the largest residual). */
-static void seed_from_residual(PnmfFitter *ft, float *w)
+ * all frames (ALGORITHMS.md 2g: new components from the largest residual).
+ * Each frame's best box in parallel (an integral image of the squared
+ * positive residual), then the frames' in order. */
+typedef struct SeedCtx {
+    PnmfFitter *ft;
+    int bh, bw;
+    double *best; /* m: each frame's largest box energy */
+    int *at;      /* m: where, y * cols + x */
+} SeedCtx;
+
+static void seed_task(void *vctx, int tid, int T)
 {
-    const int rows = ft->vis_rows, cols = ft->vis_cols, stride = ft->cols;
+    SeedCtx *c = vctx;
+    PnmfFitter *ft = c->ft;
+    const int rows = ft->vis_rows, cols = ft->vis_cols, stride = ft->cols, bh = c->bh, bw = c->bw;
     const int sg = ft->signed_w;
-    int bh = rows / 4, bw = cols / 4;
-    if (rows == 1) bw = cols / 16;
-    bh = bh < 1 ? 1 : bh > 48 ? 48 : bh;
-    bw = bw < 1 ? 1 : bw > (rows == 1 ? 4096 : 48) ? (rows == 1 ? 4096 : 48) : bw;
     double *I = pnmf_malloc_array((size_t)(rows + 1) * (cols + 1), sizeof(double));
-    memset(w, 0, ft->n * sizeof(float));
-    if (!I) return;
-    double best = 0;
-    int bj = -1, by = 0, bx = 0;
-    for (int j = 0; j < ft->m; j++) {
+    for (int j = tid; j < ft->m; j += T) {
+        c->best[j] = 0, c->at[j] = -1;
+        if (!I) continue;
         const float *e = ft->E + j * ft->n;
         for (int x = 0; x <= cols; x++) I[x] = 0;
         for (int y = 0; y < rows; y++) {
@@ -816,16 +876,39 @@ static void seed_from_residual(PnmfFitter *ft, float *w)
                 I[(size_t)(y + 1) * (cols + 1) + x + 1] = I[(size_t)y * (cols + 1) + x + 1] + rs;
             }
         }
+        double best = 0;
         for (int y = 0; y + bh <= rows; y++)
             for (int x = 0; x + bw <= cols; x++) {
                 const double s = I[(size_t)(y + bh) * (cols + 1) + x + bw] -
                                  I[(size_t)y * (cols + 1) + x + bw] -
                                  I[(size_t)(y + bh) * (cols + 1) + x] + I[(size_t)y * (cols + 1) + x];
-                if (s > best * (1 + 1e-12)) best = s, bj = j, by = y, bx = x;
+                if (s > best * (1 + 1e-12)) best = s, c->at[j] = y * cols + x;
             }
+        c->best[j] = best;
     }
     pnmf_free(I);
+}
+
+static void seed_from_residual(PnmfFitter *ft, float *w)
+{
+    const int rows = ft->vis_rows, cols = ft->vis_cols, stride = ft->cols;
+    const int sg = ft->signed_w;
+    int bh = rows / 4, bw = cols / 4;
+    if (rows == 1) bw = cols / 16;
+    bh = bh < 1 ? 1 : bh > 48 ? 48 : bh;
+    bw = bw < 1 ? 1 : bw > (rows == 1 ? 4096 : 48) ? (rows == 1 ? 4096 : 48) : bw;
+    memset(w, 0, ft->n * sizeof(float));
+    SeedCtx c = { ft, bh, bw, pnmf_malloc_array(ft->m, sizeof(double)), pnmf_malloc_array(ft->m, sizeof(int)) };
+    if (c.best && c.at) parallel_run(ft->threads < ft->m ? ft->threads : ft->m, seed_task, &c);
+    double best = 0;
+    int bj = -1;
+    for (int j = 0; c.best && c.at && j < ft->m; j++)
+        if (c.at[j] >= 0 && c.best[j] > best * (1 + 1e-12)) best = c.best[j], bj = j;
+    const int at = bj >= 0 ? c.at[bj] : 0;
+    pnmf_free(c.best);
+    pnmf_free(c.at);
     if (bj < 0) return;
+    const int by = at / cols, bx = at % cols;
     const float *e = ft->E + bj * ft->n;
     for (int y = by; y < by + bh; y++)
         for (int x = bx; x < bx + bw; x++) {
@@ -834,20 +917,43 @@ static void seed_from_residual(PnmfFitter *ft, float *w)
         }
 }
 
+/* The k-th smallest of a[0..n-1] (k from 0), by quickselect: a[0..k-1]
+ * end no larger and a[k+1..n-1] no smaller. */
+static float select_kth(float *a, int n, int k)
+{
+    int lo = 0, hi = n - 1;
+    while (lo < hi) {
+        const float pivot = a[lo + (hi - lo) / 2];
+        int i = lo, j = hi;
+        while (i <= j) {
+            while (a[i] < pivot) i++;
+            while (a[j] > pivot) j--;
+            if (i <= j) {
+                const float t = a[i];
+                a[i++] = a[j], a[j--] = t;
+            }
+        }
+        if (k <= j) hi = j;
+        else if (k >= i) lo = i;
+        else break; /* a[j+1..i-1] all equal the pivot */
+    }
+    return a[k];
+}
+
 static void median_frame(PnmfFitter *ft, float *w)
 {
     float buf[1024]; /* m <= PNMF_MAX_WINDOW, checked by the caller */
     const int m = ft->m;
     for (size_t x = 0; x < ft->n; x++) {
         for (int j = 0; j < m; j++) buf[j] = ft->A[j * ft->n + x];
-        /* insertion sort: m is at most PNMF_MAX_WINDOW and usually ~30 */
-        for (int a = 1; a < m; a++) {
-            float t = buf[a];
-            int b = a - 1;
-            while (b >= 0 && buf[b] > t) buf[b + 1] = buf[b], b--;
-            buf[b + 1] = t;
+        const float hi = select_kth(buf, m, m / 2);
+        if (m & 1) {
+            w[x] = hi;
+        } else { /* the lower middle: the largest below m / 2 */
+            float lo = buf[0];
+            for (int j = 1; j < m / 2; j++) lo = buf[j] > lo ? buf[j] : lo;
+            w[x] = 0.5f * (lo + hi);
         }
-        w[x] = (m & 1) ? buf[m / 2] : 0.5f * (buf[m / 2 - 1] + buf[m / 2]);
     }
 }
 
@@ -887,6 +993,7 @@ static double component_bits(const PnmfFitter *ft, const float *w, const PnmfAto
  * (ft->E), which stay where they are. */
 typedef struct PlaceCtx {
     PnmfFitter *ft;
+    const float *W;
     int k, i;
     PnmfAtom *H;
 } PlaceCtx;
@@ -901,6 +1008,10 @@ static void place_task(void *vctx, int tid, int T)
         forward_any(ft, ft->E + j * ft->n, s->R, s);
         coord_step(ft, s, s->R, c->i, &a);
         c->H[j * c->k + c->i] = a;
+        /* the residual with it placed: what all_residuals() would give,
+         * the components subtracted in the same order */
+        if (a.r != 0)
+            shift_add_box(ft->rows, ft->cols, ft->E + j * ft->n, c->W + c->i * ft->n, -a.r, a.p, ft->box[c->i]);
     }
 }
 
@@ -916,12 +1027,12 @@ static int init_improved(PnmfFitter *ft, int k, float *W, PnmfAtom *H, int sweep
     median_frame(ft, W);
     for (int j = 0; j < ft->m; j++) H[j * k] = (PnmfAtom){ 1, 0 };
     for (int i = 1; i < k; i++) {
-        all_residuals(ft, W, k, H);
+        if (!light || i == 1) all_residuals(ft, W, k, H); /* the light start keeps them up to date */
         seed_from_residual(ft, W + i * ft->n);
         if (light) {
             set_component(ft, W, i); /* the others' are unchanged since their seeding */
             if (ft->wnorm2[i] <= 0) continue;
-            PlaceCtx c = { ft, k, i, H };
+            PlaceCtx c = { ft, W, k, i, H };
             parallel_run(ft->threads < ft->m ? ft->threads : ft->m, place_task, &c);
         } else {
             PNMF_CHECK(pnmf_fitter_h_step(ft, W, k, H, PNMF_H_GREEDY, sweeps));

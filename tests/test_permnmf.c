@@ -293,7 +293,7 @@ static void test_fit(int algo, int threads_check)
     CHECK(pnmf_fitter_open(&ft, R, C, M, K, 1) == 0);
     pnmf_fitter_set_frames(ft, A, M);
     double trace[41];
-    PnmfFitParams p = { K, algo, 40, 10, algo == PNMF_ALGO_PAPER ? 10 : 1, 7, 1e-6 };
+    PnmfFitParams p = { K, algo, 40, 10, algo == PNMF_ALGO_PAPER ? 10 : 1, 7, 1e-6, 0, 0 };
     PnmfFitStats st = { 0 };
     st.trace = trace;
     CHECK(pnmf_fitter_fit(ft, &p, W, H, &st) == 0);
@@ -383,8 +383,41 @@ static void test_w_steps(void)
     }
 }
 
+/* The fitter adds each component over its support only (the box of its
+ * nonzero pixels): the objective must be the definition's, to the bit,
+ * with supports near the torus's edges, shifts that wrap them round, a
+ * component with one pixel and one with none. */
+static void test_supports(void)
+{
+    enum { R = 9, C = 11, N = R * C, M = 6, K = 4 };
+    static float A[M * N], W[K * N];
+    static PnmfAtom H[M * K];
+    unsigned seed = 7;
+    for (int q = 0; q < M * N; q++) seed = seed * 1103515245u + 12345u, A[q] = (float)((seed >> 9) % 1000) / 7.0f;
+    memset(W, 0, sizeof W);
+    for (int y = 6; y < 9; y++) /* a 3x4 block in the bottom right corner */
+        for (int x = 7; x < 11; x++) W[y * C + x] = 1.0f + (float)(y * x % 5);
+    for (int y = 0; y < R; y++) W[N + y * C + 0] = 0.5f + y, W[N + y * C + 10] = 2.0f; /* two edge columns */
+    W[2 * N + 4 * C + 5] = 3.0f; /* one pixel; component 3 stays empty */
+    for (int j = 0; j < M; j++)
+        for (int i = 0; i < K; i++) {
+            seed = seed * 1103515245u + 12345u;
+            H[j * K + i] = (PnmfAtom){ (j + i) % 3 ? 0.25f + (float)((seed >> 12) % 9) : 0, (int)((seed >> 4) % N) };
+        }
+    PnmfFitter *ft;
+    CHECK(pnmf_fitter_open(&ft, R, C, M, K, 2) == 0);
+    for (int j = 0; j < M; j++) { /* a frame at a time: both sum its squares in the same order */
+        CHECK(pnmf_fitter_set_frames(ft, A + j * N, 1) == 0);
+        const double f = pnmf_fitter_objective(ft, W, K, H + j * K);
+        const double g = pnmf_objective(R, C, A + j * N, 1, W, K, H + j * K);
+        CHECK_MSG(f == g, "frame %d: objective over the supports %.17g, by the definition %.17g", j, f, g);
+    }
+    pnmf_fitter_close(&ft);
+}
+
 int main(void)
 {
+    test_supports();
     test_diamond();
     test_spnnls();
     test_mpnnls();

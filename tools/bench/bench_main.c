@@ -6,7 +6,9 @@
  *  1. throughput: pnmf's encoder (the given settings, N threads) and its
  *     decoder (1 thread, into memory), against libx264 preset medium (N
  *     threads) at the CRF whose PSNR-Y is nearest pnmf's, and libavcodec's
- *     h264 decoder (1 thread); each decode is the fastest of DEC_RUNS;
+ *     h264 decoder (1 thread); each decode is the fastest of DEC_RUNS, each
+ *     encode the fastest of ENC_RUNS, pnmf's and x264's runs alternating so
+ *     that both see the same load on a shared machine;
  *  2. scaling: the time of the model fit (no residual layer, 1 thread)
  *     against the frame size n, the window length m and the components k,
  *     with the exponent b of time ~ a x^b fitted to each;
@@ -36,6 +38,7 @@
 static const char *prog = "pnmf-bench";
 
 #define DEC_RUNS 3        /* decodes per stream, the fastest kept */
+#define ENC_RUNS 3        /* encodes of pnmf and of x264 at the chosen CRF, alternating; the fastest kept */
 #define MEM_REPEAT 10     /* the long run of the memory table: the clip this many times */
 #define SCALE_ITERS 5     /* ALS iterations of the scaling runs */
 #define SCALE_MAX_M 60    /* the longest window of the scaling runs */
@@ -358,11 +361,38 @@ static int bench_throughput(const Args *a, const CmpClip *clip)
     } else if (x264) {
         fprintf(stderr, "%s: x264 is not available: %s\n", prog, why);
     }
+    /* the timing runs: more encodes (and decodes) of both at the settings
+     * compared, alternating; each codec's fastest */
+    for (int run = 1; run < ENC_RUNS && !failed; run++) {
+        PnmfSpeed q;
+        memset(&q, 0, sizeof(q));
+        if (cmp_run_child(pnmf_speed_child, &sj, &q, sizeof(q), &status) < 0 || !q.ok) {
+            fprintf(stderr, "%s: %s: pnmf's timing run %d failed: %s\n", prog, clip->path, run + 1, q.err);
+            failed = 1;
+            break;
+        }
+        if (q.enc_seconds < p.enc_seconds) {
+            p.enc_seconds = q.enc_seconds;
+            memcpy(p.stage, q.stage, sizeof(p.stage));
+        }
+        if (q.enc_cpu_seconds < p.enc_cpu_seconds) p.enc_cpu_seconds = q.enc_cpu_seconds;
+        if (q.dec_seconds < p.dec_seconds) p.dec_seconds = q.dec_seconds;
+        if (!have_x264) continue;
+        LavcJob job = { x264, clip, &o, best.param };
+        CmpPoint pt;
+        if (x264_point(&job, &pt, 1) < 0) {
+            have_x264 = 0, failed = 1;
+            break;
+        }
+        if (pt.enc_seconds < best.enc_seconds) best.enc_seconds = pt.enc_seconds;
+        if (pt.enc_cpu_seconds < best.enc_cpu_seconds) best.enc_cpu_seconds = pt.enc_cpu_seconds;
+        if (pt.dec_seconds < best.dec_seconds) best.dec_seconds = pt.dec_seconds;
+    }
 
-    printf("Encoders with %d thread%s; decoders with 1 thread, into memory (no output file), "
-           "the fastest of %d decodes. Wall clock (CLOCK_MONOTONIC) in the codecs' calls; CPU: user + "
-           "system of all threads.\n\n",
-           a->threads, a->threads == 1 ? "" : "s", DEC_RUNS);
+    printf("Encoders with %d thread%s, the fastest of %d encodes (pnmf's and x264's alternating); decoders "
+           "with 1 thread, into memory (no output file), the fastest of %d decodes of each encode. Wall clock "
+           "(CLOCK_MONOTONIC) in the codecs' calls; CPU: user + system of all threads, the least of the runs.\n\n",
+           a->threads, a->threads == 1 ? "" : "s", ENC_RUNS, ENC_RUNS * DEC_RUNS);
     printf("| step | setting | threads | seconds | CPU s | fps |\n");
     printf("|---|---|---:|---:|---:|---:|\n");
     pnmf_setting(set, sizeof(set), &a->s);

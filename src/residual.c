@@ -185,6 +185,8 @@ static void predict_block(int mode, const uint8_t *P, const uint8_t *Pp, const u
     }
 }
 
+#define DQ_RANGE (255 * 16 / PNMF_RES_MIN_STEP + 1)
+
 void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const uint8_t *Pp,
                          const uint8_t *const *ref, uint8_t *D)
 {
@@ -196,6 +198,11 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
     const int qp = j ? r->qp : r->key_qp;
     const uint8_t *modes = r->modes + (size_t)j * r->bx * r->by;
     uint8_t pred[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
+    /* a pixel level's value, looked up: |level| <= 255 * 16 / step + 1
+     * (the reader checks it), at most DQ_RANGE for any step */
+    int16_t dqt[2 * DQ_RANGE + 1];
+    for (int l = -DQ_RANGE; l <= DQ_RANGE; l++) dqt[l + DQ_RANGE] = (int16_t)dequant(l, step16);
+    const int16_t *dq = dqt + DQ_RANGE;
     for (int b = 0; b < r->bx * r->by; b++) {
         int y0, y1, x0, x1;
         pnmf_residual_block(r->bx, r->rows, r->cols, (size_t)b, &y0, &y1, &x0, &x1);
@@ -222,15 +229,23 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
                         const int mx = a > u ? a : u, mn = a < u ? a : u;
                         v = c >= mx ? mn : c <= mn ? mx : a + u - c;
                     }
-                    if (coded) v = clip8(v + dequant(*lev++, step16));
+                    if (coded) v = clip8(v + dq[*lev++]);
                     row[x] = (uint8_t)v;
                     a = v;
                 }
             }
             continue;
         }
-        predict_block(mode, P, Pp, Dp, Dr, r->rows, r->cols, y0, y1, x0, x1, dy, dx, pred);
         const int w = x1 - x0;
+        if (!coded && mode != PNMF_RES_MOTION &&
+            (mode != PNMF_RES_SHIFTED || (y0 + dy >= 0 && y1 + dy <= r->rows && x0 + dx >= 0 && x1 + dx <= r->cols))) {
+            /* a copy: from where the prediction lies straight into D */
+            const uint8_t *src = mode == PNMF_RES_MODEL ? P : mode == PNMF_RES_PREVIOUS ? Dp : Dr + dy * r->cols + dx;
+            for (int y = y0; y < y1; y++)
+                copy_row(D + (size_t)y * r->cols + x0, src + (size_t)y * r->cols + x0, w);
+            continue;
+        }
+        predict_block(mode, P, Pp, Dp, Dr, r->rows, r->cols, y0, y1, x0, x1, dy, dx, pred);
         if (modes[b] & PNMF_RES_TRANSFORM) { /* whole 8x8 blocks only (the reader checks) */
             for (int sb = 0; sb < 4; sb++) {
                 int res[16];
@@ -246,7 +261,7 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
             for (int y = y0; y < y1; y++) {
                 uint8_t *o = D + (size_t)y * r->cols + x0;
                 const uint8_t *p = pred + (y - y0) * PNMF_RES_BLOCK;
-                for (int x = 0; x < w; x++) o[x] = (uint8_t)clip8(p[x] + dequant(lev[x], step16));
+                for (int x = 0; x < w; x++) o[x] = (uint8_t)clip8(p[x] + dq[lev[x]]);
                 lev += w;
             }
         } else {

@@ -48,6 +48,10 @@ struct PnmfEncoder {
     uint8_t *lastP, *lastRef[PNMF_RES_REFS]; /* the same after the previous window */
     int last_avail;           /* of lastRef, how many hold frames since the key window */
     int last_key;             /* first frame of the last key window */
+    uint8_t *last_gray;       /* the frame pushed last, width x height (scene cuts) */
+    int cut_key;              /* the next window starts at a scene cut: a key window */
+    int last_cut;             /* the frame the last scene cut was found before */
+    int scene_cuts;
     int continues;            /* the window being coded continues the previous one */
     int probing;              /* fitting the probe's model (probe_model) */
     int probe_skips;          /* windows left to code without a model, unprobed */
@@ -110,6 +114,7 @@ int pnmf_encoder_create(PnmfEncoder **out, const PnmfEncSettings *s, int width, 
     e->rec = pnmf_malloc_array(e->nv, 1);
     e->seen = pnmf_malloc_array(e->n, 1);
     e->lastP = pnmf_malloc_array(e->nv, 1);
+    e->last_gray = pnmf_malloc_array(e->nv, 1);
     int refs_ok = 1;
     /* the second set only where two codings can run at once */
     for (int i = 0; i < (s->residual && e->s.threads > 1 ? 2 : 1); i++) {
@@ -124,7 +129,7 @@ int pnmf_encoder_create(PnmfEncoder **out, const PnmfEncSettings *s, int width, 
     for (int t = 0; t < PNMF_RES_REFS; t++) refs_ok &= !!(e->lastRef[t] = pnmf_malloc_array(e->nv, 1));
     int ret = PNMF_ERR_NOMEM;
     if (!e->frames || !e->A || !e->W || !e->Wq || !e->Wtry || !e->H || !e->Hsave || !e->rec ||
-        !e->seen || !e->lastP || !refs_ok)
+        !e->seen || !e->lastP || !e->last_gray || !refs_ok)
         goto error;
     if (s->components) { /* -k 0: no model, the residual layer alone */
         ret = pnmf_fitter_open(&e->ft, e->rows, e->cols, s->window, s->components, e->s.threads);
@@ -655,7 +660,8 @@ static int encode_window(PnmfEncoder *e)
     const int header_k = e->s.components ? e->s.components : 1;
     const int step16 = pnmf_residual_step(e->s.quality);
     const int start = e->frame_count - m;
-    e->continues = e->s.residual && e->windows > 0 && start - e->last_key < e->s.key_interval;
+    e->continues = e->s.residual && e->windows > 0 && start - e->last_key < e->s.key_interval && !e->cut_key;
+    e->cut_key = 0;
     if (e->s.residual && !e->continues) e->last_key = start;
     int drop = 0;
     double bare_sse = 0;
@@ -752,11 +758,50 @@ static int encode_window(PnmfEncoder *e)
     return 0;
 }
 
+/* A scene cut between two frames: their gray-level histograms (64 bins)
+ * differ in more than CUT_HIST of the pixels and the pixels by more than
+ * CUT_PIXEL gray levels on average. Measured between consecutive frames
+ * of samples/ and samples/devset: histograms at most 0.05 apart, pixels up
+ * to 81 (life.mkv: cells flipping, the same gray levels); between the
+ * first frames of two devset clips: histograms 0.23-0.97, pixels 54-131. */
+#define CUT_HIST  0.15
+#define CUT_PIXEL 20.0
+/* A cut fewer frames than this after the last one (or the first frame) is
+ * not one: after a flash, the frame after it would start another key
+ * window. */
+#define CUT_MIN_GAP 4
+
+static int scene_cut(const uint8_t *a, const uint8_t *b, ptrdiff_t stride, int width, int height)
+{
+    int ha[64] = { 0 }, hb[64] = { 0 };
+    uint64_t sad = 0;
+    for (int y = 0; y < height; y++)
+        for (int x = 0; x < width; x++) {
+            const int u = a[(size_t)y * width + x], v = b[y * stride + x];
+            ha[u >> 2]++, hb[v >> 2]++;
+            sad += (uint64_t)abs(u - v);
+        }
+    const double px = (double)width * height;
+    int hd = 0;
+    for (int t = 0; t < 64; t++) hd += abs(ha[t] - hb[t]);
+    return hd / (2 * px) > CUT_HIST && (double)sad / px > CUT_PIXEL;
+}
+
 int pnmf_encoder_push(PnmfEncoder *e, const uint8_t *gray, ptrdiff_t stride)
 {
     if (e->failed) return e->failed;
     if (e->finished || stride < e->width) return PNMF_ERR_ARG;
     if (e->frame_count >= PNMF_MAX_FRAMES) return fail(e, PNMF_ERR_LIMIT, "too many frames");
+    if (e->s.scene_cut && e->frame_count - e->last_cut >= CUT_MIN_GAP &&
+        scene_cut(e->last_gray, gray, stride, e->width, e->height)) {
+        e->scene_cuts++;
+        e->last_cut = e->frame_count;
+        if (getenv("PNMF_DEBUG")) fprintf(stderr, "scene cut before frame %d\n", e->frame_count);
+        if (e->nbuf) PNMF_CHECK(encode_window(e)); /* the window ends before the cut */
+        e->cut_key = 1;
+    }
+    if (e->s.scene_cut)
+        for (int y = 0; y < e->height; y++) memcpy(e->last_gray + (size_t)y * e->width, gray + y * stride, e->width);
     pnmf_layout_from_frame(e->s.shift_model, e->width, e->height, gray, stride,
                            e->frames + (size_t)e->nbuf * e->nv);
     e->nbuf++;
@@ -786,6 +831,7 @@ void pnmf_encoder_stats(const PnmfEncoder *e, PnmfEncStats *st)
     st->fit_objective = e->objective;
     st->seconds_probe = e->t_probe, st->seconds_fit = e->t_fit, st->seconds_residual = e->t_residual;
     st->seconds_write = e->t_write, st->seconds_total = e->t_total;
+    st->scene_cuts = e->scene_cuts;
     const double px = (double)st->frames * e->nv;
     st->psnr = px > 0 && e->sse > 0 ? 10 * log10(255.0 * 255.0 * px / e->sse) : 999.0;
 }
@@ -813,6 +859,7 @@ void pnmf_encoder_destroy(PnmfEncoder **pe)
         for (int t = 0; t < PNMF_RES_REFS; t++) pnmf_free(b->ref[t]);
     }
     pnmf_free(e->lastP);
+    pnmf_free(e->last_gray);
     for (int t = 0; t < PNMF_RES_REFS; t++) {
         pnmf_free(e->lastRef[t]);
     }

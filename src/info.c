@@ -227,6 +227,7 @@ int pnmf_info_next_window(PnmfInfo *p, PnmfInfoWindow *st, int zstd_level)
     st->index = p->windows;
     st->first_frame = (int)first;
     st->frames = (int)count;
+    st->key = !md->res.continues;
     st->components = md->k;
     st->entries = (uint64_t)md->first[md->m];
     memset(p->comp_entries, 0, (size_t)p->h.components * sizeof(uint64_t));

@@ -4,7 +4,7 @@
  * option places one component several times in a frame (issue 4), the
  * residual layer decodes to exactly the PSNR the encoder reports, seeking
  * into a window with a residual layer gives the frames of a full decode,
- * and -k 0 codes a clip without any model.
+ * -k 0 codes a clip without any model, and a scene cut starts a key window.
  */
 #include <math.h>
 #include <stdio.h>
@@ -127,10 +127,85 @@ static void test_residual(const char *dir)
     remove(path);
 }
 
+/* The windows of a file: first frames and key flags, n at most 8. */
+static int windows(const char *path, int first[8], int key[8])
+{
+    FILE *in = fopen(path, "rb");
+    PnmfInfo *info = NULL;
+    CHECK(in && pnmf_info_open(&info, in) == 0);
+    PnmfInfoWindow w;
+    int n = 0;
+    while (info && n < 8 && pnmf_info_next_window(info, &w, 0) == 1) first[n] = w.first_frame, key[n] = w.key, n++;
+    pnmf_info_close(&info);
+    if (in) fclose(in);
+    return n;
+}
+
+static int file_equal(const char *a, const char *b)
+{
+    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+    int same = fa && fb;
+    while (same) {
+        const int ca = getc(fa), cb = getc(fb);
+        same = ca == cb;
+        if (ca == EOF) break;
+    }
+    if (fa) fclose(fa);
+    if (fb) fclose(fb);
+    return same;
+}
+
+/* A scene cut (frame 7 on: a bright textured backdrop instead of sprites on
+ * black) ends the window before it and starts a key window; without cuts
+ * in the clip the option changes nothing; a one-frame flash is one cut. */
+static void test_scene_cut(const char *dir)
+{
+    static uint8_t f[M][H * W], d[M][H * W], flash[M][H * W];
+    make_frames(f);
+    memcpy(flash, f, sizeof(f));
+    for (int j = 7; j < M; j++)
+        for (int q = 0; q < H * W; q++) f[j][q] = (uint8_t)(170 + 7 * ((q / W + 2 * (q % W) + j) % 11));
+    memcpy(flash[7], f[7], H * W);
+    char path[512], path2[512];
+    snprintf(path, sizeof path, "%s/test_encoder_cut.pnmf", dir);
+    snprintf(path2, sizeof path2, "%s/test_encoder_cut2.pnmf", dir);
+    PnmfEncSettings s;
+    pnmf_enc_default_settings(&s);
+    s.components = 0, s.window = 4, s.threads = 1, s.quality = 24;
+    PnmfEncStats st;
+    int first[8], key[8];
+    const double psnr = encode(&s, f, path, &st);
+    CHECK_MSG(fabs(decode(path, f, d) - psnr) < 1e-6, "scene cut: the decoder disagrees with the encoder");
+    CHECK_MSG(st.scene_cuts == 1, "%d scene cuts, not 1", st.scene_cuts);
+    int n = windows(path, first, key);
+    CHECK_MSG(n == 4 && first[0] == 0 && first[1] == 4 && first[2] == 7 && first[3] == 11,
+              "windows at %d %d %d %d (%d of them), not 0 4 7 11", first[0], first[1], first[2], first[3], n);
+    CHECK_MSG(n == 4 && key[0] && !key[1] && key[2] && !key[3], "key windows %d %d %d %d, not 1 0 1 0", key[0],
+              key[1], key[2], key[3]);
+    s.scene_cut = 0;
+    const double psnr0 = encode(&s, f, path2, &st);
+    n = windows(path2, first, key);
+    CHECK_MSG(st.scene_cuts == 0 && n == 3 && first[2] == 8 && key[0] && !key[1] && !key[2],
+              "--no-scenecut: %d cuts, %d windows", st.scene_cuts, n);
+    printf("scene cut at frame 7, -k 0 -q 24: %.2f dB with the cut, %.2f dB without\n", psnr, psnr0);
+    /* no cut in the clip: the same bytes either way */
+    make_frames(f);
+    encode(&s, f, path2, &st);
+    s.scene_cut = 1;
+    encode(&s, f, path, &st);
+    CHECK_MSG(st.scene_cuts == 0 && file_equal(path, path2), "a clip without cuts coded differently");
+    /* a flash: frame 7 differs, frame 8 is back; a cut 1 frame after a cut is none */
+    encode(&s, flash, path, &st);
+    CHECK_MSG(st.scene_cuts == 1, "a flash gave %d scene cuts", st.scene_cuts);
+    remove(path);
+    remove(path2);
+}
+
 int main(int argc, char **argv)
 {
     const char *dir = argc > 1 ? argv[1] : ".";
     test_two_level(dir);
     test_residual(dir);
+    test_scene_cut(dir);
     return test_summary("test_encoder");
 }

@@ -442,9 +442,9 @@ static int print_tables(const char *path, const PnmfInfoHeader *h, const WinRow 
     printf("quality       -q %d: component step %d/256, coefficient step %d/16\n", h->quality,
            h->w_step, h->r_step);
 
-    Table t = { 11, "rrrrrrrrrrr", 0, 0, NULL };
+    Table t = { 12, "rrrrrrrrrrrr", 0, 0, NULL };
     char c[6][CELL];
-    int ret = table_row(&t, "window", "first", "frames", "comps", "used", "entries", "repeat",
+    int ret = table_row(&t, "window", "first", "frames", "key", "comps", "used", "entries", "repeat",
                         "max occ", "levels", "chunk", "payload");
     for (int r = 0; r < n && ret == 0; r++) {
         const PnmfInfoWindow *w = &rows[r].st;
@@ -456,15 +456,15 @@ static int print_tables(const char *path, const PnmfInfoHeader *h, const WinRow 
         snprintf(c[5], CELL, "%d", w->repeat_frames);
         char mo[CELL];
         snprintf(mo, CELL, "%d", w->max_occurrences);
-        ret = table_row(&t, c[0], c[1], c[2], c[3], c[4], num(w->entries), c[5], mo, num(w->levels),
-                        num(w->chunk_bytes), num(w->payload_bytes));
+        ret = table_row(&t, c[0], c[1], c[2], w->key ? "yes" : "no", c[3], c[4], num(w->entries), c[5], mo,
+                        num(w->levels), num(w->chunk_bytes), num(w->payload_bytes));
     }
     if (ret == 0) {
         snprintf(c[2], CELL, "%d", tot->frames);
         snprintf(c[5], CELL, "%d", tot->repeat_frames);
         char mo[CELL];
         snprintf(mo, CELL, "%d", tot->max_occurrences);
-        ret = table_row(&t, "all", "", c[2], "", "", num(tot->entries), c[5], mo, num(tot->levels),
+        ret = table_row(&t, "all", "", c[2], "", "", "", num(tot->entries), c[5], mo, num(tot->levels),
                         num(tot->chunk_bytes), num(tot->payload_bytes));
     }
     if (ret < 0) {
@@ -473,11 +473,12 @@ static int print_tables(const char *path, const PnmfInfoHeader *h, const WinRow 
     }
     printf("\n");
     table_print(&t, "");
-    printf("(first: 0-based frame; comps: components in the payload; used: with an entry; entries:\n"
-           " (component, coefficient, shift) triples of all frames; repeat: frames in which a\n"
-           " component appears more than once; max occ: most entries of one component in a\n"
-           " frame; levels: samples of all blocks; chunk: bytes in the file, 20 of framing and\n"
-           " the zstd frame; payload: decompressed)\n");
+    printf("(first: 0-based frame; key: yes if it decodes on its own (a key window, or no\n"
+           " residual layer), no if it predicts from the window before; comps: components in\n"
+           " the payload; used: with an entry; entries: (component, coefficient, shift) triples\n"
+           " of all frames; repeat: frames in which a component appears more than once; max\n"
+           " occ: most entries of one component in a frame; levels: samples of all blocks;\n"
+           " chunk: bytes in the file, 20 of framing and the zstd frame; payload: decompressed)\n");
     free(t.cell);
 
     printf("\nblock sizes (height x width, '-' for an empty component)\n");

@@ -70,6 +70,7 @@ typedef struct PnmfInfoWindow {
     int index;               ///< 0-based window number
     int first_frame;         ///< 0-based first frame
     int frames;              ///< frames in the window (m)
+    int key;                 ///< 1 if it decodes on its own: no residual layer, or one that does not predict from the window before
     int components;          ///< components the payload lists (k)
     int nonempty;            ///< components with a block (bh, bw > 0)
     int used;                ///< components with at least one entry

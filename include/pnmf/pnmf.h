@@ -55,6 +55,7 @@ typedef struct PnmfEncSettings {
     int two_level;   ///< > 0: the paper's two-level decomposition (3.4) with this many level-1 components, then `components` level-2 ones: a frame may hold one component several times (default 0, off; torus or vector shifts)
     int key_interval; ///< residual layer: a window whose first frame is this many frames or more after the last key window's starts a new key window (decodes on its own); the others predict from the window before them (default 250, like x264's keyint; 1: every window is a key window)
     int auto_k;      ///< 1: the full fit picks its number of components, growing while each new one lowers the fit's squared error by more than the residual layer's lambda times its estimated bits; -k is the cap (default 1; 0: always -k)
+    int scene_cut;   ///< 1: a scene cut (a frame whose gray-level histogram and pixels both differ from the previous one's by far) ends the window before it, and the window it starts is a key window (default 1; 0: windows of -w frames only)
     uint8_t reserved[4];
 } PnmfEncSettings;
 
@@ -85,6 +86,7 @@ typedef struct PnmfEncStats {
     double seconds_residual; ///< the residual layer's coding (with and without a model)
     double seconds_write;    ///< serializing the windows, zstd, the container
     double seconds_total;    ///< all of the windows' encoding (the stages and the rest)
+    int scene_cuts;          ///< scene cuts found so far (each ended a window early or made one a key window)
 } PnmfEncStats;
 
 typedef struct PnmfEncoder PnmfEncoder;

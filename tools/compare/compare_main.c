@@ -149,6 +149,8 @@ static void usage(FILE *f)
             "      --no-residual    without it\n"
             "      --auto-k         the full fit picks up to -k components (default)\n"
             "      --fixed-k        the full fit uses -k components\n"
+            "      --scenecut       a scene cut ends the window, the next is a key window (default)\n"
+            "      --no-scenecut    windows of -w frames only\n"
             "      --refine N       quantized refinement passes (default %d)\n"
             "      --algo ALGO      improved or paper (default improved)\n"
             "      --iterations N   ALS iterations per fit, at most (default %d)\n"
@@ -168,7 +170,8 @@ static void usage(FILE *f)
 
 enum { OPT_CODECS = 256, OPT_POINTS, OPT_RANGE, OPT_FRAMES, OPT_THREADS, OPT_OUT, OPT_PLOT, OPT_KEEP_SEI, OPT_SHIFT,
        OPT_ALGO, OPT_ITER, OPT_INNER, OPT_RESTARTS, OPT_SEED, OPT_ZSTD, OPT_PAD, OPT_SIGNED, OPT_UNSIGNED,
-       OPT_RESIDUAL, OPT_NO_RESIDUAL, OPT_REFINE, OPT_AUTO_K, OPT_FIXED_K };
+       OPT_RESIDUAL, OPT_NO_RESIDUAL, OPT_REFINE, OPT_AUTO_K, OPT_FIXED_K,
+       OPT_SCENECUT, OPT_NO_SCENECUT };
 
 static int parse_codecs(Args *a, const char *list)
 {
@@ -253,6 +256,7 @@ static int parse_args(int argc, char **argv, Args *a)
         { "unsigned", no_argument, NULL, OPT_UNSIGNED },     { "residual", no_argument, NULL, OPT_RESIDUAL },
         { "no-residual", no_argument, NULL, OPT_NO_RESIDUAL }, { "refine", required_argument, NULL, OPT_REFINE },
         { "auto-k", no_argument, NULL, OPT_AUTO_K }, { "fixed-k", no_argument, NULL, OPT_FIXED_K },
+        { "scenecut", no_argument, NULL, OPT_SCENECUT }, { "no-scenecut", no_argument, NULL, OPT_NO_SCENECUT },
         { NULL, 0, NULL, 0 },
     };
     static RangeArg ranges[64];
@@ -330,6 +334,8 @@ static int parse_args(int argc, char **argv, Args *a)
         case OPT_RESIDUAL: s->residual = 1; break;
         case OPT_AUTO_K: s->auto_k = 1; break;
         case OPT_FIXED_K: s->auto_k = 0; break;
+        case OPT_SCENECUT: s->scene_cut = 1; break;
+        case OPT_NO_SCENECUT: s->scene_cut = 0; break;
         case OPT_NO_RESIDUAL: s->residual = 0; break;
         case 'h': usage(stdout); return PNMF_EXIT_OK;
         case 'V': printf("pnmf-compare %s\n", PNMF_VERSION_STRING); return PNMF_EXIT_OK;

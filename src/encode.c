@@ -799,6 +799,7 @@ int pnmf_encoder_push(PnmfEncoder *e, const uint8_t *gray, ptrdiff_t stride)
         if (getenv("PNMF_DEBUG")) fprintf(stderr, "scene cut before frame %d\n", e->frame_count);
         if (e->nbuf) PNMF_CHECK(encode_window(e)); /* the window ends before the cut */
         e->cut_key = 1;
+        e->probe_skips = 0; /* a new scene: parts may pay in it, probe again */
     }
     if (e->s.scene_cut)
         for (int y = 0; y < e->height; y++) memcpy(e->last_gray + (size_t)y * e->width, gray + y * stride, e->width);

@@ -599,6 +599,20 @@ static int fit_model(PnmfEncoder *e, PnmfWindowModel *md, int m)
  * wrongly dropped it (-q 44: 3,747 bytes at 41.46 dB -> 3,177 bytes at
  * 42.00 dB), and the same as before at the other -q tried. */
 #define PROBE_SWEEPS 1
+/* A window whose probe costs more than PROBE_BYTES times the bytes of the
+ * residual layer alone is coded without a model, whatever its cost ratio:
+ * at fine steps the squared error, the same either way, makes most of the
+ * cost, so the ratio stays under PROBE_MARGIN while the model doubles the
+ * bytes, and no full fit after such a probe has paid. First windows of 60
+ * frames at -q 16-48 (probe bytes over the bytes without a model, then
+ * what the full fit gave): samples/sprites.mkv, whose model pays from
+ * -q 40 on, 1.23-1.58 (2796 bytes with the fitted model against 3704
+ * without at -q 44); pingus_pan -q 44 and 48: 2.68 and 2.57, full fits
+ * 45,376 against 14,423 bytes and 31,127 against 11,281, dropped; the same
+ * clip magnified to 640x480 (-q 16): 2.13 and 2.94, 125 s of full fit for
+ * a window dropped with 246,782 bytes against 106,567. Every full fit on
+ * samples/devset was dropped (probe bytes 1.37-2.68 times). */
+#define PROBE_BYTES 2.0
 /* A window whose probe costs more than PROBE_FAR times the residual layer
  * alone is far from paying for a model; the next PROBE_SKIPS windows are
  * coded without one, unprobed, and the probe runs again after them. The
@@ -631,7 +645,9 @@ static int probe_model(PnmfEncoder *e, int m, int step16, int *drop, PnmfWindowM
     if (ret >= 0) ret = cost_with_and_without(e, &md, bare, m, step16, j, sse, bare_bytes);
     e->t_residual += now() - t1;
     if (ret >= 0) {
-        *drop = j[0] > PROBE_MARGIN * j[1];
+        /* the bytes each way: j = sse + lambda * 8 * bytes */
+        const double bytes_ratio = (j[0] - sse[0]) / (j[1] - sse[1] > 0 ? j[1] - sse[1] : 1);
+        *drop = j[0] > PROBE_MARGIN * j[1] || bytes_ratio > PROBE_BYTES;
         if (j[0] > PROBE_FAR * j[1]) e->probe_skips = PROBE_SKIPS;
         *bare_sse = sse[1];
         if (getenv("PNMF_DEBUG"))

@@ -584,12 +584,17 @@ static int fit_model(PnmfEncoder *e, PnmfWindowModel *md, int m)
  * ratio (1.17-1.29 on x11_penguins, whose full model never pays; 1.21-1.26
  * on samples/sprites.mkv at -q 38 and 48, whose does) no longer tells
  * them apart. */
-#define PROBE_MARGIN 1.4
+#define PROBE_MARGIN 1.7
 /* (1.3 before format 4: range-coded modes and vectors made the residual
  * layer alone cheaper, and every probe's cost ratio rose by about 0.08;
  * samples/sprites.mkv, whose model pays from -q 36 (-q 40: 2,690 bytes at
  * 45.39 dB with it, 3,424 at 43.20 without), then had ratios of 1.23-1.45
- * and lost its model at -q 40, 44 and 46 under 1.3.) */
+ * and lost its model at -q 40, 44 and 46 under 1.3. 1.4 until PROBE_BYTES
+ * below stopped the full fits that margin let through on the development
+ * set; 1.7 then keeps sprites.mkv's model at -q 34, 36 and 42 too (60
+ * frames: 3,816 B 47.11 dB -> 3,640 B 48.15 dB; 3,656 B 46.02 dB -> 3,431 B
+ * 46.80 dB; 3,275 B 42.42 dB -> 2,681 B 42.53 dB) with the same bytes on
+ * samples/devset at -q 16, 32 and 44 (-w 30: 180 s against 125 s at 1.4).) */
 /* The probe's H steps make one sweep, not --inner's: its fit init is
  * k - 1 greedy H steps, most of the probe's time. Measured (2 threads):
  * x11_penguins default 19.7 s -> 11.4 s, x11_oneko 25.9 s -> 9.5 s, the

@@ -49,8 +49,7 @@ struct PnmfEncoder {
     int last_avail;           /* of lastRef, how many hold frames since the key window */
     int last_key;             /* first frame of the last key window */
     uint8_t *last_gray;       /* the frame pushed last, width x height (scene cuts) */
-    int cut_key;              /* the next window starts at a scene cut: a key window */
-    int last_cut;             /* the frame the last scene cut was found before */
+    int last_cut;             /* the frame the last scene cut was found before (a window starting there is a key window) */
     int scene_cuts;
     int continues;            /* the window being coded continues the previous one */
     int probing;              /* fitting the probe's model (probe_model) */
@@ -442,11 +441,12 @@ static void *cost_job(void *arg)
 
 /* The residual layer of the window over md, and over no model at all
  * (into bare, an empty model of md's size), coded into each; for each,
- * the squared error and the cost j = squared error + lambda * 8 * bytes.
+ * the squared error and the cost j = squared error + lambda * 8 * bytes
+ * (the bytes in *model_bytes, *bare_bytes).
  * The two codings are independent: with threads they run at once (the
  * same result). */
 static int cost_with_and_without(PnmfEncoder *e, PnmfWindowModel *md, PnmfWindowModel *bare, int m,
-                                 int step16, double j[2], double sse[2], size_t *bare_bytes)
+                                 int step16, double j[2], double sse[2], size_t *model_bytes, size_t *bare_bytes)
 {
     const double lambda = residual_lambda(step16);
     /* the residual layer over no model does not depend on the model: a
@@ -462,7 +462,7 @@ static int cost_with_and_without(PnmfEncoder *e, PnmfWindowModel *md, PnmfWindow
     PNMF_CHECK(c[0].ret);
     PNMF_CHECK(c[1].ret);
     for (int t = 0; t < 2; t++) sse[t] = c[t].sse, j[t] = sse[t] + lambda * 8 * (double)c[t].bytes;
-    *bare_bytes = c[1].bytes;
+    *model_bytes = c[0].bytes, *bare_bytes = c[1].bytes;
     if (getenv("PNMF_DEBUG"))
         fprintf(stderr, "window %d: with the model %zu bytes, sse %.0f; without %zu bytes, sse %.0f\n",
                 e->windows, c[0].bytes, sse[0], c[1].bytes, sse[1]);
@@ -647,12 +647,11 @@ static int probe_model(PnmfEncoder *e, int m, int step16, int *drop, PnmfWindowM
     const double t1 = now();
     e->t_probe += t1 - t0;
     double j[2], sse[2] = { 0, 0 };
-    if (ret >= 0) ret = cost_with_and_without(e, &md, bare, m, step16, j, sse, bare_bytes);
+    size_t model_bytes = 0;
+    if (ret >= 0) ret = cost_with_and_without(e, &md, bare, m, step16, j, sse, &model_bytes, bare_bytes);
     e->t_residual += now() - t1;
     if (ret >= 0) {
-        /* the bytes each way: j = sse + lambda * 8 * bytes */
-        const double bytes_ratio = (j[0] - sse[0]) / (j[1] - sse[1] > 0 ? j[1] - sse[1] : 1);
-        *drop = j[0] > PROBE_MARGIN * j[1] || bytes_ratio > PROBE_BYTES;
+        *drop = j[0] > PROBE_MARGIN * j[1] || (double)model_bytes > PROBE_BYTES * (double)*bare_bytes;
         if (j[0] > PROBE_FAR * j[1]) e->probe_skips = PROBE_SKIPS;
         *bare_sse = sse[1];
         if (getenv("PNMF_DEBUG"))
@@ -681,8 +680,8 @@ static int encode_window(PnmfEncoder *e)
     const int header_k = e->s.components ? e->s.components : 1;
     const int step16 = pnmf_residual_step(e->s.quality);
     const int start = e->frame_count - m;
-    e->continues = e->s.residual && e->windows > 0 && start - e->last_key < e->s.key_interval && !e->cut_key;
-    e->cut_key = 0;
+    e->continues = e->s.residual && e->windows > 0 && start - e->last_key < e->s.key_interval &&
+                   start != e->last_cut;
     if (e->s.residual && !e->continues) e->last_key = start;
     int drop = 0;
     double bare_sse = 0;
@@ -711,8 +710,9 @@ static int encode_window(PnmfEncoder *e)
     if (ret >= 0 && e->s.residual) {
         /* keep the model only when it lowers the cost */
         double j[2], sse2[2] = { 0, bare_sse };
+        size_t model_bytes;
         if (md.first[m] > 0) {
-            ret = cost_with_and_without(e, &md, &bare, m, step16, j, sse2, &bare_bytes);
+            ret = cost_with_and_without(e, &md, &bare, m, step16, j, sse2, &model_bytes, &bare_bytes);
             sse = sse2[0];
             if (ret >= 0 && j[1] < j[0]) {
                 PnmfWindowModel t = md;
@@ -816,10 +816,9 @@ int pnmf_encoder_push(PnmfEncoder *e, const uint8_t *gray, ptrdiff_t stride)
     if (e->s.scene_cut && e->frame_count - e->last_cut >= CUT_MIN_GAP &&
         scene_cut(e->last_gray, gray, stride, e->width, e->height)) {
         e->scene_cuts++;
-        e->last_cut = e->frame_count;
         if (getenv("PNMF_DEBUG")) fprintf(stderr, "scene cut before frame %d\n", e->frame_count);
         if (e->nbuf) PNMF_CHECK(encode_window(e)); /* the window ends before the cut */
-        e->cut_key = 1;
+        e->last_cut = e->frame_count; /* after it: that window may have started at the last cut */
         e->probe_skips = 0; /* a new scene: parts may pay in it, probe again */
     }
     if (e->s.scene_cut)

@@ -194,6 +194,18 @@ static void test_scene_cut(const char *dir)
     s.scene_cut = 1;
     encode(&s, f, path, &st);
     CHECK_MSG(st.scene_cuts == 0 && file_equal(path, path2), "a clip without cuts coded differently");
+    /* two cuts, the second inside the window the first started: both
+     * windows that start at a cut are key windows */
+    static uint8_t two[M][H * W];
+    memcpy(two, flash, sizeof(two));
+    for (int j = 5; j < 9; j++) memcpy(two[j], flash[7], H * W);
+    s.window = 8;
+    encode(&s, two, path, &st);
+    n = windows(path, first, key);
+    CHECK_MSG(st.scene_cuts == 2 && n == 3 && first[1] == 5 && first[2] == 9 && key[0] && key[1] && key[2],
+              "two cuts: %d found, %d windows, starting at %d %d, key %d %d", st.scene_cuts, n, first[1], first[2],
+              key[1], key[2]);
+    s.window = 4;
     /* a flash: frame 7 differs, frame 8 is back; a cut 1 frame after a cut is none */
     encode(&s, flash, path, &st);
     CHECK_MSG(st.scene_cuts == 1, "a flash gave %d scene cuts", st.scene_cuts);

@@ -5,7 +5,8 @@
 #   sh samples/devset/make_devset.sh               # every clip
 #   sh samples/devset/make_devset.sh pingus_pan    # only the named clip(s)
 #
-# Clips: x11_penguins x11_oneko x11_fishtank pingus_pan natural_vtest
+# Clips: x11_penguins x11_oneko x11_fishtank pingus_pan natural_vtest, and
+# cuts_mix, cut together from four of them (190 frames)
 #
 # For regeneration only: the clips are committed, the tests never run this.
 # Needs, on Debian 12 (bookworm, main):
@@ -24,7 +25,7 @@
 # (oneko): the scene setup, the pointer path and the window drags are fixed,
 # but the exact frames differ from run to run.
 #
-# Every clip is 320x240, 150 frames, 20 fps. Each is stored twice, as FFV1
+# Every clip is 320x240, 150 frames (cuts_mix 190), 20 fps. Each is stored twice, as FFV1
 # (level 3, intra, in Matroska) and as H.264 lossless (libx264 -qp 0, in
 # Matroska), from the same intermediate frames; the smaller file is kept,
 # and its decoded frames are checked against the intermediate (framemd5).
@@ -261,8 +262,22 @@ clip_natural_vtest() {
     store natural_vtest yuv420p
 }
 
+# ------------------------------------------------------------ cuts ------
+# cuts_mix: scene cuts. x11_penguins frames 0-44, x11_fishtank 0-49,
+# pingus_pan 0-54 and x11_oneko 0-39, the stored clips played one after the
+# other (190 frames; cuts before frames 45, 95 and 150, none at a multiple
+# of pnmf's default window of 60). Made after the clips it is cut from.
+clip_cuts_mix() {
+    g="[0:v]trim=end_frame=45,setpts=PTS-STARTPTS[a];[1:v]trim=end_frame=50,setpts=PTS-STARTPTS[b];"
+    g="$g[2:v]trim=end_frame=55,setpts=PTS-STARTPTS[c];[3:v]trim=end_frame=40,setpts=PTS-STARTPTS[d];"
+    ff -i "$here/x11_penguins.mkv" -i "$here/x11_fishtank.mkv" -i "$here/pingus_pan.mkv" -i "$here/x11_oneko.mkv" \
+        -filter_complex "$g[a][b][c][d]concat=n=4:v=1:a=0[o]" -map "[o]" -c:v rawvideo -pix_fmt yuv420p \
+        -f nut "$tmp/cuts_mix.nut"
+    store cuts_mix yuv420p
+}
+
 need "$FFMPEG"
-clips=${*:-x11_penguins x11_oneko x11_fishtank pingus_pan natural_vtest}
+clips=${*:-x11_penguins x11_oneko x11_fishtank pingus_pan natural_vtest cuts_mix}
 for c in $clips; do
     "clip_$c"
 done

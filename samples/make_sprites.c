@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * make_sprites: the sprites.mkv sample, written as a gray y4m stream to
- * stdout (160x120, 60 frames, 20 fps).
+ * stdout (160x120, 60 frames, 20 fps; another count as the argument: the
+ * sprites go on along the same paths, wrapping around the edges).
  *
  * In the spirit of the Permutation NMF paper's synthetic clips: four small
  * bright sprites (a square, a cross, a ring and a plane, 12-17 px) move by
@@ -15,8 +16,10 @@
  * is the same on every machine.
  *
  *   cc -O2 -o make_sprites make_sprites.c && ./make_sprites > sprites.y4m
+ *   ./make_sprites 180 > sprites180.y4m    # three windows of 60 frames
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define W 160
@@ -117,15 +120,17 @@ static void draw(unsigned char *img, const Sprite *s, int x0, int y0)
                 img[wrap(y0 + y, H) * W + wrap(x0 + x, W)] = s->value;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    const int frames = argc > 1 ? atoi(argv[1]) : FRAMES;
+    if (frames < 1 || frames > 100000) return 2;
     static unsigned char bg[W * H], img[W * H];
     for (int y = 0; y < H; y++)
         for (int x = 0; x < W; x++)
             bg[y * W + x] = background(x, y);
 
     printf("YUV4MPEG2 W%d H%d F%d:1 Ip A1:1 Cmono XCOLORRANGE=FULL\n", W, H, FPS);
-    for (int t = 0; t < FRAMES; t++) {
+    for (int t = 0; t < frames; t++) {
         memcpy(img, bg, sizeof(img));
         for (int i = 0; i < 4; i++) {
             int x, y;

@@ -16,6 +16,7 @@ struct PnmfDecoder {
     int version;              /* the payloads' format: the writer's, or the newest this reader knows */
     size_t n;
     PnmfWindowModel md;
+    PnmfWindowModel last;     /* the last model, whose components a window may carry over */
     int loaded, win_first, win_pos, next_frame, checked_end;
     int64_t *acc;
     uint8_t *layout;
@@ -83,8 +84,8 @@ static int load_window(PnmfDecoder *d)
         return PNMF_ERR_CORRUPT;
     }
     char why[200] = "";
-    ret = pnmf_model_read_version(d->version, payload, size, d->rows, d->cols, d->vis_rows, d->vis_cols, (int)count, d->info.components,
-                          d->w_step, d->r_step, &d->md, why, sizeof(why));
+    ret = pnmf_model_read_carry(d->version, payload, size, d->rows, d->cols, d->vis_rows, d->vis_cols, (int)count,
+                                d->info.components, d->w_step, d->r_step, &d->last, &d->md, why, sizeof(why));
     if (ret < 0) {
         snprintf(d->err, sizeof(d->err), "window at frame %u: %s", first + 1, why);
         return ret;
@@ -100,6 +101,12 @@ static int load_window(PnmfDecoder *d)
                  first + 1);
         pnmf_model_free(&d->md);
         return PNMF_ERR_CORRUPT;
+    }
+    ret = pnmf_model_track(&d->last, &d->md);
+    if (ret < 0) {
+        snprintf(d->err, sizeof(d->err), "out of memory");
+        pnmf_model_free(&d->md);
+        return ret;
     }
     d->loaded = 1;
     d->win_first = (int)first;
@@ -171,6 +178,7 @@ int pnmf_decoder_seek(PnmfDecoder *d, int frame)
     d->failed = 0;
     d->have_prev = 0;
     d->avail = 0;
+    pnmf_model_free(&d->last); /* decoding starts again at a key window */
     /* back to the key window at or before the frame: a window that
      * continues the one before it needs that one decoded first */
     int ret = pnmf_container_key_frame(d->cr, (uint32_t)frame, &first, d->err, sizeof(d->err));
@@ -197,6 +205,7 @@ void pnmf_decoder_destroy(PnmfDecoder **pd)
     PnmfDecoder *d = *pd;
     if (!d) return;
     pnmf_model_free(&d->md);
+    pnmf_model_free(&d->last);
     pnmf_container_reader_close(&d->cr);
     pnmf_free(d->acc);
     pnmf_free(d->layout);

@@ -51,6 +51,8 @@ struct PnmfEncoder {
     uint8_t *last_gray;       /* the frame pushed last, width x height (scene cuts) */
     int last_cut;             /* the frame the last scene cut was found before (a window starting there is a key window) */
     int scene_cuts;
+    PnmfWindowModel last;     /* the last model (pnmf_model_track), as the decoder keeps it */
+    int carried;              /* windows that carried its components over */
     int continues;            /* the window being coded continues the previous one */
     int probing;              /* fitting the probe's model (probe_model) */
     int probe_skips;          /* windows left to code without a model, unprobed */
@@ -541,15 +543,52 @@ done:
 }
 
 /* Fit PermNMF to the window and quantize it into md (closed loop). */
-static int fit_model(PnmfEncoder *e, PnmfWindowModel *md, int m)
+/* The window's frames as floats on the torus, in A. */
+static void load_frames(PnmfEncoder *e, int m)
 {
-    const int k = e->s.components;
     for (int j = 0; j < m; j++) {
         const uint8_t *f = e->frames + (size_t)j * e->nv;
         float *a = e->A + (size_t)j * e->n;
         for (int y = 0; y < e->vis_rows; y++)
             for (int x = 0; x < e->vis_cols; x++) a[(size_t)y * e->cols + x] = f[(size_t)y * e->vis_cols + x];
     }
+}
+
+/* The window's entries over the last model's components as the decoder
+ * has them (md->carries: the payload holds no component): the quantized
+ * components fixed, an H step from zero against the frames (twice, with
+ * the canvas's invisible part imputed from the first), its coefficients
+ * quantized. No fit, no W step: a few correlations per frame. */
+static int carry_model(PnmfEncoder *e, PnmfWindowModel *md, int m)
+{
+    const int k = e->s.components;
+    float *W = e->Wtry;
+    for (int i = 0; i < k; i++)
+        pnmf_dequant_component(e->rows, e->cols, &e->last.comp[i], e->w_step, W + (size_t)i * e->n);
+    load_frames(e, m);
+    PNMF_CHECK(pnmf_fitter_set_frames(e->ft, e->A, m));
+    memset(e->H, 0, (size_t)m * k * sizeof(PnmfAtom));
+    const int mode = e->s.algo == PNMF_ALGO_IMPROVED ? PNMF_H_GREEDY : PNMF_H_CYCLIC;
+    for (int pass = 0; pass < 2; pass++) {
+        PNMF_CHECK(pnmf_fitter_impute(e->ft, W, k, e->H));
+        PNMF_CHECK(pnmf_fitter_h_step(e->ft, W, k, e->H, mode, e->s.inner_iters));
+    }
+    PNMF_CHECK(pnmf_model_alloc(md, e->rows, e->cols, e->vis_rows, e->vis_cols, m, k, m * k));
+    md->carries = 1;
+    PNMF_CHECK(pnmf_model_copy_components(md, &e->last));
+    for (int j = 0; j < m; j++)
+        for (int i = 0; i < k; i++) {
+            const PnmfAtom a = e->H[j * k + i];
+            const uint32_t c = pnmf_quant_coef(a.r, e->r_step);
+            if (c && md->comp[i].bh) PNMF_CHECK(pnmf_model_add(md, j, i, c, a.p));
+        }
+    return 0;
+}
+
+static int fit_model(PnmfEncoder *e, PnmfWindowModel *md, int m)
+{
+    const int k = e->s.components;
+    load_frames(e, m);
     if (e->s.two_level) return fit_two_level(e, md, m);
     PNMF_CHECK(pnmf_fitter_set_frames(e->ft, e->A, m));
     /* the automatic size in full fits (not in the probe's one iteration) */
@@ -646,7 +685,7 @@ static int probe_model(PnmfEncoder *e, int m, int step16, int *drop, PnmfWindowM
     e->s.iterations = iters, e->s.refine = refine, e->objective = objective, e->s.inner_iters = inner;
     const double t1 = now();
     e->t_probe += t1 - t0;
-    double j[2], sse[2] = { 0, 0 };
+    double j[2], sse[2] = { 0, *bare_sse }; /* the bare coding's, when the caller has it */
     size_t model_bytes = 0;
     if (ret >= 0) ret = cost_with_and_without(e, &md, bare, m, step16, j, sse, &model_bytes, bare_bytes);
     e->t_residual += now() - t1;
@@ -683,11 +722,32 @@ static int encode_window(PnmfEncoder *e)
     e->continues = e->s.residual && e->windows > 0 && start - e->last_key < e->s.key_interval &&
                    start != e->last_cut;
     if (e->s.residual && !e->continues) e->last_key = start;
-    int drop = 0;
+    int drop = 0, carried = 0;
     double bare_sse = 0;
     size_t bare_bytes = 0; /* > 0: bare holds the residual layer over no model */
     const double t0 = now();
-    if (e->s.components && e->s.residual && !e->s.two_level && e->s.iterations > 1) {
+    if (e->s.carry && e->continues && e->s.components && !e->s.two_level && e->last.k == e->s.components &&
+        pnmf_model_has_components(&e->last)) {
+        /* the last model's components, carried over, against the residual
+         * layer alone: when they pay, no probe and no fit */
+        double j[2], sse2[2] = { 0, 0 };
+        size_t model_bytes;
+        ret = carry_model(e, &md, m);
+        if (ret >= 0) ret = cost_with_and_without(e, &md, &bare, m, step16, j, sse2, &model_bytes, &bare_bytes);
+        if (ret >= 0 && j[0] < j[1]) {
+            carried = 1, sse = sse2[0];
+        } else {
+            pnmf_model_free(&md);
+            bare_sse = sse2[1];
+        }
+        if (getenv("PNMF_DEBUG") && ret >= 0)
+            fprintf(stderr, "window %d: carried components: %s (cost ratio %.3f)\n", e->windows,
+                    carried ? "kept" : "dropped", j[0] / j[1]);
+        e->t_residual += now() - t0;
+    }
+    if (carried) {
+        /* md is the window, its residual layer coded */
+    } else if (ret >= 0 && e->s.components && e->s.residual && !e->s.two_level && e->s.iterations > 1) {
         if (e->probe_skips > 0) {
             e->probe_skips--, drop = 1;
             if (getenv("PNMF_DEBUG")) fprintf(stderr, "window %d: no model (the probe far from paying)\n", e->windows);
@@ -696,7 +756,8 @@ static int encode_window(PnmfEncoder *e)
         }
     }
     const double t1 = now();
-    if (ret >= 0 && e->s.components && !drop) {
+    if (carried) {
+    } else if (ret >= 0 && e->s.components && !drop) {
         ret = fit_model(e, &md, m);
         e->t_fit += now() - t1;
     } else if (ret >= 0 && bare_bytes) {
@@ -711,7 +772,9 @@ static int encode_window(PnmfEncoder *e)
         /* keep the model only when it lowers the cost */
         double j[2], sse2[2] = { 0, bare_sse };
         size_t model_bytes;
-        if (md.first[m] > 0) {
+        if (carried) {
+            /* coded, and kept, above */
+        } else if (md.first[m] > 0) {
             ret = cost_with_and_without(e, &md, &bare, m, step16, j, sse2, &model_bytes, &bare_bytes);
             sse = sse2[0];
             if (ret >= 0 && j[1] < j[0]) {
@@ -749,7 +812,8 @@ static int encode_window(PnmfEncoder *e)
                                           payload, size, e->err, sizeof(e->err));
     const double t4 = now();
     e->t_write += t4 - t2;
-    if (ret >= 0) e->sse += sse;
+    if (ret >= 0) e->sse += sse, e->carried += carried;
+    if (ret >= 0) ret = pnmf_model_track(&e->last, &md); /* as the decoder will */
     if (ret >= 0 && e->s.residual) {
         /* the decoder's last frame of this window, which the next one may
          * predict from: decoded from md exactly as the decoder does */
@@ -853,6 +917,7 @@ void pnmf_encoder_stats(const PnmfEncoder *e, PnmfEncStats *st)
     st->seconds_probe = e->t_probe, st->seconds_fit = e->t_fit, st->seconds_residual = e->t_residual;
     st->seconds_write = e->t_write, st->seconds_total = e->t_total;
     st->scene_cuts = e->scene_cuts;
+    st->carried = e->carried;
     const double px = (double)st->frames * e->nv;
     st->psnr = px > 0 && e->sse > 0 ? 10 * log10(255.0 * 255.0 * px / e->sse) : 999.0;
 }
@@ -881,6 +946,7 @@ void pnmf_encoder_destroy(PnmfEncoder **pe)
     }
     pnmf_free(e->lastP);
     pnmf_free(e->last_gray);
+    pnmf_model_free(&e->last);
     for (int t = 0; t < PNMF_RES_REFS; t++) {
         pnmf_free(e->lastRef[t]);
     }

@@ -32,6 +32,7 @@ struct PnmfInfo {
     PnmfInfoHeader h;
     int rows, cols, vis_rows, vis_cols;
     PnmfWindowModel md;
+    PnmfWindowModel last;     /* the last model, for windows that carry its components */
     int loaded;               /* md holds the window last returned */
     int windows;              /* windows returned so far */
     int done;
@@ -137,9 +138,9 @@ static int measure(int version, const PnmfWindowModel *md, const uint8_t *buf, s
 {
     const uint64_t n = (uint64_t)md->first[md->m];
     values[PNMF_INFO_SEC_HEAD] = 2;
-    values[PNMF_INFO_SEC_SIZES] = 2 * (uint64_t)md->k;
+    values[PNMF_INFO_SEC_SIZES] = md->carries ? 0 : 2 * (uint64_t)md->k;
     uint64_t levels = 0;
-    for (int i = 0; i < md->k; i++) levels += (uint64_t)md->comp[i].bh * md->comp[i].bw;
+    for (int i = 0; i < md->k && !md->carries; i++) levels += (uint64_t)md->comp[i].bh * md->comp[i].bw;
     values[PNMF_INFO_SEC_LEVELS] = levels;
     values[PNMF_INFO_SEC_COUNTS] = (uint64_t)md->k * md->m;
     values[PNMF_INFO_SEC_COEFS] = n;
@@ -208,8 +209,10 @@ int pnmf_info_next_window(PnmfInfo *p, PnmfInfoWindow *st, int zstd_level)
     }
     const off_t after = ftello(p->f);
     char why[200] = "";
-    ret = pnmf_model_read_version(p->h.version < PNMF_READER_VERSION ? p->h.version : PNMF_READER_VERSION, payload, size, p->rows, p->cols, p->vis_rows, p->vis_cols, (int)count,
-                          p->h.components, p->h.w_step, p->h.r_step, &p->md, why, sizeof(why));
+    ret = pnmf_model_read_carry(p->h.version < PNMF_READER_VERSION ? p->h.version : PNMF_READER_VERSION, payload,
+                                size, p->rows, p->cols, p->vis_rows, p->vis_cols, (int)count, p->h.components,
+                                p->h.w_step, p->h.r_step, &p->last, &p->md, why, sizeof(why));
+    if (ret >= 0 && (ret = pnmf_model_track(&p->last, &p->md)) < 0) pnmf_model_free(&p->md);
     if (ret < 0) {
         snprintf(p->err, sizeof(p->err), "window at frame %u: %s", first + 1, why);
         return ret;
@@ -228,6 +231,7 @@ int pnmf_info_next_window(PnmfInfo *p, PnmfInfoWindow *st, int zstd_level)
     st->first_frame = (int)first;
     st->frames = (int)count;
     st->key = !md->res.continues;
+    st->carried = md->carries;
     st->components = md->k;
     st->entries = (uint64_t)md->first[md->m];
     memset(p->comp_entries, 0, (size_t)p->h.components * sizeof(uint64_t));
@@ -235,7 +239,7 @@ int pnmf_info_next_window(PnmfInfo *p, PnmfInfoWindow *st, int zstd_level)
         const PnmfComp *c = &md->comp[i];
         p->bh[i] = c->bh, p->bw[i] = c->bw;
         st->nonempty += c->bh > 0;
-        st->levels += (uint64_t)c->bh * c->bw;
+        if (!md->carries) st->levels += (uint64_t)c->bh * c->bw;
         for (int x = 0; x < c->bh * c->bw; x++)
             if (c->lev[x] < 0) st->signed_levels = 1;
     }
@@ -341,6 +345,7 @@ void pnmf_info_close(PnmfInfo **pp)
     if (!pp || !*pp) return;
     PnmfInfo *p = *pp;
     pnmf_model_free(&p->md);
+    pnmf_model_free(&p->last);
     pnmf_container_reader_close(&p->cr);
     pnmf_free(p->bh);
     pnmf_free(p->bw);

@@ -26,6 +26,7 @@ void pnmf_enc_default_settings(PnmfEncSettings *s)
     s->key_interval = 250;
     s->auto_k = 1;
     s->scene_cut = 1;
+    s->carry = 1;
 }
 
 int pnmf_enc_open(PnmfEncoder **enc, const PnmfEncSettings *s, int width, int height,
@@ -51,6 +52,7 @@ int pnmf_enc_open(PnmfEncoder **enc, const PnmfEncSettings *s, int width, int he
     if (s->two_level < 0 || s->two_level > PNMF_MAX_COMPONENTS) return PNMF_ERR_ARG;
     if (s->auto_k < 0 || s->auto_k > 1) return PNMF_ERR_ARG;
     if (s->scene_cut < 0 || s->scene_cut > 1) return PNMF_ERR_ARG;
+    if (s->carry < 0 || s->carry > 1) return PNMF_ERR_ARG;
     if (s->two_level && (s->two_level < s->components || s->shift_model == PNMF_SHIFT_CANVAS)) return PNMF_ERR_ARG;
     if (!(s->target_psnr >= 0 && s->target_psnr <= 99) || (s->target_psnr > 0 && !s->residual)) return PNMF_ERR_ARG;
     if (s->algo != PNMF_ALGO_PAPER && s->algo != PNMF_ALGO_IMPROVED) return PNMF_ERR_ARG;
@@ -59,8 +61,6 @@ int pnmf_enc_open(PnmfEncoder **enc, const PnmfEncSettings *s, int width, int he
     if (s->restarts < 1 || s->restarts > 1000 || s->threads < 0 || s->threads > 64) return PNMF_ERR_ARG;
     if (s->zstd_level < 1 || s->zstd_level > 22) return PNMF_ERR_ARG;
     if (s->refine < 0 || s->refine > 100) return PNMF_ERR_ARG;
-    for (size_t i = 0; i < sizeof(s->reserved); i++)
-        if (s->reserved[i]) return PNMF_ERR_ARG;
     return pnmf_encoder_create(enc, s, width, height, fps_num, fps_den, out);
 }
 

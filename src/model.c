@@ -129,13 +129,16 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
                 return PNMF_ERR_ARG;
         }
     if (pnmf_model_work(md) > pnmf_model_max_work(md->rows, md->cols, m)) return PNMF_ERR_LIMIT;
-    put_u(&b, md->res.step16 ? PNMF_FLAG_RESIDUAL | (md->res.continues ? PNMF_FLAG_CONTINUES : 0) : 0); /* flags */
+    if (md->carries && (!md->res.step16 || !md->res.continues)) return PNMF_ERR_ARG;
+    put_u(&b, md->res.step16 ? PNMF_FLAG_RESIDUAL | (md->res.continues ? PNMF_FLAG_CONTINUES : 0) |
+                                   (md->carries ? PNMF_FLAG_CARRIES : 0)
+                             : 0); /* flags */
     put_u(&b, (uint64_t)k);
-    for (int i = 0; i < k; i++) {
+    for (int i = 0; i < k && !md->carries; i++) {
         put_u(&b, (uint64_t)md->comp[i].bh);
         put_u(&b, (uint64_t)md->comp[i].bw);
     }
-    for (int i = 0; i < k; i++) {
+    for (int i = 0; i < k && !md->carries; i++) {
         const PnmfComp *c = &md->comp[i];
         for (int y = 0; y < c->bh; y++)
             for (int x = 0; x < c->bw; x++)
@@ -452,6 +455,45 @@ int pnmf_model_read_version(int version, const uint8_t *buf, size_t size, int ro
                             int vis_cols, int m, int max_k, int w_step, int r_step,
                             PnmfWindowModel *md, char *err, size_t errlen)
 {
+    return pnmf_model_read_carry(version, buf, size, rows, cols, vis_rows, vis_cols, m, max_k, w_step, r_step,
+                                 NULL, md, err, errlen);
+}
+
+int pnmf_model_has_components(const PnmfWindowModel *md)
+{
+    for (int i = 0; i < md->k; i++)
+        if (md->comp[i].bh) return 1;
+    return 0;
+}
+
+int pnmf_model_copy_components(PnmfWindowModel *dst, const PnmfWindowModel *src)
+{
+    for (int i = 0; i < src->k; i++) {
+        const PnmfComp *c = &src->comp[i];
+        dst->comp[i].bh = c->bh, dst->comp[i].bw = c->bw;
+        if (!c->bh) continue;
+        const size_t n = (size_t)c->bh * c->bw;
+        if (!(dst->comp[i].lev = pnmf_malloc_array(n, sizeof(int16_t)))) return PNMF_ERR_NOMEM;
+        memcpy(dst->comp[i].lev, c->lev, n * sizeof(int16_t));
+    }
+    return 0;
+}
+
+int pnmf_model_track(PnmfWindowModel *last, const PnmfWindowModel *md)
+{
+    if (!md->res.continues || md->res.step16 == 0) pnmf_model_free(last); /* a key window */
+    if (md->carries || !pnmf_model_has_components(md)) return 0;
+    pnmf_model_free(last);
+    PNMF_CHECK(pnmf_model_alloc(last, md->rows, md->cols, md->vis_rows, md->vis_cols, 1, md->k, 0));
+    int ret = pnmf_model_copy_components(last, md);
+    if (ret < 0) pnmf_model_free(last);
+    return ret;
+}
+
+int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows, int cols, int vis_rows,
+                          int vis_cols, int m, int max_k, int w_step, int r_step, const PnmfWindowModel *carry,
+                          PnmfWindowModel *md, char *err, size_t errlen)
+{
     Rd r = { buf, buf + size };
     uint64_t v;
     int ret = 0;
@@ -464,15 +506,21 @@ int pnmf_model_read_version(int version, const uint8_t *buf, size_t size, int ro
         pnmf_set_err(err, errlen, "truncated window payload");
         return PNMF_ERR_CORRUPT;
     }
-    if (v & ~(uint64_t)(PNMF_FLAG_RESIDUAL | PNMF_FLAG_CONTINUES)) {
+    const uint64_t known = PNMF_FLAG_RESIDUAL | PNMF_FLAG_CONTINUES | (version >= 5 ? PNMF_FLAG_CARRIES : 0);
+    if (v & ~known) {
         pnmf_set_err(err, errlen, "window flags 0x%llx: unknown features", (unsigned long long)v);
         return PNMF_ERR_CORRUPT;
     }
-    if (v == PNMF_FLAG_CONTINUES) {
-        pnmf_set_err(err, errlen, "window flags 0x2: continues without a residual layer");
+    if ((v & PNMF_FLAG_CONTINUES) && !(v & PNMF_FLAG_RESIDUAL)) {
+        pnmf_set_err(err, errlen, "window flags 0x%llx: continues without a residual layer", (unsigned long long)v);
+        return PNMF_ERR_CORRUPT;
+    }
+    if ((v & PNMF_FLAG_CARRIES) && !(v & PNMF_FLAG_CONTINUES)) {
+        pnmf_set_err(err, errlen, "window flags 0x%llx: carries components into a key window", (unsigned long long)v);
         return PNMF_ERR_CORRUPT;
     }
     const int has_residual = (int)(v & PNMF_FLAG_RESIDUAL), continues = !!(v & PNMF_FLAG_CONTINUES);
+    const int carries = !!(v & PNMF_FLAG_CARRIES);
     if (get_u(&r, &v) < 0) {
         pnmf_set_err(err, errlen, "truncated window payload");
         return PNMF_ERR_CORRUPT;
@@ -483,18 +531,28 @@ int pnmf_model_read_version(int version, const uint8_t *buf, size_t size, int ro
         return PNMF_ERR_CORRUPT;
     }
     const int k = (int)v;
+    if (carries && (!carry || !pnmf_model_has_components(carry))) {
+        pnmf_set_err(err, errlen, "the window carries components over, but no window since the key window has any");
+        return PNMF_ERR_CORRUPT;
+    }
+    if (carries && (carry->k != k || carry->rows != rows || carry->cols != cols)) {
+        pnmf_set_err(err, errlen, "the window carries %d components over, the last model has %d", k, carry->k);
+        return PNMF_ERR_CORRUPT;
+    }
     /* Every value takes a byte at least: 2 block sizes a component and an
      * occurrence count a (frame, component). Checked before anything is
      * allocated. */
-    if ((uint64_t)k * (2 + (uint64_t)m) > (uint64_t)(r.end - r.p)) {
+    if ((uint64_t)k * ((carries ? 0 : 2) + (uint64_t)m) > (uint64_t)(r.end - r.p)) {
         pnmf_set_err(err, errlen, "truncated window payload");
         return PNMF_ERR_CORRUPT;
     }
     PNMF_CHECK(pnmf_model_alloc(md, rows, cols, vis_rows, vis_cols, m, k, 0));
+    md->carries = carries;
+    if (carries && (ret = pnmf_model_copy_components(md, carry)) < 0) goto fail;
     const int64_t max_level = PNMF_MAX_LEVEL_VALUE / w_step;
     const uint64_t max_coef = PNMF_MAX_COEF_VALUE / r_step;
     uint64_t levels = 0; /* all blocks' levels, at most size: no overflow */
-    for (int i = 0; i < k; i++) {
+    for (int i = 0; i < k && !carries; i++) {
         uint64_t bh, bw;
         if (get_u(&r, &bh) < 0 || get_u(&r, &bw) < 0) FAIL("truncated window payload");
         if (bh > (uint64_t)rows || bw > (uint64_t)cols || (!bh) != (!bw))
@@ -506,7 +564,7 @@ int pnmf_model_read_version(int version, const uint8_t *buf, size_t size, int ro
         if (levels + (uint64_t)k * m > (uint64_t)(r.end - r.p)) FAIL("truncated window payload");
         md->comp[i].bh = (int)bh, md->comp[i].bw = (int)bw;
     }
-    for (int i = 0; i < k; i++) {
+    for (int i = 0; i < k && !carries; i++) {
         PnmfComp *c = &md->comp[i];
         if (!c->bh) continue;
         c->lev = pnmf_malloc_array((size_t)c->bh * c->bw, sizeof(int16_t));

@@ -27,6 +27,8 @@
 #define PNMF_FRAC_BITS       12      /* 8 (components) + 4 (coefficients) */
 #define PNMF_FLAG_RESIDUAL   1       /* window flags: a residual layer follows */
 #define PNMF_FLAG_CONTINUES  2       /* ... which predicts from the previous window */
+#define PNMF_FLAG_CARRIES    4       /* the components are the last model's (format 5; with
+                                      * CONTINUES): no block sizes or levels follow */
 #define PNMF_MAX_OCCURRENCES 64      /* entries of one component in one frame */
 
 /* Decode work: a window of m frames of `pixels` torus samples may ask for
@@ -56,6 +58,8 @@ typedef struct PnmfWindowModel {
     PnmfEntry *ent;         /* first[m] entries, each frame's in nondecreasing i */
     int cap;                /* entries allocated */
     PnmfResidual res;       /* res.step16 = 0: no residual layer (flags bit 0) */
+    int carries;            /* the components are the last model's (flags bit 2): the
+                             * writer leaves them out, the reader copies them in */
 } PnmfWindowModel;
 
 /* Allocate comp, first and room for max_entries entries, for m frames and
@@ -91,11 +95,30 @@ int  pnmf_model_read(const uint8_t *buf, size_t size, int rows, int cols, int vi
                      int vis_cols, int m, int max_k, int w_step, int r_step,
                      PnmfWindowModel *md, char *err, size_t errlen);
 /* The same for a payload of format `version` (2, 3: the residual layer's
- * modes and vectors as varints; 4: range-coded); pnmf_model_read() reads
- * PNMF_PAYLOAD_VERSION, what pnmf_model_write() writes. */
-#define PNMF_PAYLOAD_VERSION 4
+ * modes and vectors as varints; 4: range-coded; 5: components carried
+ * over); pnmf_model_read() reads PNMF_PAYLOAD_VERSION, what
+ * pnmf_model_write() writes, with no last model. */
+#define PNMF_PAYLOAD_VERSION 5
 int  pnmf_model_read_version(int version, const uint8_t *buf, size_t size, int rows, int cols, int vis_rows,
                              int vis_cols, int m, int max_k, int w_step, int r_step,
                              PnmfWindowModel *md, char *err, size_t errlen);
+/* The same with the last model, whose components a window that carries
+ * them gets (carry: NULL or k = 0 when there is none: such a window is
+ * refused). */
+int  pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows, int cols, int vis_rows,
+                           int vis_cols, int m, int max_k, int w_step, int r_step, const PnmfWindowModel *carry,
+                           PnmfWindowModel *md, char *err, size_t errlen);
+
+/* Carrying components over (docs/format.md, "Carried components"): the last
+ * model is that of the latest window, since the key window that began the
+ * run (itself included), with a non-empty component. After each window
+ * decoded in order, pnmf_model_track() updates *last (k and components
+ * only; pnmf_model_free() it at the end): a key window clears it, a window
+ * with a non-empty component becomes it. */
+int  pnmf_model_track(PnmfWindowModel *last, const PnmfWindowModel *md);
+/* Copy src's k components into dst (allocated with k components, none yet). */
+int  pnmf_model_copy_components(PnmfWindowModel *dst, const PnmfWindowModel *src);
+/* Whether any of md's components is non-empty. */
+int  pnmf_model_has_components(const PnmfWindowModel *md);
 
 #endif /* PNMF_MODEL_H */

@@ -377,12 +377,12 @@ static void test_round_trip(void)
     ret = read_file(f, &h2, &back, err, sizeof(err));
     fclose(f);
     CHECK_MSG(ret == 3, "%d %s", ret, err);
-    CHECK(PNMF_FORMAT_VERSION == 4 && PNMF_READER_VERSION == 4 && PNMF_OLDEST_VERSION == 2);
-    CHECK(h2.writer_version == 4 && pnmf_rl16(file + 8) == 4);
-    /* a v4 file's residual layer is range-coded, which a v3 reader cannot
-     * read (docs/format.md, "Versioning"): it needs reader 4 */
-    CHECK_MSG(h2.min_reader_version == 4 && pnmf_rl16(file + 10) == 4,
-              "the writer writes min_reader_version %u, format v4 needs 4", (unsigned)pnmf_rl16(file + 10));
+    CHECK(PNMF_FORMAT_VERSION == 5 && PNMF_READER_VERSION == 5 && PNMF_OLDEST_VERSION == 2);
+    CHECK(h2.writer_version == 5 && pnmf_rl16(file + 8) == 5);
+    /* a v5 file's windows may carry components over, which a v4 reader
+     * cannot read (docs/format.md, "Versioning"): it needs reader 5 */
+    CHECK_MSG(h2.min_reader_version == 5 && pnmf_rl16(file + 10) == 5,
+              "the writer writes min_reader_version %u, format v5 needs 5", (unsigned)pnmf_rl16(file + 10));
     CHECK(h2.canvas_height == 0 && h2.canvas_width == 0);
     CHECK(h2.width == h.width && h2.height == h.height);
     CHECK(h2.fps_num == h.fps_num && h2.fps_den == h.fps_den);
@@ -538,20 +538,20 @@ static void test_header_checks(void)
     int ret;
     uint8_t *file = write_file(&h, &w, &n, &ret);
 
-    /* A file from the future: writer 5, needs reader 5. */
+    /* A file from the future: writer 6, needs reader 6. */
     uint8_t *p = malloc(n);
     memcpy(p, file, n);
-    pnmf_wl16(p + 8, 5);
-    pnmf_wl16(p + 10, 5);
+    pnmf_wl16(p + 8, 6);
+    pnmf_wl16(p + 10, 6);
     fix_header_crc(p, 64);
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == PNMF_ERR_VERSION);
-    CHECK(strstr(err, "needs reader version 5 (this is version 4)") != NULL);
-    /* Written by version 5 but readable by 4: fine. */
-    pnmf_wl16(p + 10, 4);
+    CHECK(strstr(err, "needs reader version 6 (this is version 5)") != NULL);
+    /* Written by version 6 but readable by 5: fine. */
+    pnmf_wl16(p + 10, 5);
     fix_header_crc(p, 64);
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == 3);
-    /* ... and by 1 (whatever a v1 reader would make of it): a v4 reader
-     * reads it, the writer being v5 */
+    /* ... and by 1 (whatever a v1 reader would make of it): a v5 reader
+     * reads it, the writer being v6 */
     pnmf_wl16(p + 10, 1);
     fix_header_crc(p, 64);
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == 3);
@@ -580,11 +580,11 @@ static void test_header_checks(void)
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == PNMF_ERR_VERSION);
     free(p);
     CHECK(read_patched(file, n, 10, 2, 0, err, sizeof(err)) == PNMF_ERR_CORRUPT);
-    CHECK(read_patched(file, n, 10, 2, 5, err, sizeof(err)) == PNMF_ERR_CORRUPT); /* min reader > writer */
-    CHECK(strstr(err, "bad version fields (writer 4, min reader 5)") != NULL);
-    /* writer 1 with min reader 4: the fields contradict each other */
+    CHECK(read_patched(file, n, 10, 2, 6, err, sizeof(err)) == PNMF_ERR_CORRUPT); /* min reader > writer */
+    CHECK(strstr(err, "bad version fields (writer 5, min reader 6)") != NULL);
+    /* writer 1 with min reader 5: the fields contradict each other */
     CHECK(read_patched(file, n, 8, 2, 1, err, sizeof(err)) == PNMF_ERR_CORRUPT);
-    CHECK(strstr(err, "bad version fields (writer 1, min reader 4)") != NULL);
+    CHECK(strstr(err, "bad version fields (writer 1, min reader 5)") != NULL);
 
     CHECK(read_patched(file, n, 16, 4, 20000, err, sizeof(err)) == PNMF_ERR_LIMIT);
     CHECK(strstr(err, "20000") != NULL);

@@ -123,6 +123,105 @@ static int same_model(const PnmfWindowModel *a, const PnmfWindowModel *b)
     return 1;
 }
 
+/* Carried components (format 5): a window that carries the last model's
+ * components writes none of their bytes, reads back equal given the last
+ * model, and is refused without it, with another k, in a key window or by
+ * a format 4 reader; pnmf_model_track() follows the last model as the
+ * format defines it. */
+static void with_residual(PnmfWindowModel *md, int continues)
+{
+    CHECK(pnmf_residual_alloc(&md->res, md->m, md->vis_rows, md->vis_cols, 32, 32) == 0);
+    md->res.continues = continues;
+}
+
+static void test_carry(void)
+{
+    char err[160];
+    const int rows = 9, cols = 11, m = 4, k = 3, ws = 4, rst = 16;
+    PnmfWindowModel last, a, b, c;
+    random_model(&last, rows, cols, rows, cols, m, k, ws, rst, 2, 300);
+    with_residual(&last, 0);
+    /* a continuing window over the same components, with its own entries */
+    random_model(&a, rows, cols, rows, cols, m, k, ws, rst, 2, 300);
+    for (int i = 0; i < k; i++) {
+        pnmf_free(a.comp[i].lev);
+        a.comp[i] = (PnmfComp){ 0, 0, NULL };
+    }
+    CHECK(pnmf_model_copy_components(&a, &last) == 0);
+    with_residual(&a, 1);
+    uint8_t *full, *carried;
+    size_t full_size, carried_size;
+    CHECK(pnmf_model_write(&a, &full, &full_size) == 0);
+    a.carries = 1;
+    CHECK(pnmf_model_write(&a, &carried, &carried_size) == 0);
+    size_t levels = 0;
+    for (int i = 0; i < k; i++) levels += (size_t)last.comp[i].bh * last.comp[i].bw;
+    /* the sizes (2 a component) and the levels (a byte each at least) are gone */
+    CHECK_MSG(carried_size + 2 * k + levels <= full_size, "%zu bytes carried, %zu sent", carried_size, full_size);
+    CHECK(carried[0] == (PNMF_FLAG_RESIDUAL | PNMF_FLAG_CONTINUES | PNMF_FLAG_CARRIES));
+    int ret = pnmf_model_read_carry(5, carried, carried_size, rows, cols, rows, cols, m, k, ws, rst, &last, &b,
+                                    err, sizeof err);
+    CHECK_MSG(ret == 0, "%s", err);
+    if (ret == 0) {
+        CHECK(same_model(&a, &b) && b.carries == 1 && b.res.continues == 1);
+        /* its own copy of the components */
+        CHECK(b.comp[0].lev != last.comp[0].lev);
+        pnmf_model_free(&b);
+    }
+    /* no last model, an empty one, another k, a format 4 reader */
+    CHECK(pnmf_model_read_carry(5, carried, carried_size, rows, cols, rows, cols, m, k, ws, rst, NULL, &b, err,
+                                sizeof err) == PNMF_ERR_CORRUPT && strstr(err, "no window since the key window"));
+    PnmfWindowModel none;
+    CHECK(pnmf_model_alloc(&none, rows, cols, rows, cols, 1, k, 0) == 0);
+    CHECK(pnmf_model_read_carry(5, carried, carried_size, rows, cols, rows, cols, m, k, ws, rst, &none, &b, err,
+                                sizeof err) == PNMF_ERR_CORRUPT && strstr(err, "no window since the key window"));
+    PnmfWindowModel other;
+    random_model(&other, rows, cols, rows, cols, 1, k + 1, ws, rst, 1, 300);
+    CHECK(pnmf_model_read_carry(5, carried, carried_size, rows, cols, rows, cols, m, k + 1, ws, rst, &other, &b,
+                                err, sizeof err) == PNMF_ERR_CORRUPT && strstr(err, "carries 3 components over"));
+    CHECK(pnmf_model_read_carry(4, carried, carried_size, rows, cols, rows, cols, m, k, ws, rst, &last, &b, err,
+                                sizeof err) == PNMF_ERR_CORRUPT && strstr(err, "unknown features"));
+    /* every truncation is refused */
+    int refused = 0;
+    for (size_t l = 0; l < carried_size; l++)
+        refused += pnmf_model_read_carry(5, carried, l, rows, cols, rows, cols, m, k, ws, rst, &last, &c, err,
+                                         sizeof err) == PNMF_ERR_CORRUPT;
+    CHECK(refused == (int)carried_size);
+    /* the flag in a key window: the writer refuses it, the reader too */
+    a.res.continues = 0;
+    uint8_t *bad;
+    size_t bad_size;
+    CHECK(pnmf_model_write(&a, &bad, &bad_size) == PNMF_ERR_ARG);
+    carried[0] = PNMF_FLAG_RESIDUAL | PNMF_FLAG_CARRIES;
+    CHECK(pnmf_model_read_carry(5, carried, carried_size, rows, cols, rows, cols, m, k, ws, rst, &last, &b, err,
+                                sizeof err) == PNMF_ERR_CORRUPT && strstr(err, "into a key window"));
+    a.res.continues = 1;
+
+    /* pnmf_model_track: a key window with components becomes the last
+     * model; a continuing one without keeps it, as does one that carries;
+     * one with components replaces it; a key window without clears it */
+    PnmfWindowModel t;
+    memset(&t, 0, sizeof(t));
+    CHECK(pnmf_model_track(&t, &last) == 0 && t.k == k);
+    int same = t.k == k;
+    for (int i = 0; same && i < k; i++)
+        same = t.comp[i].bh == last.comp[i].bh && t.comp[i].bw == last.comp[i].bw &&
+               (!t.comp[i].bh || !memcmp(t.comp[i].lev, last.comp[i].lev,
+                                         sizeof(int16_t) * t.comp[i].bh * t.comp[i].bw));
+    CHECK(same);
+    with_residual(&none, 1);
+    CHECK(pnmf_model_track(&t, &none) == 0 && t.k == k && t.comp[0].bh == last.comp[0].bh);
+    CHECK(pnmf_model_track(&t, &a) == 0 && t.k == k); /* a carries: the same */
+    CHECK(t.comp[0].bh == last.comp[0].bh && !memcmp(t.comp[0].lev, last.comp[0].lev,
+                                                     sizeof(int16_t) * last.comp[0].bh * last.comp[0].bw));
+    CHECK(pnmf_model_track(&t, &other) == 0 && t.k == k + 1); /* no residual layer: a key window with components */
+    none.res.continues = 0;
+    CHECK(pnmf_model_track(&t, &none) == 0 && t.k == 0 && t.comp == NULL);
+    pnmf_free(full), pnmf_free(carried);
+    pnmf_model_free(&last), pnmf_model_free(&a), pnmf_model_free(&none), pnmf_model_free(&other);
+    pnmf_model_free(&t);
+}
+
 /* pnmf_model_add: frames in order, empty frames between, the capacity. */
 static void test_add(void)
 {
@@ -332,8 +431,9 @@ static void test_reader_rules(void)
         pnmf_model_free(&md);
     }
 
-    /* flags: only bits 0 and 1 (the residual layer) are defined, any other bit is refused */
-    for (uint64_t f = 4; f; f <<= 9) {
+    /* flags: only bits 0 and 1 (the residual layer) and 2 (carried
+     * components, test_carry) are defined, any other bit is refused */
+    for (uint64_t f = 8; f; f <<= 9) {
         p = one(f, 1, 1, 0, 0, 0);
         REFUSED(p, 1, PNMF_ERR_CORRUPT, "unknown features");
     }
@@ -712,6 +812,7 @@ int main(void)
     test_component();
     test_add();
     test_payload();
+    test_carry();
     test_writer_refusals();
     test_reader_rules();
     test_work_limit();

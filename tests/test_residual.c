@@ -486,7 +486,7 @@ static void test_payload(void)
         CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0 &&
               strstr(err, "out of range"));
         memcpy(bad, buf, size);
-        bad[0] = 5; /* unknown flag */
+        bad[0] = 9; /* unknown flag */
         CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0 &&
               strstr(err, "unknown features"));
         /* every truncation */

@@ -41,6 +41,9 @@ static void usage(FILE *f)
             "      --scenecut       a scene cut ends the window, and the next one is a key\n"
             "                       window (default)\n"
             "      --no-scenecut    windows of -w frames, whatever the content\n"
+            "      --carry          a window that continues the one before may reuse the last\n"
+            "                       model's components, sending only its entries (default)\n"
+            "      --no-carry       each window with a model sends its components\n"
             "      --auto-k         the full fit picks how many components (at most -k): it\n"
             "                       grows while each new one pays for its bits (default)\n"
             "      --fixed-k        the full fit uses -k components, as in the paper\n"
@@ -78,7 +81,7 @@ static void usage(FILE *f)
 enum { OPT_SHIFT = 256, OPT_ALGO, OPT_ITER, OPT_INNER, OPT_RESTARTS, OPT_SEED, OPT_THREADS,
        OPT_ZSTD, OPT_FRAMES, OPT_REFINE, OPT_PAD, OPT_SIGNED, OPT_UNSIGNED, OPT_RESIDUAL,
        OPT_NO_RESIDUAL, OPT_TARGET, OPT_TWO_LEVEL, OPT_KEYINT, OPT_AUTO_K, OPT_FIXED_K,
-       OPT_SCENECUT, OPT_NO_SCENECUT };
+       OPT_SCENECUT, OPT_NO_SCENECUT, OPT_CARRY, OPT_NO_CARRY };
 
 int main(int argc, char **argv)
 {
@@ -96,6 +99,7 @@ int main(int argc, char **argv)
         { "two-level", required_argument, NULL, OPT_TWO_LEVEL }, { "keyint", required_argument, NULL, OPT_KEYINT },
         { "auto-k", no_argument, NULL, OPT_AUTO_K }, { "fixed-k", no_argument, NULL, OPT_FIXED_K },
         { "scenecut", no_argument, NULL, OPT_SCENECUT }, { "no-scenecut", no_argument, NULL, OPT_NO_SCENECUT },
+        { "carry", no_argument, NULL, OPT_CARRY }, { "no-carry", no_argument, NULL, OPT_NO_CARRY },
         { "quiet", no_argument, NULL, 'Q' },            { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },          { NULL, 0, NULL, 0 },
     };
@@ -144,6 +148,8 @@ int main(int argc, char **argv)
         case OPT_FIXED_K: s.auto_k = 0; break;
         case OPT_SCENECUT: s.scene_cut = 1; break;
         case OPT_NO_SCENECUT: s.scene_cut = 0; break;
+        case OPT_CARRY: s.carry = 1; break;
+        case OPT_NO_CARRY: s.carry = 0; break;
         case OPT_TWO_LEVEL: if (cli_parse_int(prog, "--two-level", optarg, 1, 255, &v)) return PNMF_EXIT_USAGE; s.two_level = (int)v; break;
         case OPT_TARGET: {
             char *end;
@@ -254,6 +260,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s: frames %d  bytes %llu  bpp %.4f  psnr-y %.2f dB  time %.2f s (%.1f fps)", outpath,
                 st.frames, (unsigned long long)st.bytes, bpp, st.psnr, dt, dt > 0 ? st.frames / dt : 0.0);
         if (st.scene_cuts) fprintf(stderr, "  scene cuts %d", st.scene_cuts);
+        if (st.carried) fprintf(stderr, "  carried %d", st.carried);
         fputc('\n', stderr);
     }
 end:

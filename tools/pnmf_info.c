@@ -451,7 +451,7 @@ static int print_tables(const char *path, const PnmfInfoHeader *h, const WinRow 
         snprintf(c[0], CELL, "%d", w->index);
         snprintf(c[1], CELL, "%d", w->first_frame);
         snprintf(c[2], CELL, "%d", w->frames);
-        snprintf(c[3], CELL, "%d", w->components);
+        snprintf(c[3], CELL, "%d%s", w->components, w->carried ? " c" : "");
         snprintf(c[4], CELL, "%d", w->used);
         snprintf(c[5], CELL, "%d", w->repeat_frames);
         char mo[CELL];
@@ -475,10 +475,12 @@ static int print_tables(const char *path, const PnmfInfoHeader *h, const WinRow 
     table_print(&t, "");
     printf("(first: 0-based frame; key: yes if it decodes on its own (a key window, or no\n"
            " residual layer), no if it predicts from the window before; comps: components in\n"
-           " the payload; used: with an entry; entries: (component, coefficient, shift) triples\n"
-           " of all frames; repeat: frames in which a component appears more than once; max\n"
-           " occ: most entries of one component in a frame; levels: samples of all blocks;\n"
-           " chunk: bytes in the file, 20 of framing and the zstd frame; payload: decompressed)\n");
+           " the payload, c: carried over from the last model (no blocks in the payload);\n"
+           " used: with an entry; entries: (component, coefficient, shift) triples of all\n"
+           " frames; repeat: frames in which a component appears more than once; max occ:\n"
+           " most entries of one component in a frame; levels: samples of the blocks in the\n"
+           " payload; chunk: bytes in the file, 20 of framing and the zstd frame; payload:\n"
+           " decompressed)\n");
     free(t.cell);
 
     printf("\nblock sizes (height x width, '-' for an empty component)\n");

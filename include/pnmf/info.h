@@ -72,6 +72,7 @@ typedef struct PnmfInfoWindow {
     int frames;              ///< frames in the window (m)
     int key;                 ///< 1 if it decodes on its own: no residual layer, or one that does not predict from the window before
     int components;          ///< components the payload lists (k)
+    int carried;             ///< 1 if they are the last model's, carried over (the payload has no block sizes or levels)
     int nonempty;            ///< components with a block (bh, bw > 0)
     int used;                ///< components with at least one entry
     int signed_levels;       ///< 1 if a component holds a negative level

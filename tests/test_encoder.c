@@ -127,6 +127,55 @@ static void test_residual(const char *dir)
     remove(path);
 }
 
+/* Repeated entries: two copies of one sprite in every frame (those of
+ * make_frames(), but apart: the second stays in rows 28-34 and moves
+ * left, the first moves down and right above it), one component and no
+ * residual layer. The fit places the component once a frame; the repeat
+ * search places it a second time in every frame (two entries of the one
+ * component, and nothing else), and both copies are drawn: far above the
+ * single placement, which leaves one copy out. (Where make_frames()'s
+ * copies touch, the one drawn last hides a corner of the other, and a
+ * few small entries more pay for that.) */
+static void test_repeats(const char *dir)
+{
+    static uint8_t f[M][H * W], d[M][H * W];
+    memset(f, 0, sizeof(f));
+    for (int j = 0; j < M; j++)
+        for (int c = 0; c < 2; c++) {
+            const int y0 = c ? 28 : 5 + j, x0 = c ? 50 - 3 * j : 6 + 2 * j;
+            for (int y = 0; y < 7; y++)
+                for (int x = 0; x < 7; x++) f[j][(y0 + y) * W + x0 + x] = (uint8_t)(120 + 15 * ((x * 3 + y * 5) % 9));
+        }
+    char path[512];
+    snprintf(path, sizeof path, "%s/test_encoder_rep.pnmf", dir);
+    PnmfEncSettings s;
+    pnmf_enc_default_settings(&s);
+    s.components = 1, s.residual = 0, s.window = M, s.threads = 1, s.iterations = 10, s.quality = 24;
+    PnmfEncStats st;
+    s.repeats = 0;
+    const double once = encode(&s, f, path, &st);
+    CHECK(st.repeated == 0);
+    s.repeats = 1;
+    const double twice = encode(&s, f, path, &st);
+    const double got = decode(path, f, d);
+    printf("two copies of a sprite, -k 1: %.2f dB placed once a frame, %.2f dB with repeats (%d added)\n", once,
+           twice, st.repeated);
+    CHECK_MSG(fabs(got - twice) < 1e-6, "decoded %.3f dB, the encoder said %.3f", got, twice);
+    CHECK_MSG(st.repeated == M, "%d entries added, not one a frame (%d)", st.repeated, M);
+    CHECK_MSG(twice > once + 10 && twice > 40, "%.2f dB with repeats, %.2f without", twice, once);
+    FILE *in = fopen(path, "rb");
+    PnmfInfo *info = NULL;
+    CHECK(in && pnmf_info_open(&info, in) == 0);
+    PnmfInfoWindow w;
+    CHECK(pnmf_info_next_window(info, &w, 0) == 1);
+    CHECK_MSG(w.repeat_frames == M && w.max_occurrences == 2 && w.used == 1 && w.entries == 2 * M,
+              "repeat frames %d, max occurrences %d, used %d, entries %llu", w.repeat_frames, w.max_occurrences,
+              w.used, (unsigned long long)w.entries);
+    pnmf_info_close(&info);
+    fclose(in);
+    remove(path);
+}
+
 /* The windows of a file: first frames and key flags, n at most 8. */
 static int windows(const char *path, int first[8], int key[8])
 {
@@ -219,5 +268,6 @@ int main(int argc, char **argv)
     test_two_level(dir);
     test_residual(dir);
     test_scene_cut(dir);
+    test_repeats(dir);
     return test_summary("test_encoder");
 }

@@ -41,6 +41,9 @@ static void usage(FILE *f)
             "      --scenecut       a scene cut ends the window, and the next one is a key\n"
             "                       window (default)\n"
             "      --no-scenecut    windows of -w frames, whatever the content\n"
+            "      --repeats        after the fit, a frame may place a component again where\n"
+            "                       that pays for its bits (the same sprite twice; default)\n"
+            "      --no-repeats     one entry per component and frame, as in the paper\n"
             "      --carry          a window that continues the one before may reuse the last\n"
             "                       model's components, sending only its entries (default)\n"
             "      --no-carry       each window with a model sends its components\n"
@@ -81,7 +84,7 @@ static void usage(FILE *f)
 enum { OPT_SHIFT = 256, OPT_ALGO, OPT_ITER, OPT_INNER, OPT_RESTARTS, OPT_SEED, OPT_THREADS,
        OPT_ZSTD, OPT_FRAMES, OPT_REFINE, OPT_PAD, OPT_SIGNED, OPT_UNSIGNED, OPT_RESIDUAL,
        OPT_NO_RESIDUAL, OPT_TARGET, OPT_TWO_LEVEL, OPT_KEYINT, OPT_AUTO_K, OPT_FIXED_K,
-       OPT_SCENECUT, OPT_NO_SCENECUT, OPT_CARRY, OPT_NO_CARRY };
+       OPT_SCENECUT, OPT_NO_SCENECUT, OPT_CARRY, OPT_NO_CARRY, OPT_REPEATS, OPT_NO_REPEATS };
 
 int main(int argc, char **argv)
 {
@@ -100,6 +103,7 @@ int main(int argc, char **argv)
         { "auto-k", no_argument, NULL, OPT_AUTO_K }, { "fixed-k", no_argument, NULL, OPT_FIXED_K },
         { "scenecut", no_argument, NULL, OPT_SCENECUT }, { "no-scenecut", no_argument, NULL, OPT_NO_SCENECUT },
         { "carry", no_argument, NULL, OPT_CARRY }, { "no-carry", no_argument, NULL, OPT_NO_CARRY },
+        { "repeats", no_argument, NULL, OPT_REPEATS }, { "no-repeats", no_argument, NULL, OPT_NO_REPEATS },
         { "quiet", no_argument, NULL, 'Q' },            { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },          { NULL, 0, NULL, 0 },
     };
@@ -150,6 +154,8 @@ int main(int argc, char **argv)
         case OPT_NO_SCENECUT: s.scene_cut = 0; break;
         case OPT_CARRY: s.carry = 1; break;
         case OPT_NO_CARRY: s.carry = 0; break;
+        case OPT_REPEATS: s.repeats = 1; break;
+        case OPT_NO_REPEATS: s.repeats = 0; break;
         case OPT_TWO_LEVEL: if (cli_parse_int(prog, "--two-level", optarg, 1, 255, &v)) return PNMF_EXIT_USAGE; s.two_level = (int)v; break;
         case OPT_TARGET: {
             char *end;
@@ -261,6 +267,7 @@ int main(int argc, char **argv)
                 st.frames, (unsigned long long)st.bytes, bpp, st.psnr, dt, dt > 0 ? st.frames / dt : 0.0);
         if (st.scene_cuts) fprintf(stderr, "  scene cuts %d", st.scene_cuts);
         if (st.carried) fprintf(stderr, "  carried %d", st.carried);
+        if (st.repeated) fprintf(stderr, "  repeated entries %d", st.repeated);
         fputc('\n', stderr);
     }
 end:

@@ -153,6 +153,8 @@ static void usage(FILE *f)
             "      --no-scenecut    windows of -w frames only\n"
             "      --carry          windows may carry the last model's components over (default)\n"
             "      --no-carry       each window with a model sends its components\n"
+            "      --repeats        a frame may place a component again where that pays (default)\n"
+            "      --no-repeats     one entry per component and frame\n"
             "      --refine N       quantized refinement passes (default %d)\n"
             "      --algo ALGO      improved or paper (default improved)\n"
             "      --iterations N   ALS iterations per fit, at most (default %d)\n"
@@ -173,7 +175,7 @@ static void usage(FILE *f)
 enum { OPT_CODECS = 256, OPT_POINTS, OPT_RANGE, OPT_FRAMES, OPT_THREADS, OPT_OUT, OPT_PLOT, OPT_KEEP_SEI, OPT_SHIFT,
        OPT_ALGO, OPT_ITER, OPT_INNER, OPT_RESTARTS, OPT_SEED, OPT_ZSTD, OPT_PAD, OPT_SIGNED, OPT_UNSIGNED,
        OPT_RESIDUAL, OPT_NO_RESIDUAL, OPT_REFINE, OPT_AUTO_K, OPT_FIXED_K,
-       OPT_SCENECUT, OPT_NO_SCENECUT, OPT_CARRY, OPT_NO_CARRY };
+       OPT_SCENECUT, OPT_NO_SCENECUT, OPT_CARRY, OPT_NO_CARRY, OPT_REPEATS, OPT_NO_REPEATS };
 
 static int parse_codecs(Args *a, const char *list)
 {
@@ -260,6 +262,7 @@ static int parse_args(int argc, char **argv, Args *a)
         { "auto-k", no_argument, NULL, OPT_AUTO_K }, { "fixed-k", no_argument, NULL, OPT_FIXED_K },
         { "scenecut", no_argument, NULL, OPT_SCENECUT }, { "no-scenecut", no_argument, NULL, OPT_NO_SCENECUT },
         { "carry", no_argument, NULL, OPT_CARRY }, { "no-carry", no_argument, NULL, OPT_NO_CARRY },
+        { "repeats", no_argument, NULL, OPT_REPEATS }, { "no-repeats", no_argument, NULL, OPT_NO_REPEATS },
         { NULL, 0, NULL, 0 },
     };
     static RangeArg ranges[64];
@@ -341,6 +344,8 @@ static int parse_args(int argc, char **argv, Args *a)
         case OPT_NO_SCENECUT: s->scene_cut = 0; break;
         case OPT_CARRY: s->carry = 1; break;
         case OPT_NO_CARRY: s->carry = 0; break;
+        case OPT_REPEATS: s->repeats = 1; break;
+        case OPT_NO_REPEATS: s->repeats = 0; break;
         case OPT_NO_RESIDUAL: s->residual = 0; break;
         case 'h': usage(stdout); return PNMF_EXIT_OK;
         case 'V': printf("pnmf-compare %s\n", PNMF_VERSION_STRING); return PNMF_EXIT_OK;

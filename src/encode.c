@@ -17,10 +17,10 @@
 #include "diamond.h"
 #include "entropy.h"
 #include "internal.h"
-#include "fftcorr.h"
 #include "model.h"
 #include "permnmf.h"
 #include "quant.h"
+#include "repeats.h"
 #include "residual.h"
 #include "twolevel.h"
 #include "varint.h"
@@ -589,323 +589,8 @@ static int carry_model(PnmfEncoder *e, PnmfWindowModel *md, int m)
 
 static double residual_lambda(int step16);
 
-/*
- * Repeated entries (ALGORITHMS.md (e)): one component placed several
- * times in a frame (the same sprite twice). The fit places each component
- * once a frame; from its result, rounds of
- *   - a greedy search in every frame: the (component, shift) whose
- *     correlation with the frame's residual is largest, added while it
- *     lowers the squared error by more than lambda (the residual layer's,
- *     from -q) times REPEAT_BITS, the bits of one more entry (a
- *     rate-distortion stop);
- *   - every coefficient refitted at its shift (exact coordinate steps);
- *   - a W step for entries that repeat: the exact HALS step no longer is
- *     one (the copies of a component overlap in its Hessian), so each
- *     pixel takes the step of the majorizer
- *       den[x] = sum_j (sum_a r_a) (sum_a r_a vis_a[x])
- *     over the entries a of the component in frame j (vis_a[x]: 1 where
- *     entry a shows pixel x), which bounds the change of the squared
- *     error from above (Cauchy-Schwarz), so the step never raises it;
- * then the components and coefficients are quantized and the
- * coefficients refitted once more against the quantized components. The
- * window keeps this model when its squared error plus lambda * REPEAT_BITS
- * per added entry is below the one-entry model's squared error. Each
- * step lowers the squared error, or the cost with the penalty, so the
- * objective never rises (PNMF_DEBUG prints it).
- */
-#define REPEAT_MAX    8     /* entries a frame beyond one per component, at most */
-#define REPEAT_ROUNDS 12
-#define REPEAT_BITS   32.0  /* one entry: a coefficient ~11 bits, shifts without
-                             * a previous occurrence to predict them ~2 x 10 */
-
-typedef struct RepEnt {
-    int i, p;
-    float r;
-} RepEnt;
-
-typedef struct RepFit {
-    int k, m, cap;          /* cap: entries a frame, k + REPEAT_MAX */
-    RepEnt *ent;            /* m * cap */
-    int *cnt;               /* m */
-    float *W;               /* k * n, the components being refitted */
-    float *E;               /* m * n: frame minus model on the visible samples, 0 elsewhere */
-    PnmfFft *fft;
-    float *RS, *tmp, *corr, *Ws, *g, *den, *dw;
-    size_t stride;          /* floats between two spectra in Ws */
-    double lambda;
-    int added;              /* entries beyond the fit's */
-} RepFit;
-
-static void repfit_free(RepFit *f)
-{
-    pnmf_free(f->ent), pnmf_free(f->cnt), pnmf_free(f->W), pnmf_free(f->E);
-    pnmf_fft_close(&f->fft);
-    pnmf_fft_free(f->RS), pnmf_fft_free(f->tmp), pnmf_fft_free(f->corr), pnmf_fft_free(f->Ws);
-    pnmf_free(f->g), pnmf_free(f->den), pnmf_free(f->dw);
-    memset(f, 0, sizeof(*f));
-}
-
-/* E -= r * S_p w over the visible samples (E: one frame). */
-static void rep_place(const PnmfEncoder *e, float *E, const float *w, float r, int p)
-{
-    const int py = p / e->cols, px = p % e->cols;
-    for (int ty = 0; ty < e->vis_rows; ty++) {
-        const float *wr = w + (size_t)((ty - py + e->rows) % e->rows) * e->cols;
-        float *er = E + (size_t)ty * e->cols;
-        for (int tx = 0; tx < e->vis_cols; tx++) er[tx] -= r * wr[(tx - px + e->cols) % e->cols];
-    }
-}
-
-/* <E, S_p w> and ||S_p w||^2 over the visible samples. */
-static void rep_dot(const PnmfEncoder *e, const float *E, const float *w, int p, double *c, double *d)
-{
-    const int py = p / e->cols, px = p % e->cols;
-    double sc = 0, sd = 0;
-    for (int ty = 0; ty < e->vis_rows; ty++) {
-        const float *wr = w + (size_t)((ty - py + e->rows) % e->rows) * e->cols;
-        const float *er = E + (size_t)ty * e->cols;
-        for (int tx = 0; tx < e->vis_cols; tx++) {
-            const double v = wr[(tx - px + e->cols) % e->cols];
-            sc += er[tx] * v, sd += v * v;
-        }
-    }
-    *c = sc, *d = sd;
-}
-
-static double rep_energy(const PnmfEncoder *e, const RepFit *f)
-{
-    double s = 0;
-    for (int j = 0; j < f->m; j++)
-        for (int y = 0; y < e->vis_rows; y++) {
-            const float *er = f->E + (size_t)j * e->n + (size_t)y * e->cols;
-            for (int x = 0; x < e->vis_cols; x++) s += (double)er[x] * er[x];
-        }
-    return s;
-}
-
-/* E from the frames and the entries, with the components W. */
-static void rep_residuals(const PnmfEncoder *e, RepFit *f, const float *W)
-{
-    for (int j = 0; j < f->m; j++) {
-        float *E = f->E + (size_t)j * e->n;
-        memset(E, 0, e->n * sizeof(float));
-        for (int y = 0; y < e->vis_rows; y++)
-            memcpy(E + (size_t)y * e->cols, e->A + (size_t)j * e->n + (size_t)y * e->cols,
-                   (size_t)e->vis_cols * sizeof(float));
-        for (int a = 0; a < f->cnt[j]; a++) {
-            const RepEnt *t = &f->ent[(size_t)j * f->cap + a];
-            rep_place(e, E, W + (size_t)t->i * e->n, t->r, t->p);
-        }
-    }
-}
-
-/* Refit every coefficient at its shift, one exact step each; entries
- * that fall to 0 are dropped. */
-static void rep_coefs_frame(const PnmfEncoder *e, RepFit *f, const float *W, int j)
-{
-    float *E = f->E + (size_t)j * e->n;
-    RepEnt *L = f->ent + (size_t)j * f->cap;
-    int n = 0;
-    for (int a = 0; a < f->cnt[j]; a++) {
-        RepEnt t = L[a];
-        const float *w = W + (size_t)t.i * e->n;
-        double c, d;
-        rep_dot(e, E, w, t.p, &c, &d);
-        if (d > 0) {
-            const float r = (float)fmax(0.0, t.r + c / d);
-            rep_place(e, E, w, r - t.r, t.p);
-            t.r = r;
-        }
-        if (t.r > 0) L[n++] = t;
-    }
-    f->cnt[j] = n;
-}
-
-static void rep_coefs(const PnmfEncoder *e, RepFit *f, const float *W)
-{
-    for (int j = 0; j < f->m; j++) rep_coefs_frame(e, f, W, j);
-}
-
-static int rep_search(const PnmfEncoder *e, RepFit *f, const float *W, const double *norm, int j, int *budget);
-
-/* Drop each entry of a component placed more than once in its frame
- * whose removal raises the squared error by less than its bits are worth
- * (lambda * REPEAT_BITS): early rounds place pieces of a component the W
- * steps then reshape, which stop paying. */
-static void rep_prune_frame(const PnmfEncoder *e, RepFit *f, const float *W, int j)
-{
-    float *E = f->E + (size_t)j * e->n;
-    RepEnt *L = f->ent + (size_t)j * f->cap;
-    for (int a = f->cnt[j] - 1; a >= 0; a--) {
-        int copies = 0;
-        for (int b = 0; b < f->cnt[j]; b++) copies += L[b].i == L[a].i;
-        if (copies < 2) continue;
-        const float *w = W + (size_t)L[a].i * e->n;
-        double c, d;
-        rep_dot(e, E, w, L[a].p, &c, &d);
-        if (2 * L[a].r * c + (double)L[a].r * L[a].r * d >= f->lambda * REPEAT_BITS) continue;
-        rep_place(e, E, w, -L[a].r, L[a].p);
-        memmove(L + a, L + a + 1, (size_t)(f->cnt[j] - a - 1) * sizeof(*L));
-        f->cnt[j]--;
-    }
-}
-
-static void rep_prune(const PnmfEncoder *e, RepFit *f, const float *W)
-{
-    for (int j = 0; j < f->m; j++) rep_prune_frame(e, f, W, j);
-}
-
-/* Frame j's squared error plus lambda * REPEAT_BITS for each entry of a
- * component beyond its first in the frame. */
-static double rep_frame_cost(const PnmfEncoder *e, const RepFit *f, int j)
-{
-    double s = 0;
-    for (int y = 0; y < e->vis_rows; y++) {
-        const float *er = f->E + (size_t)j * e->n + (size_t)y * e->cols;
-        for (int x = 0; x < e->vis_cols; x++) s += (double)er[x] * er[x];
-    }
-    const RepEnt *L = f->ent + (size_t)j * f->cap;
-    int extra = 0;
-    for (int a = 0; a < f->cnt[j]; a++) {
-        int first = 1;
-        for (int b = 0; b < a && first; b++) first = L[b].i != L[a].i;
-        extra += !first;
-    }
-    return s + f->lambda * REPEAT_BITS * extra;
-}
-
-/* The whole window's: what the rounds lower (PNMF_DEBUG checks it). */
-static double rep_cost(const PnmfEncoder *e, const RepFit *f)
-{
-    double s = 0;
-    for (int j = 0; j < f->m; j++) s += rep_frame_cost(e, f, j);
-    return s;
-}
-
-/* Frame j's entries searched again from none with the current components
- * (the order of the greedy search, which rescues entries stuck where the
- * components were before the W steps); kept when that costs less. */
-static void rep_fresh(const PnmfEncoder *e, RepFit *f, const float *W, const double *norm, int j, float *saveE,
-                      RepEnt *saveL)
-{
-    float *E = f->E + (size_t)j * e->n;
-    RepEnt *L = f->ent + (size_t)j * f->cap;
-    const double warm = rep_frame_cost(e, f, j);
-    const int n0 = f->cnt[j];
-    memcpy(saveE, E, e->n * sizeof(float));
-    memcpy(saveL, L, (size_t)n0 * sizeof(*L));
-    memset(E, 0, e->n * sizeof(float));
-    for (int y = 0; y < e->vis_rows; y++)
-        memcpy(E + (size_t)y * e->cols, e->A + (size_t)j * e->n + (size_t)y * e->cols,
-               (size_t)e->vis_cols * sizeof(float));
-    f->cnt[j] = 0;
-    int budget = f->cap;
-    rep_search(e, f, W, norm, j, &budget);
-    rep_coefs_frame(e, f, W, j);
-    rep_prune_frame(e, f, W, j);
-    if (rep_frame_cost(e, f, j) < warm) return;
-    memcpy(E, saveE, e->n * sizeof(float));
-    memcpy(L, saveL, (size_t)n0 * sizeof(*L));
-    f->cnt[j] = n0;
-}
-
-/* The greedy search of one frame (above); returns the entries added. */
-static int rep_search(const PnmfEncoder *e, RepFit *f, const float *W, const double *norm, int j, int *budget)
-{
-    float *E = f->E + (size_t)j * e->n;
-    RepEnt *L = f->ent + (size_t)j * f->cap;
-    int added = 0;
-    while (f->cnt[j] < f->cap && *budget > 0) {
-        pnmf_fft_forward(f->fft, E, f->RS);
-        int bi = -1, bp = 0;
-        double bg = 0;
-        for (int i = 0; i < f->k; i++) {
-            if (norm[i] <= 0) continue;
-            pnmf_fft_corr(f->fft, f->RS, f->Ws + (size_t)i * f->stride, f->tmp, f->corr);
-            for (size_t q = 0; q < e->n; q++) {
-                const double c = f->corr[q];
-                if (c <= 0 || c * c <= bg * norm[i]) continue;
-                int dup = 0; /* not where the component already is */
-                for (int a = 0; a < f->cnt[j] && !dup; a++) dup = L[a].i == i && L[a].p == (int)q;
-                if (!dup) bg = c * c / norm[i], bi = i, bp = (int)q;
-            }
-        }
-        if (bi < 0) break;
-        const float *w = W + (size_t)bi * e->n;
-        double c, d;
-        rep_dot(e, E, w, bp, &c, &d);
-        if (d <= 0 || c <= 0 || c * c / d <= f->lambda * REPEAT_BITS) break;
-        const float r = (float)(c / d);
-        rep_place(e, E, w, r, bp);
-        int at = f->cnt[j]; /* in component order */
-        while (at > 0 && L[at - 1].i > bi) at--;
-        memmove(L + at + 1, L + at, (size_t)(f->cnt[j] - at) * sizeof(*L));
-        L[at] = (RepEnt){ bi, bp, r };
-        f->cnt[j]++, added++, (*budget)--;
-    }
-    return added;
-}
-
-/* The majorized W step (above), component by component. */
-static void rep_w_step(const PnmfEncoder *e, RepFit *f)
-{
-    const int signed_w = e->s.signed_components;
-    for (int i = 0; i < f->k; i++) {
-        memset(f->g, 0, e->n * sizeof(float));
-        memset(f->den, 0, e->n * sizeof(float));
-        int any = 0;
-        for (int j = 0; j < f->m; j++) {
-            const RepEnt *L = f->ent + (size_t)j * f->cap;
-            const float *E = f->E + (size_t)j * e->n;
-            double sr = 0;
-            for (int a = 0; a < f->cnt[j]; a++)
-                if (L[a].i == i) sr += L[a].r;
-            if (sr <= 0) continue;
-            any = 1;
-            for (int a = 0; a < f->cnt[j]; a++) {
-                if (L[a].i != i) continue;
-                const int py = L[a].p / e->cols, px = L[a].p % e->cols;
-                const float r = L[a].r, rs = (float)(sr * L[a].r);
-                for (int ty = 0; ty < e->vis_rows; ty++) {
-                    const size_t y = (size_t)((ty - py + e->rows) % e->rows) * e->cols;
-                    const float *er = E + (size_t)ty * e->cols;
-                    for (int tx = 0; tx < e->vis_cols; tx++) {
-                        const size_t x = y + (size_t)((tx - px + e->cols) % e->cols);
-                        f->g[x] += r * er[tx], f->den[x] += rs;
-                    }
-                }
-            }
-        }
-        if (!any) continue;
-        float *w = f->W + (size_t)i * e->n;
-        for (size_t x = 0; x < e->n; x++) {
-            float v = w[x];
-            if (f->den[x] > 0) v += f->g[x] / f->den[x];
-            if (!signed_w && v < 0) v = 0;
-            f->dw[x] = v - w[x], w[x] = v;
-        }
-        for (int j = 0; j < f->m; j++) {
-            const RepEnt *L = f->ent + (size_t)j * f->cap;
-            for (int a = 0; a < f->cnt[j]; a++)
-                if (L[a].i == i) rep_place(e, f->E + (size_t)j * e->n, f->dw, L[a].r, L[a].p);
-        }
-    }
-}
-
-/* The components' spectra and energies, for the greedy search. */
-static void rep_spectra(const PnmfEncoder *e, RepFit *f, const float *W, double *norm)
-{
-    for (int i = 0; i < f->k; i++) {
-        const float *w = W + (size_t)i * e->n;
-        double s = 0;
-        for (size_t q = 0; q < e->n; q++) s += (double)w[q] * w[q];
-        norm[i] = s;
-        pnmf_fft_forward(f->fft, w, f->Ws + (size_t)i * f->stride);
-    }
-}
-
 /* The squared error of md's reconstruction in floats (as the fit sees it). */
-static double model_sse(PnmfEncoder *e, RepFit *f, const PnmfWindowModel *md)
+static double model_sse(PnmfEncoder *e, PnmfRepFit *f, const PnmfWindowModel *md)
 {
     for (int i = 0; i < md->k; i++)
         pnmf_dequant_component(e->rows, e->cols, &md->comp[i], e->w_step, f->W + (size_t)i * e->n);
@@ -913,83 +598,35 @@ static double model_sse(PnmfEncoder *e, RepFit *f, const PnmfWindowModel *md)
         f->cnt[j] = 0;
         for (int t = md->first[j]; t < md->first[j + 1] && f->cnt[j] < f->cap; t++)
             f->ent[(size_t)j * f->cap + f->cnt[j]++] =
-                (RepEnt){ md->ent[t].i, md->ent[t].p, pnmf_dequant_coef(md->ent[t].c, e->r_step) };
+                (PnmfRepEnt){ md->ent[t].i, md->ent[t].p, pnmf_dequant_coef(md->ent[t].c, e->r_step) };
     }
-    rep_residuals(e, f, f->W);
-    return rep_energy(e, f);
+    pnmf_repfit_residuals(f, f->W);
+    return pnmf_repfit_energy(f);
 }
 
 /* From the fit (W0, H0: k components, one atom each a frame), the model
- * with repeated entries (above) into *md when it costs less than the one
- * already there. */
+ * with repeated entries (repeats.h), quantized: the components, the
+ * entries moved to the blocks' origins and scales, the coefficients
+ * refitted against the quantized components. It replaces *md when its
+ * squared error plus lambda * PNMF_REPEAT_BITS per repeated entry is below
+ * the squared error of *md (one entry a component, after --refine). */
 static int try_repeats(PnmfEncoder *e, PnmfWindowModel *md, int m, const float *W0, const PnmfAtom *H0)
 {
     const int k = e->s.components;
-    RepFit f;
-    memset(&f, 0, sizeof(f));
-    f.k = k, f.m = m, f.cap = k + REPEAT_MAX;
-    f.lambda = residual_lambda(pnmf_residual_step(e->s.quality));
-    int ret = pnmf_fft_open(&f.fft, e->rows, e->cols);
-    double *norm = pnmf_calloc(k, sizeof(double));
+    PnmfRepFit f;
+    PNMF_CHECK(pnmf_repfit_open(&f, e->rows, e->cols, e->vis_rows, e->vis_cols, m, k, e->A,
+                                residual_lambda(pnmf_residual_step(e->s.quality)), e->s.signed_components));
     PnmfWindowModel rm;
     memset(&rm, 0, sizeof(rm));
-    if (ret >= 0) {
-        f.stride = (2 * pnmf_fft_spec_len(f.fft) + PNMF_FFT_ALIGN - 1) / PNMF_FFT_ALIGN * PNMF_FFT_ALIGN;
-        f.ent = pnmf_malloc_array((size_t)m * f.cap, sizeof(RepEnt));
-        f.cnt = pnmf_calloc(m, sizeof(int));
-        f.W = pnmf_malloc_array((size_t)k * e->n, sizeof(float));
-        f.E = pnmf_malloc_array((size_t)m * e->n, sizeof(float));
-        f.RS = pnmf_fft_alloc_spec(f.fft), f.tmp = pnmf_fft_alloc_spec(f.fft);
-        f.corr = pnmf_fft_alloc_real(f.fft), f.Ws = pnmf_fft_alloc_floats((size_t)k * f.stride);
-        f.g = pnmf_malloc_array(e->n, sizeof(float)), f.den = pnmf_malloc_array(e->n, sizeof(float));
-        f.dw = pnmf_malloc_array(e->n, sizeof(float));
-        if (!norm || !f.ent || !f.cnt || !f.W || !f.E || !f.RS || !f.tmp || !f.corr || !f.Ws || !f.g || !f.den ||
-            !f.dw)
-            ret = PNMF_ERR_NOMEM;
-    }
-    RepEnt *saveL = pnmf_malloc_array(f.cap, sizeof(RepEnt));
-    if (!saveL) ret = PNMF_ERR_NOMEM;
-    double sse_one = 0;
-    if (ret >= 0) sse_one = model_sse(e, &f, md);
-    if (ret >= 0) {
-        memcpy(f.W, W0, (size_t)k * e->n * sizeof(float));
-        for (int j = 0; j < m; j++) {
-            f.cnt[j] = 0;
-            for (int i = 0; i < k; i++)
-                if (H0[j * k + i].r > 0)
-                    f.ent[(size_t)j * f.cap + f.cnt[j]++] = (RepEnt){ i, H0[j * k + i].p, H0[j * k + i].r };
-        }
-        rep_residuals(e, &f, f.W);
-        const int debug = getenv("PNMF_DEBUG") != NULL;
-        double cost = rep_cost(e, &f);
-        if (debug) fprintf(stderr, "window %d: repeats: from the fit, squared error %.6g\n", e->windows, cost);
-        for (int round = 0; round < REPEAT_ROUNDS; round++) {
-            rep_spectra(e, &f, f.W, norm);
-            int added = 0;
-            for (int j = 0; j < m; j++) {
-                int budget = REPEAT_MAX - (f.cnt[j] - k > 0 ? f.cnt[j] - k : 0);
-                added += rep_search(e, &f, f.W, norm, j, &budget);
-                /* f.g: scratch here, the W step's gradient later */
-                if (round > 0 && f.added) rep_fresh(e, &f, f.W, norm, j, f.g, saveL);
-            }
-            f.added += added;
-            if (!f.added) break; /* nothing repeats: the one-entry model stands */
-            rep_coefs(e, &f, f.W);
-            rep_w_step(e, &f);
-            rep_coefs(e, &f, f.W);
-            rep_prune(e, &f, f.W);
-            const double now_cost = rep_cost(e, &f);
-            if (debug)
-                fprintf(stderr, "  round %d: %d entries added, squared error + lambda * bits %.6g%s\n", round, added,
-                        now_cost, now_cost > cost + 1e-6 * cost ? " (rose!)" : "");
-            const double drop = cost - now_cost;
-            cost = now_cost;
-            if (!added && drop < 1e-3 * cost) break;
-        }
-    }
-    if (ret >= 0 && f.added) {
-        /* quantize: components, entries moved to the blocks' origins and
-         * scales, coefficients refitted against the quantized components */
+    const double sse_one = model_sse(e, &f, md);
+    double trace[PNMF_REPEAT_ROUNDS + 1];
+    const int rounds = pnmf_repfit_run(&f, W0, H0, trace);
+    int ret = 0;
+    if (getenv("PNMF_DEBUG"))
+        for (int t = 0; t <= rounds; t++)
+            fprintf(stderr, "window %d: repeats: round %d, squared error + lambda * bits %.6g%s\n", e->windows, t,
+                    trace[t], t && trace[t] > trace[t - 1] * (1 + 1e-6) ? " (rose!)" : "");
+    if (rounds) {
         ret = pnmf_model_alloc(&rm, e->rows, e->cols, e->vis_rows, e->vis_cols, m, k, m * f.cap);
         for (int i = 0; ret >= 0 && i < k; i++) {
             float scale;
@@ -997,7 +634,7 @@ static int try_repeats(PnmfEncoder *e, PnmfWindowModel *md, int m, const float *
             ret = pnmf_quant_component(e->rows, e->cols, f.W + (size_t)i * e->n, e->w_step, &rm.comp[i], &scale, &q0);
             for (int j = 0; ret >= 0 && j < m; j++)
                 for (int a = 0; a < f.cnt[j]; a++) {
-                    RepEnt *t = &f.ent[(size_t)j * f.cap + a];
+                    PnmfRepEnt *t = &f.ent[(size_t)j * f.cap + a];
                     if (t->i != i) continue;
                     t->r = rm.comp[i].bh ? t->r * scale : 0;
                     t->p = pnmf_shift_compose(e->rows, e->cols, t->p, q0);
@@ -1006,9 +643,9 @@ static int try_repeats(PnmfEncoder *e, PnmfWindowModel *md, int m, const float *
         for (int i = 0; ret >= 0 && i < k; i++)
             pnmf_dequant_component(e->rows, e->cols, &rm.comp[i], e->w_step, f.W + (size_t)i * e->n);
         if (ret >= 0) {
-            rep_residuals(e, &f, f.W);
-            rep_coefs(e, &f, f.W);
-            rep_prune(e, &f, f.W);
+            pnmf_repfit_residuals(&f, f.W);
+            pnmf_repfit_coefs(&f, f.W);
+            pnmf_repfit_prune(&f, f.W);
         }
         int extra = 0;
         uint8_t *used = pnmf_calloc(k, 1);
@@ -1016,10 +653,9 @@ static int try_repeats(PnmfEncoder *e, PnmfWindowModel *md, int m, const float *
         for (int j = 0; ret >= 0 && j < m; j++) {
             int per[PNMF_MAX_COMPONENTS] = { 0 };
             for (int a = 0; ret >= 0 && a < f.cnt[j]; a++) {
-                RepEnt *t = &f.ent[(size_t)j * f.cap + a];
+                const PnmfRepEnt *t = &f.ent[(size_t)j * f.cap + a];
                 const uint32_t c = pnmf_quant_coef(t->r, e->r_step);
-                t->r = c && rm.comp[t->i].bh ? pnmf_dequant_coef(c, e->r_step) : 0;
-                if (!t->r) continue;
+                if (!c || !rm.comp[t->i].bh) continue;
                 used[t->i] = 1;
                 extra += per[t->i]++ > 0;
                 ret = pnmf_model_add(&rm, j, t->i, c, t->p);
@@ -1030,11 +666,11 @@ static int try_repeats(PnmfEncoder *e, PnmfWindowModel *md, int m, const float *
         pnmf_free(used);
         if (ret >= 0 && extra) {
             const double sse_rep = model_sse(e, &f, &rm);
-            const double j_rep = sse_rep + f.lambda * REPEAT_BITS * extra;
+            const double j_rep = sse_rep + f.lambda * PNMF_REPEAT_BITS * extra;
             if (getenv("PNMF_DEBUG"))
                 fprintf(stderr, "window %d: repeats: %d more entries, quantized squared error %.6g (+ %.6g for "
                         "their bits) against %.6g with one entry a component\n", e->windows, extra, sse_rep,
-                        f.lambda * REPEAT_BITS * extra, sse_one);
+                        f.lambda * PNMF_REPEAT_BITS * extra, sse_one);
             if (j_rep < sse_one) {
                 PnmfWindowModel t = *md;
                 *md = rm, rm = t;
@@ -1043,9 +679,7 @@ static int try_repeats(PnmfEncoder *e, PnmfWindowModel *md, int m, const float *
         }
     }
     pnmf_model_free(&rm);
-    pnmf_free(norm);
-    pnmf_free(saveL);
-    repfit_free(&f);
+    pnmf_repfit_close(&f);
     return ret;
 }
 

@@ -17,6 +17,8 @@
  *
  *   cc -O2 -o make_sprites make_sprites.c && ./make_sprites > sprites.y4m
  *   ./make_sprites 180 > sprites180.y4m    # three windows of 60 frames
+ *   ./make_sprites 60 twins > twins.y4m     # each sprite twice: a second copy
+ *                                           # mirrored through the centre
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,6 +125,7 @@ static void draw(unsigned char *img, const Sprite *s, int x0, int y0)
 int main(int argc, char **argv)
 {
     const int frames = argc > 1 ? atoi(argv[1]) : FRAMES;
+    const int twins = argc > 2 && !strcmp(argv[2], "twins");
     if (frames < 1 || frames > 100000) return 2;
     static unsigned char bg[W * H], img[W * H];
     for (int y = 0; y < H; y++)
@@ -136,6 +139,8 @@ int main(int argc, char **argv)
             int x, y;
             position(i, t, &x, &y);
             draw(img, &sprites[i], x, y);
+            if (twins) /* a second copy, mirrored through the frame's centre */
+                draw(img, &sprites[i], W - sprites[i].w - x, H - sprites[i].h - y);
         }
         fputs("FRAME\n", stdout);
         if (fwrite(img, 1, sizeof(img), stdout) != sizeof(img))

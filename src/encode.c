@@ -55,6 +55,8 @@ struct PnmfEncoder {
     PnmfWindowModel last;     /* the last model (pnmf_model_track), as the decoder keeps it */
     int carried;              /* windows that carried its components over */
     int repeated;             /* entries added by try_repeats() */
+    PnmfWindowModel alt;      /* try_repeats()'s model, for encode_window() to weigh */
+    int alt_extra;            /* its repeated entries */
     int continues;            /* the window being coded continues the previous one */
     int probing;              /* fitting the probe's model (probe_model) */
     int probe_skips;          /* windows left to code without a model, unprobed */
@@ -671,10 +673,15 @@ static int try_repeats(PnmfEncoder *e, PnmfWindowModel *md, int m, const float *
                 fprintf(stderr, "window %d: repeats: %d more entries, quantized squared error %.6g (+ %.6g for "
                         "their bits) against %.6g with one entry a component\n", e->windows, extra, sse_rep,
                         f.lambda * PNMF_REPEAT_BITS * extra, sse_one);
-            if (j_rep < sse_one) {
+            if (j_rep < sse_one && !e->s.residual) {
                 PnmfWindowModel t = *md;
                 *md = rm, rm = t;
                 e->repeated += extra;
+            } else if (j_rep < sse_one) {
+                /* the residual layer over each decides (encode_window) */
+                pnmf_model_free(&e->alt);
+                e->alt = rm, e->alt_extra = extra;
+                memset(&rm, 0, sizeof(rm));
             }
         }
     }
@@ -888,6 +895,24 @@ static int encode_window(PnmfEncoder *e)
         } else if (md.first[m] > 0) {
             ret = cost_with_and_without(e, &md, &bare, m, step16, j, sse2, &model_bytes, &bare_bytes);
             sse = sse2[0];
+            if (ret >= 0 && e->alt.first && e->alt.first[m] > 0) {
+                /* the model with repeated entries, coded the same way:
+                 * kept when it costs less than the one-entry model */
+                CostJob c = { e, &e->rb[0], &e->alt, m, step16, 0, 0, 0 };
+                cost_job(&c);
+                ret = c.ret;
+                const double ja = c.sse + residual_lambda(step16) * 8 * (double)c.bytes;
+                if (getenv("PNMF_DEBUG"))
+                    fprintf(stderr, "window %d: with repeats %zu bytes, sse %.0f: %s\n", e->windows, c.bytes, c.sse,
+                            ja < j[0] ? "kept" : "dropped");
+                if (ret >= 0 && ja < j[0]) {
+                    PnmfWindowModel t = md;
+                    md = e->alt, e->alt = t;
+                    j[0] = ja, sse = c.sse;
+                    e->repeated += e->alt_extra;
+                }
+            }
+            pnmf_model_free(&e->alt);
             if (ret >= 0 && j[1] < j[0]) {
                 PnmfWindowModel t = md;
                 md = bare, bare = t;
@@ -945,6 +970,7 @@ static int encode_window(PnmfEncoder *e)
     pnmf_free(payload);
     pnmf_model_free(&md);
     pnmf_model_free(&bare);
+    pnmf_model_free(&e->alt);
     e->t_residual += now() - t4; /* the decoder's references, decoded from the window */
     e->t_total += now() - t0;
     if (ret < 0)
@@ -1059,6 +1085,7 @@ void pnmf_encoder_destroy(PnmfEncoder **pe)
     pnmf_free(e->lastP);
     pnmf_free(e->last_gray);
     pnmf_model_free(&e->last);
+    pnmf_model_free(&e->alt);
     for (int t = 0; t < PNMF_RES_REFS; t++) {
         pnmf_free(e->lastRef[t]);
     }

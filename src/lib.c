@@ -27,7 +27,7 @@ void pnmf_enc_default_settings(PnmfEncSettings *s)
     s->auto_k = 1;
     s->scene_cut = 1;
     s->carry = 1;
-    s->repeats = 1;
+    s->repeats = 0;
 }
 
 int pnmf_enc_open(PnmfEncoder **enc, const PnmfEncSettings *s, int width, int height,

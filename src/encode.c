@@ -214,6 +214,52 @@ static void hide_invisible(PnmfEncoder *e, float *W, const PnmfAtom *H, int m)
     }
 }
 
+static double residual_lambda(int step16);
+
+/* A coefficient whose quantized value differs from the same component's
+ * in the frame before keeps that value when the squared error this adds
+ * costs less than lambda (the residual layer's) times COEF_STICK_BITS: a
+ * repeated value costs zstd next to nothing, and a sprite whose scale
+ * does not flicker from frame to frame is what the residual layer's
+ * motion prediction (D_{j-1} + P_j - P_{j-1}) carries on cleanly.
+ * samples/sprites.mkv, 60 frames, -q 32..48: BD-rate -6.9 % at 4 bits,
+ * -8.2 % at 16, -8.1 % at 32, -10.4 % at 48, -10.1 % at 64, +6.2 % at 96
+ * (a window's model then dropped): 32, off that edge. */
+#define COEF_STICK_BITS 32.0
+
+/* Frame by frame, the entries of H (e->H, one atom per component) with
+ * their coefficients quantized (above) into md, against the dequantized
+ * components Wq; used[i] set for each component with an entry. */
+static int add_entries(PnmfEncoder *e, PnmfWindowModel *md, int m, const float *Wq, uint8_t *used)
+{
+    const int k = md->k;
+    uint32_t *prevc = pnmf_calloc(k, sizeof(uint32_t));
+    double *energy = pnmf_calloc(k, sizeof(double));
+    int ret = prevc && energy ? 0 : PNMF_ERR_NOMEM;
+    const double lambda = residual_lambda(pnmf_residual_step(e->s.quality));
+    for (int i = 0; ret >= 0 && i < k; i++) {
+        const float *w = Wq + (size_t)i * e->n;
+        for (size_t q = 0; q < e->n; q++) energy[i] += (double)w[q] * w[q];
+    }
+    for (int j = 0; ret >= 0 && j < m; j++)
+        for (int i = 0; ret >= 0 && i < k; i++) {
+            const PnmfAtom a = e->H[j * k + i];
+            uint32_t c = pnmf_quant_coef(a.r, e->r_step);
+            if (c && prevc[i] && c != prevc[i]) {
+                const double d0 = pnmf_dequant_coef(c, e->r_step) - a.r;
+                const double d1 = pnmf_dequant_coef(prevc[i], e->r_step) - a.r;
+                if ((d1 * d1 - d0 * d0) * energy[i] < lambda * COEF_STICK_BITS) c = prevc[i];
+            }
+            prevc[i] = c;
+            if (!c || !md->comp[i].bh) continue;
+            if (used) used[i] = 1;
+            ret = pnmf_model_add(md, j, i, c, a.p);
+        }
+    pnmf_free(prevc);
+    pnmf_free(energy);
+    return ret;
+}
+
 /*
  * Closed loop: quantize the fitted components and refit H against what the
  * decoder will have. Then refine with the quantizer in the loop: an exact
@@ -265,18 +311,11 @@ static int quantize_window(PnmfEncoder *e, PnmfWindowModel *md, int m)
     }
     uint8_t *used = pnmf_calloc(k, 1);
     if (!used) return PNMF_ERR_NOMEM;
-    for (int j = 0; j < m; j++)
-        for (int i = 0; i < k; i++) {
-            const PnmfAtom a = e->H[j * k + i];
-            const uint32_t c = pnmf_quant_coef(a.r, e->r_step);
-            if (!c || !md->comp[i].bh) continue;
-            used[i] = 1;
-            int ret = pnmf_model_add(md, j, i, c, a.p);
-            if (ret < 0) {
-                pnmf_free(used);
-                return ret;
-            }
-        }
+    int ret = add_entries(e, md, m, e->Wq, used);
+    if (ret < 0) {
+        pnmf_free(used);
+        return ret;
+    }
     for (int i = 0; i < k; i++)
         if (!used[i]) { /* nothing refers to it: send an empty block */
             pnmf_freep(&md->comp[i].lev);
@@ -580,13 +619,7 @@ static int carry_model(PnmfEncoder *e, PnmfWindowModel *md, int m)
     PNMF_CHECK(pnmf_model_alloc(md, e->rows, e->cols, e->vis_rows, e->vis_cols, m, k, m * k));
     md->carries = 1;
     PNMF_CHECK(pnmf_model_copy_components(md, &e->last));
-    for (int j = 0; j < m; j++)
-        for (int i = 0; i < k; i++) {
-            const PnmfAtom a = e->H[j * k + i];
-            const uint32_t c = pnmf_quant_coef(a.r, e->r_step);
-            if (c && md->comp[i].bh) PNMF_CHECK(pnmf_model_add(md, j, i, c, a.p));
-        }
-    return 0;
+    return add_entries(e, md, m, W, NULL);
 }
 
 static double residual_lambda(int step16);

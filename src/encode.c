@@ -214,7 +214,17 @@ static void hide_invisible(PnmfEncoder *e, float *W, const PnmfAtom *H, int m)
     }
 }
 
-static double residual_lambda(int step16);
+/* The residual layer's rate-distortion weight: squared error per bit, for
+ * the step s (gray levels) of -q. dD/dR of a uniform quantizer at high
+ * rate is 2 ln 2 s^2 / 12. */
+static double residual_lambda(int step16)
+{
+    const double s = step16 / 16.0;
+    return 2 * 0.6931 * s * s / 12;
+}
+
+/* The same for the encoder's -q: what a bit of the model is worth. */
+static double quality_lambda(const PnmfEncoder *e) { return residual_lambda(pnmf_residual_step(e->s.quality)); }
 
 /* A coefficient whose quantized value differs from the same component's
  * in the frame before keeps that value when the squared error this adds
@@ -236,7 +246,7 @@ static int add_entries(PnmfEncoder *e, PnmfWindowModel *md, int m, const float *
     uint32_t *prevc = pnmf_calloc(k, sizeof(uint32_t));
     double *energy = pnmf_calloc(k, sizeof(double));
     int ret = prevc && energy ? 0 : PNMF_ERR_NOMEM;
-    const double lambda = residual_lambda(pnmf_residual_step(e->s.quality));
+    const double lambda = quality_lambda(e);
     for (int i = 0; ret >= 0 && i < k; i++) {
         const float *w = Wq + (size_t)i * e->n;
         for (size_t q = 0; q < e->n; q++) energy[i] += (double)w[q] * w[q];
@@ -323,15 +333,6 @@ static int quantize_window(PnmfEncoder *e, PnmfWindowModel *md, int m)
         }
     pnmf_free(used);
     return 0;
-}
-
-/* The residual layer's rate-distortion weight: squared error per bit, for
- * the step s (gray levels) of -q. dD/dR of a uniform quantizer at high
- * rate is 2 ln 2 s^2 / 12. */
-static double residual_lambda(int step16)
-{
-    const double s = step16 / 16.0;
-    return 2 * 0.6931 * s * s / 12;
 }
 
 /* The first frame of a window is what later frames copy: it gets a step
@@ -622,8 +623,6 @@ static int carry_model(PnmfEncoder *e, PnmfWindowModel *md, int m)
     return add_entries(e, md, m, W, NULL);
 }
 
-static double residual_lambda(int step16);
-
 /* The squared error of md's reconstruction in floats (as the fit sees it). */
 static double model_sse(PnmfEncoder *e, PnmfRepFit *f, const PnmfWindowModel *md)
 {
@@ -650,10 +649,9 @@ static int try_repeats(PnmfEncoder *e, PnmfWindowModel *md, int m, const float *
     const int k = e->s.components;
     PnmfRepFit f;
     PNMF_CHECK(pnmf_repfit_open(&f, e->rows, e->cols, e->vis_rows, e->vis_cols, m, k, e->A,
-                                residual_lambda(pnmf_residual_step(e->s.quality)), e->s.signed_components));
+                                quality_lambda(e), e->s.signed_components));
     PnmfWindowModel rm;
     memset(&rm, 0, sizeof(rm));
-    const double sse_one = model_sse(e, &f, md);
     double trace[PNMF_REPEAT_ROUNDS + 1];
     const int rounds = pnmf_repfit_run(&f, W0, H0, trace);
     int ret = 0;
@@ -700,7 +698,8 @@ static int try_repeats(PnmfEncoder *e, PnmfWindowModel *md, int m, const float *
             if (!used[i]) pnmf_freep(&rm.comp[i].lev), rm.comp[i].bh = rm.comp[i].bw = 0;
         pnmf_free(used);
         if (ret >= 0 && extra) {
-            const double sse_rep = model_sse(e, &f, &rm);
+            /* (model_sse() reuses f: the refit is done with) */
+            const double sse_rep = model_sse(e, &f, &rm), sse_one = model_sse(e, &f, md);
             const double j_rep = sse_rep + f.lambda * PNMF_REPEAT_BITS * extra;
             if (getenv("PNMF_DEBUG"))
                 fprintf(stderr, "window %d: repeats: %d more entries, quantized squared error %.6g (+ %.6g for "
@@ -731,7 +730,7 @@ static int fit_model(PnmfEncoder *e, PnmfWindowModel *md, int m)
     PNMF_CHECK(pnmf_fitter_set_frames(e->ft, e->A, m));
     /* the automatic size in full fits (not in the probe's one iteration) */
     const double add_lambda =
-        e->s.auto_k && e->s.iterations > 1 ? residual_lambda(pnmf_residual_step(e->s.quality)) : 0;
+        e->s.auto_k && e->s.iterations > 1 ? quality_lambda(e) : 0;
     PnmfFitParams p = { k, e->s.algo, e->s.iterations, e->s.inner_iters, e->s.restarts,
                         e->s.seed + (uint64_t)e->windows * 1000003u, 1e-4, add_lambda, e->probing };
     PnmfFitStats st = { 0 };

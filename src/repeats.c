@@ -42,15 +42,33 @@ static void rep_dot(const PnmfRepFit *f, const float *E, const float *w, int p, 
     *c = sc, *d = sd;
 }
 
+/* Frame j's squared error over the visible samples. */
+static double frame_energy(const PnmfRepFit *f, int j)
+{
+    double s = 0;
+    for (int y = 0; y < f->vis_rows; y++) {
+        const float *er = f->E + (size_t)j * f->n + (size_t)y * f->cols;
+        for (int x = 0; x < f->vis_cols; x++) s += (double)er[x] * er[x];
+    }
+    return s;
+}
+
 double pnmf_repfit_energy(const PnmfRepFit *f)
 {
     double s = 0;
-    for (int j = 0; j < f->m; j++)
-        for (int y = 0; y < f->vis_rows; y++) {
-            const float *er = f->E + (size_t)j * f->n + (size_t)y * f->cols;
-            for (int x = 0; x < f->vis_cols; x++) s += (double)er[x] * er[x];
-        }
+    for (int j = 0; j < f->m; j++) s += frame_energy(f, j);
     return s;
+}
+
+/* Frame j's residual with no entry: the frame on the visible samples, 0
+ * elsewhere. */
+static void frame_reset(PnmfRepFit *f, int j)
+{
+    float *E = f->E + (size_t)j * f->n;
+    memset(E, 0, f->n * sizeof(float));
+    for (int y = 0; y < f->vis_rows; y++)
+        memcpy(E + (size_t)y * f->cols, f->A + (size_t)j * f->n + (size_t)y * f->cols,
+               (size_t)f->vis_cols * sizeof(float));
 }
 
 /* E from the frames and the entries, with the components W. */
@@ -58,10 +76,7 @@ void pnmf_repfit_residuals(PnmfRepFit *f, const float *W)
 {
     for (int j = 0; j < f->m; j++) {
         float *E = f->E + (size_t)j * f->n;
-        memset(E, 0, f->n * sizeof(float));
-        for (int y = 0; y < f->vis_rows; y++)
-            memcpy(E + (size_t)y * f->cols, f->A + (size_t)j * f->n + (size_t)y * f->cols,
-                   (size_t)f->vis_cols * sizeof(float));
+        frame_reset(f, j);
         for (int a = 0; a < f->cnt[j]; a++) {
             const PnmfRepEnt *t = &f->ent[(size_t)j * f->cap + a];
             rep_place(f, E, W + (size_t)t->i * f->n, t->r, t->p);
@@ -129,11 +144,6 @@ void pnmf_repfit_prune(PnmfRepFit *f, const float *W)
  * component beyond its first in the frame. */
 static double rep_frame_cost(const PnmfRepFit *f, int j)
 {
-    double s = 0;
-    for (int y = 0; y < f->vis_rows; y++) {
-        const float *er = f->E + (size_t)j * f->n + (size_t)y * f->cols;
-        for (int x = 0; x < f->vis_cols; x++) s += (double)er[x] * er[x];
-    }
     const PnmfRepEnt *L = f->ent + (size_t)j * f->cap;
     int extra = 0;
     for (int a = 0; a < f->cnt[j]; a++) {
@@ -141,7 +151,7 @@ static double rep_frame_cost(const PnmfRepFit *f, int j)
         for (int b = 0; b < a && first; b++) first = L[b].i != L[a].i;
         extra += !first;
     }
-    return s + f->lambda * PNMF_REPEAT_BITS * extra;
+    return frame_energy(f, j) + f->lambda * PNMF_REPEAT_BITS * extra;
 }
 
 /* The whole window's: what the rounds lower (PNMF_DEBUG checks it). */
@@ -164,10 +174,7 @@ static void rep_fresh(PnmfRepFit *f, const float *W, const double *norm, int j, 
     const int n0 = f->cnt[j];
     memcpy(saveE, E, f->n * sizeof(float));
     memcpy(saveL, L, (size_t)n0 * sizeof(*L));
-    memset(E, 0, f->n * sizeof(float));
-    for (int y = 0; y < f->vis_rows; y++)
-        memcpy(E + (size_t)y * f->cols, f->A + (size_t)j * f->n + (size_t)y * f->cols,
-               (size_t)f->vis_cols * sizeof(float));
+    frame_reset(f, j);
     f->cnt[j] = 0;
     int budget = f->cap;
     rep_search(f, W, norm, j, &budget);

@@ -348,9 +348,14 @@ int pnmf_container_writer_open(PnmfContainerWriter **out, FILE *f, const PnmfHea
     return 0;
 }
 
+/* Writes the window's payload, or when alt is not NULL the one of payload
+ * and alt (two codings of the same window) whose compressed chunk is the
+ * smaller (the first on a tie); *chosen says which (1: alt). */
 static int write_window(PnmfContainerWriter *w, uint32_t first_frame, uint32_t frame_count,
-                        const uint8_t *payload, size_t size, char *err, size_t errlen)
+                        const uint8_t *payload, size_t size, const uint8_t *alt, size_t alt_size, int *chosen,
+                        char *err, size_t errlen)
 {
+    if (chosen) *chosen = 0;
     if (w->finished || (!payload && size)) {
         pnmf_set_err(err, errlen, w->finished ? "writer already finished" : "null payload");
         return PNMF_ERR_ARG;
@@ -370,6 +375,11 @@ static int write_window(PnmfContainerWriter *w, uint32_t first_frame, uint32_t f
         return PNMF_ERR_LIMIT;
     }
     const uint64_t bound = payload_bound(&w->h, frame_count);
+    if (alt && alt_size > bound) alt = NULL; /* the other one may fit */
+    if (size > bound && alt) {
+        payload = alt, size = alt_size, alt = NULL;
+        if (chosen) *chosen = 1;
+    }
     if (size > bound) {
         pnmf_set_err(err, errlen, "window payload of %zu bytes over the limit %llu", size,
                      (unsigned long long)bound);
@@ -393,7 +403,23 @@ static int write_window(PnmfContainerWriter *w, uint32_t first_frame, uint32_t f
     size_t zsize = 0;
     int ret = cont ? pnmf_entropy_compress_prefix(payload, size, w->prev, w->prev_size, w->level, &z, &zsize)
                    : pnmf_entropy_compress(payload, size, w->level, &z, &zsize);
-    if (ret == PNMF_ERR_NOMEM) goto nomem;
+    if (ret >= 0 && alt) {
+        uint8_t *za = NULL;
+        size_t zasize = 0;
+        ret = cont ? pnmf_entropy_compress_prefix(alt, alt_size, w->prev, w->prev_size, w->level, &za, &zasize)
+                   : pnmf_entropy_compress(alt, alt_size, w->level, &za, &zasize);
+        if (ret >= 0 && zasize < zsize) {
+            pnmf_free(z);
+            z = za, zsize = zasize, payload = alt, size = alt_size;
+            if (chosen) *chosen = 1;
+        } else {
+            pnmf_free(za);
+        }
+    }
+    if (ret == PNMF_ERR_NOMEM) {
+        pnmf_free(z);
+        goto nomem;
+    }
     if (ret < 0) {
         pnmf_set_err(err, errlen, "zstd compression failed (level %d)", w->level);
         return ret;
@@ -427,6 +453,14 @@ int pnmf_container_write_window(PnmfContainerWriter *w, uint32_t first_frame,
                                 uint32_t frame_count, const uint8_t *payload, size_t size,
                                 char *err, size_t errlen)
 {
+    return pnmf_container_write_window_best(w, first_frame, frame_count, payload, size, NULL, 0, NULL, err,
+                                            errlen);
+}
+
+int pnmf_container_write_window_best(PnmfContainerWriter *w, uint32_t first_frame, uint32_t frame_count,
+                                     const uint8_t *payload, size_t size, const uint8_t *alt, size_t alt_size,
+                                     int *chosen, char *err, size_t errlen)
+{
     if (!w) {
         pnmf_set_err(err, errlen, "null writer");
         return PNMF_ERR_ARG;
@@ -435,7 +469,7 @@ int pnmf_container_write_window(PnmfContainerWriter *w, uint32_t first_frame,
         pnmf_set_err(err, errlen, "writer failed earlier");
         return w->error;
     }
-    const int ret = write_window(w, first_frame, frame_count, payload, size, err, errlen);
+    const int ret = write_window(w, first_frame, frame_count, payload, size, alt, alt_size, chosen, err, errlen);
     /* Bad arguments leave the file as it was; anything else may not. */
     if (ret < 0 && ret != PNMF_ERR_ARG && ret != PNMF_ERR_LIMIT) w->error = ret;
     return ret;

@@ -13,8 +13,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define PNMF_FORMAT_VERSION 5          /* what this writer writes */
-#define PNMF_READER_VERSION 5          /* the newest format this reader reads */
+#define PNMF_FORMAT_VERSION 6          /* what this writer writes */
+#define PNMF_READER_VERSION 6          /* the newest format this reader reads */
 #define PNMF_OLDEST_VERSION 2          /* the oldest format this reader reads */
 
 /* Limits checked before anything read from a file is used (docs/format.md). */
@@ -73,6 +73,12 @@ int  pnmf_container_writer_open(PnmfContainerWriter **w, FILE *f, const PnmfHead
 int  pnmf_container_write_window(PnmfContainerWriter *w, uint32_t first_frame,
                                  uint32_t frame_count, const uint8_t *payload, size_t size,
                                  char *err, size_t errlen);
+/* The same for two codings of one window (alt may be NULL): the one whose
+ * compressed chunk is smaller is written (payload on a tie), and *chosen
+ * (when not NULL) is 1 if that is alt. */
+int  pnmf_container_write_window_best(PnmfContainerWriter *w, uint32_t first_frame, uint32_t frame_count,
+                                      const uint8_t *payload, size_t size, const uint8_t *alt, size_t alt_size,
+                                      int *chosen, char *err, size_t errlen);
 /* Write the index chunk and the trailer, then rewrite the header with the
  * final frame_count. The FILE must be seekable. */
 int  pnmf_container_writer_finish(PnmfContainerWriter *w, uint32_t frame_count,

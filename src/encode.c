@@ -54,6 +54,7 @@ struct PnmfEncoder {
     int scene_cuts;
     PnmfWindowModel last;     /* the last model (pnmf_model_track), as the decoder keeps it */
     int carried;              /* windows that carried its components over */
+    int rc_level_windows;     /* windows whose residual levels were range-coded */
     int repeated;             /* entries added by try_repeats() */
     PnmfWindowModel alt;      /* try_repeats()'s model, for encode_window() to weigh */
     int alt_extra;            /* its repeated entries */
@@ -974,10 +975,23 @@ static int encode_window(PnmfEncoder *e)
         for (int i = 0; i < md.k; i++) fprintf(stderr, " %dx%d", md.comp[i].bh, md.comp[i].bw);
         fputc('\n', stderr);
     }
+    /* the residual layer's levels as varints for zstd (which finds the
+     * exact repeats of sprite animation) or range-coded (smaller on
+     * everything else): the container keeps the smaller chunk */
+    uint8_t *alt = NULL;
+    size_t alt_size = 0;
+    if (ret >= 0 && md.res.step16) {
+        md.res.rc_levels = 1;
+        ret = pnmf_model_write(&md, &alt, &alt_size);
+        md.res.rc_levels = 0;
+    }
     if (ret >= 0) pnmf_container_writer_set_continues(e->cw, e->continues);
+    int chosen = 0;
     if (ret >= 0)
-        ret = pnmf_container_write_window(e->cw, (uint32_t)(e->frame_count - m), (uint32_t)m,
-                                          payload, size, e->err, sizeof(e->err));
+        ret = pnmf_container_write_window_best(e->cw, (uint32_t)(e->frame_count - m), (uint32_t)m, payload, size,
+                                               alt, alt_size, &chosen, e->err, sizeof(e->err));
+    pnmf_free(alt);
+    if (ret >= 0) e->rc_level_windows += chosen;
     const double t4 = now();
     e->t_write += t4 - t2;
     if (ret >= 0) e->sse += sse, e->carried += carried;
@@ -1087,6 +1101,7 @@ void pnmf_encoder_stats(const PnmfEncoder *e, PnmfEncStats *st)
     st->seconds_write = e->t_write, st->seconds_total = e->t_total;
     st->scene_cuts = e->scene_cuts;
     st->carried = e->carried;
+    st->rc_levels = e->rc_level_windows;
     st->repeated = e->repeated;
     const double px = (double)st->frames * e->nv;
     st->psnr = px > 0 && e->sse > 0 ? 10 * log10(255.0 * 255.0 * px / e->sse) : 999.0;

@@ -156,21 +156,27 @@ static int measure(int version, const PnmfWindowModel *md, const uint8_t *buf, s
     for (int s = 0; s < PNMF_INFO_SECTIONS; s++) {
         if (coded && (s == PNMF_INFO_SEC_RES_MODES || s == PNMF_INFO_SEC_RES_VECTORS)) continue;
         beg[s] = pos;
-        uint64_t lens[2] = { 0, 0 };
+        uint64_t lens[3] = { 0, 0, 0 };
+        const int streams = rs->rc_levels ? 3 : 2;
         if (coded && s == PNMF_INFO_SEC_RES_LEVELS) {
-            /* format 4: the streams' lengths, the levels, the streams */
-            for (int t = 0; t < 2; t++) {
+            /* format 4: the streams' lengths, the levels, the streams;
+             * format 6 may code the levels as a third stream */
+            for (int t = 0; t < streams; t++) {
                 Rd r = { buf + pos, buf + size };
                 if (get_u(&r, &lens[t]) < 0) return PNMF_ERR_CORRUPT;
                 pos = (size_t)(r.p - buf);
             }
         }
-        if (skip_varints(buf, size, &pos, values[s]) < 0) return PNMF_ERR_CORRUPT;
+        if (skip_varints(buf, size, &pos, coded && rs->rc_levels && s == PNMF_INFO_SEC_RES_LEVELS ? 0 : values[s]) < 0)
+            return PNMF_ERR_CORRUPT;
         end[s] = pos;
         if (coded && s == PNMF_INFO_SEC_RES_LEVELS) {
-            if (lens[0] > size - pos || lens[1] > size - pos - lens[0]) return PNMF_ERR_CORRUPT;
+            if (lens[0] > size - pos || lens[1] > size - pos - lens[0] || lens[2] > size - pos - lens[0] - lens[1])
+                return PNMF_ERR_CORRUPT;
             beg[PNMF_INFO_SEC_RES_MODES] = pos, end[PNMF_INFO_SEC_RES_MODES] = pos += (size_t)lens[0];
             beg[PNMF_INFO_SEC_RES_VECTORS] = pos, end[PNMF_INFO_SEC_RES_VECTORS] = pos += (size_t)lens[1];
+            if (rs->rc_levels) /* the levels section is the third stream */
+                beg[s] = pos, end[s] = pos += (size_t)lens[2];
         }
     }
     return pos == size ? 0 : PNMF_ERR_CORRUPT;
@@ -232,6 +238,7 @@ int pnmf_info_next_window(PnmfInfo *p, PnmfInfoWindow *st, int zstd_level)
     st->frames = (int)count;
     st->key = !md->res.continues;
     st->carried = md->carries;
+    st->rc_levels = md->res.step16 && md->res.rc_levels;
     st->components = md->k;
     st->entries = (uint64_t)md->first[md->m];
     memset(p->comp_entries, 0, (size_t)p->h.components * sizeof(uint64_t));

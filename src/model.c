@@ -131,7 +131,8 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
     if (pnmf_model_work(md) > pnmf_model_max_work(md->rows, md->cols, m)) return PNMF_ERR_LIMIT;
     if (md->carries && (!md->res.step16 || !md->res.continues)) return PNMF_ERR_ARG;
     put_u(&b, md->res.step16 ? PNMF_FLAG_RESIDUAL | (md->res.continues ? PNMF_FLAG_CONTINUES : 0) |
-                                   (md->carries ? PNMF_FLAG_CARRIES : 0)
+                                   (md->carries ? PNMF_FLAG_CARRIES : 0) |
+                                   (md->res.rc_levels ? PNMF_FLAG_RCLEVELS : 0)
                              : 0); /* flags */
     put_u(&b, (uint64_t)k);
     for (int i = 0; i < k && !md->carries; i++) {
@@ -235,11 +236,32 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
         rc_enc_finish(&re);
         put_u(&b, rcb.len);
         put_u(&b, rcv.len);
-        for (size_t q = 0; q < rs->nlev; q++) put_u(&b, zigzag(rs->lev[q]));
+        Buf rcl = { 0 };
+        if (rs->rc_levels) { /* format 6: a third stream, after the other two */
+            RcLevCtx lc;
+            rc_lev_ctx_init(&lc);
+            rc_enc_init(&re, &rcl);
+            RcBin o = { .enc = &re };
+            for (int j = 0; j < m; j++)
+                for (size_t bk = 0, q = rs->start[j]; bk < nb; bk++) {
+                    const uint8_t mo = rs->modes[(size_t)j * nb + bk];
+                    if (!(mo & PNMF_RES_CODED)) continue;
+                    int y0, y1, x0, x1;
+                    pnmf_residual_block(rs->bx, rs->rows, rs->cols, bk, &y0, &y1, &x0, &x1);
+                    if (mo & PNMF_RES_TRANSFORM) rc_transform_levels(&o, &lc, j != 0, rs->lev + q, PNMF_RES_MAX_COEF);
+                    else rc_pixel_levels(&o, &lc, j != 0, y1 - y0, x1 - x0, rs->lev + q, INT16_MAX);
+                    q += (size_t)(y1 - y0) * (x1 - x0);
+                }
+            rc_enc_finish(&re);
+            put_u(&b, rcl.len);
+        } else {
+            for (size_t q = 0; q < rs->nlev; q++) put_u(&b, zigzag(rs->lev[q]));
+        }
         put_bytes(&b, rcb.p, rcb.len);
         put_bytes(&b, rcv.p, rcv.len);
-        if (rcb.err || rcv.err) b.err = 1;
-        pnmf_free(rcb.p), pnmf_free(rcv.p);
+        put_bytes(&b, rcl.p, rcl.len);
+        if (rcb.err || rcv.err || rcl.err) b.err = 1;
+        pnmf_free(rcb.p), pnmf_free(rcv.p), pnmf_free(rcl.p);
     }
     if (b.err) {
         pnmf_free(b.p);
@@ -254,8 +276,8 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
 
 /* The residual layer (residual.h): step, block size, a mode per block and
  * frame, the levels of the coded blocks. */
-static int read_residual(Rd *r, int version, int m, int rows, int cols, int continues, PnmfResidual *rs,
-                         char *err, size_t errlen)
+static int read_residual(Rd *r, int version, int m, int rows, int cols, int continues, int rclev,
+                         PnmfResidual *rs, char *err, size_t errlen)
 {
     uint64_t step, key_step, qp, key_qp, bs, v;
     if (get_u(r, &step) < 0 || get_u(r, &key_step) < 0 || get_u(r, &qp) < 0 || get_u(r, &key_qp) < 0 ||
@@ -285,13 +307,14 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
     RcDec rd = { 0 };
     RcModeCtx mc;
     const uint8_t *stream = NULL;
-    uint64_t vec_len = 0;
-    if (coded) { /* the two lengths; the streams end the payload */
+    uint64_t vec_len = 0, lev_len = 0;
+    if (coded) { /* the two lengths (three: format 6's levels); the streams end the payload */
         uint64_t mode_len;
-        if (get_u(r, &mode_len) < 0 || get_u(r, &vec_len) < 0 || mode_len > (uint64_t)(r->end - r->p) ||
-            vec_len > (uint64_t)(r->end - r->p) - mode_len)
+        if (get_u(r, &mode_len) < 0 || get_u(r, &vec_len) < 0 || (rclev && get_u(r, &lev_len) < 0) ||
+            mode_len > (uint64_t)(r->end - r->p) || vec_len > (uint64_t)(r->end - r->p) - mode_len ||
+            lev_len > (uint64_t)(r->end - r->p) - mode_len - vec_len)
             goto truncated;
-        r->end -= mode_len + vec_len; /* the levels end there */
+        r->end -= mode_len + vec_len + lev_len; /* the varint levels end there */
         stream = r->end;
         rc_dec_init(&rd, stream, (size_t)mode_len);
         rc_mode_ctx_init(&mc);
@@ -339,7 +362,12 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
         stream = rd.end;
         rc_dec_init(&rd, stream, (size_t)vec_len);
         rc_vec_ctx_init(&vc);
-        if (total > (uint64_t)(r->end - r->p)) goto truncated; /* a byte each at least a level */
+        if (!rclev && total > (uint64_t)(r->end - r->p)) goto truncated; /* a byte each at least a level */
+        if (rclev && total > PNMF_MAX_RES_LEVELS) {
+            pnmf_set_err(err, errlen, "%llu residual levels in a window, over the limit %d", (unsigned long long)total,
+                         PNMF_MAX_RES_LEVELS);
+            return PNMF_ERR_LIMIT;
+        }
     } else if (3 * nmv + total > (uint64_t)(r->end - r->p)) { /* three a vector, one a level */
         goto truncated;
     }
@@ -395,6 +423,32 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
      * never needed; transform levels: PNMF_RES_MAX_COEF keeps the inverse
      * transform within 32 bits */
     const int64_t max_pixel = (255 * 16) / (int64_t)(step < key_step ? step : key_step) + 1;
+    rs->rc_levels = rclev;
+    if (rclev) {
+        stream = rd.end;
+        rc_dec_init(&rd, stream, (size_t)lev_len);
+        RcLevCtx lc;
+        rc_lev_ctx_init(&lc);
+        RcBin o = { .dec = &rd };
+        for (int j = 0; j < m; j++)
+            for (uint64_t b = 0, q = rs->start[j]; b < nb; b++) {
+                const uint8_t mode = rs->modes[(uint64_t)j * nb + b];
+                if (!(mode & PNMF_RES_CODED)) continue;
+                int y0, y1, x0, x1;
+                pnmf_residual_block(rs->bx, rows, cols, (size_t)b, &y0, &y1, &x0, &x1);
+                const int bad = mode & PNMF_RES_TRANSFORM
+                                    ? rc_transform_levels(&o, &lc, j != 0, rs->lev + q, PNMF_RES_MAX_COEF)
+                                    : rc_pixel_levels(&o, &lc, j != 0, y1 - y0, x1 - x0, rs->lev + q, (int)max_pixel);
+                if (bad) {
+                    pnmf_set_err(err, errlen, "residual level out of range");
+                    return PNMF_ERR_CORRUPT;
+                }
+                if (rd.over) goto bad_stream; /* past its end: stop before decoding more */
+                q += (uint64_t)(y1 - y0) * (x1 - x0);
+            }
+        if (!rc_dec_exact(&rd, stream)) goto bad_stream;
+        return 0;
+    }
     uint64_t q = 0;
     for (int j = 0; j < m; j++)
         for (uint64_t b = 0; b < nb; b++) {
@@ -506,7 +560,8 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
         pnmf_set_err(err, errlen, "truncated window payload");
         return PNMF_ERR_CORRUPT;
     }
-    const uint64_t known = PNMF_FLAG_RESIDUAL | PNMF_FLAG_CONTINUES | (version >= 5 ? PNMF_FLAG_CARRIES : 0);
+    const uint64_t known = PNMF_FLAG_RESIDUAL | PNMF_FLAG_CONTINUES | (version >= 5 ? PNMF_FLAG_CARRIES : 0) |
+                           (version >= 6 ? PNMF_FLAG_RCLEVELS : 0);
     if (v & ~known) {
         pnmf_set_err(err, errlen, "window flags 0x%llx: unknown features", (unsigned long long)v);
         return PNMF_ERR_CORRUPT;
@@ -515,12 +570,17 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
         pnmf_set_err(err, errlen, "window flags 0x%llx: continues without a residual layer", (unsigned long long)v);
         return PNMF_ERR_CORRUPT;
     }
+    if ((v & PNMF_FLAG_RCLEVELS) && !(v & PNMF_FLAG_RESIDUAL)) {
+        pnmf_set_err(err, errlen, "window flags 0x%llx: range-coded levels without a residual layer",
+                     (unsigned long long)v);
+        return PNMF_ERR_CORRUPT;
+    }
     if ((v & PNMF_FLAG_CARRIES) && !(v & PNMF_FLAG_CONTINUES)) {
         pnmf_set_err(err, errlen, "window flags 0x%llx: carries components into a key window", (unsigned long long)v);
         return PNMF_ERR_CORRUPT;
     }
     const int has_residual = (int)(v & PNMF_FLAG_RESIDUAL), continues = !!(v & PNMF_FLAG_CONTINUES);
-    const int carries = !!(v & PNMF_FLAG_CARRIES);
+    const int carries = !!(v & PNMF_FLAG_CARRIES), rclev = !!(v & PNMF_FLAG_RCLEVELS);
     if (get_u(&r, &v) < 0) {
         pnmf_set_err(err, errlen, "truncated window payload");
         return PNMF_ERR_CORRUPT;
@@ -675,7 +735,7 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
         }
     }
     if (has_residual) {
-        ret = read_residual(&r, version, m, vis_rows, vis_cols, continues, &md->res, err, errlen);
+        ret = read_residual(&r, version, m, vis_rows, vis_cols, continues, rclev, &md->res, err, errlen);
         if (ret < 0) goto fail;
     }
     if (r.p != r.end) FAIL("%zu unexpected bytes after the window payload", (size_t)(r.end - r.p));

@@ -29,7 +29,11 @@
 #define PNMF_FLAG_CONTINUES  2       /* ... which predicts from the previous window */
 #define PNMF_FLAG_CARRIES    4       /* the components are the last model's (format 5; with
                                       * CONTINUES): no block sizes or levels follow */
-#define PNMF_MAX_OCCURRENCES 64      /* entries of one component in one frame */
+#define PNMF_FLAG_RCLEVELS   8       /* the residual layer's levels are range-coded (format 6;
+                                      * with RESIDUAL) */
+#define PNMF_MAX_OCCURRENCES 64
+#define PNMF_MAX_RES_LEVELS  (1 << 30) /* residual levels of a window with range-coded levels (others:
+                                        * at least a byte each of the payload, at most 2^30) */      /* entries of one component in one frame */
 
 /* Decode work: a window of m frames of `pixels` torus samples may ask for
  * at most m * (PNMF_WORK_PER_FRAME + PNMF_WORK_PER_PIXEL * pixels) sample
@@ -98,7 +102,7 @@ int  pnmf_model_read(const uint8_t *buf, size_t size, int rows, int cols, int vi
  * modes and vectors as varints; 4: range-coded; 5: components carried
  * over); pnmf_model_read() reads PNMF_PAYLOAD_VERSION, what
  * pnmf_model_write() writes, with no last model. */
-#define PNMF_PAYLOAD_VERSION 5
+#define PNMF_PAYLOAD_VERSION 6
 int  pnmf_model_read_version(int version, const uint8_t *buf, size_t size, int rows, int cols, int vis_rows,
                              int vis_cols, int m, int max_k, int w_step, int r_step,
                              PnmfWindowModel *md, char *err, size_t errlen);

@@ -18,6 +18,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "varint.h"
 
@@ -347,6 +349,163 @@ static inline double rc_vector_step(RcVecCtx *c, int t, int lastref, int z0, int
         }
     bits += rc_mvd_step(c, 0, z0, 0, dy, update);
     return bits + rc_mvd_step(c, 1, z0, dy == 0, dx, update);
+}
+
+/* ---- the residual layer's levels (format 6) ------------------------------
+ * One binarization for the three uses: the writer codes it (RcBin.enc),
+ * the reader decodes it (RcBin.dec), the encoder prices it (neither: the
+ * bits add up in RcBin.bits, and the contexts move when RcBin.update). */
+typedef struct RcBin {
+    RcEnc *enc;
+    RcDec *dec;
+    double bits;
+    int update;
+} RcBin;
+
+static inline int rc_bin(RcBin *o, RcProb *p, int bit)
+{
+    if (o->dec) return rc_decode(o->dec, p);
+    if (o->enc) {
+        rc_encode(o->enc, p, bit);
+    } else {
+        o->bits += rc_cost(*p, bit);
+        if (o->update) rc_adapt(p, bit);
+    }
+    return bit;
+}
+
+static inline int rc_bin_direct(RcBin *o, int bit)
+{
+    if (o->dec) return rc_decode_direct(o->dec);
+    if (o->enc) rc_encode_direct(o->enc, bit);
+    else o->bits += 1.0;
+    return bit;
+}
+
+#define RC_LEV_UNARY 14 /* unary bins of a magnitude before the Exp-Golomb escape */
+#define RC_LEV_CLASSES 6
+
+/* Contexts of the levels stream, each by frame kind (0: frame 0 of the
+ * window, 1: the others; frame 0 of a key window has a finer step). */
+typedef struct RcLevCtx {
+    /* pixel levels, by the class of |left| + |above| in the block */
+    RcProb pzero[2][RC_LEV_CLASSES];   /* level != 0? */
+    RcProb psign[2][3];                /* level < 0? by the sign of left + above */
+    RcProb pgt1[2][RC_LEV_CLASSES];    /* |level| > 1? */
+    RcProb pmag[2][RC_LEV_CLASSES][4]; /* unary bins of |level| - 2, by min(bin, 3) */
+    /* transform coefficients, per 4x4 quarter in zigzag order */
+    RcProb cbf[2][4][3];               /* quarter has a level? by quarter, coded neighbours */
+    RcProb sig[2][15];                 /* level != 0? by zigzag position */
+    RcProb last[2][15];                /* the last one? by zigzag position */
+    RcProb tgt1[2][5];                 /* |level| > 1? by the levels after it (>1 seen: 0; else 1 + ones, at most 4) */
+    RcProb tmag[2][5];                 /* unary bins of |level| - 2, by min(levels > 1 after it, 4) */
+} RcLevCtx;
+
+static inline void rc_lev_ctx_init(RcLevCtx *c) { rc_probs_init(&c->pzero[0][0], sizeof(*c) / sizeof(RcProb)); }
+
+/* a magnitude's remainder r >= 0 after its first bins: unary under
+ * ctx[min(i, 3)] up to RC_LEV_UNARY (stride: the distance between the
+ * contexts of bins i and i + 1, 0 for one context), then Exp-Golomb of
+ * direct bits. Returns r, or -1 for an escape longer than 16 bits. */
+static inline int rc_lev_rem(RcBin *o, RcProb *ctx, int stride, int r)
+{
+    int i = 0;
+    for (; i < RC_LEV_UNARY; i++)
+        if (!rc_bin(o, ctx + (i < 3 ? i : 3) * stride, r > i)) return i;
+    unsigned x = (unsigned)(r - RC_LEV_UNARY) + 1;
+    int n = 0;
+    if (o->dec) {
+        while (rc_bin_direct(o, 1))
+            if (++n > 16) return -1;
+        x = 1;
+        for (int b = 0; b < n; b++) x = (x << 1) | (unsigned)rc_bin_direct(o, 0);
+        return RC_LEV_UNARY + (int)(x - 1);
+    }
+    while (x >> (n + 1)) n++;
+    for (int b = 0; b < n; b++) rc_bin_direct(o, 1);
+    rc_bin_direct(o, 0);
+    for (int b = n - 1; b >= 0; b--) rc_bin_direct(o, (x >> b) & 1);
+    return r;
+}
+
+static inline int rc_lev_class(int s) { return s < 3 ? s : s <= 4 ? 3 : s <= 8 ? 4 : 5; }
+
+/* The levels of one pixel-coded block, h x w in row-major order. Decoding
+ * writes lev[]; returns -1 when a magnitude exceeds max_l. */
+static inline int rc_pixel_levels(RcBin *o, RcLevCtx *c, int kind, int h, int w, int16_t *lev, int max_l)
+{
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            const int L = x ? lev[y * w + x - 1] : 0, A = y ? lev[(y - 1) * w + x] : 0;
+            const int cls = rc_lev_class(abs(L) + abs(A)), sn = L + A;
+            const int l = o->dec ? 0 : lev[y * w + x];
+            if (!rc_bin(o, &c->pzero[kind][cls], l != 0)) {
+                lev[y * w + x] = 0;
+                continue;
+            }
+            const int neg = rc_bin(o, &c->psign[kind][sn < 0 ? 0 : sn == 0 ? 1 : 2], l < 0);
+            int a = abs(l);
+            if (rc_bin(o, &c->pgt1[kind][cls], a > 1)) {
+                const int r = rc_lev_rem(o, c->pmag[kind][cls], 1, a - 2);
+                if (r < 0 || r + 2 > max_l) return -1;
+                a = r + 2;
+            } else {
+                a = 1;
+            }
+            lev[y * w + x] = (int16_t)(neg ? -a : a);
+        }
+    return 0;
+}
+
+/* The 64 levels of one transform block: its four quarters, 16 each in
+ * zigzag order. Decoding writes lev[]; returns -1 when a magnitude exceeds
+ * max_l. */
+static inline int rc_transform_levels(RcBin *o, RcLevCtx *c, int kind, int16_t *lev, int max_l)
+{
+    int coded[4];
+    for (int sb = 0; sb < 4; sb++) {
+        int16_t *lv = lev + 16 * sb;
+        int last = -1;
+        if (!o->dec)
+            for (int i = 0; i < 16; i++)
+                if (lv[i]) last = i;
+        const int nb = ((sb & 1) ? coded[sb - 1] : 0) + ((sb & 2) ? coded[sb - 2] : 0);
+        coded[sb] = rc_bin(o, &c->cbf[kind][sb][nb], last >= 0);
+        if (!coded[sb]) {
+            if (o->dec) memset(lv, 0, 16 * sizeof(*lv));
+            continue;
+        }
+        int i = 0, end = 15;
+        for (; i < 15; i++) {
+            const int s = rc_bin(o, &c->sig[kind][i], !o->dec && lv[i] != 0);
+            if (o->dec) lv[i] = (int16_t)s;
+            if (s && rc_bin(o, &c->last[kind][i], i == last)) {
+                end = i;
+                break;
+            }
+        }
+        if (o->dec) {
+            for (int t = end + 1; t < 16; t++) lv[t] = 0;
+            if (end == 15) lv[15] = 1;
+        }
+        int gt1 = 0, ones = 0;
+        for (i = end; i >= 0; i--) {
+            if (!lv[i]) continue;
+            int a = abs(lv[i]);
+            if (rc_bin(o, &c->tgt1[kind][gt1 ? 0 : 1 + (ones < 3 ? ones : 3)], a > 1)) {
+                const int r = rc_lev_rem(o, c->tmag[kind] + (gt1 < 4 ? gt1 : 4), 0, a - 2);
+                if (r < 0 || r + 2 > max_l) return -1;
+                a = r + 2;
+                gt1++;
+            } else {
+                a = 1;
+                ones++;
+            }
+            const int neg = rc_bin_direct(o, !o->dec && lv[i] < 0);
+            lv[i] = (int16_t)(neg ? -a : a);
+        }
+    }
+    return 0;
 }
 
 #endif /* PNMF_RANGECODER_H */

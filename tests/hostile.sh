@@ -222,7 +222,8 @@ run 5 afile/x.pnmf "$ENC" -Q -k 2 -w 4 "$T/clip.y4m" "$T/afile/x.pnmf" && pass
 if is_root; then skip "read-only output directory for pnmf-enc: running as root"
 else run 5 ro/x.pnmf "$ENC" -Q -k 2 -w 4 "$T/clip.y4m" "$T/ro/x.pnmf" && pass; fi
 echo precious > "$T/keep.pnmf"
-(ulimit -f 2; exec "$ENC" -Q -k 2 -w 4 "$T/clip.y4m" "$T/keep.pnmf") > /dev/null 2> "$T/err"
+# a limit of one block (512 or 1024 bytes) below the file (1,957 bytes at -q 0)
+(ulimit -f 1; exec "$ENC" -Q -k 2 -w 4 -q 0 "$T/clip.y4m" "$T/keep.pnmf") > /dev/null 2> "$T/err"
 got=$?
 { [ $got -eq 5 ] && sane $got "$T/err" && grep -q keep.pnmf "$T/err" &&
   [ "$(cat "$T/keep.pnmf")" = precious ] && no_tmp_in "$T"; } && pass ||

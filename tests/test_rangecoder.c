@@ -136,9 +136,89 @@ static void test_residual_codes(void)
     pnmf_free(c.p);
 }
 
+/* A random level of the kind the residual layer codes: mostly 0, small
+ * magnitudes often, now and then one up to max (the unary bins and the
+ * Exp-Golomb escape). */
+static int16_t rand_level(int max)
+{
+    const uint32_t r = next() % 100;
+    const int a = r < 60 ? 0 : r < 80 ? 1 : r < 92 ? 2 + (int)(next() % 6) : r < 98 ? (int)(next() % 40) : (int)(next() % (uint32_t)(max + 1));
+    return (int16_t)(next() & 1 ? -a : a);
+}
+
+/* The levels stream (format 6): pixel blocks of every clipped size and
+ * transform blocks (quarters empty, with a level only at position 15,
+ * full) decode to what was coded, the stream ends where the decoder
+ * stops, the encoder's estimate with the same contexts matches the
+ * stream's length, and a magnitude over the reader's bound is refused. */
+static void test_level_codes(void)
+{
+    enum { BLOCKS = 3000 };
+    static int16_t lev[BLOCKS * 64], back[BLOCKS * 64];
+    static int kind[BLOCKS], tr[BLOCKS], h[BLOCKS], w[BLOCKS];
+    size_t n = 0;
+    for (int b = 0; b < BLOCKS; b++) {
+        kind[b] = (int)(next() & 1), tr[b] = (int)(next() % 3 == 0);
+        h[b] = tr[b] ? 8 : 1 + (int)(next() % 8), w[b] = tr[b] ? 8 : 1 + (int)(next() % 8);
+        const int max = tr[b] ? PNMF_RES_MAX_COEF : 256;
+        for (int q = 0; q < h[b] * w[b]; q++) lev[n + (size_t)q] = rand_level(max);
+        if (tr[b]) {
+            const int shape = (int)(next() % 4);
+            for (int sb = 0; sb < 4; sb++) {
+                int16_t *lv = lev + n + 16 * sb;
+                if (shape == 0 && sb != 1) memset(lv, 0, 16 * sizeof(*lv)); /* one quarter coded */
+                if (shape == 1) memset(lv, 0, 15 * sizeof(*lv)), lv[15] = (int16_t)(sb + 1); /* the last position alone */
+                if (shape == 2) lv[0] = PNMF_RES_MAX_COEF, lv[15] = -PNMF_RES_MAX_COEF;
+            }
+        }
+        n += (size_t)h[b] * w[b];
+    }
+    Buf buf = { 0 };
+    RcEnc e;
+    static RcLevCtx ce, cd, cc;
+    rc_lev_ctx_init(&ce), rc_lev_ctx_init(&cd), rc_lev_ctx_init(&cc);
+    rc_enc_init(&e, &buf);
+    RcBin oe = { .enc = &e }, oc = { .update = 1 };
+    rc_cost_init();
+    for (size_t b = 0, q = 0; b < BLOCKS; q += (size_t)h[b] * w[b], b++) {
+        if (tr[b]) {
+            rc_transform_levels(&oe, &ce, kind[b], lev + q, PNMF_RES_MAX_COEF);
+            rc_transform_levels(&oc, &cc, kind[b], lev + q, PNMF_RES_MAX_COEF);
+        } else {
+            rc_pixel_levels(&oe, &ce, kind[b], h[b], w[b], lev + q, 256);
+            rc_pixel_levels(&oc, &cc, kind[b], h[b], w[b], lev + q, 256);
+        }
+    }
+    rc_enc_finish(&e);
+    RcDec d;
+    rc_dec_init(&d, buf.p, buf.len);
+    RcBin od = { .dec = &d };
+    int refused = 0;
+    for (size_t b = 0, q = 0; b < BLOCKS; q += (size_t)h[b] * w[b], b++) {
+        memset(back + q, 0x55, (size_t)h[b] * w[b] * sizeof(*back)); /* decoding must write every level */
+        refused += tr[b] ? rc_transform_levels(&od, &cd, kind[b], back + q, PNMF_RES_MAX_COEF)
+                         : rc_pixel_levels(&od, &cd, kind[b], h[b], w[b], back + q, 256);
+    }
+    CHECK(!refused && !memcmp(lev, back, n * sizeof(*lev)));
+    CHECK(rc_dec_exact(&d, buf.p));
+    /* the estimate: the same decisions, so within the coder's overhead */
+    CHECK_MSG(fabs(oc.bits / 8 - (double)buf.len) < 0.01 * (double)buf.len + 8, "estimated %.0f bytes, coded %zu",
+              oc.bits / 8, buf.len);
+    /* a magnitude over the bound the reader gives is refused */
+    rc_lev_ctx_init(&cd);
+    rc_dec_init(&d, buf.p, buf.len);
+    int over = 0;
+    for (size_t b = 0, q = 0; b < BLOCKS && !over; q += (size_t)h[b] * w[b], b++)
+        over = tr[b] ? rc_transform_levels(&od, &cd, kind[b], back + q, 100)
+                     : rc_pixel_levels(&od, &cd, kind[b], h[b], w[b], back + q, 100);
+    CHECK(over);
+    pnmf_free(buf.p);
+}
+
 int main(void)
 {
     test_bits();
     test_residual_codes();
+    test_level_codes();
     return test_summary("test_rangecoder");
 }

@@ -486,7 +486,7 @@ static void test_payload(void)
         CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0 &&
               strstr(err, "out of range"));
         memcpy(bad, buf, size);
-        bad[0] = 9; /* unknown flag */
+        bad[0] = 17; /* unknown flag (bit 4) */
         CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0 &&
               strstr(err, "unknown features"));
         /* every truncation */
@@ -516,6 +516,96 @@ static void test_payload(void)
     free(src), free(P), free(De), free(Dd);
 }
 
+/* Format 6's range-coded levels (window flags bit 3): the same window
+ * written with its levels as a third stream reads back the same, smaller
+ * than the varints here; every truncation is refused, every one-bit change
+ * read or refused with a reason, a level past the reader's bound refused,
+ * and a payload of version 5 may not use the flag. */
+static void test_payload_rc_levels(void)
+{
+    const size_t n = (size_t)ROWS * COLS;
+    uint8_t *src = malloc(M * n), *P = malloc(M * n), *De = malloc(M * n), *Dd = malloc(M * n);
+    make_clip(src, P);
+    PnmfWindowModel md, rd;
+    CHECK(pnmf_model_alloc(&md, ROWS, COLS, ROWS, COLS, M, 1, 0) == 0);
+    CHECK(pnmf_residual_alloc(&md.res, M, ROWS, COLS, 96, 64) == 0);
+    encode_clip(&md.res, src, P, 10.0, De, Dd);
+    const size_t nb = (size_t)md.res.bx * md.res.by;
+    int pixel_blocks = 0, transform_blocks = 0;
+    for (size_t q = 0; q < M * nb; q++)
+        if (md.res.modes[q] & PNMF_RES_CODED) {
+            pixel_blocks += !(md.res.modes[q] & PNMF_RES_TRANSFORM);
+            transform_blocks += !!(md.res.modes[q] & PNMF_RES_TRANSFORM);
+        }
+    CHECK_MSG(pixel_blocks > 0 && transform_blocks > 0, "%d pixel, %d transform blocks", pixel_blocks,
+              transform_blocks);
+    uint8_t *vbuf = NULL, *buf = NULL;
+    size_t vsize = 0, size = 0;
+    CHECK(pnmf_model_write(&md, &vbuf, &vsize) == 0);
+    md.res.rc_levels = 1;
+    CHECK(pnmf_model_write(&md, &buf, &size) == 0);
+    CHECK(buf && buf[0] == (PNMF_FLAG_RESIDUAL | PNMF_FLAG_RCLEVELS));
+    char err[200] = "";
+    CHECK_MSG(pnmf_model_read(buf, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) == 0, "%s", err);
+    CHECK(rd.res.rc_levels == 1 && rd.res.nlev == md.res.nlev);
+    CHECK(!memcmp(rd.res.modes, md.res.modes, M * nb));
+    CHECK(!memcmp(rd.res.lev, md.res.lev, md.res.nlev * sizeof(int16_t)));
+    CHECK(!memcmp(rd.res.mv, md.res.mv, 2 * md.res.nmv * sizeof(int16_t)));
+    pnmf_model_free(&rd);
+    CHECK_MSG(size < vsize, "range-coded %zu bytes, varints %zu", size, vsize);
+    /* a version 5 reader does not know the flag */
+    CHECK(pnmf_model_read_version(5, buf, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0 &&
+          strstr(err, "unknown features"));
+    int refused = 0;
+    for (size_t cut = 0; cut < size; cut++)
+        refused += pnmf_model_read(buf, cut, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0;
+    CHECK(refused == (int)size);
+    uint8_t *bad = malloc(size + 1);
+    int odd = 0, read_ok = 0;
+    for (size_t q = 0; q < size; q++)
+        for (int bit = 0; bit < 8; bit++) {
+            memcpy(bad, buf, size);
+            bad[q] ^= (uint8_t)(1 << bit);
+            err[0] = 0;
+            const int ret = pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err);
+            if (ret == 0) read_ok++, pnmf_model_free(&rd);
+            else odd += ret != PNMF_ERR_CORRUPT || !err[0];
+        }
+    CHECK_MSG(!odd, "%d of %zu one-bit changes failed without a reason", odd, 8 * size);
+    CHECK(read_ok < (int)(8 * size));
+    /* a byte after the levels stream: not where its length says it ends */
+    memcpy(bad, buf, size);
+    bad[size] = 0;
+    CHECK(pnmf_model_read(bad, size + 1, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) ==
+          PNMF_ERR_CORRUPT);
+    /* a pixel level past 255 * 16 / min(step, key step) + 1 = 64 */
+    int16_t *pl = NULL;
+    for (size_t b = 0, at = 0; b < M * nb && !pl; b++) {
+        int y0, y1, x0, x1;
+        pnmf_residual_block(md.res.bx, ROWS, COLS, b % nb, &y0, &y1, &x0, &x1);
+        if (!(md.res.modes[b] & PNMF_RES_CODED)) continue;
+        if (!(md.res.modes[b] & PNMF_RES_TRANSFORM)) pl = md.res.lev + at;
+        at += (size_t)(y1 - y0) * (x1 - x0);
+    }
+    const int16_t keep = *pl;
+    *pl = 65;
+    uint8_t *over = NULL;
+    size_t osize = 0;
+    CHECK(pnmf_model_write(&md, &over, &osize) == 0);
+    CHECK(pnmf_model_read(over, osize, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) ==
+              PNMF_ERR_CORRUPT &&
+          strstr(err, "level out of range"));
+    *pl = 64; /* at the bound: read */
+    pnmf_free(over);
+    CHECK(pnmf_model_write(&md, &over, &osize) == 0);
+    CHECK(pnmf_model_read(over, osize, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) == 0);
+    pnmf_model_free(&rd);
+    *pl = keep;
+    pnmf_free(over), pnmf_free(buf), pnmf_free(vbuf), free(bad);
+    pnmf_model_free(&md);
+    free(src), free(P), free(De), free(Dd);
+}
+
 static void test_steps(void)
 {
     CHECK(pnmf_residual_step(0) == 16 && pnmf_residual_step(16) == 64 && pnmf_residual_step(48) == 1024);
@@ -533,5 +623,6 @@ int main(void)
     test_cycle();
     test_transform();
     test_payload();
+    test_payload_rc_levels();
     return test_summary("test_residual");
 }

@@ -411,7 +411,10 @@ static int section_rows(Table *t, const char *label, const PnmfInfoWindow *w, in
     for (int s = 0; s < PNMF_INFO_SECTIONS; s++) zsum += w->sec[s].zstd_bytes;
     for (int s = 0; s < PNMF_INFO_SECTIONS; s++) {
         const PnmfInfoSectionBytes *x = &w->sec[s];
-        if (table_row(t, s ? "" : label, pnmf_info_section_name(s), num(x->values), num(x->raw_bytes),
+        /* format 6: the residual levels may be a range-coded stream */
+        const int rc = s == PNMF_INFO_SEC_RES_LEVELS && w->rc_levels;
+        if (table_row(t, s ? "" : label, rc ? "res levels rc" : pnmf_info_section_name(s), num(x->values),
+                      num(x->raw_bytes),
                       pct(x->raw_bytes, w->payload_bytes), level ? num(x->zstd_bytes) : "-",
                       level ? pct(x->zstd_bytes, zsum) : "-") < 0)
             return -1;

@@ -89,6 +89,7 @@ typedef struct PnmfEncStats {
     double seconds_total;    ///< all of the windows' encoding (the stages and the rest)
     int scene_cuts;          ///< scene cuts found so far (each ended a window early or made one a key window)
     int carried;             ///< windows that carried the last model's components over
+    int rc_levels;           ///< windows whose residual levels are range-coded (format 6)
     int repeated;            ///< entries placed by the repeat search (a component placed again in a frame)
 } PnmfEncStats;
 

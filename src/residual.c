@@ -22,6 +22,8 @@ int pnmf_residual_alloc(PnmfResidual *r, int m, int rows, int cols, int step16, 
     r->m = m, r->rows = rows, r->cols = cols;
     rc_mode_ctx_init(&r->enc_modes);
     rc_vec_ctx_init(&r->enc_vectors);
+    rc_lev_ctx_init(&r->enc_levels);
+    r->enc_rc_price = 0;
     r->bx = (cols + PNMF_RES_BLOCK - 1) / PNMF_RES_BLOCK;
     r->by = (rows + PNMF_RES_BLOCK - 1) / PNMF_RES_BLOCK;
     r->modes = pnmf_calloc((size_t)m * r->bx * r->by, 1);
@@ -375,8 +377,12 @@ static inline double mv_bits(int dy, int dx, int py, int px)
  * vector's bits not included). */
 static double try_block(int mode, int coded, const LevelTab *lt, int step16, double lambda, const uint8_t *src,
                         const uint8_t *P, const uint8_t *Pp, const uint8_t *Dp, const uint8_t *Dr, uint8_t *D,
-                        int rows, int cols, int y0, int y1, int x0, int x1, int dy, int dx, int16_t *levs)
+                        int rows, int cols, int y0, int y1, int x0, int x1, int dy, int dx, int16_t *levs,
+                        RcLevCtx *lc, int kind)
 {
+    int16_t lv[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
+    int16_t *out = levs;
+    if (lc && coded) levs = lv;
     double bits = 0;
     int sse = 0, nz = 0; /* at most 64 * 255^2: exact, and no floating-point chain */
     uint8_t pb[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
@@ -407,6 +413,12 @@ static double try_block(int mode, int coded, const LevelTab *lt, int step16, dou
             sse += e * e;
         }
     if (coded && !nz) return 1e300; /* the skip block is the same and cheaper */
+    if (lc && coded) { /* the levels stream's price with its contexts as they stand */
+        RcBin o = { .update = out != NULL };
+        rc_pixel_levels(&o, lc, kind, y1 - y0, x1 - x0, lv, INT16_MAX);
+        bits = o.bits;
+        if (out) memcpy(out, lv, (size_t)(y1 - y0) * (x1 - x0) * sizeof(*lv));
+    }
     return (double)sse + lambda * bits;
 }
 
@@ -416,8 +428,9 @@ static double try_block(int mode, int coded, const LevelTab *lt, int step16, dou
  * level is 0 (the skip block is the same). */
 static double try_transform(int mode, int qp, double lambda, const uint8_t *src, const uint8_t *P,
                             const uint8_t *Pp, const uint8_t *Dp, const uint8_t *Dr, uint8_t *D, int rows, int cols,
-                            int y0, int x0, int dy, int dx, int16_t *levs)
+                            int y0, int x0, int dy, int dx, int16_t *levs, RcLevCtx *lc, int kind)
 {
+    int16_t all[64];
     double sse = 0, bits = 0;
     int nz = 0;
     const int shift = 15 + qp / 6;
@@ -451,9 +464,15 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
             const int e = (int)src[(size_t)y * cols + xx] - v;
             sse += (double)e * e;
         }
-        if (levs) memcpy(levs + 16 * sb, lv, sizeof(lv));
+        memcpy(all + 16 * sb, lv, sizeof(lv));
     }
+    if (levs) memcpy(levs, all, sizeof(all));
     if (!nz) return 1e300;
+    if (lc) {
+        RcBin o = { .update = levs != NULL };
+        rc_transform_levels(&o, lc, kind, all, PNMF_RES_MAX_COEF);
+        bits = o.bits;
+    }
     return sse + lambda * bits;
 }
 
@@ -675,6 +694,8 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
     const double lam_sad = sqrt(lambda);
     LevelTab lt;
     level_tab_init(&lt, step16, lambda);
+    RcLevCtx *lc = r->enc_rc_price ? &r->enc_levels : NULL;
+    const int kind = j != 0;
     for (size_t b = 0; b < nb; b++) {
         int y0, y1, x0, x1;
         pnmf_residual_block(r->bx, r->rows, r->cols, b, &y0, &y1, &x0, &x1);
@@ -733,7 +754,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                 const double lb = extra + lambda * rc_mode_step(&r->enc_modes, byte, left, above, prev, 0);
                 if (lb >= bj) continue;
                 const double jj = lb + try_block(mode, coded, &lt, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows,
-                                                 r->cols, y0, y1, x0, x1, dy, dx, NULL);
+                                                 r->cols, y0, y1, x0, x1, dy, dx, NULL, lc, kind);
                 if (jj < bj) bj = jj, best = byte, vy = dy, vx = dx, vt = t;
             }
             if (mode != PNMF_RES_SPATIAL && full) {
@@ -741,7 +762,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                 const double lb = extra + lambda * rc_mode_step(&r->enc_modes, byte, left, above, prev, 0);
                 const double jj = lb >= bj ? lb
                                            : lb + try_transform(mode, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows,
-                                                                r->cols, y0, x0, dy, dx, NULL);
+                                                                r->cols, y0, x0, dy, dx, NULL, lc, kind);
                 if (jj < bj) bj = jj, best = byte, vy = dy, vx = dx, vt = t;
             }
         }
@@ -779,10 +800,11 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
             r->nlev += area;
         }
         if (best & PNMF_RES_TRANSFORM)
-            try_transform(best & 7, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, x0, vy, vx, levs);
+            try_transform(best & 7, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, x0, vy, vx, levs, lc,
+                          kind);
         else
             try_block(best & 7, best & PNMF_RES_CODED, &lt, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols,
-                      y0, y1, x0, x1, vy, vx, levs);
+                      y0, y1, x0, x1, vy, vx, levs, lc, kind);
     }
     pnmf_free(bmv);
     r->start[j + 1] = r->nlev;

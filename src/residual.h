@@ -79,6 +79,8 @@ typedef struct PnmfResidual {
     int enc_gy, enc_gx; /* the encoder's: the last frame's dominant displacement (not coded) */
     RcModeCtx enc_modes; /* the encoder's: the modes and vectors streams' contexts */
     RcVecCtx enc_vectors; /* as the writer will have them after the frames coded so far */
+    RcLevCtx enc_levels;  /* the levels stream's, when the encoder prices levels with them */
+    int enc_rc_price;     /* the encoder's: price levels with enc_levels, not the fixed table */
 } PnmfResidual;
 
 int  pnmf_residual_alloc(PnmfResidual *r, int m, int rows, int cols, int step16, int key_step16);

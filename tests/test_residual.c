@@ -606,6 +606,44 @@ static void test_payload_rc_levels(void)
     free(src), free(P), free(De), free(Dd);
 }
 
+/* Levels priced with the levels stream's contexts (enc_rc_price, the
+ * encoder's choice after a window whose levels were range-coded): the
+ * choices decode to the frames the encoder measured, and the contexts the
+ * encoder carried block by block are exactly those of coding its levels
+ * in the writer's order. */
+static void test_rc_pricing(void)
+{
+    const size_t n = (size_t)ROWS * COLS;
+    uint8_t *src = malloc(M * n), *P = malloc(M * n), *De = malloc(M * n), *Dd = malloc(M * n);
+    make_clip(src, P);
+    const int steps[] = { 16, 64, 181 };
+    for (size_t s = 0; s < sizeof(steps) / sizeof(steps[0]); s++) {
+        PnmfResidual r;
+        CHECK(pnmf_residual_alloc(&r, M, ROWS, COLS, steps[s], steps[s] / 2 < 16 ? 16 : steps[s] / 2) == 0);
+        r.enc_rc_price = 1;
+        encode_clip(&r, src, P, steps[s] * steps[s] / 256.0 * 0.1, De, Dd);
+        CHECK_MSG(!memcmp(De, Dd, M * n), "step %d: decoder differs", steps[s]);
+        RcLevCtx c;
+        rc_lev_ctx_init(&c);
+        RcBin o = { .update = 1 };
+        const size_t nb = (size_t)r.bx * r.by;
+        for (int j = 0; j < M; j++)
+            for (size_t b = 0, q = r.start[j]; b < nb; b++) {
+                const uint8_t mo = r.modes[j * nb + b];
+                if (!(mo & PNMF_RES_CODED)) continue;
+                int y0, y1, x0, x1;
+                pnmf_residual_block(r.bx, ROWS, COLS, b, &y0, &y1, &x0, &x1);
+                if (mo & PNMF_RES_TRANSFORM) rc_transform_levels(&o, &c, j != 0, r.lev + q, PNMF_RES_MAX_COEF);
+                else rc_pixel_levels(&o, &c, j != 0, y1 - y0, x1 - x0, r.lev + q, INT16_MAX);
+                q += (size_t)(y1 - y0) * (x1 - x0);
+            }
+        CHECK_MSG(r.nlev > 0 && !memcmp(&c, &r.enc_levels, sizeof c), "step %d: the encoder's contexts differ",
+                  steps[s]);
+        pnmf_residual_free(&r);
+    }
+    free(src), free(P), free(De), free(Dd);
+}
+
 static void test_steps(void)
 {
     CHECK(pnmf_residual_step(0) == 16 && pnmf_residual_step(16) == 64 && pnmf_residual_step(48) == 1024);
@@ -624,5 +662,6 @@ int main(void)
     test_transform();
     test_payload();
     test_payload_rc_levels();
+    test_rc_pricing();
     return test_summary("test_residual");
 }

@@ -449,18 +449,20 @@ static int target_residual(PnmfEncoder *e, PnmfWindowModel *md, int m, double *s
     double max_sse = (before + px) * per_px - e->sse;
     if (max_sse > 4 * px * per_px) max_sse = 4 * px * per_px;
     if (max_sse < px * per_px / 4) max_sse = px * per_px / 4;
+    /* bisection on the step, keeping the step whose error came closest to
+     * the aim (in dB, either side): the error need not grow with the step
+     * (a model's prediction, blocks skipped at one step and coded at the
+     * next), so the last step under the aim can be far under it */
     int lo = 0, hi = 256, best = 0; /* step 16 * 2^(t/32): 1 .. 256 gray levels */
-    double best_sse = -1;
+    double best_miss = 1e300;
     while (lo <= hi) {
         const int t = (lo + hi) / 2;
         double s = 0;
         PNMF_CHECK(code_residual(e, &e->rb[0], md, m, (int)lrint(16.0 * pow(2.0, t / 32.0)), &s));
-        if (s <= max_sse) {
-            if (s > best_sse || (s == best_sse && t > best)) best = t, best_sse = s;
-            lo = t + 1;
-        } else {
-            hi = t - 1;
-        }
+        const double miss = fabs(log((s > 0 ? s : 1e-9) / max_sse));
+        if (miss < best_miss || (miss == best_miss && t > best)) best = t, best_miss = miss;
+        if (s <= max_sse) lo = t + 1;
+        else hi = t - 1;
     }
     PNMF_CHECK(code_residual(e, &e->rb[0], md, m, (int)lrint(16.0 * pow(2.0, best / 32.0)), sse));
     if (getenv("PNMF_DEBUG"))

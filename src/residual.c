@@ -44,6 +44,7 @@ void pnmf_residual_free(PnmfResidual *r)
     pnmf_free(r->mv);
     pnmf_free(r->mvref);
     pnmf_free(r->mvstart);
+    pnmf_free(r->enc_prev_mv);
     memset(r, 0, sizeof(*r));
 }
 
@@ -660,6 +661,40 @@ static void search_block(const uint8_t *src, const uint8_t *Dp, int rows, int co
     *by = vy, *bx = vx;
 }
 
+/* The frame's motions per frame (each shifted block's vector over the
+ * frames back to its reference, where that divides), the most used first
+ * (ties: the shorter, then the first met): the next frame's candidates. */
+static void frame_motions(PnmfResidual *r, const int16_t (*bmv)[3], size_t nb)
+{
+    enum { SLOTS = 64 };
+    int16_t v[SLOTS][2];
+    int cnt[SLOTS], n = 0;
+    for (size_t b = 0; b < nb; b++) {
+        const int t = bmv[b][2] + 1;
+        if (t <= 0 || bmv[b][0] % t || bmv[b][1] % t || (!bmv[b][0] && !bmv[b][1])) continue;
+        const int16_t y = (int16_t)(bmv[b][0] / t), x = (int16_t)(bmv[b][1] / t);
+        int k = 0;
+        while (k < n && (v[k][0] != y || v[k][1] != x)) k++;
+        if (k == n) {
+            if (n == SLOTS) continue;
+            v[n][0] = y, v[n][1] = x, cnt[n++] = 0;
+        }
+        cnt[k]++;
+    }
+    r->enc_nmot = 0;
+    for (int pick = 0; pick < PNMF_RES_MOTIONS; pick++) {
+        int best = -1;
+        for (int k = 0; k < n; k++)
+            if (cnt[k] > 0 && (best < 0 || cnt[k] > cnt[best] ||
+                               (cnt[k] == cnt[best] && abs(v[k][0]) + abs(v[k][1]) < abs(v[best][0]) + abs(v[best][1]))))
+                best = k;
+        if (best < 0) break;
+        r->enc_mot[r->enc_nmot][0] = v[best][0], r->enc_mot[r->enc_nmot][1] = v[best][1];
+        r->enc_nmot++;
+        cnt[best] = 0;
+    }
+}
+
 static int grow(void **p, size_t *cap, size_t need, size_t elem)
 {
     if (*cap >= need) return 0;
@@ -691,6 +726,8 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
     /* the vector and reference chosen so far in this frame, per block */
     int16_t (*bmv)[3] = pnmf_calloc(nb, sizeof(*bmv));
     if (!bmv) return PNMF_ERR_NOMEM;
+    /* the last frame's, when it was coded just before with these references */
+    const int16_t (*pm)[3] = j && nref ? (const int16_t (*)[3])r->enc_prev_mv : NULL;
     const double lam_sad = sqrt(lambda);
     LevelTab lt;
     level_tab_init(&lt, step16, lambda);
@@ -730,8 +767,21 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                 /* each reference's best vector by SAD + lam * bits; the best of those */
                 double bc = 1e300;
                 for (int tt = 0; tt < nref; tt++) {
-                    int16_t cand[6][2] = { { 0, 0 }, { (int16_t)py[tt], (int16_t)px[tt] } };
+                    int16_t cand[6 + 1 + PNMF_RES_MOTIONS][2] = { { 0, 0 }, { (int16_t)py[tt], (int16_t)px[tt] } };
                     int nc = 2;
+                    /* motion goes on: this block's vector in the last frame and the
+                     * last frame's most used motions, each per frame, times the
+                     * frames back to tt */
+                    if (pm && pm[b][2] >= 0 && pm[b][0] % (pm[b][2] + 1) == 0 && pm[b][1] % (pm[b][2] + 1) == 0) {
+                        const int sy = pm[b][0] / (pm[b][2] + 1) * (tt + 1), sx = pm[b][1] / (pm[b][2] + 1) * (tt + 1);
+                        if (abs(sy) <= PNMF_RES_MAX_MV && abs(sx) <= PNMF_RES_MAX_MV)
+                            cand[nc][0] = (int16_t)sy, cand[nc][1] = (int16_t)sx, nc++;
+                    }
+                    for (int k = 0; k < r->enc_nmot; k++) {
+                        const int sy = r->enc_mot[k][0] * (tt + 1), sx = r->enc_mot[k][1] * (tt + 1);
+                        if (abs(sy) <= PNMF_RES_MAX_MV && abs(sx) <= PNMF_RES_MAX_MV)
+                            cand[nc][0] = (int16_t)sy, cand[nc][1] = (int16_t)sx, nc++;
+                    }
                     if (tt == 0) cand[nc][0] = (int16_t)gy, cand[nc][1] = (int16_t)gx, nc++;
                     if (b % r->bx && bmv[b - 1][2] == tt) cand[nc][0] = bmv[b - 1][0], cand[nc][1] = bmv[b - 1][1], nc++;
                     if (b >= (size_t)r->bx && bmv[b - r->bx][2] == tt)
@@ -806,7 +856,9 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
             try_block(best & 7, best & PNMF_RES_CODED, &lt, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols,
                       y0, y1, x0, x1, vy, vx, levs, lc, kind);
     }
-    pnmf_free(bmv);
+    frame_motions(r, bmv, nb);
+    pnmf_free(r->enc_prev_mv);
+    r->enc_prev_mv = bmv;
     r->start[j + 1] = r->nlev;
     r->mvstart[j + 1] = r->nmv;
     return 0;

@@ -51,6 +51,7 @@
 #define PNMF_RES_MAX_QP    51
 #define PNMF_RES_MAX_COEF  2048   /* |level| of a transform coefficient */
 #define PNMF_RES_MAX_MV    64     /* |dy|, |dx| of a shifted block */
+#define PNMF_RES_MOTIONS   4      /* the encoder's candidate motions from the last frame */
 #define PNMF_RES_REFS      16     /* a shifted block's reference: D_{j-1} .. D_{j-16} (D_{j-4} in format 2) */
 #define PNMF_RES_MIN_STEP  16     /* 1 gray level: finer only wastes levels */
 #define PNMF_RES_MAX_STEP  4096   /* 256 gray levels */
@@ -77,6 +78,9 @@ typedef struct PnmfResidual {
     size_t nmv, mvcap; /* vectors (pairs) */
     size_t *mvstart;   /* m + 1: frame j's vectors are mv[2 mvstart[j] .. 2 mvstart[j+1]) */
     int enc_gy, enc_gx; /* the encoder's: the last frame's dominant displacement (not coded) */
+    int16_t (*enc_prev_mv)[3]; /* the encoder's: each block's (dy, dx, t) in the last frame, t -1 if none */
+    int16_t enc_mot[PNMF_RES_MOTIONS][2]; /* the encoder's: the last frame's most used motions per frame */
+    int enc_nmot;
     RcModeCtx enc_modes; /* the encoder's: the modes and vectors streams' contexts */
     RcVecCtx enc_vectors; /* as the writer will have them after the frames coded so far */
     RcLevCtx enc_levels;  /* the levels stream's, when the encoder prices levels with them */

@@ -237,11 +237,14 @@ static void test_pan(void)
         CHECK(pnmf_residual_encode_frame(&r, j, src[j], P, P, ref, j < PNMF_RES_REFS ? j : PNMF_RES_REFS, D[j],
                                          2.0) == 0);
     }
-    /* interior blocks of frames 1.. predict from (y + 2, x - 3), exactly */
+    /* interior blocks of frames 1.. predict from (y + 2, x - 3) a frame
+     * back, or as far a frame further back, exactly */
     int found = 0, interior = 0;
     for (int j = 1; j < F; j++)
-        for (size_t q = r.mvstart[j]; q < r.mvstart[j + 1]; q++)
-            found += r.mv[2 * q] == 2 && r.mv[2 * q + 1] == -3;
+        for (size_t q = r.mvstart[j]; q < r.mvstart[j + 1]; q++) {
+            const int t = r.mvref[q] + 1;
+            found += r.mv[2 * q] == 2 * t && r.mv[2 * q + 1] == -3 * t;
+        }
     for (int by = 0; by < r.by - 1; by++)
         for (int bx = 1; bx < r.bx; bx++) interior++;
     CHECK_MSG(found >= 3 * interior, "%d blocks with the pan's vector, %d interior", found, interior);
@@ -644,6 +647,44 @@ static void test_rc_pricing(void)
     free(src), free(P), free(De), free(Dd);
 }
 
+/* A sprite that moves 12 pixels a frame over a flat background and
+ * alternates between two poses that differ in one corner: the last frame
+ * finds it 12 pixels back with levels for the corner, after which each
+ * frame finds the same pose two frames back, 24 pixels away: outside the
+ * grid the search covers, reached through the motion the last frame used
+ * (each frame's motion goes on, so it is tried twice as far two frames
+ * back). From frame 3 on, nothing is coded. */
+static void test_motion_goes_on(void)
+{
+    enum { R = 40, C = 200, F = 8 };
+    static uint8_t src[F][R * C], P[R * C], D[F][R * C], pose[2][16][16];
+    unsigned seed = 7;
+    for (int y = 0; y < 16; y++)
+        for (int x = 0; x < 16; x++) seed = seed * 1103515245u + 12345u, pose[0][y][x] = (uint8_t)(100 + (seed >> 17) % 150);
+    memcpy(pose[1], pose[0], sizeof pose[0]);
+    for (int y = 0; y < 4; y++)
+        for (int x = 0; x < 4; x++) pose[1][y][x] = (uint8_t)(255 - pose[0][y][x]);
+    for (int j = 0; j < F; j++) {
+        memset(src[j], 40, sizeof src[j]);
+        for (int y = 0; y < 16; y++)
+            for (int x = 0; x < 16; x++) src[j][(12 + y) * C + 10 + 12 * j + x] = pose[j & 1][y][x];
+    }
+    memset(P, 0, sizeof P);
+    PnmfResidual r;
+    CHECK(pnmf_residual_alloc(&r, F, R, C, 64, 16) == 0);
+    for (int j = 0; j < F; j++) {
+        const uint8_t *ref[PNMF_RES_REFS];
+        for (int t = 0; t < PNMF_RES_REFS; t++) ref[t] = j - 1 - t >= 0 ? D[j - 1 - t] : NULL;
+        CHECK(pnmf_residual_encode_frame(&r, j, src[j], P, P, ref, j < PNMF_RES_REFS ? j : PNMF_RES_REFS, D[j],
+                                         4.0) == 0);
+    }
+    int far = 0;
+    for (size_t q = r.mvstart[3]; q < r.mvstart[F]; q++) far += r.mvref[q] == 1 && r.mv[2 * q] == 0 && r.mv[2 * q + 1] == -24;
+    CHECK_MSG(r.start[F] == r.start[3] && far >= 4 * (F - 3), "%zu levels in frames 3.., %d blocks 24 back",
+              r.start[F] - r.start[3], far);
+    pnmf_residual_free(&r);
+}
+
 static void test_steps(void)
 {
     CHECK(pnmf_residual_step(0) == 16 && pnmf_residual_step(16) == 64 && pnmf_residual_step(48) == 1024);
@@ -663,5 +704,6 @@ int main(void)
     test_payload();
     test_payload_rc_levels();
     test_rc_pricing();
+    test_motion_goes_on();
     return test_summary("test_residual");
 }

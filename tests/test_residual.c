@@ -685,6 +685,41 @@ static void test_motion_goes_on(void)
     pnmf_residual_free(&r);
 }
 
+/* A sprite that jumps 36 pixels a frame over a flat background, beyond
+ * the grid the search covers and with no motion to go on from: the wide
+ * search on box means finds it a frame back, and from frame 1 on nothing
+ * is coded. */
+static void test_wide_search(void)
+{
+    enum { R = 48, C = 240, F = 5 };
+    static uint8_t src[F][R * C], P[R * C], D[F][R * C], spr[16][16];
+    unsigned seed = 11;
+    for (int y = 0; y < 16; y++)
+        for (int x = 0; x < 16; x++) seed = seed * 1103515245u + 12345u, spr[y][x] = (uint8_t)(90 + (seed >> 17) % 160);
+    for (int j = 0; j < F; j++) {
+        memset(src[j], 50, sizeof src[j]);
+        for (int y = 0; y < 16; y++)
+            for (int x = 0; x < 16; x++) src[j][(16 + y) * C + 20 + 36 * j + x] = spr[y][x];
+    }
+    memset(P, 0, sizeof P);
+    PnmfResidual r;
+    CHECK(pnmf_residual_alloc(&r, F, R, C, 64, 16) == 0);
+    for (int j = 0; j < F; j++) {
+        const uint8_t *ref[PNMF_RES_REFS];
+        for (int t = 0; t < PNMF_RES_REFS; t++) ref[t] = j - 1 - t >= 0 ? D[j - 1 - t] : NULL;
+        CHECK(pnmf_residual_encode_frame(&r, j, src[j], P, P, ref, j < PNMF_RES_REFS ? j : PNMF_RES_REFS, D[j],
+                                         4.0) == 0);
+    }
+    int jump = 0;
+    for (size_t q = r.mvstart[1]; q < r.mvstart[F]; q++) {
+        const int t = r.mvref[q] + 1;
+        jump += r.mv[2 * q] == 0 && r.mv[2 * q + 1] == -36 * t;
+    }
+    CHECK_MSG(r.start[F] == r.start[1] && jump >= 4 * (F - 1), "%zu levels in frames 1.., %d blocks with the jump",
+              r.start[F] - r.start[1], jump);
+    pnmf_residual_free(&r);
+}
+
 static void test_steps(void)
 {
     CHECK(pnmf_residual_step(0) == 16 && pnmf_residual_step(16) == 64 && pnmf_residual_step(48) == 1024);
@@ -705,5 +740,6 @@ int main(void)
     test_payload_rc_levels();
     test_rc_pricing();
     test_motion_goes_on();
+    test_wide_search();
     return test_summary("test_residual");
 }

@@ -632,12 +632,12 @@ static void global_motion(const uint8_t *src, const uint8_t *Dp, int rows, int c
  * the references searched on the finer grid (GRID_REFS). samples/devset,
  * -k 0, 60 frames, -q 16..48, against the search without it: x11_oneko
  * -23.3 %, x11_fishtank -6.6 %, x11_penguins -1.7 %, pingus_pan -1.2 %,
- * natural_vtest -0.2 %, in 22 % more time at -k 0 (the default encode of
+ * natural_vtest -0.2 % (over +-48), in 22 % more time at -k 0 (the default encode of
  * x11_penguins: the same time within the noise). 3x3 vectors at a step of
  * 2 around each instead of 5x5: x11_oneko -15.7 %; one coarse vector
  * kept: about the same; only the last frame searched so: x11_oneko
- * -9.6 %. */
-#define WIDE_RANGE 48
+ * -9.6 %; a SAD over 2 or 8 a sample for poor: within 0.4 %. */
+#define WIDE_RANGE PNMF_RES_MAX_MV /* +-48: x11_oneko +0.8 %, x11_fishtank +0.6 % */
 #define WIDE_POOR  4
 #define WIDE_KEEP  2
 typedef struct Coarse {

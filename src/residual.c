@@ -628,8 +628,12 @@ static void global_motion(const uint8_t *src, const uint8_t *Dp, int rows, int c
  * is matched on the 4x4 box means of the frame and the reference over
  * +-WIDE_RANGE (every fourth pixel), and the 5 x 5 vectors around each of
  * the WIDE_KEEP best are tried at full resolution: a sprite that jumps
- * far, or whose pose came back further than its last motion says. On
- * the references searched on the finer grid (GRID_REFS). samples/devset,
+ * far, or whose pose came back further than its last motion says. Each
+ * reference in turn, until one matches well (a SAD of at most WIDE_POOR a
+ * sample): against references 0..3 only, x11_penguins -11.1 %, x11_oneko
+ * -1.7 % (its walk comes back after more than 4 frames), for 3 % more
+ * instructions in its default encode (callgrind, 40 frames; 20 % more
+ * searching every reference whatever matched before). samples/devset,
  * -k 0, 60 frames, -q 16..48, against the search without it: x11_oneko
  * -23.3 %, x11_fishtank -6.6 %, x11_penguins -1.7 %, pingus_pan -1.2 %,
  * natural_vtest -0.2 % (over +-48), in 22 % more time at -k 0 (the default encode of
@@ -807,18 +811,15 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
     if (!bmv) return PNMF_ERR_NOMEM;
     /* the last frame's, when it was coded just before with these references */
     const int16_t (*pm)[3] = j && nref ? (const int16_t (*)[3])r->enc_prev_mv : NULL;
-    /* the box means of the frame and of the references the wide search covers */
-    Coarse wide[GRID_REFS];
+    /* the box means of the frame and of the references, made when the wide
+     * search first needs them (wide[t].ref NULL until then) */
+    Coarse wide[PNMF_RES_REFS];
     const int r4 = r->rows / 4, c4 = r->cols / 4;
-    int nwide = nref < GRID_REFS ? nref : GRID_REFS;
+    int nwide = nref;
     uint8_t *cbuf = nwide && r4 >= 4 && c4 >= 4 ? pnmf_malloc_array((size_t)(nwide + 1) * r4, (size_t)c4) : NULL;
     if (!cbuf) nwide = 0;
-    for (int t = 0; t < nwide; t++) {
-        uint8_t *o = cbuf + (size_t)(t + 1) * r4 * c4;
-        if (!t) shrink4(src, r->cols, cbuf, r4, c4);
-        shrink4(ref[t], r->cols, o, r4, c4);
-        wide[t].src = cbuf, wide[t].ref = o, wide[t].r4 = r4, wide[t].c4 = c4;
-    }
+    if (nwide) shrink4(src, r->cols, cbuf, r4, c4);
+    for (int t = 0; t < nwide; t++) wide[t].src = cbuf, wide[t].ref = NULL, wide[t].r4 = r4, wide[t].c4 = c4;
     const double lam_sad = sqrt(lambda);
     LevelTab lt;
     level_tab_init(&lt, step16, lambda);
@@ -857,6 +858,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                 if (lambda * mb >= bj) continue;
                 /* each reference's best vector by SAD + lam * bits; the best of those */
                 double bc = 1e300;
+                int good = 0; /* a reference so far matched well: no wide search in the next */
                 for (int tt = 0; tt < nref; tt++) {
                     int16_t cand[6 + 1 + PNMF_RES_MOTIONS][2] = { { 0, 0 }, { (int16_t)py[tt], (int16_t)px[tt] } };
                     int nc = 2;
@@ -878,11 +880,18 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                     if (b >= (size_t)r->bx && bmv[b - r->bx][2] == tt)
                         cand[nc][0] = bmv[b - r->bx][0], cand[nc][1] = bmv[b - r->bx][1], nc++;
                     int ty, tx;
+                    if (tt < nwide && !good && !wide[tt].ref) {
+                        uint8_t *o = cbuf + (size_t)(tt + 1) * r4 * c4;
+                        shrink4(ref[tt], r->cols, o, r4, c4);
+                        wide[tt].ref = o;
+                    }
                     search_block(src, ref[tt], r->rows, r->cols, y0, y1, x0, x1, (const int16_t (*)[2])cand, nc,
                                  py[tt], px[tt], lam_sad, tt < GRID_REFS ? 4 : 8,
-                                 tt < nwide ? &wide[tt] : NULL, &ty, &tx);
-                    const double c = block_sad(src, ref[tt], r->rows, r->cols, y0, y1, x0, x1, ty, tx, 0x7fffffff) +
-                                     lam_sad * rc_vector_step(&r->enc_vectors, tt, lastref, z0, ty - py[tt], tx - px[tt], 0);
+                                 tt < nwide && !good ? &wide[tt] : NULL, &ty, &tx);
+                    const int sad = block_sad(src, ref[tt], r->rows, r->cols, y0, y1, x0, x1, ty, tx, 0x7fffffff);
+                    good |= sad <= WIDE_POOR * (y1 - y0) * (x1 - x0);
+                    const double c = sad + lam_sad * rc_vector_step(&r->enc_vectors, tt, lastref, z0, ty - py[tt],
+                                                                    tx - px[tt], 0);
                     if (c < bc) bc = c, dy = ty, dx = tx, t = tt;
                 }
                 if (!t && !dy && !dx) continue; /* the previous-frame prediction, cheaper */

@@ -248,8 +248,8 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
                     if (!(mo & PNMF_RES_CODED)) continue;
                     int y0, y1, x0, x1;
                     pnmf_residual_block(rs->bx, rs->rows, rs->cols, bk, &y0, &y1, &x0, &x1);
-                    if (mo & PNMF_RES_TRANSFORM) rc_transform_levels(&o, &lc, j != 0, rs->lev + q, PNMF_RES_MAX_COEF);
-                    else rc_pixel_levels(&o, &lc, j != 0, y1 - y0, x1 - x0, rs->lev + q, INT16_MAX);
+                    if (mo & PNMF_RES_TRANSFORM) rc_transform_levels(&o, &lc, rc_lev_kind(j, mo), rs->lev + q, PNMF_RES_MAX_COEF);
+                    else rc_pixel_levels(&o, &lc, rc_lev_kind(j, mo), y1 - y0, x1 - x0, rs->lev + q, INT16_MAX);
                     q += (size_t)(y1 - y0) * (x1 - x0);
                 }
             rc_enc_finish(&re);
@@ -437,8 +437,8 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
                 int y0, y1, x0, x1;
                 pnmf_residual_block(rs->bx, rows, cols, (size_t)b, &y0, &y1, &x0, &x1);
                 const int bad = mode & PNMF_RES_TRANSFORM
-                                    ? rc_transform_levels(&o, &lc, j != 0, rs->lev + q, PNMF_RES_MAX_COEF)
-                                    : rc_pixel_levels(&o, &lc, j != 0, y1 - y0, x1 - x0, rs->lev + q, (int)max_pixel);
+                                    ? rc_transform_levels(&o, &lc, rc_lev_kind(j, mode), rs->lev + q, PNMF_RES_MAX_COEF)
+                                    : rc_pixel_levels(&o, &lc, rc_lev_kind(j, mode), y1 - y0, x1 - x0, rs->lev + q, (int)max_pixel);
                 if (bad) {
                     pnmf_set_err(err, errlen, "residual level out of range");
                     return PNMF_ERR_CORRUPT;

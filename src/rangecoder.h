@@ -384,22 +384,26 @@ static inline int rc_bin_direct(RcBin *o, int bit)
 
 #define RC_LEV_UNARY 14 /* unary bins of a magnitude before the Exp-Golomb escape */
 #define RC_LEV_CLASSES 6
+#define RC_LEV_KINDS 4 /* rc_lev_kind() */
 
-/* Contexts of the levels stream, each by frame kind (0: frame 0 of the
- * window, 1: the others; frame 0 of a key window has a finer step). */
+/* Contexts of the levels stream, each by the block's kind (rc_lev_kind):
+ * bit 0, not frame 0 of the window (frame 0 of a key window has a finer
+ * step); bit 1, the spatial prediction (new content, not a copy). */
 typedef struct RcLevCtx {
     /* pixel levels, by the class of |left| + |above| in the block */
-    RcProb pzero[2][RC_LEV_CLASSES];   /* level != 0? */
-    RcProb psign[2][3];                /* level < 0? by the sign of left + above */
-    RcProb pgt1[2][RC_LEV_CLASSES];    /* |level| > 1? */
-    RcProb pmag[2][RC_LEV_CLASSES][4]; /* unary bins of |level| - 2, by min(bin, 3) */
+    RcProb pzero[RC_LEV_KINDS][RC_LEV_CLASSES];   /* level != 0? */
+    RcProb psign[RC_LEV_KINDS][3];                /* level < 0? by the sign of left + above */
+    RcProb pgt1[RC_LEV_KINDS][RC_LEV_CLASSES];    /* |level| > 1? */
+    RcProb pmag[RC_LEV_KINDS][RC_LEV_CLASSES][4]; /* unary bins of |level| - 2, by min(bin, 3) */
     /* transform coefficients, per 4x4 quarter in zigzag order */
-    RcProb cbf[2][4][3];               /* quarter has a level? by quarter, coded neighbours */
-    RcProb sig[2][15];                 /* level != 0? by zigzag position */
-    RcProb last[2][15];                /* the last one? by zigzag position */
-    RcProb tgt1[2][5];                 /* |level| > 1? by the levels after it (>1 seen: 0; else 1 + ones, at most 4) */
-    RcProb tmag[2][5];                 /* unary bins of |level| - 2, by min(levels > 1 after it, 4) */
+    RcProb cbf[RC_LEV_KINDS][4][3];               /* quarter has a level? by quarter, coded neighbours */
+    RcProb sig[RC_LEV_KINDS][15];                 /* level != 0? by zigzag position */
+    RcProb last[RC_LEV_KINDS][15];                /* the last one? by zigzag position */
+    RcProb tgt1[RC_LEV_KINDS][5];                 /* |level| > 1? by the levels after it (>1 seen: 0; else 1 + ones, at most 4) */
+    RcProb tmag[RC_LEV_KINDS][5];                 /* unary bins of |level| - 2, by min(levels > 1 after it, 4) */
 } RcLevCtx;
+
+static inline int rc_lev_kind(int j, int mode) { return (j != 0) | ((mode & 7) == 3) << 1; }
 
 static inline void rc_lev_ctx_init(RcLevCtx *c) { rc_probs_init(&c->pzero[0][0], sizeof(*c) / sizeof(RcProb)); }
 

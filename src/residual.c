@@ -416,7 +416,7 @@ static double try_block(int mode, int coded, const LevelTab *lt, int step16, dou
     if (coded && !nz) return 1e300; /* the skip block is the same and cheaper */
     if (lc && coded) { /* the levels stream's price with its contexts as they stand */
         RcBin o = { .update = out != NULL };
-        rc_pixel_levels(&o, lc, kind, y1 - y0, x1 - x0, lv, INT16_MAX);
+        rc_pixel_levels(&o, lc, kind | (mode == PNMF_RES_SPATIAL) << 1, y1 - y0, x1 - x0, lv, INT16_MAX);
         bits = o.bits;
         if (out) memcpy(out, lv, (size_t)(y1 - y0) * (x1 - x0) * sizeof(*lv));
     }

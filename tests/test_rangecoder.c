@@ -158,7 +158,7 @@ static void test_level_codes(void)
     static int kind[BLOCKS], tr[BLOCKS], h[BLOCKS], w[BLOCKS];
     size_t n = 0;
     for (int b = 0; b < BLOCKS; b++) {
-        kind[b] = (int)(next() & 1), tr[b] = (int)(next() % 3 == 0);
+        kind[b] = (int)(next() % RC_LEV_KINDS), tr[b] = (int)(next() % 3 == 0);
         h[b] = tr[b] ? 8 : 1 + (int)(next() % 8), w[b] = tr[b] ? 8 : 1 + (int)(next() % 8);
         const int max = tr[b] ? PNMF_RES_MAX_COEF : 256;
         for (int q = 0; q < h[b] * w[b]; q++) lev[n + (size_t)q] = rand_level(max);

@@ -636,8 +636,8 @@ static void test_rc_pricing(void)
                 if (!(mo & PNMF_RES_CODED)) continue;
                 int y0, y1, x0, x1;
                 pnmf_residual_block(r.bx, ROWS, COLS, b, &y0, &y1, &x0, &x1);
-                if (mo & PNMF_RES_TRANSFORM) rc_transform_levels(&o, &c, j != 0, r.lev + q, PNMF_RES_MAX_COEF);
-                else rc_pixel_levels(&o, &c, j != 0, y1 - y0, x1 - x0, r.lev + q, INT16_MAX);
+                if (mo & PNMF_RES_TRANSFORM) rc_transform_levels(&o, &c, rc_lev_kind(j, mo), r.lev + q, PNMF_RES_MAX_COEF);
+                else rc_pixel_levels(&o, &c, rc_lev_kind(j, mo), y1 - y0, x1 - x0, r.lev + q, INT16_MAX);
                 q += (size_t)(y1 - y0) * (x1 - x0);
             }
         CHECK_MSG(r.nlev > 0 && !memcmp(&c, &r.enc_levels, sizeof c), "step %d: the encoder's contexts differ",

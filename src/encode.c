@@ -536,7 +536,7 @@ static int fit_two_level(PnmfEncoder *e, PnmfWindowModel *md, int m)
     const int k = e->s.components, K = e->s.two_level;
     const size_t n = e->n;
     PnmfFitParams p1 = { K, e->s.algo, e->s.iterations, e->s.inner_iters, e->s.restarts,
-                         e->s.seed + (uint64_t)e->windows * 1000003u, 1e-4, 0, 0 };
+                         e->s.seed + (uint64_t)e->windows * 1000003u, 1e-4, 0, 0, 0 };
     PnmfFitParams p2 = p1;
     p2.k = k, p2.seed = p1.seed + 1;
     float *W1 = pnmf_malloc_array((size_t)K * n, sizeof(float));
@@ -743,7 +743,8 @@ static int fit_model(PnmfEncoder *e, PnmfWindowModel *md, int m)
     const double add_lambda =
         e->s.auto_k && e->s.iterations > 1 ? quality_lambda(e) : 0;
     PnmfFitParams p = { k, e->s.algo, e->s.iterations, e->s.inner_iters, e->s.restarts,
-                        e->s.seed + (uint64_t)e->windows * 1000003u, 1e-4, add_lambda, e->probing };
+                        e->s.seed + (uint64_t)e->windows * 1000003u, 1e-4, add_lambda, e->probing,
+                        e->s.recentre };
     PnmfFitStats st = { 0 };
     /* PNMF_DEBUG: the objective after every iteration, on stderr */
     if (getenv("PNMF_DEBUG")) st.trace = pnmf_malloc_array((size_t)e->s.iterations + 1, sizeof(double));

@@ -844,6 +844,68 @@ static void normalize_pow2(int n, float *W, int k, PnmfAtom *H, int m)
     }
 }
 
+/* The shift ambiguity (ALGORITHMS.md 2g.4): S_{p+q} (S_{-q} w) = S_p w, so
+ * moving a component by -q and every shift of it by +q changes no
+ * reconstruction. Each component is moved so that its centre of mass (the
+ * circular mean of |w| along each axis) lands on the torus centre: its
+ * shifts then say where its middle is, and its support does not straddle
+ * the torus edges. */
+#define TAU 6.283185307179586
+static int circular_centre(const double *mass, int len)
+{
+    double c = 0, s = 0;
+    for (int t = 0; t < len; t++) {
+        const double a = TAU * t / len;
+        c += mass[t] * cos(a), s += mass[t] * sin(a);
+    }
+    if (c == 0 && s == 0) return -1;
+    double a = atan2(s, c);
+    if (a < 0) a += TAU;
+    const int t = (int)lrint(a * len / TAU);
+    return t >= len ? t - len : t;
+}
+
+void pnmf_recentre(int rows, int cols, float *W, int k, PnmfAtom *H, int m)
+{
+    const size_t n = (size_t)rows * cols;
+    double *mass = pnmf_malloc_array((size_t)(rows > cols ? rows : cols), sizeof(double));
+    float *t = pnmf_malloc_array(n, sizeof(float));
+    if (!mass || !t) {
+        pnmf_free(mass), pnmf_free(t);
+        return; /* nothing changes without it but where the components sit */
+    }
+    for (int i = 0; i < k; i++) {
+        float *w = W + (size_t)i * n;
+        for (int y = 0; y < rows; y++) {
+            mass[y] = 0;
+            for (int x = 0; x < cols; x++) mass[y] += fabsf(w[(size_t)y * cols + x]);
+        }
+        const int cy = circular_centre(mass, rows);
+        for (int x = 0; x < cols; x++) {
+            mass[x] = 0;
+            for (int y = 0; y < rows; y++) mass[x] += fabsf(w[(size_t)y * cols + x]);
+        }
+        const int cx = circular_centre(mass, cols);
+        if (cy < 0 || cx < 0) continue; /* empty */
+        const int qy = ((cy - rows / 2) % rows + rows) % rows, qx = ((cx - cols / 2) % cols + cols) % cols;
+        if (!qy && !qx) continue;
+        /* w'[y][x] = w[y + qy][x + qx]: S_{-q} w */
+        memcpy(t, w, n * sizeof(float));
+        for (int y = 0; y < rows; y++) {
+            const float *src = t + (size_t)((y + qy) % rows) * cols;
+            float *dst = w + (size_t)y * cols;
+            memcpy(dst, src + qx, (size_t)(cols - qx) * sizeof(float));
+            memcpy(dst + cols - qx, src, (size_t)qx * sizeof(float));
+        }
+        for (int j = 0; j < m; j++) {
+            PnmfAtom *a = &H[(size_t)j * k + i];
+            const int py = (a->p / cols + qy) % rows, px = (a->p % cols + qx) % cols;
+            a->p = py * cols + px;
+        }
+    }
+    pnmf_free(mass), pnmf_free(t);
+}
+
 /* Put into w the box of the positive residual with the most energy over
  * all frames (ALGORITHMS.md 2g: new components from the largest residual).
  * Each frame's best box in parallel (an integral image of the squared
@@ -1089,6 +1151,7 @@ static int als(PnmfFitter *ft, const PnmfFitParams *p, int kk, float *Wc, PnmfAt
         run->w_rejects += ret;
         normalize_pow2((int)ft->n, Wc, kk, Hc, ft->m);
         if (improved) reseed_dead(ft, Wc, kk, Hc);
+        if (improved && p->recentre) pnmf_recentre(ft->rows, ft->cols, Wc, kk, Hc, ft->m);
         /* EM for the masked loss (ALGORITHMS.md 2d): the invisible part
          * of each frame becomes what the model shows there, so the
          * circular algorithm's objective is the visible part's */

@@ -22,6 +22,12 @@ typedef struct PnmfAtom {
     int32_t p; /* shift, 0 <= p < rows*cols */
 } PnmfAtom;
 
+/* Move each of the k components so that its centre of mass (the circular
+ * mean of |w| along each axis) is at the torus centre, and each of its
+ * shifts in the m frames' entries H (m x k) to match: no reconstruction
+ * changes (the shift ambiguity S_{p+q} S_{-q} w = S_p w). */
+void pnmf_recentre(int rows, int cols, float *W, int k, PnmfAtom *H, int m);
+
 /* dst += r * S_p src, and dst += r * S_{-p} src, on a rows x cols torus. */
 void pnmf_shift_add(int rows, int cols, float *dst, const float *src, float r, int p);
 void pnmf_unshift_add(int rows, int cols, float *dst, const float *src, float r, int p);
@@ -69,6 +75,7 @@ typedef struct PnmfFitParams {
                           its estimated bits; k is the cap. 0: always k. */
     int light_init;    /* improved algorithm, fixed size: each seeded component placed
                           alone, not a greedy H step of all (the encoder's probe) */
+    int recentre;      /* improved algorithm: pnmf_recentre() after each W step */
 } PnmfFitParams;
 
 typedef struct PnmfFitStats {

@@ -44,6 +44,8 @@ static void usage(FILE *f)
             "      --repeats        after the fit, a frame may place a component again where\n"
             "                       that pays for its bits (the same sprite twice)\n"
             "      --no-repeats     one entry per component and frame, as in the paper (default)\n"
+            "      --recentre       after each W step, each component's centre of mass moved to\n"
+            "                       the torus centre, its shifts to match (default: off)\n"
             "      --carry          a window that continues the one before may reuse the last\n"
             "                       model's components, sending only its entries (default)\n"
             "      --no-carry       each window with a model sends its components\n"
@@ -84,7 +86,7 @@ static void usage(FILE *f)
 enum { OPT_SHIFT = 256, OPT_ALGO, OPT_ITER, OPT_INNER, OPT_RESTARTS, OPT_SEED, OPT_THREADS,
        OPT_ZSTD, OPT_FRAMES, OPT_REFINE, OPT_PAD, OPT_SIGNED, OPT_UNSIGNED, OPT_RESIDUAL,
        OPT_NO_RESIDUAL, OPT_TARGET, OPT_TWO_LEVEL, OPT_KEYINT, OPT_AUTO_K, OPT_FIXED_K,
-       OPT_SCENECUT, OPT_NO_SCENECUT, OPT_CARRY, OPT_NO_CARRY, OPT_REPEATS, OPT_NO_REPEATS };
+       OPT_SCENECUT, OPT_NO_SCENECUT, OPT_CARRY, OPT_NO_CARRY, OPT_REPEATS, OPT_NO_REPEATS, OPT_RECENTRE };
 
 int main(int argc, char **argv)
 {
@@ -104,6 +106,7 @@ int main(int argc, char **argv)
         { "scenecut", no_argument, NULL, OPT_SCENECUT }, { "no-scenecut", no_argument, NULL, OPT_NO_SCENECUT },
         { "carry", no_argument, NULL, OPT_CARRY }, { "no-carry", no_argument, NULL, OPT_NO_CARRY },
         { "repeats", no_argument, NULL, OPT_REPEATS }, { "no-repeats", no_argument, NULL, OPT_NO_REPEATS },
+        { "recentre", no_argument, NULL, OPT_RECENTRE },
         { "quiet", no_argument, NULL, 'Q' },            { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },          { NULL, 0, NULL, 0 },
     };
@@ -156,6 +159,7 @@ int main(int argc, char **argv)
         case OPT_NO_CARRY: s.carry = 0; break;
         case OPT_REPEATS: s.repeats = 1; break;
         case OPT_NO_REPEATS: s.repeats = 0; break;
+        case OPT_RECENTRE: s.recentre = 1; break;
         case OPT_TWO_LEVEL: if (cli_parse_int(prog, "--two-level", optarg, 1, 255, &v)) return PNMF_EXIT_USAGE; s.two_level = (int)v; break;
         case OPT_TARGET: {
             char *end;

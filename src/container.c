@@ -348,14 +348,16 @@ int pnmf_container_writer_open(PnmfContainerWriter **out, FILE *f, const PnmfHea
     return 0;
 }
 
-/* Writes the window's payload, or when alt is not NULL the one of payload
- * and alt (two codings of the same window) whose compressed chunk is the
- * smaller (the first on a tie); *chosen says which (1: alt). */
+/* Writes the window's payload: of the n codings of one window in
+ * payloads[] (n >= 1), the one whose compressed chunk is the smallest
+ * (the first on a tie); *chosen says which. */
 static int write_window(PnmfContainerWriter *w, uint32_t first_frame, uint32_t frame_count,
-                        const uint8_t *payload, size_t size, const uint8_t *alt, size_t alt_size, int *chosen,
-                        char *err, size_t errlen)
+                        const uint8_t *const *payloads, const size_t *sizes, int n, int *chosen, char *err,
+                        size_t errlen)
 {
     if (chosen) *chosen = 0;
+    const uint8_t *payload = payloads[0];
+    size_t size = sizes[0];
     if (w->finished || (!payload && size)) {
         pnmf_set_err(err, errlen, w->finished ? "writer already finished" : "null payload");
         return PNMF_ERR_ARG;
@@ -375,11 +377,9 @@ static int write_window(PnmfContainerWriter *w, uint32_t first_frame, uint32_t f
         return PNMF_ERR_LIMIT;
     }
     const uint64_t bound = payload_bound(&w->h, frame_count);
-    if (alt && alt_size > bound) alt = NULL; /* the other one may fit */
-    if (size > bound && alt) {
-        payload = alt, size = alt_size, alt = NULL;
-        if (chosen) *chosen = 1;
-    }
+    int first = 0; /* the first coding within the bound */
+    while (first < n - 1 && sizes[first] > bound) first++;
+    payload = payloads[first], size = sizes[first];
     if (size > bound) {
         pnmf_set_err(err, errlen, "window payload of %zu bytes over the limit %llu", size,
                      (unsigned long long)bound);
@@ -403,15 +403,18 @@ static int write_window(PnmfContainerWriter *w, uint32_t first_frame, uint32_t f
     size_t zsize = 0;
     int ret = cont ? pnmf_entropy_compress_prefix(payload, size, w->prev, w->prev_size, w->level, &z, &zsize)
                    : pnmf_entropy_compress(payload, size, w->level, &z, &zsize);
-    if (ret >= 0 && alt) {
+    if (chosen) *chosen = first;
+    for (int a = first + 1; ret >= 0 && a < n; a++) {
+        if (sizes[a] > bound || (!payloads[a] && sizes[a])) continue;
         uint8_t *za = NULL;
         size_t zasize = 0;
-        ret = cont ? pnmf_entropy_compress_prefix(alt, alt_size, w->prev, w->prev_size, w->level, &za, &zasize)
-                   : pnmf_entropy_compress(alt, alt_size, w->level, &za, &zasize);
+        ret = cont ? pnmf_entropy_compress_prefix(payloads[a], sizes[a], w->prev, w->prev_size, w->level, &za,
+                                                  &zasize)
+                   : pnmf_entropy_compress(payloads[a], sizes[a], w->level, &za, &zasize);
         if (ret >= 0 && zasize < zsize) {
             pnmf_free(z);
-            z = za, zsize = zasize, payload = alt, size = alt_size;
-            if (chosen) *chosen = 1;
+            z = za, zsize = zasize, payload = payloads[a], size = sizes[a];
+            if (chosen) *chosen = a;
         } else {
             pnmf_free(za);
         }
@@ -453,13 +456,12 @@ int pnmf_container_write_window(PnmfContainerWriter *w, uint32_t first_frame,
                                 uint32_t frame_count, const uint8_t *payload, size_t size,
                                 char *err, size_t errlen)
 {
-    return pnmf_container_write_window_best(w, first_frame, frame_count, payload, size, NULL, 0, NULL, err,
-                                            errlen);
+    return pnmf_container_write_window_best(w, first_frame, frame_count, &payload, &size, 1, NULL, err, errlen);
 }
 
 int pnmf_container_write_window_best(PnmfContainerWriter *w, uint32_t first_frame, uint32_t frame_count,
-                                     const uint8_t *payload, size_t size, const uint8_t *alt, size_t alt_size,
-                                     int *chosen, char *err, size_t errlen)
+                                     const uint8_t *const *payloads, const size_t *sizes, int n, int *chosen,
+                                     char *err, size_t errlen)
 {
     if (!w) {
         pnmf_set_err(err, errlen, "null writer");
@@ -469,7 +471,11 @@ int pnmf_container_write_window_best(PnmfContainerWriter *w, uint32_t first_fram
         pnmf_set_err(err, errlen, "writer failed earlier");
         return w->error;
     }
-    const int ret = write_window(w, first_frame, frame_count, payload, size, alt, alt_size, chosen, err, errlen);
+    if (n < 1 || !payloads || !sizes) {
+        pnmf_set_err(err, errlen, "no payload");
+        return PNMF_ERR_ARG;
+    }
+    const int ret = write_window(w, first_frame, frame_count, payloads, sizes, n, chosen, err, errlen);
     /* Bad arguments leave the file as it was; anything else may not. */
     if (ret < 0 && ret != PNMF_ERR_ARG && ret != PNMF_ERR_LIMIT) w->error = ret;
     return ret;

@@ -73,12 +73,13 @@ int  pnmf_container_writer_open(PnmfContainerWriter **w, FILE *f, const PnmfHead
 int  pnmf_container_write_window(PnmfContainerWriter *w, uint32_t first_frame,
                                  uint32_t frame_count, const uint8_t *payload, size_t size,
                                  char *err, size_t errlen);
-/* The same for two codings of one window (alt may be NULL): the one whose
- * compressed chunk is smaller is written (payload on a tie), and *chosen
- * (when not NULL) is 1 if that is alt. */
+/* The same for n >= 1 codings of one window: the one whose compressed
+ * chunk is the smallest is written (the first on a tie; codings over the
+ * payload bound are passed over), and *chosen (when not NULL) is its
+ * index. */
 int  pnmf_container_write_window_best(PnmfContainerWriter *w, uint32_t first_frame, uint32_t frame_count,
-                                      const uint8_t *payload, size_t size, const uint8_t *alt, size_t alt_size,
-                                      int *chosen, char *err, size_t errlen);
+                                      const uint8_t *const *payloads, const size_t *sizes, int n, int *chosen,
+                                      char *err, size_t errlen);
 /* Write the index chunk and the trailer, then rewrite the header with the
  * final frame_count. The FILE must be seekable. */
 int  pnmf_container_writer_finish(PnmfContainerWriter *w, uint32_t frame_count,

@@ -987,22 +987,30 @@ static int encode_window(PnmfEncoder *e)
         fputc('\n', stderr);
     }
     /* the residual layer's levels as varints for zstd (which finds the
-     * exact repeats of sprite animation) or range-coded (smaller on
-     * everything else): the container keeps the smaller chunk */
-    uint8_t *alt = NULL;
-    size_t alt_size = 0;
+     * exact repeats of sprite animation), range-coded (smaller on
+     * everything else), or frame 0's as varints and the others range-coded
+     * (a lossless first frame of synthetic content, with zstd, and the
+     * rest in the stream): the container keeps the smallest chunk */
+    uint8_t *alt[2] = { NULL, NULL };
+    size_t alt_size[2] = { 0, 0 };
+    int nalt = 0;
     if (ret >= 0 && md.res.step16) {
-        md.res.rc_levels = 1;
-        ret = pnmf_model_write(&md, &alt, &alt_size);
+        nalt = md.res.start[1] > 0 && md.res.start[1] < md.res.nlev ? 2 : 1;
+        for (int a = 0; ret >= 0 && a < nalt; a++) {
+            md.res.rc_levels = a + 1;
+            ret = pnmf_model_write(&md, &alt[a], &alt_size[a]);
+        }
         md.res.rc_levels = 0;
     }
     if (ret >= 0) pnmf_container_writer_set_continues(e->cw, e->continues);
     int chosen = 0;
+    const uint8_t *codings[3] = { payload, alt[0], alt[1] };
+    const size_t sizes[3] = { size, alt_size[0], alt_size[1] };
     if (ret >= 0)
-        ret = pnmf_container_write_window_best(e->cw, (uint32_t)(e->frame_count - m), (uint32_t)m, payload, size,
-                                               alt, alt_size, &chosen, e->err, sizeof(e->err));
-    pnmf_free(alt);
-    if (ret >= 0) e->rc_level_windows += chosen, e->last_rc = chosen;
+        ret = pnmf_container_write_window_best(e->cw, (uint32_t)(e->frame_count - m), (uint32_t)m, codings, sizes,
+                                               1 + nalt, &chosen, e->err, sizeof(e->err));
+    pnmf_free(alt[0]), pnmf_free(alt[1]);
+    if (ret >= 0) e->rc_level_windows += chosen > 0, e->last_rc = chosen > 0;
     const double t4 = now();
     e->t_write += t4 - t2;
     if (ret >= 0) e->sse += sse, e->carried += carried;

@@ -158,25 +158,28 @@ static int measure(int version, const PnmfWindowModel *md, const uint8_t *buf, s
         beg[s] = pos;
         uint64_t lens[3] = { 0, 0, 0 };
         const int streams = rs->rc_levels ? 3 : 2;
+        uint64_t nvar = values[s]; /* the varint levels */
         if (coded && s == PNMF_INFO_SEC_RES_LEVELS) {
             /* format 4: the streams' lengths, the levels, the streams;
-             * format 6 may code the levels as a third stream */
+             * format 6 may code the levels (those after frame 0's) as a
+             * third stream, right after the varints */
             for (int t = 0; t < streams; t++) {
                 Rd r = { buf + pos, buf + size };
                 if (get_u(&r, &lens[t]) < 0) return PNMF_ERR_CORRUPT;
                 pos = (size_t)(r.p - buf);
             }
+            nvar = rs->rc_levels == 2 ? rs->start[1] : rs->rc_levels ? 0 : rs->nlev;
         }
-        if (skip_varints(buf, size, &pos, coded && rs->rc_levels && s == PNMF_INFO_SEC_RES_LEVELS ? 0 : values[s]) < 0)
-            return PNMF_ERR_CORRUPT;
-        end[s] = pos;
+        if (skip_varints(buf, size, &pos, nvar) < 0) return PNMF_ERR_CORRUPT;
         if (coded && s == PNMF_INFO_SEC_RES_LEVELS) {
-            if (lens[0] > size - pos || lens[1] > size - pos - lens[0] || lens[2] > size - pos - lens[0] - lens[1])
+            if (lens[2] > size - pos || lens[0] > size - pos - lens[2] || lens[1] > size - pos - lens[2] - lens[0])
                 return PNMF_ERR_CORRUPT;
+            pos += (size_t)lens[2]; /* the levels stream closes the section */
+            end[s] = pos;
             beg[PNMF_INFO_SEC_RES_MODES] = pos, end[PNMF_INFO_SEC_RES_MODES] = pos += (size_t)lens[0];
             beg[PNMF_INFO_SEC_RES_VECTORS] = pos, end[PNMF_INFO_SEC_RES_VECTORS] = pos += (size_t)lens[1];
-            if (rs->rc_levels) /* the levels section is the third stream */
-                beg[s] = pos, end[s] = pos += (size_t)lens[2];
+        } else {
+            end[s] = pos;
         }
     }
     return pos == size ? 0 : PNMF_ERR_CORRUPT;
@@ -238,7 +241,7 @@ int pnmf_info_next_window(PnmfInfo *p, PnmfInfoWindow *st, int zstd_level)
     st->frames = (int)count;
     st->key = !md->res.continues;
     st->carried = md->carries;
-    st->rc_levels = md->res.step16 && md->res.rc_levels;
+    st->rc_levels = md->res.step16 ? md->res.rc_levels : 0;
     st->components = md->k;
     st->entries = (uint64_t)md->first[md->m];
     memset(p->comp_entries, 0, (size_t)p->h.components * sizeof(uint64_t));

@@ -132,7 +132,8 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
     if (md->carries && (!md->res.step16 || !md->res.continues)) return PNMF_ERR_ARG;
     put_u(&b, md->res.step16 ? PNMF_FLAG_RESIDUAL | (md->res.continues ? PNMF_FLAG_CONTINUES : 0) |
                                    (md->carries ? PNMF_FLAG_CARRIES : 0) |
-                                   (md->res.rc_levels ? PNMF_FLAG_RCLEVELS : 0)
+                                   (md->res.rc_levels ? PNMF_FLAG_RCLEVELS : 0) |
+                                   (md->res.rc_levels == 2 ? PNMF_FLAG_KEYVARINTS : 0)
                              : 0); /* flags */
     put_u(&b, (uint64_t)k);
     for (int i = 0; i < k && !md->carries; i++) {
@@ -237,29 +238,35 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
         put_u(&b, rcb.len);
         put_u(&b, rcv.len);
         Buf rcl = { 0 };
-        if (rs->rc_levels) { /* format 6: a third stream, after the other two */
+        /* format 6: the levels as a third stream (rc_levels 1), or frame
+         * 0's as varints and the others' as the stream (2); the varints,
+         * then the levels stream, come before the other two */
+        const int first_rc = rs->rc_levels == 2 ? 1 : 0;
+        if (rs->rc_levels) {
             RcLevCtx lc;
             rc_lev_ctx_init(&lc);
             rc_enc_init(&re, &rcl);
             RcBin o = { .enc = &re };
-            for (int j = 0; j < m; j++)
+            for (int j = first_rc; j < m; j++)
                 for (size_t bk = 0, q = rs->start[j]; bk < nb; bk++) {
                     const uint8_t mo = rs->modes[(size_t)j * nb + bk];
                     if (!(mo & PNMF_RES_CODED)) continue;
                     int y0, y1, x0, x1;
                     pnmf_residual_block(rs->bx, rs->rows, rs->cols, bk, &y0, &y1, &x0, &x1);
-                    if (mo & PNMF_RES_TRANSFORM) rc_transform_levels(&o, &lc, rc_lev_kind(j, mo), rs->lev + q, PNMF_RES_MAX_COEF);
-                    else rc_pixel_levels(&o, &lc, rc_lev_kind(j, mo), y1 - y0, x1 - x0, rs->lev + q, INT16_MAX);
+                    if (mo & PNMF_RES_TRANSFORM)
+                        rc_transform_levels(&o, &lc, rc_lev_kind(j, mo), rs->lev + q, PNMF_RES_MAX_COEF);
+                    else
+                        rc_pixel_levels(&o, &lc, rc_lev_kind(j, mo), y1 - y0, x1 - x0, rs->lev + q, INT16_MAX);
                     q += (size_t)(y1 - y0) * (x1 - x0);
                 }
             rc_enc_finish(&re);
             put_u(&b, rcl.len);
-        } else {
-            for (size_t q = 0; q < rs->nlev; q++) put_u(&b, zigzag(rs->lev[q]));
         }
+        const size_t nvar = !rs->rc_levels ? rs->nlev : first_rc ? rs->start[1] : 0;
+        for (size_t q = 0; q < nvar; q++) put_u(&b, zigzag(rs->lev[q]));
+        put_bytes(&b, rcl.p, rcl.len);
         put_bytes(&b, rcb.p, rcb.len);
         put_bytes(&b, rcv.p, rcv.len);
-        put_bytes(&b, rcl.p, rcl.len);
         if (rcb.err || rcv.err || rcl.err) b.err = 1;
         pnmf_free(rcb.p), pnmf_free(rcv.p), pnmf_free(rcl.p);
     }
@@ -315,7 +322,7 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
             lev_len > (uint64_t)(r->end - r->p) - mode_len - vec_len)
             goto truncated;
         r->end -= mode_len + vec_len + lev_len; /* the varint levels end there */
-        stream = r->end;
+        stream = r->end + lev_len; /* format 6: the levels stream first */
         rc_dec_init(&rd, stream, (size_t)mode_len);
         rc_mode_ctx_init(&mc);
     } else if ((uint64_t)m * nb > (uint64_t)(r->end - r->p)) {
@@ -424,13 +431,15 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
      * transform within 32 bits */
     const int64_t max_pixel = (255 * 16) / (int64_t)(step < key_step ? step : key_step) + 1;
     rs->rc_levels = rclev;
+    /* frames before jv have varints (item 8), the others the levels stream */
+    const int jv = rclev == 2 ? 1 : rclev ? 0 : m;
     if (rclev) {
-        stream = rd.end;
-        rc_dec_init(&rd, stream, (size_t)lev_len);
+        const uint8_t *lstream = r->end;
+        rc_dec_init(&rd, lstream, (size_t)lev_len);
         RcLevCtx lc;
         rc_lev_ctx_init(&lc);
         RcBin o = { .dec = &rd };
-        for (int j = 0; j < m; j++)
+        for (int j = jv; j < m; j++)
             for (uint64_t b = 0, q = rs->start[j]; b < nb; b++) {
                 const uint8_t mode = rs->modes[(uint64_t)j * nb + b];
                 if (!(mode & PNMF_RES_CODED)) continue;
@@ -438,7 +447,8 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
                 pnmf_residual_block(rs->bx, rows, cols, (size_t)b, &y0, &y1, &x0, &x1);
                 const int bad = mode & PNMF_RES_TRANSFORM
                                     ? rc_transform_levels(&o, &lc, rc_lev_kind(j, mode), rs->lev + q, PNMF_RES_MAX_COEF)
-                                    : rc_pixel_levels(&o, &lc, rc_lev_kind(j, mode), y1 - y0, x1 - x0, rs->lev + q, (int)max_pixel);
+                                    : rc_pixel_levels(&o, &lc, rc_lev_kind(j, mode), y1 - y0, x1 - x0, rs->lev + q,
+                                                      (int)max_pixel);
                 if (bad) {
                     pnmf_set_err(err, errlen, "residual level out of range");
                     return PNMF_ERR_CORRUPT;
@@ -446,11 +456,10 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
                 if (rd.over) goto bad_stream; /* past its end: stop before decoding more */
                 q += (uint64_t)(y1 - y0) * (x1 - x0);
             }
-        if (!rc_dec_exact(&rd, stream)) goto bad_stream;
-        return 0;
+        if (!rc_dec_exact(&rd, lstream)) goto bad_stream;
     }
     uint64_t q = 0;
-    for (int j = 0; j < m; j++)
+    for (int j = 0; j < jv; j++)
         for (uint64_t b = 0; b < nb; b++) {
             const uint8_t mode = rs->modes[(uint64_t)j * nb + b];
             if (!(mode & PNMF_RES_CODED)) continue;
@@ -561,7 +570,7 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
         return PNMF_ERR_CORRUPT;
     }
     const uint64_t known = PNMF_FLAG_RESIDUAL | PNMF_FLAG_CONTINUES | (version >= 5 ? PNMF_FLAG_CARRIES : 0) |
-                           (version >= 6 ? PNMF_FLAG_RCLEVELS : 0);
+                           (version >= 6 ? PNMF_FLAG_RCLEVELS | PNMF_FLAG_KEYVARINTS : 0);
     if (v & ~known) {
         pnmf_set_err(err, errlen, "window flags 0x%llx: unknown features", (unsigned long long)v);
         return PNMF_ERR_CORRUPT;
@@ -575,12 +584,18 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
                      (unsigned long long)v);
         return PNMF_ERR_CORRUPT;
     }
+    if ((v & PNMF_FLAG_KEYVARINTS) && !(v & PNMF_FLAG_RCLEVELS)) {
+        pnmf_set_err(err, errlen, "window flags 0x%llx: frame 0's levels as varints without a levels stream",
+                     (unsigned long long)v);
+        return PNMF_ERR_CORRUPT;
+    }
     if ((v & PNMF_FLAG_CARRIES) && !(v & PNMF_FLAG_CONTINUES)) {
         pnmf_set_err(err, errlen, "window flags 0x%llx: carries components into a key window", (unsigned long long)v);
         return PNMF_ERR_CORRUPT;
     }
     const int has_residual = (int)(v & PNMF_FLAG_RESIDUAL), continues = !!(v & PNMF_FLAG_CONTINUES);
-    const int carries = !!(v & PNMF_FLAG_CARRIES), rclev = !!(v & PNMF_FLAG_RCLEVELS);
+    const int carries = !!(v & PNMF_FLAG_CARRIES);
+    const int rclev = v & PNMF_FLAG_KEYVARINTS ? 2 : !!(v & PNMF_FLAG_RCLEVELS);
     if (get_u(&r, &v) < 0) {
         pnmf_set_err(err, errlen, "truncated window payload");
         return PNMF_ERR_CORRUPT;

@@ -31,6 +31,7 @@
                                       * CONTINUES): no block sizes or levels follow */
 #define PNMF_FLAG_RCLEVELS   8       /* the residual layer's levels are range-coded (format 6;
                                       * with RESIDUAL) */
+#define PNMF_FLAG_KEYVARINTS 16      /* ... but frame 0's, varints (format 6; with RCLEVELS) */
 #define PNMF_MAX_OCCURRENCES 64
 #define PNMF_MAX_RES_LEVELS  (1 << 30) /* residual levels of a window with range-coded levels (others:
                                         * at least a byte each of the payload, at most 2^30) */      /* entries of one component in one frame */

@@ -63,8 +63,9 @@ typedef struct PnmfResidual {
     int qp, key_qp;    /* transform blocks' quantizer, 0..51 (step 0.625 * 2^(qp/6)) */
     int continues;     /* frame 0 predicts from the previous window's last frame
                         * (window flags bit 1): modes 1, 2 and 4 allowed there */
-    int rc_levels;     /* the levels are a range-coded stream (window flags bit 3,
-                        * format 6), not varints */
+    int rc_levels;     /* 0: the levels are varints; 1: a range-coded stream (window
+                        * flags bit 3, format 6); 2: frame 0's varints, the others'
+                        * the stream (bits 3 and 4) */
     int m, rows, cols; /* frames; the frame's height and width */
     int bx, by;        /* blocks across and down */
     uint8_t *modes;    /* m * bx * by, frame by frame, blocks in raster order */

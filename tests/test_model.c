@@ -433,7 +433,7 @@ static void test_reader_rules(void)
 
     /* flags: only bits 0 and 1 (the residual layer) and 2 (carried
      * components, test_carry) are defined, any other bit is refused */
-    for (uint64_t f = 16; f; f <<= 9) {
+    for (uint64_t f = 32; f; f <<= 9) {
         p = one(f, 1, 1, 0, 0, 0);
         REFUSED(p, 1, PNMF_ERR_CORRUPT, "unknown features");
     }

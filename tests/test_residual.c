@@ -489,7 +489,7 @@ static void test_payload(void)
         CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0 &&
               strstr(err, "out of range"));
         memcpy(bad, buf, size);
-        bad[0] = 17; /* unknown flag (bit 4) */
+        bad[0] = 33; /* unknown flag (bit 5) */
         CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0 &&
               strstr(err, "unknown features"));
         /* every truncation */
@@ -556,6 +556,41 @@ static void test_payload_rc_levels(void)
     CHECK(!memcmp(rd.res.mv, md.res.mv, 2 * md.res.nmv * sizeof(int16_t)));
     pnmf_model_free(&rd);
     CHECK_MSG(size < vsize, "range-coded %zu bytes, varints %zu", size, vsize);
+    /* frame 0's levels as varints, the others' in the stream (flags bit 4) */
+    {
+        uint8_t *sbuf = NULL;
+        size_t ssize = 0;
+        md.res.rc_levels = 2;
+        CHECK(md.res.start[1] > 0 && pnmf_model_write(&md, &sbuf, &ssize) == 0);
+        CHECK(sbuf && sbuf[0] == (PNMF_FLAG_RESIDUAL | PNMF_FLAG_RCLEVELS | PNMF_FLAG_KEYVARINTS));
+        CHECK_MSG(pnmf_model_read(sbuf, ssize, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) == 0, "%s",
+                  err);
+        CHECK(rd.res.rc_levels == 2 && rd.res.nlev == md.res.nlev &&
+              !memcmp(rd.res.lev, md.res.lev, md.res.nlev * sizeof(int16_t)));
+        pnmf_model_free(&rd);
+        int cut_refused = 0, odd2 = 0;
+        for (size_t cut = 0; cut < ssize; cut++)
+            cut_refused += pnmf_model_read(sbuf, cut, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0;
+        CHECK(cut_refused == (int)ssize);
+        uint8_t *b2 = malloc(ssize);
+        for (size_t q = 0; q < ssize; q++)
+            for (int bit = 0; bit < 8; bit++) {
+                memcpy(b2, sbuf, ssize);
+                b2[q] ^= (uint8_t)(1 << bit);
+                err[0] = 0;
+                const int ret = pnmf_model_read(b2, ssize, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err);
+                if (ret == 0) pnmf_model_free(&rd);
+                else odd2 += ret != PNMF_ERR_CORRUPT || !err[0];
+            }
+        CHECK_MSG(!odd2, "%d one-bit changes failed without a reason", odd2);
+        /* bit 4 without bit 3 */
+        b2[0] = PNMF_FLAG_RESIDUAL | PNMF_FLAG_KEYVARINTS;
+        memcpy(b2 + 1, sbuf + 1, ssize - 1);
+        CHECK(pnmf_model_read(b2, ssize, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) ==
+                  PNMF_ERR_CORRUPT && strstr(err, "without a levels stream"));
+        free(b2), pnmf_free(sbuf);
+        md.res.rc_levels = 1;
+    }
     /* a version 5 reader does not know the flag */
     CHECK(pnmf_model_read_version(5, buf, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0 &&
           strstr(err, "unknown features"));

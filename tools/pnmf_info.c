@@ -412,8 +412,9 @@ static int section_rows(Table *t, const char *label, const PnmfInfoWindow *w, in
     for (int s = 0; s < PNMF_INFO_SECTIONS; s++) {
         const PnmfInfoSectionBytes *x = &w->sec[s];
         /* format 6: the residual levels may be a range-coded stream */
-        const int rc = s == PNMF_INFO_SEC_RES_LEVELS && w->rc_levels;
-        if (table_row(t, s ? "" : label, rc ? "res levels rc" : pnmf_info_section_name(s), num(x->values),
+        const int rc = s == PNMF_INFO_SEC_RES_LEVELS ? w->rc_levels : 0;
+        if (table_row(t, s ? "" : label, rc == 2 ? "res levels f0+rc" : rc ? "res levels rc" : pnmf_info_section_name(s),
+                      num(x->values),
                       num(x->raw_bytes),
                       pct(x->raw_bytes, w->payload_bytes), level ? num(x->zstd_bytes) : "-",
                       level ? pct(x->zstd_bytes, zsum) : "-") < 0)

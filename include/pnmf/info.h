@@ -73,7 +73,7 @@ typedef struct PnmfInfoWindow {
     int key;                 ///< 1 if it decodes on its own: no residual layer, or one that does not predict from the window before
     int components;          ///< components the payload lists (k)
     int carried;             ///< 1 if they are the last model's, carried over (the payload has no block sizes or levels)
-    int rc_levels;           ///< 1 if its residual levels are a range-coded stream (format 6), 0 if varints for zstd
+    int rc_levels;           ///< its residual levels: 0 varints for zstd, 1 a range-coded stream (format 6), 2 frame 0's varints and the others' the stream
     int nonempty;            ///< components with a block (bh, bw > 0)
     int used;                ///< components with at least one entry
     int signed_levels;       ///< 1 if a component holds a negative level

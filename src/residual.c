@@ -673,8 +673,12 @@ static inline int sad16_coarse(const uint8_t *a16, const uint8_t *b, int c4)
  * block at (y0, x0); returns how many. */
 static int coarse_search(const Coarse *c, int y0, int x0, int16_t (*out)[2])
 {
-    const int R = WIDE_RANGE / 4, by = y0 / 4 - 1, bx = x0 / 4 - 1;
-    if (by < 0 || bx < 0 || by + 4 > c->r4 || bx + 4 > c->c4) return 0;
+    /* the 4x4 box means around the block, moved inside the frame at its edges */
+    if (c->r4 < 4 || c->c4 < 4) return 0;
+    const int R = WIDE_RANGE / 4;
+    int by = y0 / 4 - 1, bx = x0 / 4 - 1;
+    by = by < 0 ? 0 : by + 4 > c->r4 ? c->r4 - 4 : by;
+    bx = bx < 0 ? 0 : bx + 4 > c->c4 ? c->c4 - 4 : bx;
     int best[WIDE_KEEP], bv[WIDE_KEEP][2], n = 0;
     uint8_t a[16];
     load16(c->src + (size_t)by * c->c4 + bx, c->c4, a);

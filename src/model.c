@@ -244,21 +244,9 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
         const int first_rc = rs->rc_levels == 2 ? 1 : 0;
         if (rs->rc_levels) {
             RcLevCtx lc;
-            rc_lev_ctx_init(&lc);
             rc_enc_init(&re, &rcl);
             RcBin o = { .enc = &re };
-            for (int j = first_rc; j < m; j++)
-                for (size_t bk = 0, q = rs->start[j]; bk < nb; bk++) {
-                    const uint8_t mo = rs->modes[(size_t)j * nb + bk];
-                    if (!(mo & PNMF_RES_CODED)) continue;
-                    int y0, y1, x0, x1;
-                    pnmf_residual_block(rs->bx, rs->rows, rs->cols, bk, &y0, &y1, &x0, &x1);
-                    if (mo & PNMF_RES_TRANSFORM)
-                        rc_transform_levels(&o, &lc, rc_lev_kind(j, mo), rs->lev + q, PNMF_RES_MAX_COEF);
-                    else
-                        rc_pixel_levels(&o, &lc, rc_lev_kind(j, mo), y1 - y0, x1 - x0, rs->lev + q, INT16_MAX);
-                    q += (size_t)(y1 - y0) * (x1 - x0);
-                }
+            pnmf_residual_levels_stream(&o, &lc, (PnmfResidual *)rs, first_rc, INT16_MAX);
             rc_enc_finish(&re);
             put_u(&b, rcl.len);
         }
@@ -437,25 +425,13 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
         const uint8_t *lstream = r->end;
         rc_dec_init(&rd, lstream, (size_t)lev_len);
         RcLevCtx lc;
-        rc_lev_ctx_init(&lc);
         RcBin o = { .dec = &rd };
-        for (int j = jv; j < m; j++)
-            for (uint64_t b = 0, q = rs->start[j]; b < nb; b++) {
-                const uint8_t mode = rs->modes[(uint64_t)j * nb + b];
-                if (!(mode & PNMF_RES_CODED)) continue;
-                int y0, y1, x0, x1;
-                pnmf_residual_block(rs->bx, rows, cols, (size_t)b, &y0, &y1, &x0, &x1);
-                const int bad = mode & PNMF_RES_TRANSFORM
-                                    ? rc_transform_levels(&o, &lc, rc_lev_kind(j, mode), rs->lev + q, PNMF_RES_MAX_COEF)
-                                    : rc_pixel_levels(&o, &lc, rc_lev_kind(j, mode), y1 - y0, x1 - x0, rs->lev + q,
-                                                      (int)max_pixel);
-                if (bad) {
-                    pnmf_set_err(err, errlen, "residual level out of range");
-                    return PNMF_ERR_CORRUPT;
-                }
-                if (rd.over) goto bad_stream; /* past its end: stop before decoding more */
-                q += (uint64_t)(y1 - y0) * (x1 - x0);
-            }
+        const int bad = pnmf_residual_levels_stream(&o, &lc, rs, jv, (int)max_pixel);
+        if (bad == -1) {
+            pnmf_set_err(err, errlen, "residual level out of range");
+            return PNMF_ERR_CORRUPT;
+        }
+        if (bad) goto bad_stream; /* read past its end: stopped there */
         if (!rc_dec_exact(&rd, lstream)) goto bad_stream;
     }
     uint64_t q = 0;

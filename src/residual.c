@@ -274,6 +274,26 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
     }
 }
 
+int pnmf_residual_levels_stream(RcBin *o, RcLevCtx *c, PnmfResidual *r, int from, int max_pixel)
+{
+    const size_t nb = (size_t)r->bx * r->by;
+    rc_lev_ctx_init(c);
+    for (int j = from; j < r->m; j++)
+        for (size_t b = 0, q = r->start[j]; b < nb; b++) {
+            const uint8_t mode = r->modes[(size_t)j * nb + b];
+            if (!(mode & PNMF_RES_CODED)) continue;
+            int y0, y1, x0, x1;
+            pnmf_residual_block(r->bx, r->rows, r->cols, b, &y0, &y1, &x0, &x1);
+            const int kind = rc_lev_kind(j, mode);
+            if (mode & PNMF_RES_TRANSFORM ? rc_transform_levels(o, c, kind, r->lev + q, PNMF_RES_MAX_COEF)
+                                          : rc_pixel_levels(o, c, kind, y1 - y0, x1 - x0, r->lev + q, max_pixel))
+                return -1;
+            if (o->dec && o->dec->over) return -2;
+            q += (size_t)(y1 - y0) * (x1 - x0);
+        }
+    return 0;
+}
+
 /* ---- encoder ------------------------------------------------------------ */
 
 /* Estimated bits of a level once zstd has seen the layer: zeros are cheap

@@ -133,6 +133,14 @@ static inline void pnmf_residual_push(uint8_t **ref, uint8_t **D)
     ref[0] = *D, *D = t;
 }
 
+/* The levels of frames from..m-1 of r through the levels stream's
+ * binarization (rangecoder.h): coded, decoded into r->lev (r->start set;
+ * r is written only then) or priced, as o says, with fresh contexts c;
+ * pixel levels bounded by max_pixel. Returns 0, -1 for a level out of
+ * range, -2 for a stream read past its end (decoding stops at that
+ * block). */
+int  pnmf_residual_levels_stream(RcBin *o, RcLevCtx *c, PnmfResidual *r, int from, int max_pixel);
+
 /* The step (1/16 gray level) for the quality q, 0..48: 2^(q/8) gray
  * levels, 1 at q = 0 (lossless), 4 at 16, 16 at 32, 64 at 48. */
 int  pnmf_residual_step(int q);

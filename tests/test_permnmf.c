@@ -283,6 +283,20 @@ static double max_ncc(int rows, int cols, const float *a, const float *b)
     return best;
 }
 
+/* The worst match of a true component among the fitted ones (the best
+ * normalized circular cross-correlation of each true component). */
+static double recovery(int rows, int cols, int k, const float *Wt, const float *W)
+{
+    const size_t n = (size_t)rows * cols;
+    double worst = 1;
+    for (int i = 0; i < k; i++) {
+        double b = 0;
+        for (int l = 0; l < k; l++) b = fmax(b, max_ncc(rows, cols, Wt + i * n, W + l * n));
+        worst = fmin(worst, b);
+    }
+    return worst;
+}
+
 static void test_fit(int algo, int threads_check)
 {
     enum { R = 16, C = 20, N = R * C, M = 12, K = 3 };
@@ -307,12 +321,7 @@ static void test_fit(int algo, int threads_check)
     CHECK_MSG(trace[st.iterations] < 0.2 * trace[0], "the fit barely descends: %g -> %g", trace[0],
               trace[st.iterations]);
     CHECK_NEAR(st.objective, pnmf_objective(R, C, A, M, W, K, H), 1e-9);
-    double minncc = 1;
-    for (int i = 0; i < K; i++) {
-        double b = 0;
-        for (int l = 0; l < K; l++) b = fmax(b, max_ncc(R, C, Wt + i * N, W + l * N));
-        minncc = fmin(minncc, b);
-    }
+    const double minncc = recovery(R, C, K, Wt, W);
     const double fgt = pnmf_objective(R, C, A, M, Wt, K, Ht);
     printf("algo %s: objective %.4g (ground truth %.4g), %d iterations, restart %d kept, min NCC %.4f, guard rejects %d\n",
            algo ? "improved" : "paper", st.objective, fgt, st.iterations, st.best_restart, minncc,
@@ -471,12 +480,7 @@ static void test_recentre(void)
     for (int t = 1; t <= st.iterations; t++) mono &= trace[t] <= trace[t - 1];
     CHECK_MSG(mono, "objective rose with recentring");
     CHECK_NEAR(st.objective, pnmf_objective(R, C, A, M, W, K, H), 1e-9);
-    double minncc = 1;
-    for (int i = 0; i < K; i++) {
-        double b = 0;
-        for (int l = 0; l < K; l++) b = fmax(b, max_ncc(R, C, Wt + i * N, W + l * N));
-        minncc = fmin(minncc, b);
-    }
+    const double minncc = recovery(R, C, K, Wt, W);
     CHECK_MSG(minncc > 0.95, "recovery NCC %g with recentring", minncc);
     pnmf_fitter_close(&ft);
     free(A);

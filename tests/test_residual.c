@@ -414,6 +414,35 @@ static int mode_refused(PnmfWindowModel *md, size_t q, uint8_t mode)
 }
 
 /* A window with a residual layer through pnmf_model_write/read. */
+/* A window payload of the test clip as a hostile reader sees it: every
+ * truncation refused; every one-bit change read (a range-coded stream
+ * decodes to something else) or refused as corrupt with a reason, never
+ * anything else (the sanitizer build checks the memory accesses), most of
+ * them caught. */
+static void check_payload_hostile(const uint8_t *buf, size_t size, const char *what)
+{
+    PnmfWindowModel rd;
+    char err[200];
+    int refused = 0;
+    for (size_t cut = 0; cut < size; cut++)
+        refused += pnmf_model_read(buf, cut, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0;
+    CHECK_MSG(refused == (int)size, "%s: %d of %zu truncations refused", what, refused, size);
+    uint8_t *bad = malloc(size);
+    int odd = 0, read_ok = 0;
+    for (size_t q = 0; q < size; q++)
+        for (int bit = 0; bit < 8; bit++) {
+            memcpy(bad, buf, size);
+            bad[q] ^= (uint8_t)(1 << bit);
+            err[0] = 0;
+            const int ret = pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err);
+            if (ret == 0) read_ok++, pnmf_model_free(&rd);
+            else odd += ret != PNMF_ERR_CORRUPT || !err[0];
+        }
+    CHECK_MSG(!odd, "%s: %d of %zu one-bit changes failed without a reason", what, odd, 8 * size);
+    CHECK_MSG(read_ok < (int)(8 * size), "%s: no one-bit change caught", what);
+    free(bad);
+}
+
 static void test_payload(void)
 {
     const size_t n = (size_t)ROWS * COLS;
@@ -492,26 +521,7 @@ static void test_payload(void)
         bad[0] = 33; /* unknown flag (bit 5) */
         CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0 &&
               strstr(err, "unknown features"));
-        /* every truncation */
-        int refused = 0;
-        for (size_t cut = 0; cut < size; cut++)
-            refused += pnmf_model_read(buf, cut, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0;
-        CHECK(refused == (int)size);
-        /* every one-bit change: read (a range-coded stream decodes to
-         * something else) or refused with a reason, never anything else
-         * (the sanitizer build checks the memory accesses) */
-        int odd = 0, read_ok = 0;
-        for (size_t q = 0; q < size; q++)
-            for (int bit = 0; bit < 8; bit++) {
-                memcpy(bad, buf, size);
-                bad[q] ^= (uint8_t)(1 << bit);
-                err[0] = 0;
-                const int ret = pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err);
-                if (ret == 0) read_ok++, pnmf_model_free(&rd);
-                else odd += ret != PNMF_ERR_CORRUPT || !err[0];
-            }
-        CHECK_MSG(!odd, "%d of %zu one-bit changes failed without a reason", odd, 8 * size);
-        CHECK(read_ok < (int)(8 * size)); /* most are caught */
+        check_payload_hostile(buf, size, "varint levels");
         free(bad);
     }
     pnmf_free(buf);
@@ -568,24 +578,11 @@ static void test_payload_rc_levels(void)
         CHECK(rd.res.rc_levels == 2 && rd.res.nlev == md.res.nlev &&
               !memcmp(rd.res.lev, md.res.lev, md.res.nlev * sizeof(int16_t)));
         pnmf_model_free(&rd);
-        int cut_refused = 0, odd2 = 0;
-        for (size_t cut = 0; cut < ssize; cut++)
-            cut_refused += pnmf_model_read(sbuf, cut, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0;
-        CHECK(cut_refused == (int)ssize);
-        uint8_t *b2 = malloc(ssize);
-        for (size_t q = 0; q < ssize; q++)
-            for (int bit = 0; bit < 8; bit++) {
-                memcpy(b2, sbuf, ssize);
-                b2[q] ^= (uint8_t)(1 << bit);
-                err[0] = 0;
-                const int ret = pnmf_model_read(b2, ssize, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err);
-                if (ret == 0) pnmf_model_free(&rd);
-                else odd2 += ret != PNMF_ERR_CORRUPT || !err[0];
-            }
-        CHECK_MSG(!odd2, "%d one-bit changes failed without a reason", odd2);
+        check_payload_hostile(sbuf, ssize, "frame 0's levels as varints");
         /* bit 4 without bit 3 */
+        uint8_t *b2 = malloc(ssize);
+        memcpy(b2, sbuf, ssize);
         b2[0] = PNMF_FLAG_RESIDUAL | PNMF_FLAG_KEYVARINTS;
-        memcpy(b2 + 1, sbuf + 1, ssize - 1);
         CHECK(pnmf_model_read(b2, ssize, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) ==
                   PNMF_ERR_CORRUPT && strstr(err, "without a levels stream"));
         free(b2), pnmf_free(sbuf);
@@ -594,24 +591,9 @@ static void test_payload_rc_levels(void)
     /* a version 5 reader does not know the flag */
     CHECK(pnmf_model_read_version(5, buf, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0 &&
           strstr(err, "unknown features"));
-    int refused = 0;
-    for (size_t cut = 0; cut < size; cut++)
-        refused += pnmf_model_read(buf, cut, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0;
-    CHECK(refused == (int)size);
+    check_payload_hostile(buf, size, "range-coded levels");
+    /* a byte after the streams: not where their lengths say they end */
     uint8_t *bad = malloc(size + 1);
-    int odd = 0, read_ok = 0;
-    for (size_t q = 0; q < size; q++)
-        for (int bit = 0; bit < 8; bit++) {
-            memcpy(bad, buf, size);
-            bad[q] ^= (uint8_t)(1 << bit);
-            err[0] = 0;
-            const int ret = pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err);
-            if (ret == 0) read_ok++, pnmf_model_free(&rd);
-            else odd += ret != PNMF_ERR_CORRUPT || !err[0];
-        }
-    CHECK_MSG(!odd, "%d of %zu one-bit changes failed without a reason", odd, 8 * size);
-    CHECK(read_ok < (int)(8 * size));
-    /* a byte after the levels stream: not where its length says it ends */
     memcpy(bad, buf, size);
     bad[size] = 0;
     CHECK(pnmf_model_read(bad, size + 1, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) ==
@@ -662,19 +644,8 @@ static void test_rc_pricing(void)
         encode_clip(&r, src, P, steps[s] * steps[s] / 256.0 * 0.1, De, Dd);
         CHECK_MSG(!memcmp(De, Dd, M * n), "step %d: decoder differs", steps[s]);
         RcLevCtx c;
-        rc_lev_ctx_init(&c);
         RcBin o = { .update = 1 };
-        const size_t nb = (size_t)r.bx * r.by;
-        for (int j = 0; j < M; j++)
-            for (size_t b = 0, q = r.start[j]; b < nb; b++) {
-                const uint8_t mo = r.modes[j * nb + b];
-                if (!(mo & PNMF_RES_CODED)) continue;
-                int y0, y1, x0, x1;
-                pnmf_residual_block(r.bx, ROWS, COLS, b, &y0, &y1, &x0, &x1);
-                if (mo & PNMF_RES_TRANSFORM) rc_transform_levels(&o, &c, rc_lev_kind(j, mo), r.lev + q, PNMF_RES_MAX_COEF);
-                else rc_pixel_levels(&o, &c, rc_lev_kind(j, mo), y1 - y0, x1 - x0, r.lev + q, INT16_MAX);
-                q += (size_t)(y1 - y0) * (x1 - x0);
-            }
+        CHECK(pnmf_residual_levels_stream(&o, &c, &r, 0, INT16_MAX) == 0);
         CHECK_MSG(r.nlev > 0 && !memcmp(&c, &r.enc_levels, sizeof c), "step %d: the encoder's contexts differ",
                   steps[s]);
         pnmf_residual_free(&r);

@@ -995,7 +995,9 @@ static int encode_window(PnmfEncoder *e)
     size_t alt_size[2] = { 0, 0 };
     int nalt = 0;
     if (ret >= 0 && md.res.step16) {
-        nalt = md.res.start[1] > 0 && md.res.start[1] < md.res.nlev ? 2 : 1;
+        /* the third only when frame 0 is lossless (step 1): where it paid
+         * (a lossy first frame's levels went to the stream just as well) */
+        nalt = md.res.key_step16 == PNMF_RES_MIN_STEP && md.res.start[1] > 0 && md.res.start[1] < md.res.nlev ? 2 : 1;
         for (int a = 0; ret >= 0 && a < nalt; a++) {
             md.res.rc_levels = a + 1;
             ret = pnmf_model_write(&md, &alt[a], &alt_size[a]);

@@ -155,6 +155,7 @@ static void usage(FILE *f)
             "      --no-carry       each window with a model sends its components\n"
             "      --repeats        a frame may place a component again where that pays\n"
             "      --no-repeats     one entry per component and frame (default)\n"
+            "      --recentre       components moved to the torus centre after each W step\n"
             "      --refine N       quantized refinement passes (default %d)\n"
             "      --algo ALGO      improved or paper (default improved)\n"
             "      --iterations N   ALS iterations per fit, at most (default %d)\n"
@@ -175,7 +176,7 @@ static void usage(FILE *f)
 enum { OPT_CODECS = 256, OPT_POINTS, OPT_RANGE, OPT_FRAMES, OPT_THREADS, OPT_OUT, OPT_PLOT, OPT_KEEP_SEI, OPT_SHIFT,
        OPT_ALGO, OPT_ITER, OPT_INNER, OPT_RESTARTS, OPT_SEED, OPT_ZSTD, OPT_PAD, OPT_SIGNED, OPT_UNSIGNED,
        OPT_RESIDUAL, OPT_NO_RESIDUAL, OPT_REFINE, OPT_AUTO_K, OPT_FIXED_K,
-       OPT_SCENECUT, OPT_NO_SCENECUT, OPT_CARRY, OPT_NO_CARRY, OPT_REPEATS, OPT_NO_REPEATS };
+       OPT_SCENECUT, OPT_NO_SCENECUT, OPT_CARRY, OPT_NO_CARRY, OPT_REPEATS, OPT_NO_REPEATS, OPT_RECENTRE };
 
 static int parse_codecs(Args *a, const char *list)
 {
@@ -263,6 +264,7 @@ static int parse_args(int argc, char **argv, Args *a)
         { "scenecut", no_argument, NULL, OPT_SCENECUT }, { "no-scenecut", no_argument, NULL, OPT_NO_SCENECUT },
         { "carry", no_argument, NULL, OPT_CARRY }, { "no-carry", no_argument, NULL, OPT_NO_CARRY },
         { "repeats", no_argument, NULL, OPT_REPEATS }, { "no-repeats", no_argument, NULL, OPT_NO_REPEATS },
+        { "recentre", no_argument, NULL, OPT_RECENTRE },
         { NULL, 0, NULL, 0 },
     };
     static RangeArg ranges[64];
@@ -346,6 +348,7 @@ static int parse_args(int argc, char **argv, Args *a)
         case OPT_NO_CARRY: s->carry = 0; break;
         case OPT_REPEATS: s->repeats = 1; break;
         case OPT_NO_REPEATS: s->repeats = 0; break;
+        case OPT_RECENTRE: s->recentre = 1; break;
         case OPT_NO_RESIDUAL: s->residual = 0; break;
         case 'h': usage(stdout); return PNMF_EXIT_OK;
         case 'V': printf("pnmf-compare %s\n", PNMF_VERSION_STRING); return PNMF_EXIT_OK;

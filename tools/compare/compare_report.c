@@ -67,11 +67,11 @@ void cmp_report_table(FILE *f, const CmpClip *clip, const CmpOptions *o, const C
         const CmpCodec *c = runs[r].codec;
         if (c == &cmp_pnmf_codec) {
             const PnmfEncSettings *s = &o->pnmf;
-            fprintf(f, "- pnmf: libpnmf, -k %d --%s -w %d --%s --%s --%s --shift %s --canvas-pad %d --%s --%s --algo %s "
+            fprintf(f, "- pnmf: libpnmf, -k %d --%s -w %d --%s --%s --%s%s --shift %s --canvas-pad %d --%s --%s --algo %s "
                        "--iterations %d --inner %d --refine %d --restarts %d --seed %llu --zstd-level %d\n",
                     s->components, s->auto_k ? "auto-k" : "fixed-k", s->window,
                     s->scene_cut ? "scenecut" : "no-scenecut", s->carry ? "carry" : "no-carry",
-                    s->repeats ? "repeats" : "no-repeats",
+                    s->repeats ? "repeats" : "no-repeats", s->recentre ? " --recentre" : "",
                     s->shift_model == PNMF_SHIFT_CANVAS ? "canvas" : s->shift_model == PNMF_SHIFT_TORUS ? "torus" : "vector",
                     s->canvas_pad, s->signed_components ? "signed" : "unsigned", s->residual ? "residual" : "no-residual",
                     s->algo == PNMF_ALGO_IMPROVED ? "improved" : "paper", s->iterations, s->inner_iters,

@@ -424,18 +424,18 @@ static int write_window(PnmfContainerWriter *w, uint32_t first_frame, uint32_t f
      * those within RANK_MARGIN of the smallest there again at the
      * writer's level */
     int ret = 0, pick = first;
-    int cand[8], ncand = 0;
+    int cand[PNMF_MAX_CODINGS], ncand = 0;
     if (n - first > 1 && w->level > RANK_LEVEL) {
-        size_t fast[8] = { 0 }, least = SIZE_MAX;
-        for (int a = first; ret >= 0 && a < n && a < 8; a++) {
+        size_t fast[PNMF_MAX_CODINGS] = { 0 }, least = SIZE_MAX;
+        for (int a = first; ret >= 0 && a < n; a++) {
             if (sizes[a] > bound || (!payloads[a] && sizes[a])) continue;
             ret = compressed_size(w, cont, payloads[a], sizes[a], RANK_LEVEL, &fast[a]);
             if (ret >= 0 && fast[a] < least) least = fast[a];
         }
-        for (int a = first; ret >= 0 && a < n && a < 8; a++)
+        for (int a = first; ret >= 0 && a < n; a++)
             if (fast[a] && (double)fast[a] <= RANK_MARGIN * (double)least) cand[ncand++] = a;
     } else {
-        for (int a = first; a < n && a < 8; a++)
+        for (int a = first; a < n; a++)
             if (a == first || (sizes[a] <= bound && (payloads[a] || !sizes[a]))) cand[ncand++] = a;
     }
     for (int c = 0; ret >= 0 && c < ncand; c++) {
@@ -506,8 +506,8 @@ int pnmf_container_write_window_best(PnmfContainerWriter *w, uint32_t first_fram
         pnmf_set_err(err, errlen, "writer failed earlier");
         return w->error;
     }
-    if (n < 1 || !payloads || !sizes) {
-        pnmf_set_err(err, errlen, "no payload");
+    if (n < 1 || n > PNMF_MAX_CODINGS || !payloads || !sizes) {
+        pnmf_set_err(err, errlen, "%d codings of a window (1..%d)", n, PNMF_MAX_CODINGS);
         return PNMF_ERR_ARG;
     }
     const int ret = write_window(w, first_frame, frame_count, payloads, sizes, n, chosen, err, errlen);

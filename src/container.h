@@ -73,7 +73,8 @@ int  pnmf_container_writer_open(PnmfContainerWriter **w, FILE *f, const PnmfHead
 int  pnmf_container_write_window(PnmfContainerWriter *w, uint32_t first_frame,
                                  uint32_t frame_count, const uint8_t *payload, size_t size,
                                  char *err, size_t errlen);
-/* The same for n >= 1 codings of one window: the one whose compressed
+#define PNMF_MAX_CODINGS 8
+/* The same for n (1..PNMF_MAX_CODINGS) codings of one window: the one whose compressed
  * chunk is the smallest is written (the first on a tie; codings over the
  * payload bound are passed over), and *chosen (when not NULL) is its
  * index. */

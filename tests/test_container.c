@@ -1166,8 +1166,58 @@ static void test_payload_limit(void)
     payload_limit(1);
 }
 
+/* Several codings of one window (pnmf_container_write_window_best): the
+ * one whose chunk is the smallest is written and reported, and read back
+ * as it was, in a key window and in a continuing one; 0 or more than
+ * PNMF_MAX_CODINGS codings are refused. */
+static void test_best_coding(void)
+{
+    PnmfHeader h = ref_header();
+    h.frame_count = 0;
+    enum { N = 3000 };
+    static uint8_t noise[N], zeros[N], half[N];
+    uint32_t seed = 99;
+    for (int i = 0; i < N; i++) {
+        seed = seed * 1103515245u + 12345u;
+        noise[i] = (uint8_t)(seed >> 16);
+        half[i] = i < N / 2 ? noise[i] : 0;
+    }
+    char err[128] = "";
+    FILE *f = tmpfile();
+    PnmfContainerWriter *wr = NULL;
+    CHECK(pnmf_container_writer_open(&wr, f, &h, 19, err, sizeof err) == 0);
+    const uint8_t *codings[3] = { noise, zeros, half };
+    const size_t sizes[3] = { N, N, N };
+    int chosen = -1;
+    CHECK(pnmf_container_write_window_best(wr, 0, 4, codings, sizes, 3, &chosen, err, sizeof err) == 0);
+    CHECK_MSG(chosen == 1, "chose coding %d, not the zeros", chosen);
+    /* a continuing window (compressed with the last payload as a prefix)
+     * chooses the same way */
+    pnmf_container_writer_set_continues(wr, 1);
+    const uint8_t *c2[2] = { noise, zeros };
+    CHECK(pnmf_container_write_window_best(wr, 4, 4, c2, sizes, 2, &chosen, err, sizeof err) == 0 && chosen == 1);
+    const uint8_t *c3[PNMF_MAX_CODINGS + 1];
+    size_t s3[PNMF_MAX_CODINGS + 1];
+    for (int i = 0; i <= PNMF_MAX_CODINGS; i++) c3[i] = noise, s3[i] = N;
+    CHECK(pnmf_container_write_window_best(wr, 8, 2, c3, s3, 0, &chosen, err, sizeof err) == PNMF_ERR_ARG);
+    CHECK(pnmf_container_write_window_best(wr, 8, 2, c3, s3, PNMF_MAX_CODINGS + 1, &chosen, err, sizeof err) ==
+          PNMF_ERR_ARG);
+    CHECK(pnmf_container_write_window_best(wr, 8, 2, c3, s3, 1, &chosen, err, sizeof err) == 0 && chosen == 0);
+    CHECK(pnmf_container_writer_finish(wr, 10, err, sizeof err) == 0);
+    pnmf_container_writer_close(&wr);
+    rewind(f);
+    Windows back;
+    CHECK(read_file(f, NULL, &back, err, sizeof err) == 3);
+    CHECK(back.size[0] == N && !memcmp(back.data[0], zeros, N));
+    CHECK(back.size[1] == N && !memcmp(back.data[1], zeros, N));
+    CHECK(back.size[2] == N && !memcmp(back.data[2], noise, N));
+    for (int i = 0; i < back.n; i++) free(back.data[i]);
+    fclose(f);
+}
+
 int main(void)
 {
+    test_best_coding();
     test_crc();
     test_entropy();
     test_round_trip();

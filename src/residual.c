@@ -23,7 +23,6 @@ int pnmf_residual_alloc(PnmfResidual *r, int m, int rows, int cols, int step16, 
     rc_mode_ctx_init(&r->enc_modes);
     rc_vec_ctx_init(&r->enc_vectors);
     rc_lev_ctx_init(&r->enc_levels);
-    r->enc_rc_price = 0;
     r->bx = (cols + PNMF_RES_BLOCK - 1) / PNMF_RES_BLOCK;
     r->by = (rows + PNMF_RES_BLOCK - 1) / PNMF_RES_BLOCK;
     r->modes = pnmf_calloc((size_t)m * r->bx * r->by, 1);
@@ -745,10 +744,11 @@ static int coarse_search(const Coarse *c, int y0, int x0, int16_t (*out)[2])
 
 /* A vector for the block: the best by SAD among candidates (zero, the
  * previous shifted block's, the block's neighbours', the global one and a
- * coarse grid), refined by one-pixel steps. */
-static void search_block(const uint8_t *src, const uint8_t *Dp, int rows, int cols, int y0, int y1,
-                         int x0, int x1, const int16_t (*cand)[2], int ncand, int py, int px, double lam,
-                         int grid, const Coarse *wide, int *by, int *bx)
+ * coarse grid; with wide, the wide search for a poorly predicted block),
+ * refined by one-pixel steps; returns its SAD. */
+static int search_block(const uint8_t *src, const uint8_t *Dp, int rows, int cols, int y0, int y1,
+                        int x0, int x1, const int16_t (*cand)[2], int ncand, int py, int px, double lam,
+                        int grid, const Coarse *wide, int *by, int *bx)
 {
     /* cost: SAD + lam * the vector's bits, so that among near-equal
      * matches (flat areas) the predicted vector wins */
@@ -789,6 +789,7 @@ static void search_block(const uint8_t *src, const uint8_t *Dp, int rows, int co
     }
 #undef TRY
     *by = vy, *bx = vx;
+    return block_sad(src, Dp, rows, cols, y0, y1, x0, x1, vy, vx, 0x7fffffff);
 }
 
 /* The frame's motions per frame (each shifted block's vector over the
@@ -932,10 +933,10 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                         shrink4(ref[tt], r->cols, o, r4, c4);
                         wide[tt].ref = o;
                     }
-                    search_block(src, ref[tt], r->rows, r->cols, y0, y1, x0, x1, (const int16_t (*)[2])cand, nc,
-                                 py[tt], px[tt], lam_sad, tt < GRID_REFS ? 4 : 8,
-                                 tt < nwide && !good ? &wide[tt] : NULL, &ty, &tx);
-                    const int sad = block_sad(src, ref[tt], r->rows, r->cols, y0, y1, x0, x1, ty, tx, 0x7fffffff);
+                    const int sad = search_block(src, ref[tt], r->rows, r->cols, y0, y1, x0, x1,
+                                                 (const int16_t (*)[2])cand, nc, py[tt], px[tt], lam_sad,
+                                                 tt < GRID_REFS ? 4 : 8, tt < nwide && !good ? &wide[tt] : NULL, &ty,
+                                                 &tx);
                     good |= sad <= WIDE_POOR * (y1 - y0) * (x1 - x0);
                     const double c = sad + lam_sad * rc_vector_step(&r->enc_vectors, tt, lastref, z0, ty - py[tt],
                                                                     tx - px[tt], 0);

@@ -377,6 +377,8 @@ static int write_window(PnmfContainerWriter *w, uint32_t first_frame, uint32_t f
     if (chosen) *chosen = 0;
     const uint8_t *payload = payloads[0];
     size_t size = sizes[0];
+    for (int a = 1; a < n; a++)
+        if (!payloads[a] && sizes[a]) payload = NULL, size = 1; /* refused below */
     if (w->finished || (!payload && size)) {
         pnmf_set_err(err, errlen, w->finished ? "writer already finished" : "null payload");
         return PNMF_ERR_ARG;
@@ -428,7 +430,7 @@ static int write_window(PnmfContainerWriter *w, uint32_t first_frame, uint32_t f
     if (n - first > 1 && w->level > RANK_LEVEL) {
         size_t fast[PNMF_MAX_CODINGS] = { 0 }, least = SIZE_MAX;
         for (int a = first; ret >= 0 && a < n; a++) {
-            if (sizes[a] > bound || (!payloads[a] && sizes[a])) continue;
+            if (sizes[a] > bound) continue;
             ret = compressed_size(w, cont, payloads[a], sizes[a], RANK_LEVEL, &fast[a]);
             if (ret >= 0 && fast[a] < least) least = fast[a];
         }
@@ -436,7 +438,7 @@ static int write_window(PnmfContainerWriter *w, uint32_t first_frame, uint32_t f
             if (fast[a] && (double)fast[a] <= RANK_MARGIN * (double)least) cand[ncand++] = a;
     } else {
         for (int a = first; a < n; a++)
-            if (a == first || (sizes[a] <= bound && (payloads[a] || !sizes[a]))) cand[ncand++] = a;
+            if (a == first || sizes[a] <= bound) cand[ncand++] = a;
     }
     for (int c = 0; ret >= 0 && c < ncand; c++) {
         const int a = cand[c];

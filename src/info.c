@@ -168,7 +168,7 @@ static int measure(int version, const PnmfWindowModel *md, const uint8_t *buf, s
                 if (get_u(&r, &lens[t]) < 0) return PNMF_ERR_CORRUPT;
                 pos = (size_t)(r.p - buf);
             }
-            nvar = rs->rc_levels == 2 ? rs->start[1] : rs->rc_levels ? 0 : rs->nlev;
+            nvar = pnmf_residual_varint_levels(rs);
         }
         if (skip_varints(buf, size, &pos, nvar) < 0) return PNMF_ERR_CORRUPT;
         if (coded && s == PNMF_INFO_SEC_RES_LEVELS) {

@@ -250,7 +250,7 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
             rc_enc_finish(&re);
             put_u(&b, rcl.len);
         }
-        const size_t nvar = !rs->rc_levels ? rs->nlev : first_rc ? rs->start[1] : 0;
+        const size_t nvar = pnmf_residual_varint_levels(rs);
         for (size_t q = 0; q < nvar; q++) put_u(&b, zigzag(rs->lev[q]));
         put_bytes(&b, rcl.p, rcl.len);
         put_bytes(&b, rcb.p, rcb.len);

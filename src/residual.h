@@ -133,6 +133,13 @@ static inline void pnmf_residual_push(uint8_t **ref, uint8_t **D)
     ref[0] = *D, *D = t;
 }
 
+/* How many of r's levels are varints (item 8) rather than in the levels
+ * stream: all (rc_levels 0), frame 0's (2) or none (1). */
+static inline size_t pnmf_residual_varint_levels(const PnmfResidual *r)
+{
+    return !r->rc_levels ? r->nlev : r->rc_levels == 2 ? r->start[1] : 0;
+}
+
 /* The levels of frames from..m-1 of r through the levels stream's
  * binarization (rangecoder.h): coded, decoded into r->lev (r->start set;
  * r is written only then) or priced, as o says, with fresh contexts c;

@@ -216,11 +216,17 @@ static void hide_invisible(PnmfEncoder *e, float *W, const PnmfAtom *H, int m)
     }
 }
 
+/* At the finest step (-q 0, and the lossless first frame the encoder tries
+ * at every -q) the weight of a bit is so small that an error of one gray
+ * level (1) outweighs a thousand bits: the coding is lossless. */
+#define LOSSLESS_LAMBDA 1e-3
+
 /* The residual layer's rate-distortion weight: squared error per bit, for
  * the step s (gray levels) of -q. dD/dR of a uniform quantizer at high
  * rate is 2 ln 2 s^2 / 12. */
 static double residual_lambda(int step16)
 {
+    if (step16 <= PNMF_RES_MIN_STEP) return LOSSLESS_LAMBDA;
     const double s = step16 / 16.0;
     return 2 * 0.6931 * s * s / 12;
 }

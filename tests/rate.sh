@@ -28,6 +28,11 @@ for q in 0 8 16 24 32 40 48; do
     fi
     prev=$cur
 done
+# -q 0 is lossless (pnmf-enc prints 999.00 dB for an exact match), with
+# the residual layer alone and over a model
+check '[ "$(summary "$T/q0.log" | cut -d" " -f2)" = 999.00 ]' "-q 0 -k 0 is not lossless: $(summary "$T/q0.log")"
+"$B/pnmf-enc" -q 0 -k 2 --iterations 3 --refine 0 --frames 20 "$S/sprites.mkv" "$T/m0.pnmf" > "$T/m0.log" 2>&1
+check '[ "$(summary "$T/m0.log" | cut -d" " -f2)" = 999.00 ]' "-q 0 with a model is not lossless: $(cat "$T/m0.log")"
 # the ladder spans 42 to 45 dB at least. (Not lower on this clip: its
 # first frame is cheaper lossless than lossy, so the encoder keeps it
 # lossless and -q 48 stops near 41 dB; see README, the -q option.)

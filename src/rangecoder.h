@@ -413,6 +413,22 @@ static inline void rc_lev_ctx_init(RcLevCtx *c) { rc_probs_init(&c->pzero[0][0],
  * direct bits. Returns r, or -1 for an escape longer than 16 bits. */
 static inline int rc_lev_rem(RcBin *o, RcProb *ctx, int stride, int r)
 {
+    if (!o->dec && !o->enc && !o->update) { /* a price: the bins past the third share a context */
+        const int n = r < RC_LEV_UNARY ? r : RC_LEV_UNARY;
+        double bits = 0;
+        for (int i = 0; i < n && i < 3; i++) bits += rc_cost(ctx[i * stride], 1);
+        if (n > 3) bits += (n - 3) * rc_cost(ctx[3 * stride], 1);
+        if (r < RC_LEV_UNARY) {
+            bits += rc_cost(ctx[(r < 3 ? r : 3) * stride], 0);
+        } else {
+            const unsigned x = (unsigned)(r - RC_LEV_UNARY) + 1;
+            int e = 0;
+            while (x >> (e + 1)) e++;
+            bits += 2 * e + 1;
+        }
+        o->bits += bits;
+        return r;
+    }
     int i = 0;
     for (; i < RC_LEV_UNARY; i++)
         if (!rc_bin(o, ctx + (i < 3 ? i : 3) * stride, r > i)) return i;

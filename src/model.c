@@ -335,7 +335,8 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
             int y0, y1, x0, x1;
             pnmf_residual_block(rs->bx, rows, cols, (size_t)b, &y0, &y1, &x0, &x1);
             const int h = y1 - y0, w = x1 - x0;
-            if (v > 31 || pred >= PNMF_RES_PREDS ||
+            /* format 7: the intra predictions 5-7 */
+            if (v > 31 || pred >= (version >= 7 ? PNMF_RES_PREDS : PNMF_RES_INTRA_DC) ||
                 ((v & PNMF_RES_TRANSFORM) &&
                  (!(v & PNMF_RES_CODED) || pred == PNMF_RES_SPATIAL || h < PNMF_RES_BLOCK || w < PNMF_RES_BLOCK)) ||
                 (j == 0 && !continues &&

@@ -103,7 +103,7 @@ int  pnmf_model_read(const uint8_t *buf, size_t size, int rows, int cols, int vi
  * modes and vectors as varints; 4: range-coded; 5: components carried
  * over); pnmf_model_read() reads PNMF_PAYLOAD_VERSION, what
  * pnmf_model_write() writes, with no last model. */
-#define PNMF_PAYLOAD_VERSION 6
+#define PNMF_PAYLOAD_VERSION 7
 int  pnmf_model_read_version(int version, const uint8_t *buf, size_t size, int rows, int cols, int vis_rows,
                              int vis_cols, int m, int max_k, int w_step, int r_step,
                              PnmfWindowModel *md, char *err, size_t errlen);

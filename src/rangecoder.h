@@ -403,7 +403,7 @@ typedef struct RcLevCtx {
     RcProb tmag[RC_LEV_KINDS][5];                 /* unary bins of |level| - 2, by min(levels > 1 after it, 4) */
 } RcLevCtx;
 
-static inline int rc_lev_kind(int j, int mode) { return (j != 0) | ((mode & 7) == 3) << 1; }
+static inline int rc_lev_kind(int j, int mode) { return (j != 0) | ((mode & 7) == 3 || (mode & 7) >= 5) << 1; }
 
 static inline void rc_lev_ctx_init(RcLevCtx *c) { rc_probs_init(&c->pzero[0][0], sizeof(*c) / sizeof(RcProb)); }
 

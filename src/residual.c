@@ -128,22 +128,26 @@ static inline int spatial(const uint8_t *D, int cols, int y, int x)
     return c >= mx ? mn : c <= mn ? mx : a + b - c;
 }
 
-static inline int predict(int mode, const uint8_t *P, const uint8_t *Pp, const uint8_t *Dp,
-                          const uint8_t *Dr, const uint8_t *D, int rows, int cols, int y, int x, int dy, int dx)
+/* The intra predictions (modes 5-7) of [y0, y1) x [x0, x1) from the
+ * decoded row above it and column left of it in D: their mean (DC), the
+ * row carried down (V) or the column carried across (H). A side the frame
+ * lacks repeats the first sample of the other; with neither, 128. */
+static void predict_intra(int mode, const uint8_t *D, int cols, int y0, int y1, int x0, int x1, uint8_t *pred)
 {
-    const size_t q = (size_t)y * cols + x;
-    switch (mode) {
-    case PNMF_RES_MODEL: return P[q];
-    case PNMF_RES_PREVIOUS: return Dp[q];
-    case PNMF_RES_MOTION: return clip8(Dp[q] + P[q] - Pp[q]);
-    case PNMF_RES_SPATIAL: return spatial(D, cols, y, x);
-    default: {
-        int sy = y + dy, sx = x + dx;
-        sy = sy < 0 ? 0 : sy >= rows ? rows - 1 : sy;
-        sx = sx < 0 ? 0 : sx >= cols ? cols - 1 : sx;
-        return Dr[(size_t)sy * cols + sx];
+    const int h = y1 - y0, w = x1 - x0;
+    int above[PNMF_RES_BLOCK], left[PNMF_RES_BLOCK];
+    const uint8_t *a = D + (size_t)(y0 - 1) * cols + x0, *l = D + (size_t)y0 * cols + x0 - 1;
+    for (int i = 0; i < w; i++) above[i] = y0 ? a[i] : x0 ? l[0] : 128;
+    for (int i = 0; i < h; i++) left[i] = x0 ? l[(size_t)i * cols] : y0 ? a[0] : 128;
+    if (mode == PNMF_RES_INTRA_DC) {
+        int sum = (w + h) / 2;
+        for (int i = 0; i < w; i++) sum += above[i];
+        for (int i = 0; i < h; i++) sum += left[i];
+        for (int y = 0; y < h; y++) memset(pred + y * PNMF_RES_BLOCK, sum / (w + h), (size_t)w);
+        return;
     }
-    }
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) pred[y * PNMF_RES_BLOCK + x] = (uint8_t)(mode == PNMF_RES_INTRA_V ? above[x] : left[y]);
 }
 
 /* w <= 8 bytes; a whole block row is one 8-byte move the compiler inlines. */
@@ -157,8 +161,13 @@ static inline void copy_row(uint8_t *dst, const uint8_t *src, int w)
  * spatial one (which reads the samples it is correcting), into pred (rows
  * PNMF_RES_BLOCK apart): row copies where the mode is a copy. */
 static void predict_block(int mode, const uint8_t *P, const uint8_t *Pp, const uint8_t *Dp, const uint8_t *Dr,
-                          int rows, int cols, int y0, int y1, int x0, int x1, int dy, int dx, uint8_t *pred)
+                          const uint8_t *D, int rows, int cols, int y0, int y1, int x0, int x1, int dy, int dx,
+                          uint8_t *pred)
 {
+    if (mode >= PNMF_RES_INTRA_DC) {
+        predict_intra(mode, D, cols, y0, y1, x0, x1, pred);
+        return;
+    }
     const int w = x1 - x0;
     const int inside = y0 + dy >= 0 && y1 + dy <= rows && x0 + dx >= 0 && x1 + dx <= cols;
     for (int y = y0; y < y1; y++) {
@@ -239,7 +248,7 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
             continue;
         }
         const int w = x1 - x0;
-        if (!coded && mode != PNMF_RES_MOTION &&
+        if (!coded && mode != PNMF_RES_MOTION && mode < PNMF_RES_INTRA_DC &&
             (mode != PNMF_RES_SHIFTED || (y0 + dy >= 0 && y1 + dy <= r->rows && x0 + dx >= 0 && x1 + dx <= r->cols))) {
             /* a copy: from where the prediction lies straight into D */
             const uint8_t *src = mode == PNMF_RES_MODEL ? P : mode == PNMF_RES_PREVIOUS ? Dp : Dr + dy * r->cols + dx;
@@ -247,13 +256,19 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
                 copy_row(D + (size_t)y * r->cols + x0, src + (size_t)y * r->cols + x0, w);
             continue;
         }
-        predict_block(mode, P, Pp, Dp, Dr, r->rows, r->cols, y0, y1, x0, x1, dy, dx, pred);
+        const int intra = mode >= PNMF_RES_INTRA_DC;
+        if (!intra || !(modes[b] & PNMF_RES_TRANSFORM))
+            predict_block(mode, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1, x0, x1, dy, dx, pred);
         if (modes[b] & PNMF_RES_TRANSFORM) { /* whole 8x8 blocks only (the reader checks) */
             for (int sb = 0; sb < 4; sb++) {
                 int res[16];
                 pnmf_residual_idct4(lev, qp, res);
                 lev += 16;
                 const int sy = (sb >> 1) * 4, sx = (sb & 1) * 4;
+                /* an intra block predicts each quarter from the samples
+                 * around it, those of the quarters before it decoded */
+                if (intra) predict_intra(mode, D, r->cols, y0 + sy, y0 + sy + 4, x0 + sx, x0 + sx + 4,
+                                         pred + sy * PNMF_RES_BLOCK + sx);
                 for (int q = 0; q < 16; q++) {
                     const int y = sy + (q >> 2), x = sx + (q & 3);
                     D[(size_t)(y0 + y) * r->cols + x0 + x] = (uint8_t)clip8(pred[y * PNMF_RES_BLOCK + x] + res[q]);
@@ -407,7 +422,7 @@ static double try_block(int mode, int coded, const LevelTab *lt, int step16, dou
     int sse = 0, nz = 0; /* at most 64 * 255^2: exact, and no floating-point chain */
     uint8_t pb[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
     const int spat = mode == PNMF_RES_SPATIAL;
-    if (!spat) predict_block(mode, P, Pp, Dp, Dr, rows, cols, y0, y1, x0, x1, dy, dx, pb);
+    if (!spat) predict_block(mode, P, Pp, Dp, Dr, D, rows, cols, y0, y1, x0, x1, dy, dx, pb);
     for (int y = y0; y < y1; y++)
         for (int x = x0; x < x1; x++) {
             const size_t q = (size_t)y * cols + x;
@@ -435,7 +450,7 @@ static double try_block(int mode, int coded, const LevelTab *lt, int step16, dou
     if (coded && !nz) return 1e300; /* the skip block is the same and cheaper */
     if (lc && coded) { /* the levels stream's price with its contexts as they stand */
         RcBin o = { .update = out != NULL };
-        rc_pixel_levels(&o, lc, kind | (mode == PNMF_RES_SPATIAL) << 1, y1 - y0, x1 - x0, lv, INT16_MAX);
+        rc_pixel_levels(&o, lc, kind | pnmf_residual_is_intra(mode) << 1, y1 - y0, x1 - x0, lv, INT16_MAX);
         bits = o.bits;
         if (out) memcpy(out, lv, (size_t)(y1 - y0) * (x1 - x0) * sizeof(*lv));
     }
@@ -460,7 +475,7 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
         int pred[16], x[16], w[16], res[16];
         int16_t lv[16];
         uint8_t pb[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
-        predict_block(mode, P, Pp, Dp, Dr, rows, cols, sy, sy + 4, sx, sx + 4, dy, dx, pb);
+        predict_block(mode, P, Pp, Dp, Dr, D, rows, cols, sy, sy + 4, sx, sx + 4, dy, dx, pb);
         for (int q = 0; q < 16; q++) {
             const int y = sy + (q >> 2), xx = sx + (q & 3);
             pred[q] = pb[(q >> 2) * PNMF_RES_BLOCK + (q & 3)];
@@ -490,7 +505,7 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
     if (!nz) return 1e300;
     if (lc) {
         RcBin o = { .update = levs != NULL };
-        rc_transform_levels(&o, lc, kind, all, PNMF_RES_MAX_COEF);
+        rc_transform_levels(&o, lc, kind | pnmf_residual_is_intra(mode) << 1, all, PNMF_RES_MAX_COEF);
         bits = o.bits;
     }
     return sse + lambda * bits;
@@ -956,7 +971,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                                                  r->cols, y0, y1, x0, x1, dy, dx, NULL, lc, kind);
                 if (jj < bj) bj = jj, best = byte, vy = dy, vx = dx, vt = t;
             }
-            if (mode != PNMF_RES_SPATIAL && full) {
+            if (mode != PNMF_RES_SPATIAL && full) { /* intra too: each quarter from the ones before */
                 const int byte = mode | PNMF_RES_CODED | PNMF_RES_TRANSFORM;
                 const double lb = extra + lambda * rc_mode_step(&r->enc_modes, byte, left, above, prev, 0);
                 const double jj = lb >= bj ? lb

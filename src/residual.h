@@ -45,7 +45,10 @@
 #define PNMF_RES_MOTION    2
 #define PNMF_RES_SPATIAL   3
 #define PNMF_RES_SHIFTED   4
-#define PNMF_RES_PREDS     5      /* predictions 0..4 */
+#define PNMF_RES_INTRA_DC  5      /* format 7: from the decoded row above and column left */
+#define PNMF_RES_INTRA_V   6
+#define PNMF_RES_INTRA_H   7
+#define PNMF_RES_PREDS     8      /* predictions 0..7 (0..4 before format 7) */
 #define PNMF_RES_CODED     8
 #define PNMF_RES_TRANSFORM 16     /* with CODED: levels are 4x4 transform coefficients */
 #define PNMF_RES_MAX_QP    51
@@ -135,6 +138,9 @@ static inline void pnmf_residual_push(uint8_t **ref, uint8_t **D)
 
 /* How many of r's levels are varints (item 8) rather than in the levels
  * stream: all (rc_levels 0), frame 0's (2) or none (1). */
+/* Whether prediction mode (bits 0-2) reads this frame's decoded samples. */
+static inline int pnmf_residual_is_intra(int mode) { return (mode & 7) == PNMF_RES_SPATIAL || (mode & 7) >= PNMF_RES_INTRA_DC; }
+
 static inline size_t pnmf_residual_varint_levels(const PnmfResidual *r)
 {
     return !r->rc_levels ? r->nlev : r->rc_levels == 2 ? r->start[1] : 0;

@@ -364,6 +364,105 @@ static void test_transform(void)
     }
 }
 
+/* The intra predictions (format 7) against their definition: block by
+ * block in raster order, DC / V / H of the decoded row above and column
+ * left of the block (a missing side repeating the other's first sample,
+ * 128 with neither), uncoded, with pixel levels, or (whole blocks) the
+ * four 4x4 quarters each predicted from the samples around it, the
+ * quarters before it decoded, plus the inverse transform of its levels. */
+static void intra_ref(int mode, const uint8_t *D, int cols, int y0, int y1, int x0, int x1, int *pred)
+{
+    const int h = y1 - y0, w = x1 - x0;
+    int above[8], left[8], sum = 0;
+    for (int i = 0; i < w; i++) above[i] = y0 ? D[(y0 - 1) * cols + x0 + i] : x0 ? D[y0 * cols + x0 - 1] : 128;
+    for (int i = 0; i < h; i++) left[i] = x0 ? D[(y0 + i) * cols + x0 - 1] : y0 ? D[(y0 - 1) * cols + x0] : 128;
+    for (int i = 0; i < w; i++) sum += above[i];
+    for (int i = 0; i < h; i++) sum += left[i];
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+            pred[y * w + x] = mode == PNMF_RES_INTRA_DC ? (sum + (w + h) / 2) / (w + h)
+                              : mode == PNMF_RES_INTRA_V ? above[x] : left[y];
+}
+
+static void test_intra(void)
+{
+    const int rows = 19, cols = 27, qp = 20;
+    for (int round = 0; round < 20; round++) {
+        PnmfResidual r;
+        CHECK(pnmf_residual_alloc(&r, 1, rows, cols, 40, 40) == 0);
+        r.qp = r.key_qp = qp;
+        const int nb = r.bx * r.by;
+        r.lev = malloc((size_t)nb * 64 * sizeof(int16_t));
+        r.cap = (size_t)nb * 64;
+        for (int b = 0; b < nb; b++) {
+            int y0, y1, x0, x1;
+            pnmf_residual_block(r.bx, rows, cols, (size_t)b, &y0, &y1, &x0, &x1);
+            const int full = y1 - y0 == 8 && x1 - x0 == 8;
+            const int coding = (int)urn(full ? 3 : 2); /* 0 none, 1 pixels, 2 transform */
+            r.modes[b] = (uint8_t)(PNMF_RES_INTRA_DC + (int)urn(3) + (coding ? PNMF_RES_CODED : 0) +
+                                   (coding == 2 ? PNMF_RES_TRANSFORM : 0));
+            const int n = coding == 2 ? 64 : coding ? (y1 - y0) * (x1 - x0) : 0;
+            for (int i = 0; i < n; i++)
+                r.lev[r.nlev++] = (int16_t)(coding == 2 ? (urn(4) ? 0 : (int)urn(9) - 4) : (int)urn(9) - 4);
+        }
+        r.start[1] = r.nlev;
+        uint8_t *D = malloc((size_t)rows * cols), *ref = malloc((size_t)rows * cols);
+        pnmf_residual_frame(&r, 0, NULL, NULL, NULL, D);
+        const int16_t *lev = r.lev;
+        for (int b = 0; b < nb; b++) {
+            int y0, y1, x0, x1, pred[64];
+            pnmf_residual_block(r.bx, rows, cols, (size_t)b, &y0, &y1, &x0, &x1);
+            const int mode = r.modes[b] & 7, w = x1 - x0;
+            if (r.modes[b] & PNMF_RES_TRANSFORM) {
+                for (int sb = 0; sb < 4; sb++) {
+                    const int sy = y0 + (sb >> 1) * 4, sx = x0 + (sb & 1) * 4;
+                    int res[16];
+                    intra_ref(mode, ref, cols, sy, sy + 4, sx, sx + 4, pred);
+                    pnmf_residual_idct4(lev, qp, res);
+                    lev += 16;
+                    for (int q = 0; q < 16; q++) {
+                        const int v = pred[q] + res[q];
+                        ref[(sy + q / 4) * cols + sx + q % 4] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+                    }
+                }
+                continue;
+            }
+            intra_ref(mode, ref, cols, y0, y1, x0, x1, pred);
+            for (int y = y0; y < y1; y++)
+                for (int x = x0; x < x1; x++) {
+                    int v = pred[(y - y0) * w + x - x0];
+                    if (r.modes[b] & PNMF_RES_CODED) {
+                        const int l = *lev++; /* dequant: round-half-away(l * 40 / 16) */
+                        v += l >= 0 ? (l * 40 + 8) / 16 : -((-l * 40 + 8) / 16);
+                    }
+                    ref[y * cols + x] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+                }
+        }
+        CHECK_MSG(!memcmp(D, ref, (size_t)rows * cols), "round %d", round);
+        free(D), free(ref);
+        pnmf_residual_free(&r);
+    }
+    /* the encoder picks them where they pay (a smooth first frame: flat
+     * patches and gradients, where a block prediction and a few transform
+     * coefficients cost less than a level per pixel), and decodes as the
+     * decoder does */
+    const size_t n = (size_t)ROWS * COLS;
+    uint8_t *src = malloc(M * n), *P = malloc(M * n), *De = malloc(M * n), *Dd = malloc(M * n);
+    for (size_t q = 0; q < M * n; q++) {
+        const int y = (int)(q % n) / COLS, x = (int)(q % n) % COLS;
+        src[q] = (uint8_t)(x < 16 ? 60 + 4 * y : 200 - 3 * x + (int)urn(3)), P[q] = 0;
+    }
+    PnmfResidual r;
+    CHECK(pnmf_residual_alloc(&r, M, ROWS, COLS, 128, 128) == 0);
+    encode_clip(&r, src, P, 2 * 0.6931 * 64 / 12, De, Dd);
+    int intra = 0;
+    for (int b = 0; b < r.bx * r.by; b++) intra += (r.modes[b] & 7) >= PNMF_RES_INTRA_DC;
+    CHECK_MSG(intra > 0, "no intra block in the first frame");
+    CHECK(!memcmp(De, Dd, M * n));
+    pnmf_residual_free(&r);
+    free(src), free(P), free(De), free(Dd);
+}
+
 /* Two poses in turn (A B A B ...), as animation cycles do: frames from 2
  * on are found in frame j-2 (reference 1), and cost next to nothing. */
 static void test_cycle(void)
@@ -395,7 +494,7 @@ static void test_cycle(void)
 
 /* md with block q's mode (frames in order) set to mode: written, then
  * refused by the reader as "not allowed". */
-static int mode_refused(PnmfWindowModel *md, size_t q, uint8_t mode)
+static int mode_refused_v(PnmfWindowModel *md, size_t q, uint8_t mode, int version)
 {
     const uint8_t keep = md->res.modes[q];
     md->res.modes[q] = mode;
@@ -405,12 +504,19 @@ static int mode_refused(PnmfWindowModel *md, size_t q, uint8_t mode)
     if (pnmf_model_write(md, &buf, &size) == 0) {
         PnmfWindowModel rd;
         char err[200] = "";
-        refused = pnmf_model_read(buf, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0 &&
-                  strstr(err, "not allowed");
+        const int ret = pnmf_model_read_version(version, buf, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err,
+                                                sizeof err);
+        refused = ret < 0 && strstr(err, "not allowed");
+        if (ret >= 0) pnmf_model_free(&rd);
     }
     pnmf_free(buf);
     md->res.modes[q] = keep;
     return refused;
+}
+
+static int mode_refused(PnmfWindowModel *md, size_t q, uint8_t mode)
+{
+    return mode_refused_v(md, q, mode, PNMF_PAYLOAD_VERSION);
 }
 
 /* A window with a residual layer through pnmf_model_write/read. */
@@ -487,7 +593,11 @@ static void test_payload(void)
         CHECK(mode_refused(&md, 0, PNMF_RES_PREVIOUS)); /* the first frame refers to a previous one */
         CHECK(mode_refused(&md, 0, PNMF_RES_MOTION | PNMF_RES_CODED));
         CHECK(mode_refused(&md, 0, PNMF_RES_SHIFTED));
-        CHECK(mode_refused(&md, nb, 5)); /* no such prediction */
+        /* the intra predictions: format 7 on, not before */
+        for (int mo = PNMF_RES_INTRA_DC; mo <= PNMF_RES_INTRA_H; mo++) {
+            CHECK(mode_refused_v(&md, nb, (uint8_t)mo, 6));
+            CHECK(!mode_refused_v(&md, nb, (uint8_t)mo, 7));
+        }
         memcpy(bad, buf, size);
         bad[modes_at - 1] = 4; /* block size */
         CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0 &&
@@ -742,6 +852,7 @@ int main(void)
     test_far_reference();
     test_cycle();
     test_transform();
+    test_intra();
     test_payload();
     test_payload_rc_levels();
     test_rc_pricing();

@@ -242,6 +242,13 @@ int pnmf_info_next_window(PnmfInfo *p, PnmfInfoWindow *st, int zstd_level)
     st->key = !md->res.continues;
     st->carried = md->carries;
     st->rc_levels = md->res.step16 ? md->res.rc_levels : 0;
+    if (md->res.step16)
+        for (size_t b = 0; b < (size_t)md->m * md->res.bx * md->res.by; b++) {
+            const uint8_t mo = md->res.modes[b];
+            st->res_pred[mo & 7]++;
+            st->res_coded += (mo & PNMF_RES_CODED) != 0;
+            st->res_transform += (mo & PNMF_RES_TRANSFORM) != 0;
+        }
     st->components = md->k;
     st->entries = (uint64_t)md->first[md->m];
     memset(p->comp_entries, 0, (size_t)p->h.components * sizeof(uint64_t));

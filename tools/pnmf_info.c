@@ -376,6 +376,9 @@ static void add_window(PnmfInfoWindow *tot, const PnmfInfoWindow *w)
     tot->chunk_bytes += w->chunk_bytes;
     tot->payload_bytes += w->payload_bytes;
     tot->payload_zstd_bytes += w->payload_zstd_bytes;
+    for (int i = 0; i < 8; i++) tot->res_pred[i] += w->res_pred[i];
+    tot->res_coded += w->res_coded;
+    tot->res_transform += w->res_transform;
     for (int s = 0; s < PNMF_INFO_SECTIONS; s++) {
         tot->sec[s].values += w->sec[s].values;
         tot->sec[s].raw_bytes += w->sec[s].raw_bytes;
@@ -489,6 +492,19 @@ static int print_tables(const char *path, const PnmfInfoHeader *h, const WinRow 
 
     printf("\nblock sizes (height x width, '-' for an empty component)\n");
     for (int r = 0; r < n; r++) printf("  window %d: %s\n", rows[r].st.index, rows[r].blocks);
+
+    uint64_t nres = 0;
+    for (int i = 0; i < 8; i++) nres += tot->res_pred[i];
+    if (nres) {
+        static const char *const pred[8] = { "model", "previous", "motion", "spatial", "shifted",
+                                             "intra DC", "intra V", "intra H" };
+        printf("\nresidual blocks (8x8, all frames): %s; with levels %s (%.1f%%), through the transform %s\n",
+               num(nres), num(tot->res_coded), 100.0 * (double)tot->res_coded / (double)nres,
+               num(tot->res_transform));
+        for (int i = 0; i < 8; i++)
+            printf("%s%s %s (%.1f%%)%s", i % 4 ? ", " : "  ", pred[i], num(tot->res_pred[i]),
+                   100.0 * (double)tot->res_pred[i] / (double)nres, i % 4 == 3 ? "\n" : "");
+    }
 
     if (level) printf("\nbytes by section of the payload (zstd: the section compressed alone at level %d)\n", level);
     else printf("\nbytes by section of the payload\n");

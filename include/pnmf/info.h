@@ -89,6 +89,10 @@ typedef struct PnmfInfoWindow {
     uint64_t payload_bytes;  ///< decompressed payload
     uint64_t payload_zstd_bytes; ///< the whole payload compressed again at zstd_level (0 if not asked)
     PnmfInfoSectionBytes sec[PNMF_INFO_SECTIONS]; ///< indexed by enum PnmfInfoSection
+    uint64_t res_pred[8];    ///< residual layer: blocks of each prediction (0 model, 1 previous, 2 motion,
+                             ///< 3 spatial, 4 shifted, 5 intra DC, 6 intra V, 7 intra H), all frames
+    uint64_t res_coded;      ///< of those, blocks with levels
+    uint64_t res_transform;  ///< of those, transform-coded
 } PnmfInfoWindow;
 
 /** A window's components as stored: signed levels, l * w_step / 256 being

@@ -221,6 +221,21 @@ int main(int argc, char **argv)
             levels += (uint64_t)md.comp[i].bh * md.comp[i].bw;
         }
         CHECK(per_comp == entries && st.levels == levels);
+        /* residual blocks by prediction, from the decoder's modes */
+        uint64_t pred[8] = { 0 }, coded = 0, tr = 0, nres = 0;
+        if (md.res.step16)
+            for (size_t b = 0; b < (size_t)md.m * md.res.bx * md.res.by; b++) {
+                pred[md.res.modes[b] & 7]++;
+                coded += (md.res.modes[b] & PNMF_RES_CODED) != 0;
+                tr += (md.res.modes[b] & PNMF_RES_TRANSFORM) != 0;
+            }
+        for (int i = 0; i < 8; i++) {
+            CHECK_MSG(st.res_pred[i] == pred[i], "window %d: prediction %d: %llu blocks, decoder %llu", windows, i,
+                      (unsigned long long)st.res_pred[i], (unsigned long long)pred[i]);
+            nres += st.res_pred[i];
+        }
+        CHECK(nres == (md.res.step16 ? (uint64_t)md.m * md.res.bx * md.res.by : 0));
+        CHECK(st.res_coded == coded && st.res_transform == tr && tr <= coded);
         /* sections: add up to the payload; value counts from the layout */
         uint64_t raw = 0;
         for (int s = 0; s < PNMF_INFO_SECTIONS; s++) {

@@ -219,21 +219,38 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
         RcVecCtx vc;
         rc_vec_ctx_init(&vc);
         rc_enc_init(&re, &rcv);
+        /* format 7: a vector may copy a candidate (the block above's, ...):
+         * each frame's vectors, block by block */
+        int16_t (*cur)[3] = pnmf_malloc_array(nb, sizeof(*cur));
+        if (!cur) {
+            pnmf_free(rcb.p), pnmf_free(rcv.p), pnmf_free(b.p);
+            return PNMF_ERR_NOMEM;
+        }
         for (int j = 0; j < m; j++) {
-            int last[PNMF_RES_REFS][2] = { { 0 } };
-            int lastref = 0, z0 = 1;
-            for (size_t q = rs->mvstart[j]; q < rs->mvstart[j + 1]; q++) {
-                const int t = rs->mvref[q];
-                const int dy = rs->mv[2 * q] - last[t][0], dx = rs->mv[2 * q + 1] - last[t][1];
+            PnmfVecState st;
+            pnmf_vec_init(&st);
+            size_t q = rs->mvstart[j];
+            for (size_t bk = 0; bk < nb; bk++) {
+                cur[bk][2] = -1;
+                if ((rs->modes[(size_t)j * nb + bk] & 7) != PNMF_RES_SHIFTED) continue;
+                if (q >= rs->mvstart[j + 1]) break; /* modes without their vectors (tests of the reader) */
+                const int t = rs->mvref[q], vy = rs->mv[2 * q], vx = rs->mv[2 * q + 1];
+                q++;
+                const int dy = vy - st.last[t < PNMF_RES_REFS ? t : 0][0], dx = vx - st.last[t < PNMF_RES_REFS ? t : 0][1];
                 if (t >= PNMF_RES_REFS || abs(dy) > 2 * PNMF_RES_MAX_MV || abs(dx) > 2 * PNMF_RES_MAX_MV) {
-                    pnmf_free(rcb.p), pnmf_free(rcv.p), pnmf_free(b.p);
+                    pnmf_free(cur), pnmf_free(rcb.p), pnmf_free(rcv.p), pnmf_free(b.p);
                     return PNMF_ERR_ARG;
                 }
-                rc_encode_vector(&re, &vc, t, lastref, z0, dy, dx);
-                z0 = !dy && !dx, lastref = t;
-                last[t][0] = rs->mv[2 * q], last[t][1] = rs->mv[2 * q + 1];
+                RcVecCand vk;
+                pnmf_vec_cands(&st, bk >= (size_t)rs->bx ? cur[bk - rs->bx] : NULL, &vk);
+                const int idx = rc_vec_cand_index(&vk, vy, vx, t);
+                rc_encode_merge(&re, &vc, &vk, st.lm, idx);
+                if (idx < 0) rc_encode_vector(&re, &vc, t, st.lastref, st.z0, dy, dx);
+                pnmf_vec_push(&st, vy, vx, t, idx >= 0);
+                cur[bk][0] = (int16_t)vy, cur[bk][1] = (int16_t)vx, cur[bk][2] = (int16_t)t;
             }
         }
+        pnmf_free(cur);
         rc_enc_finish(&re);
         put_u(&b, rcb.len);
         put_u(&b, rcv.len);
@@ -275,6 +292,7 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
                          PnmfResidual *rs, char *err, size_t errlen)
 {
     uint64_t step, key_step, qp, key_qp, bs, v;
+    int16_t (*cur)[3] = NULL; /* format 7: a frame's vectors by block, for the candidates */
     if (get_u(r, &step) < 0 || get_u(r, &key_step) < 0 || get_u(r, &qp) < 0 || get_u(r, &key_qp) < 0 ||
         get_u(r, &bs) < 0)
         goto truncated;
@@ -373,10 +391,29 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
     rs->nmv = (size_t)nmv;
     rs->mvcap = 2 * (size_t)nmv;
     rs->reach = 0;
+    if (version >= 7 && !(cur = pnmf_malloc_array((size_t)nb, sizeof(*cur)))) return PNMF_ERR_NOMEM;
     for (int j = 0; j < m; j++) {
-        int last[PNMF_RES_REFS][2] = { { 0 } };
-        int lastref = 0, z0 = 1;
+        PnmfVecState st;
+        pnmf_vec_init(&st);
+        uint64_t bk = 0;
         for (size_t q = rs->mvstart[j]; q < rs->mvstart[j + 1]; q++) {
+            if (cur) { /* the block of vector q */
+                for (; (rs->modes[(uint64_t)j * nb + bk] & 7) != PNMF_RES_SHIFTED; bk++) cur[bk][2] = -1;
+                RcVecCand k;
+                pnmf_vec_cands(&st, bk >= (uint64_t)rs->bx ? cur[bk - rs->bx] : NULL, &k);
+                const int idx = rc_decode_merge(&rd, &vc, &k, st.lm);
+                if (idx >= 0) { /* a vector of this frame's, checked already */
+                    const int t = k.c[idx][2];
+                    rs->mvref[q] = (uint8_t)t;
+                    rs->mv[2 * q] = k.c[idx][0], rs->mv[2 * q + 1] = k.c[idx][1];
+                    if (t + 1 - j > rs->reach) rs->reach = t + 1 - j;
+                    pnmf_vec_push(&st, k.c[idx][0], k.c[idx][1], t, 1);
+                    memcpy(cur[bk++], k.c[idx], sizeof(*cur));
+                    continue;
+                }
+            }
+            const int lastref = st.lastref, z0 = st.z0;
+            int (*last)[2] = st.last;
             if (coded) {
                 v = (uint64_t)rc_decode_ref(&rd, &vc, lastref);
             } else if (get_u(r, &v) < 0) {
@@ -386,6 +423,7 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
             if (v >= PNMF_RES_REFS || (!continues && (int64_t)v >= j)) {
                 pnmf_set_err(err, errlen, "frame %d: residual reference %llu not available", j,
                              (unsigned long long)v);
+                pnmf_free(cur);
                 return PNMF_ERR_CORRUPT;
             }
             const int t = (int)v;
@@ -405,11 +443,13 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
                 const int64_t d = diff[c] + last[t][c];
                 if (d < -PNMF_RES_MAX_MV || d > PNMF_RES_MAX_MV) goto bad_mv;
                 rs->mv[2 * q + c] = (int16_t)d;
-                last[t][c] = (int)d;
             }
-            z0 = !diff[0] && !diff[1], lastref = t;
+            pnmf_vec_push(&st, rs->mv[2 * q], rs->mv[2 * q + 1], t, 0);
+            if (cur) cur[bk][0] = rs->mv[2 * q], cur[bk][1] = rs->mv[2 * q + 1], cur[bk][2] = (int16_t)t, bk++;
         }
     }
+    pnmf_free(cur);
+    cur = NULL;
     if (coded && !rc_dec_exact(&rd, stream)) goto bad_stream;
     rs->lev = pnmf_malloc_array(total ? (size_t)total : 1, sizeof(int16_t));
     if (!rs->lev) return PNMF_ERR_NOMEM;
@@ -471,9 +511,11 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
         }
     return 0;
 bad_mv:
+    pnmf_free(cur);
     pnmf_set_err(err, errlen, "residual vector out of range (at most %d)", PNMF_RES_MAX_MV);
     return PNMF_ERR_CORRUPT;
 truncated:
+    pnmf_free(cur);
     pnmf_set_err(err, errlen, "truncated window payload (residual layer)");
     return PNMF_ERR_CORRUPT;
 bad_stream:

@@ -160,7 +160,41 @@ typedef struct RcVecCtx {
     RcProb zero[2][2][2];          /* component c == 0? by c, last difference zero, (c = 1) dy == 0 */
     RcProb sign[2];
     RcProb mag[2][4];              /* unary bins of |d| - 1, by c and min(bin, 3) */
+    RcProb merge[2][2];            /* format 7: a candidate? by two candidates, the last vector one */
+    RcProb merge_idx;              /* which of two */
 } RcVecCtx;
+
+/* Format 7: before a vector, up to two candidates it may copy with no
+ * reference or difference coded: the vector (dy, dx, t) of the block above
+ * when that block is shifted, then the one the frame had before its last
+ * change of vector; each only when it differs from the implicit
+ * prediction (reference lastref, the last vector of lastref) and from the
+ * first. */
+typedef struct RcVecCand {
+    int n;
+    int16_t c[2][3];
+} RcVecCand;
+
+static inline void rc_vec_cands(RcVecCand *k, const int16_t *above, const int16_t *prev, int lastref, int ly, int lx)
+{
+    const int16_t *src[2] = { above, prev };
+    k->n = 0;
+    for (int i = 0; i < 2; i++) {
+        const int16_t *v = src[i];
+        if (!v || v[2] < 0 || (v[2] == lastref && v[0] == ly && v[1] == lx)) continue;
+        if (k->n && k->c[0][0] == v[0] && k->c[0][1] == v[1] && k->c[0][2] == v[2]) continue;
+        k->c[k->n][0] = v[0], k->c[k->n][1] = v[1], k->c[k->n][2] = v[2];
+        k->n++;
+    }
+}
+
+/* The candidate (dy, dx, t) is, or -1. */
+static inline int rc_vec_cand_index(const RcVecCand *k, int dy, int dx, int t)
+{
+    for (int i = 0; i < k->n; i++)
+        if (k->c[i][0] == dy && k->c[i][1] == dx && k->c[i][2] == t) return i;
+    return -1;
+}
 
 static inline void rc_mode_ctx_init(RcModeCtx *c) { rc_probs_init(&c->left[0][0][0], sizeof(*c) / sizeof(RcProb)); }
 static inline void rc_vec_ctx_init(RcVecCtx *c) { rc_probs_init(c->same_ref, sizeof(*c) / sizeof(RcProb)); }
@@ -255,6 +289,21 @@ static inline void rc_encode_vector(RcEnc *e, RcVecCtx *c, int t, int lastref, i
     rc_encode_mvd(e, c, 1, z0, dy == 0, dx);
 }
 
+/* Whether the vector is candidate idx (-1: none), when there are
+ * candidates; lm: the frame's last vector was one. */
+static inline void rc_encode_merge(RcEnc *e, RcVecCtx *c, const RcVecCand *k, int lm, int idx)
+{
+    if (!k->n) return;
+    rc_encode(e, &c->merge[k->n == 2][lm], idx >= 0);
+    if (idx >= 0 && k->n == 2) rc_encode(e, &c->merge_idx, idx);
+}
+
+static inline int rc_decode_merge(RcDec *d, RcVecCtx *c, const RcVecCand *k, int lm)
+{
+    if (!k->n || !rc_decode(d, &c->merge[k->n == 2][lm])) return -1;
+    return k->n == 2 ? rc_decode(d, &c->merge_idx) : 0;
+}
+
 /* The reference of the next vector (its differences: rc_decode_mvd()). */
 static inline int rc_decode_ref(RcDec *d, RcVecCtx *c, int lastref)
 {
@@ -332,6 +381,20 @@ static inline double rc_mvd_step(RcVecCtx *c, int comp, int z0, int z1, int v, i
     int n = 0;
     while (((unsigned)(a - RC_MV_UNARY) + 1) >> (n + 1)) n++;
     return bits + 2 * n + 1;
+}
+
+/* rc_encode_merge()'s bits, or its update of the contexts. */
+static inline double rc_merge_step(RcVecCtx *c, const RcVecCand *k, int lm, int idx, int update)
+{
+    if (!k->n) return 0;
+    RcProb *q = &c->merge[k->n == 2][lm];
+    double bits = rc_cost(*q, idx >= 0);
+    if (update) rc_adapt(q, idx >= 0);
+    if (idx >= 0 && k->n == 2) {
+        bits += rc_cost(c->merge_idx, idx);
+        if (update) rc_adapt(&c->merge_idx, idx);
+    }
+    return bits;
 }
 
 /* rc_encode_vector()'s bits, or its update of the contexts. */

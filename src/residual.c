@@ -761,6 +761,19 @@ static int coarse_search(const Coarse *c, int y0, int x0, int16_t (*out)[2])
  * previous shifted block's, the block's neighbours', the global one and a
  * coarse grid; with wide, the wide search for a poorly predicted block),
  * refined by one-pixel steps; returns its SAD. */
+/* The bits of vector (vy, vx) of reference t in the vectors stream, a
+ * candidate of k or coded (or the update of the contexts). */
+static double vector_bits(PnmfResidual *r, const PnmfVecState *vs, const RcVecCand *k, int t, int vy, int vx,
+                          int update)
+{
+    const int idx = rc_vec_cand_index(k, vy, vx, t);
+    double bits = rc_merge_step(&r->enc_vectors, k, vs->lm, idx, update);
+    if (idx < 0)
+        bits += rc_vector_step(&r->enc_vectors, t, vs->lastref, vs->z0, vy - vs->last[t][0], vx - vs->last[t][1],
+                               update);
+    return bits;
+}
+
 static int search_block(const uint8_t *src, const uint8_t *Dp, int rows, int cols, int y0, int y1,
                         int x0, int x1, const int16_t (*cand)[2], int ncand, int py, int px, double lam,
                         int grid, const Coarse *wide, int *by, int *bx)
@@ -865,8 +878,9 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
     if (j == 0 && !r->continues) nref = 0;
     r->start[j] = r->nlev;
     r->mvstart[j] = r->nmv;
-    int gy = r->enc_gy, gx = r->enc_gx, lastref = 0, z0 = 1;
-    int py[PNMF_RES_REFS] = { 0 }, px[PNMF_RES_REFS] = { 0 }; /* each reference's last vector */
+    int gy = r->enc_gy, gx = r->enc_gx;
+    PnmfVecState vs; /* the vectors stream's state, as the writer will have it */
+    pnmf_vec_init(&vs);
     if (nref) global_motion(src, Dp, r->rows, r->cols, &gy, &gx);
     r->enc_gy = gy, r->enc_gx = gx;
     /* the vector and reference chosen so far in this frame, per block */
@@ -898,6 +912,8 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
         /* a block the previous frame predicts exactly needs no vector: the
          * shifted prediction cannot beat zero error for fewer bits */
         const int still = nref && !block_sad(src, Dp, r->rows, r->cols, y0, y1, x0, x1, 0, 0, 1);
+        RcVecCand vk; /* the vectors a shifted block here copies without coding them */
+        pnmf_vec_cands(&vs, b >= (size_t)r->bx ? bmv[b - r->bx] : NULL, &vk);
         double bj = 1e300;
         for (int mode = 0; mode < PNMF_RES_PREDS; mode++) {
             const int needs_prev = mode == PNMF_RES_PREVIOUS || mode == PNMF_RES_MOTION || mode == PNMF_RES_SHIFTED;
@@ -923,8 +939,11 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                 double bc = 1e300;
                 int good = 0; /* a reference so far matched well: no wide search in the next */
                 for (int tt = 0; tt < nref; tt++) {
-                    int16_t cand[6 + 1 + PNMF_RES_MOTIONS][2] = { { 0, 0 }, { (int16_t)py[tt], (int16_t)px[tt] } };
+                    int16_t cand[6 + 3 + PNMF_RES_MOTIONS][2] = { { 0, 0 },
+                                                                  { (int16_t)vs.last[tt][0], (int16_t)vs.last[tt][1] } };
                     int nc = 2;
+                    for (int i = 0; i < vk.n; i++) /* the vectors it may copy for nothing */
+                        if (vk.c[i][2] == tt) cand[nc][0] = vk.c[i][0], cand[nc][1] = vk.c[i][1], nc++;
                     /* motion goes on: this block's vector in the last frame and the
                      * last frame's most used motions, each per frame, times the
                      * frames back to tt */
@@ -949,17 +968,16 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                         wide[tt].ref = o;
                     }
                     const int sad = search_block(src, ref[tt], r->rows, r->cols, y0, y1, x0, x1,
-                                                 (const int16_t (*)[2])cand, nc, py[tt], px[tt], lam_sad,
+                                                 (const int16_t (*)[2])cand, nc, vs.last[tt][0], vs.last[tt][1], lam_sad,
                                                  tt < GRID_REFS ? 4 : 8, tt < nwide && !good ? &wide[tt] : NULL, &ty,
                                                  &tx);
                     good |= sad <= WIDE_POOR * (y1 - y0) * (x1 - x0);
-                    const double c = sad + lam_sad * rc_vector_step(&r->enc_vectors, tt, lastref, z0, ty - py[tt],
-                                                                    tx - px[tt], 0);
+                    const double c = sad + lam_sad * vector_bits(r, &vs, &vk, tt, ty, tx, 0);
                     if (c < bc) bc = c, dy = ty, dx = tx, t = tt;
                 }
                 if (!t && !dy && !dx) continue; /* the previous-frame prediction, cheaper */
                 Dr = ref[t];
-                extra = lambda * rc_vector_step(&r->enc_vectors, t, lastref, z0, dy - py[t], dx - px[t], 0);
+                extra = lambda * vector_bits(r, &vs, &vk, t, dy, dx, 0);
             }
             for (int coded = 0; coded < 2; coded++) {
                 const int byte = mode | (coded ? PNMF_RES_CODED : 0);
@@ -994,9 +1012,8 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
             r->mv[2 * r->nmv] = (int16_t)vy, r->mv[2 * r->nmv + 1] = (int16_t)vx;
             r->mvref[r->nmv] = (uint8_t)vt;
             r->nmv++;
-            rc_vector_step(&r->enc_vectors, vt, lastref, z0, vy - py[vt], vx - px[vt], 1);
-            z0 = vy == py[vt] && vx == px[vt];
-            py[vt] = vy, px[vt] = vx, lastref = vt;
+            vector_bits(r, &vs, &vk, vt, vy, vx, 1);
+            pnmf_vec_push(&vs, vy, vx, vt, rc_vec_cand_index(&vk, vy, vx, vt) >= 0);
             Dr = ref[vt];
             if (vt + 1 - j > r->reach) r->reach = vt + 1 - j; /* D_{j-1-vt} before the window */
             bmv[b][0] = (int16_t)vy, bmv[b][1] = (int16_t)vx, bmv[b][2] = (int16_t)vt;

@@ -36,6 +36,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "rangecoder.h"
 
@@ -138,6 +139,38 @@ static inline void pnmf_residual_push(uint8_t **ref, uint8_t **D)
 
 /* How many of r's levels are varints (item 8) rather than in the levels
  * stream: all (rc_levels 0), frame 0's (2) or none (1). */
+/* The vectors stream's state through a frame (docs/format.md, "Vectors
+ * stream"), the same for the writer, the reader and the encoder. */
+typedef struct PnmfVecState {
+    int last[PNMF_RES_REFS][2]; /* each reference's last vector in the frame, (0, 0) at first */
+    int lastref, z0;            /* the last vector's reference; whether its difference was (0, 0) */
+    int lm;                     /* format 7: the last vector was a candidate */
+    int16_t prev[3];            /* format 7: (dy, dx, t) before the last change, t -1 for none */
+} PnmfVecState;
+
+static inline void pnmf_vec_init(PnmfVecState *s)
+{
+    memset(s, 0, sizeof(*s));
+    s->z0 = 1, s->prev[2] = -1;
+}
+
+/* The candidates of the next vector (format 7), above: (dy, dx, t) of the
+ * block above, t -1 or NULL when it is not shifted. */
+static inline void pnmf_vec_cands(const PnmfVecState *s, const int16_t *above, RcVecCand *k)
+{
+    rc_vec_cands(k, above, s->prev, s->lastref, s->last[s->lastref][0], s->last[s->lastref][1]);
+}
+
+/* After vector (dy, dx) of reference t, merged: it was a candidate. */
+static inline void pnmf_vec_push(PnmfVecState *s, int dy, int dx, int t, int merged)
+{
+    const int *l = s->last[s->lastref];
+    if (t != s->lastref || dy != l[0] || dx != l[1])
+        s->prev[0] = (int16_t)l[0], s->prev[1] = (int16_t)l[1], s->prev[2] = (int16_t)s->lastref;
+    s->z0 = merged || (dy == s->last[t][0] && dx == s->last[t][1]);
+    s->last[t][0] = dy, s->last[t][1] = dx, s->lastref = t, s->lm = merged;
+}
+
 /* Whether prediction mode (bits 0-2) reads this frame's decoded samples. */
 static inline int pnmf_residual_is_intra(int mode) { return (mode & 7) == PNMF_RES_SPATIAL || (mode & 7) >= PNMF_RES_INTRA_DC; }
 

@@ -549,6 +549,81 @@ static void check_payload_hostile(const uint8_t *buf, size_t size, const char *w
     free(bad);
 }
 
+/* Format 7's vector candidates: random vector fields drawn from a few
+ * vectors (so that a block often repeats the one above it, or the frame
+ * returns to the vector it had before a change) go through the writer and
+ * the reader unchanged; the candidates are those docs/format.md defines,
+ * rebuilt here from the definition, and both kinds are used. */
+static void test_vector_candidates(void)
+{
+    static const int16_t pool[4][3] = { { 0, 2, 0 }, { 1, 4, 1 }, { 0, 0, 0 }, { -3, 5, 2 } };
+    int merged_above = 0, merged_prev = 0;
+    for (int round = 0; round < 30; round++) {
+        PnmfWindowModel md;
+        CHECK(pnmf_model_alloc(&md, ROWS, COLS, ROWS, COLS, M, 1, 0) == 0);
+        PnmfResidual *r = &md.res;
+        CHECK(pnmf_residual_alloc(r, M, ROWS, COLS, 96, 64) == 0);
+        const size_t nb = (size_t)r->bx * r->by;
+        r->mv = malloc(2 * M * nb * sizeof(int16_t));
+        r->mvref = malloc(M * nb);
+        for (int j = 0; j < M; j++) {
+            r->start[j + 1] = 0;
+            r->mvstart[j] = r->nmv;
+            /* the definition: above's vector, then the one before the last change */
+            int16_t (*cur)[3] = malloc(nb * sizeof(*cur));
+            int last[PNMF_RES_REFS][2] = { { 0 } }, lastref = 0, prev[3] = { 0, 0, -1 };
+            for (size_t b = 0; b < nb; b++) {
+                cur[b][2] = -1;
+                if (!j || urn(10) < 3) continue; /* frame 0 of a key window: no vectors */
+                const int16_t *v = pool[urn(4)];
+                if (v[2] >= j) v = pool[0];
+                r->modes[(size_t)j * nb + b] = PNMF_RES_SHIFTED;
+                r->mv[2 * r->nmv] = v[0], r->mv[2 * r->nmv + 1] = v[1], r->mvref[r->nmv] = (uint8_t)v[2];
+                r->nmv++;
+                const int16_t *ab = b >= (size_t)r->bx && cur[b - r->bx][2] >= 0 ? cur[b - r->bx] : NULL;
+                int16_t want[2][3], nw = 0;
+                if (ab && !(ab[2] == lastref && ab[0] == last[lastref][0] && ab[1] == last[lastref][1]))
+                    memcpy(want[nw++], ab, sizeof(want[0]));
+                if (prev[2] >= 0 && !(prev[2] == lastref && prev[0] == last[lastref][0] && prev[1] == last[lastref][1]) &&
+                    !(nw && want[0][0] == prev[0] && want[0][1] == prev[1] && want[0][2] == prev[2]))
+                    want[nw][0] = (int16_t)prev[0], want[nw][1] = (int16_t)prev[1], want[nw][2] = (int16_t)prev[2], nw++;
+                for (int i = 0; i < nw; i++)
+                    if (want[i][0] == v[0] && want[i][1] == v[1] && want[i][2] == v[2] &&
+                        !(v[2] == lastref && v[0] == last[lastref][0] && v[1] == last[lastref][1]))
+                        *(ab && !memcmp(want[i], ab, sizeof(want[i])) ? &merged_above : &merged_prev) += 1;
+                /* the library's list is the same */
+                PnmfVecState st;
+                pnmf_vec_init(&st);
+                st.lastref = lastref;
+                memcpy(st.last, last, sizeof(last));
+                st.prev[0] = (int16_t)prev[0], st.prev[1] = (int16_t)prev[1], st.prev[2] = (int16_t)prev[2];
+                RcVecCand k;
+                pnmf_vec_cands(&st, ab, &k);
+                CHECK(k.n == nw && (!nw || !memcmp(k.c, want, (size_t)nw * sizeof(want[0]))));
+                if (v[2] != lastref || v[0] != last[lastref][0] || v[1] != last[lastref][1])
+                    prev[0] = last[lastref][0], prev[1] = last[lastref][1], prev[2] = lastref;
+                last[v[2]][0] = v[0], last[v[2]][1] = v[1], lastref = v[2];
+                memcpy(cur[b], v, sizeof(cur[b]));
+            }
+            free(cur);
+        }
+        r->mvstart[M] = r->nmv;
+        uint8_t *buf = NULL;
+        size_t size = 0;
+        CHECK(pnmf_model_write(&md, &buf, &size) == 0);
+        PnmfWindowModel rd;
+        char err[200] = "";
+        CHECK_MSG(pnmf_model_read(buf, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) == 0, "%s", err);
+        CHECK(rd.res.nmv == r->nmv && !memcmp(rd.res.mv, r->mv, 2 * r->nmv * sizeof(int16_t)) &&
+              !memcmp(rd.res.mvref, r->mvref, r->nmv));
+        pnmf_model_free(&rd);
+        pnmf_free(buf);
+        pnmf_model_free(&md);
+    }
+    CHECK_MSG(merged_above > 100 && merged_prev > 100, "candidates used: above %d, before the change %d", merged_above,
+              merged_prev);
+}
+
 static void test_payload(void)
 {
     const size_t n = (size_t)ROWS * COLS;
@@ -853,6 +928,7 @@ int main(void)
     test_cycle();
     test_transform();
     test_intra();
+    test_vector_candidates();
     test_payload();
     test_payload_rc_levels();
     test_rc_pricing();

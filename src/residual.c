@@ -469,7 +469,16 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
     double sse = 0, bits = 0;
     int nz = 0;
     const int shift = 15 + qp / 6;
-    const int64_t f = ((int64_t)1 << shift) / 6; /* dead zone, as inter blocks in H.264 references */
+    /* each coefficient's level: of 0, the one below its value and the one
+     * above, the least (x - l)^2 step^2 + lambda * bits, x the value in
+     * steps (the transform with H.264's scaling is orthonormal, so that is
+     * the squared error it adds). Against H.264's dead zone of 1/6, 150
+     * frames, -k 0, -q 16..48: natural_vtest -1.8 %, pingus_pan -1.5 %,
+     * the X11 clips -0.2..+0.1 %; the step scaled by 0.85 or 1.2 in the
+     * error: -0.6 % and -0.2 % on average, against -0.7 % */
+    const double qs = 0.625 * pow(2.0, qp / 6.0), q2 = qs * qs;
+    double lb[3];
+    for (int l = 0; l < 3; l++) lb[l] = lambda * level_bits(l);
     for (int sb = 0; sb < 4; sb++) {
         const int sy = y0 + (sb >> 1) * 4, sx = x0 + (sb & 1) * 4;
         int pred[16], x[16], w[16], res[16];
@@ -485,7 +494,14 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
         for (int z = 0; z < 16; z++) {
             const int q = zigzag4[z];
             const int64_t a = w[q] < 0 ? -(int64_t)w[q] : w[q];
-            int64_t l = (a * tr_mf[qp % 6][pos_class(q)] + f) >> shift;
+            const double xr = (double)(a * tr_mf[qp % 6][pos_class(q)]) / (double)((int64_t)1 << shift);
+            const int64_t lf = (int64_t)xr;
+            double bc = xr * xr * q2 + lb[0];
+            int64_t l = 0;
+            for (int64_t c = lf > 1 ? lf : 1; c <= lf + 1; c++) {
+                const double jc = (xr - (double)c) * (xr - (double)c) * q2 + (c < 3 ? lb[c] : lambda * level_bits((int)c));
+                if (jc < bc) bc = jc, l = c;
+            }
             if (l > PNMF_RES_MAX_COEF) l = PNMF_RES_MAX_COEF;
             lv[z] = (int16_t)(w[q] < 0 ? -l : l);
             bits += level_bits(lv[z]);

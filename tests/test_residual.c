@@ -68,11 +68,25 @@ static void test_encode_decode(void)
             const double lambda = lam == 0 ? 0 : lam == 1 ? steps[s] * steps[s] / 256.0 * 0.1 : 1e6;
             encode_clip(&r, src, P, lambda, De, Dd);
             CHECK_MSG(!memcmp(De, Dd, M * n), "step %d lambda %g: decoder differs", steps[s], lambda);
+            /* the largest error of a pixel outside transform blocks, and the
+             * largest squared error of a transform block */
             int maxe = 0, prev_used = 0;
-            for (size_t q = 0; q < M * n; q++) {
-                const int e = abs((int)src[q] - De[q]);
-                if (e > maxe) maxe = e;
-            }
+            long maxt = 0;
+            for (int j = 0; j < M; j++)
+                for (int b = 0; b < r.bx * r.by; b++) {
+                    int y0, y1, x0, x1;
+                    pnmf_residual_block(r.bx, ROWS, COLS, (size_t)b, &y0, &y1, &x0, &x1);
+                    const int tr = (r.modes[j * r.bx * r.by + b] & PNMF_RES_TRANSFORM) != 0;
+                    long bs = 0;
+                    for (int y = y0; y < y1; y++)
+                        for (int x = x0; x < x1; x++) {
+                            const size_t q = (size_t)j * n + (size_t)y * COLS + x;
+                            const int e = abs((int)src[q] - De[q]);
+                            if (!tr && e > maxe) maxe = e;
+                            bs += e * e;
+                        }
+                    if (tr && bs > maxt) maxt = bs;
+                }
             for (int j = 0; j < M; j++)
                 for (int b = 0; b < r.bx * r.by; b++) {
                     const int mode = r.modes[j * r.bx * r.by + b] & 7;
@@ -80,8 +94,12 @@ static void test_encode_decode(void)
                 }
             CHECK(prev_used < 1000); /* never in the first frame */
             if (lam == 0) {
-                /* no rate: every pixel within half a step (+1 for the rounding of dequant) */
+                /* no rate: every pixel within half a step (+1 for the rounding
+                 * of dequant), and a transform block, chosen for its squared
+                 * error, no worse than that in all */
                 CHECK_MSG(maxe <= steps[s] / 32 + 1, "step %d: max error %d", steps[s], maxe);
+                CHECK_MSG(maxt <= 64L * (steps[s] / 32 + 1) * (steps[s] / 32 + 1), "step %d: transform block error %ld",
+                          steps[s], maxt);
                 if (steps[s] <= 16) CHECK(maxe == 0); /* step 1 or less: lossless */
             }
             if (lam == 2) CHECK(r.nlev == 0); /* rate dominates: nothing coded */

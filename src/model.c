@@ -226,10 +226,22 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
             pnmf_free(rcb.p), pnmf_free(rcv.p), pnmf_free(b.p);
             return PNMF_ERR_NOMEM;
         }
+        RcVecCtx gc; /* the frames' global vectors, each from the frame before's */
+        rc_vec_ctx_init(&gc);
         for (int j = 0; j < m; j++) {
             PnmfVecState st;
             pnmf_vec_init(&st);
             size_t q = rs->mvstart[j];
+            if (j || rs->continues) {
+                const int dgy = rs->gmv[2 * j] - (j ? rs->gmv[2 * j - 2] : 0);
+                const int dgx = rs->gmv[2 * j + 1] - (j ? rs->gmv[2 * j - 1] : 0);
+                if (abs(rs->gmv[2 * j]) > PNMF_RES_MAX_MV || abs(rs->gmv[2 * j + 1]) > PNMF_RES_MAX_MV) {
+                    pnmf_free(cur), pnmf_free(rcb.p), pnmf_free(rcv.p), pnmf_free(b.p);
+                    return PNMF_ERR_ARG;
+                }
+                rc_encode_mvd(&re, &gc, 0, 1, 0, dgy);
+                rc_encode_mvd(&re, &gc, 1, 1, dgy == 0, dgx);
+            }
             for (size_t bk = 0; bk < nb; bk++) {
                 cur[bk][2] = -1;
                 if ((rs->modes[(size_t)j * nb + bk] & 7) != PNMF_RES_SHIFTED) continue;
@@ -392,10 +404,22 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
     rs->mvcap = 2 * (size_t)nmv;
     rs->reach = 0;
     if (version >= 7 && !(cur = pnmf_malloc_array((size_t)nb, sizeof(*cur)))) return PNMF_ERR_NOMEM;
+    RcVecCtx gc; /* format 7: the frames' global vectors */
+    rc_vec_ctx_init(&gc);
     for (int j = 0; j < m; j++) {
         PnmfVecState st;
         pnmf_vec_init(&st);
         uint64_t bk = 0;
+        if (cur && (j || continues)) {
+            int dg = 0;
+            for (int c = 0; c < 2; c++) {
+                const int32_t d = rc_decode_mvd(&rd, &gc, c, 1, c && !dg);
+                if (d < -2 * PNMF_RES_MAX_MV || d > 2 * PNMF_RES_MAX_MV) goto bad_mv;
+                const int g = (j ? rs->gmv[2 * j - 2 + c] : 0) + d;
+                if (g < -PNMF_RES_MAX_MV || g > PNMF_RES_MAX_MV) goto bad_mv;
+                rs->gmv[2 * j + c] = (int16_t)g, dg = d;
+            }
+        }
         for (size_t q = rs->mvstart[j]; q < rs->mvstart[j + 1]; q++) {
             if (cur) { /* the block of vector q */
                 for (; (rs->modes[(uint64_t)j * nb + bk] & 7) != PNMF_RES_SHIFTED; bk++) cur[bk][2] = -1;

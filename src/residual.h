@@ -6,7 +6,8 @@
  * a prediction (bits 0-1) and whether quantized differences follow (bit 2).
  *
  *   0 model    the model's reconstruction of this frame, P_j
- *   1 previous the previous decoded frame of the window, D_{j-1}
+ *   1 previous the previous decoded frame of the window, D_{j-1}, displaced
+ *              by the frame's global vector (format 7; (0, 0) before)
  *   2 motion   D_{j-1} + P_j - P_{j-1}: the previous frame, moved as the
  *              model moved (what the model missed last frame, carried on)
  *   3 spatial  the median edge predictor (LOCO-I) of the decoded left,
@@ -82,6 +83,8 @@ typedef struct PnmfResidual {
     int reach;         /* frames before the window its references need */
     size_t nmv, mvcap; /* vectors (pairs) */
     size_t *mvstart;   /* m + 1: frame j's vectors are mv[2 mvstart[j] .. 2 mvstart[j+1]) */
+    int16_t *gmv;      /* m pairs: frame j's global vector (format 7), the displacement of
+                        * its previous prediction: D_{j-1} at (y + gy, x + gx), clamped */
     int enc_gy, enc_gx; /* the encoder's: the last frame's dominant displacement (not coded) */
     int16_t (*enc_prev_mv)[3]; /* the encoder's: each block's (dy, dx, t) in the last frame, t -1 if none */
     int16_t enc_mot[PNMF_RES_MOTIONS][2]; /* the encoder's: the last frame's most used motions per frame */

@@ -138,9 +138,10 @@ static void predict_intra(int mode, const uint8_t *D, int cols, int y0, int y1, 
 {
     const int h = y1 - y0, w = x1 - x0;
     int above[PNMF_RES_BLOCK], left[PNMF_RES_BLOCK];
-    const uint8_t *a = D + (size_t)(y0 - 1) * cols + x0, *l = D + (size_t)y0 * cols + x0 - 1;
-    for (int i = 0; i < w; i++) above[i] = y0 ? a[i] : x0 ? l[0] : 128;
-    for (int i = 0; i < h; i++) left[i] = x0 ? l[(size_t)i * cols] : y0 ? a[0] : 128;
+    /* the row above and the column left, where the frame has them */
+    const uint8_t *a = y0 ? D + (size_t)(y0 - 1) * cols + x0 : NULL, *l = x0 ? D + (size_t)y0 * cols + x0 - 1 : NULL;
+    for (int i = 0; i < w; i++) above[i] = a ? a[i] : l ? l[0] : 128;
+    for (int i = 0; i < h; i++) left[i] = l ? l[(size_t)i * cols] : a ? a[0] : 128;
     if (mode == PNMF_RES_INTRA_DC) {
         int sum = (w + h) / 2;
         for (int i = 0; i < w; i++) sum += above[i];

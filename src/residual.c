@@ -227,6 +227,12 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
         if (mode == PNMF_RES_SHIFTED) dy = mv[0], dx = mv[1], mv += 2, Dr = ref[*mvref++];
         if (mode == PNMF_RES_PREVIOUS && (gy || gx)) /* the previous frame, displaced */
             mode = PNMF_RES_SHIFTED, dy = gy, dx = gx, Dr = Dp;
+        if (mode == PNMF_RES_MOTION && !coded) { /* where the model did not move: a copy in place */
+            int same = 1;
+            for (int y = y0; y < y1 && same; y++)
+                same = !memcmp(P + (size_t)y * r->cols + x0, Pp + (size_t)y * r->cols + x0, (size_t)(x1 - x0));
+            if (same) mode = PNMF_RES_SHIFTED, dy = dx = 0, Dr = Dp;
+        }
         if (mode == PNMF_RES_SPATIAL) { /* reads what it has just corrected: sample by sample */
             /* spatial() on row pointers, the left sample carried in a
              * register (D may alias anything: indexing through r->cols

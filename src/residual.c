@@ -490,6 +490,7 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
      * the X11 clips -0.2..+0.1 %; the step scaled by 0.85 or 1.2 in the
      * error: -0.6 % and -0.2 % on average, against -0.7 % */
     const double qs = 0.625 * pow(2.0, qp / 6.0), q2 = qs * qs;
+    const double inv = 1.0 / (double)((int64_t)1 << shift);
     double lb[3];
     for (int l = 0; l < 3; l++) lb[l] = lambda * level_bits(l);
     for (int sb = 0; sb < 4; sb++) {
@@ -507,13 +508,16 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
         for (int z = 0; z < 16; z++) {
             const int q = zigzag4[z];
             const int64_t a = w[q] < 0 ? -(int64_t)w[q] : w[q];
-            const double xr = (double)(a * tr_mf[qp % 6][pos_class(q)]) / (double)((int64_t)1 << shift);
-            const int64_t lf = (int64_t)xr;
-            double bc = xr * xr * q2 + lb[0];
+            const double xr = (double)(a * tr_mf[qp % 6][pos_class(q)]) * inv;
             int64_t l = 0;
-            for (int64_t c = lf > 1 ? lf : 1; c <= lf + 1; c++) {
-                const double jc = (xr - (double)c) * (xr - (double)c) * q2 + (c < 3 ? lb[c] : lambda * level_bits((int)c));
-                if (jc < bc) bc = jc, l = c;
+            if (xr >= 0.5) { /* below, 0 is nearer and cheaper */
+                const int64_t lf = (int64_t)xr;
+                double bc = xr * xr * q2 + lb[0];
+                for (int64_t c = lf > 1 ? lf : 1; c <= lf + 1; c++) {
+                    const double jc =
+                        (xr - (double)c) * (xr - (double)c) * q2 + (c < 3 ? lb[c] : lambda * level_bits((int)c));
+                    if (jc < bc) bc = jc, l = c;
+                }
             }
             if (l > PNMF_RES_MAX_COEF) l = PNMF_RES_MAX_COEF;
             lv[z] = (int16_t)(w[q] < 0 ? -l : l);

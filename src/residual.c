@@ -153,6 +153,16 @@ static void predict_intra(int mode, const uint8_t *D, int cols, int y0, int y1, 
         for (int x = 0; x < w; x++) pred[y * PNMF_RES_BLOCK + x] = (uint8_t)(mode == PNMF_RES_INTRA_V ? above[x] : left[y]);
 }
 
+/* Whether the model's reconstruction of block [y0, y1) x [x0, x1) is the
+ * same in frame j and j - 1 (P, Pp): there the motion prediction is the
+ * previous frame in place. */
+static inline int model_still(const uint8_t *P, const uint8_t *Pp, int cols, int y0, int y1, int x0, int x1)
+{
+    for (int y = y0; y < y1; y++)
+        if (memcmp(P + (size_t)y * cols + x0, Pp + (size_t)y * cols + x0, (size_t)(x1 - x0))) return 0;
+    return 1;
+}
+
 /* w <= 8 bytes; a whole block row is one 8-byte move the compiler inlines. */
 static inline void copy_row(uint8_t *dst, const uint8_t *src, int w)
 {
@@ -227,12 +237,8 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
         if (mode == PNMF_RES_SHIFTED) dy = mv[0], dx = mv[1], mv += 2, Dr = ref[*mvref++];
         if (mode == PNMF_RES_PREVIOUS && (gy || gx)) /* the previous frame, displaced */
             mode = PNMF_RES_SHIFTED, dy = gy, dx = gx, Dr = Dp;
-        if (mode == PNMF_RES_MOTION && !coded) { /* where the model did not move: a copy in place */
-            int same = 1;
-            for (int y = y0; y < y1 && same; y++)
-                same = !memcmp(P + (size_t)y * r->cols + x0, Pp + (size_t)y * r->cols + x0, (size_t)(x1 - x0));
-            if (same) mode = PNMF_RES_SHIFTED, dy = dx = 0, Dr = Dp;
-        }
+        if (mode == PNMF_RES_MOTION && !coded && model_still(P, Pp, r->cols, y0, y1, x0, x1))
+            mode = PNMF_RES_SHIFTED, dy = dx = 0, Dr = Dp; /* the model did not move here: a copy in place */
         if (mode == PNMF_RES_SPATIAL) { /* reads what it has just corrected: sample by sample */
             /* spatial() on row pointers, the left sample carried in a
              * register (D may alias anything: indexing through r->cols
@@ -968,10 +974,8 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
              * there): the motion prediction copies it, for no vector.
              * samples/sprites.mkv, -k 0, -q 8..48: -3.5 %; the development
              * set -0.3..+0.2 % */
-            int same = 1;
-            for (int y = y0; y < y1 && same; y++)
-                same = !memcmp(P + (size_t)y * r->cols + x0, Pp + (size_t)y * r->cols + x0, (size_t)(x1 - x0));
-            still = same && !block_sad(src, Dp, r->rows, r->cols, y0, y1, x0, x1, 0, 0, 1);
+            still = model_still(P, Pp, r->cols, y0, y1, x0, x1) &&
+                    !block_sad(src, Dp, r->rows, r->cols, y0, y1, x0, x1, 0, 0, 1);
         }
         RcVecCand vk; /* the vectors a shifted block here copies without coding them */
         pnmf_vec_cands(&vs, b >= (size_t)r->bx && (modes[b - r->bx] & 7) == PNMF_RES_SHIFTED ? bmv[b - r->bx] : NULL,

@@ -248,7 +248,7 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
                 if (q >= rs->mvstart[j + 1]) break; /* modes without their vectors (tests of the reader) */
                 const int t = rs->mvref[q], vy = rs->mv[2 * q], vx = rs->mv[2 * q + 1];
                 q++;
-                const int dy = vy - st.last[t < PNMF_RES_REFS ? t : 0][0], dx = vx - st.last[t < PNMF_RES_REFS ? t : 0][1];
+                const int dy = t < PNMF_RES_REFS ? vy - st.last[t][0] : 0, dx = t < PNMF_RES_REFS ? vx - st.last[t][1] : 0;
                 if (t >= PNMF_RES_REFS || abs(dy) > 2 * PNMF_RES_MAX_MV || abs(dx) > 2 * PNMF_RES_MAX_MV) {
                     pnmf_free(cur), pnmf_free(rcb.p), pnmf_free(rcv.p), pnmf_free(b.p);
                     return PNMF_ERR_ARG;

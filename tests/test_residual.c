@@ -303,8 +303,8 @@ static void test_global_vector(void)
         }
         pnmf_free(buf);
         if (round == 0) {
-            /* a global vector past 64 is refused by the reader (written
-             * through a payload patched after the writer checked it) */
+            /* a global vector past 64 is refused (the writer; the reader's
+             * bound is reached by the payload tests' bit flips) */
             r->gmv[2] = 65;
             CHECK(pnmf_model_write(&md, &buf, &size) == PNMF_ERR_ARG);
         }

@@ -370,6 +370,52 @@ static int compressed_size(const PnmfContainerWriter *w, int cont, const uint8_t
 /* Writes the window's payload: of the n codings of one window in
  * payloads[] (n >= 1), the one whose compressed chunk is the smallest
  * (the first on a tie); *chosen says which. */
+/* Of the codings first..n-1 of a window within bound, the one whose
+ * compressed chunk is the smallest (the first on a tie): each compressed at
+ * a fast level first, and only those within RANK_MARGIN of the smallest
+ * there again at the writer's level. *z is its zstd frame. */
+static int pick_coding(const PnmfContainerWriter *w, int cont, const uint8_t *const *payloads, const size_t *sizes,
+                       int n, int first, uint64_t bound, uint8_t **pz, size_t *pzsize, int *ppick)
+{
+    uint8_t *z = NULL;
+    size_t zsize = 0;
+    int ret = 0, pick = first;
+    int cand[PNMF_MAX_CODINGS], ncand = 0;
+    if (n - first > 1 && w->level > RANK_LEVEL) {
+        size_t fast[PNMF_MAX_CODINGS] = { 0 }, least = SIZE_MAX;
+        for (int a = first; ret >= 0 && a < n; a++) {
+            if (sizes[a] > bound) continue;
+            ret = compressed_size(w, cont, payloads[a], sizes[a], RANK_LEVEL, &fast[a]);
+            if (ret >= 0 && fast[a] < least) least = fast[a];
+        }
+        for (int a = first; ret >= 0 && a < n; a++)
+            if (fast[a] && (double)fast[a] <= RANK_MARGIN * (double)least) cand[ncand++] = a;
+    } else {
+        for (int a = first; a < n; a++)
+            if (a == first || sizes[a] <= bound) cand[ncand++] = a;
+    }
+    for (int c = 0; ret >= 0 && c < ncand; c++) {
+        const int a = cand[c];
+        uint8_t *za = NULL;
+        size_t zasize = 0;
+        ret = cont ? pnmf_entropy_compress_prefix(payloads[a], sizes[a], w->prev, w->prev_size, w->level, &za,
+                                                  &zasize)
+                   : pnmf_entropy_compress(payloads[a], sizes[a], w->level, &za, &zasize);
+        if (ret >= 0 && (!z || zasize < zsize)) {
+            pnmf_free(z);
+            z = za, zsize = zasize, pick = a;
+        } else {
+            pnmf_free(za);
+        }
+    }
+    if (ret < 0) {
+        pnmf_free(z);
+        z = NULL;
+    }
+    *pz = z, *pzsize = zsize, *ppick = pick;
+    return ret;
+}
+
 static int write_window(PnmfContainerWriter *w, uint32_t first_frame, uint32_t frame_count,
                         const uint8_t *const *payloads, const size_t *sizes, int n, int *chosen, char *err,
                         size_t errlen)
@@ -422,38 +468,8 @@ static int write_window(PnmfContainerWriter *w, uint32_t first_frame, uint32_t f
     const int cont = w->continues_next;
     uint8_t *z = NULL;
     size_t zsize = 0;
-    /* several codings: each compressed at a fast level first, and only
-     * those within RANK_MARGIN of the smallest there again at the
-     * writer's level */
-    int ret = 0, pick = first;
-    int cand[PNMF_MAX_CODINGS], ncand = 0;
-    if (n - first > 1 && w->level > RANK_LEVEL) {
-        size_t fast[PNMF_MAX_CODINGS] = { 0 }, least = SIZE_MAX;
-        for (int a = first; ret >= 0 && a < n; a++) {
-            if (sizes[a] > bound) continue;
-            ret = compressed_size(w, cont, payloads[a], sizes[a], RANK_LEVEL, &fast[a]);
-            if (ret >= 0 && fast[a] < least) least = fast[a];
-        }
-        for (int a = first; ret >= 0 && a < n; a++)
-            if (fast[a] && (double)fast[a] <= RANK_MARGIN * (double)least) cand[ncand++] = a;
-    } else {
-        for (int a = first; a < n; a++)
-            if (a == first || sizes[a] <= bound) cand[ncand++] = a;
-    }
-    for (int c = 0; ret >= 0 && c < ncand; c++) {
-        const int a = cand[c];
-        uint8_t *za = NULL;
-        size_t zasize = 0;
-        ret = cont ? pnmf_entropy_compress_prefix(payloads[a], sizes[a], w->prev, w->prev_size, w->level, &za,
-                                                  &zasize)
-                   : pnmf_entropy_compress(payloads[a], sizes[a], w->level, &za, &zasize);
-        if (ret >= 0 && (!z || zasize < zsize)) {
-            pnmf_free(z);
-            z = za, zsize = zasize, pick = a;
-        } else {
-            pnmf_free(za);
-        }
-    }
+    int pick = first;
+    int ret = pick_coding(w, cont, payloads, sizes, n, first, bound, &z, &zsize, &pick);
     payload = payloads[pick], size = sizes[pick];
     if (chosen) *chosen = pick;
     if (ret == PNMF_ERR_NOMEM) {
@@ -494,6 +510,25 @@ int pnmf_container_write_window(PnmfContainerWriter *w, uint32_t first_frame,
                                 char *err, size_t errlen)
 {
     return pnmf_container_write_window_best(w, first_frame, frame_count, &payload, &size, 1, NULL, err, errlen);
+}
+
+int pnmf_container_window_bytes(const PnmfContainerWriter *w, uint32_t frame_count, const uint8_t *const *payloads,
+                                const size_t *sizes, int n, size_t *bytes)
+{
+    *bytes = SIZE_MAX;
+    if (!w || n < 1 || n > PNMF_MAX_CODINGS || !payloads || !sizes || !frame_count || frame_count > w->h.window)
+        return PNMF_ERR_ARG;
+    const uint64_t bound = payload_bound(&w->h, frame_count);
+    int first = 0;
+    while (first < n - 1 && sizes[first] > bound) first++;
+    if (sizes[first] > bound) return 0;
+    uint8_t *z = NULL;
+    size_t zsize = 0;
+    int pick = first;
+    const int ret = pick_coding(w, w->continues_next, payloads, sizes, n, first, bound, &z, &zsize, &pick);
+    pnmf_free(z);
+    if (ret >= 0) *bytes = zsize;
+    return ret;
 }
 
 int pnmf_container_write_window_best(PnmfContainerWriter *w, uint32_t first_frame, uint32_t frame_count,

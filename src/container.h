@@ -81,6 +81,12 @@ int  pnmf_container_write_window(PnmfContainerWriter *w, uint32_t first_frame,
 int  pnmf_container_write_window_best(PnmfContainerWriter *w, uint32_t first_frame, uint32_t frame_count,
                                       const uint8_t *const *payloads, const size_t *sizes, int n, int *chosen,
                                       char *err, size_t errlen);
+/* The bytes of the zstd frame pnmf_container_write_window_best() would
+ * write for these codings of a window of frame_count frames next (with the
+ * continues flag as set now): SIZE_MAX when none is within the payload
+ * bound. Nothing is written. */
+int  pnmf_container_window_bytes(const PnmfContainerWriter *w, uint32_t frame_count, const uint8_t *const *payloads,
+                                 const size_t *sizes, int n, size_t *bytes);
 /* Write the index chunk and the trailer, then rewrite the header with the
  * final frame_count. The FILE must be seekable. */
 int  pnmf_container_writer_finish(PnmfContainerWriter *w, uint32_t frame_count,

@@ -436,6 +436,74 @@ static int code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel *md,
     return 0;
 }
 
+/* The codings of the window md the container chooses from: the residual
+ * layer's levels as varints for zstd (which finds the exact repeats of
+ * sprite animation), range-coded (smaller on everything else), or frame
+ * 0's as varints and the others range-coded (a lossless first frame of
+ * synthetic content, with zstd, and the rest in the stream); the third only
+ * when frame 0 is lossless (step 1): where it paid (a lossy first frame's
+ * levels went to the stream just as well). */
+static int window_codings(PnmfWindowModel *md, uint8_t *c[3], size_t size[3], int *n)
+{
+    c[0] = c[1] = c[2] = NULL;
+    size[0] = size[1] = size[2] = 0;
+    *n = 1;
+    int ret = pnmf_model_write(md, &c[0], &size[0]);
+    if (ret >= 0 && md->res.step16) {
+        const int nalt = md->res.key_step16 == PNMF_RES_MIN_STEP && md->res.start[1] > 0 &&
+                                 md->res.start[1] < md->res.nlev ? 2 : 1;
+        for (int a = 0; ret >= 0 && a < nalt; a++) {
+            md->res.rc_levels = a + 1;
+            ret = pnmf_model_write(md, &c[1 + a], &size[1 + a]);
+            if (ret >= 0) (*n)++;
+        }
+        md->res.rc_levels = 0;
+    }
+    return ret;
+}
+
+/* The bytes of the window md as the container would store it next, but
+ * for the chunk's framing. */
+static int window_bytes(const PnmfEncoder *e, PnmfWindowModel *md, int m, size_t *bytes)
+{
+    uint8_t *c[3];
+    size_t size[3];
+    int n;
+    int ret = window_codings(md, c, size, &n);
+    if (ret >= 0) ret = pnmf_container_window_bytes(e->cw, (uint32_t)m, (const uint8_t *const *)c, size, n, bytes);
+    for (int a = 0; a < 3; a++) pnmf_free(c[a]);
+    return ret;
+}
+
+/* Steps up to LOSSLESS_TRY_STEP (16ths of a gray level; -q 8) also code
+ * the window losslessly and keep that coding when it is no larger: at
+ * such steps quantization saves few bits and its noise breaks the exact
+ * repeats lossless coding finds (x11_penguins -q 2 and 4 cost 3 % and
+ * 5 % more than -q 0 without this), so a finer -q never costs less. */
+#define LOSSLESS_TRY_STEP 32
+
+static int try_lossless(PnmfEncoder *e, PnmfWindowModel *md, int m, double *sse)
+{
+    size_t lossy_bytes, lossless_bytes;
+    double lossless_sse;
+    PNMF_CHECK(window_bytes(e, md, m, &lossy_bytes));
+    PnmfResidual lossy = md->res;
+    memset(&md->res, 0, sizeof(md->res));
+    int ret = code_residual(e, &e->rb[0], md, m, PNMF_RES_MIN_STEP, &lossless_sse);
+    if (ret >= 0) ret = window_bytes(e, md, m, &lossless_bytes);
+    if (getenv("PNMF_DEBUG") && ret >= 0)
+        fprintf(stderr, "window %d: lossy %zu bytes, lossless %zu: %s\n", e->windows, lossy_bytes, lossless_bytes,
+                lossless_bytes <= lossy_bytes ? "lossless" : "lossy");
+    if (ret >= 0 && lossless_bytes <= lossy_bytes) {
+        pnmf_residual_free(&lossy);
+        *sse = lossless_sse;
+    } else {
+        pnmf_residual_free(&md->res);
+        md->res = lossy;
+    }
+    return ret;
+}
+
 /* --target-psnr: a residual step (on a scale of 2^(1/32), about 0.2 dB
  * apart) whose window reaches its aim (below), found by bisection; the model
  * stays as it is. PSNR falls with the step on the whole but not strictly
@@ -880,8 +948,6 @@ static int encode_window(PnmfEncoder *e)
     PnmfWindowModel md, bare;
     memset(&md, 0, sizeof(md));
     memset(&bare, 0, sizeof(bare));
-    uint8_t *payload = NULL;
-    size_t size = 0;
     double sse = 0;
     int ret = 0;
     const int header_k = e->s.components ? e->s.components : 1;
@@ -972,12 +1038,14 @@ static int encode_window(PnmfEncoder *e)
             ret = code_residual(e, &e->rb[0], &md, m, step16, &sse);
         }
         if (ret >= 0 && e->s.target_psnr > 0) ret = target_residual(e, &md, m, &sse);
+        else if (ret >= 0 && md.res.step16 > PNMF_RES_MIN_STEP && md.res.step16 <= LOSSLESS_TRY_STEP) {
+            pnmf_container_writer_set_continues(e->cw, e->continues);
+            ret = try_lossless(e, &md, m, &sse);
+        }
         const double t3 = now();
         e->t_residual += t3 - t2;
         t2 = t3;
-        if (ret >= 0) ret = pnmf_model_write(&md, &payload, &size);
     } else if (ret >= 0) {
-        ret = pnmf_model_write(&md, &payload, &size);
         for (int j = 0; ret >= 0 && j < m; j++) {
             pnmf_diamond_int(&md, j, e->w_step, e->r_step, e->rb[0].acc, e->rec);
             const uint8_t *src = e->frames + (size_t)j * e->nv;
@@ -987,37 +1055,23 @@ static int encode_window(PnmfEncoder *e)
             }
         }
     }
+    /* the container keeps the smallest chunk of the window's codings */
+    uint8_t *codings[3] = { NULL, NULL, NULL };
+    size_t sizes[3] = { 0, 0, 0 };
+    int ncodings = 0;
+    if (ret >= 0) ret = window_codings(&md, codings, sizes, &ncodings);
     if (ret >= 0 && getenv("PNMF_DEBUG")) {
-        fprintf(stderr, "window %d: payload %zu bytes; blocks", e->windows, size);
+        fprintf(stderr, "window %d: payload %zu bytes; blocks", e->windows, sizes[0]);
         for (int i = 0; i < md.k; i++) fprintf(stderr, " %dx%d", md.comp[i].bh, md.comp[i].bw);
         fputc('\n', stderr);
     }
-    /* the residual layer's levels as varints for zstd (which finds the
-     * exact repeats of sprite animation), range-coded (smaller on
-     * everything else), or frame 0's as varints and the others range-coded
-     * (a lossless first frame of synthetic content, with zstd, and the
-     * rest in the stream): the container keeps the smallest chunk */
-    uint8_t *alt[2] = { NULL, NULL };
-    size_t alt_size[2] = { 0, 0 };
-    int nalt = 0;
-    if (ret >= 0 && md.res.step16) {
-        /* the third only when frame 0 is lossless (step 1): where it paid
-         * (a lossy first frame's levels went to the stream just as well) */
-        nalt = md.res.key_step16 == PNMF_RES_MIN_STEP && md.res.start[1] > 0 && md.res.start[1] < md.res.nlev ? 2 : 1;
-        for (int a = 0; ret >= 0 && a < nalt; a++) {
-            md.res.rc_levels = a + 1;
-            ret = pnmf_model_write(&md, &alt[a], &alt_size[a]);
-        }
-        md.res.rc_levels = 0;
-    }
     if (ret >= 0) pnmf_container_writer_set_continues(e->cw, e->continues);
     int chosen = 0;
-    const uint8_t *codings[3] = { payload, alt[0], alt[1] };
-    const size_t sizes[3] = { size, alt_size[0], alt_size[1] };
     if (ret >= 0)
-        ret = pnmf_container_write_window_best(e->cw, (uint32_t)(e->frame_count - m), (uint32_t)m, codings, sizes,
-                                               1 + nalt, &chosen, e->err, sizeof(e->err));
-    pnmf_free(alt[0]), pnmf_free(alt[1]);
+        ret = pnmf_container_write_window_best(e->cw, (uint32_t)(e->frame_count - m), (uint32_t)m,
+                                               (const uint8_t *const *)codings, sizes, ncodings, &chosen, e->err,
+                                               sizeof(e->err));
+    for (int a = 0; a < 3; a++) pnmf_free(codings[a]);
     if (ret >= 0) e->rc_level_windows += chosen > 0, e->last_rc = chosen > 0;
     const double t4 = now();
     e->t_write += t4 - t2;
@@ -1040,7 +1094,6 @@ static int encode_window(PnmfEncoder *e)
         for (int t = 0; t < PNMF_RES_REFS; t++) memcpy(e->lastRef[t], b->ref[t], e->nv);
         e->last_avail = avail;
     }
-    pnmf_free(payload);
     pnmf_model_free(&md);
     pnmf_model_free(&bare);
     pnmf_model_free(&e->alt);

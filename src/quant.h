@@ -7,8 +7,6 @@
 
 #include "model.h"
 
-#define PNMF_MAX_QUALITY 48
-
 /* Quantizer steps for -q (0..PNMF_MAX_QUALITY): the component step doubles
  * every 8 steps of q (1 at q=0, 4 at q=16, 64 at q=48). */
 void pnmf_quant_steps(int q, int *w_step, int *r_step);

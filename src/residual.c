@@ -52,7 +52,7 @@ void pnmf_residual_free(PnmfResidual *r)
 int pnmf_residual_step(int q)
 {
     if (q < 0) q = 0;
-    if (q > 48) q = 48;
+    if (q > PNMF_MAX_QUALITY) q = PNMF_MAX_QUALITY;
     return (int)lrint(16.0 * pow(2.0, q / 8.0));
 }
 

@@ -249,7 +249,7 @@ run 0 "" "$ENC" -Q -k 2 -w 4 "$T/clip.y4m" "$T/keep.pnmf" && [ "$(head -c 4 "$T/
 # nonsense options: exit 2 and a message naming the option
 for o in "-k -1:--components" "-k abc:--components" "-k 256:--components" \
          "-k 2x:--components" "-k 99999999999999999999:--components" "-w 0:--window" \
-         "-w 1025:--window" "-q -1:--quality" "-q 49:--quality" "--frames 0:--frames" \
+         "-w 1025:--window" "-q -1:--quality" "-q 65:--quality" "--frames 0:--frames" \
          "--threads -1:--threads" "--zstd-level 0:--zstd-level" "--iterations -1:--iterations" \
          "--shift diagonal:--shift" "--algo magic:--algo"; do
     run 2 "${o#*:}" "$ENC" ${o%%:*} "$T/clip.y4m" "$T/y.pnmf" && pass

@@ -1018,8 +1018,9 @@ static void test_wide_search(void)
 
 static void test_steps(void)
 {
-    CHECK(pnmf_residual_step(0) == 16 && pnmf_residual_step(16) == 64 && pnmf_residual_step(48) == 1024);
-    for (int q = 1; q <= 48; q++) CHECK(pnmf_residual_step(q) >= pnmf_residual_step(q - 1));
+    CHECK(pnmf_residual_step(0) == 16 && pnmf_residual_step(16) == 64 && pnmf_residual_step(48) == 1024 &&
+          pnmf_residual_step(64) == 4096 && pnmf_residual_step(65) == 4096);
+    for (int q = 1; q <= PNMF_MAX_QUALITY; q++) CHECK(pnmf_residual_step(q) > pnmf_residual_step(q - 1));
 }
 
 int main(void)

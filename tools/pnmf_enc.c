@@ -22,7 +22,7 @@ static void usage(FILE *f)
             "  -k, --components N   components per window, 0..255; 0: no model, the residual\n"
             "                       layer alone (default %d)\n"
             "  -w, --window N       frames per window, 1..1024 (default %d)\n"
-            "  -q, --quality N      quantizer 0..48, lower is better and larger (default %d)\n"
+            "  -q, --quality N      quantizer 0..64, lower is better and larger (default %d)\n"
             "      --shift MODEL    canvas: 2-D shifts on a canvas larger than the frame, so\n"
             "                       parts enter and leave without wrapping; torus: 2-D cyclic\n"
             "                       shifts of the frame; vector: the paper's 1-D shift of the\n"
@@ -120,7 +120,7 @@ int main(int argc, char **argv)
         switch (c) {
         case 'k': if (cli_parse_int(prog, "--components", optarg, 0, 255, &v)) return PNMF_EXIT_USAGE; s.components = (int)v; break;
         case 'w': if (cli_parse_int(prog, "--window", optarg, 1, 1024, &v)) return PNMF_EXIT_USAGE; s.window = (int)v; break;
-        case 'q': if (cli_parse_int(prog, "--quality", optarg, 0, 48, &v)) return PNMF_EXIT_USAGE; s.quality = (int)v; break;
+        case 'q': if (cli_parse_int(prog, "--quality", optarg, 0, PNMF_MAX_QUALITY, &v)) return PNMF_EXIT_USAGE; s.quality = (int)v; break;
         case OPT_SHIFT:
             if (!strcmp(optarg, "torus")) s.shift_model = PNMF_SHIFT_TORUS;
             else if (!strcmp(optarg, "vector")) s.shift_model = PNMF_SHIFT_VECTOR;

@@ -22,4 +22,7 @@
 #define PNMF_ERR_LIMIT   PNMF_ERR(E2BIG)   /* a size exceeds a documented limit */
 #define PNMF_ERR_EOF     PNMF_ERR(ENODATA) /* no more frames */
 
+/** The coarsest -q, the encoder's quantizer (0, the finest, is lossless). */
+#define PNMF_MAX_QUALITY 64
+
 #endif /* PNMF_COMMON_H */

@@ -38,7 +38,7 @@ enum PnmfAlgo {
 typedef struct PnmfEncSettings {
     int components;  ///< -k: components per window (default 8, 1..255)
     int window;      ///< -w: frames per window (default 60, 1..1024)
-    int quality;     ///< -q: quantizer, lower is better (default 16, 0..48)
+    int quality;     ///< -q: quantizer, lower is better (default 16, 0..PNMF_MAX_QUALITY)
     int shift_model; ///< enum PnmfShiftModel (default PNMF_SHIFT_TORUS)
     int algo;        ///< enum PnmfAlgo (default PNMF_ALGO_IMPROVED)
     int iterations;  ///< maximum ALS iterations per restart (default 30)

@@ -781,7 +781,7 @@ static void usage(FILE *f)
             "the CRF of the same PSNR-Y; the model fit's time against frame size, window length\n"
             "and components; the peak memory of the clip and of the clip %d times over.\n"
             "\n"
-            "  -q, --quality N      pnmf's quantizer, 0..48 (default %d)\n"
+            "  -q, --quality N      pnmf's quantizer, 0..64 (default %d)\n"
             "  -k, --components N   pnmf's components per window, 0..255 (default %d)\n"
             "  -w, --window N       pnmf's frames per window, 1..1024 (default %d)\n"
             "      --frames N       use only the first N frames (default: all)\n"
@@ -833,7 +833,7 @@ static int parse_args(int argc, char **argv, Args *a)
     opterr = 0; /* one line per error, ours */
     while ((c = getopt_long(argc, argv, ":q:k:w:QhV", longopts, NULL)) != -1) {
         switch (c) {
-        case 'q': INT_OPT("--quality", 0, 48, a->s.quality); break;
+        case 'q': INT_OPT("--quality", 0, PNMF_MAX_QUALITY, a->s.quality); break;
         case 'k': INT_OPT("--components", 0, 255, a->s.components); break;
         case 'w': INT_OPT("--window", 1, 1024, a->s.window); break;
         case OPT_FRAMES:

@@ -1189,13 +1189,27 @@ static void test_best_coding(void)
     const uint8_t *codings[3] = { noise, zeros, half };
     const size_t sizes[3] = { N, N, N };
     int chosen = -1;
+    /* pnmf_container_window_bytes() says what the window's chunk will hold
+     * (its zstd frame; 20 bytes of framing besides) and writes nothing */
+    size_t predicted = 0, noise_only = 0;
+    uint64_t before = pnmf_container_writer_bytes(wr);
+    CHECK(pnmf_container_window_bytes(wr, 4, codings, sizes, 3, &predicted) == 0);
+    CHECK(pnmf_container_window_bytes(wr, 4, codings, sizes, 1, &noise_only) == 0);
+    CHECK_MSG(predicted < 100 && noise_only > N, "predicted %zu and %zu bytes", predicted, noise_only);
+    CHECK(pnmf_container_writer_bytes(wr) == before);
     CHECK(pnmf_container_write_window_best(wr, 0, 4, codings, sizes, 3, &chosen, err, sizeof err) == 0);
     CHECK_MSG(chosen == 1, "chose coding %d, not the zeros", chosen);
+    CHECK_MSG(pnmf_container_writer_bytes(wr) == before + 20 + predicted, "wrote %llu bytes, predicted %zu + 20",
+              (unsigned long long)(pnmf_container_writer_bytes(wr) - before), predicted);
     /* a continuing window (compressed with the last payload as a prefix)
-     * chooses the same way */
-    pnmf_container_writer_set_continues(wr, 1);
+     * chooses the same way, and its prediction is compressed so too */
     const uint8_t *c2[2] = { noise, zeros };
+    pnmf_container_writer_set_continues(wr, 1);
+    before = pnmf_container_writer_bytes(wr);
+    CHECK(pnmf_container_window_bytes(wr, 4, c2, sizes, 2, &predicted) == 0);
     CHECK(pnmf_container_write_window_best(wr, 4, 4, c2, sizes, 2, &chosen, err, sizeof err) == 0 && chosen == 1);
+    CHECK(pnmf_container_writer_bytes(wr) == before + 20 + predicted);
+    CHECK(pnmf_container_window_bytes(wr, 0, c2, sizes, 2, &predicted) == PNMF_ERR_ARG && predicted == SIZE_MAX);
     const uint8_t *c3[PNMF_MAX_CODINGS + 1];
     size_t s3[PNMF_MAX_CODINGS + 1];
     for (int i = 0; i <= PNMF_MAX_CODINGS; i++) c3[i] = noise, s3[i] = N;

@@ -904,6 +904,35 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
     return 0;
 }
 
+int pnmf_residual_copy_weights(const uint8_t *frames, int m, size_t stride, int rows, int cols, uint8_t *w)
+{
+    const int bx = (cols + PNMF_RES_BLOCK - 1) / PNMF_RES_BLOCK, by = (rows + PNMF_RES_BLOCK - 1) / PNMF_RES_BLOCK;
+    const size_t nb = (size_t)bx * by;
+    if (m < 1) return 0;
+    uint32_t *run = pnmf_calloc(nb, sizeof(uint32_t)); /* frames after j the block lasts */
+    if (!run) return PNMF_ERR_NOMEM;
+    /* k's class round(2 log2(1 + k)) is c from k = up[c] on */
+    int up[PNMF_RES_WEIGHTS];
+    for (int c = 0; c < PNMF_RES_WEIGHTS; c++) up[c] = c ? (int)ceil(exp2((c - 0.5) / 2) - 1) : 0;
+    memset(w + (size_t)(m - 1) * nb, 0, nb);
+    for (int j = m - 2; j >= 0; j--) {
+        const uint8_t *a = frames + (size_t)j * stride, *c = a + stride;
+        for (size_t b = 0; b < nb; b++) {
+            int y0, y1, x0, x1;
+            pnmf_residual_block(bx, rows, cols, b, &y0, &y1, &x0, &x1);
+            int same = 1;
+            for (int y = y0; same && y < y1; y++)
+                same = !memcmp(a + (size_t)y * cols + x0, c + (size_t)y * cols + x0, (size_t)(x1 - x0));
+            run[b] = same ? run[b] + 1 : 0;
+            int cl = 0;
+            while (cl + 1 < PNMF_RES_WEIGHTS && run[b] >= (uint32_t)up[cl + 1]) cl++;
+            w[(size_t)j * nb + b] = (uint8_t)cl;
+        }
+    }
+    pnmf_free(run);
+    return 0;
+}
+
 int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const uint8_t *P,
                                const uint8_t *Pp, const uint8_t *const *ref, int nref, uint8_t *D,
                                double lambda)
@@ -954,12 +983,22 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
     if (!cbuf) nwide = 0;
     if (nwide) shrink4(src, r->cols, cbuf, r4, c4);
     for (int t = 0; t < nwide; t++) wide[t].src = cbuf, wide[t].ref = NULL, wide[t].r4 = r4, wide[t].c4 = c4;
-    const double lam_sad = sqrt(lambda);
-    LevelTab lt;
-    level_tab_init(&lt, step16, lambda);
+    const double lambda0 = lambda;
+    /* a level table per block weight, made when a block first needs it */
+    LevelTab *lts = pnmf_malloc_array(r->enc_weight ? PNMF_RES_WEIGHTS : 1, sizeof(LevelTab));
+    uint8_t lt_made[PNMF_RES_WEIGHTS] = { 0 };
+    if (!lts) {
+        pnmf_free(bmv), pnmf_free(cbuf);
+        return PNMF_ERR_NOMEM;
+    }
     RcLevCtx *lc = r->enc_rc_price ? &r->enc_levels : NULL;
     const int kind = j != 0;
     for (size_t b = 0; b < nb; b++) {
+        const int wc = r->enc_weight && r->enc_weight[b] < PNMF_RES_WEIGHTS ? r->enc_weight[b] : 0;
+        lambda = wc ? lambda0 * exp2(-0.5 * wc) : lambda0;
+        if (!lt_made[wc]) level_tab_init(&lts[wc], step16, lambda), lt_made[wc] = 1;
+        const LevelTab *ltp = &lts[wc];
+        const double lam_sad = sqrt(lambda);
         int y0, y1, x0, x1;
         pnmf_residual_block(r->bx, r->rows, r->cols, b, &y0, &y1, &x0, &x1);
         int best = PNMF_RES_MODEL, vy = 0, vx = 0, vt = 0;
@@ -1053,7 +1092,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                  * and vector cost: past the best so far, it cannot win */
                 const double lb = extra + lambda * rc_mode_step(&r->enc_modes, byte, left, above, prev, 0);
                 if (lb >= bj) continue;
-                const double jj = lb + try_block(em, coded, &lt, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows,
+                const double jj = lb + try_block(em, coded, ltp, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows,
                                                  r->cols, y0, y1, x0, x1, dy, dx, NULL, lc, kind);
                 if (jj < bj) bj = jj, best = byte, vy = dy, vx = dx, vt = t;
             }
@@ -1073,7 +1112,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
             uint8_t *nr = NULL;
             if (grow((void **)&r->mv, &r->mvcap, 2 * (r->nmv + 1), sizeof(int16_t)) < 0 ||
                 !(nr = pnmf_realloc(r->mvref, r->mvcap / 2 + 1))) {
-                pnmf_free(bmv), pnmf_free(cbuf);
+                pnmf_free(bmv), pnmf_free(cbuf), pnmf_free(lts);
                 return PNMF_ERR_NOMEM;
             }
             r->mvref = nr;
@@ -1096,7 +1135,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
         int16_t *levs = NULL;
         if (best & PNMF_RES_CODED) {
             if (grow((void **)&r->lev, &r->cap, r->nlev + area, sizeof(int16_t)) < 0) {
-                pnmf_free(bmv), pnmf_free(cbuf);
+                pnmf_free(bmv), pnmf_free(cbuf), pnmf_free(lts);
                 return PNMF_ERR_NOMEM;
             }
             levs = r->lev + r->nlev;
@@ -1106,10 +1145,11 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
         if (best & PNMF_RES_TRANSFORM)
             try_transform(em, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, x0, vy, vx, levs, lc, kind);
         else
-            try_block(em, best & PNMF_RES_CODED, &lt, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1,
+            try_block(em, best & PNMF_RES_CODED, ltp, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1,
                       x0, x1, vy, vx, levs, lc, kind);
     }
     pnmf_free(cbuf);
+    pnmf_free(lts);
     frame_motions(r, bmv, nb);
     pnmf_free(r->enc_prev_mv);
     r->enc_prev_mv = bmv;

@@ -54,6 +54,7 @@
 #define PNMF_RES_CODED     8
 #define PNMF_RES_TRANSFORM 16     /* with CODED: levels are 4x4 transform coefficients */
 #define PNMF_RES_MAX_QP    51
+#define PNMF_RES_WEIGHTS   16
 #define PNMF_RES_MAX_COEF  2048   /* |level| of a transform coefficient */
 #define PNMF_RES_MAX_MV    64     /* |dy|, |dx| of a shifted block */
 #define PNMF_RES_MOTIONS   4      /* the encoder's candidate motions from the last frame */
@@ -93,6 +94,10 @@ typedef struct PnmfResidual {
     RcVecCtx enc_vectors; /* as the writer will have them after the frames coded so far */
     RcLevCtx enc_levels;  /* the levels stream's, when the encoder prices levels with them */
     int enc_rc_price;     /* the encoder's: price levels with enc_levels, not the fixed table */
+    /* the encoder's, when not NULL: per block of the frame being coded, its
+     * lambda is lambda * 2^(-enc_weight[b] / 2) (a block whose error later
+     * frames will copy weighs more); enc_weight[b] < PNMF_RES_WEIGHTS */
+    const uint8_t *enc_weight;
 } PnmfResidual;
 
 int  pnmf_residual_alloc(PnmfResidual *r, int m, int rows, int cols, int step16, int key_step16);
@@ -122,6 +127,14 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
 int  pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const uint8_t *P,
                                 const uint8_t *Pp, const uint8_t *const *ref, int nref, uint8_t *D,
                                 double lambda);
+
+/* The encoder's block weights (enc_weight) of m frames (rows x cols, each
+ * stride samples after the last): for frame j's block b, the number k of
+ * frames after it in which the block stays exactly the same (frames j+1 ..
+ * j+k equal to frame j there), as round(2 log2(1 + k)) up to
+ * PNMF_RES_WEIGHTS - 1; w[j * blocks + b]. The block's lambda is then
+ * lambda / (1 + k). 0 or PNMF_ERR_NOMEM. */
+int  pnmf_residual_copy_weights(const uint8_t *frames, int m, size_t stride, int rows, int cols, uint8_t *w);
 
 /* Block b's rectangle [y0, y1) x [x0, x1), clipped to the frame. */
 static inline void pnmf_residual_block(int bx, int rows, int cols, size_t b, int *y0, int *y1, int *x0, int *x1)

@@ -1023,9 +1023,96 @@ static void test_steps(void)
     for (int q = 1; q <= PNMF_MAX_QUALITY; q++) CHECK(pnmf_residual_step(q) > pnmf_residual_step(q - 1));
 }
 
+/* The encoder's block weights (pnmf_residual_copy_weights) against their
+ * definition: k, the frames after j in which a block stays the same, counted
+ * by brute force, and its class round(2 log2(1 + k)) capped (never 1: k is
+ * a whole number). */
+static void test_copy_weights(void)
+{
+    enum { R = 20, C = 27, F = 40, BX = 4, BY = 3 }; /* partial blocks at the right and the bottom */
+    static uint8_t fr[F][R * C], w[F][BX * BY];
+    uint32_t seed = 7;
+    for (int x = 0; x < R * C; x++) fr[0][x] = (uint8_t)x;
+    for (int j = 1; j < F; j++) {
+        memcpy(fr[j], fr[j - 1], sizeof fr[j]);
+        for (int b = 0; b < BX * BY; b++) { /* a pixel changes in a block, at random, or not */
+            seed = seed * 1103515245u + 12345u;
+            if ((seed >> 16) % 5 == 0) {
+                const int y = (b / BX) * 8 + (int)(seed >> 8) % 4, x = (b % BX) * 8 + (int)(seed >> 4) % 3;
+                fr[j][y * C + x] ^= 1 + (uint8_t)(seed >> 24 & 1);
+            }
+        }
+    }
+    /* a block the same from frame 0 to the end: k 39, class 11 */
+    for (int j = 1; j < F; j++)
+        for (int y = 16; y < R; y++) memcpy(fr[j] + y * C + 24, fr[0] + y * C + 24, 3);
+    CHECK(pnmf_residual_copy_weights(fr[0], F, R * C, R, C, w[0]) == 0);
+    int bad = 0, classes = 0;
+    for (int j = 0; j < F; j++)
+        for (int b = 0; b < BX * BY; b++) {
+            const int y0 = (b / BX) * 8, x0 = (b % BX) * 8;
+            int k = 0;
+            for (int t = j + 1; t < F; t++) {
+                int same = 1;
+                for (int y = y0; y < y0 + 8 && y < R; y++)
+                    for (int x = x0; x < x0 + 8 && x < C; x++) same &= fr[t][y * C + x] == fr[j][y * C + x];
+                if (!same) break;
+                k++;
+            }
+            long c = lrint(2 * log2(1.0 + k));
+            if (c > PNMF_RES_WEIGHTS - 1) c = PNMF_RES_WEIGHTS - 1;
+            bad += w[j][b] != c;
+            classes |= 1 << w[j][b];
+        }
+    CHECK_MSG(!bad, "%d blocks with the wrong weight", bad);
+    CHECK_MSG((classes & 0x3d) == 0x3d && w[0][BX * BY - 1] == 11, "weights seen 0x%x, the still block's %d",
+              classes, w[0][BX * BY - 1]);
+}
+
+/* A block's weight class c stands for lambda * 2^(-c/2): coding with every
+ * block at class 6 is coding with lambda / 8 and no weights. */
+static void test_weighted_lambda(void)
+{
+    enum { R = 32, C = 48, F = 3 };
+    static uint8_t src[F][R * C], P[R * C], D[2][F][R * C], wt[(R / 8) * (C / 8)];
+    for (int j = 0; j < F; j++)
+        for (int x = 0; x < R * C; x++) src[j][x] = (uint8_t)(((x * 37) ^ (x / C * 91) ^ (j * 5)) & 255);
+    memset(P, 0, sizeof P);
+    memset(wt, 6, sizeof wt);
+    PnmfResidual r[2];
+    for (int v = 0; v < 2; v++) {
+        CHECK(pnmf_residual_alloc(&r[v], F, R, C, 256, 64) == 0);
+        r[v].enc_weight = v ? NULL : wt;
+        for (int j = 0; j < F; j++) {
+            const uint8_t *ref[PNMF_RES_REFS];
+            for (int t = 0; t < PNMF_RES_REFS; t++) ref[t] = j - 1 - t >= 0 ? D[v][j - 1 - t] : NULL;
+            CHECK(pnmf_residual_encode_frame(&r[v], j, src[j], P, P, ref, j < PNMF_RES_REFS ? j : PNMF_RES_REFS,
+                                             D[v][j], v ? 40.0 / 8 : 40.0) == 0);
+        }
+    }
+    CHECK(r[0].nlev == r[1].nlev && r[0].nlev > 0 && !memcmp(r[0].lev, r[1].lev, r[0].nlev * sizeof(int16_t)));
+    CHECK(!memcmp(r[0].modes, r[1].modes, (size_t)F * r[0].bx * r[0].by) && !memcmp(D[0], D[1], sizeof D[0]));
+    /* and the weight matters: the same frames at lambda 40 without it */
+    PnmfResidual u;
+    CHECK(pnmf_residual_alloc(&u, F, R, C, 256, 64) == 0);
+    uint8_t Du[F][R * C];
+    for (int j = 0; j < F; j++) {
+        const uint8_t *ref[PNMF_RES_REFS];
+        for (int t = 0; t < PNMF_RES_REFS; t++) ref[t] = j - 1 - t >= 0 ? Du[j - 1 - t] : NULL;
+        CHECK(pnmf_residual_encode_frame(&u, j, src[j], P, P, ref, j < PNMF_RES_REFS ? j : PNMF_RES_REFS, Du[j],
+                                         40.0) == 0);
+    }
+    CHECK_MSG(u.nlev != r[0].nlev || memcmp(u.lev, r[0].lev, u.nlev * sizeof(int16_t)),
+              "lambda 40 and 5 gave the same levels");
+    pnmf_residual_free(&u);
+    pnmf_residual_free(&r[0]), pnmf_residual_free(&r[1]);
+}
+
 int main(void)
 {
     test_steps();
+    test_copy_weights();
+    test_weighted_lambda();
     test_encode_decode();
     test_spatial();
     test_shifted();

@@ -367,9 +367,6 @@ static int compressed_size(const PnmfContainerWriter *w, int cont, const uint8_t
     return ret;
 }
 
-/* Writes the window's payload: of the n codings of one window in
- * payloads[] (n >= 1), the one whose compressed chunk is the smallest
- * (the first on a tie); *chosen says which. */
 /* Of the codings first..n-1 of a window within bound, the one whose
  * compressed chunk is the smallest (the first on a tie): each compressed at
  * a fast level first, and only those within RANK_MARGIN of the smallest
@@ -416,6 +413,9 @@ static int pick_coding(const PnmfContainerWriter *w, int cont, const uint8_t *co
     return ret;
 }
 
+/* Writes the window's payload: of the n codings of one window in
+ * payloads[] (n >= 1), the one whose compressed chunk is the smallest
+ * (the first on a tie); *chosen says which. */
 static int write_window(PnmfContainerWriter *w, uint32_t first_frame, uint32_t frame_count,
                         const uint8_t *const *payloads, const size_t *sizes, int n, int *chosen, char *err,
                         size_t errlen)

@@ -494,15 +494,20 @@ static int window_bytes(const PnmfEncoder *e, PnmfWindowModel *md, int m, size_t
 }
 
 /* Steps up to LOSSLESS_TRY_STEP (16ths of a gray level; -q 8) also code
- * the window losslessly and keep that coding when it is no larger: at
- * such steps quantization saves few bits and its noise breaks the exact
- * repeats lossless coding finds (x11_penguins -q 2 and 4 cost 3 % and
- * 5 % more than -q 0 without this), so a window at -q 2..8 costs no more
- * than it would lossless (given the windows before it). At -q 10 lossy
- * coding was the smaller on every clip of the development set but
- * x11_oneko (0.5 % more); trying it there too would cost every encode at
- * the finer half of the ladder a second coding. */
+ * the window losslessly and keep that coding unless it is larger than
+ * the lossy one by more than LOSSLESS_MARGIN (2 %): at such steps quantization
+ * saves few bits and its noise breaks the exact repeats lossless coding
+ * finds (x11_penguins -q 2 and 4 cost 3 % and 5 % more than -q 0 without
+ * this), and a lossless window leaves the next one exact references. With
+ * no margin x11_oneko's first window went lossy for 0.2 % fewer bytes
+ * and the clip's -q 8 cost 1.2 % more than -q 0; with 2 %, -q 0..10 fall
+ * on every clip of the development set but x11_oneko's -q 10 (+1.5 %,
+ * the same lossy coding). At -q 10 lossy coding was the smaller on every
+ * clip of the development set but x11_oneko (0.5 % more); trying it there
+ * too would cost every encode at the finer half of the ladder a second
+ * coding. */
 #define LOSSLESS_TRY_STEP 32
+#define LOSSLESS_MARGIN 1.02
 
 static int try_lossless(PnmfEncoder *e, PnmfWindowModel *md, int m, double *sse)
 {
@@ -515,8 +520,8 @@ static int try_lossless(PnmfEncoder *e, PnmfWindowModel *md, int m, double *sse)
     if (ret >= 0) ret = window_bytes(e, md, m, &lossless_bytes);
     if (getenv("PNMF_DEBUG") && ret >= 0)
         fprintf(stderr, "window %d: lossy %zu bytes, lossless %zu: %s\n", e->windows, lossy_bytes, lossless_bytes,
-                lossless_bytes <= lossy_bytes ? "lossless" : "lossy");
-    if (ret >= 0 && lossless_bytes <= lossy_bytes) {
+                lossless_bytes <= lossy_bytes * LOSSLESS_MARGIN ? "lossless" : "lossy");
+    if (ret >= 0 && lossless_bytes <= lossy_bytes * LOSSLESS_MARGIN) {
         pnmf_residual_free(&lossy);
         *sse = lossless_sse;
     } else {

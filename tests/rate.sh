@@ -54,6 +54,12 @@ check '[ "$(summary "$T/m0.log" | cut -d" " -f2)" = 999.00 ]' "-q 0 with a model
 # the ladder spans 32 to 45 dB at least (issue 7)
 check 'awk "BEGIN{split(\"$(summary "$T/q0.log")\", a, \" \"); split(\"$(summary "$T/q64.log")\", b, \" \"); exit !(a[2] >= 45 && b[2] <= 32)}"' \
     "-q 0 .. 64 does not span 32 to 45 dB"
+# and at default settings (a model probed; the still background, which
+# the weighting of repeated blocks keeps exact at finer steps, fades in
+# quality at the bottom of the range too)
+"$B/pnmf-enc" -q 64 "$S/sprites.mkv" "$T/d64.pnmf" > "$T/d64.log" 2>&1
+check 'awk "BEGIN{split(\"$(summary "$T/d64.log")\", b, \" \"); exit !(b[2] > 0 && b[2] <= 32)}"' \
+    "-q 64 at default settings: $(summary "$T/d64.log"), not 32 dB or lower"
 
 # --target-psnr, without and with a model
 for t in 35 40 45; do

@@ -203,8 +203,9 @@ static inline size_t pnmf_residual_varint_levels(const PnmfResidual *r)
  * block). */
 int  pnmf_residual_levels_stream(RcBin *o, RcLevCtx *c, PnmfResidual *r, int from, int max_pixel);
 
-/* The step (1/16 gray level) for the quality q, 0..48: 2^(q/8) gray
- * levels, 1 at q = 0 (lossless), 4 at 16, 16 at 32, 64 at 48. */
+/* The step (1/16 gray level) for the quality q, 0..PNMF_MAX_QUALITY (64):
+ * 2^(q/8) gray levels, 1 at q = 0 (lossless), 4 at 16, 16 at 32, 64 at 48,
+ * 256 at 64 (PNMF_RES_MAX_STEP). */
 int  pnmf_residual_step(int q);
 
 #endif /* PNMF_RESIDUAL_H */

@@ -992,6 +992,8 @@ static int encode_window(PnmfEncoder *e)
     e->continues = e->s.residual && e->windows > 0 && start - e->last_key < e->s.key_interval &&
                    start != e->last_cut;
     if (e->s.residual && !e->continues) e->last_key = start;
+    /* what the container's sizes (try_lossless) and the window's chunk assume */
+    pnmf_container_writer_set_continues(e->cw, e->continues);
     int drop = 0, carried = 0;
     double bare_sse = 0;
     size_t bare_bytes = 0; /* > 0: bare holds the residual layer over no model */
@@ -1074,10 +1076,8 @@ static int encode_window(PnmfEncoder *e)
             ret = code_residual(e, &e->rb[0], &md, m, step16, &sse);
         }
         if (ret >= 0 && e->s.target_psnr > 0) ret = target_residual(e, &md, m, &sse);
-        else if (ret >= 0 && md.res.step16 > PNMF_RES_MIN_STEP && md.res.step16 <= LOSSLESS_TRY_STEP) {
-            pnmf_container_writer_set_continues(e->cw, e->continues);
+        else if (ret >= 0 && md.res.step16 > PNMF_RES_MIN_STEP && md.res.step16 <= LOSSLESS_TRY_STEP)
             ret = try_lossless(e, &md, m, &sse);
-        }
         const double t3 = now();
         e->t_residual += t3 - t2;
         t2 = t3;
@@ -1101,7 +1101,6 @@ static int encode_window(PnmfEncoder *e)
         for (int i = 0; i < md.k; i++) fprintf(stderr, " %dx%d", md.comp[i].bh, md.comp[i].bw);
         fputc('\n', stderr);
     }
-    if (ret >= 0) pnmf_container_writer_set_continues(e->cw, e->continues);
     int chosen = 0;
     if (ret >= 0)
         ret = pnmf_container_write_window_best(e->cw, (uint32_t)(e->frame_count - m), (uint32_t)m,

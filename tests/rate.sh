@@ -15,35 +15,33 @@ check() { if eval "$1"; then passes=$((passes + 1)); else echo "FAIL: $2" >&2; f
 # "frames 30  bytes 3918  bpp ...  psnr-y 35.17 dB ..." -> "3918 35.17"
 summary() { sed -n 's/.* bytes \([0-9]*\) .* psnr-y \([0-9.]*\) dB.*/\1 \2/p' "$1"; }
 
-# -q 0..64 in steps of 8 with the residual layer alone (-k 0, fast)
-prev=""
-for q in 0 8 16 24 32 40 48 56 64; do
-    "$B/pnmf-enc" -k 0 -q "$q" --frames 30 "$S/sprites.mkv" "$T/q$q.pnmf" > "$T/q$q.log" 2>&1
-    check '[ $? -eq 0 ]' "encode at -q $q failed: $(cat "$T/q$q.log")"
-    cur=$(summary "$T/q$q.log")
-    echo "-q $q: $cur"
-    if [ -n "$prev" ]; then
-        check 'awk "BEGIN{split(\"$prev\", a, \" \"); split(\"$cur\", b, \" \"); exit !(b[1] < a[1] && b[2] < a[2])}"' \
-            "-q $q ($cur) is not smaller and worse than the previous point ($prev)"
-    fi
-    prev=$cur
-done
+# ladder PREFIX CLIP OP Q...: 30 frames of CLIP with the residual layer
+# alone (-k 0, fast) at each Q, into $T/PREFIX$Q.pnmf and .log; each
+# point's bytes and PSNR-Y OP ("<" or "<=") the previous point's
+ladder() {
+    pre=$1 clip=$2 op=$3
+    shift 3
+    prev=""
+    for q in "$@"; do
+        "$B/pnmf-enc" -k 0 -q "$q" --frames 30 "$S/$clip" "$T/$pre$q.pnmf" > "$T/$pre$q.log" 2>&1
+        check '[ $? -eq 0 ]' "$clip at -q $q failed: $(cat "$T/$pre$q.log")"
+        cur=$(summary "$T/$pre$q.log")
+        echo "$clip -q $q: $cur"
+        if [ -n "$prev" ]; then
+            check 'awk "BEGIN{split(\"$prev\", a, \" \"); split(\"$cur\", b, \" \"); exit !(b[1] $op a[1] && b[2] $op a[2])}"' \
+                "$clip -q $q ($cur) is not $op the previous point ($prev) in bytes and PSNR-Y"
+        fi
+        prev=$cur
+    done
+}
+
+# -q 0..64 in steps of 8: each point smaller and worse
+ladder q sprites.mkv "<" 0 8 16 24 32 40 48 56 64
 # the finest steps never cost more than lossless -q 0: on screen content
 # quantization noise at a step of 1.2 or 1.4 gray levels breaks the exact
 # repeats that lossless coding finds (x11_penguins, 30 frames: -q 2 and 4
 # cost 0.7 % and 1.2 % more than -q 0 before the encoder tried both)
-prev=""
-for q in 0 2 4 6 8; do
-    "$B/pnmf-enc" -k 0 -q "$q" --frames 30 "$S/devset/x11_penguins.mkv" "$T/f$q.pnmf" > "$T/f$q.log" 2>&1
-    check '[ $? -eq 0 ]' "x11_penguins at -q $q failed: $(cat "$T/f$q.log")"
-    cur=$(summary "$T/f$q.log")
-    echo "x11_penguins -q $q: $cur"
-    if [ -n "$prev" ]; then
-        check 'awk "BEGIN{split(\"$prev\", a, \" \"); split(\"$cur\", b, \" \"); exit !(b[1] <= a[1] && b[2] <= a[2])}"' \
-            "x11_penguins -q $q ($cur) costs more or is better than the previous point ($prev)"
-    fi
-    prev=$cur
-done
+ladder f devset/x11_penguins.mkv "<=" 0 2 4 6 8
 check '[ "$(summary "$T/f8.log" | cut -d" " -f2)" != 999.00 ]' "x11_penguins -q 8 is lossless: the test shows nothing"
 
 # -q 0 is lossless (pnmf-enc prints 999.00 dB for an exact match), with

@@ -1140,7 +1140,8 @@ static int als(PnmfFitter *ft, const PnmfFitParams *p, int kk, float *Wc, PnmfAt
         /* The greedy order rescues frames stuck in a wrong shift, but
          * costs k/2 times a sweep; once the components settle the
          * warm sweep alone rarely loses to it. */
-        const int greedy_now = hmode == PNMF_H_GREEDY && (it <= 2 || it % 5 == 0);
+        const int at = it + (p->warm_k > 0 ? p->warm_it : 0); /* counting a warm start's iterations */
+        const int greedy_now = hmode == PNMF_H_GREEDY && (at <= 2 || at % 5 == 0);
         const double t0 = seconds();
         pnmf_fitter_h_step(ft, Wc, kk, Hc, greedy_now ? PNMF_H_GREEDY : PNMF_H_CYCLIC, sweeps);
         const double t1 = seconds();
@@ -1245,7 +1246,12 @@ int pnmf_fitter_fit(PnmfFitter *ft, const PnmfFitParams *p, float *W, PnmfAtom *
     for (int rs = 0; rs < restarts; rs++) {
         uint64_t rng = p->seed * 0x9E3779B97F4A7C15ull + (uint64_t)rs * 7919 + 1;
         const double t0 = seconds();
-        if (improved && rs == 0 && p->add_lambda > 0) {
+        if (rs == 0 && p->warm_k > 0) {
+            kk = p->warm_k < k ? p->warm_k : k;
+            memcpy(Wc, W, (size_t)kk * ft->n * sizeof(float));
+            for (int j = 0; j < m; j++)
+                for (int i = 0; i < kk; i++) Hc[(size_t)j * kk + i] = H[(size_t)j * k + i];
+        } else if (improved && rs == 0 && p->add_lambda > 0) {
             ret = grow(ft, p, Wc, Hc, &kk, &run);
         } else if (improved && rs == 0) {
             ret = init_improved(ft, k, Wc, Hc, sweeps, p->light_init);

@@ -76,6 +76,11 @@ typedef struct PnmfFitParams {
     int light_init;    /* improved algorithm, fixed size: each seeded component placed
                           alone, not a greedy H step of all (the encoder's probe) */
     int recentre;      /* improved algorithm: pnmf_recentre() after each W step */
+    int warm_k;        /* > 0: no initialisation; the first start continues from W and H
+                          as given (H m x k atoms), their first warm_k components, */
+    int warm_it;       /* ... after warm_it iterations: a fit of n iterations stopped and
+                          continued for m more is the same as one of n + m (the frames'
+                          invisible part imputed from W and H as the fit left them) */
 } PnmfFitParams;
 
 typedef struct PnmfFitStats {

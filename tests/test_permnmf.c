@@ -307,7 +307,7 @@ static void test_fit(int algo, int threads_check)
     CHECK(pnmf_fitter_open(&ft, R, C, M, K, 1) == 0);
     pnmf_fitter_set_frames(ft, A, M);
     double trace[41];
-    PnmfFitParams p = { K, algo, 40, 10, algo == PNMF_ALGO_PAPER ? 10 : 1, 7, 1e-6, 0, 0, 0 };
+    PnmfFitParams p = { K, algo, 40, 10, algo == PNMF_ALGO_PAPER ? 10 : 1, 7, 1e-6, 0, 0, 0, 0, 0 };
     PnmfFitStats st = { 0 };
     st.trace = trace;
     CHECK(pnmf_fitter_fit(ft, &p, W, H, &st) == 0);
@@ -472,7 +472,7 @@ static void test_recentre(void)
     CHECK(pnmf_fitter_open(&ft, R, C, M, K, 1) == 0);
     pnmf_fitter_set_frames(ft, A, M);
     double trace[41];
-    PnmfFitParams p = { K, PNMF_ALGO_IMPROVED, 40, 10, 1, 7, 1e-6, 0, 0, 1 };
+    PnmfFitParams p = { K, PNMF_ALGO_IMPROVED, 40, 10, 1, 7, 1e-6, 0, 0, 1, 0, 0 };
     PnmfFitStats st = { 0 };
     st.trace = trace;
     CHECK(pnmf_fitter_fit(ft, &p, W, H, &st) == 0);
@@ -482,6 +482,46 @@ static void test_recentre(void)
     CHECK_NEAR(st.objective, pnmf_objective(R, C, A, M, W, K, H), 1e-9);
     const double minncc = recovery(R, C, K, Wt, W);
     CHECK_MSG(minncc > 0.95, "recovery NCC %g with recentring", minncc);
+    pnmf_fitter_close(&ft);
+    free(A);
+}
+
+/* PnmfFitParams.warm_k / warm_it: a fit of n iterations, stopped and
+ * continued for m more, is the fit of n + m iterations, bit for bit, even
+ * when the frames' invisible part was imputed from another model in
+ * between (the encoder codes the model at the stop) and the automatic
+ * size chose fewer components than k. */
+static void test_warm_continue(void)
+{
+    enum { R = 16, C = 20, M = 8, K = 3, N = R * C };
+    float *A = malloc(sizeof(float) * M * N), Wt[K * N], W1[K * N], W2[K * N], Wx[K * N];
+    PnmfAtom Ht[M * K], H1[M * K], H2[M * K];
+    make_scene(R, C, M, K, A, Wt, Ht, 4);
+    PnmfFitter *ft;
+    CHECK(pnmf_fitter_open(&ft, R, C, M, K, 1) == 0);
+    CHECK(pnmf_fitter_set_options(ft, R - 3, C - 2, 0) == 0); /* masked, as a padded frame */
+    for (int auto_size = 0; auto_size < 2; auto_size++) {
+        PnmfFitParams p = { K, PNMF_ALGO_IMPROVED, 12, 10, 1, 3, 0, auto_size ? 5000.0 : 0, 0, 0, 0, 0 };
+        PnmfFitStats s1 = { 0 }, s2 = { 0 }, s3 = { 0 };
+        pnmf_fitter_set_frames(ft, A, M);
+        CHECK(pnmf_fitter_fit(ft, &p, W1, H1, &s1) == 0);
+        CHECK_MSG(s1.iterations == 12, "the whole fit ran %d iterations", s1.iterations);
+        pnmf_fitter_set_frames(ft, A, M);
+        p.iterations = 5;
+        CHECK(pnmf_fitter_fit(ft, &p, W2, H2, &s2) == 0);
+        /* another model's imputation, then the fit's own again */
+        for (int q = 0; q < K * N; q++) Wx[q] = W2[q] * 0.5f + 0.25f;
+        CHECK(pnmf_fitter_impute(ft, Wx, K, H2) == 0);
+        CHECK(pnmf_fitter_impute(ft, W2, K, H2) == 0);
+        p.warm_k = s2.k_used, p.warm_it = 5, p.add_lambda = 0, p.iterations = 7;
+        CHECK(pnmf_fitter_fit(ft, &p, W2, H2, &s3) == 0);
+        CHECK_MSG(s1.k_used == s2.k_used, "sizes %d and %d", s1.k_used, s2.k_used);
+        CHECK_MSG(!memcmp(W1, W2, sizeof(W1)) && !memcmp(H1, H2, sizeof(H1)),
+                  "continued fit differs from the whole one (automatic size %d)", auto_size);
+        CHECK(s3.objective == s1.objective);
+        CHECK_MSG(auto_size ? s1.k_used < K : s1.k_used == K, "%d components used", s1.k_used);
+        /* counted from 1 instead (warm_it 0) the greedy H steps fall elsewhere, and both differ */
+    }
     pnmf_fitter_close(&ft);
     free(A);
 }
@@ -497,5 +537,6 @@ int main(void)
     test_w_steps();
     test_fit(PNMF_ALGO_IMPROVED, 1);
     test_fit(PNMF_ALGO_PAPER, 0);
+    test_warm_continue();
     return test_summary("test_permnmf");
 }

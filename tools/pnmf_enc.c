@@ -272,6 +272,7 @@ int main(int argc, char **argv)
         if (st.scene_cuts) fprintf(stderr, "  scene cuts %d", st.scene_cuts);
         if (st.carried) fprintf(stderr, "  carried %d", st.carried);
         if (st.repeated) fprintf(stderr, "  repeated entries %d", st.repeated);
+        if (st.fits_stopped) fprintf(stderr, "  fits stopped %d", st.fits_stopped);
         fputc('\n', stderr);
     }
 end:

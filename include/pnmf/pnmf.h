@@ -92,6 +92,7 @@ typedef struct PnmfEncStats {
     int carried;             ///< windows that carried the last model's components over
     int rc_levels;           ///< windows whose residual levels are range-coded (format 6)
     int repeated;            ///< entries placed by the repeat search (a component placed again in a frame)
+    int fits_stopped;        ///< full fits stopped after two iterations: their model would not pay
 } PnmfEncStats;
 
 typedef struct PnmfEncoder PnmfEncoder;

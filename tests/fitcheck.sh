@@ -1,0 +1,42 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The full fit's check (src/encode.c, check_fit): on 30 frames of
+# x11_penguins at -q 44 (4 components) the probe sends the window to a full
+# fit whose model will not pay; the fit stops after its automatic size and
+# two iterations (pnmf-enc counts it), the window goes without a model
+# (pnmf-info: no component used) and the decoder shows what the encoder
+# measured. On samples/sprites.mkv at -q 48, whose model pays, the fit runs
+# on and the model stays.
+# usage: fitcheck.sh BUILD_DIR SAMPLES_DIR
+set -u
+B=$1
+S=$2
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0
+passes=0
+check() { if eval "$1"; then passes=$((passes + 1)); else echo "FAIL: $2" >&2; fails=$((fails + 1)); fi; }
+summary() { sed -n 's/.* bytes \([0-9]*\) .* psnr-y \([0-9.]*\) dB.*/\1 \2/p' "$1"; }
+# "     0      0      30  yes      4     0  ..." -> the window's "used" column
+used() { awk '$1 == "0" && $2 == "0" { print $6; exit }' "$1"; }
+
+"$B/pnmf-enc" -k 4 -q 44 --frames 30 "$S/devset/x11_penguins.mkv" "$T/p.pnmf" > "$T/p.log" 2>&1
+check '[ $? -eq 0 ]' "encode: $(cat "$T/p.log")"
+echo "x11_penguins: $(tail -1 "$T/p.log")"
+check 'grep -q "fits stopped 1" "$T/p.log"' "the fit was not stopped: $(cat "$T/p.log")"
+"$B/pnmf-info" "$T/p.pnmf" > "$T/p.info" 2>&1
+check '[ "$(used "$T/p.info")" = 0 ]' "window 0 kept a model: $(head -14 "$T/p.info")"
+"$B/pnmf-dec" -Q -f pgm "$T/p.pnmf" "$T/pf"
+dec=$("$B/pnmf-psnr" --frames 30 "$S/devset/x11_penguins.mkv" "$T/pf/frame_%06d.pgm" | sed -n 's/.*psnr-y \([0-9.]*\).*/\1/p')
+enc=$(summary "$T/p.log" | cut -d' ' -f2)
+check 'awk "BEGIN{d = $dec - $enc; exit !(d < 0.01 && d > -0.01)}"' "decoded PSNR $dec, encoder said $enc"
+
+"$B/pnmf-enc" -q 48 "$S/sprites.mkv" "$T/s.pnmf" > "$T/s.log" 2>&1
+check '[ $? -eq 0 ]' "encode: $(cat "$T/s.log")"
+echo "sprites.mkv: $(tail -1 "$T/s.log")"
+check '! grep -q "fits stopped" "$T/s.log"' "the fit on samples/sprites.mkv was stopped: $(cat "$T/s.log")"
+"$B/pnmf-info" "$T/s.pnmf" > "$T/s.info" 2>&1
+check '[ "$(used "$T/s.info")" -gt 0 ]' "samples/sprites.mkv lost its model: $(head -14 "$T/s.info")"
+
+echo "fitcheck: $passes passed, $fails failed"
+[ "$fails" -eq 0 ]

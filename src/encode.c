@@ -929,18 +929,15 @@ static int fit_model(PnmfEncoder *e, PnmfWindowModel *md, int m, FitCheck *chk)
             pnmf_freep(&st.trace);
             return 0;
         }
-        if (ret >= 0) {
-            PnmfFitStats st2 = { 0 };
-            const double t_init = st.seconds_init, t_h = st.seconds_h, t_w = st.seconds_w;
+        if (ret >= 0) { /* the rest of the fit, its statistics added to the first part's */
+            PnmfFitStats more = { 0 };
+            more.trace = st.trace ? st.trace + CHECK_ITERS : NULL;
             p.warm_k = st.k_used, p.warm_it = CHECK_ITERS, p.add_lambda = 0;
             p.iterations = e->s.iterations - CHECK_ITERS;
-            st2.trace = st.trace ? st.trace + CHECK_ITERS : NULL;
-            ret = pnmf_fitter_fit(e->ft, &p, e->W, e->H, &st2);
-            const int k_used = st.k_used;
-            double *trace = st.trace;
-            st = st2;
-            st.trace = trace, st.iterations += CHECK_ITERS, st.k_used = k_used;
-            st.seconds_init = t_init, st.seconds_h += t_h, st.seconds_w += t_w;
+            ret = pnmf_fitter_fit(e->ft, &p, e->W, e->H, &more);
+            st.objective = more.objective, st.iterations += more.iterations;
+            st.guard_rejects_h += more.guard_rejects_h, st.guard_rejects_w += more.guard_rejects_w;
+            st.seconds_h += more.seconds_h, st.seconds_w += more.seconds_w;
         }
     }
     if (st.trace && ret >= 0)

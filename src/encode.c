@@ -512,15 +512,18 @@ static int window_bytes(const PnmfEncoder *e, PnmfWindowModel *md, int m, size_t
  * no margin x11_oneko's first window went lossy for 0.2 % fewer bytes
  * and the clip's -q 8 cost 1.2 % more than -q 0; with 2 %, -q 0..10 fall
  * on every clip of the development set but x11_oneko's -q 10 (+1.5 %,
- * the same lossy coding). At -q 10 lossy coding was the smaller on every
- * clip of the development set but x11_oneko (0.5 % more); trying it there
- * too would cost every encode at the finer half of the ladder a second
- * coding. */
+ * the same lossy coding). At -q 10 and 12 (LOSSLESS_TRY_Q) the lossless
+ * coding is tried too and kept when it is no larger (no margin): x11_oneko
+ * cost 1.5 % and 1.6 % more there than at -q 0 (lossy coding is the
+ * smaller on the other clips of the development set, so the second coding
+ * costs them time only). */
 #define LOSSLESS_TRY_STEP 32
 #define LOSSLESS_MARGIN 1.02
+#define LOSSLESS_TRY_Q 12
 
 static int try_lossless(PnmfEncoder *e, PnmfWindowModel *md, int m, double *sse)
 {
+    const double margin = md->res.step16 <= LOSSLESS_TRY_STEP ? LOSSLESS_MARGIN : 1.0;
     size_t lossy_bytes, lossless_bytes;
     double lossless_sse;
     PNMF_CHECK(window_bytes(e, md, m, &lossy_bytes));
@@ -530,8 +533,8 @@ static int try_lossless(PnmfEncoder *e, PnmfWindowModel *md, int m, double *sse)
     if (ret >= 0) ret = window_bytes(e, md, m, &lossless_bytes);
     if (getenv("PNMF_DEBUG") && ret >= 0)
         fprintf(stderr, "window %d: lossy %zu bytes, lossless %zu: %s\n", e->windows, lossy_bytes, lossless_bytes,
-                lossless_bytes <= lossy_bytes * LOSSLESS_MARGIN ? "lossless" : "lossy");
-    if (ret >= 0 && lossless_bytes <= lossy_bytes * LOSSLESS_MARGIN) {
+                lossless_bytes <= lossy_bytes * margin ? "lossless" : "lossy");
+    if (ret >= 0 && lossless_bytes <= lossy_bytes * margin) {
         pnmf_residual_free(&lossy);
         *sse = lossless_sse;
     } else {
@@ -539,6 +542,54 @@ static int try_lossless(PnmfEncoder *e, PnmfWindowModel *md, int m, double *sse)
         md->res = lossy;
     }
     return ret;
+}
+
+/* The residual step of a window, chosen: its residual layer is coded at
+ * the steps of -q - STEP_REACH .. -q + STEP_REACH (every second -q) and
+ * the coding with the lowest
+ * squared error + lambda * bits is kept, lambda that of the step of -q +
+ * STEP_BIAS. A single coding at one step is a greedy chain of block
+ * decisions whose error and bytes move up and down from one step to the
+ * next (x11_oneko: 11.4-12.4 kB, 52-76 dB, from -q 10 to 40, the PSNR up
+ * at 7 of 32 steps of 2); choosing among neighbouring steps by one cost
+ * keeps the codings that lie on the curve. -q 64 keeps its own step, the
+ * coarsest, so the bottom of the range stays reachable; -q STEP_FLOOR (the
+ * default) and below keep theirs, and no step finer than STEP_FLOOR's is
+ * tried (there the finer steps won nearly always, and -q 8 came within
+ * 3 % of lossless on samples/sprites.mkv). Measured in the
+ * README ("Rate control: how monotone -q is"). */
+#define STEP_REACH 4
+#define STEP_BIAS 4
+#define STEP_FLOOR 16
+static int choose_step(PnmfEncoder *e, PnmfWindowModel *md, int m, double *sse)
+{
+    const int q = e->s.quality;
+    if (q <= STEP_FLOOR || q >= PNMF_MAX_QUALITY) return 0;
+    const double lambda = residual_lambda(pnmf_residual_step(q)) * exp2(STEP_BIAS / 4.0);
+    size_t bytes;
+    PNMF_CHECK(window_bytes(e, md, m, &bytes));
+    double best = *sse + lambda * 8 * (double)bytes;
+    int bq = q;
+    for (int d = -STEP_REACH; d <= STEP_REACH; d += 2) {
+        const int qq = q + d;
+        if (!d || qq < STEP_FLOOR || qq > PNMF_MAX_QUALITY) continue;
+        PnmfResidual keep = md->res;
+        memset(&md->res, 0, sizeof(md->res));
+        double s = 0;
+        int ret = code_residual(e, &e->rb[0], md, m, pnmf_residual_step(qq), &s);
+        if (ret >= 0) ret = window_bytes(e, md, m, &bytes);
+        const double jj = s + lambda * 8 * (double)bytes;
+        if (ret >= 0 && jj < best) {
+            pnmf_residual_free(&keep);
+            best = jj, *sse = s, bq = qq;
+        } else {
+            pnmf_residual_free(&md->res);
+            md->res = keep;
+        }
+        PNMF_CHECK(ret);
+    }
+    if (getenv("PNMF_DEBUG")) fprintf(stderr, "window %d: the step of -q %d\n", e->windows, bq);
+    return 0;
 }
 
 /* --target-psnr: a residual step (on a scale of 2^(1/32), about 0.2 dB
@@ -1163,9 +1214,13 @@ static int encode_window(PnmfEncoder *e)
         } else if (!md.res.step16) {
             ret = code_residual(e, &e->rb[0], &md, m, step16, &sse);
         }
-        if (ret >= 0 && e->s.target_psnr > 0) ret = target_residual(e, &md, m, &sse);
-        else if (ret >= 0 && md.res.step16 > PNMF_RES_MIN_STEP && md.res.step16 <= LOSSLESS_TRY_STEP)
-            ret = try_lossless(e, &md, m, &sse);
+        if (ret >= 0 && e->s.target_psnr > 0) {
+            ret = target_residual(e, &md, m, &sse);
+        } else if (ret >= 0 && md.res.step16 > PNMF_RES_MIN_STEP) {
+            ret = choose_step(e, &md, m, &sse);
+            if (ret >= 0 && md.res.step16 > PNMF_RES_MIN_STEP && e->s.quality <= LOSSLESS_TRY_Q)
+                ret = try_lossless(e, &md, m, &sse);
+        }
         const double t3 = now();
         e->t_residual += t3 - t2;
         t2 = t3;

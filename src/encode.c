@@ -521,26 +521,44 @@ static int window_bytes(const PnmfEncoder *e, PnmfWindowModel *md, int m, size_t
 #define LOSSLESS_MARGIN 1.02
 #define LOSSLESS_TRY_Q 12
 
+/* Another coding of md's residual layer, at step16, for the caller to
+ * weigh against the one md holds, which moves to *old; *s and *bytes get
+ * the new coding's squared error and window bytes. settle_residual() then
+ * keeps one of the two. */
+static int recode_residual(PnmfEncoder *e, PnmfWindowModel *md, int m, int step16, PnmfResidual *old, double *s,
+                           size_t *bytes)
+{
+    *old = md->res;
+    memset(&md->res, 0, sizeof(md->res));
+    int ret = code_residual(e, &e->rb[0], md, m, step16, s);
+    if (ret >= 0) ret = window_bytes(e, md, m, bytes);
+    return ret;
+}
+
+static void settle_residual(PnmfWindowModel *md, PnmfResidual *old, int keep_new)
+{
+    if (keep_new) {
+        pnmf_residual_free(old);
+    } else {
+        pnmf_residual_free(&md->res);
+        md->res = *old;
+    }
+}
+
 static int try_lossless(PnmfEncoder *e, PnmfWindowModel *md, int m, double *sse)
 {
     const double margin = md->res.step16 <= LOSSLESS_TRY_STEP ? LOSSLESS_MARGIN : 1.0;
     size_t lossy_bytes, lossless_bytes;
     double lossless_sse;
+    PnmfResidual lossy;
     PNMF_CHECK(window_bytes(e, md, m, &lossy_bytes));
-    PnmfResidual lossy = md->res;
-    memset(&md->res, 0, sizeof(md->res));
-    int ret = code_residual(e, &e->rb[0], md, m, PNMF_RES_MIN_STEP, &lossless_sse);
-    if (ret >= 0) ret = window_bytes(e, md, m, &lossless_bytes);
+    int ret = recode_residual(e, md, m, PNMF_RES_MIN_STEP, &lossy, &lossless_sse, &lossless_bytes);
+    const int keep = ret >= 0 && lossless_bytes <= lossy_bytes * margin;
     if (getenv("PNMF_DEBUG") && ret >= 0)
         fprintf(stderr, "window %d: lossy %zu bytes, lossless %zu: %s\n", e->windows, lossy_bytes, lossless_bytes,
-                lossless_bytes <= lossy_bytes * margin ? "lossless" : "lossy");
-    if (ret >= 0 && lossless_bytes <= lossy_bytes * margin) {
-        pnmf_residual_free(&lossy);
-        *sse = lossless_sse;
-    } else {
-        pnmf_residual_free(&md->res);
-        md->res = lossy;
-    }
+                keep ? "lossless" : "lossy");
+    settle_residual(md, &lossy, keep);
+    if (keep) *sse = lossless_sse;
     return ret;
 }
 
@@ -573,20 +591,14 @@ static int choose_step(PnmfEncoder *e, PnmfWindowModel *md, int m, double *sse)
     for (int d = -STEP_REACH; d <= STEP_REACH; d += 2) {
         const int qq = q + d;
         if (!d || qq < STEP_FLOOR || qq > PNMF_MAX_QUALITY) continue;
-        PnmfResidual keep = md->res;
-        memset(&md->res, 0, sizeof(md->res));
+        PnmfResidual old;
         double s = 0;
-        int ret = code_residual(e, &e->rb[0], md, m, pnmf_residual_step(qq), &s);
-        if (ret >= 0) ret = window_bytes(e, md, m, &bytes);
+        const int ret = recode_residual(e, md, m, pnmf_residual_step(qq), &old, &s, &bytes);
         const double jj = s + lambda * 8 * (double)bytes;
-        if (ret >= 0 && jj < best) {
-            pnmf_residual_free(&keep);
-            best = jj, *sse = s, bq = qq;
-        } else {
-            pnmf_residual_free(&md->res);
-            md->res = keep;
-        }
+        const int keep = ret >= 0 && jj < best;
+        settle_residual(md, &old, keep);
         PNMF_CHECK(ret);
+        if (keep) best = jj, *sse = s, bq = qq;
     }
     if (getenv("PNMF_DEBUG")) fprintf(stderr, "window %d: the step of -q %d\n", e->windows, bq);
     return 0;

@@ -435,6 +435,18 @@ static int code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel *md,
     if (!weights) return PNMF_ERR_NOMEM;
     int avail = restore_refs(e, rb);
     int ret = pnmf_residual_copy_weights(e->frames, m, e->nv, e->vis_rows, e->vis_cols, weights);
+    /* and a block whose samples move into the next frame unchanged (a
+     * sprite, a pan) weighs as the blocks of later frames that copy it
+     * (residual.h, match weights). 150 frames, -k 0, -q 16..64 against
+     * the unchanged blocks in place alone: pingus_pan -3.8 %, x11_fishtank
+     * -0.7 %, x11_penguins -0.7 %, x11_oneko -0.4 %, natural_vtest 0.0 %;
+     * samples/sprites.mkv (default settings, -q 16..56) +0.4 %; 20 %
+     * more time. Weighed instead by the copies of a first coding (its
+     * blocks not coded, whatever their error): -1.9 % (mean), but a second
+     * coding of each window (60 % more time) and weights that follow -q,
+     * which broke x11_oneko's plateaus of -q (rate.sh) */
+    if (ret >= 0)
+        ret = pnmf_residual_match_weights(e->frames, m, e->nv, e->vis_rows, e->vis_cols, weights);
     /* at the bottom of the -q range (steps over -q 49's) the weights fade
      * out, class 64 - q at most: a still background kept exact by them held
      * -q 64 at 34.3 dB on x11_oneko and 35.4 dB on samples/sprites.mkv

@@ -933,6 +933,91 @@ int pnmf_residual_copy_weights(const uint8_t *frames, int m, size_t stride, int 
     return 0;
 }
 
+/* The key of the 8 x 8 samples at p (rows stride apart): the rows, 8
+ * bytes each, mixed (a hash; equal samples give equal keys) */
+static uint64_t block_key(const uint8_t *p, size_t stride)
+{
+    uint64_t h = 0;
+    for (int y = 0; y < PNMF_RES_BLOCK; y++) {
+        uint64_t v;
+        memcpy(&v, p + (size_t)y * stride, 8);
+        h = (h ^ v) * 0x9E3779B97F4A7C15ull;
+        h ^= h >> 29;
+    }
+    return h | 1; /* 0 marks an empty slot */
+}
+
+int pnmf_residual_match_weights(const uint8_t *frames, int m, size_t stride, int rows, int cols, uint8_t *w)
+{
+    const int bx = (cols + PNMF_RES_BLOCK - 1) / PNMF_RES_BLOCK, by = (rows + PNMF_RES_BLOCK - 1) / PNMF_RES_BLOCK;
+    const size_t nb = (size_t)bx * by;
+    if (m < 2 || rows < PNMF_RES_BLOCK || cols < PNMF_RES_BLOCK) return 0;
+    const size_t npos = (size_t)(rows - PNMF_RES_BLOCK + 1) * (size_t)(cols - PNMF_RES_BLOCK + 1);
+    size_t size = 1;
+    while (size < 2 * npos) size *= 2;
+    /* a[j * nb + b]: the blocks of later frames that copy frame j's block b */
+    float *a = pnmf_calloc((size_t)m * nb, sizeof(float));
+    uint64_t *key = pnmf_malloc_array(size, sizeof(uint64_t));
+    int32_t *pos = pnmf_malloc_array(size, sizeof(int32_t));
+    if (!a || !key || !pos) {
+        pnmf_free(a), pnmf_free(key), pnmf_free(pos);
+        return PNMF_ERR_NOMEM;
+    }
+    const int span = cols - PNMF_RES_BLOCK + 1;
+    for (int j = m - 1; j >= 1; j--) {
+        const uint8_t *cur = frames + (size_t)j * stride, *prev = cur - stride;
+        /* frame j - 1's 8 x 8 blocks at every position, the first of each key */
+        memset(key, 0, size * sizeof(uint64_t));
+        for (int y = 0; y + PNMF_RES_BLOCK <= rows; y++)
+            for (int x = 0; x + PNMF_RES_BLOCK <= cols; x++) {
+                const uint64_t k = block_key(prev + (size_t)y * cols + x, (size_t)cols);
+                size_t s = (size_t)(k >> 17) & (size - 1);
+                while (key[s] && key[s] != k) s = (s + 1) & (size - 1);
+                if (!key[s]) key[s] = k, pos[s] = y * span + x;
+            }
+        for (size_t b = 0; b < nb; b++) {
+            int y0, y1, x0, x1;
+            pnmf_residual_block(bx, rows, cols, b, &y0, &y1, &x0, &x1);
+            if (y1 - y0 < PNMF_RES_BLOCK || x1 - x0 < PNMF_RES_BLOCK) continue;
+            const uint8_t *blk = cur + (size_t)y0 * cols + x0;
+            int dy = 0, dx = 0, found = 1;
+            for (int y = 0; found && y < PNMF_RES_BLOCK; y++)
+                found = !memcmp(blk + (size_t)y * cols, prev + (size_t)(y0 + y) * cols + x0, PNMF_RES_BLOCK);
+            if (!found) {
+                const uint64_t k = block_key(blk, (size_t)cols);
+                size_t s = (size_t)(k >> 17) & (size - 1);
+                while (key[s] && key[s] != k) s = (s + 1) & (size - 1);
+                if (key[s]) {
+                    const int sy = pos[s] / span, sx = pos[s] % span;
+                    dy = sy - y0, dx = sx - x0;
+                    found = abs(dy) <= PNMF_RES_MAX_MV && abs(dx) <= PNMF_RES_MAX_MV;
+                    for (int y = 0; found && y < PNMF_RES_BLOCK; y++)
+                        found = !memcmp(blk + (size_t)y * cols, prev + (size_t)(sy + y) * cols + sx, PNMF_RES_BLOCK);
+                }
+            }
+            if (!found) continue;
+            /* frame j - 1's samples [y0 + dy, +8) x [x0 + dx, +8), by block */
+            const double share = (1.0 + a[(size_t)j * nb + b]) / (PNMF_RES_BLOCK * PNMF_RES_BLOCK);
+            const int sy0 = y0 + dy, sx0 = x0 + dx, sy1 = sy0 + PNMF_RES_BLOCK, sx1 = sx0 + PNMF_RES_BLOCK;
+            for (int yb = sy0 / PNMF_RES_BLOCK; yb * PNMF_RES_BLOCK < sy1; yb++)
+                for (int xb = sx0 / PNMF_RES_BLOCK; xb * PNMF_RES_BLOCK < sx1; xb++) {
+                    const int ly = yb * PNMF_RES_BLOCK > sy0 ? yb * PNMF_RES_BLOCK : sy0;
+                    const int lx = xb * PNMF_RES_BLOCK > sx0 ? xb * PNMF_RES_BLOCK : sx0;
+                    const int hy = (yb + 1) * PNMF_RES_BLOCK < sy1 ? (yb + 1) * PNMF_RES_BLOCK : sy1;
+                    const int hx = (xb + 1) * PNMF_RES_BLOCK < sx1 ? (xb + 1) * PNMF_RES_BLOCK : sx1;
+                    a[(size_t)(j - 1) * nb + (size_t)yb * bx + xb] += (float)(share * (hy - ly) * (hx - lx));
+                }
+        }
+    }
+    for (size_t i = 0; i < (size_t)m * nb; i++) {
+        const double c = floor(2 * log2(1.0 + a[i]) + 0.5);
+        const int cl = c > PNMF_RES_WEIGHTS - 1 ? PNMF_RES_WEIGHTS - 1 : (int)c;
+        if (cl > w[i]) w[i] = (uint8_t)cl;
+    }
+    pnmf_free(a), pnmf_free(key), pnmf_free(pos);
+    return 0;
+}
+
 int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const uint8_t *P,
                                const uint8_t *Pp, const uint8_t *const *ref, int nref, uint8_t *D,
                                double lambda)

@@ -136,6 +136,17 @@ int  pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, cons
  * lambda / (1 + k). 0 or PNMF_ERR_NOMEM. */
 int  pnmf_residual_copy_weights(const uint8_t *frames, int m, size_t stride, int rows, int cols, uint8_t *w);
 
+/* Raises w (as pnmf_residual_copy_weights() gives it) where a block's
+ * samples move into later frames unchanged: a whole 8 x 8 block of frame
+ * j equal to frame j - 1's samples in place, or else at the first place
+ * (raster order) that has them if that is within PNMF_RES_MAX_MV of it
+ * (what the encoder's vectors reach), passes on to the
+ * blocks of frame j - 1 under that place their area's share (in blocks)
+ * of its weight, 1 + what it gets from frame j + 1 and on; the class is
+ * round(2 log2(1 + the sum)), at most PNMF_RES_WEIGHTS - 1. 0 or
+ * PNMF_ERR_NOMEM. */
+int  pnmf_residual_match_weights(const uint8_t *frames, int m, size_t stride, int rows, int cols, uint8_t *w);
+
 /* Block b's rectangle [y0, y1) x [x0, x1), clipped to the frame. */
 static inline void pnmf_residual_block(int bx, int rows, int cols, size_t b, int *y0, int *y1, int *x0, int *x1)
 {

@@ -1069,6 +1069,63 @@ static void test_copy_weights(void)
               classes, w[0][BX * BY - 1]);
 }
 
+/* pnmf_residual_match_weights against its definition by brute force: each
+ * whole block of frame j found in frame j - 1 in place, or else at the
+ * first place in raster order with the same samples, passing 1 + what it
+ * got on to the blocks under that place by area. Two copies of a sprite
+ * move over noise that changes every frame, so a block of the second
+ * copy is found in the first (frame 0's weights all on the first copy's
+ * blocks); a patch stays in place (class round(2 log2 6) = 5 in frame 0). */
+static void test_match_weights(void)
+{
+    enum { R = 36, C = 45, F = 6, BX = 6, BY = 5, NB = BX * BY };
+    static uint8_t fr[F][R * C], sprite[16 * 16], w[F][NB];
+    static double a[F][NB];
+    uint32_t seed = 11;
+    for (int i = 0; i < 16 * 16; i++) seed = seed * 1103515245u + 12345u, sprite[i] = (uint8_t)(seed >> 16);
+    for (int j = 0; j < F; j++) {
+        for (int i = 0; i < R * C; i++) seed = seed * 1103515245u + 12345u, fr[j][i] = (uint8_t)(seed >> 16);
+        for (int y = 0; y < 16; y++) {
+            memcpy(fr[j] + (2 + j + y) * C + 1 + 3 * j, sprite + 16 * y, 16);  /* moving by (1, 3) */
+            memcpy(fr[j] + (19 - j + y) * C + 22 + j, sprite + 16 * y, 16); /* by (-1, 1) */
+        }
+        for (int y = 24; y < 32; y++) memcpy(fr[j] + y * C + 8, fr[0] + y * C + 8, 8); /* still */
+    }
+    memset(w, 0, sizeof w);
+    CHECK(pnmf_residual_match_weights(fr[0], F, R * C, R, C, w[0]) == 0);
+    memset(a, 0, sizeof a);
+    for (int j = F - 1; j >= 1; j--)
+        for (int b = 0; b < NB; b++) {
+            const int y0 = (b / BX) * 8, x0 = (b % BX) * 8;
+            if (y0 + 8 > R || x0 + 8 > C) continue;
+            int found = 0, sy = 0, sx = 0;
+            for (int y = 0; !found && y + 8 <= R; y++)
+                for (int x = 0; !found && x + 8 <= C; x++) {
+                    int same = 1;
+                    for (int u = 0; same && u < 8; u++)
+                        same = !memcmp(fr[j] + (y0 + u) * C + x0, fr[j - 1] + (y + u) * C + x, 8);
+                    if (same) found = 1, sy = y, sx = x;
+                }
+            int inplace = 1;
+            for (int u = 0; inplace && u < 8; u++)
+                inplace = !memcmp(fr[j] + (y0 + u) * C + x0, fr[j - 1] + (y0 + u) * C + x0, 8);
+            if (inplace) found = 1, sy = y0, sx = x0;
+            if (!found) continue;
+            for (int y = sy; y < sy + 8; y++)
+                for (int x = sx; x < sx + 8; x++) a[j - 1][(y / 8) * BX + x / 8] += (1 + a[j][b]) / 64;
+        }
+    int bad = 0, moving = 0, still = 0;
+    for (int j = 0; j < F; j++)
+        for (int b = 0; b < NB; b++) {
+            double c = floor(2 * log2(1 + a[j][b]) + 0.5);
+            if (c > PNMF_RES_WEIGHTS - 1) c = PNMF_RES_WEIGHTS - 1;
+            bad += w[j][b] != (int)c;
+        }
+    for (int b = 0; b < NB; b++) moving += b != 3 * BX + 1 && w[0][b] >= 1, still += b == 3 * BX + 1 && w[0][b] == 5;
+    CHECK_MSG(!bad, "%d blocks with the wrong weight", bad);
+    CHECK_MSG(moving >= 3 && still == 1, "frame 0: %d moving blocks weighed, the still one %d", moving, w[0][3 * BX + 1]);
+}
+
 /* A block's weight class c stands for lambda * 2^(-c/2): coding with every
  * block at class 6 is coding with lambda / 8 and no weights. */
 static void test_weighted_lambda(void)
@@ -1112,6 +1169,7 @@ int main(void)
 {
     test_steps();
     test_copy_weights();
+    test_match_weights();
     test_weighted_lambda();
     test_encode_decode();
     test_spatial();

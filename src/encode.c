@@ -47,6 +47,7 @@ struct PnmfEncoder {
     uint8_t *rec, *seen;
     ResBufs rb[2];            /* the residual layer's, one per coding run at once */
     uint8_t *lastP, *lastRef[PNMF_RES_REFS]; /* the same after the previous window */
+    uint8_t *weights;         /* the window's block weights (code_residual), made once a window */
     int last_avail;           /* of lastRef, how many hold frames since the key window */
     int last_key;             /* first frame of the last key window */
     uint8_t *last_gray;       /* the frame pushed last, width x height (scene cuts) */
@@ -392,6 +393,40 @@ static int key_frame_cost(const PnmfEncoder *e, ResBufs *rb, const PnmfWindowMod
     return ret;
 }
 
+/* The window's block weights (e->weights; residual.h, enc_weight), from
+ * its source frames: the same for every coding of the window. */
+static int window_weights(PnmfEncoder *e, int m)
+{
+    /* a block the next frames repeat (the source's block unchanged) will
+     * most likely be copied into them: its error counts once per frame.
+     * Its lambda is divided by the frames it lasts (residual.h,
+     * enc_weight). 150 frames, -q 16..48 against the same lambda for
+     * every block: samples/sprites.mkv (default settings) -9.3 %; -k 0:
+     * natural_vtest -1.9 %, x11_penguins -1.6 %, x11_fishtank -0.3 %,
+     * cuts_mix 0.0 %, pingus_pan +0.4 %, x11_oneko +0.6 %. Divided by the
+     * square root or by the power 1.5 of the frames instead: sprites.mkv
+     * -9.0 % and -8.7 %, -k 0 mean -0.3 % and -0.6 % (against -0.6 %);
+     * blocks counted as repeated within a gray level on average: -k 0
+     * mean -0.1 %. */
+    /* and a block whose samples move into the next frame unchanged (a
+     * sprite, a pan) weighs as the blocks of later frames that copy it
+     * (residual.h, match weights). 150 frames, -k 0, -q 16..64 against
+     * the unchanged blocks in place alone: pingus_pan -3.8 %, x11_fishtank
+     * -0.7 %, x11_penguins -0.7 %, x11_oneko -0.4 %, natural_vtest 0.0 %;
+     * samples/sprites.mkv (default settings, -q 16..56) +0.4 %; 20 %
+     * more time. Weighed instead by the copies of a first coding (its
+     * blocks not coded, whatever their error): -1.9 % (mean), but a second
+     * coding of each window (60 % more time) and weights that follow -q,
+     * which broke x11_oneko's plateaus of -q (rate.sh) */
+    const size_t nb = (size_t)((e->vis_cols + PNMF_RES_BLOCK - 1) / PNMF_RES_BLOCK) *
+                      (size_t)((e->vis_rows + PNMF_RES_BLOCK - 1) / PNMF_RES_BLOCK);
+    pnmf_free(e->weights);
+    e->weights = pnmf_malloc_array((size_t)m, nb);
+    if (!e->weights) return PNMF_ERR_NOMEM;
+    PNMF_CHECK(pnmf_residual_copy_weights(e->frames, m, e->nv, e->vis_rows, e->vis_cols, e->weights));
+    return pnmf_residual_match_weights(e->frames, m, e->nv, e->vis_rows, e->vis_cols, e->weights);
+}
+
 /* The residual layer over the quantized model (residual.h), frame by frame
  * in the decoder's order; *sse gets the squared error of what the decoder
  * will show. */
@@ -419,34 +454,13 @@ static int code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel *md,
     md->res.enc_rc_price = e->continues && e->last_rc;
     const double lambda = residual_lambda(step16), key_lambda = residual_lambda(key16);
     *sse = 0;
-    /* a block the next frames repeat (the source's block unchanged) will
-     * most likely be copied into them: its error counts once per frame.
-     * Its lambda is divided by the frames it lasts (residual.h,
-     * enc_weight). 150 frames, -q 16..48 against the same lambda for
-     * every block: samples/sprites.mkv (default settings) -9.3 %; -k 0:
-     * natural_vtest -1.9 %, x11_penguins -1.6 %, x11_fishtank -0.3 %,
-     * cuts_mix 0.0 %, pingus_pan +0.4 %, x11_oneko +0.6 %. Divided by the
-     * square root or by the power 1.5 of the frames instead: sprites.mkv
-     * -9.0 % and -8.7 %, -k 0 mean -0.3 % and -0.6 % (against -0.6 %);
-     * blocks counted as repeated within a gray level on average: -k 0
-     * mean -0.1 %. */
+    /* the window's block weights (window_weights()), faded below */
     const size_t nb = (size_t)md->res.bx * md->res.by;
     uint8_t *weights = pnmf_malloc_array((size_t)m, nb);
     if (!weights) return PNMF_ERR_NOMEM;
     int avail = restore_refs(e, rb);
-    int ret = pnmf_residual_copy_weights(e->frames, m, e->nv, e->vis_rows, e->vis_cols, weights);
-    /* and a block whose samples move into the next frame unchanged (a
-     * sprite, a pan) weighs as the blocks of later frames that copy it
-     * (residual.h, match weights). 150 frames, -k 0, -q 16..64 against
-     * the unchanged blocks in place alone: pingus_pan -3.8 %, x11_fishtank
-     * -0.7 %, x11_penguins -0.7 %, x11_oneko -0.4 %, natural_vtest 0.0 %;
-     * samples/sprites.mkv (default settings, -q 16..56) +0.4 %; 20 %
-     * more time. Weighed instead by the copies of a first coding (its
-     * blocks not coded, whatever their error): -1.9 % (mean), but a second
-     * coding of each window (60 % more time) and weights that follow -q,
-     * which broke x11_oneko's plateaus of -q (rate.sh) */
-    if (ret >= 0)
-        ret = pnmf_residual_match_weights(e->frames, m, e->nv, e->vis_rows, e->vis_cols, weights);
+    memcpy(weights, e->weights, (size_t)m * nb); /* window_weights() */
+    int ret = 0;
     /* at the bottom of the -q range (steps over -q 49's) the weights fade
      * out, class 64 - q at most: a still background kept exact by them held
      * -q 64 at 34.3 dB on x11_oneko and 35.4 dB on samples/sprites.mkv
@@ -1148,6 +1162,8 @@ static int encode_window(PnmfEncoder *e)
     e->continues = e->s.residual && e->windows > 0 && start - e->last_key < e->s.key_interval &&
                    start != e->last_cut;
     if (e->s.residual && !e->continues) e->last_key = start;
+    if (e->s.residual && (ret = window_weights(e, m)) < 0)
+        return fail(e, ret, ret == PNMF_ERR_NOMEM ? "out of memory" : "cannot encode the window");
     /* what the container's sizes (try_lossless) and the window's chunk assume */
     pnmf_container_writer_set_continues(e->cw, e->continues);
     int drop = 0, carried = 0;
@@ -1413,6 +1429,7 @@ void pnmf_encoder_destroy(PnmfEncoder **pe)
         for (int t = 0; t < PNMF_RES_REFS; t++) pnmf_free(b->ref[t]);
     }
     pnmf_free(e->lastP);
+    pnmf_free(e->weights);
     pnmf_free(e->last_gray);
     pnmf_model_free(&e->last);
     pnmf_model_free(&e->alt);

@@ -954,7 +954,7 @@ int pnmf_residual_match_weights(const uint8_t *frames, int m, size_t stride, int
     if (m < 2 || rows < PNMF_RES_BLOCK || cols < PNMF_RES_BLOCK) return 0;
     const size_t npos = (size_t)(rows - PNMF_RES_BLOCK + 1) * (size_t)(cols - PNMF_RES_BLOCK + 1);
     size_t size = 1;
-    while (size < 2 * npos) size *= 2;
+    while (size < npos + npos / 2) size *= 2; /* at most 2/3 full */
     /* a[j * nb + b]: the blocks of later frames that copy frame j's block b */
     float *a = pnmf_calloc((size_t)m * nb, sizeof(float));
     uint64_t *key = pnmf_malloc_array(size, sizeof(uint64_t));

@@ -15,11 +15,7 @@ S=$2
 # 1x run's peak with it, 1.00 without. No effect on other builds.
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0"
 export ASAN_OPTIONS
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
-passes=0
-check() { if eval "$1"; then passes=$((passes + 1)); else echo "FAIL: $2" >&2; fails=$((fails + 1)); fi; }
+. "$(dirname "$0")/lib.sh"
 # is $1 a number (integer or decimal)?
 isnum() { echo "$1" | grep -Eq '^-?[0-9]+(\.[0-9]+)?(e-?[0-9]+)?$'; }
 # field $2 (1-based, between the |) of the table row starting with "| $1 |"
@@ -132,5 +128,4 @@ err_case 2 "two clips" "$S/sprites.mkv" "$S/life.mkv"
 err_case 5 "unwritable CSV" --csv "$T/no/such/dir/b.csv" "$S/sprites.mkv"
 check 'grep -q "no/such/dir/b.csv" "$T/e"' "unwritable CSV not named"
 
-echo "bench_cli: $passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+finish bench_cli

@@ -10,13 +10,7 @@
 set -u
 B=$1
 S=$2
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
-passes=0
-check() { if eval "$1"; then passes=$((passes + 1)); else echo "FAIL: $2" >&2; fails=$((fails + 1)); fi; }
-# "frames 60  bytes 2526  bpp ...  psnr-y 46.01 dB ..." -> "2526 46.01"
-summary() { sed -n 's/.* bytes \([0-9]*\) .* psnr-y \([0-9.]*\) dB.*/\1 \2/p' "$1"; }
+. "$(dirname "$0")/lib.sh"
 
 "$B/pnmf-enc" -q 40 -w 20 "$S/sprites.mkv" "$T/c.pnmf" > "$T/c.log" 2>&1
 check '[ $? -eq 0 ]' "encode: $(cat "$T/c.log")"
@@ -47,5 +41,4 @@ for i in $(seq 1 15); do
 done
 check '[ $same -eq 1 ]' "decoding from frame 45 differs from a full decode"
 
-echo "carry: $passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+finish carry

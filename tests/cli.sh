@@ -6,11 +6,7 @@
 set -u
 B=$1
 S=$2
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
-passes=0
-check() { if eval "$1"; then passes=$((passes + 1)); else echo "FAIL: $2" >&2; fails=$((fails + 1)); fi; }
+. "$(dirname "$0")/lib.sh"
 
 # --help lists every option with its default
 "$B/pnmf-enc" --help > "$T/help" 2>&1
@@ -78,5 +74,4 @@ check '[ $? -eq 3 ] && grep -q nothere.mkv "$T/err"' "pnmf-psnr on a missing fil
 "$B/pnmf-enc" -Q --frames 2 "$S/life.mkv" "$T/no/such/dir/x.pnmf" 2> "$T/err"
 check '[ $? -eq 5 ] && grep -q "no/such/dir/x.pnmf" "$T/err"' "unwritable output: $(cat "$T/err")"
 
-echo "cli: $passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+finish cli

@@ -11,12 +11,7 @@
 set -u
 B=$1
 S=$2
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
-passes=0
-check() { if eval "$1"; then passes=$((passes + 1)); else echo "FAIL: $2" >&2; fails=$((fails + 1)); fi; }
-summary() { sed -n 's/.* bytes \([0-9]*\) .* psnr-y \([0-9.]*\) dB.*/\1 \2/p' "$1"; }
+. "$(dirname "$0")/lib.sh"
 # "     0      0      30  yes      4     0  ..." -> the window's "used" column
 used() { awk '$1 == "0" && $2 == "0" { print $6; exit }' "$1"; }
 
@@ -38,5 +33,4 @@ check '! grep -q "fits stopped" "$T/s.log"' "the fit on samples/sprites.mkv was 
 "$B/pnmf-info" "$T/s.pnmf" > "$T/s.info" 2>&1
 check '[ "$(used "$T/s.info")" -gt 0 ]' "samples/sprites.mkv lost its model: $(head -14 "$T/s.info")"
 
-echo "fitcheck: $passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+finish fitcheck

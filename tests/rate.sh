@@ -7,13 +7,7 @@
 set -u
 B=$1
 S=$2
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
-passes=0
-check() { if eval "$1"; then passes=$((passes + 1)); else echo "FAIL: $2" >&2; fails=$((fails + 1)); fi; }
-# "frames 30  bytes 3918  bpp ...  psnr-y 35.17 dB ..." -> "3918 35.17"
-summary() { sed -n 's/.* bytes \([0-9]*\) .* psnr-y \([0-9.]*\) dB.*/\1 \2/p' "$1"; }
+. "$(dirname "$0")/lib.sh"
 
 # ladder PREFIX CLIP OP Q...: 30 frames of CLIP with the residual layer
 # alone (-k 0, fast) at each Q, into $T/PREFIX$Q.pnmf and .log; each
@@ -98,5 +92,4 @@ check '[ $? -eq 2 ] && [ ! -e "$T/x.pnmf" ]' "--target-psnr with --no-residual: 
 "$B/pnmf-enc" --target-psnr 5 "$S/sprites.mkv" "$T/x.pnmf" 2> "$T/err"
 check '[ $? -eq 2 ] && grep -q -- --target-psnr "$T/err"' "--target-psnr 5: $(cat "$T/err")"
 
-echo "rate: $passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+finish rate

@@ -8,11 +8,7 @@
 set -u
 I=$1
 F=$2
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
-passes=0
-check() { if eval "$1"; then passes=$((passes + 1)); else echo "FAIL: $2" >&2; fails=$((fails + 1)); fi; }
+. "$(dirname "$0")/../lib.sh"
 one_line() { [ "$(wc -l < "$1")" -eq 1 ]; }
 no_leftovers() { [ -z "$(ls -A "$T/out")" ]; }
 mkdir "$T/out"
@@ -101,5 +97,4 @@ for bad in missing text trunc flip empty; do
     check '[ $? -eq $want ] && [ ! -s "$T/stdout" ]' "$bad input: --csv printed a partial table"
 done
 
-echo "info_cli: $passes passed, $fails failed"
-[ $fails -eq 0 ]
+finish info_cli

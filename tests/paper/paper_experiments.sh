@@ -18,11 +18,7 @@
 # usage: paper_experiments.sh PNMF_PAPER
 set -u
 P=$1
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
-passes=0
-check() { if eval "$1"; then passes=$((passes + 1)); else echo "FAIL: $2" >&2; fails=$((fails + 1)); fi; }
+. "$(dirname "$0")/../lib.sh"
 
 # run EXP ALGO SHIFT: leaves stdout in $T/out, the exit code in $rc
 run() { "$P" "$1" --seed 1 --algo "$2" --shift "$3" --out "$T/$1-$2-$3" > "$T/out" 2> "$T/err"; rc=$?; }
@@ -89,5 +85,4 @@ check '[ $? -eq 2 ] && [ "$(wc -l < "$T/err")" -eq 1 ]' "no experiment: $(cat "$
 "$P" exp1 --max-restarts 1 --out "$T/file" > /dev/null 2> "$T/err"
 check '[ $? -eq 5 ] && grep -q "$T/file" "$T/err" && [ "$(wc -l < "$T/err")" -eq 1 ]' "--out onto a file: $(cat "$T/err")"
 
-echo "paper_experiments: $passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+finish paper_experiments

@@ -407,8 +407,7 @@ static int window_weights(PnmfEncoder *e, int m)
      * square root or by the power 1.5 of the frames instead: sprites.mkv
      * -9.0 % and -8.7 %, -k 0 mean -0.3 % and -0.6 % (against -0.6 %);
      * blocks counted as repeated within a gray level on average: -k 0
-     * mean -0.1 %. */
-    /* and a block whose samples move into the next frame unchanged (a
+     * mean -0.1 %. And a block whose samples move into the next frame unchanged (a
      * sprite, a pan) weighs as the blocks of later frames that copy it
      * (residual.h, match weights). 150 frames, -k 0, -q 16..64 against
      * the unchanged blocks in place alone: pingus_pan -3.8 %, x11_fishtank
@@ -459,8 +458,7 @@ static int code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel *md,
     uint8_t *weights = pnmf_malloc_array((size_t)m, nb);
     if (!weights) return PNMF_ERR_NOMEM;
     int avail = restore_refs(e, rb);
-    memcpy(weights, e->weights, (size_t)m * nb); /* window_weights() */
-    int ret = 0;
+    memcpy(weights, e->weights, (size_t)m * nb);
     /* at the bottom of the -q range (steps over -q 49's) the weights fade
      * out, class 64 - q at most: a still background kept exact by them held
      * -q 64 at 34.3 dB on x11_oneko and 35.4 dB on samples/sprites.mkv
@@ -468,8 +466,9 @@ static int code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel *md,
      * to 32 dB, for a BD-rate over -q 48..64 of -0.4 % and -1.8 %
      * (x11_penguins +1.3 %, pingus_pan -0.2 %) */
     const int cap = (int)floor(PNMF_MAX_QUALITY - 8 * log2(step16 / 16.0) + 0.5);
-    for (size_t i = 0; ret >= 0 && cap < PNMF_RES_WEIGHTS - 1 && i < (size_t)m * nb; i++)
+    for (size_t i = 0; cap < PNMF_RES_WEIGHTS - 1 && i < (size_t)m * nb; i++)
         if (weights[i] > cap) weights[i] = (uint8_t)(cap < 0 ? 0 : cap);
+    int ret = 0;
     for (int j = 0; ret >= 0 && j < m; j++) {
         md->res.enc_weight = weights + (size_t)j * nb;
         uint8_t *t = rb->Pp;

@@ -417,8 +417,7 @@ static int window_weights(PnmfEncoder *e, int m)
      * blocks not coded, whatever their error): -1.9 % (mean), but a second
      * coding of each window (60 % more time) and weights that follow -q,
      * which broke x11_oneko's plateaus of -q (rate.sh) */
-    const size_t nb = (size_t)((e->vis_cols + PNMF_RES_BLOCK - 1) / PNMF_RES_BLOCK) *
-                      (size_t)((e->vis_rows + PNMF_RES_BLOCK - 1) / PNMF_RES_BLOCK);
+    const size_t nb = (size_t)pnmf_residual_blocks(e->vis_cols) * (size_t)pnmf_residual_blocks(e->vis_rows);
     pnmf_free(e->weights);
     e->weights = pnmf_malloc_array((size_t)m, nb);
     if (!e->weights) return PNMF_ERR_NOMEM;

@@ -324,8 +324,7 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
                      PNMF_RES_BLOCK);
         return PNMF_ERR_CORRUPT;
     }
-    const uint64_t nb = (uint64_t)((cols + PNMF_RES_BLOCK - 1) / PNMF_RES_BLOCK) *
-                        ((rows + PNMF_RES_BLOCK - 1) / PNMF_RES_BLOCK);
+    const uint64_t nb = (uint64_t)pnmf_residual_blocks(cols) * (uint64_t)pnmf_residual_blocks(rows);
     /* format 4: the modes and the vectors are range-coded streams, each
      * after its length; before, one varint a value */
     const int coded = version >= 4;

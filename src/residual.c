@@ -23,8 +23,8 @@ int pnmf_residual_alloc(PnmfResidual *r, int m, int rows, int cols, int step16, 
     rc_mode_ctx_init(&r->enc_modes);
     rc_vec_ctx_init(&r->enc_vectors);
     rc_lev_ctx_init(&r->enc_levels);
-    r->bx = (cols + PNMF_RES_BLOCK - 1) / PNMF_RES_BLOCK;
-    r->by = (rows + PNMF_RES_BLOCK - 1) / PNMF_RES_BLOCK;
+    r->bx = pnmf_residual_blocks(cols);
+    r->by = pnmf_residual_blocks(rows);
     r->modes = pnmf_calloc((size_t)m * r->bx * r->by, 1);
     r->start = pnmf_calloc((size_t)m + 1, sizeof(size_t));
     r->mvstart = pnmf_calloc((size_t)m + 1, sizeof(size_t));
@@ -906,7 +906,7 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
 
 int pnmf_residual_copy_weights(const uint8_t *frames, int m, size_t stride, int rows, int cols, uint8_t *w)
 {
-    const int bx = (cols + PNMF_RES_BLOCK - 1) / PNMF_RES_BLOCK, by = (rows + PNMF_RES_BLOCK - 1) / PNMF_RES_BLOCK;
+    const int bx = pnmf_residual_blocks(cols), by = pnmf_residual_blocks(rows);
     const size_t nb = (size_t)bx * by;
     if (m < 1) return 0;
     uint32_t *run = pnmf_calloc(nb, sizeof(uint32_t)); /* frames after j the block lasts */
@@ -947,9 +947,26 @@ static uint64_t block_key(const uint8_t *p, size_t stride)
     return h | 1; /* 0 marks an empty slot */
 }
 
+/* The slot of key k in the table of size (a power of 2) slots, or the
+ * empty slot where it would go (open addressing, linear probing). */
+static size_t key_slot(const uint64_t *key, size_t size, uint64_t k)
+{
+    size_t s = (size_t)(k >> 17) & (size - 1);
+    while (key[s] && key[s] != k) s = (s + 1) & (size - 1);
+    return s;
+}
+
+/* Whether the 8 x 8 samples at a and at b (rows stride apart) are equal. */
+static int same_block(const uint8_t *a, const uint8_t *b, size_t stride)
+{
+    for (int y = 0; y < PNMF_RES_BLOCK; y++)
+        if (memcmp(a + (size_t)y * stride, b + (size_t)y * stride, PNMF_RES_BLOCK)) return 0;
+    return 1;
+}
+
 int pnmf_residual_match_weights(const uint8_t *frames, int m, size_t stride, int rows, int cols, uint8_t *w)
 {
-    const int bx = (cols + PNMF_RES_BLOCK - 1) / PNMF_RES_BLOCK, by = (rows + PNMF_RES_BLOCK - 1) / PNMF_RES_BLOCK;
+    const int bx = pnmf_residual_blocks(cols), by = pnmf_residual_blocks(rows);
     const size_t nb = (size_t)bx * by;
     if (m < 2 || rows < PNMF_RES_BLOCK || cols < PNMF_RES_BLOCK) return 0;
     const size_t npos = (size_t)(rows - PNMF_RES_BLOCK + 1) * (size_t)(cols - PNMF_RES_BLOCK + 1);
@@ -971,8 +988,7 @@ int pnmf_residual_match_weights(const uint8_t *frames, int m, size_t stride, int
         for (int y = 0; y + PNMF_RES_BLOCK <= rows; y++)
             for (int x = 0; x + PNMF_RES_BLOCK <= cols; x++) {
                 const uint64_t k = block_key(prev + (size_t)y * cols + x, (size_t)cols);
-                size_t s = (size_t)(k >> 17) & (size - 1);
-                while (key[s] && key[s] != k) s = (s + 1) & (size - 1);
+                const size_t s = key_slot(key, size, k);
                 if (!key[s]) key[s] = k, pos[s] = y * span + x;
             }
         for (size_t b = 0; b < nb; b++) {
@@ -980,19 +996,14 @@ int pnmf_residual_match_weights(const uint8_t *frames, int m, size_t stride, int
             pnmf_residual_block(bx, rows, cols, b, &y0, &y1, &x0, &x1);
             if (y1 - y0 < PNMF_RES_BLOCK || x1 - x0 < PNMF_RES_BLOCK) continue;
             const uint8_t *blk = cur + (size_t)y0 * cols + x0;
-            int dy = 0, dx = 0, found = 1;
-            for (int y = 0; found && y < PNMF_RES_BLOCK; y++)
-                found = !memcmp(blk + (size_t)y * cols, prev + (size_t)(y0 + y) * cols + x0, PNMF_RES_BLOCK);
+            int dy = 0, dx = 0, found = same_block(blk, prev + (size_t)y0 * cols + x0, (size_t)cols);
             if (!found) {
-                const uint64_t k = block_key(blk, (size_t)cols);
-                size_t s = (size_t)(k >> 17) & (size - 1);
-                while (key[s] && key[s] != k) s = (s + 1) & (size - 1);
+                const size_t s = key_slot(key, size, block_key(blk, (size_t)cols));
                 if (key[s]) {
                     const int sy = pos[s] / span, sx = pos[s] % span;
                     dy = sy - y0, dx = sx - x0;
-                    found = abs(dy) <= PNMF_RES_MAX_MV && abs(dx) <= PNMF_RES_MAX_MV;
-                    for (int y = 0; found && y < PNMF_RES_BLOCK; y++)
-                        found = !memcmp(blk + (size_t)y * cols, prev + (size_t)(sy + y) * cols + sx, PNMF_RES_BLOCK);
+                    found = abs(dy) <= PNMF_RES_MAX_MV && abs(dx) <= PNMF_RES_MAX_MV &&
+                            same_block(blk, prev + (size_t)sy * cols + sx, (size_t)cols);
                 }
             }
             if (!found) continue;

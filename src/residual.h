@@ -147,6 +147,9 @@ int  pnmf_residual_copy_weights(const uint8_t *frames, int m, size_t stride, int
  * PNMF_ERR_NOMEM. */
 int  pnmf_residual_match_weights(const uint8_t *frames, int m, size_t stride, int rows, int cols, uint8_t *w);
 
+/* The blocks across n samples (the last one clipped). */
+static inline int pnmf_residual_blocks(int n) { return (n + PNMF_RES_BLOCK - 1) / PNMF_RES_BLOCK; }
+
 /* Block b's rectangle [y0, y1) x [x0, x1), clipped to the frame. */
 static inline void pnmf_residual_block(int bx, int rows, int cols, size_t b, int *y0, int *y1, int *x0, int *x1)
 {

@@ -587,44 +587,106 @@ static int try_lossless(PnmfEncoder *e, PnmfWindowModel *md, int m, double *sse)
 }
 
 /* The residual step of a window, chosen: its residual layer is coded at
- * the steps of -q - STEP_REACH .. -q + STEP_REACH (every second -q) and
- * the coding with the lowest
- * squared error + lambda * bits is kept, lambda that of the step of -q +
- * STEP_BIAS. A single coding at one step is a greedy chain of block
- * decisions whose error and bytes move up and down from one step to the
- * next (x11_oneko: 11.4-12.4 kB, 52-76 dB, from -q 10 to 40, the PSNR up
- * at 7 of 32 steps of 2); choosing among neighbouring steps by one cost
- * keeps the codings that lie on the curve. -q 64 keeps its own step, the
- * coarsest, so the bottom of the range stays reachable; -q STEP_FLOOR (the
- * default) and below keep theirs, and no step finer than STEP_FLOOR's is
- * tried (there the finer steps won nearly always, and -q 8 came within
- * 3 % of lossless on samples/sprites.mkv). Measured in the
- * README ("Rate control: how monotone -q is"). */
-#define STEP_REACH 4
-#define STEP_BIAS 4
-#define STEP_FLOOR 16
+ * the steps of -q 16, 20, ..., 64, the same steps whatever -q is, and
+ * pnmf_step_pick (quant.h) keeps the coding with the lowest squared error
+ * + lambda * bits within an error bound that rises with -q: a higher -q
+ * gets no more bytes and no less error in each window. The coarser steps
+ * are coded only until two in a row exceed the bound. -q 16, the default,
+ * keeps its own step without trying the others. What can still move the
+ * other way is what a window leaves the next (its last frames are the
+ * next one's references) and, in a window with a model, the model (its
+ * quantization follows -q). Measured in the README ("Rate control: how
+ * monotone -q is"); with two threads two codings run at once (the same
+ * file). */
+static int choose_steps(const PnmfEncoder *e)
+{
+    return e->s.target_psnr <= 0 && e->s.quality > PNMF_PICK_FLOOR;
+}
+
+/* One coding for choose_step(), into its own copy of the window. */
+typedef struct StepJob {
+    const PnmfEncoder *e;
+    ResBufs *rb;
+    PnmfWindowModel md;
+    int m, q, ret;
+    double sse;
+    size_t bytes;
+} StepJob;
+
+static void *step_job(void *arg)
+{
+    StepJob *j = arg;
+    j->ret = code_residual(j->e, j->rb, &j->md, j->m, pnmf_residual_step(j->q), &j->sse);
+    if (j->ret >= 0) j->ret = window_bytes(j->e, &j->md, j->m, &j->bytes);
+    return NULL;
+}
+
+/* Whether the next coding offered to p may be its last: past -q's
+ * step, after a coding above its bound. */
+static int one_more_may_do(const PnmfStepPick *p)
+{
+    const int hi = (p->q - PNMF_PICK_FLOOR) / PNMF_PICK_GRID + 1;
+    if (p->n + 1 >= PNMF_PICK_CODINGS) return 1;
+    if (p->n <= hi) return 0;
+    PnmfStepPick t = *p;
+    return pnmf_step_pick_offer(&t, 0, 1e300), t.done;
+}
+
 static int choose_step(PnmfEncoder *e, PnmfWindowModel *md, int m, double *sse)
 {
+    if (!choose_steps(e)) return 0;
+    /* a byte weighs as at the step of -q + 4 (8 bits): with -q's own
+     * lambda the finer steps won nearly always; -q 64, the bottom of the
+     * range, takes the fewest bytes */
     const int q = e->s.quality;
-    if (q <= STEP_FLOOR || q >= PNMF_MAX_QUALITY) return 0;
-    const double lambda = residual_lambda(pnmf_residual_step(q)) * exp2(STEP_BIAS / 4.0);
-    size_t bytes;
-    PNMF_CHECK(window_bytes(e, md, m, &bytes));
-    double best = *sse + lambda * 8 * (double)bytes;
-    int bq = q;
-    for (int d = -STEP_REACH; d <= STEP_REACH; d += 2) {
-        const int qq = q + d;
-        if (!d || qq < STEP_FLOOR || qq > PNMF_MAX_QUALITY) continue;
-        PnmfResidual old;
-        double s = 0;
-        const int ret = recode_residual(e, md, m, pnmf_residual_step(qq), &old, &s, &bytes);
-        const double jj = s + lambda * 8 * (double)bytes;
-        const int keep = ret >= 0 && jj < best;
-        settle_residual(md, &old, keep);
-        PNMF_CHECK(ret);
-        if (keep) best = jj, *sse = s, bq = qq;
+    PnmfStepPick pick;
+    pnmf_step_pick_init(&pick, q, q < PNMF_MAX_QUALITY ? 8 * residual_lambda(pnmf_residual_step(q + 4)) : INFINITY);
+    /* md's coding, where it is one of the grid's, is not coded again */
+    int held = -1;
+    for (int i = 0; i < PNMF_PICK_CODINGS; i++)
+        if (md->res.step16 == pnmf_residual_step(PNMF_PICK_FLOOR + i * PNMF_PICK_GRID)) held = i;
+    PnmfResidual best = { 0 };
+    int ret = 0;
+    if (held < 0) pnmf_residual_free(&md->res);
+    for (int i = 0; ret >= 0 && !pick.done;) {
+        StepJob job[2];
+        int nj = 0;
+        for (; nj < 2 && i + nj < PNMF_PICK_CODINGS; nj++) {
+            /* two at once only where the pick cannot be done after the first */
+            if (i + nj == held || (nj && (!e->rb[1].P || one_more_may_do(&pick)))) break;
+            job[nj] = (StepJob){ e, &e->rb[nj], *md, m, PNMF_PICK_FLOOR + (i + nj) * PNMF_PICK_GRID, 0, 0, 0 };
+            memset(&job[nj].md.res, 0, sizeof(job[nj].md.res));
+        }
+        if (!nj) { /* the held coding: md's residual layer moves into the job */
+            job[0] = (StepJob){ e, &e->rb[0], *md, m, PNMF_PICK_FLOOR + i * PNMF_PICK_GRID, 0, *sse, 0 };
+            job[0].ret = window_bytes(e, md, m, &job[0].bytes);
+            memset(&md->res, 0, sizeof(md->res));
+            nj = 1;
+        } else {
+            pthread_t th;
+            const int two = nj == 2 && !pthread_create(&th, NULL, step_job, &job[1]);
+            step_job(&job[0]);
+            if (two) pthread_join(th, NULL);
+            else if (nj == 2) job[1].rb = &e->rb[0], step_job(&job[1]);
+        }
+        for (int k = 0; k < nj; k++, i++) {
+            if (ret >= 0) ret = job[k].ret;
+            if (ret >= 0 && !pick.done && pnmf_step_pick_offer(&pick, (double)job[k].bytes, job[k].sse)) {
+                pnmf_residual_free(&best);
+                best = job[k].md.res;
+            } else {
+                pnmf_residual_free(&job[k].md.res);
+            }
+        }
     }
-    if (getenv("PNMF_DEBUG")) fprintf(stderr, "window %d: the step of -q %d\n", e->windows, bq);
+    if (ret < 0) {
+        pnmf_residual_free(&best);
+        return ret;
+    }
+    pnmf_residual_free(&md->res); /* the held coding, if never offered */
+    md->res = best, *sse = pick.bd;
+    if (getenv("PNMF_DEBUG"))
+        fprintf(stderr, "window %d: the step of -q %d\n", e->windows, PNMF_PICK_FLOOR + pick.best * PNMF_PICK_GRID);
     return 0;
 }
 
@@ -1250,7 +1312,8 @@ static int encode_window(PnmfEncoder *e)
                 sse = sse2[1];
             }
         } else if (!md.res.step16) {
-            ret = code_residual(e, &e->rb[0], &md, m, step16, &sse);
+            /* where choose_step() will choose, its first coding */
+            ret = code_residual(e, &e->rb[0], &md, m, choose_steps(e) ? pnmf_residual_step(PNMF_PICK_FLOOR) : step16, &sse);
         }
         if (ret >= 0 && e->s.target_psnr > 0) {
             ret = target_residual(e, &md, m, &sse);

@@ -2,8 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Components carried over (issue 7, "Across windows"): on samples/sprites.mkv
 # in windows of 20 frames, the windows after the first reuse its components
-# (pnmf-enc counts them, pnmf-info marks them), the file is smaller than
-# with --no-carry at no loss of PSNR, the decoder shows exactly the PSNR the
+# (pnmf-enc counts them, pnmf-info marks them), the file is at least 10 %
+# smaller than with --no-carry within 0.3 dB of its PSNR (at -q 40 on
+# this clip 0.3 dB is worth under 2 % of the bytes; since session 15's
+# pick of each window's step the two land 0.2 dB apart, 2,236 and 3,225
+# bytes), the decoder shows exactly the PSNR the
 # encoder measured, and decoding from a frame inside a carrying window
 # (through the index, from the key window) gives the frames of a full decode.
 # usage: carry.sh BUILD_DIR SAMPLES_DIR
@@ -21,8 +24,8 @@ n=$(summary "$T/n.log")
 echo "carry: $c  no-carry: $n"
 check 'grep -q "carried 2" "$T/c.log"' "windows 1 and 2 did not carry the components over: $(cat "$T/c.log")"
 check '! grep -q carried "$T/n.log"' "--no-carry carried: $(cat "$T/n.log")"
-check 'awk "BEGIN{split(\"$c\", a, \" \"); split(\"$n\", b, \" \"); exit !(a[1] < b[1] && a[2] >= b[2] - 0.05)}"' \
-    "carrying ($c) is not smaller at the same PSNR than not ($n)"
+check 'awk "BEGIN{split(\"$c\", a, \" \"); split(\"$n\", b, \" \"); exit !(a[1] < 0.9 * b[1] && a[2] >= b[2] - 0.3)}"' \
+    "carrying ($c) is not 10 % smaller within 0.3 dB than not ($n)"
 "$B/pnmf-info" "$T/c.pnmf" > "$T/info" 2>&1
 check '[ $(grep -c "^ *[12] .* no  *8 c " "$T/info") -eq 2 ]' "pnmf-info does not mark windows 1 and 2 as carried: $(head -20 "$T/info")"
 

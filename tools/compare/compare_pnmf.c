@@ -107,5 +107,5 @@ end:
 }
 
 const CmpCodec cmp_pnmf_codec = {
-    "pnmf", "libpnmf (pnmf-enc options as given)", "q", 0, PNMF_MAX_QUALITY, 0, 48, pnmf_available, pnmf_run, NULL,
+    "pnmf", "libpnmf (pnmf-enc options as given)", "q", 0, PNMF_MAX_QUALITY, 16, 64, pnmf_available, pnmf_run, NULL,
 };

@@ -621,17 +621,6 @@ static void *step_job(void *arg)
     return NULL;
 }
 
-/* Whether the next coding offered to p may be its last: past -q's
- * step, after a coding above its bound. */
-static int one_more_may_do(const PnmfStepPick *p)
-{
-    const int hi = (p->q - PNMF_PICK_FLOOR) / PNMF_PICK_GRID + 1;
-    if (p->n + 1 >= PNMF_PICK_CODINGS) return 1;
-    if (p->n <= hi) return 0;
-    PnmfStepPick t = *p;
-    return pnmf_step_pick_offer(&t, 0, 1e300), t.done;
-}
-
 static int choose_step(PnmfEncoder *e, PnmfWindowModel *md, int m, double *sse)
 {
     if (!choose_steps(e)) return 0;
@@ -653,7 +642,7 @@ static int choose_step(PnmfEncoder *e, PnmfWindowModel *md, int m, double *sse)
         int nj = 0;
         for (; nj < 2 && i + nj < PNMF_PICK_CODINGS; nj++) {
             /* two at once only where the pick cannot be done after the first */
-            if (i + nj == held || (nj && (!e->rb[1].P || one_more_may_do(&pick)))) break;
+            if (i + nj == held || (nj && (!e->rb[1].P || pnmf_step_pick_may_end(&pick)))) break;
             job[nj] = (StepJob){ e, &e->rb[nj], *md, m, PNMF_PICK_FLOOR + (i + nj) * PNMF_PICK_GRID, 0, 0, 0 };
             memset(&job[nj].md.res, 0, sizeof(job[nj].md.res));
         }
@@ -671,7 +660,7 @@ static int choose_step(PnmfEncoder *e, PnmfWindowModel *md, int m, double *sse)
         }
         for (int k = 0; k < nj; k++, i++) {
             if (ret >= 0) ret = job[k].ret;
-            if (ret >= 0 && !pick.done && pnmf_step_pick_offer(&pick, (double)job[k].bytes, job[k].sse)) {
+            if (ret >= 0 && pnmf_step_pick_offer(&pick, (double)job[k].bytes, job[k].sse)) {
                 pnmf_residual_free(&best);
                 best = job[k].md.res;
             } else {

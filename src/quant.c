@@ -147,3 +147,11 @@ int pnmf_step_pick_offer(PnmfStepPick *p, double r, double d)
     p->best = i, p->br = r, p->bd = d, p->bj = j;
     return 1;
 }
+
+int pnmf_step_pick_may_end(const PnmfStepPick *p)
+{
+    if (p->done || p->n + 1 >= PNMF_PICK_CODINGS) return 1;
+    /* the stop needs two codings in a row past q's grid step above the bound */
+    const int lo = (p->q - PNMF_PICK_FLOOR) / PNMF_PICK_GRID;
+    return p->n >= lo + 2 && p->d[p->n - 1] > pick_bound(p, p->q);
+}

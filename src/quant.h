@@ -69,5 +69,8 @@ typedef struct PnmfStepPick {
 void pnmf_step_pick_init(PnmfStepPick *p, int q, double lambda);
 /* The next coding of the grid: 1 when it is now the pick. */
 int  pnmf_step_pick_offer(PnmfStepPick *p, double r, double d);
+/* Whether the next coding offered may set done (a caller coding two at
+ * once codes one only then). */
+int  pnmf_step_pick_may_end(const PnmfStepPick *p);
 
 #endif /* PNMF_QUANT_H */

@@ -79,8 +79,11 @@ static void one_set(const double *r, const double *d)
         PnmfStepPick p;
         pnmf_step_pick_init(&p, q, lambda_of(q));
         int took = -1, i = 0;
-        for (; i < N && !p.done; i++)
+        for (; i < N && !p.done; i++) {
+            const int may_end = pnmf_step_pick_may_end(&p);
             if (pnmf_step_pick_offer(&p, r[i], d[i])) took = i;
+            CHECK_MSG(may_end || !p.done, "-q %d: done at coding %d, unforeseen", q, i);
+        }
         int last;
         const int want = brute(r, d, q, &last);
         CHECK_MSG(p.done && i == last + 1, "-q %d: done after %d codings, the definition %d", q, i, last + 1);

@@ -65,6 +65,7 @@ struct PnmfEncoder {
     int probe_skips;          /* windows left to code without a model, unprobed */
     int fits_stopped;         /* full fits stopped by their check (check_fit) */
     int w_step, r_step;
+    int model_q;              /* the -q the model is fitted, quantized and weighed at (model_quality) */
     double sse, objective;
     double t_probe, t_fit, t_residual, t_write, t_total; /* seconds by stage */
     int windows, failed, finished;
@@ -83,6 +84,19 @@ static int fail(PnmfEncoder *e, int ret, const char *what)
     if (!e->err[0]) snprintf(e->err, sizeof(e->err), "%s", what);
     e->failed = ret;
     return ret;
+}
+
+/* Above PNMF_PICK_FLOOR (where choose_step() picks among the same codings
+ * for every -q) the model is the same for every -q too: fitted, quantized
+ * and weighed as at -q PNMF_MODEL_Q, and kept or not per coding within the
+ * pick, so a window with a model keeps -q's order as one without does. */
+#define PNMF_MODEL_Q 52
+
+static int model_quality(const PnmfEncSettings *s)
+{
+    if (!s->residual || s->target_psnr > 0 || s->quality < PNMF_PICK_FLOOR) return s->quality;
+    const char *v = getenv("PNMF_MODEL_Q");
+    return v ? atoi(v) : PNMF_MODEL_Q;
 }
 
 int pnmf_encoder_create(PnmfEncoder **out, const PnmfEncSettings *s, int width, int height,
@@ -111,7 +125,8 @@ int pnmf_encoder_create(PnmfEncoder **out, const PnmfEncSettings *s, int width, 
         }
     }
     e->n = (size_t)e->rows * e->cols;
-    pnmf_quant_steps(s->quality, &e->w_step, &e->r_step);
+    e->model_q = model_quality(s);
+    pnmf_quant_steps(e->model_q, &e->w_step, &e->r_step);
     const size_t w = (size_t)s->window, k = (size_t)(s->components ? s->components : 1);
     e->frames = pnmf_malloc_array(w * e->nv, 1);
     e->A = pnmf_malloc_array(w * e->n, sizeof(float));
@@ -234,7 +249,7 @@ static double residual_lambda(int step16)
 }
 
 /* The same for the encoder's -q: what a bit of the model is worth. */
-static double quality_lambda(const PnmfEncoder *e) { return residual_lambda(pnmf_residual_step(e->s.quality)); }
+static double quality_lambda(const PnmfEncoder *e) { return residual_lambda(pnmf_residual_step(e->model_q)); }
 
 /* A coefficient whose quantized value differs from the same component's
  * in the frame before keeps that value when the squared error this adds
@@ -600,7 +615,7 @@ static int try_lossless(PnmfEncoder *e, PnmfWindowModel *md, int m, double *sse)
  * file). */
 static int choose_steps(const PnmfEncoder *e)
 {
-    return e->s.target_psnr <= 0 && e->s.quality > PNMF_PICK_FLOOR;
+    return e->s.target_psnr <= 0 && e->s.quality >= PNMF_PICK_FLOOR;
 }
 
 /* One coding for choose_step(), into its own copy of the window. */
@@ -621,7 +636,21 @@ static void *step_job(void *arg)
     return NULL;
 }
 
-static int choose_step(PnmfEncoder *e, PnmfWindowModel *md, int m, double *sse)
+/* A held coding (fam's residual layer, at grid step i) moved into a job. */
+static void held_job(PnmfEncoder *e, StepJob *j, PnmfWindowModel *fam, int i, double sse, int m)
+{
+    *j = (StepJob){ e, &e->rb[0], *fam, m, PNMF_PICK_FLOOR + i * PNMF_PICK_GRID, 0, sse, 0 };
+    j->ret = window_bytes(e, fam, m, &j->bytes);
+    memset(&fam->res, 0, sizeof(fam->res));
+}
+
+/* nfam 1: fam[0]'s residual layer at each step of the grid. nfam 2: the
+ * window with its model (fam[0] or fam[1]) and without: at each step of
+ * the grid the pick is offered the one of the two with the lower squared
+ * error + lambda * bits, lambda that step's own, so what it is offered
+ * does not depend on -q. sse[f]: the error of fam[f]'s coding, if it holds
+ * one. fam[0] gets the coding kept, *sse its error. */
+static int choose_step(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, double sse[2])
 {
     if (!choose_steps(e)) return 0;
     /* a byte weighs as at the step of -q + 4 (8 bits): with -q's own
@@ -630,52 +659,76 @@ static int choose_step(PnmfEncoder *e, PnmfWindowModel *md, int m, double *sse)
     const int q = e->s.quality;
     PnmfStepPick pick;
     pnmf_step_pick_init(&pick, q, q < PNMF_MAX_QUALITY ? 8 * residual_lambda(pnmf_residual_step(q + 4)) : INFINITY);
-    /* md's coding, where it is one of the grid's, is not coded again */
-    int held = -1;
-    for (int i = 0; i < PNMF_PICK_CODINGS; i++)
-        if (md->res.step16 == pnmf_residual_step(PNMF_PICK_FLOOR + i * PNMF_PICK_GRID)) held = i;
+    /* a coding held, where it is one of the grid's, is not coded again */
+    int held[2] = { -1, -1 };
+    for (int f = 0; f < nfam; f++) {
+        for (int i = 0; i < PNMF_PICK_CODINGS; i++)
+            if (fam[f].res.step16 == pnmf_residual_step(PNMF_PICK_FLOOR + i * PNMF_PICK_GRID)) held[f] = i;
+        if (held[f] < 0) pnmf_residual_free(&fam[f].res);
+    }
     PnmfResidual best = { 0 };
-    int ret = 0;
-    if (held < 0) pnmf_residual_free(&md->res);
-    for (int i = 0; ret >= 0 && !pick.done;) {
+    int best_f = 0, ret = 0;
+    /* -q PNMF_PICK_FLOOR keeps the first coding: the pick's floor */
+    const int floor = q == PNMF_PICK_FLOOR;
+    for (int i = 0; ret >= 0 && !pick.done && !(floor && i);) {
         StepJob job[2];
-        int nj = 0;
-        for (; nj < 2 && i + nj < PNMF_PICK_CODINGS; nj++) {
-            /* two at once only where the pick cannot be done after the first */
-            if (i + nj == held || (nj && (!e->rb[1].P || pnmf_step_pick_may_end(&pick)))) break;
-            job[nj] = (StepJob){ e, &e->rb[nj], *md, m, PNMF_PICK_FLOOR + (i + nj) * PNMF_PICK_GRID, 0, 0, 0 };
+        int fj[2] = { 0, nfam - 1 }, run[2] = { 0, 0 }, nj = 0;
+        for (; nj < 2; nj++) {
+            /* one window: two steps at once only where the pick cannot be
+             * done after the first; two: the step with and without */
+            const int f = fj[nj], at = nfam == 2 ? i : i + nj;
+            if (at >= PNMF_PICK_CODINGS ||
+                (nfam == 1 && nj && (floor || at == held[0] || !e->rb[1].P || pnmf_step_pick_may_end(&pick))))
+                break;
+            if (at == held[f]) {
+                held_job(e, &job[nj], &fam[f], at, sse[f], m);
+                continue;
+            }
+            job[nj] = (StepJob){ e, &e->rb[nj], fam[f], m, PNMF_PICK_FLOOR + at * PNMF_PICK_GRID, 0, 0, 0 };
             memset(&job[nj].md.res, 0, sizeof(job[nj].md.res));
+            run[nj] = 1;
         }
-        if (!nj) { /* the held coding: md's residual layer moves into the job */
-            job[0] = (StepJob){ e, &e->rb[0], *md, m, PNMF_PICK_FLOOR + i * PNMF_PICK_GRID, 0, *sse, 0 };
-            job[0].ret = window_bytes(e, md, m, &job[0].bytes);
-            memset(&md->res, 0, sizeof(md->res));
-            nj = 1;
-        } else {
+        if (run[0] && run[1]) {
             pthread_t th;
-            const int two = nj == 2 && !pthread_create(&th, NULL, step_job, &job[1]);
+            const int two = e->rb[1].P && !pthread_create(&th, NULL, step_job, &job[1]);
             step_job(&job[0]);
             if (two) pthread_join(th, NULL);
-            else if (nj == 2) job[1].rb = &e->rb[0], step_job(&job[1]);
+            else job[1].rb = &e->rb[0], step_job(&job[1]);
+        } else {
+            for (int k = 0; k < nj; k++)
+                if (run[k]) job[k].rb = &e->rb[0], step_job(&job[k]);
         }
-        for (int k = 0; k < nj; k++, i++) {
+        int offer[2] = { 1, nfam == 1 && nj == 2 };
+        for (int k = 0; k < nj; k++)
             if (ret >= 0) ret = job[k].ret;
-            if (ret >= 0 && pnmf_step_pick_offer(&pick, (double)job[k].bytes, job[k].sse)) {
+        if (ret >= 0 && nfam == 2) {
+            const double lambda = 8 * residual_lambda(pnmf_residual_step(job[0].q));
+            const double j0 = job[0].sse + lambda * (double)job[0].bytes, j1 = job[1].sse + lambda * (double)job[1].bytes;
+            if (j1 < j0) offer[0] = 0, offer[1] = 1;
+        }
+        for (int k = 0; k < nj; k++) {
+            if (ret >= 0 && offer[k] && pnmf_step_pick_offer(&pick, (double)job[k].bytes, job[k].sse)) {
                 pnmf_residual_free(&best);
-                best = job[k].md.res;
+                best = job[k].md.res, best_f = fj[k];
             } else {
                 pnmf_residual_free(&job[k].md.res);
             }
         }
+        i += nfam == 2 ? 1 : nj;
     }
+    for (int f = 0; f < nfam; f++) pnmf_residual_free(&fam[f].res); /* held codings never offered */
     if (ret < 0) {
         pnmf_residual_free(&best);
         return ret;
     }
-    pnmf_residual_free(&md->res); /* the held coding, if never offered */
-    md->res = best, *sse = pick.bd;
+    if (best_f) {
+        const PnmfWindowModel t = fam[0];
+        fam[0] = fam[1], fam[1] = t;
+    }
+    fam[0].res = best, sse[0] = pick.bd;
     if (getenv("PNMF_DEBUG"))
-        fprintf(stderr, "window %d: the step of -q %d\n", e->windows, PNMF_PICK_FLOOR + pick.best * PNMF_PICK_GRID);
+        fprintf(stderr, "window %d: the step of -q %d%s\n", e->windows, PNMF_PICK_FLOOR + pick.best * PNMF_PICK_GRID,
+                nfam == 1 ? "" : fam[0].first[m] > 0 ? ", with the model" : ", without the model");
     return 0;
 }
 
@@ -1125,6 +1178,13 @@ static int fit_model(PnmfEncoder *e, PnmfWindowModel *md, int m, FitCheck *chk)
  * frames: 3,816 B 47.11 dB -> 3,640 B 48.15 dB; 3,656 B 46.02 dB -> 3,431 B
  * 46.80 dB; 3,275 B 42.42 dB -> 2,681 B 42.53 dB) with the same bytes on
  * samples/devset at -q 16, 32 and 44 (-w 30: 180 s against 125 s at 1.4).) */
+/* From -q PNMF_PICK_FLOOR up the probe weighs bytes as at -q PNMF_MODEL_Q
+ * (model_quality), and there PROBE_MARGIN let full fits through that never
+ * paid: cost ratios of the first windows (150 frames) samples/sprites.mkv
+ * 1.08, whose model pays at every -q from 16 to 64; on samples/devset
+ * 1.23-1.90, with full fits of up to 55 s (cuts_mix's first window, -q 16:
+ * 13 s -> 122 s for the same file). */
+#define PROBE_MARGIN_FIXED 1.2
 /* The probe's H steps make one sweep, not --inner's: its fit init is
  * k - 1 greedy H steps, most of the probe's time. Measured (2 threads):
  * x11_penguins default 19.7 s -> 11.4 s, x11_oneko 25.9 s -> 9.5 s, the
@@ -1181,7 +1241,8 @@ static int probe_model(PnmfEncoder *e, int m, int step16, int *drop, PnmfWindowM
     if (ret >= 0) ret = cost_with_and_without(e, &md, bare, m, step16, j, sse, &model_bytes, bare_bytes);
     e->t_residual += now() - t1;
     if (ret >= 0) {
-        *drop = j[0] > PROBE_MARGIN * j[1] || (double)model_bytes > PROBE_BYTES * (double)*bare_bytes;
+        const double margin = choose_steps(e) ? PROBE_MARGIN_FIXED : PROBE_MARGIN;
+        *drop = j[0] > margin * j[1] || (double)model_bytes > PROBE_BYTES * (double)*bare_bytes;
         if (j[0] > PROBE_FAR * j[1]) e->probe_skips = PROBE_SKIPS;
         *bare_sse = sse[1];
         if (getenv("PNMF_DEBUG"))
@@ -1206,7 +1267,7 @@ static int encode_window(PnmfEncoder *e)
     double sse = 0;
     int ret = 0;
     const int header_k = e->s.components ? e->s.components : 1;
-    const int step16 = pnmf_residual_step(e->s.quality);
+    const int step16 = pnmf_residual_step(e->model_q);
     const int start = e->frame_count - m;
     e->continues = e->s.residual && e->windows > 0 && start - e->last_key < e->s.key_interval &&
                    start != e->last_cut;
@@ -1227,12 +1288,9 @@ static int encode_window(PnmfEncoder *e)
         size_t model_bytes;
         ret = carry_model(e, &md, m);
         if (ret >= 0) ret = cost_with_and_without(e, &md, &bare, m, step16, j, sse2, &model_bytes, &bare_bytes);
-        if (ret >= 0 && j[0] < j[1]) {
-            carried = 1, sse = sse2[0];
-        } else {
-            pnmf_model_free(&md);
-            bare_sse = sse2[1];
-        }
+        bare_sse = sse2[1];
+        if (ret >= 0 && j[0] < j[1]) carried = 1, sse = sse2[0];
+        else pnmf_model_free(&md);
         if (getenv("PNMF_DEBUG") && ret >= 0)
             fprintf(stderr, "window %d: carried components: %s (cost ratio %.3f)\n", e->windows,
                     carried ? "kept" : "dropped", j[0] / j[1]);
@@ -1295,10 +1353,11 @@ static int encode_window(PnmfEncoder *e)
                 }
             }
             pnmf_model_free(&e->alt);
+            bare_sse = sse2[1];
             if (ret >= 0 && j[1] < j[0]) {
                 PnmfWindowModel t = md;
                 md = bare, bare = t;
-                sse = sse2[1];
+                bare_sse = sse, sse = sse2[1];
             }
         } else if (!md.res.step16) {
             /* where choose_step() will choose, its first coding */
@@ -1307,7 +1366,12 @@ static int encode_window(PnmfEncoder *e)
         if (ret >= 0 && e->s.target_psnr > 0) {
             ret = target_residual(e, &md, m, &sse);
         } else if (ret >= 0 && md.res.step16 > PNMF_RES_MIN_STEP) {
-            ret = choose_step(e, &md, m, &sse);
+            /* with a model, the pick weighs the window without it at each step too */
+            PnmfWindowModel fam[2] = { md, bare };
+            double fsse[2] = { sse, bare_sse };
+            const int nfam = 1 + (bare_bytes && bare.res.step16 && (md.first[m] > 0 || bare.first[m] > 0));
+            ret = choose_step(e, fam, nfam, m, fsse);
+            md = fam[0], bare = fam[1], sse = fsse[0];
             if (ret >= 0 && md.res.step16 > PNMF_RES_MIN_STEP && e->s.quality <= LOSSLESS_TRY_Q)
                 ret = try_lossless(e, &md, m, &sse);
         }

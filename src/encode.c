@@ -86,18 +86,20 @@ static int fail(PnmfEncoder *e, int ret, const char *what)
     return ret;
 }
 
-/* Above PNMF_PICK_FLOOR (where choose_step() picks among the same codings
- * for every -q) the model is the same for every -q too: fitted, quantized
- * and weighed as at -q PNMF_MODEL_Q, and kept or not per coding within the
- * pick, so a window with a model keeps -q's order as one without does. */
+/* Whether choose_step() picks each window's coding among the same codings
+ * for every -q: from PNMF_PICK_FLOOR up, with the residual layer, without
+ * --target-psnr. There the model is the same for every -q too: fitted,
+ * quantized and weighed as at -q PNMF_MODEL_Q, and kept or not per coding
+ * within the pick, so a window with a model keeps -q's order as one
+ * without does. */
 #define PNMF_MODEL_Q 52
 
-static int model_quality(const PnmfEncSettings *s)
+static int picks(const PnmfEncSettings *s)
 {
-    if (!s->residual || s->target_psnr > 0 || s->quality < PNMF_PICK_FLOOR) return s->quality;
-    const char *v = getenv("PNMF_MODEL_Q");
-    return v ? atoi(v) : PNMF_MODEL_Q;
+    return s->residual && s->target_psnr <= 0 && s->quality >= PNMF_PICK_FLOOR;
 }
+
+static int model_quality(const PnmfEncSettings *s) { return picks(s) ? PNMF_MODEL_Q : s->quality; }
 
 int pnmf_encoder_create(PnmfEncoder **out, const PnmfEncSettings *s, int width, int height,
                         int fps_num, int fps_den, FILE *f)
@@ -601,22 +603,20 @@ static int try_lossless(PnmfEncoder *e, PnmfWindowModel *md, int m, double *sse)
     return ret;
 }
 
-/* The residual step of a window, chosen: its residual layer is coded at
- * the steps of -q 16, 20, ..., 64, the same steps whatever -q is, and
- * pnmf_step_pick (quant.h) keeps the coding with the lowest squared error
- * + lambda * bits within an error bound that rises with -q: a higher -q
- * gets no more bytes and no less error in each window. The coarser steps
- * are coded only until two in a row exceed the bound. -q 16, the default,
- * keeps its own step without trying the others. What can still move the
- * other way is what a window leaves the next (its last frames are the
- * next one's references) and, in a window with a model, the model (its
- * quantization follows -q). Measured in the README ("Rate control: how
- * monotone -q is"); with two threads two codings run at once (the same
- * file). */
-static int choose_steps(const PnmfEncoder *e)
-{
-    return e->s.target_psnr <= 0 && e->s.quality >= PNMF_PICK_FLOOR;
-}
+/* The residual step of a window, chosen (where picks()): its residual
+ * layer is coded at the steps of -q 16, 20, ..., 64, the same steps
+ * whatever -q is, and pnmf_step_pick (quant.h) keeps the coding with the
+ * lowest squared error + lambda * bits within an error bound that rises
+ * with -q: a higher -q gets no more bytes and no less error in each
+ * window. The coarser steps are coded only until two in a row exceed the
+ * bound; -q 16, the default, keeps the first coding without trying the
+ * others. A window with a model is coded with and without it at each
+ * step (choose_step). What can still move the other way is what a window
+ * leaves the next (its last frames are the next one's references, its
+ * model the one the next may carry). Measured in the README ("Rate
+ * control: how monotone -q is"); with two threads two codings run at once
+ * (the same file). */
+static int choose_steps(const PnmfEncoder *e) { return picks(&e->s); }
 
 /* One coding for choose_step(), into its own copy of the window. */
 typedef struct StepJob {
@@ -674,8 +674,9 @@ static int choose_step(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
         StepJob job[2];
         int fj[2] = { 0, nfam - 1 }, run[2] = { 0, 0 }, nj = 0;
         for (; nj < 2; nj++) {
-            /* one window: two steps at once only where the pick cannot be
-             * done after the first; two: the step with and without */
+            /* without a model: two steps at once only where the pick
+             * cannot be done after the first; with: the step with and
+             * without the model */
             const int f = fj[nj], at = nfam == 2 ? i : i + nj;
             if (at >= PNMF_PICK_CODINGS ||
                 (nfam == 1 && nj && (floor || at == held[0] || !e->rb[1].P || pnmf_step_pick_may_end(&pick))))

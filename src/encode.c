@@ -87,17 +87,15 @@ static int fail(PnmfEncoder *e, int ret, const char *what)
 }
 
 /* Whether choose_step() picks each window's coding among the same codings
- * for every -q: from PNMF_PICK_FLOOR up, with the residual layer, without
+ * for every -q (those of -q PNMF_PICK_FLOOR and coarser from the floor up,
+ * of the floor and finer below it): with the residual layer, without
  * --target-psnr. There the model is the same for every -q too: fitted,
  * quantized and weighed as at -q PNMF_MODEL_Q, and kept or not per coding
  * within the pick, so a window with a model keeps -q's order as one
  * without does. */
 #define PNMF_MODEL_Q 52
 
-static int picks(const PnmfEncSettings *s)
-{
-    return s->residual && s->target_psnr <= 0 && s->quality >= PNMF_PICK_FLOOR;
-}
+static int picks(const PnmfEncSettings *s) { return s->residual && s->target_psnr <= 0; }
 
 static int model_quality(const PnmfEncSettings *s) { return picks(s) ? PNMF_MODEL_Q : s->quality; }
 
@@ -544,65 +542,6 @@ static int window_bytes(const PnmfEncoder *e, PnmfWindowModel *md, int m, size_t
     return ret;
 }
 
-/* Steps up to LOSSLESS_TRY_STEP (16ths of a gray level; -q 8) also code
- * the window losslessly and keep that coding unless it is larger than
- * the lossy one by more than LOSSLESS_MARGIN (2 %): at such steps quantization
- * saves few bits and its noise breaks the exact repeats lossless coding
- * finds (x11_penguins -q 2 and 4 cost 3 % and 5 % more than -q 0 without
- * this), and a lossless window leaves the next one exact references. With
- * no margin x11_oneko's first window went lossy for 0.2 % fewer bytes
- * and the clip's -q 8 cost 1.2 % more than -q 0; with 2 %, -q 0..10 fall
- * on every clip of the development set but x11_oneko's -q 10 (+1.5 %,
- * the same lossy coding). At -q 10 and 12 (LOSSLESS_TRY_Q) the lossless
- * coding is tried too and kept when it is no larger (no margin): x11_oneko
- * cost 1.5 % and 1.6 % more there than at -q 0 (lossy coding is the
- * smaller on the other clips of the development set, so the second coding
- * costs them time only). */
-#define LOSSLESS_TRY_STEP 32
-#define LOSSLESS_MARGIN 1.02
-#define LOSSLESS_TRY_Q 12
-
-/* Another coding of md's residual layer, at step16, for the caller to
- * weigh against the one md holds, which moves to *old; *s and *bytes get
- * the new coding's squared error and window bytes. settle_residual() then
- * keeps one of the two. */
-static int recode_residual(PnmfEncoder *e, PnmfWindowModel *md, int m, int step16, PnmfResidual *old, double *s,
-                           size_t *bytes)
-{
-    *old = md->res;
-    memset(&md->res, 0, sizeof(md->res));
-    int ret = code_residual(e, &e->rb[0], md, m, step16, s);
-    if (ret >= 0) ret = window_bytes(e, md, m, bytes);
-    return ret;
-}
-
-static void settle_residual(PnmfWindowModel *md, PnmfResidual *old, int keep_new)
-{
-    if (keep_new) {
-        pnmf_residual_free(old);
-    } else {
-        pnmf_residual_free(&md->res);
-        md->res = *old;
-    }
-}
-
-static int try_lossless(PnmfEncoder *e, PnmfWindowModel *md, int m, double *sse)
-{
-    const double margin = md->res.step16 <= LOSSLESS_TRY_STEP ? LOSSLESS_MARGIN : 1.0;
-    size_t lossy_bytes, lossless_bytes;
-    double lossless_sse;
-    PnmfResidual lossy;
-    PNMF_CHECK(window_bytes(e, md, m, &lossy_bytes));
-    int ret = recode_residual(e, md, m, PNMF_RES_MIN_STEP, &lossy, &lossless_sse, &lossless_bytes);
-    const int keep = ret >= 0 && lossless_bytes <= lossy_bytes * margin;
-    if (getenv("PNMF_DEBUG") && ret >= 0)
-        fprintf(stderr, "window %d: lossy %zu bytes, lossless %zu: %s\n", e->windows, lossy_bytes, lossless_bytes,
-                keep ? "lossless" : "lossy");
-    settle_residual(md, &lossy, keep);
-    if (keep) *sse = lossless_sse;
-    return ret;
-}
-
 /* The residual step of a window, chosen (where picks()): its residual
  * layer is coded at the steps of -q 16, 20, ..., 64, the same steps
  * whatever -q is, and pnmf_step_pick (quant.h) keeps the coding with the
@@ -610,7 +549,11 @@ static int try_lossless(PnmfEncoder *e, PnmfWindowModel *md, int m, double *sse)
  * with -q: a higher -q gets no more bytes and no less error in each
  * window. The coarser steps are coded only until two in a row exceed the
  * bound; -q 16, the default, keeps the first coding without trying the
- * others. A window with a model is coded with and without it at each
+ * others. Below -q 16 the window is coded at the steps of -q 16, 14, ...,
+ * 2 and 0 (lossless), all of them, and pnmf_fine_pick keeps one (no
+ * fewer bytes and no more error than -q 16's coding): from -q 0 up to 16
+ * too a higher -q gets no more bytes and no less error. A window with a
+ * model is coded with and without it at each
  * step (choose_step). What can still move the other way is what a window
  * leaves the next (its last frames are the next one's references, its
  * model the one the next may carry). Measured in the README ("Rate
@@ -644,6 +587,89 @@ static void held_job(PnmfEncoder *e, StepJob *j, PnmfWindowModel *fam, int i, do
     memset(&fam->res, 0, sizeof(fam->res));
 }
 
+/* Below -q PNMF_PICK_FLOOR, a byte weighs as at the step of -q + 8
+ * (8 bits; -q 0: nothing). 30 frames, default settings: lossless coding
+ * is kept up to -q 6 on samples/sprites.mkv and pingus_pan, 7 on
+ * x11_penguins, and the codings of -q 8..14 follow; with the weight of
+ * -q + 4 (as above the floor; codings every 4 -q then) lossless up to -q
+ * 10, with -q + 12 up to 2 or 3 and -q 10 and up taking -q 16's coding.
+ * x11_oneko is lossless to -q 15 at any of these: its lossless coding
+ * costs only 1.8 % more than -q 16's. */
+#define FINE_LAMBDA_Q 8
+
+/* choose_step() below -q PNMF_PICK_FLOOR: the window's codings at -q
+ * PNMF_PICK_FLOOR, - PNMF_FINE_GRID, ..., 0 (with its model and without,
+ * as choose_step()), all of them, kept by pnmf_fine_pick. held: as in
+ * choose_step() (a coding at the floor's step is the first). */
+static int choose_fine(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, double sse[2], const int held[2])
+{
+    const int q = e->s.quality;
+    const double lambda = q ? 8 * residual_lambda(pnmf_residual_step(q + FINE_LAMBDA_Q)) : 0;
+    double r[PNMF_FINE_CODINGS], d[PNMF_FINE_CODINGS];
+    PnmfResidual best = { 0 };
+    int best_f = 0, best_i = 0, ret = 0, n = 0;
+    /* the codings in pairs: with a model, one step with and without it;
+     * without, two steps (two threads run them at once) */
+    for (int i = 0; ret >= 0 && i < PNMF_FINE_CODINGS; i += nfam == 2 ? 1 : 2) {
+        StepJob job[2];
+        int fj[2] = { 0, nfam - 1 }, at[2] = { i, nfam == 2 ? i : i + 1 }, run[2] = { 0, 0 }, nj = 0;
+        for (; nj < 2 && at[nj] < PNMF_FINE_CODINGS; nj++) {
+            const int f = fj[nj];
+            if (at[nj] == 0 && held[f] == 0) {
+                held_job(e, &job[nj], &fam[f], 0, sse[f], m);
+                continue;
+            }
+            job[nj] = (StepJob){ e, &e->rb[nj], fam[f], m, PNMF_PICK_FLOOR - at[nj] * PNMF_FINE_GRID, 0, 0, 0 };
+            memset(&job[nj].md.res, 0, sizeof(job[nj].md.res));
+            run[nj] = 1;
+        }
+        if (run[0] && run[1]) {
+            pthread_t th;
+            const int two = e->rb[1].P && !pthread_create(&th, NULL, step_job, &job[1]);
+            step_job(&job[0]);
+            if (two) pthread_join(th, NULL);
+            else job[1].rb = &e->rb[0], step_job(&job[1]);
+        } else {
+            for (int k = 0; k < nj; k++)
+                if (run[k]) job[k].rb = &e->rb[0], step_job(&job[k]);
+        }
+        for (int k = 0; k < nj; k++)
+            if (ret >= 0) ret = job[k].ret;
+        int offer[2] = { 1, nfam == 1 && nj == 2 };
+        if (ret >= 0 && nfam == 2) { /* with or without the model: the cheaper at the step's own lambda */
+            const double l = 8 * residual_lambda(pnmf_residual_step(job[0].q));
+            if (job[1].sse + l * (double)job[1].bytes < job[0].sse + l * (double)job[0].bytes)
+                offer[0] = 0, offer[1] = 1;
+        }
+        for (int k = 0; k < nj; k++) {
+            if (ret >= 0 && offer[k]) {
+                r[n] = (double)job[k].bytes, d[n] = job[k].sse;
+                if (pnmf_fine_pick(r, d, n + 1, lambda) == n) {
+                    pnmf_residual_free(&best);
+                    best = job[k].md.res, best_f = fj[k], best_i = at[k];
+                    job[k].md.res = (PnmfResidual){ 0 };
+                }
+                n++;
+            }
+            pnmf_residual_free(&job[k].md.res);
+        }
+    }
+    for (int f = 0; f < nfam; f++) pnmf_residual_free(&fam[f].res); /* held codings never offered */
+    if (ret < 0) {
+        pnmf_residual_free(&best);
+        return ret;
+    }
+    if (best_f) {
+        const PnmfWindowModel t = fam[0];
+        fam[0] = fam[1], fam[1] = t;
+    }
+    fam[0].res = best, sse[0] = d[pnmf_fine_pick(r, d, n, lambda)];
+    if (getenv("PNMF_DEBUG"))
+        fprintf(stderr, "window %d: the step of -q %d%s\n", e->windows, PNMF_PICK_FLOOR - best_i * PNMF_FINE_GRID,
+                nfam == 1 ? "" : fam[0].first[m] > 0 ? ", with the model" : ", without the model");
+    return 0;
+}
+
 /* nfam 1: fam[0]'s residual layer at each step of the grid. nfam 2: the
  * window with its model (fam[0] or fam[1]) and without: at each step of
  * the grid the pick is offered the one of the two with the lower squared
@@ -666,6 +692,7 @@ static int choose_step(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
             if (fam[f].res.step16 == pnmf_residual_step(PNMF_PICK_FLOOR + i * PNMF_PICK_GRID)) held[f] = i;
         if (held[f] < 0) pnmf_residual_free(&fam[f].res);
     }
+    if (q < PNMF_PICK_FLOOR) return choose_fine(e, fam, nfam, m, sse, held);
     PnmfResidual best = { 0 };
     int best_f = 0, ret = 0;
     /* -q PNMF_PICK_FLOOR keeps the first coding: the pick's floor */
@@ -1275,7 +1302,7 @@ static int encode_window(PnmfEncoder *e)
     if (e->s.residual && !e->continues) e->last_key = start;
     if (e->s.residual && (ret = window_weights(e, m)) < 0)
         return fail(e, ret, ret == PNMF_ERR_NOMEM ? "out of memory" : "cannot encode the window");
-    /* what the container's sizes (try_lossless) and the window's chunk assume */
+    /* what the container's sizes (window_bytes) and the window's chunk assume */
     pnmf_container_writer_set_continues(e->cw, e->continues);
     int drop = 0, carried = 0;
     double bare_sse = 0;
@@ -1373,8 +1400,6 @@ static int encode_window(PnmfEncoder *e)
             const int nfam = 1 + (bare_bytes && bare.res.step16 && (md.first[m] > 0 || bare.first[m] > 0));
             ret = choose_step(e, fam, nfam, m, fsse);
             md = fam[0], bare = fam[1], sse = fsse[0];
-            if (ret >= 0 && md.res.step16 > PNMF_RES_MIN_STEP && e->s.quality <= LOSSLESS_TRY_Q)
-                ret = try_lossless(e, &md, m, &sse);
         }
         const double t3 = now();
         e->t_residual += t3 - t2;

@@ -155,3 +155,15 @@ int pnmf_step_pick_may_end(const PnmfStepPick *p)
     const int lo = (p->q - PNMF_PICK_FLOOR) / PNMF_PICK_GRID;
     return p->n >= lo + 2 && p->d[p->n - 1] > pick_bound(p, p->q);
 }
+
+int pnmf_fine_pick(const double *r, const double *d, int n, double lambda)
+{
+    int best = 0;
+    double bj = n ? d[0] + lambda * r[0] : 0;
+    for (int i = 1; i < n; i++) {
+        if (r[i] < r[0] || d[i] > d[0]) continue;
+        const double j = d[i] + lambda * r[i];
+        if (j < bj || (j == bj && r[i] < r[best])) best = i, bj = j;
+    }
+    return best;
+}

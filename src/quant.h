@@ -73,4 +73,21 @@ int  pnmf_step_pick_offer(PnmfStepPick *p, double r, double d);
  * once codes one only then). */
 int  pnmf_step_pick_may_end(const PnmfStepPick *p);
 
+/*
+ * Below PNMF_PICK_FLOOR: the window is coded at the steps of -q
+ * PNMF_PICK_FLOOR, PNMF_PICK_FLOOR - PNMF_FINE_GRID, ..., 0 (PNMF_FINE_CODINGS
+ * codings, all of them, the same for every -q under the floor), offered
+ * in that order with their bytes r and squared errors d, and -q picks the
+ * one with the lowest d + lambda * r, then the fewer bytes, then the first,
+ * among those with no fewer bytes and no more error than the first (the
+ * floor's own coding), lambda rising with -q (0 at -q 0: the least error,
+ * then the fewest bytes). Over a fixed set a larger lambda never picks
+ * more bytes or less error, and the first coding bounds every pick, so
+ * from -q 0 up to the floor bytes never rise and errors never fall.
+ * Returns the index of the pick (0 when n is 0).
+ */
+#define PNMF_FINE_GRID    2
+#define PNMF_FINE_CODINGS (PNMF_PICK_FLOOR / PNMF_FINE_GRID + 1)
+int pnmf_fine_pick(const double *r, const double *d, int n, double lambda);
+
 #endif /* PNMF_QUANT_H */

@@ -33,12 +33,19 @@ ladder() {
 
 # -q 0..64 in steps of 8: each point smaller and worse
 ladder q sprites.mkv "<" 0 8 16 24 32 40 48 56 64
-# the finest steps never cost more than lossless -q 0: on screen content
-# quantization noise at a step of 1.2 or 1.4 gray levels breaks the exact
-# repeats that lossless coding finds (x11_penguins, 30 frames: -q 2 and 4
-# cost 0.7 % and 1.2 % more than -q 0 before the encoder tried both)
-ladder f devset/x11_penguins.mkv "<=" 0 2 4 6 8
+# below -q 16 each window's coding is picked from its codings at the
+# steps of -q 16, 14, ..., 0 (quant.h, pnmf_fine_pick): every -q 0..16.
+# With each window at -q's own step (and a lossless coding tried at -q 2..12,
+# sessions 9 to 16) x11_penguins rose in bytes at -q 6 and 15 and in
+# PSNR-Y at 12 (30 frames, default settings), and x11_oneko in both at 11
+# and 13; and on screen content quantization noise at a step of 1.2 or 1.4
+# gray levels breaks the exact repeats that lossless coding finds
+# (x11_penguins, 30 frames: -q 2 and 4 cost 0.7 % and 1.2 % more than -q 0
+# before the encoder tried both)
+ladder f devset/x11_penguins.mkv "<=" 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16
 check '[ "$(summary "$T/f8.log" | cut -d" " -f2)" != 999.00 ]' "x11_penguins -q 8 is lossless: the test shows nothing"
+check '[ "$(summary "$T/f15.log" | cut -d" " -f1)" != "$(summary "$T/f8.log" | cut -d" " -f1)" ]' \
+    "x11_penguins -q 8 and 15 are one file: the test shows little"
 
 # above -q 16 each window's coding is picked from its codings at the
 # steps of -q 16, 20, ..., 64, the same for every -q (quant.h,

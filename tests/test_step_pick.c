@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Rate control's choice of a window's coding (quant.h, pnmf_step_pick)
- * against its definition, on made-up codings: for every -q above the
+ * Rate control's choice of a window's coding (quant.h, pnmf_step_pick, and
+ * below the floor pnmf_fine_pick) against its definition, on made-up codings: for every -q above the
  * floor, the pick fed one coding at a time is the coding a brute force
  * over all of them finds (the lowest error + lambda * bytes, then fewest
  * bytes, then first, among those with no more bytes and no less error
@@ -98,8 +98,78 @@ static void one_set(const double *r, const double *d)
     }
 }
 
+/* Below the floor (pnmf_fine_pick): the codings at the floor's step
+ * and finer, n = PNMF_FINE_CODINGS of them, the first the floor's own.
+ * For -q 0 .. floor - 1 (lambda 0 at -q 0, then rising), the pick is the
+ * brute force's (the lowest error + lambda * bytes, then fewest bytes,
+ * then first, among those with no fewer bytes and no more error than the
+ * first); the encoder's way of finding it (a coding at a time, keeping
+ * the one the prefix picks last) finds the same; and from -q 0 up to the
+ * floor bytes never rise and errors never fall. */
+#define NF PNMF_FINE_CODINGS
+static double fine_lambda(int q) { return q ? 0.05 * exp2(q / 4.0) : 0; }
+
+static void fine_set(const double *r, const double *d)
+{
+    int prev = -1;
+    for (int q = 0; q <= PNMF_PICK_FLOOR; q++) {
+        if (q == PNMF_PICK_FLOOR) { /* the floor keeps its own coding */
+            CHECK_MSG(prev < 0 || (r[0] <= r[prev] && d[0] >= d[prev]), "the floor's coding after %d", prev);
+            break;
+        }
+        const double l = fine_lambda(q);
+        int want = -1;
+        for (int i = 0; i < NF; i++) {
+            if (r[i] < r[0] || d[i] > d[0]) continue;
+            const double j = d[i] + l * r[i], jb = want < 0 ? 0 : d[want] + l * r[want];
+            if (want < 0 || j < jb || (j == jb && r[i] < r[want])) want = i;
+        }
+        const int got = pnmf_fine_pick(r, d, NF, l);
+        CHECK_MSG(got == want, "-q %d: picked %d, the definition %d", q, got, want);
+        int step = 0;
+        for (int n = 1; n <= NF; n++)
+            if (pnmf_fine_pick(r, d, n, l) == n - 1) step = n - 1;
+        CHECK_MSG(step == got, "-q %d: a coding at a time kept %d, the whole set %d", q, step, got);
+        CHECK(r[got] >= r[0] && d[got] <= d[0]);
+        if (q == 0) /* the least error, then the fewest bytes */
+            for (int i = 0; i < NF; i++)
+                if (r[i] >= r[0] && d[i] <= d[0]) CHECK(d[got] < d[i] || (d[got] == d[i] && r[got] <= r[i]));
+        if (prev >= 0)
+            CHECK_MSG(r[got] <= r[prev] && d[got] >= d[prev], "-q %d: coding %d (%g bytes, error %g) after %d (%g, %g)",
+                      q, got, r[got], d[got], prev, r[prev], d[prev]);
+        prev = got;
+    }
+}
+
 int main(void)
 {
+    {
+        double r[NF], d[NF];
+        /* noisy curves from the floor's step down to lossless (error 0
+         * last), flats and ties, and noise */
+        for (int set = 0; set < 3000; set++) {
+            const int kind = set % 3;
+            for (int i = 0; i < NF; i++) {
+                if (kind == 0)
+                    r[i] = 1000 * exp(0.2 * i) * (1 + 0.1 * (2 * urand() - 1)), d[i] = 400 * exp(-0.5 * i) * urand();
+                else if (kind == 1)
+                    r[i] = 1000 + (int)(urand() * 3), d[i] = (int)(urand() * 3) * 50;
+                else
+                    r[i] = urand() * 1000, d[i] = urand() * 1000;
+            }
+            if (kind == 0) d[NF - 1] = 0;
+            fine_set(r, d);
+        }
+        /* a clean curve with bytes weighing much: -q 0 lossless, the
+         * largest -q the floor's own coding */
+        for (int i = 0; i < NF; i++) r[i] = 1000 + 100 * i, d[i] = 40 - 10 * i;
+        CHECK(pnmf_fine_pick(r, d, NF, 0) == NF - 1);
+        CHECK(pnmf_fine_pick(r, d, NF, 1e3) == 0);
+        /* the first coding stands when every other has fewer bytes or more error */
+        for (int i = 1; i < NF; i++) r[i] = 900, d[i] = 0;
+        CHECK(pnmf_fine_pick(r, d, NF, 0) == 0);
+    }
+
     double r[N], d[N];
     /* noisy rate-distortion curves: bytes fall and error rises with the
      * step, each coding off the curve by up to 10 % */

@@ -551,8 +551,8 @@ static int window_bytes(const PnmfEncoder *e, PnmfWindowModel *md, int m, size_t
  * bound; -q 16, the default, keeps the first coding without trying the
  * others. Below -q 16 the window is coded at the steps of -q 16, 14, ...,
  * 2 and 0 (lossless), all of them, and pnmf_fine_pick keeps one (no
- * fewer bytes and no more error than -q 16's coding): from -q 0 up to 16
- * too a higher -q gets no more bytes and no less error. A window with a
+ * more error than -q 16's coding): from -q 0 up to 15 too a higher -q gets
+ * no more bytes and no less error (and -q 16 no less error). A window with a
  * model is coded with and without it at each
  * step (choose_step). What can still move the other way is what a window
  * leaves the next (its last frames are the next one's references, its

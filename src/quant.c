@@ -161,7 +161,7 @@ int pnmf_fine_pick(const double *r, const double *d, int n, double lambda)
     int best = 0;
     double bj = n ? d[0] + lambda * r[0] : 0;
     for (int i = 1; i < n; i++) {
-        if (r[i] < r[0] || d[i] > d[0]) continue;
+        if (d[i] > d[0]) continue;
         const double j = d[i] + lambda * r[i];
         if (j < bj || (j == bj && r[i] < r[best])) best = i, bj = j;
     }

@@ -79,11 +79,14 @@ int  pnmf_step_pick_may_end(const PnmfStepPick *p);
  * codings, all of them, the same for every -q under the floor), offered
  * in that order with their bytes r and squared errors d, and -q picks the
  * one with the lowest d + lambda * r, then the fewer bytes, then the first,
- * among those with no fewer bytes and no more error than the first (the
- * floor's own coding), lambda rising with -q (0 at -q 0: the least error,
- * then the fewest bytes). Over a fixed set a larger lambda never picks
- * more bytes or less error, and the first coding bounds every pick, so
- * from -q 0 up to the floor bytes never rise and errors never fall.
+ * among those with no more error than the first (the floor's own coding),
+ * lambda rising with -q (0 at -q 0: the least error, then the fewest
+ * bytes, lossless where a coding is). Over a fixed set a larger lambda
+ * never picks more bytes or less error, so from -q 0 up to the floor bytes
+ * never rise and errors never fall, but for the floor's own bytes: where
+ * a finer coding has fewer bytes than the floor's and no more error (a
+ * lossless window on screen content), -q 1 .. floor - 1 may keep it, and
+ * the floor's -q, which sees no finer coding, costs more.
  * Returns the index of the pick (0 when n is 0).
  */
 #define PNMF_FINE_GRID    2

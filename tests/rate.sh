@@ -86,6 +86,11 @@ check '[ $with -ge 8 ]' "a model at $with of the 15 -q only: the ladder above sh
 check '[ "$(summary "$T/q0.log" | cut -d" " -f2)" = 999.00 ]' "-q 0 -k 0 is not lossless: $(summary "$T/q0.log")"
 "$B/pnmf-enc" -q 0 -k 2 --iterations 3 --refine 0 --frames 20 "$S/sprites.mkv" "$T/m0.pnmf" > "$T/m0.log" 2>&1
 check '[ "$(summary "$T/m0.log" | cut -d" " -f2)" = 999.00 ]' "-q 0 with a model is not lossless: $(cat "$T/m0.log")"
+# and at default settings where a lossless window costs less than -q 16's
+# coding (x11_oneko's second window: the pick below -q 16 once admitted
+# only codings with no fewer bytes than -q 16's, and -q 0 took -q 2's)
+"$B/pnmf-enc" -q 0 "$S/devset/x11_oneko.mkv" "$T/o0.pnmf" > "$T/o0.log" 2>&1
+check '[ "$(summary "$T/o0.log" | cut -d" " -f2)" = 999.00 ]' "x11_oneko -q 0 is not lossless: $(cat "$T/o0.log")"
 # the ladder spans 32 to 45 dB at least (issue 7)
 check 'awk "BEGIN{split(\"$(summary "$T/q0.log")\", a, \" \"); split(\"$(summary "$T/q64.log")\", b, \" \"); exit !(a[2] >= 45 && b[2] <= 32)}"' \
     "-q 0 .. 64 does not span 32 to 45 dB"

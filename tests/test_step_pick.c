@@ -102,10 +102,10 @@ static void one_set(const double *r, const double *d)
  * and finer, n = PNMF_FINE_CODINGS of them, the first the floor's own.
  * For -q 0 .. floor - 1 (lambda 0 at -q 0, then rising), the pick is the
  * brute force's (the lowest error + lambda * bytes, then fewest bytes,
- * then first, among those with no fewer bytes and no more error than the
- * first); the encoder's way of finding it (a coding at a time, keeping
- * the one the prefix picks last) finds the same; and from -q 0 up to the
- * floor bytes never rise and errors never fall. */
+ * then first, among those with no more error than the first); the
+ * encoder's way of finding it (a coding at a time, keeping the one the
+ * prefix picks last) finds the same; and from -q 0 up to the floor bytes
+ * never rise and errors never fall (the floor's own coding: errors). */
 #define NF PNMF_FINE_CODINGS
 static double fine_lambda(int q) { return q ? 0.05 * exp2(q / 4.0) : 0; }
 
@@ -114,13 +114,13 @@ static void fine_set(const double *r, const double *d)
     int prev = -1;
     for (int q = 0; q <= PNMF_PICK_FLOOR; q++) {
         if (q == PNMF_PICK_FLOOR) { /* the floor keeps its own coding */
-            CHECK_MSG(prev < 0 || (r[0] <= r[prev] && d[0] >= d[prev]), "the floor's coding after %d", prev);
+            CHECK_MSG(prev < 0 || d[0] >= d[prev], "the floor's coding after %d", prev);
             break;
         }
         const double l = fine_lambda(q);
         int want = -1;
         for (int i = 0; i < NF; i++) {
-            if (r[i] < r[0] || d[i] > d[0]) continue;
+            if (d[i] > d[0]) continue;
             const double j = d[i] + l * r[i], jb = want < 0 ? 0 : d[want] + l * r[want];
             if (want < 0 || j < jb || (j == jb && r[i] < r[want])) want = i;
         }
@@ -130,10 +130,10 @@ static void fine_set(const double *r, const double *d)
         for (int n = 1; n <= NF; n++)
             if (pnmf_fine_pick(r, d, n, l) == n - 1) step = n - 1;
         CHECK_MSG(step == got, "-q %d: a coding at a time kept %d, the whole set %d", q, step, got);
-        CHECK(r[got] >= r[0] && d[got] <= d[0]);
+        CHECK(d[got] <= d[0]);
         if (q == 0) /* the least error, then the fewest bytes */
             for (int i = 0; i < NF; i++)
-                if (r[i] >= r[0] && d[i] <= d[0]) CHECK(d[got] < d[i] || (d[got] == d[i] && r[got] <= r[i]));
+                CHECK(d[got] < d[i] || (d[got] == d[i] && r[got] <= r[i]));
         if (prev >= 0)
             CHECK_MSG(r[got] <= r[prev] && d[got] >= d[prev], "-q %d: coding %d (%g bytes, error %g) after %d (%g, %g)",
                       q, got, r[got], d[got], prev, r[prev], d[prev]);
@@ -165,9 +165,13 @@ int main(void)
         for (int i = 0; i < NF; i++) r[i] = 1000 + 100 * i, d[i] = 40 - 10 * i;
         CHECK(pnmf_fine_pick(r, d, NF, 0) == NF - 1);
         CHECK(pnmf_fine_pick(r, d, NF, 1e3) == 0);
-        /* the first coding stands when every other has fewer bytes or more error */
-        for (int i = 1; i < NF; i++) r[i] = 900, d[i] = 0;
-        CHECK(pnmf_fine_pick(r, d, NF, 0) == 0);
+        /* the first coding stands when every other has more error */
+        for (int i = 1; i < NF; i++) r[i] = 900, d[i] = 41;
+        CHECK(pnmf_fine_pick(r, d, NF, 0) == 0 && pnmf_fine_pick(r, d, NF, 1e3) == 0);
+        /* and a finer coding with fewer bytes and no more error wins at
+         * every lambda (a lossless window cheaper than the floor's) */
+        r[NF - 1] = 500, d[NF - 1] = 0;
+        CHECK(pnmf_fine_pick(r, d, NF, 0) == NF - 1 && pnmf_fine_pick(r, d, NF, 1e3) == NF - 1);
     }
 
     double r[N], d[N];

@@ -3,7 +3,8 @@
 # pnmf-compare end to end on samples/sprites.mkv with pnmf and x264, 4
 # points, 8 frames and small pnmf settings (a few seconds): the Markdown
 # tables, rd.csv and bd.csv (rows and numeric fields), the plot (when
-# gnuplot is installed), pnmf's row against pnmf-enc's own PSNR, running
+# gnuplot is installed), pnmf's row against pnmf-enc's own PSNR, the
+# anchors read back from rd.csv (--anchors), running
 # without gnuplot, --help and the errors.
 # usage: compare_cli.sh PNMF_COMPARE SAMPLES_DIR [PNMF_ENC]
 set -u
@@ -92,6 +93,28 @@ if [ -n "$ENC" ] && [ -x "$ENC" ]; then
     check '[ "$enc_bytes" = "$cmp_bytes" ]' "pnmf-enc wrote $enc_bytes bytes, pnmf-compare counted $cmp_bytes"
 fi
 
+# ---- --anchors: x264 read back from the main run's rd.csv, pnmf alone measured ----
+# shellcheck disable=SC2086
+"$C" --points 4 --frames 8 $PNMF_SMALL --anchors "$csv" --out "$T/anch" "$S/sprites.mkv" \
+    > "$T/anch.md" 2> "$T/anch.err"
+rc=$?
+check '[ "$rc" -eq 0 ]' "--anchors: exit status $rc: $(cat "$T/anch.err")"
+check 'grep -q "1 codecs, 4 points" "$T/anch.err"' "--anchors: not pnmf alone measured: $(head -1 "$T/anch.err")"
+check '[ "$(grep "^| x264 | crf" "$T/anch.md")" = "$(grep "^| x264 | crf" "$T/table.md")" ]' \
+    "--anchors: the x264 rows of the table differ from the run they were read from"
+check '[ "$(grep "^x264," "$T/anch/rd.csv")" = "$(grep "^x264," "$csv")" ]' \
+    "--anchors: rd.csv's x264 rows differ from the file they were read from"
+# pnmf is deterministic: the same bytes and PSNR-Y as in the main run
+check '[ "$(grep "^pnmf," "$T/anch/rd.csv" | cut -d, -f1-10)" = "$(grep "^pnmf," "$csv" | cut -d, -f1-10)" ]' \
+    "--anchors: pnmf's points differ from the main run's"
+check 'grep -q "^Read from .*rd.csv.*not measured here: x264\.$" "$T/anch.md"' "--anchors: the table does not say what was read"
+# the same BD-rate and BD-PSNR, to the CSV's precision (PSNR-Y to 4 decimals)
+bd0=$(grep "^pnmf,x264," "$T/out/bd.csv" | cut -d, -f3,4)
+bd1=$(grep "^pnmf,x264," "$T/anch/bd.csv" | cut -d, -f3,4)
+check 'awk -v a="$bd0" -v b="$bd1" "BEGIN{split(a,x,\",\"); split(b,y,\",\"); d=x[1]-y[1]; e=x[2]-y[2];
+    exit !(x[1] != \"\" && d < 0.01 && d > -0.01 && e < 0.001 && e > -0.001)}"' \
+    "--anchors: BD against x264 $bd1, measured $bd0"
+
 # ---- without gnuplot: tables and CSV all the same, a word on stderr ----
 PATH=/nonexistent "$C" --codecs x264 --points 4 --frames 4 --out "$T/nogp" "$S/sprites.mkv" \
     > "$T/nogp.md" 2> "$T/nogp.err"
@@ -105,7 +128,7 @@ check '[ "$(grep -c "^| x264 | crf" "$T/nogp.md")" -eq 4 ]' "without gnuplot: no
 "$C" --help > "$T/help" 2>&1
 rc=$?
 check '[ "$rc" -eq 0 ]' "--help exit status $rc"
-for o in --codecs --points --range --frames --threads --out --plot --quiet --verbose --help \
+for o in --codecs --anchors --points --range --frames --threads --out --plot --quiet --verbose --help \
          --components --window --shift --algo --iterations --inner --restarts --seed --zstd-level; do
     check 'grep -q -- "$o" "$T/help"' "--help does not list $o"
 done
@@ -134,6 +157,21 @@ check 'grep -q "missing.mkv" "$T/e"' "missing clip not named"
 : > "$T/file"
 err_case 5 "output is a file" --codecs x264 --points 1 --frames 2 --out "$T/file/sub" "$S/sprites.mkv"
 check 'grep -q "$T/file/sub" "$T/e"' "output directory not named"
+
+# --anchors that cannot be used: exit 3, one line naming the file
+err_case 3 "missing anchors" --anchors "$T/none.csv" --frames 8 "$S/sprites.mkv"
+check 'grep -q "none.csv" "$T/e"' "missing anchors file not named"
+err_case 3 "anchors of other frames" --anchors "$csv" --frames 6 "$S/sprites.mkv"
+check 'grep -q "rd.csv: line 2: measured on 8 frames of 160x120, this run has 6 frames" "$T/e"' \
+    "anchors of other frames: $(cat "$T/e")"
+echo "codec,bytes" > "$T/notrd.csv"
+err_case 3 "anchors not an rd.csv" --anchors "$T/notrd.csv" --frames 8 "$S/sprites.mkv"
+check 'grep -q "notrd.csv: not an rd.csv" "$T/e"' "anchors not an rd.csv: $(cat "$T/e")"
+sed '6s/^\(x264,crf,[0-9]*,8,160,120,\)[0-9]*/\1many/' "$csv" > "$T/badrow.csv"
+err_case 3 "anchors with a bad row" --anchors "$T/badrow.csv" --frames 8 "$S/sprites.mkv"
+check 'grep -q "badrow.csv: line 6: " "$T/e"' "anchors with a bad row: $(cat "$T/e")"
+err_case 3 "anchors of pnmf alone" --anchors "$T/anch/rd.csv" --codecs pnmf,x264 --frames 8 "$S/sprites.mkv"
+check 'grep -q "no point of a codec this run does not measure" "$T/e"' "anchors of pnmf alone: $(cat "$T/e")"
 
 echo "compare_cli: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]

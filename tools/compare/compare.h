@@ -79,6 +79,9 @@ struct CmpCodec {
 extern const CmpCodec *const cmp_lavc_codecs[]; /* NULL-terminated, compare_lavc.c */
 extern const CmpCodec cmp_pnmf_codec;           /* compare_pnmf.c */
 
+/* The codec --codecs calls name (len bytes), or NULL (compare_main.c). */
+const CmpCodec *cmp_codec_by_name(const char *name, size_t len);
+
 /* ---- measuring (compare_run.c, shared with pnmf-bench) ---- */
 
 /* Called by a codec's run() right after its encode finishes: records the
@@ -117,6 +120,14 @@ typedef struct CmpRun {
     int npoints;
     CmpPoint *points; /* npoints, in ladder order */
 } CmpRun;
+
+/* --anchors (compare_anchors.c): append to runs (*nruns of max_runs used) a
+ * run for every codec of the rd.csv at path but the nmeasured in measured,
+ * with the points the file gives it, in its order. The file must have
+ * been measured on clip's frame count and size. Returns 0, or -1 with a
+ * one-line reason naming path (and the line) in err, runs as they were. */
+int cmp_read_anchors(const char *path, const CmpClip *clip, const CmpCodec *const *measured, int nmeasured,
+                     CmpRun *runs, int *nruns, int max_runs, char *err, size_t errlen);
 
 void cmp_report_table(FILE *f, const CmpClip *clip, const CmpOptions *o, const CmpRun *runs, int nruns);
 /* The BD table of the pnmf run against every other; nothing if no pnmf. */

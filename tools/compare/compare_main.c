@@ -37,7 +37,7 @@ static const CmpCodec *all_codecs(int i)
     return NULL;
 }
 
-static const CmpCodec *codec_by_name(const char *name, size_t len)
+const CmpCodec *cmp_codec_by_name(const char *name, size_t len)
 {
     for (int i = 0; all_codecs(i); i++)
         if (strlen(all_codecs(i)->name) == len && !strncmp(all_codecs(i)->name, name, len))
@@ -96,6 +96,7 @@ typedef struct Args {
     long long frames;
     const char *out;
     const char *plot;
+    const char *anchors; /* --anchors FILE, or NULL */
     int quiet;
     CmpOptions o;
 } Args;
@@ -127,6 +128,9 @@ static void usage(FILE *f)
                 c->ladder_lo, c->ladder_hi, c->param_min, c->param_max);
     }
     fprintf(f,
+            "      --anchors FILE   take the points of every codec this run does not measure\n"
+            "                       from FILE, the rd.csv of an earlier run on the same frames\n"
+            "                       (with it, --codecs defaults to pnmf alone)\n"
             "      --frames N       use only the first N frames (default: all)\n"
             "      --threads N      threads of every encoder and decoder, pnmf's too, 1..64\n"
             "                       (default 1, so the timings compare)\n"
@@ -164,8 +168,8 @@ static void usage(FILE *f)
             "      --seed N         seed of the restarts (default %llu)\n"
             "      --zstd-level N   zstd level 1..22 (default %d)\n"
             "\n"
-            "Exit status: 0 ok, 2 usage, 3 cannot read the clip, 5 cannot write the output,\n"
-            "1 other errors (a point that failed: the rest is still reported).\n",
+            "Exit status: 0 ok, 2 usage, 3 cannot read the clip or use the anchors, 5 cannot\n"
+            "write the output, 1 other errors (a point that failed: the rest is still reported).\n",
             DEFAULT_OUT, d.components, d.window,
             d.shift_model == PNMF_SHIFT_CANVAS ? "canvas" : d.shift_model == PNMF_SHIFT_TORUS ? "torus" : "vector",
             d.canvas_pad, d.signed_components ? "signed" : "unsigned", d.residual ? "with" : "without", d.refine,
@@ -173,7 +177,7 @@ static void usage(FILE *f)
             (unsigned long long)d.seed, d.zstd_level);
 }
 
-enum { OPT_CODECS = 256, OPT_POINTS, OPT_RANGE, OPT_FRAMES, OPT_THREADS, OPT_OUT, OPT_PLOT, OPT_KEEP_SEI, OPT_SHIFT,
+enum { OPT_CODECS = 256, OPT_ANCHORS, OPT_POINTS, OPT_RANGE, OPT_FRAMES, OPT_THREADS, OPT_OUT, OPT_PLOT, OPT_KEEP_SEI, OPT_SHIFT,
        OPT_ALGO, OPT_ITER, OPT_INNER, OPT_RESTARTS, OPT_SEED, OPT_ZSTD, OPT_PAD, OPT_SIGNED, OPT_UNSIGNED,
        OPT_RESIDUAL, OPT_NO_RESIDUAL, OPT_REFINE, OPT_AUTO_K, OPT_FIXED_K,
        OPT_SCENECUT, OPT_NO_SCENECUT, OPT_CARRY, OPT_NO_CARRY, OPT_REPEATS, OPT_NO_REPEATS, OPT_RECENTRE };
@@ -185,7 +189,7 @@ static int parse_codecs(Args *a, const char *list)
     for (;;) {
         const char *e = strchr(p, ',');
         const size_t len = e ? (size_t)(e - p) : strlen(p);
-        const CmpCodec *c = codec_by_name(p, len);
+        const CmpCodec *c = cmp_codec_by_name(p, len);
         if (!c) {
             fprintf(stderr, "%s: option --codecs: unknown codec '%.*s' (known: ", prog, (int)len, p);
             for (int i = 0; all_codecs(i); i++) fprintf(stderr, "%s%s", i ? "," : "", all_codecs(i)->name);
@@ -213,7 +217,7 @@ typedef struct RangeArg {
 static int parse_range(const char *v, RangeArg *r)
 {
     const char *eq = strchr(v, '=');
-    const CmpCodec *c = eq ? codec_by_name(v, (size_t)(eq - v)) : NULL;
+    const CmpCodec *c = eq ? cmp_codec_by_name(v, (size_t)(eq - v)) : NULL;
     char *end;
     long lo = 0, hi = 0;
     int ok = c != NULL;
@@ -250,7 +254,7 @@ static int parse_args(int argc, char **argv, Args *a)
         { "range", required_argument, NULL, OPT_RANGE },     { "frames", required_argument, NULL, OPT_FRAMES },
         { "threads", required_argument, NULL, OPT_THREADS }, { "out", required_argument, NULL, OPT_OUT },
         { "plot", required_argument, NULL, OPT_PLOT },       { "keep-sei", no_argument, NULL, OPT_KEEP_SEI },
-        { "quiet", no_argument, NULL, 'Q' },
+        { "anchors", required_argument, NULL, OPT_ANCHORS }, { "quiet", no_argument, NULL, 'Q' },
         { "verbose", no_argument, NULL, 'v' },               { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },               { "components", required_argument, NULL, 'k' },
         { "window", required_argument, NULL, 'w' },          { "shift", required_argument, NULL, OPT_SHIFT },
@@ -290,6 +294,7 @@ static int parse_args(int argc, char **argv, Args *a)
             if (parse_codecs(a, optarg) < 0) return PNMF_EXIT_USAGE;
             have_codecs = 1;
             break;
+        case OPT_ANCHORS: a->anchors = optarg; break;
         case OPT_POINTS: INT_OPT("--points", 1, 64, a->points); break;
         case OPT_RANGE:
             if (nranges == (int)(sizeof(ranges) / sizeof(ranges[0]))) {
@@ -376,6 +381,8 @@ static int parse_args(int argc, char **argv, Args *a)
                 fprintf(stderr, "%s: option --codecs: %s is not available: %s\n", prog, a->codecs[i]->name, why);
                 return PNMF_EXIT_USAGE;
             }
+    } else if (a->anchors) { /* the others come from the file */
+        if (cmp_pnmf_codec.available(&cmp_pnmf_codec, why, sizeof(why)) == 0) a->codecs[a->ncodecs++] = &cmp_pnmf_codec;
     } else {
         for (int i = 0; all_codecs(i); i++) {
             const CmpCodec *cc = all_codecs(i);
@@ -451,7 +458,7 @@ int main(int argc, char **argv)
     }
 
     CmpRun runs[MAX_CODECS];
-    int total = 0, done = 0, failed = 0;
+    int total = 0, done = 0, failed = 0, nruns = a.ncodecs;
     for (int i = 0; i < a.ncodecs; i++) {
         const int span = a.hi[i] - a.lo[i] + 1;
         runs[i].codec = a.codecs[i];
@@ -464,6 +471,14 @@ int main(int argc, char **argv)
             return PNMF_EXIT_FAIL;
         }
         total += runs[i].npoints;
+    }
+    char err[512], plot_path[4096];
+    if (a.anchors && cmp_read_anchors(a.anchors, &clip, a.codecs, a.ncodecs, runs, &nruns, MAX_CODECS, err,
+                                      sizeof(err)) < 0) {
+        fprintf(stderr, "%s: %s\n", prog, err);
+        for (int i = 0; i < nruns; i++) free(runs[i].points);
+        free(clip.pixels);
+        return PNMF_EXIT_INPUT;
     }
     if (!a.quiet)
         fprintf(stderr, "%s: %s: %d frames of %dx%d, %d codecs, %d points\n", prog, clip_path, clip.frames,
@@ -486,17 +501,21 @@ int main(int argc, char **argv)
         }
     }
 
-    cmp_report_table(stdout, &clip, &a.o, runs, a.ncodecs);
-    cmp_report_bd(stdout, runs, a.ncodecs);
+    cmp_report_table(stdout, &clip, &a.o, runs, nruns);
+    if (nruns > a.ncodecs) {
+        printf("Read from `%s` (an earlier run), not measured here:", a.anchors);
+        for (int i = a.ncodecs; i < nruns; i++) printf("%s %s", i > a.ncodecs ? "," : "", runs[i].codec->name);
+        printf(".\n\n");
+    }
+    cmp_report_bd(stdout, runs, nruns);
     fflush(stdout);
-    char err[512], plot_path[4096];
     code = failed ? PNMF_EXIT_FAIL : PNMF_EXIT_OK;
-    if (cmp_report_csv(a.out, &clip, runs, a.ncodecs, err, sizeof(err)) < 0) {
+    if (cmp_report_csv(a.out, &clip, runs, nruns, err, sizeof(err)) < 0) {
         fprintf(stderr, "%s: %s\n", prog, err);
         code = PNMF_EXIT_OUTPUT;
     }
     if (strcmp(a.plot, "none")) {
-        int r = cmp_report_plot(a.out, a.plot, &clip, runs, a.ncodecs, plot_path, sizeof(plot_path), err,
+        int r = cmp_report_plot(a.out, a.plot, &clip, runs, nruns, plot_path, sizeof(plot_path), err,
                                 sizeof(err));
         if (r < 0) {
             fprintf(stderr, "%s: %s\n", prog, err);
@@ -505,7 +524,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "%s: gnuplot is not installed (Debian: gnuplot-nox): no plot written\n", prog);
         }
     }
-    for (int i = 0; i < a.ncodecs; i++) free(runs[i].points);
+    for (int i = 0; i < nruns; i++) free(runs[i].points);
     free(clip.pixels);
     return code;
 }

@@ -129,7 +129,7 @@ check '[ "$(grep -c "^| x264 | crf" "$T/nogp.md")" -eq 4 ]' "without gnuplot: no
 rc=$?
 check '[ "$rc" -eq 0 ]' "--help exit status $rc"
 for o in --codecs --anchors --points --range --frames --threads --out --plot --quiet --verbose --help \
-         --components --window --shift --algo --iterations --inner --restarts --seed --zstd-level; do
+         --components --window --shift --keyint --algo --iterations --inner --restarts --seed --zstd-level; do
     check 'grep -q -- "$o" "$T/help"' "--help does not list $o"
 done
 check 'grep -q "default 6" "$T/help" && grep -q "default 1," "$T/help" && grep -q "default compare-out" "$T/help"' \

@@ -155,6 +155,7 @@ static void usage(FILE *f)
             "      --fixed-k        the full fit uses -k components\n"
             "      --scenecut       a scene cut ends the window, the next is a key window (default)\n"
             "      --no-scenecut    windows of -w frames only\n"
+            "      --keyint N       a key window at least every N frames (default %d)\n"
             "      --carry          windows may carry the last model's components over (default)\n"
             "      --no-carry       each window with a model sends its components\n"
             "      --repeats        a frame may place a component again where that pays\n"
@@ -172,14 +173,15 @@ static void usage(FILE *f)
             "write the output, 1 other errors (a point that failed: the rest is still reported).\n",
             DEFAULT_OUT, d.components, d.window,
             d.shift_model == PNMF_SHIFT_CANVAS ? "canvas" : d.shift_model == PNMF_SHIFT_TORUS ? "torus" : "vector",
-            d.canvas_pad, d.signed_components ? "signed" : "unsigned", d.residual ? "with" : "without", d.refine,
+            d.canvas_pad, d.signed_components ? "signed" : "unsigned", d.residual ? "with" : "without",
+            d.key_interval, d.refine,
             d.iterations, d.inner_iters, d.restarts,
             (unsigned long long)d.seed, d.zstd_level);
 }
 
 enum { OPT_CODECS = 256, OPT_ANCHORS, OPT_POINTS, OPT_RANGE, OPT_FRAMES, OPT_THREADS, OPT_OUT, OPT_PLOT, OPT_KEEP_SEI, OPT_SHIFT,
        OPT_ALGO, OPT_ITER, OPT_INNER, OPT_RESTARTS, OPT_SEED, OPT_ZSTD, OPT_PAD, OPT_SIGNED, OPT_UNSIGNED,
-       OPT_RESIDUAL, OPT_NO_RESIDUAL, OPT_REFINE, OPT_AUTO_K, OPT_FIXED_K,
+       OPT_RESIDUAL, OPT_NO_RESIDUAL, OPT_REFINE, OPT_KEYINT, OPT_AUTO_K, OPT_FIXED_K,
        OPT_SCENECUT, OPT_NO_SCENECUT, OPT_CARRY, OPT_NO_CARRY, OPT_REPEATS, OPT_NO_REPEATS, OPT_RECENTRE };
 
 static int parse_codecs(Args *a, const char *list)
@@ -268,7 +270,7 @@ static int parse_args(int argc, char **argv, Args *a)
         { "scenecut", no_argument, NULL, OPT_SCENECUT }, { "no-scenecut", no_argument, NULL, OPT_NO_SCENECUT },
         { "carry", no_argument, NULL, OPT_CARRY }, { "no-carry", no_argument, NULL, OPT_NO_CARRY },
         { "repeats", no_argument, NULL, OPT_REPEATS }, { "no-repeats", no_argument, NULL, OPT_NO_REPEATS },
-        { "recentre", no_argument, NULL, OPT_RECENTRE },
+        { "recentre", no_argument, NULL, OPT_RECENTRE }, { "keyint", required_argument, NULL, OPT_KEYINT },
         { NULL, 0, NULL, 0 },
     };
     static RangeArg ranges[64];
@@ -342,6 +344,7 @@ static int parse_args(int argc, char **argv, Args *a)
         case OPT_ZSTD: INT_OPT("--zstd-level", 1, 22, s->zstd_level); break;
         case OPT_PAD: INT_OPT("--canvas-pad", 0, 4096, s->canvas_pad); break;
         case OPT_REFINE: INT_OPT("--refine", 0, 100, s->refine); break;
+        case OPT_KEYINT: INT_OPT("--keyint", 1, 1 << 28, s->key_interval); break;
         case OPT_SIGNED: s->signed_components = 1; break;
         case OPT_UNSIGNED: s->signed_components = 0; break;
         case OPT_RESIDUAL: s->residual = 1; break;

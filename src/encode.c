@@ -587,6 +587,38 @@ static void held_job(PnmfEncoder *e, StepJob *j, PnmfWindowModel *fam, int i, do
     memset(&fam->res, 0, sizeof(fam->res));
 }
 
+/* Run the first nj jobs whose run[] is set (the others are held codings),
+ * two at once on two threads where both run (the same result). Returns
+ * the first job's failure, or 0. */
+static int run_step_jobs(PnmfEncoder *e, StepJob job[2], const int run[2], int nj)
+{
+    if (run[0] && run[1]) {
+        pthread_t th;
+        const int two = e->rb[1].P && !pthread_create(&th, NULL, step_job, &job[1]);
+        step_job(&job[0]);
+        if (two) pthread_join(th, NULL);
+        else job[1].rb = &e->rb[0], step_job(&job[1]);
+    } else {
+        for (int k = 0; k < nj; k++)
+            if (run[k]) job[k].rb = &e->rb[0], step_job(&job[k]);
+    }
+    for (int k = 0; k < nj; k++)
+        if (job[k].ret < 0) return job[k].ret;
+    return 0;
+}
+
+/* Which of the nj codings the pick is offered: without a model (nfam 1)
+ * each; with one (nfam 2: a step with the model and without it) the one
+ * with the lower squared error + lambda * bits at that step's own lambda. */
+static void step_offers(const StepJob job[2], int nj, int nfam, int offer[2])
+{
+    offer[0] = 1, offer[1] = nfam == 1 && nj == 2;
+    if (nfam == 2) {
+        const double l = 8 * residual_lambda(pnmf_residual_step(job[0].q));
+        if (job[1].sse + l * (double)job[1].bytes < job[0].sse + l * (double)job[0].bytes) offer[0] = 0, offer[1] = 1;
+    }
+}
+
 /* Below -q PNMF_PICK_FLOOR, a byte weighs as at the step of -q + 8
  * (8 bits; -q 0: nothing). 30 frames, default settings: lossless coding
  * is kept up to -q 6 on samples/sprites.mkv and pingus_pan, 7 on
@@ -605,7 +637,7 @@ static int choose_fine(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
 {
     const int q = e->s.quality;
     const double lambda = q ? 8 * residual_lambda(pnmf_residual_step(q + FINE_LAMBDA_Q)) : 0;
-    double r[PNMF_FINE_CODINGS], d[PNMF_FINE_CODINGS];
+    double r[PNMF_FINE_CODINGS], d[PNMF_FINE_CODINGS], best_d = 0;
     PnmfResidual best = { 0 };
     int best_f = 0, best_i = 0, ret = 0, n = 0;
     /* the codings in pairs: with a model, one step with and without it;
@@ -623,30 +655,15 @@ static int choose_fine(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
             memset(&job[nj].md.res, 0, sizeof(job[nj].md.res));
             run[nj] = 1;
         }
-        if (run[0] && run[1]) {
-            pthread_t th;
-            const int two = e->rb[1].P && !pthread_create(&th, NULL, step_job, &job[1]);
-            step_job(&job[0]);
-            if (two) pthread_join(th, NULL);
-            else job[1].rb = &e->rb[0], step_job(&job[1]);
-        } else {
-            for (int k = 0; k < nj; k++)
-                if (run[k]) job[k].rb = &e->rb[0], step_job(&job[k]);
-        }
-        for (int k = 0; k < nj; k++)
-            if (ret >= 0) ret = job[k].ret;
-        int offer[2] = { 1, nfam == 1 && nj == 2 };
-        if (ret >= 0 && nfam == 2) { /* with or without the model: the cheaper at the step's own lambda */
-            const double l = 8 * residual_lambda(pnmf_residual_step(job[0].q));
-            if (job[1].sse + l * (double)job[1].bytes < job[0].sse + l * (double)job[0].bytes)
-                offer[0] = 0, offer[1] = 1;
-        }
+        ret = run_step_jobs(e, job, run, nj);
+        int offer[2] = { 0, 0 };
+        if (ret >= 0) step_offers(job, nj, nfam, offer);
         for (int k = 0; k < nj; k++) {
             if (ret >= 0 && offer[k]) {
                 r[n] = (double)job[k].bytes, d[n] = job[k].sse;
                 if (pnmf_fine_pick(r, d, n + 1, lambda) == n) {
                     pnmf_residual_free(&best);
-                    best = job[k].md.res, best_f = fj[k], best_i = at[k];
+                    best = job[k].md.res, best_f = fj[k], best_i = at[k], best_d = d[n];
                     job[k].md.res = (PnmfResidual){ 0 };
                 }
                 n++;
@@ -663,7 +680,7 @@ static int choose_fine(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
         const PnmfWindowModel t = fam[0];
         fam[0] = fam[1], fam[1] = t;
     }
-    fam[0].res = best, sse[0] = d[pnmf_fine_pick(r, d, n, lambda)];
+    fam[0].res = best, sse[0] = best_d;
     if (getenv("PNMF_DEBUG"))
         fprintf(stderr, "window %d: the step of -q %d%s\n", e->windows, PNMF_PICK_FLOOR - best_i * PNMF_FINE_GRID,
                 nfam == 1 ? "" : fam[0].first[m] > 0 ? ", with the model" : ", without the model");
@@ -716,24 +733,9 @@ static int choose_step(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
             memset(&job[nj].md.res, 0, sizeof(job[nj].md.res));
             run[nj] = 1;
         }
-        if (run[0] && run[1]) {
-            pthread_t th;
-            const int two = e->rb[1].P && !pthread_create(&th, NULL, step_job, &job[1]);
-            step_job(&job[0]);
-            if (two) pthread_join(th, NULL);
-            else job[1].rb = &e->rb[0], step_job(&job[1]);
-        } else {
-            for (int k = 0; k < nj; k++)
-                if (run[k]) job[k].rb = &e->rb[0], step_job(&job[k]);
-        }
-        int offer[2] = { 1, nfam == 1 && nj == 2 };
-        for (int k = 0; k < nj; k++)
-            if (ret >= 0) ret = job[k].ret;
-        if (ret >= 0 && nfam == 2) {
-            const double lambda = 8 * residual_lambda(pnmf_residual_step(job[0].q));
-            const double j0 = job[0].sse + lambda * (double)job[0].bytes, j1 = job[1].sse + lambda * (double)job[1].bytes;
-            if (j1 < j0) offer[0] = 0, offer[1] = 1;
-        }
+        ret = run_step_jobs(e, job, run, nj);
+        int offer[2] = { 0, 0 };
+        if (ret >= 0) step_offers(job, nj, nfam, offer);
         for (int k = 0; k < nj; k++) {
             if (ret >= 0 && offer[k] && pnmf_step_pick_offer(&pick, (double)job[k].bytes, job[k].sse)) {
                 pnmf_residual_free(&best);

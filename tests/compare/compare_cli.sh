@@ -100,7 +100,9 @@ fi
 rc=$?
 check '[ "$rc" -eq 0 ]' "--anchors: exit status $rc: $(cat "$T/anch.err")"
 check 'grep -q "1 codecs, 4 points" "$T/anch.err"' "--anchors: not pnmf alone measured: $(head -1 "$T/anch.err")"
-check '[ "$(grep "^| x264 | crf" "$T/anch.md")" = "$(grep "^| x264 | crf" "$T/table.md")" ]' \
+# (bytes to SSIM-Y: the speeds and memory, rounded again from the CSV's
+# decimals, may differ in the last digit shown)
+check '[ "$(grep "^| x264 | crf" "$T/anch.md" | cut -d"|" -f2-7)" = "$(grep "^| x264 | crf" "$T/table.md" | cut -d"|" -f2-7)" ]' \
     "--anchors: the x264 rows of the table differ from the run they were read from"
 check '[ "$(grep "^x264," "$T/anch/rd.csv")" = "$(grep "^x264," "$csv")" ]' \
     "--anchors: rd.csv's x264 rows differ from the file they were read from"

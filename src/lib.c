@@ -65,6 +65,8 @@ int pnmf_enc_open(PnmfEncoder **enc, const PnmfEncSettings *s, int width, int he
     if (s->restarts < 1 || s->restarts > 1000 || s->threads < 0 || s->threads > 64) return PNMF_ERR_ARG;
     if (s->zstd_level < 1 || s->zstd_level > 22) return PNMF_ERR_ARG;
     if (s->refine < 0 || s->refine > 100) return PNMF_ERR_ARG;
+    for (size_t i = 0; i < sizeof(s->reserved); i++)
+        if (s->reserved[i]) return PNMF_ERR_ARG;
     return pnmf_encoder_create(enc, s, width, height, fps_num, fps_den, out);
 }
 

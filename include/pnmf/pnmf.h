@@ -59,6 +59,8 @@ typedef struct PnmfEncSettings {
     int repeats;     ///< 1: after the fit, each frame may place a component again where that lowers the squared error by more than the residual layer's lambda times the entry's estimated bits (the same sprite twice; measured, it has not paid on the development set: off by default); 0: one entry per component and frame, as in the paper (default)
     int recentre;    ///< 1: after each W step of a fit, each component is moved so that its centre of mass is at the torus centre, and its shifts to match (the shift ambiguity; no reconstruction changes). Measured, it did not pay: off by default
     int carry;       ///< 1: a window that continues the one before may carry the last model's components over as they are, only its entries coded, when that costs less than the residual layer alone; the probe and the full fit are then skipped (default 1; 0: each window's model sends its components)
+    PnmfLogger logger; ///< where the encoder's messages go (default: nowhere)
+    uint8_t reserved[64]; ///< must be zero (pnmf_enc_default_settings() clears it): room for new settings
 } PnmfEncSettings;
 
 /** What a stream is: the file header, as the decoder sees it. */

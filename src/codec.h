@@ -6,14 +6,16 @@
 #include "pnmf/pnmf.h"
 
 int  pnmf_encoder_create(PnmfEncoder **enc, const PnmfEncSettings *s, int width, int height,
-                         int fps_num, int fps_den, FILE *out);
+                         int fps_num, int fps_den, const PnmfIO *out);
 int  pnmf_encoder_push(PnmfEncoder *enc, const uint8_t *gray, ptrdiff_t stride);
 int  pnmf_encoder_finish(PnmfEncoder *enc);
 void pnmf_encoder_stats(const PnmfEncoder *enc, PnmfEncStats *st);
 const char *pnmf_encoder_errmsg(const PnmfEncoder *enc);
 void pnmf_encoder_destroy(PnmfEncoder **enc);
 
-int  pnmf_decoder_create(PnmfDecoder **dec, FILE *in);
+/* in NULL: read the size bytes at data. */
+int  pnmf_decoder_create(PnmfDecoder **dec, const PnmfDecSettings *s, const PnmfIO *in,
+                         const uint8_t *data, size_t size);
 const PnmfStreamInfo *pnmf_decoder_info(const PnmfDecoder *dec);
 int  pnmf_decoder_read(PnmfDecoder *dec, uint8_t *gray, ptrdiff_t stride);
 int  pnmf_decoder_seek(PnmfDecoder *dec, int frame);

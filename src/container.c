@@ -25,6 +25,7 @@
 #include "container.h"
 #include "entropy.h"
 #include "internal.h"
+#include "io.h"
 
 /* Header layout (offsets in bytes). */
 #define HDR_MAGIC          0
@@ -262,8 +263,8 @@ static void entry_pack(uint8_t *b, uint64_t offset, uint32_t first_frame, uint32
 /* ---- writer ---- */
 
 struct PnmfContainerWriter {
-    FILE *f;
-    off_t base;           /* where the container starts in f */
+    PnmfIO io;
+    int64_t base;         /* where the container starts in the stream */
     PnmfHeader h;
     int level;
     uint64_t pos;         /* bytes written */
@@ -279,7 +280,7 @@ struct PnmfContainerWriter {
 
 static int writer_put(PnmfContainerWriter *w, const void *p, size_t n, char *err, size_t errlen)
 {
-    if (n && fwrite(p, 1, n, w->f) != n) {
+    if (n && w->io.write(w->io.opaque, p, n) < 0) {
         pnmf_set_err(err, errlen, "write error");
         return PNMF_ERR_IO;
     }
@@ -310,10 +311,10 @@ static int writer_chunk(PnmfContainerWriter *w, uint32_t type, const uint8_t *he
     return writer_put(w, crc, sizeof(crc), err, errlen);
 }
 
-int pnmf_container_writer_open(PnmfContainerWriter **out, FILE *f, const PnmfHeader *h,
+int pnmf_container_writer_open_io(PnmfContainerWriter **out, const PnmfIO *io, const PnmfHeader *h,
                                int zstd_level, char *err, size_t errlen)
 {
-    if (!out || !f || !h) {
+    if (!out || !io || !io->write || !h) {
         pnmf_set_err(err, errlen, "null argument");
         return PNMF_ERR_ARG;
     }
@@ -323,7 +324,7 @@ int pnmf_container_writer_open(PnmfContainerWriter **out, FILE *f, const PnmfHea
     hc.writer_version = PNMF_FORMAT_VERSION;
     hc.min_reader_version = PNMF_FORMAT_VERSION;
     if (header_check(&hc, err, errlen) < 0) return PNMF_ERR_ARG;
-    const off_t base = ftello(f);
+    const int64_t base = pnmf_io_tell(io);
     if (base < 0) {
         pnmf_set_err(err, errlen, "output is not seekable");
         return PNMF_ERR_IO;
@@ -333,7 +334,7 @@ int pnmf_container_writer_open(PnmfContainerWriter **out, FILE *f, const PnmfHea
         pnmf_set_err(err, errlen, "out of memory");
         return PNMF_ERR_NOMEM;
     }
-    w->f = f;
+    w->io = *io;
     w->base = base;
     w->h = hc;
     w->level = zstd_level;
@@ -593,9 +594,9 @@ static int writer_finish(PnmfContainerWriter *w, uint32_t frame_count, char *err
     w->h.frame_count = frame_count;
     uint8_t b[HEADER_SIZE_V1];
     header_pack(b, &w->h);
-    if (fflush(w->f) || fseeko(w->f, w->base, SEEK_SET) ||
-        fwrite(b, 1, sizeof(b), w->f) != sizeof(b) ||
-        fseeko(w->f, w->base + (off_t)w->pos, SEEK_SET) || fflush(w->f)) {
+    if (w->io.seek(w->io.opaque, w->base, SEEK_SET) != w->base ||
+        w->io.write(w->io.opaque, b, sizeof(b)) < 0 ||
+        w->io.seek(w->io.opaque, w->base + (int64_t)w->pos, SEEK_SET) != w->base + (int64_t)w->pos) {
         pnmf_set_err(err, errlen, "write error");
         return PNMF_ERR_IO;
     }
@@ -643,10 +644,10 @@ void pnmf_container_writer_close(PnmfContainerWriter **pw)
 #define SIZE_UNKNOWN UINT64_MAX
 
 struct PnmfContainerReader {
-    FILE *f;
-    off_t base;           /* where the container starts in f */
+    PnmfIO io;
+    int64_t base;         /* where the container starts in the stream */
     uint64_t size;        /* container size, or SIZE_UNKNOWN (a pipe) */
-    uint64_t pos;         /* offset of the next byte f gives */
+    uint64_t pos;         /* offset of the next byte the stream gives */
     uint32_t header_size;
     PnmfHeader h;
 
@@ -686,20 +687,20 @@ static const char *chunk_name(const PnmfContainerReader *r, uint64_t offset, cha
 static int read_exact(PnmfContainerReader *r, void *p, size_t n, const char *what,
                       char *err, size_t errlen)
 {
-    const size_t got = n ? fread(p, 1, n, r->f) : 0;
-    r->pos += got;
-    if (got == n) return 0;
-    if (ferror(r->f)) {
+    const ptrdiff_t got = n ? pnmf_io_read(&r->io, p, n) : 0;
+    if (got < 0) {
         pnmf_set_err(err, errlen, "read error");
         return PNMF_ERR_IO;
     }
+    r->pos += (size_t)got;
+    if ((size_t)got == n) return 0;
     pnmf_set_err(err, errlen, "truncated %s", what);
     return PNMF_ERR_CORRUPT;
 }
 
 static int reader_seek(PnmfContainerReader *r, uint64_t offset, char *err, size_t errlen)
 {
-    if (fseeko(r->f, r->base + (off_t)offset, SEEK_SET)) {
+    if (!r->io.seek || r->io.seek(r->io.opaque, r->base + (int64_t)offset, SEEK_SET) != r->base + (int64_t)offset) {
         pnmf_set_err(err, errlen, "seek error");
         return PNMF_ERR_IO;
     }
@@ -821,9 +822,9 @@ static int index_check(const PnmfContainerReader *r, const uint8_t *p, uint32_t 
     return 0;
 }
 
-int pnmf_container_reader_open(PnmfContainerReader **out, FILE *f, char *err, size_t errlen)
+int pnmf_container_reader_open_io(PnmfContainerReader **out, const PnmfIO *io, char *err, size_t errlen)
 {
-    if (!out || !f) {
+    if (!out || !io || !io->read) {
         pnmf_set_err(err, errlen, "null argument");
         return PNMF_ERR_ARG;
     }
@@ -833,15 +834,15 @@ int pnmf_container_reader_open(PnmfContainerReader **out, FILE *f, char *err, si
         pnmf_set_err(err, errlen, "out of memory");
         return PNMF_ERR_NOMEM;
     }
-    r->f = f;
+    r->io = *io;
     r->size = SIZE_UNKNOWN;
     int ret;
 
-    /* The size, when f can seek; a pipe is read without it. */
-    r->base = ftello(f);
-    if (r->base >= 0 && !fseeko(f, 0, SEEK_END)) {
-        const off_t end = ftello(f);
-        if (end < r->base || fseeko(f, r->base, SEEK_SET)) {
+    /* The size, when the stream can seek; a pipe is read without it. */
+    r->base = pnmf_io_tell(io);
+    const int64_t end = r->base >= 0 ? io->seek(io->opaque, 0, SEEK_END) : -1;
+    if (end >= 0) {
+        if (end < r->base || io->seek(io->opaque, r->base, SEEK_SET) != r->base) {
             pnmf_set_err(err, errlen, "seek error");
             ret = PNMF_ERR_IO;
             goto error;
@@ -849,7 +850,6 @@ int pnmf_container_reader_open(PnmfContainerReader **out, FILE *f, char *err, si
         r->size = (uint64_t)(end - r->base);
     } else {
         r->base = 0;
-        clearerr(f);
     }
 
     uint8_t b[HEADER_SIZE_V1];
@@ -970,14 +970,15 @@ static int read_end(PnmfContainerReader *r, uint64_t index_offset, uint32_t len,
         pnmf_set_err(err, errlen, "bad trailer");
         return PNMF_ERR_CORRUPT;
     }
-    const int extra = r->size != SIZE_UNKNOWN ? r->pos != r->size : fgetc(r->f) != EOF;
-    if (extra) {
-        pnmf_set_err(err, errlen, "data after the trailer");
-        return PNMF_ERR_CORRUPT;
-    }
-    if (ferror(r->f)) {
+    uint8_t one;
+    const ptrdiff_t more = r->size != SIZE_UNKNOWN ? r->pos != r->size : pnmf_io_read(&r->io, &one, 1);
+    if (more < 0) {
         pnmf_set_err(err, errlen, "read error");
         return PNMF_ERR_IO;
+    }
+    if (more) {
+        pnmf_set_err(err, errlen, "data after the trailer");
+        return PNMF_ERR_CORRUPT;
     }
     r->done = 1;
     return 0;
@@ -1216,4 +1217,19 @@ void pnmf_container_reader_close(PnmfContainerReader **pr)
     pnmf_free(r->seen);
     pnmf_free(r->index);
     pnmf_freep(pr);
+}
+
+int pnmf_container_writer_open(PnmfContainerWriter **out, FILE *f, const PnmfHeader *h, int zstd_level,
+                               char *err, size_t errlen)
+{
+    PnmfIO io;
+    pnmf_io_file_writer(&io, f);
+    return pnmf_container_writer_open_io(out, f ? &io : NULL, h, zstd_level, err, errlen);
+}
+
+int pnmf_container_reader_open(PnmfContainerReader **out, FILE *f, char *err, size_t errlen)
+{
+    PnmfIO io;
+    pnmf_io_file_reader(&io, f);
+    return pnmf_container_reader_open_io(out, f ? &io : NULL, err, errlen);
 }

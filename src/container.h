@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "pnmf/pnmf.h"
+
 #define PNMF_FORMAT_VERSION 7          /* what this writer writes */
 #define PNMF_READER_VERSION 7          /* the newest format this reader reads */
 #define PNMF_OLDEST_VERSION 2          /* the oldest format this reader reads */
@@ -66,6 +68,9 @@ typedef struct PnmfContainerReader PnmfContainerReader;
  */
 
 /* Writer: writes the header at once (frame_count as given), then chunks. */
+int  pnmf_container_writer_open_io(PnmfContainerWriter **w, const PnmfIO *io, const PnmfHeader *h,
+                                   int zstd_level, char *err, size_t errlen);
+/* The same through a FILE opened for writing (seekable). */
 int  pnmf_container_writer_open(PnmfContainerWriter **w, FILE *f, const PnmfHeader *h,
                                 int zstd_level, char *err, size_t errlen);
 /* Compress payload with zstd (content checksum on) and append a window
@@ -88,7 +93,7 @@ int  pnmf_container_write_window_best(PnmfContainerWriter *w, uint32_t first_fra
 int  pnmf_container_window_bytes(const PnmfContainerWriter *w, uint32_t frame_count, const uint8_t *const *payloads,
                                  const size_t *sizes, int n, size_t *bytes);
 /* Write the index chunk and the trailer, then rewrite the header with the
- * final frame_count. The FILE must be seekable. */
+ * final frame_count. The stream must be seekable. */
 int  pnmf_container_writer_finish(PnmfContainerWriter *w, uint32_t frame_count,
                                   char *err, size_t errlen);
 uint64_t pnmf_container_writer_bytes(const PnmfContainerWriter *w);
@@ -99,6 +104,8 @@ void pnmf_container_writer_set_continues(PnmfContainerWriter *w, int on);
 void pnmf_container_writer_close(PnmfContainerWriter **w);
 
 /* Reader: reads and checks the header. */
+int  pnmf_container_reader_open_io(PnmfContainerReader **r, const PnmfIO *io, char *err, size_t errlen);
+/* The same through a FILE opened for reading (a pipe too). */
 int  pnmf_container_reader_open(PnmfContainerReader **r, FILE *f, char *err, size_t errlen);
 const PnmfHeader *pnmf_container_reader_header(const PnmfContainerReader *r);
 /* Read the next window chunk (unknown chunk types are skipped; the index

@@ -7,9 +7,13 @@
 #include "container.h"
 #include "diamond.h"
 #include "internal.h"
+#include "io.h"
+#include "log.h"
 #include "model.h"
 
 struct PnmfDecoder {
+    PnmfDecSettings s;
+    PnmfMemReader mem;        /* the stream, when it is read from memory */
     PnmfContainerReader *cr;
     PnmfStreamInfo info;
     int w_step, r_step, rows, cols, vis_rows, vis_cols;
@@ -28,14 +32,38 @@ struct PnmfDecoder {
     char err[256];
 };
 
-int pnmf_decoder_create(PnmfDecoder **out, FILE *in)
+/* Record a failure: its reason goes to the logger too. */
+static int fail(PnmfDecoder *d, int ret)
+{
+    pnmf_log(&d->s.logger, PNMF_LOG_ERROR, "%s", d->err[0] ? d->err : pnmf_strerror(ret));
+    return d->failed = ret;
+}
+
+int pnmf_decoder_create(PnmfDecoder **out, const PnmfDecSettings *s, const PnmfIO *in,
+                        const uint8_t *data, size_t size)
 {
     PnmfDecoder *d = pnmf_calloc(1, sizeof(*d));
     if (!d) return PNMF_ERR_NOMEM;
     *out = d; /* even on failure, so the caller can read the reason */
-    int ret = pnmf_container_reader_open(&d->cr, in, d->err, sizeof(d->err));
-    if (ret < 0) return d->failed = ret;
+    d->s = *s;
+    PnmfIO mio;
+    if (!in) {
+        pnmf_io_memory_reader(&mio, &d->mem, data, size);
+        in = &mio;
+    }
+    int ret = pnmf_container_reader_open_io(&d->cr, in, d->err, sizeof(d->err));
+    if (ret < 0) return fail(d, ret);
     const PnmfHeader *h = pnmf_container_reader_header(d->cr);
+    if ((int64_t)h->width * h->height > s->max_frame_pixels) {
+        snprintf(d->err, sizeof(d->err), "frames of %ux%u pixels, over the decoder's limit of %lld",
+                 (unsigned)h->width, (unsigned)h->height, (long long)s->max_frame_pixels);
+        return fail(d, PNMF_ERR_LIMIT);
+    }
+    if ((int64_t)h->frame_count > s->max_frames) {
+        snprintf(d->err, sizeof(d->err), "%u frames, over the decoder's limit of %lld", (unsigned)h->frame_count,
+                 (long long)s->max_frames);
+        return fail(d, PNMF_ERR_LIMIT);
+    }
     d->info.width = (int)h->width, d->info.height = (int)h->height;
     d->info.fps_num = (int)h->fps_num, d->info.fps_den = (int)h->fps_den;
     d->info.frame_count = (int)h->frame_count;
@@ -47,7 +75,7 @@ int pnmf_decoder_create(PnmfDecoder **out, FILE *in)
     d->version = h->writer_version < PNMF_READER_VERSION ? h->writer_version : PNMF_READER_VERSION;
     if (d->w_step < 1 || d->r_step < 1 || d->w_step > 64 || d->r_step > 64) {
         snprintf(d->err, sizeof(d->err), "invalid quantizer steps in the header");
-        return d->failed = PNMF_ERR_CORRUPT;
+        return fail(d, PNMF_ERR_CORRUPT);
     }
     d->n = (size_t)h->width * h->height;
     d->rows = h->shift_model == PNMF_SHIFT_VECTOR ? 1 : (int)h->height;
@@ -61,9 +89,9 @@ int pnmf_decoder_create(PnmfDecoder **out, FILE *in)
     d->P = pnmf_malloc_array(d->n, 1);
     d->Pp = pnmf_malloc_array(d->n, 1);
     d->D = pnmf_malloc_array(d->n, 1);
-    if (!d->acc || !d->layout || !d->P || !d->Pp || !d->D) return d->failed = PNMF_ERR_NOMEM;
+    if (!d->acc || !d->layout || !d->P || !d->Pp || !d->D) return fail(d, PNMF_ERR_NOMEM);
     for (int t = 0; t < PNMF_RES_REFS; t++)
-        if (!(d->ref[t] = pnmf_malloc_array(d->n, 1))) return d->failed = PNMF_ERR_NOMEM;
+        if (!(d->ref[t] = pnmf_malloc_array(d->n, 1))) return fail(d, PNMF_ERR_NOMEM);
     return 0;
 }
 
@@ -161,13 +189,13 @@ int pnmf_decoder_read(PnmfDecoder *d, uint8_t *gray, ptrdiff_t stride)
                 snprintf(d->err, sizeof(d->err), "a window follows the last frame");
                 ret = PNMF_ERR_CORRUPT;
             }
-            if (ret < 0) return d->failed = ret;
+            if (ret < 0) return fail(d, ret);
             d->checked_end = 1;
         }
         return PNMF_ERR_EOF;
     }
     int ret = step_frame(d, gray, stride);
-    return ret < 0 ? (d->failed = ret) : 0;
+    return ret < 0 ? fail(d, ret) : 0;
 }
 
 int pnmf_decoder_seek(PnmfDecoder *d, int frame)
@@ -182,18 +210,18 @@ int pnmf_decoder_seek(PnmfDecoder *d, int frame)
     /* back to the key window at or before the frame: a window that
      * continues the one before it needs that one decoded first */
     int ret = pnmf_container_key_frame(d->cr, (uint32_t)frame, &first, d->err, sizeof(d->err));
-    if (ret < 0) return d->failed = ret;
+    if (ret < 0) return fail(d, ret);
     ret = pnmf_container_seek(d->cr, first, &first, d->err, sizeof(d->err));
-    if (ret < 0) return d->failed = ret;
+    if (ret < 0) return fail(d, ret);
     d->next_frame = (int)first;
     d->loaded = 0;
     while (d->next_frame < frame) {
         ret = step_frame(d, NULL, 0);
-        if (ret < 0) return d->failed = ret;
+        if (ret < 0) return fail(d, ret);
     }
     if (!d->loaded || d->win_pos >= d->md.m) {
         ret = load_window(d);
-        if (ret < 0) return d->failed = ret;
+        if (ret < 0) return fail(d, ret);
     }
     return 0;
 }

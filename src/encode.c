@@ -100,7 +100,7 @@ static int picks(const PnmfEncSettings *s) { return s->residual && s->target_psn
 static int model_quality(const PnmfEncSettings *s) { return picks(s) ? PNMF_MODEL_Q : s->quality; }
 
 int pnmf_encoder_create(PnmfEncoder **out, const PnmfEncSettings *s, int width, int height,
-                        int fps_num, int fps_den, FILE *f)
+                        int fps_num, int fps_den, const PnmfIO *io)
 {
     PnmfEncoder *e = pnmf_calloc(1, sizeof(*e));
     if (!e) return PNMF_ERR_NOMEM;
@@ -173,7 +173,7 @@ int pnmf_encoder_create(PnmfEncoder **out, const PnmfEncSettings *s, int width, 
     h.w_step = (uint16_t)e->w_step, h.r_step = (uint16_t)e->r_step;
     if (s->shift_model == PNMF_SHIFT_CANVAS)
         h.canvas_height = (uint32_t)e->rows, h.canvas_width = (uint32_t)e->cols;
-    ret = pnmf_container_writer_open(&e->cw, f, &h, s->zstd_level, e->err, sizeof(e->err));
+    ret = pnmf_container_writer_open_io(&e->cw, io, &h, s->zstd_level, e->err, sizeof(e->err));
     if (ret < 0) goto error;
     *out = e;
     return 0;

@@ -5,7 +5,26 @@
 #include "codec.h"
 #include "container.h"
 #include "internal.h"
+#include "io.h"
 #include "quant.h"
+
+/* PNMF_HAVE_ENCODER is 0 in a decoder-only build: the encoder's entry
+ * points are there and return PNMF_ERR_NOSYS. */
+#ifndef PNMF_HAVE_ENCODER
+#define PNMF_HAVE_ENCODER 1
+#endif
+
+unsigned pnmf_version(void) { return PNMF_VERSION_INT; }
+
+const char *pnmf_version_string(void) { return PNMF_VERSION_STRING; }
+
+/* Whether every reserved byte of a settings struct is zero. */
+static int reserved_clear(const uint8_t *r, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (r[i]) return 0;
+    return 1;
+}
 
 void pnmf_enc_default_settings(PnmfEncSettings *s)
 {
@@ -31,12 +50,12 @@ void pnmf_enc_default_settings(PnmfEncSettings *s)
     s->recentre = 0;
 }
 
-int pnmf_enc_open(PnmfEncoder **enc, const PnmfEncSettings *s, int width, int height,
-                  int fps_num, int fps_den, FILE *out)
+int pnmf_enc_open_io(PnmfEncoder **enc, const PnmfEncSettings *s, int width, int height,
+                     int fps_num, int fps_den, const PnmfIO *out)
 {
     if (!enc) return PNMF_ERR_ARG;
     *enc = NULL;
-    if (!s || !out) return PNMF_ERR_ARG;
+    if (!s || !out || !out->write || !out->seek) return PNMF_ERR_ARG;
     if (width < 1 || height < 1 || width > PNMF_MAX_DIM || height > PNMF_MAX_DIM ||
         (int64_t)width * height > PNMF_MAX_PIXELS)
         return PNMF_ERR_LIMIT;
@@ -65,11 +84,26 @@ int pnmf_enc_open(PnmfEncoder **enc, const PnmfEncSettings *s, int width, int he
     if (s->restarts < 1 || s->restarts > 1000 || s->threads < 0 || s->threads > 64) return PNMF_ERR_ARG;
     if (s->zstd_level < 1 || s->zstd_level > 22) return PNMF_ERR_ARG;
     if (s->refine < 0 || s->refine > 100) return PNMF_ERR_ARG;
-    for (size_t i = 0; i < sizeof(s->reserved); i++)
-        if (s->reserved[i]) return PNMF_ERR_ARG;
+    if (!reserved_clear(s->reserved, sizeof(s->reserved))) return PNMF_ERR_ARG;
+#if PNMF_HAVE_ENCODER
     return pnmf_encoder_create(enc, s, width, height, fps_num, fps_den, out);
+#else
+    return PNMF_ERR_NOSYS;
+#endif
 }
 
+int pnmf_enc_open(PnmfEncoder **enc, const PnmfEncSettings *s, int width, int height,
+                  int fps_num, int fps_den, FILE *out)
+{
+    if (!enc) return PNMF_ERR_ARG;
+    *enc = NULL;
+    if (!out) return PNMF_ERR_ARG;
+    PnmfIO io;
+    pnmf_io_file_writer(&io, out);
+    return pnmf_enc_open_io(enc, s, width, height, fps_num, fps_den, &io);
+}
+
+#if PNMF_HAVE_ENCODER
 int pnmf_enc_push_frame(PnmfEncoder *enc, const uint8_t *gray, ptrdiff_t stride)
 {
     if (!enc || !gray) return PNMF_ERR_ARG;
@@ -95,13 +129,83 @@ void pnmf_enc_close(PnmfEncoder **enc)
 {
     if (enc) pnmf_encoder_destroy(enc);
 }
+#else
+int pnmf_enc_push_frame(PnmfEncoder *enc, const uint8_t *gray, ptrdiff_t stride)
+{
+    (void)enc, (void)gray, (void)stride;
+    return PNMF_ERR_NOSYS;
+}
+
+int pnmf_enc_finish(PnmfEncoder *enc)
+{
+    (void)enc;
+    return PNMF_ERR_NOSYS;
+}
+
+void pnmf_enc_get_stats(const PnmfEncoder *enc, PnmfEncStats *st)
+{
+    (void)enc;
+    if (st) memset(st, 0, sizeof(*st));
+}
+
+const char *pnmf_enc_errmsg(const PnmfEncoder *enc)
+{
+    (void)enc;
+    return "this libpnmf is built without the encoder";
+}
+
+void pnmf_enc_close(PnmfEncoder **enc)
+{
+    if (enc) *enc = NULL;
+}
+#endif
+
+void pnmf_dec_default_settings(PnmfDecSettings *s)
+{
+    memset(s, 0, sizeof(*s));
+    s->max_frame_pixels = PNMF_MAX_PIXELS;
+    s->max_frames = PNMF_MAX_FRAMES;
+}
+
+static int dec_open(PnmfDecoder **dec, const PnmfDecSettings *s, const PnmfIO *io, const uint8_t *data,
+                    size_t size)
+{
+    PnmfDecSettings def;
+    if (!s) {
+        pnmf_dec_default_settings(&def);
+        s = &def;
+    }
+    if (s->max_frame_pixels < 1 || s->max_frame_pixels > PNMF_MAX_PIXELS || s->max_frames < 1 ||
+        s->max_frames > PNMF_MAX_FRAMES || !reserved_clear(s->reserved, sizeof(s->reserved)))
+        return PNMF_ERR_ARG;
+    return pnmf_decoder_create(dec, s, io, data, size);
+}
+
+int pnmf_dec_open_io(PnmfDecoder **dec, const PnmfDecSettings *s, const PnmfIO *io)
+{
+    if (!dec) return PNMF_ERR_ARG;
+    *dec = NULL;
+    if (!io || !io->read) return PNMF_ERR_ARG;
+    return dec_open(dec, s, io, NULL, 0);
+}
+
+int pnmf_dec_open_memory(PnmfDecoder **dec, const PnmfDecSettings *s, const uint8_t *data, size_t size)
+{
+    if (!dec) return PNMF_ERR_ARG;
+    *dec = NULL;
+    if (!data && size) return PNMF_ERR_ARG;
+    static const uint8_t none[1];
+    return dec_open(dec, s, NULL, data ? data : none, size);
+}
 
 int pnmf_dec_open(PnmfDecoder **dec, FILE *in)
 {
     if (!dec) return PNMF_ERR_ARG;
     *dec = NULL;
     if (!in) return PNMF_ERR_ARG;
-    return pnmf_decoder_create(dec, in);
+    PnmfIO io;
+    pnmf_io_file_reader(&io, in);
+    return dec_open(dec, NULL, &io, NULL, 0);
 }
 
 const PnmfStreamInfo *pnmf_dec_info(const PnmfDecoder *dec) { return dec ? pnmf_decoder_info(dec) : NULL; }
@@ -138,6 +242,7 @@ const char *pnmf_strerror(int err)
     case PNMF_ERR_VERSION: return "needs a newer reader";
     case PNMF_ERR_LIMIT: return "size exceeds a limit";
     case PNMF_ERR_EOF: return "end of stream";
+    case PNMF_ERR_NOSYS: return "not built into this library";
     default: return "unknown error";
     }
 }

@@ -22,6 +22,7 @@
 #define PNMF_ERR_VERSION PNMF_ERR(ENOTSUP) /* file needs a newer reader */
 #define PNMF_ERR_LIMIT   PNMF_ERR(E2BIG)   /* a size exceeds a documented limit */
 #define PNMF_ERR_EOF     PNMF_ERR(ENODATA) /* no more frames */
+#define PNMF_ERR_NOSYS   PNMF_ERR(ENOSYS)  /* the call needs a part this library was built without */
 
 /** How much a message matters, for a PnmfLogger. */
 enum PnmfLogLevel {

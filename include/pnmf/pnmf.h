@@ -100,6 +100,42 @@ typedef struct PnmfEncStats {
 typedef struct PnmfEncoder PnmfEncoder;
 typedef struct PnmfDecoder PnmfDecoder;
 
+/**
+ * Where a stream's bytes come from or go to, for pnmf_enc_open_io() and
+ * pnmf_dec_open_io(). The library copies the struct; @p opaque stays the
+ * caller's. Callbacks are called from the thread that called the library.
+ */
+typedef struct PnmfIO {
+    void *opaque; ///< passed back to every callback as it is
+    /** Read up to @p n bytes into @p buf: the count read (0 only at the end
+     *  of the stream), or a negative PNMF_ERR code. Needed by the decoder. */
+    ptrdiff_t (*read)(void *opaque, uint8_t *buf, size_t n);
+    /** Write all @p n bytes: 0, or a negative PNMF_ERR code. Needed by the encoder. */
+    int (*write)(void *opaque, const uint8_t *buf, size_t n);
+    /** Move to @p offset from the start (SEEK_SET), the current position
+     *  (SEEK_CUR) or the end (SEEK_END): the new position from the start,
+     *  or a negative value if the stream cannot seek. The encoder needs it
+     *  (the header is rewritten at the end); a decoder without it (NULL, or
+     *  failing: a pipe) reads the stream once from the start and cannot seek. */
+    int64_t (*seek)(void *opaque, int64_t offset, int whence);
+} PnmfIO;
+
+/** The decoder's settings. */
+typedef struct PnmfDecSettings {
+    int64_t max_frame_pixels; ///< refuse a stream whose frames have more pixels than this (PNMF_ERR_LIMIT), 1..2^26 (default 2^26, the format's limit)
+    int64_t max_frames;       ///< refuse a stream of more frames than this (PNMF_ERR_LIMIT), 1..2^28 (default 2^28, the format's limit)
+    PnmfLogger logger;        ///< where the decoder's messages go (default: nowhere)
+    uint8_t reserved[64];     ///< must be zero (pnmf_dec_default_settings() clears it): room for new settings
+} PnmfDecSettings;
+
+/** The library's version, PNMF_VERSION_INT of the build that made it:
+ *  (major << 16) | (minor << 8) | patch. May differ from the header's
+ *  PNMF_VERSION_INT when a program runs against a newer shared library. */
+PNMF_API unsigned pnmf_version(void);
+
+/** The library's version as "major.minor.patch". */
+PNMF_API const char *pnmf_version_string(void);
+
 /** Fill @p s with the defaults listed above. */
 PNMF_API void pnmf_enc_default_settings(PnmfEncSettings *s);
 
@@ -114,6 +150,15 @@ PNMF_API void pnmf_enc_default_settings(PnmfEncSettings *s);
 PNMF_API int pnmf_enc_open(PnmfEncoder **enc, const PnmfEncSettings *s,
                            int width, int height, int fps_num, int fps_den,
                            FILE *out);
+
+/**
+ * As pnmf_enc_open(), writing through @p io (its write and seek callbacks
+ * are needed), for output to memory, a socket with a seekable buffer, or
+ * anything else. @p io is copied; its opaque stays the caller's.
+ */
+PNMF_API int pnmf_enc_open_io(PnmfEncoder **enc, const PnmfEncSettings *s,
+                              int width, int height, int fps_num, int fps_den,
+                              const PnmfIO *io);
 
 /** Give the encoder one frame (width x height bytes, rows @p stride apart).
  *  The encoder copies it. A window is fitted and written each time one fills. */
@@ -137,6 +182,24 @@ PNMF_API void pnmf_enc_close(PnmfEncoder **enc);
  * explain; pnmf_dec_close() it either way.
  */
 PNMF_API int pnmf_dec_open(PnmfDecoder **dec, FILE *in);
+
+/** Fill @p s with the defaults listed above. */
+PNMF_API void pnmf_dec_default_settings(PnmfDecSettings *s);
+
+/**
+ * Open a decoder with settings @p s (NULL: the defaults) reading through
+ * @p io (its read callback is needed; seek for pnmf_dec_seek()). @p io is
+ * copied; its opaque stays the caller's. Otherwise as pnmf_dec_open().
+ */
+PNMF_API int pnmf_dec_open_io(PnmfDecoder **dec, const PnmfDecSettings *s, const PnmfIO *io);
+
+/**
+ * Open a decoder on a whole stream in memory, @p size bytes at @p data,
+ * which stay the caller's and must not change until pnmf_dec_close().
+ * Otherwise as pnmf_dec_open_io().
+ */
+PNMF_API int pnmf_dec_open_memory(PnmfDecoder **dec, const PnmfDecSettings *s,
+                                  const uint8_t *data, size_t size);
 
 PNMF_API const PnmfStreamInfo *pnmf_dec_info(const PnmfDecoder *dec);
 

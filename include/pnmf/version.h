@@ -1,10 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The one definition of pnmf's version: CMakeLists.txt reads it from here. */
 #ifndef PNMF_VERSION_H
 #define PNMF_VERSION_H
 
 #define PNMF_VERSION_MAJOR 0
-#define PNMF_VERSION_MINOR 1
+#define PNMF_VERSION_MINOR 2
 #define PNMF_VERSION_PATCH 0
-#define PNMF_VERSION_STRING "0.1.0"
+
+#define PNMF_VERSION_INT ((PNMF_VERSION_MAJOR << 16) | (PNMF_VERSION_MINOR << 8) | PNMF_VERSION_PATCH)
+#define PNMF_VERSION_STR_(x) #x
+#define PNMF_VERSION_STR(x) PNMF_VERSION_STR_(x)
+#define PNMF_VERSION_STRING \
+    PNMF_VERSION_STR(PNMF_VERSION_MAJOR) "." PNMF_VERSION_STR(PNMF_VERSION_MINOR) "." PNMF_VERSION_STR(PNMF_VERSION_PATCH)
 
 #endif /* PNMF_VERSION_H */

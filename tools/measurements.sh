@@ -12,12 +12,12 @@
 #   other codecs read back with --anchors), and pnmf-bench on x11_penguins.
 #
 # Everything runs under nice. The tables go to OUT_DIR/tables.md (default
-# measurements-out/), each run's own files beside it.
+# BUILD_DIR/measurements/), each run's own files beside it.
 set -eu
 cd "$(dirname "$0")/.."
 MODE=${1:-quick}
 BUILD=${2:-build}
-OUT=${3:-measurements-out}
+OUT=${3:-$BUILD/measurements}
 case $MODE in quick|full) ;; *) echo "usage: sh tools/measurements.sh [quick|full] [BUILD_DIR] [OUT_DIR]" >&2; exit 2 ;; esac
 for t in pnmf-enc pnmf-dec pnmf-psnr pnmf-compare pnmf-bench; do
     [ -x "$BUILD/$t" ] || { echo "measurements.sh: $BUILD/$t missing: build first (sh tools/bootstrap.sh)" >&2; exit 1; }

@@ -35,7 +35,8 @@ struct PnmfDecoder {
 /* Record a failure: its reason goes to the logger too. */
 static int fail(PnmfDecoder *d, int ret)
 {
-    pnmf_log(&d->s.logger, PNMF_LOG_ERROR, "%s", d->err[0] ? d->err : pnmf_strerror(ret));
+    if (!d->err[0] && ret == PNMF_ERR_NOMEM) snprintf(d->err, sizeof(d->err), "out of memory");
+    if (d->err[0]) pnmf_log(&d->s.logger, PNMF_LOG_ERROR, "%s", d->err);
     return d->failed = ret;
 }
 

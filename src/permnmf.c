@@ -233,6 +233,7 @@ typedef struct Scratch {
     float *cc;             /* max_k x n: greedy's correlations, with Gcross */
     PnmfAtom *x1, *x2;
     int guard_rejects;
+    double guard_rise;     /* the largest rise undone, relative to the frame's objective */
 } Scratch;
 
 struct PnmfFitter {
@@ -610,19 +611,26 @@ static void h_task(void *vctx, int tid, int T)
         /* the paper's sweep, warm-started from the current atoms */
         /* its spectral residual: one FFT of the spatial residual costs
          * less than k phase ramps */
-        memcpy(s->x1, h, k * sizeof(PnmfAtom));
-        pnmf_fft_forward(ft->fft, s->e, s->R);
-        cyclic_sweeps(ft, s, s->R, s->x1, k, c->sweeps);
-        double f1 = frame_residual(ft->rows, ft->cols, a, c->W, k, s->x1, ft->box, s->e);
-        if (f1 <= best) best = f1, pick = 1;
-        else s->guard_rejects++;
+        if (c->mode != PNMF_H_GREEDY_ONLY) {
+            memcpy(s->x1, h, k * sizeof(PnmfAtom));
+            pnmf_fft_forward(ft->fft, s->e, s->R);
+            cyclic_sweeps(ft, s, s->R, s->x1, k, c->sweeps);
+            double f1 = frame_residual(ft->rows, ft->cols, a, c->W, k, s->x1, ft->box, s->e);
+            if (f1 <= best) {
+                best = f1, pick = 1;
+            } else {
+                const double rise = best > 0 ? (f1 - best) / best : INFINITY;
+                s->guard_rejects++;
+                if (rise > s->guard_rise) s->guard_rise = rise;
+            }
+        }
 
-        if (c->mode == PNMF_H_GREEDY) {
+        if (c->mode != PNMF_H_CYCLIC) {
             memcpy(s->R2, Aj, ft->spec2 * sizeof(float));
             greedy_atoms(ft, s, s->R2, s->x2, k);
             cyclic_sweeps(ft, s, s->R2, s->x2, k, c->sweeps);
             double f2 = frame_residual(ft->rows, ft->cols, a, c->W, k, s->x2, ft->box, s->e);
-            if (f2 < best) best = f2, pick = 2;
+            if (f2 < best || c->mode == PNMF_H_GREEDY_ONLY) best = f2, pick = 2;
         }
         if (pick == 1) memcpy(h, s->x1, k * sizeof(PnmfAtom));
         if (pick == 2) memcpy(h, s->x2, k * sizeof(PnmfAtom));
@@ -634,10 +642,13 @@ int pnmf_fitter_h_step(PnmfFitter *ft, const float *W, int k, PnmfAtom *H, int m
 {
     if (k < 1 || k > ft->max_k || !ft->A) return PNMF_ERR_ARG;
     set_components(ft, W, k);
-    if (mode == PNMF_H_GREEDY && ft->Gcross) set_cross(ft, k);
+    if (mode != PNMF_H_CYCLIC && ft->Gcross) set_cross(ft, k);
+    int rejects = 0;
+    for (int t = 0; t < ft->threads; t++) rejects -= ft->scr[t].guard_rejects;
     HCtx c = { ft, W, k, mode, sweeps, H };
     parallel_run(ft->threads < ft->m ? ft->threads : ft->m, h_task, &c);
-    return 0;
+    for (int t = 0; t < ft->threads; t++) rejects += ft->scr[t].guard_rejects;
+    return rejects;
 }
 
 /* ---- W step ------------------------------------------------------------ */
@@ -1237,7 +1248,7 @@ int pnmf_fitter_fit(PnmfFitter *ft, const PnmfFitParams *p, float *W, PnmfAtom *
         pnmf_free(Wc), pnmf_free(Hc), pnmf_free(trace);
         return PNMF_ERR_NOMEM;
     }
-    for (int t = 0; t < ft->threads; t++) ft->scr[t].guard_rejects = 0;
+    for (int t = 0; t < ft->threads; t++) ft->scr[t].guard_rejects = 0, ft->scr[t].guard_rise = 0;
     double best = INFINITY, t_init = 0;
     AlsRun run = { 0, 0, 0 };
     int ret = 0;
@@ -1286,7 +1297,11 @@ int pnmf_fitter_fit(PnmfFitter *ft, const PnmfFitParams *p, float *W, PnmfAtom *
     if (st) {
         st->seconds_init = t_init, st->seconds_h = run.t_h, st->seconds_w = run.t_w;
         st->guard_rejects_h = 0;
-        for (int t = 0; t < ft->threads; t++) st->guard_rejects_h += ft->scr[t].guard_rejects;
+        st->guard_rise_h = 0;
+        for (int t = 0; t < ft->threads; t++) {
+            st->guard_rejects_h += ft->scr[t].guard_rejects;
+            if (ft->scr[t].guard_rise > st->guard_rise_h) st->guard_rise_h = ft->scr[t].guard_rise;
+        }
         st->guard_rejects_w = run.w_rejects;
     }
     pnmf_free(Wc);

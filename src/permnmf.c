@@ -233,7 +233,7 @@ typedef struct Scratch {
     float *cc;             /* max_k x n: greedy's correlations, with Gcross */
     PnmfAtom *x1, *x2;
     int guard_rejects;
-    double guard_rise;     /* the largest rise undone, relative to the frame's objective */
+    double guard_rise;     /* the largest rise undone, relative to the frame's energy */
 } Scratch;
 
 struct PnmfFitter {
@@ -256,6 +256,7 @@ struct PnmfFitter {
     float *num;            /* n */
     float *Wold;           /* k x n */
     double *fobj;          /* per-frame objective after the H step */
+    double w_rise;         /* the last W step undone: its rise, relative to the frames' energy */
     Scratch *scr;
 };
 
@@ -619,7 +620,9 @@ static void h_task(void *vctx, int tid, int T)
             if (f1 <= best) {
                 best = f1, pick = 1;
             } else {
-                const double rise = best > 0 ? (f1 - best) / best : INFINITY;
+                double energy = 0;
+                for (size_t x = 0; x < ft->n; x++) energy += (double)a[x] * a[x];
+                const double rise = energy > 0 ? (f1 - best) / energy : INFINITY;
                 s->guard_rejects++;
                 if (rise > s->guard_rise) s->guard_rise = rise;
             }
@@ -810,6 +813,9 @@ int pnmf_fitter_w_step(PnmfFitter *ft, float *W, int k, const PnmfAtom *H, int m
     }
     const double f_new = all_residuals(ft, W, k, H);
     if (!(f_new <= f_old)) {
+        double energy = 0;
+        for (size_t q = 0; q < (size_t)ft->m * ft->n; q++) energy += (double)ft->A[q] * ft->A[q];
+        ft->w_rise = energy > 0 ? (f_new - f_old) / energy : INFINITY;
         memcpy(W, ft->Wold, kn * sizeof(float));
         all_residuals(ft, W, k, H);
         return 1;
@@ -1132,6 +1138,7 @@ static void reseed_dead(PnmfFitter *ft, float *W, int k, const PnmfAtom *H)
 typedef struct AlsRun {
     double t_h, t_w;
     int w_rejects;
+    double w_rise; /* the largest rise of a W step undone, relative to the frames' energy */
 } AlsRun;
 
 /* Up to iters ALS iterations of kk components from Wc, Hc (H with kk a
@@ -1161,6 +1168,7 @@ static int als(PnmfFitter *ft, const PnmfFitParams *p, int kk, float *Wc, PnmfAt
         run->t_w += seconds() - t1;
         if (ret < 0) return ret;
         run->w_rejects += ret;
+        if (ret && ft->w_rise > run->w_rise) run->w_rise = ft->w_rise;
         normalize_pow2((int)ft->n, Wc, kk, Hc, ft->m);
         if (improved) reseed_dead(ft, Wc, kk, Hc);
         if (improved && p->recentre) pnmf_recentre(ft->rows, ft->cols, Wc, kk, Hc, ft->m);
@@ -1250,7 +1258,7 @@ int pnmf_fitter_fit(PnmfFitter *ft, const PnmfFitParams *p, float *W, PnmfAtom *
     }
     for (int t = 0; t < ft->threads; t++) ft->scr[t].guard_rejects = 0, ft->scr[t].guard_rise = 0;
     double best = INFINITY, t_init = 0;
-    AlsRun run = { 0, 0, 0 };
+    AlsRun run = { 0, 0, 0, 0 };
     int ret = 0;
     const int restarts = p->restarts > 0 ? p->restarts : 1;
     int kk = k; /* components in use: fewer than k when the automatic size stops early */
@@ -1303,6 +1311,7 @@ int pnmf_fitter_fit(PnmfFitter *ft, const PnmfFitParams *p, float *W, PnmfAtom *
             if (ft->scr[t].guard_rise > st->guard_rise_h) st->guard_rise_h = ft->scr[t].guard_rise;
         }
         st->guard_rejects_w = run.w_rejects;
+        st->guard_rise_w = run.w_rise;
     }
     pnmf_free(Wc);
     pnmf_free(Hc);

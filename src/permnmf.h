@@ -96,9 +96,11 @@ typedef struct PnmfFitStats {
                             kept restart, trace[0] = initial (iterations+1 values) */
     int k_used;          /* components the fit used (k unless add_lambda > 0); the
                             others are returned as zeros with zero coefficients */
-    double guard_rise_h; /* the largest rise of a frame H step undone, relative to
-                            the frame's objective: about 1e-7 from rounding, where a
-                            step that truly ascends would rise by far more */
+    double guard_rise_h; /* the largest rise of a frame H step undone, and of a W */
+    double guard_rise_w; /* step undone, relative to the energy of the frame (H) or
+                            all frames (W): float rounding moves the objective by
+                            at most about 1e-7 of it; a step that truly ascends
+                            rises by far more */
 } PnmfFitStats;
 
 typedef struct PnmfFitter PnmfFitter;

@@ -399,11 +399,12 @@ static void test_fit(int algo, int threads_check)
      * worse by float rounding keep the trace monotone whatever happens, so
      * what is checked is how often and by how much they had to act: never
      * for W; for H, in a few frames near convergence, where a sweep moves
-     * coefficients by float noise, and by rounding-sized rises only */
+     * coefficients by float noise, and by rises of rounding size only
+     * (below 1e-7 of the frame's energy; 1e-6 allowed) */
     CHECK_MSG(st.guard_rejects_w == 0, "W steps undone: %d", st.guard_rejects_w);
     CHECK_MSG(st.guard_rejects_h * 10 <= M * (p.iterations + 1) * p.restarts, "frame H steps undone: %d",
               st.guard_rejects_h);
-    CHECK_MSG(st.guard_rise_h < 1e-5, "a frame H step undone rose by %g of its objective", st.guard_rise_h);
+    CHECK_MSG(st.guard_rise_h < 1e-6, "a frame H step undone rose by %g of the frame's energy", st.guard_rise_h);
     CHECK_MSG(trace[st.iterations] < 0.2 * trace[0], "the fit barely descends: %g -> %g", trace[0],
               trace[st.iterations]);
     CHECK_NEAR(st.objective, pnmf_objective(R, C, A, M, W, K, H), 1e-9);
@@ -696,7 +697,7 @@ static void test_recentre(void)
     CHECK_MSG(st.guard_rejects_w == 0, "W steps undone with recentring: %d", st.guard_rejects_w);
     CHECK_MSG(st.guard_rejects_h * 10 <= M * (p.iterations + 1), "frame H steps undone with recentring: %d",
               st.guard_rejects_h);
-    CHECK_MSG(st.guard_rise_h < 1e-5, "a frame H step undone rose by %g of its objective", st.guard_rise_h);
+    CHECK_MSG(st.guard_rise_h < 1e-6, "a frame H step undone rose by %g of the frame's energy", st.guard_rise_h);
     printf("recentring fit: objective %.4g -> %.4g, guard rejects %d (largest rise %.2g)\n", trace[0],
            trace[st.iterations], st.guard_rejects_h + st.guard_rejects_w, st.guard_rise_h);
     CHECK_MSG(trace[st.iterations] < 0.2 * trace[0], "the fit with recentring barely descends: %g -> %g", trace[0],

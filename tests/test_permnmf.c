@@ -293,9 +293,10 @@ static void test_mpnnls(void)
     printf("n=20 k=2 global optimum: cyclic %d/%d, greedy %d/%d, keep the better %d/%d; lower objective: "
            "greedy %d, cyclic %d frames; fixed points %d/%d (first coefficient within %.2g)\n",
            hit_c, M, hit_g, M, hit_k, M, g_wins, c_wins, fixed, M, worst_r);
-    /* Margins from the measured spread over eight draws of this data
+    /* The first two margins hold on each of eight draws of this data
      * (seeds 1-8): cyclic 23-179 optima, greedy 101-192, greedy lower in
-     * 22-170 frames, cyclic lower in 2-14. */
+     * 22-170 frames, cyclic lower in 2-14; keep the better reaches the
+     * optimum in 179-196 frames on seven of them, 110 on the eighth. */
     CHECK_MSG(hit_g >= hit_c + M / 20, "greedy %d optima, cyclic %d", hit_g, hit_c);
     CHECK_MSG(g_wins >= 3 * c_wins && g_wins >= M / 10, "greedy lower in %d frames, cyclic in %d", g_wins, c_wins);
     CHECK_MSG(hit_k >= 0.85 * M, "keep the better reached the optimum in %d/%d frames", hit_k, M);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * FFT correlations (ALGORITHMS.md 2a). Plans are made once per geometry with
+ * FFT correlations, for the H step's coordinate steps. Plans are made once per geometry with
  * FFTW_ESTIMATE, never FFTW_MEASURE: a measured plan may pick a different
  * algorithm from one run to the next, and with it different rounding, which
  * would break "same input, same seed, same bytes". Buffers all come from

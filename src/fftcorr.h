@@ -5,7 +5,7 @@
  * FFTW. Spectra are the r2c half spectra, rows x (cols/2+1) complex values
  * stored as interleaved float pairs.
  *
- * Conventions (ALGORITHMS.md, notation):
+ * Conventions:
  *   (S_p w)[y,x] = w[(y-py) mod rows, (x-px) mod cols]   content moves by +p
  *   corr(a,w)[p] = <a, S_p w> = sum_x a[x] w[x-p]
  * The paper's sigma_p (w_i = v_{i+p}) is S_{-p}.

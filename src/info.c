@@ -230,7 +230,7 @@ int pnmf_info_next_window(PnmfInfo *p, PnmfInfoWindow *st, int zstd_level)
     size_t beg[PNMF_INFO_SECTIONS], end[PNMF_INFO_SECTIONS];
     uint64_t values[PNMF_INFO_SECTIONS];
     if (measure(p->h.version < PNMF_READER_VERSION ? p->h.version : PNMF_READER_VERSION, md, payload, size, beg, end, values) < 0) {
-        /* the model read accepted it: the layout above is out of date */
+        /* the model read accepted it, so measure() does not follow the format */
         snprintf(p->err, sizeof(p->err), "window at frame %u: payload layout not understood", first + 1);
         pnmf_model_free(&p->md);
         return PNMF_ERR_CORRUPT;

@@ -54,6 +54,8 @@ enum PnmfHMode {
     PNMF_H_CYCLIC = 0, /* the paper's Multiple Permutation NNLS from the current H */
     PNMF_H_GREEDY = 1, /* also a greedy matching-pursuit order from zero, then the
                           same sweeps; keep whichever gives the lower objective */
+    PNMF_H_GREEDY_ONLY = 2, /* the greedy order and its sweeps alone, kept whatever
+                               they give (tests compare the two orders with it) */
 };
 
 enum PnmfWMode {
@@ -94,6 +96,11 @@ typedef struct PnmfFitStats {
                             kept restart, trace[0] = initial (iterations+1 values) */
     int k_used;          /* components the fit used (k unless add_lambda > 0); the
                             others are returned as zeros with zero coefficients */
+    double guard_rise_h; /* the largest rise of a frame H step undone, and of a W */
+    double guard_rise_w; /* step undone, relative to the energy of the frame (H) or
+                            all frames (W): float rounding moves the objective by
+                            at most about 1e-7 of it; a step that truly ascends
+                            rises by far more */
 } PnmfFitStats;
 
 typedef struct PnmfFitter PnmfFitter;
@@ -125,7 +132,10 @@ int  pnmf_fitter_impute(PnmfFitter *ft, const float *W, int k, const PnmfAtom *H
 double pnmf_fitter_objective(PnmfFitter *ft, const float *W, int k, const PnmfAtom *H);
 
 /* Multiple Permutation NNLS for every frame with W fixed (k x n): updates H
- * (m x k) in place, never raising any frame's objective. */
+ * (m x k) in place, never raising any frame's objective (PNMF_H_GREEDY_ONLY
+ * excepted: it starts from zero). Returns the number of frames whose sweep
+ * was undone because float rounding made it worse (0 on well-posed data),
+ * or a negative error. */
 int  pnmf_fitter_h_step(PnmfFitter *ft, const float *W, int k, PnmfAtom *H, int mode, int sweeps);
 
 /* One W step with H fixed, never raising the objective. Returns 1 if the

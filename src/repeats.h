@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Repeated entries (ALGORITHMS.md (e)): one component placed several
+ * Repeated entries: one component placed several
  * times in a frame (the same sprite twice). The fit (permnmf.h) places
  * each component once a frame; from its result, rounds of
  *   - a greedy search in every frame: the (component, shift) whose
@@ -11,9 +11,9 @@
  *     cheaper of the two kept;
  *   - every coefficient refitted at its shift (exact coordinate steps),
  *     and each entry of a component placed more than once in its frame
- *     dropped when it no longer pays for its bits;
- *   - a W step for entries that repeat: the exact HALS step no longer is
- *     one (the copies of a component overlap in its Hessian), so each
+ *     removed when it does not pay for its bits;
+ *   - a W step for entries that repeat: the HALS step is not exact
+ *     there (the copies of a component overlap in its Hessian), so each
  *     pixel takes the step of the majorizer
  *       den[x] = sum_j (sum_a r_a) (sum_a r_a vis_a[x])
  *     over the entries a of the component in frame j (vis_a[x]: 1 where

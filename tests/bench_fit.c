@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * bench-fit: the paper's algorithm against the improved one on synthetic
- * sprite scenes with known components (ALGORITHMS.md 3.6). Prints, per
+ * sprite scenes with known components. Prints, per
  * configuration, over several seeds: the final objective relative to the
  * ground truth's, the recovery (every true component matched with a
  * normalized cross-correlation, maximum over shifts, of at least 0.95),

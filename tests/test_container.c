@@ -560,7 +560,7 @@ static void test_header_checks(void)
     pnmf_wl16(p + 10, 2);
     fix_header_crc(p, 64);
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == 3);
-    /* Format v1 is no longer read: a v1 file is too old (PNMF_ERR_VERSION),
+    /* Format v1 is not read: a v1 file is too old (PNMF_ERR_VERSION),
      * whatever else it holds. */
     pnmf_wl16(p + 8, 1);
     pnmf_wl16(p + 10, 1);

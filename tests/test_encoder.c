@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The encoder through the public API on synthetic clips: the two-level
- * option places one component several times in a frame (issue 4), the
+ * option places one component several times in a frame, the
  * residual layer decodes to exactly the PSNR the encoder reports, seeking
  * into a window with a residual layer gives the frames of a full decode,
  * -k 0 codes a clip without any model, and a scene cut starts a key window.

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* FFT correlation conventions (ALGORITHMS.md 3.1) against direct loops. */
+/* FFT correlation conventions (fftcorr.h) against direct loops. */
 #include <stdlib.h>
 #include <string.h>
 

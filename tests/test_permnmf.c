@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The paper's algorithms against their definitions: dense permutation
  * matrices (section 2), brute force over shifts (3.1, 3.2), finite
- * differences (Appendix A), monotonicity and recovery (ALGORITHMS.md 3). */
+ * differences (Appendix A), the W steps computed densely, how often the
+ * fit's guards act, and recovery of known components. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -170,55 +171,143 @@ static double two_var_best(const float *v, const float *W, int n)
     return best;
 }
 
+/* One sweep of the paper's Multiple Permutation NNLS on the frame a, by
+ * the definition: each component in turn gets the Single Permutation NNLS
+ * of the frame minus the other atoms, every shift tried, with the dense
+ * matrices S (S + p n^2 is S_p = C^{n-p}). A component that correlates
+ * with no shift positively gets r = 0 and keeps its shift. */
+static void ref_sweep(int n, const double *S, const float *a, const float *W, int k, PnmfAtom *h)
+{
+    double v[64];
+    for (int i = 0; i < k; i++) {
+        for (int x = 0; x < n; x++) v[x] = a[x];
+        for (int l = 0; l < k; l++) {
+            if (l == i || h[l].r == 0) continue;
+            const double *P = S + (size_t)h[l].p * n * n;
+            for (int x = 0; x < n; x++)
+                for (int c = 0; c < n; c++) v[x] -= h[l].r * P[x * n + c] * W[l * n + c];
+        }
+        double w2 = 0, best = 0;
+        int bp = -1;
+        for (int x = 0; x < n; x++) w2 += (double)W[i * n + x] * W[i * n + x];
+        for (int p = 0; p < n; p++) {
+            const double *P = S + (size_t)p * n * n;
+            double c = 0;
+            for (int x = 0; x < n; x++)
+                for (int y = 0; y < n; y++) c += v[x] * P[x * n + y] * W[i * n + y];
+            if (c > best) best = c, bp = p;
+        }
+        if (bp >= 0) h[i] = (PnmfAtom){ (float)(best / w2), bp };
+        else h[i].r = 0;
+    }
+}
+
+/* n = 20, k = 2, on frames made hard for the paper's fixed order: the
+ * second component is half the first's pattern, half its own, and twice
+ * as bright. Visiting the first component first puts it on the brighter
+ * copy of its pattern, and the sweeps then settle with the two swapped;
+ * the greedy order places the atom that removes the most energy first,
+ * the bright one where it is. */
 static void test_mpnnls(void)
 {
     enum { N = 20, M = 200 };
     float W[2 * N], *A = malloc(sizeof(float) * M * N);
     PnmfAtom *H = calloc(M * 2, sizeof(PnmfAtom)), *Hg = calloc(M * 2, sizeof(PnmfAtom));
-    for (int i = 0; i < 2 * N; i++) W[i] = urand() < 0.5 ? (float)urand() : 0;
+    PnmfAtom *Hk = calloc(M * 2, sizeof(PnmfAtom)), *H0 = malloc(sizeof(PnmfAtom) * M * 2);
+    double *S = malloc(sizeof(double) * N * N * N);
+    rs = 12345; /* this test's figures do not depend on what ran before it */
+    for (int p = 0; p < N; p++) dense_cp(N, (N - p) % N, S + (size_t)p * N * N);
+    for (int i = 0; i < N; i++) W[i] = urand() < 0.5 ? (float)urand() : 0;
+    for (int i = 0; i < N; i++) W[N + i] = (float)(0.5 * W[i] + 0.5 * (urand() < 0.5 ? urand() : 0));
     for (int j = 0; j < M; j++) {
         memset(A + j * N, 0, N * sizeof(float));
         pnmf_shift_add(1, N, A + j * N, W, (float)(0.5 + urand()), (int)(urand() * N) % N);
-        pnmf_shift_add(1, N, A + j * N, W + N, (float)(0.5 + urand()), (int)(urand() * N) % N);
+        pnmf_shift_add(1, N, A + j * N, W + N, (float)(2 * (0.5 + urand())), (int)(urand() * N) % N);
         for (int i = 0; i < N; i++) A[j * N + i] += (float)(0.05 * urand());
     }
     PnmfFitter *ft;
     CHECK(pnmf_fitter_open(&ft, 1, N, M, 2, 1) == 0);
     pnmf_fitter_set_frames(ft, A, M);
-    const double f0 = pnmf_objective(1, N, A, M, W, 2, H);
-    pnmf_fitter_h_step(ft, W, 2, H, PNMF_H_CYCLIC, 10);
-    const double fc = pnmf_objective(1, N, A, M, W, 2, H);
-    pnmf_fitter_h_step(ft, W, 2, Hg, PNMF_H_GREEDY, 10);
-    CHECK(fc <= f0);
-    int hit_c = 0, hit_g = 0, fixed = 0;
+
+    /* one cyclic sweep from arbitrary atoms against the definition */
+    for (int q = 0; q < 2 * M; q++) H0[q] = (PnmfAtom){ (float)(0.5 + 2 * urand()), (int)(urand() * N) % N };
+    memcpy(H, H0, sizeof(PnmfAtom) * M * 2);
+    CHECK_MSG(pnmf_fitter_h_step(ft, W, 2, H, PNMF_H_CYCLIC, 1) == 0, "a sweep had to be undone");
+    int same = 0;
+    double worst_r = 0;
+    for (int j = 0; j < M; j++) {
+        PnmfAtom ref[2] = { H0[2 * j], H0[2 * j + 1] };
+        ref_sweep(N, S, A + j * N, W, 2, ref);
+        int ok = 1;
+        for (int i = 0; i < 2; i++) {
+            const PnmfAtom x = H[2 * j + i];
+            const double d = fabs((double)x.r - ref[i].r) / fmax(1e-6, ref[i].r);
+            ok &= x.p == ref[i].p && d <= 1e-4;
+            if (x.p == ref[i].p) worst_r = fmax(worst_r, d);
+        }
+        same += ok;
+    }
+    printf("one cyclic sweep by the definition: %d/%d frames the same (coefficients within %.1e)\n", same, M, worst_r);
+    CHECK_MSG(same >= M - 2, "the sweep differs from the definition in %d frames", M - same);
+
+    /* converged sweeps from zero: the paper's order, the greedy order alone,
+     * and the fit's keep-the-better of the two */
+    memset(H, 0, sizeof(PnmfAtom) * M * 2);
+    CHECK_MSG(pnmf_fitter_h_step(ft, W, 2, H, PNMF_H_CYCLIC, 10) == 0, "cyclic sweeps undone");
+    CHECK(pnmf_fitter_h_step(ft, W, 2, Hg, PNMF_H_GREEDY_ONLY, 10) == 0);
+    CHECK_MSG(pnmf_fitter_h_step(ft, W, 2, Hk, PNMF_H_GREEDY, 10) == 0, "cyclic sweeps undone");
+    int hit_c = 0, hit_g = 0, hit_k = 0, c_wins = 0, g_wins = 0, fixed = 0;
+    worst_r = 0;
     for (int j = 0; j < M; j++) {
         const double best = two_var_best(A + j * N, W, N);
         const double ec = pnmf_objective(1, N, A + j * N, 1, W, 2, H + 2 * j);
         const double eg = pnmf_objective(1, N, A + j * N, 1, W, 2, Hg + 2 * j);
-        hit_c += ec <= best * (1 + 1e-4) + 1e-6;
-        hit_g += eg <= best * (1 + 1e-4) + 1e-6;
-        CHECK(eg >= best * (1 - 1e-4) - 1e-6); /* nothing beats the global optimum */
-        /* a converged sweep is a fixed point: each atom is the Single
-         * Permutation NNLS of the residual without it */
+        const double ek = pnmf_objective(1, N, A + j * N, 1, W, 2, Hk + 2 * j);
+        /* within 1%: the sweeps stop while the coefficients of overlapping
+         * components still creep towards their optimum (the fixed-point
+         * check below), so a tighter bound would count sweeps, not the
+         * shifts each order finds */
+        hit_c += ec <= best * (1 + 1e-2) + 1e-6;
+        hit_g += eg <= best * (1 + 1e-2) + 1e-6;
+        hit_k += ek <= best * (1 + 1e-2) + 1e-6;
+        c_wins += ec < eg * (1 - 1e-2);
+        g_wins += eg < ec * (1 - 1e-2);
+        /* nothing beats the global optimum */
+        CHECK(fmin(ec, fmin(eg, ek)) >= best * (1 - 1e-4) - 1e-6);
+        /* converged sweeps are a fixed point in the shifts: each atom's
+         * shift is the Single Permutation NNLS's on the residual without
+         * it; the last atom of the order is that minimiser exactly, the
+         * first within what the sweeps' stopping rule leaves (a sweep
+         * stops them once no coefficient moves 0.1%, and with overlapping
+         * components each sweep closes only part of the remaining gap:
+         * 1.8% here, 5% allowed) */
         int ok = 1;
         for (int i = 0; i < 2; i++) {
             float v[N];
             memcpy(v, A + j * N, sizeof v);
-            const PnmfAtom o = H[2 * j + 1 - i];
+            const PnmfAtom o = H[2 * j + 1 - i], h = H[2 * j + i];
             pnmf_shift_add(1, N, v, W + (1 - i) * N, -o.r, o.p);
             PnmfAtom a = pnmf_spnnls(1, N, v, W + i * N);
-            ok &= err_at(1, N, v, W + i * N, H[2 * j + i].r, H[2 * j + i].p) <=
-                  err_at(1, N, v, W + i * N, a.r, a.p) * (1 + 1e-4) + 1e-6;
+            ok &= a.r > 0 && h.r > 0 && a.p == h.p;
+            if (i == 1) ok &= err_at(1, N, v, W + N, h.r, h.p) <= err_at(1, N, v, W + N, a.r, a.p) * (1 + 1e-4) + 1e-6;
+            else worst_r = fmax(worst_r, fabs(h.r - a.r) / a.r);
         }
         fixed += ok;
     }
-    printf("n=20 k=2 global optimum: cyclic %d/%d, greedy+keep-best %d/%d; fixed points %d/%d\n",
-           hit_c, M, hit_g, M, fixed, M);
-    CHECK_MSG(hit_g >= 0.95 * M, "greedy reached the optimum in %d/%d frames", hit_g, M);
-    CHECK(hit_g >= hit_c);
-    CHECK(fixed >= M - 2);
+    printf("n=20 k=2 global optimum: cyclic %d/%d, greedy %d/%d, keep the better %d/%d; lower objective: "
+           "greedy %d, cyclic %d frames; fixed points %d/%d (first coefficient within %.2g)\n",
+           hit_c, M, hit_g, M, hit_k, M, g_wins, c_wins, fixed, M, worst_r);
+    /* The margins hold on each of eight other draws of this data (seeds
+     * 1-8): cyclic 58-179 optima, greedy 170-196, keep the better 180-200;
+     * greedy lower in 20-140 frames, cyclic in 2-14. The greedy order run
+     * in the paper's fixed order instead fails them (2 more optima than
+     * cyclic, lower in 11 frames): what they measure is the order. */
+    CHECK_MSG(hit_g >= hit_c + M / 20, "greedy %d optima, cyclic %d", hit_g, hit_c);
+    CHECK_MSG(g_wins >= 3 * c_wins && g_wins >= M / 10, "greedy lower in %d frames, cyclic in %d", g_wins, c_wins);
+    CHECK_MSG(hit_k >= 0.85 * M, "keep the better reached the optimum in %d/%d frames", hit_k, M);
+    CHECK_MSG(fixed >= M - 2 && worst_r < 0.05, "fixed points %d/%d, first coefficient within %g", fixed, M, worst_r);
     pnmf_fitter_close(&ft);
-    free(A), free(H), free(Hg);
+    free(A), free(H), free(Hg), free(Hk), free(H0), free(S);
 }
 
 static void test_gradient(void)
@@ -311,21 +400,25 @@ static void test_fit(int algo, int threads_check)
     PnmfFitStats st = { 0 };
     st.trace = trace;
     CHECK(pnmf_fitter_fit(ft, &p, W, H, &st) == 0);
-    int mono = 1;
-    for (int t = 1; t <= st.iterations; t++) mono &= trace[t] <= trace[t - 1];
-    CHECK_MSG(mono, "objective rose (algo %d)", algo);
-    /* the guards must be a rare safety net, not what makes it monotone */
+    /* Every step is a block minimisation or a safe descent step, so the
+     * objective falls by the mathematics; the guards that undo a step made
+     * worse by float rounding keep the trace monotone whatever happens, so
+     * what is checked is how often and by how much they had to act: never
+     * for W; for H, in a few frames near convergence, where a sweep moves
+     * coefficients by float noise, and by rises of rounding size only
+     * (below 1e-7 of the frame's energy; 1e-6 allowed) */
     CHECK_MSG(st.guard_rejects_w == 0, "W steps undone: %d", st.guard_rejects_w);
-    CHECK_MSG(st.guard_rejects_h <= M * st.iterations * p.restarts / 10, "frame H steps undone: %d",
+    CHECK_MSG(st.guard_rejects_h * 10 <= M * (p.iterations + 1) * p.restarts, "frame H steps undone: %d",
               st.guard_rejects_h);
+    CHECK_MSG(st.guard_rise_h < 1e-6, "a frame H step undone rose by %g of the frame's energy", st.guard_rise_h);
     CHECK_MSG(trace[st.iterations] < 0.2 * trace[0], "the fit barely descends: %g -> %g", trace[0],
               trace[st.iterations]);
     CHECK_NEAR(st.objective, pnmf_objective(R, C, A, M, W, K, H), 1e-9);
     const double minncc = recovery(R, C, K, Wt, W);
     const double fgt = pnmf_objective(R, C, A, M, Wt, K, Ht);
-    printf("algo %s: objective %.4g (ground truth %.4g), %d iterations, restart %d kept, min NCC %.4f, guard rejects %d\n",
+    printf("algo %s: objective %.4g (ground truth %.4g), %d iterations, restart %d kept, min NCC %.4f, guard rejects %d (largest rise %.2g)\n",
            algo ? "improved" : "paper", st.objective, fgt, st.iterations, st.best_restart, minncc,
-           st.guard_rejects_h + st.guard_rejects_w);
+           st.guard_rejects_h + st.guard_rejects_w, st.guard_rise_h);
     if (algo == PNMF_ALGO_IMPROVED) CHECK_MSG(minncc > 0.95, "recovery NCC %g", minncc);
     if (threads_check) {
         PnmfFitter *ft2;
@@ -349,11 +442,117 @@ static void test_fit(int algo, int threads_check)
     free(A);
 }
 
+/* The W steps by their definitions, in double with the dense torus
+ * matrices S (S + p n^2 is S_p): E_j = a_j - sum_i r_ji S_ji w_i. */
+static void ref_residuals(int n, const double *S, const float *A, int m, const double *W, int k,
+                          const PnmfAtom *H, double *E)
+{
+    for (int j = 0; j < m; j++)
+        for (int d = 0; d < n; d++) {
+            double v = A[j * n + d];
+            for (int i = 0; i < k; i++) {
+                const PnmfAtom a = H[j * k + i];
+                const double *P = S + (size_t)a.p * n * n + (size_t)d * n;
+                for (int x = 0; x < n; x++) v -= a.r * P[x] * W[i * n + x];
+            }
+            E[j * n + d] = v;
+        }
+}
+
+/* HALS: for each component in turn, the exact minimiser over w_i >= 0 with
+ * the others fixed. S_p^T S_p = I makes the block's Hessian
+ * 2 sum_j r_ji^2 I, so it is w_i + sum_j r_ji S_ji^T E_j / sum_j r_ji^2,
+ * clamped at 0. */
+static void ref_hals(int n, const double *S, const float *A, int m, double *W, int k, const PnmfAtom *H)
+{
+    double *E = malloc(sizeof(double) * m * n), *dw = malloc(sizeof(double) * n);
+    ref_residuals(n, S, A, m, W, k, H, E);
+    for (int i = 0; i < k; i++) {
+        double den = 0;
+        for (int j = 0; j < m; j++) den += (double)H[j * k + i].r * H[j * k + i].r;
+        if (den <= 0) continue;
+        for (int x = 0; x < n; x++) {
+            double g = 0;
+            for (int j = 0; j < m; j++) {
+                const PnmfAtom a = H[j * k + i];
+                const double *P = S + (size_t)a.p * n * n;
+                for (int d = 0; d < n; d++) g += a.r * P[d * n + x] * E[j * n + d];
+            }
+            dw[x] = fmax(0, W[i * n + x] + g / den) - W[i * n + x];
+        }
+        for (int j = 0; j < m; j++) {
+            const PnmfAtom a = H[j * k + i];
+            const double *P = S + (size_t)a.p * n * n;
+            for (int d = 0; d < n; d++)
+                for (int x = 0; x < n; x++) E[j * n + d] -= a.r * P[d * n + x] * dw[x];
+        }
+        for (int x = 0; x < n; x++) W[i * n + x] += dw[x];
+    }
+    free(E), free(dw);
+}
+
+/* The gradient G = -2 sum_j r_ji S_ji^T E_j (Appendix A), and the largest
+ * eigenvalue of B^T B, B the linear map W -> (sum_i r_ji S_ji w_i)_j: the
+ * gradient's Lipschitz constant is twice it. Power iteration on the dense
+ * products, from below. */
+static double ref_gradient_lmax(int n, const double *S, const float *A, int m, const double *W, int k,
+                                const PnmfAtom *H, double *G)
+{
+    double *E = malloc(sizeof(double) * m * n), *v = malloc(sizeof(double) * k * n);
+    double *u = malloc(sizeof(double) * m * n), *z = malloc(sizeof(double) * k * n);
+    ref_residuals(n, S, A, m, W, k, H, E);
+    for (int i = 0; i < k; i++)
+        for (int x = 0; x < n; x++) {
+            double g = 0;
+            for (int j = 0; j < m; j++) {
+                const PnmfAtom a = H[j * k + i];
+                for (int d = 0; d < n; d++) g += a.r * S[(size_t)a.p * n * n + (size_t)d * n + x] * E[j * n + d];
+            }
+            G[i * n + x] = -2 * g;
+        }
+    for (int q = 0; q < k * n; q++) v[q] = 1 + 0.1 * (q % 7);
+    double lam = 0;
+    for (int it = 0; it < 300; it++) {
+        /* u = B v, z = B^T u */
+        for (int j = 0; j < m; j++)
+            for (int d = 0; d < n; d++) {
+                double s = 0;
+                for (int i = 0; i < k; i++) {
+                    const PnmfAtom a = H[j * k + i];
+                    const double *P = S + (size_t)a.p * n * n + (size_t)d * n;
+                    for (int x = 0; x < n; x++) s += a.r * P[x] * v[i * n + x];
+                }
+                u[j * n + d] = s;
+            }
+        double nz = 0;
+        for (int i = 0; i < k; i++)
+            for (int x = 0; x < n; x++) {
+                double s = 0;
+                for (int j = 0; j < m; j++) {
+                    const PnmfAtom a = H[j * k + i];
+                    for (int d = 0; d < n; d++) s += a.r * S[(size_t)a.p * n * n + (size_t)d * n + x] * u[j * n + d];
+                }
+                z[i * n + x] = s;
+                nz += s * s;
+            }
+        nz = sqrt(nz);
+        double nv = 0;
+        for (int q = 0; q < k * n; q++) nv += v[q] * v[q];
+        lam = nz / sqrt(nv);
+        for (int q = 0; q < k * n; q++) v[q] = z[q] / nz;
+    }
+    free(E), free(v), free(u), free(z);
+    return lam;
+}
+
 static void test_w_steps(void)
 {
     enum { R = 6, C = 7, N = R * C, M = 8, K = 3 };
-    float A[M * N], W[K * N], G[K * N];
+    float A[M * N], W[K * N], Wb[K * N], G[K * N];
+    double Wd[K * N], Gd[K * N];
     PnmfAtom H[M * K];
+    double *S = malloc(sizeof(double) * N * N * N);
+    for (int p = 0; p < N; p++) dense_torus(R, C, p, S + (size_t)p * N * N);
     for (int i = 0; i < M * N; i++) A[i] = (float)(10 * urand());
     for (int mode = 0; mode < 2; mode++) {
         for (int i = 0; i < K * N; i++) W[i] = (float)urand();
@@ -362,18 +561,40 @@ static void test_w_steps(void)
         pnmf_fitter_open(&ft, R, C, M, K, 2);
         pnmf_fitter_set_frames(ft, A, M);
         const double f0 = pnmf_objective(R, C, A, M, W, K, H);
-        double f = f0;
-        int mono = 1, undone = 0;
+        double maxerr = 0, Lmin = INFINITY, Lmax = 0, lam = 0;
+        int undone = 0;
         for (int it = 0; it < 10; it++) {
-            /* the step itself must be a descent step: the guard that undoes
-             * a step made worse by rounding must not have had to act */
-            undone += pnmf_fitter_w_step(ft, W, K, H, mode, 10) != 0;
-            const double fn = pnmf_objective(R, C, A, M, W, K, H);
-            mono &= fn <= f;
-            f = fn;
+            /* the guard that undoes a step made worse by rounding must not
+             * act: the step itself descends */
+            memcpy(Wb, W, sizeof W);
+            undone += pnmf_fitter_w_step(ft, W, K, H, mode, 1) != 0;
+            double wmax = 1;
+            for (int q = 0; q < K * N; q++) Wd[q] = Wb[q], wmax = fmax(wmax, fabs(Wb[q]));
+            if (mode == PNMF_W_HALS) {
+                ref_hals(N, S, A, M, Wd, K, H);
+            } else {
+                /* one projected gradient step max(0, W - G / L): L from the
+                 * step's unclamped entries by least squares, then every
+                 * entry against it */
+                lam = ref_gradient_lmax(N, S, A, M, Wd, K, H, Gd);
+                double num = 0, den = 0;
+                for (int q = 0; q < K * N; q++)
+                    if (W[q] > 0) num += (Wb[q] - W[q]) * Gd[q], den += Gd[q] * Gd[q];
+                const double t = num / den;
+                Lmin = fmin(Lmin, 1 / (t * lam)), Lmax = fmax(Lmax, 1 / (t * lam));
+                for (int q = 0; q < K * N; q++) Wd[q] = fmax(0, Wb[q] - t * Gd[q]);
+            }
+            for (int q = 0; q < K * N; q++) maxerr = fmax(maxerr, fabs(W[q] - Wd[q]) / wmax);
         }
-        printf("W step %s: objective %.4g -> %.4g in 10 steps\n", mode ? "HALS" : "PG", f0, f);
-        CHECK_MSG(mono, "W step mode %d raised the objective", mode);
+        const double f = pnmf_objective(R, C, A, M, W, K, H);
+        printf("W step %s: objective %.4g -> %.4g in 10 steps, off the definition by %.2g", mode ? "HALS" : "PG", f0,
+               f, maxerr);
+        if (mode == PNMF_W_PG) printf(", L = %.4f..%.4f lambda_max(B^T B)", Lmin, Lmax);
+        printf("\n");
+        CHECK_MSG(maxerr < 1e-4, "W step mode %d off its definition by %g", mode, maxerr);
+        /* 1/L with L at least the gradient's Lipschitz constant 2 lambda_max
+         * makes the step a descent step; the bound is about 1% above it */
+        if (mode == PNMF_W_PG) CHECK_MSG(Lmin >= 2 * (1 - 1e-4) && Lmax <= 2 * 1.02, "L/lambda %g..%g", Lmin, Lmax);
         CHECK_MSG(undone == 0, "W step mode %d was undone %d times", mode, undone);
         CHECK_MSG(f < 0.5 * f0, "W step mode %d barely descends: %g -> %g", mode, f0, f);
         if (mode == PNMF_W_HALS) {
@@ -390,6 +611,7 @@ static void test_w_steps(void)
         }
         pnmf_fitter_close(&ft);
     }
+    free(S);
 }
 
 /* The fitter adds each component over its support only (the box of its
@@ -427,8 +649,8 @@ static void test_supports(void)
 /* The shift ambiguity (pnmf_recentre): components whose supports straddle
  * the torus edges, moved so that their centres of mass sit at the torus
  * centre, with every shift moved to match, reconstruct every frame to the
- * bit; a fit that recentres after each W step still never raises its
- * objective, recovers the parts, and leaves them centred. */
+ * bit; a fit that recentres after each W step still descends without its
+ * guards acting, recovers the parts, and leaves them centred. */
 static void test_recentre(void)
 {
     enum { R = 16, C = 20, N = R * C, M = 12, K = 3 };
@@ -476,9 +698,16 @@ static void test_recentre(void)
     PnmfFitStats st = { 0 };
     st.trace = trace;
     CHECK(pnmf_fitter_fit(ft, &p, W, H, &st) == 0);
-    int mono = 1;
-    for (int t = 1; t <= st.iterations; t++) mono &= trace[t] <= trace[t - 1];
-    CHECK_MSG(mono, "objective rose with recentring");
+    /* recentring changes no reconstruction: the steps still descend by
+     * themselves, the guards acting on rounding only (as in test_fit) */
+    CHECK_MSG(st.guard_rejects_w == 0, "W steps undone with recentring: %d", st.guard_rejects_w);
+    CHECK_MSG(st.guard_rejects_h * 10 <= M * (p.iterations + 1), "frame H steps undone with recentring: %d",
+              st.guard_rejects_h);
+    CHECK_MSG(st.guard_rise_h < 1e-6, "a frame H step undone rose by %g of the frame's energy", st.guard_rise_h);
+    printf("recentring fit: objective %.4g -> %.4g, guard rejects %d (largest rise %.2g)\n", trace[0],
+           trace[st.iterations], st.guard_rejects_h + st.guard_rejects_w, st.guard_rise_h);
+    CHECK_MSG(trace[st.iterations] < 0.2 * trace[0], "the fit with recentring barely descends: %g -> %g", trace[0],
+              trace[st.iterations]);
     CHECK_NEAR(st.objective, pnmf_objective(R, C, A, M, W, K, H), 1e-9);
     const double minncc = recovery(R, C, K, Wt, W);
     CHECK_MSG(minncc > 0.95, "recovery NCC %g with recentring", minncc);

@@ -6,7 +6,7 @@
 #include "compare_bd.h"
 #include "test.h"
 
-/* The vectors of the issue: rates and PSNR (dB) of an anchor and a test. */
+/* The published vectors: rates and PSNR (dB) of an anchor and a test. */
 static const double AR[] = { 9487.76, 4593.60, 2486.44, 1358.24 };
 static const double AP[] = { 40.037, 38.615, 36.845, 34.851 };
 static const double TR[] = { 9787.80, 4469.00, 2451.52, 1356.24 };

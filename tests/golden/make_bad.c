@@ -11,7 +11,7 @@
  * that checked nothing but the CRCs would accept every one of them.
  * tests/golden/bad/MANIFEST says how pnmf-dec must refuse each.
  *
- * The files are committed; this program documents how they were made and
+ * The files are committed; this program says how they are made and
  * remakes them (the zstd frames inside depend on the zstd version).
  */
 #include <stdint.h>
@@ -165,7 +165,7 @@ static Bytes write_file(const PnmfHeader *h, int nwin, const int *count, const B
     if (fread(b.p, 1, b.n, f) != b.n) abort();
     fclose(f);
     /* A v2 file needs a v2 reader: min_reader_version 2, whatever the
-     * writer put there (libpnmf's writer wrote 1 when these were made). */
+     * valid file it starts from holds there. */
     pnmf_wl16(b.p + 10, PNMF_FORMAT_VERSION);
     pnmf_wl32(b.p + 60, pnmf_crc32(0, b.p, 60));
     return b;

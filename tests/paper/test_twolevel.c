@@ -7,7 +7,7 @@
  *  - a tiny noise-free two-level fit whose combined entries are, shift for
  *    shift, the copies placed in the data;
  *  - the vector model equals the torus model exactly when no pixel of the
- *    object crosses the top/bottom edge (ALGORITHMS.md 2c, 3.7), for the
+ *    object crosses the top/bottom edge, for the
  *    shift operator and for the best fit of a known component;
  *  - argument checks of the public entry points.
  */

@@ -21,7 +21,7 @@
 #include "permnmf.h"
 #include "quant.h"
 #include "repeats.h"
-#include "residual.h"
+#include "residual_search.h"
 #include "twolevel.h"
 #include "varint.h"
 

@@ -14,8 +14,8 @@
 
 #include "internal.h"
 #include "model.h"
-#include "rangecoder.h"
-#include "residual.h"
+#include "rangecoder_enc.h"
+#include "residual_search.h"
 #include "varint.h"
 
 int pnmf_model_alloc(PnmfWindowModel *md, int rows, int cols, int vis_rows, int vis_cols,
@@ -275,7 +275,7 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
             RcLevCtx lc;
             rc_enc_init(&re, &rcl);
             RcBin o = { .enc = &re };
-            pnmf_residual_levels_stream(&o, &lc, (PnmfResidual *)rs, first_rc, INT16_MAX);
+            pnmf_residual_levels_stream(&o, &lc, rs, first_rc, INT16_MAX);
             rc_enc_finish(&re);
             put_u(&b, rcl.len);
         }
@@ -489,8 +489,7 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
         const uint8_t *lstream = r->end;
         rc_dec_init(&rd, lstream, (size_t)lev_len);
         RcLevCtx lc;
-        RcBin o = { .dec = &rd };
-        const int bad = pnmf_residual_levels_stream(&o, &lc, rs, jv, (int)max_pixel);
+        const int bad = pnmf_residual_levels_read(&rd, &lc, rs, jv, (int)max_pixel);
         if (bad == -1) {
             pnmf_set_err(err, errlen, "residual level out of range");
             return PNMF_ERR_CORRUPT;

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "model.h"
+#include "pnmf/common.h"
 
 /* Quantizer steps for -q (0..PNMF_MAX_QUALITY): the component step doubles
  * every 8 steps of q (1 at q=0, 4 at q=16, 64 at q=48). */

@@ -11,7 +11,7 @@
 
 #include "internal.h"
 #include "model.h"
-#include "residual.h"
+#include "residual_search.h"
 #include "test.h"
 #include "varint.h"
 

@@ -17,7 +17,7 @@
 #include "diamond.h"
 #include "entropy.h"
 #include "internal.h"
-#include "model.h"
+#include "model_write.h"
 #include "permnmf.h"
 #include "quant.h"
 #include "repeats.h"

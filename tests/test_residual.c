@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "internal.h"
-#include "model.h"
+#include "model_write.h"
 #include "residual_search.h"
 #include "test.h"
 #include "varint.h"

@@ -20,6 +20,7 @@
 #include "model_write.h"
 #include "permnmf.h"
 #include "quant.h"
+#include "ratectl.h"
 #include "repeats.h"
 #include "residual_search.h"
 #include "twolevel.h"

@@ -41,8 +41,8 @@ static void test_bits(void)
     }
     rc_enc_finish(&e);
     CHECK(!b.err && b.len >= 5 && b.p[0] == 0);
-    /* adaptive estimates cost a little over the entropy (measured: 3.9 %;
-     * the 1/16 steps keep p within 15/2048 of 0 and 1), not much more */
+    /* adaptive estimates cost a little over the entropy (the 1/16 steps
+     * keep p within 15/2048 of 0 and 1), not much more */
     CHECK_MSG(8.0 * b.len < 1.06 * entropy + 64, "%zu bytes, entropy %.0f bits", b.len, entropy);
     RcDec d;
     RcProb pd[8];

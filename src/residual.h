@@ -55,7 +55,7 @@
 #define PNMF_RES_CODED     8
 #define PNMF_RES_TRANSFORM 16     /* with CODED: levels are 4x4 transform coefficients */
 #define PNMF_RES_MAX_QP    51
-#define PNMF_RES_WEIGHTS   16
+#define PNMF_RES_WEIGHTS   16     /* the encoder's block weight classes (enc_weight) */
 #define PNMF_RES_MAX_COEF  2048   /* |level| of a transform coefficient */
 #define PNMF_RES_MAX_MV    64     /* |dy|, |dx| of a shifted block */
 #define PNMF_RES_MOTIONS   4      /* the encoder's candidate motions from the last frame */
@@ -87,6 +87,8 @@ typedef struct PnmfResidual {
     size_t *mvstart;   /* m + 1: frame j's vectors are mv[2 mvstart[j] .. 2 mvstart[j+1]) */
     int16_t *gmv;      /* m pairs: frame j's global vector (format 7), the displacement of
                         * its previous prediction: D_{j-1} at (y + gy, x + gx), clamped */
+    /* The encoder's search state (residual_search.c), carried with the
+     * layer from frame to frame; the reader leaves it as allocated. */
     int enc_gy, enc_gx; /* the encoder's: the last frame's dominant displacement (not coded) */
     int16_t (*enc_prev_mv)[3]; /* the encoder's: each block's (dy, dx, t) in the last frame, t -1 if none */
     int16_t enc_mot[PNMF_RES_MOTIONS][2]; /* the encoder's: the last frame's most used motions per frame */

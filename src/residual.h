@@ -103,6 +103,9 @@ typedef struct PnmfResidual {
     const uint8_t *enc_weight;
 } PnmfResidual;
 
+/* Allocate r for m frames of rows x cols at the steps given (modes, and
+ * the starts of each frame's levels and vectors; no levels or vectors
+ * yet). 0 or PNMF_ERR_NOMEM. */
 int  pnmf_residual_alloc(PnmfResidual *r, int m, int rows, int cols, int step16, int key_step16);
 
 /* The transform quantizer closest to a pixel step (1/16 gray level). */
@@ -110,7 +113,7 @@ int  pnmf_residual_qp(int step16);
 
 /* The normative dequantization and inverse 4x4 integer transform (H.264)
  * of 16 levels in zigzag order into the residual r in raster order, with
- * (r + 32) >> 6 rounding. */
+ * (r + 32) >> 6 rounding (exposed for the tests and the encoder). */
 void pnmf_residual_idct4(const int16_t *lev, int qp, int *r);
 void pnmf_residual_free(PnmfResidual *r);
 

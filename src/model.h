@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * A window's quantized model, what a WIND chunk carries (docs/format.md,
- * "Window payload"), and its byte serialization.
+ * "Window payload"), and its reader (model.c; the writer is
+ * model_write.h).
  *
  * Geometry: components live on a rows x cols torus (torus model: the
  * frame; vector model: 1 x (width*height) in column-stacked order; canvas
@@ -32,9 +33,9 @@
 #define PNMF_FLAG_RCLEVELS   8       /* the residual layer's levels are range-coded (format 6;
                                       * with RESIDUAL) */
 #define PNMF_FLAG_KEYVARINTS 16      /* ... but frame 0's, varints (format 6; with RCLEVELS) */
-#define PNMF_MAX_OCCURRENCES 64
+#define PNMF_MAX_OCCURRENCES 64      /* entries of one component in one frame */
 #define PNMF_MAX_RES_LEVELS  (1 << 30) /* residual levels of a window with range-coded levels (others:
-                                        * at least a byte each of the payload, at most 2^30) */      /* entries of one component in one frame */
+                                        * at least a byte each of the payload, at most 2^30) */
 
 /* Decode work: a window of m frames of `pixels` torus samples may ask for
  * at most m * (PNMF_WORK_PER_FRAME + PNMF_WORK_PER_PIXEL * pixels) sample
@@ -73,22 +74,10 @@ int  pnmf_model_alloc(PnmfWindowModel *md, int rows, int cols, int vis_rows, int
                       int m, int k, int max_entries);
 void pnmf_model_free(PnmfWindowModel *md);
 
-/* Append an entry to frame j, which must be the last frame with entries
- * so far (frames are filled in order; entries of a frame in nondecreasing
- * i). Returns PNMF_ERR_LIMIT when the entries allocated are used up. */
-int  pnmf_model_add(PnmfWindowModel *md, int j, int i, uint32_t c, int32_t p);
-
 /* The decode work of a model (sum over entries of the block area) and the
  * most a window of m frames on a rows x cols torus may have. */
 uint64_t pnmf_model_work(const PnmfWindowModel *md);
 uint64_t pnmf_model_max_work(int rows, int cols, int m);
-
-/* Serialize into a newly allocated buffer (pnmf_free it). A model whose
- * work is over pnmf_model_max_work() is refused (PNMF_ERR_LIMIT): a reader
- * would refuse it; one that breaks a rule of the format (an entry of an
- * empty component, entries out of order, a value out of range) is refused
- * with PNMF_ERR_ARG. */
-int  pnmf_model_write(const PnmfWindowModel *md, uint8_t **buf, size_t *size);
 
 /* Parse a payload for a window of exactly m frames on a rows x cols torus
  * showing vis_rows x vis_cols, with at most max_k components and the
@@ -101,7 +90,8 @@ int  pnmf_model_read(const uint8_t *buf, size_t size, int rows, int cols, int vi
                      PnmfWindowModel *md, char *err, size_t errlen);
 /* The same for a payload of format `version` (2, 3: the residual layer's
  * modes and vectors as varints; 4: range-coded; 5: components carried
- * over); pnmf_model_read() reads PNMF_PAYLOAD_VERSION, what
+ * over; 6: range-coded levels; 7: intra modes, global vectors and vector
+ * candidates); pnmf_model_read() reads PNMF_PAYLOAD_VERSION, what
  * pnmf_model_write() writes, with no last model. */
 #define PNMF_PAYLOAD_VERSION 7
 int  pnmf_model_read_version(int version, const uint8_t *buf, size_t size, int rows, int cols, int vis_rows,
@@ -125,5 +115,42 @@ int  pnmf_model_track(PnmfWindowModel *last, const PnmfWindowModel *md);
 int  pnmf_model_copy_components(PnmfWindowModel *dst, const PnmfWindowModel *src);
 /* Whether any of md's components is non-empty. */
 int  pnmf_model_has_components(const PnmfWindowModel *md);
+
+/* ---- the payload's predictions, the same for the reader and the writer ---- */
+
+/* A component's level is predicted by its left neighbour, the one above
+ * in the first column, 0 at the origin. */
+static inline int pnmf_model_level_pred(const int16_t *lev, int bw, int y, int x)
+{
+    if (x > 0) return lev[y * bw + x - 1];
+    if (y > 0) return lev[(y - 1) * bw];
+    return 0;
+}
+
+/* Shift prediction (docs/format.md): occurrence t of a component in a frame
+ * is predicted by occurrence t of the same component in the latest earlier
+ * frame that had one, else by occurrence t-1 in this frame, else by 0. */
+typedef struct PnmfShiftSlots {
+    int32_t v[PNMF_MAX_OCCURRENCES];
+    uint8_t set[PNMF_MAX_OCCURRENCES];
+} PnmfShiftSlots;
+
+static inline int pnmf_shift_predict(const PnmfShiftSlots *s, int t, int cur_prev)
+{
+    if (s->set[t]) return s->v[t];
+    return t > 0 ? cur_prev : 0;
+}
+
+/* The entries of component i in frame j: [*b, *e) of md->ent (a frame's
+ * entries are sorted by component). */
+static inline void pnmf_model_occurrences(const PnmfWindowModel *md, int j, int i, int *b, int *e)
+{
+    int q = md->first[j];
+    const int end = md->first[j + 1];
+    while (q < end && md->ent[q].i < i) q++;
+    *b = q;
+    while (q < end && md->ent[q].i == i) q++;
+    *e = q;
+}
 
 #endif /* PNMF_MODEL_H */

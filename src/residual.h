@@ -7,7 +7,8 @@
  *
  *   0 model    the model's reconstruction of this frame, P_j
  *   1 previous the previous decoded frame of the window, D_{j-1}, displaced
- *              by the frame's global vector (format 7; (0, 0) before)
+ *              by the frame's global vector (format 7; (0, 0) in format 6
+ *              and earlier, which have none)
  *   2 motion   D_{j-1} + P_j - P_{j-1}: the previous frame, moved as the
  *              model moved (what the model missed last frame, carried on)
  *   3 spatial  the median edge predictor (LOCO-I) of the decoded left,
@@ -50,15 +51,15 @@
 #define PNMF_RES_INTRA_DC  5      /* format 7: from the decoded row above and column left */
 #define PNMF_RES_INTRA_V   6
 #define PNMF_RES_INTRA_H   7
-#define PNMF_RES_PREDS     8      /* predictions 0..7 (0..4 before format 7) */
+#define PNMF_RES_PREDS     8      /* predictions 0..7 (format 6 and earlier: 0..4) */
 #define PNMF_RES_CODED     8
 #define PNMF_RES_TRANSFORM 16     /* with CODED: levels are 4x4 transform coefficients */
 #define PNMF_RES_MAX_QP    51
-#define PNMF_RES_WEIGHTS   16
+#define PNMF_RES_WEIGHTS   16     /* the encoder's block weight classes (enc_weight) */
 #define PNMF_RES_MAX_COEF  2048   /* |level| of a transform coefficient */
 #define PNMF_RES_MAX_MV    64     /* |dy|, |dx| of a shifted block */
 #define PNMF_RES_MOTIONS   4      /* the encoder's candidate motions from the last frame */
-#define PNMF_RES_REFS      16     /* a shifted block's reference: D_{j-1} .. D_{j-16} (D_{j-4} in format 2) */
+#define PNMF_RES_REFS      16     /* a shifted block's reference: D_{j-1} .. D_{j-16} (format 2: .. D_{j-4}) */
 #define PNMF_RES_MIN_STEP  16     /* 1 gray level: finer only wastes levels */
 #define PNMF_RES_MAX_STEP  4096   /* 256 gray levels */
 
@@ -86,6 +87,8 @@ typedef struct PnmfResidual {
     size_t *mvstart;   /* m + 1: frame j's vectors are mv[2 mvstart[j] .. 2 mvstart[j+1]) */
     int16_t *gmv;      /* m pairs: frame j's global vector (format 7), the displacement of
                         * its previous prediction: D_{j-1} at (y + gy, x + gx), clamped */
+    /* The encoder's search state (residual_search.c), carried with the
+     * layer from frame to frame; the reader leaves it as allocated. */
     int enc_gy, enc_gx; /* the encoder's: the last frame's dominant displacement (not coded) */
     int16_t (*enc_prev_mv)[3]; /* the encoder's: each block's (dy, dx, t) in the last frame, t -1 if none */
     int16_t enc_mot[PNMF_RES_MOTIONS][2]; /* the encoder's: the last frame's most used motions per frame */
@@ -100,15 +103,17 @@ typedef struct PnmfResidual {
     const uint8_t *enc_weight;
 } PnmfResidual;
 
+/* Allocate r for m frames of rows x cols at the steps given (modes, and
+ * the starts of each frame's levels and vectors; no levels or vectors
+ * yet). 0 or PNMF_ERR_NOMEM. */
 int  pnmf_residual_alloc(PnmfResidual *r, int m, int rows, int cols, int step16, int key_step16);
 
 /* The transform quantizer closest to a pixel step (1/16 gray level). */
 int  pnmf_residual_qp(int step16);
 
-/* The 4x4 integer transforms (H.264): forward, unnormalized (x to w), and
- * the normative dequantization + inverse of levels in raster order, with
- * (r + 32) >> 6 rounding. Exposed for the tests. */
-void pnmf_residual_fdct4(const int *x, int *w);
+/* The normative dequantization and inverse 4x4 integer transform (H.264)
+ * of 16 levels in zigzag order into the residual r in raster order, with
+ * (r + 32) >> 6 rounding (exposed for the tests and the encoder). */
 void pnmf_residual_idct4(const int16_t *lev, int qp, int *r);
 void pnmf_residual_free(PnmfResidual *r);
 
@@ -118,34 +123,6 @@ void pnmf_residual_free(PnmfResidual *r);
  * decoded frame. All rows x cols, contiguous. */
 void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const uint8_t *Pp,
                          const uint8_t *const *ref, uint8_t *D);
-
-/* The encoder's side of pnmf_residual_frame(): choose frame j's modes and
- * levels (frames in order 0, 1, ...; nref of ref[] are decoded frames
- * available) against the source src, minimizing
- * squared error + lambda * estimated bits per block, append them to r and
- * write the decoded frame to D, exactly what pnmf_residual_frame() gives. */
-int  pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const uint8_t *P,
-                                const uint8_t *Pp, const uint8_t *const *ref, int nref, uint8_t *D,
-                                double lambda);
-
-/* The encoder's block weights (enc_weight) of m frames (rows x cols, each
- * stride samples after the last): for frame j's block b, the number k of
- * frames after it in which the block stays exactly the same (frames j+1 ..
- * j+k equal to frame j there), as round(2 log2(1 + k)) up to
- * PNMF_RES_WEIGHTS - 1; w[j * blocks + b]. The block's lambda is then
- * lambda / (1 + k). 0 or PNMF_ERR_NOMEM. */
-int  pnmf_residual_copy_weights(const uint8_t *frames, int m, size_t stride, int rows, int cols, uint8_t *w);
-
-/* Raises w (as pnmf_residual_copy_weights() gives it) where a block's
- * samples move into later frames unchanged: a whole 8 x 8 block of frame
- * j equal to frame j - 1's samples in place, or else at the first place
- * (raster order) that has them if that is within PNMF_RES_MAX_MV of it
- * (what the encoder's vectors reach), passes on to the
- * blocks of frame j - 1 under that place their area's share (in blocks)
- * of its weight, 1 + what it gets from frame j + 1 and on; the class is
- * round(2 log2(1 + the sum)), at most PNMF_RES_WEIGHTS - 1. 0 or
- * PNMF_ERR_NOMEM. */
-int  pnmf_residual_match_weights(const uint8_t *frames, int m, size_t stride, int rows, int cols, uint8_t *w);
 
 /* The blocks across n samples (the last one clipped). */
 static inline int pnmf_residual_blocks(int n) { return (n + PNMF_RES_BLOCK - 1) / PNMF_RES_BLOCK; }
@@ -167,8 +144,6 @@ static inline void pnmf_residual_push(uint8_t **ref, uint8_t **D)
     ref[0] = *D, *D = t;
 }
 
-/* How many of r's levels are varints (item 8) rather than in the levels
- * stream: all (rc_levels 0), frame 0's (2) or none (1). */
 /* The vectors stream's state through a frame (docs/format.md, "Vectors
  * stream"), the same for the writer, the reader and the encoder. */
 typedef struct PnmfVecState {
@@ -204,22 +179,58 @@ static inline void pnmf_vec_push(PnmfVecState *s, int dy, int dx, int t, int mer
 /* Whether prediction mode (bits 0-2) reads this frame's decoded samples. */
 static inline int pnmf_residual_is_intra(int mode) { return (mode & 7) == PNMF_RES_SPATIAL || (mode & 7) >= PNMF_RES_INTRA_DC; }
 
+/* How many of r's levels are varints (item 8) rather than in the levels
+ * stream: all (rc_levels 0), frame 0's (2) or none (1). */
 static inline size_t pnmf_residual_varint_levels(const PnmfResidual *r)
 {
     return !r->rc_levels ? r->nlev : r->rc_levels == 2 ? r->start[1] : 0;
 }
 
-/* The levels of frames from..m-1 of r through the levels stream's
- * binarization (rangecoder.h): coded, decoded into r->lev (r->start set;
- * r is written only then) or priced, as o says, with fresh contexts c;
- * pixel levels bounded by max_pixel. Returns 0, -1 for a level out of
- * range, -2 for a stream read past its end (decoding stops at that
- * block). */
-int  pnmf_residual_levels_stream(RcBin *o, RcLevCtx *c, PnmfResidual *r, int from, int max_pixel);
+/* Decode the levels stream of frames from..m-1 of r into r->lev (r->start
+ * set) with fresh contexts c; pixel levels bounded by max_pixel. Returns
+ * 0, -1 for a level out of range, -2 for a stream read past its end
+ * (decoding stops at that block). */
+int  pnmf_residual_levels_read(RcDec *d, RcLevCtx *c, PnmfResidual *r, int from, int max_pixel);
 
-/* The step (1/16 gray level) for the quality q, 0..PNMF_MAX_QUALITY (64):
- * 2^(q/8) gray levels, 1 at q = 0 (lossless), 4 at 16, 16 at 32, 64 at 48,
- * 256 at 64 (PNMF_RES_MAX_STEP). */
-int  pnmf_residual_step(int q);
+/* ---- the predictions, which the encoder's search reproduces --------------- */
+
+static inline int pnmf_residual_clip8(int v) { return v < 0 ? 0 : v > 255 ? 255 : v; }
+
+/* A pixel level's value: (l * step16 + sign(l) * 8) / 16, truncated. */
+static inline int pnmf_residual_dequant(int l, int step16)
+{
+    return (l * step16 + (l > 0 ? 8 : l < 0 ? -8 : 0)) / 16;
+}
+
+/* The zigzag order of a 4x4 block's coefficients (raster positions). */
+extern const uint8_t pnmf_residual_zigzag4[16];
+
+/* The quantizer's column for raster position q of a 4x4 block: both
+ * indices even (0), both odd (1), mixed (2). */
+static inline int pnmf_residual_coef_class(int q)
+{
+    const int i = q >> 2, j = q & 3;
+    return (i & 1) == (j & 1) ? (i & 1) : 2;
+}
+
+/* Whether the model's reconstruction of block [y0, y1) x [x0, x1) is the
+ * same in frame j and j - 1 (P, Pp): there the motion prediction is the
+ * previous frame in place. */
+static inline int pnmf_residual_model_still(const uint8_t *P, const uint8_t *Pp, int cols, int y0, int y1, int x0,
+                                            int x1)
+{
+    for (int y = y0; y < y1; y++)
+        if (memcmp(P + (size_t)y * cols + x0, Pp + (size_t)y * cols + x0, (size_t)(x1 - x0))) return 0;
+    return 1;
+}
+
+/* The prediction of block [y0, y1) x [x0, x1) for prediction mode (bits
+ * 0-2) but the spatial one (which reads the samples it is correcting),
+ * into pred (rows PNMF_RES_BLOCK apart). Dp is the previous decoded frame,
+ * Dr the shifted mode's reference, displaced by (dy, dx); D the frame
+ * being decoded, which the intra modes read. */
+void pnmf_residual_predict(int mode, const uint8_t *P, const uint8_t *Pp, const uint8_t *Dp, const uint8_t *Dr,
+                           const uint8_t *D, int rows, int cols, int y0, int y1, int x0, int x1, int dy, int dx,
+                           uint8_t *pred);
 
 #endif /* PNMF_RESIDUAL_H */

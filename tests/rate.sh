@@ -34,7 +34,7 @@ ladder() {
 # -q 0..64 in steps of 8: each point smaller and worse
 ladder q sprites.mkv "<" 0 8 16 24 32 40 48 56 64
 # below -q 16 each window's coding is picked from its codings at the
-# steps of -q 16, 14, ..., 0 (quant.h, pnmf_fine_pick): every -q 0..16.
+# steps of -q 16, 14, ..., 0 (ratectl.h, pnmf_fine_pick): every -q 0..16.
 # With each window at -q's own step (and a lossless coding tried at -q 2..12,
 # sessions 9 to 16) x11_penguins rose in bytes at -q 6 and 15 and in
 # PSNR-Y at 12 (30 frames, default settings), and x11_oneko in both at 11
@@ -48,7 +48,7 @@ check '[ "$(summary "$T/f15.log" | cut -d" " -f1)" != "$(summary "$T/f8.log" | c
     "x11_penguins -q 8 and 15 are one file: the test shows little"
 
 # above -q 16 each window's coding is picked from its codings at the
-# steps of -q 16, 20, ..., 64, the same for every -q (quant.h,
+# steps of -q 16, 20, ..., 64, the same for every -q (ratectl.h,
 # pnmf_step_pick): where a window has no model, a higher -q can only get
 # fewer bytes and a lower PSNR-Y. Every even -q, and odd ones between:
 # choosing among the steps of -q - 4 .. -q + 4 instead (sessions 12 to

@@ -9,7 +9,7 @@
 
 #include "diamond.h"
 #include "internal.h"
-#include "model.h"
+#include "model_write.h"
 #include "permnmf.h"
 #include "pnmf/pnmf.h"
 #include "quant.h"

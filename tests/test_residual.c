@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The residual layer (src/residual.h): the encoder's choices decode to
- * exactly the frames it measured; the quantization error is bounded by
- * half a step; the spatial predictor is LOCO-I's median edge detector in
- * plain raster order; the layer survives the payload round trip, and the
- * reader refuses what the format forbids.
+ * The residual layer (src/residual.h, src/residual_search.h): the
+ * encoder's choices decode to exactly the frames it measured; the
+ * quantization error is bounded by half a step; the spatial predictor is
+ * LOCO-I's median edge detector in plain raster order; the layer survives
+ * the payload round trip, and the reader refuses what the format forbids.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
-#include "model.h"
-#include "residual.h"
+#include "model_write.h"
+#include "residual_search.h"
 #include "test.h"
 #include "varint.h"
 
@@ -770,7 +770,7 @@ static void test_payload(void)
         CHECK(mode_refused(&md, 0, PNMF_RES_PREVIOUS)); /* the first frame refers to a previous one */
         CHECK(mode_refused(&md, 0, PNMF_RES_MOTION | PNMF_RES_CODED));
         CHECK(mode_refused(&md, 0, PNMF_RES_SHIFTED));
-        /* the intra predictions: format 7 on, not before */
+        /* the intra predictions: read in format 7, refused in format 6 */
         for (int mo = PNMF_RES_INTRA_DC; mo <= PNMF_RES_INTRA_H; mo++) {
             CHECK(mode_refused_v(&md, nb, (uint8_t)mo, 6));
             CHECK(!mode_refused_v(&md, nb, (uint8_t)mo, 7));

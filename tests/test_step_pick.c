@@ -1,20 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Rate control's choice of a window's coding (quant.h, pnmf_step_pick, and
- * below the floor pnmf_fine_pick) against its definition, on made-up codings: for every -q above the
- * floor, the pick fed one coding at a time is the coding a brute force
- * over all of them finds (the lowest error + lambda * bytes, then fewest
- * bytes, then first, among those with no more bytes and no less error
- * than the first coding, an error within -q's bound and above that of
- * each lower -q that stopped before it, offered until two codings in a
- * row past -q's grid step exceed the bound), and it says it is done
- * there; and over -q the picks' bytes never rise and their
- * errors never fall, the first coding standing for the floor's own -q. The codings: noisy curves (what an encoder gives),
+ * Rate control's choice of a window's coding (ratectl.h, pnmf_step_pick,
+ * and below the floor pnmf_fine_pick) against its definition, on made-up
+ * codings: for every -q above the floor, the pick fed one coding at a
+ * time is the coding a brute force over all of them finds (the lowest
+ * error + lambda * bytes, then fewest bytes, then first, among those with
+ * no more bytes and no less error than the first coding, an error within
+ * -q's bound and above that of each lower -q that stopped before it,
+ * offered until two codings in a row past -q's grid step exceed the
+ * bound), and it says it is done there; and over -q the picks' bytes
+ * never rise and their errors never fall, the first coding standing for
+ * the floor's own -q. The codings: noisy curves (what an encoder gives),
  * curves with flats and ties, and plain noise.
  */
 #include <stdlib.h>
 
-#include "quant.h"
+#include "ratectl.h"
 #include "test.h"
 
 #define N PNMF_PICK_CODINGS

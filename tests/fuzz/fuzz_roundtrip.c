@@ -21,7 +21,7 @@
 #include "container.h"
 #include "diamond.h"
 #include "internal.h"
-#include "model.h"
+#include "model_write.h"
 #include "pnmf/pnmf.h"
 
 #define MAX_SIDE    12

@@ -22,7 +22,7 @@
 #include "container.h"
 #include "entropy.h"
 #include "internal.h"
-#include "model.h"
+#include "model_write.h"
 
 #define W 8
 #define H 6

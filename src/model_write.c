@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Writing the window payload (model_write.h; docs/format.md, "Window
+ * payload"): the layout model.c reads, value for value. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "model_write.h"
+#include "rangecoder_enc.h"
+#include "residual_search.h"
+#include "varint.h"
+
+int pnmf_model_add(PnmfWindowModel *md, int j, int i, uint32_t c, int32_t p)
+{
+    const int n = md->first[md->m];
+    if (n >= md->cap) return PNMF_ERR_LIMIT;
+    /* frames j' > j hold no entries yet: move their (equal) ends along */
+    for (int t = j + 1; t <= md->m; t++) md->first[t] = n + 1;
+    md->ent[n].c = c, md->ent[n].p = p, md->ent[n].i = i;
+    return 0;
+}
+
+/* d wrapped into [-(size/2), size - size/2) */
+static int wrap(int d, int size)
+{
+    d %= size;
+    if (d < 0) d += size;
+    if (d >= size - size / 2) d -= size;
+    return d;
+}
+
+int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
+{
+    Buf b = { 0 };
+    const int k = md->k, m = md->m;
+    for (int j = 0; j < m; j++)
+        for (int e = md->first[j]; e < md->first[j + 1]; e++) {
+            const PnmfEntry *en = &md->ent[e];
+            if (en->i < 0 || en->i >= k || !md->comp[en->i].bh || en->c < 1 ||
+                en->p < 0 || en->p >= md->rows * md->cols ||
+                (e > md->first[j] && en->i < md->ent[e - 1].i))
+                return PNMF_ERR_ARG;
+        }
+    if (pnmf_model_work(md) > pnmf_model_max_work(md->rows, md->cols, m)) return PNMF_ERR_LIMIT;
+    if (md->carries && (!md->res.step16 || !md->res.continues)) return PNMF_ERR_ARG;
+    put_u(&b, md->res.step16 ? PNMF_FLAG_RESIDUAL | (md->res.continues ? PNMF_FLAG_CONTINUES : 0) |
+                                   (md->carries ? PNMF_FLAG_CARRIES : 0) |
+                                   (md->res.rc_levels ? PNMF_FLAG_RCLEVELS : 0) |
+                                   (md->res.rc_levels == 2 ? PNMF_FLAG_KEYVARINTS : 0)
+                             : 0); /* flags */
+    put_u(&b, (uint64_t)k);
+    for (int i = 0; i < k && !md->carries; i++) {
+        put_u(&b, (uint64_t)md->comp[i].bh);
+        put_u(&b, (uint64_t)md->comp[i].bw);
+    }
+    for (int i = 0; i < k && !md->carries; i++) {
+        const PnmfComp *c = &md->comp[i];
+        for (int y = 0; y < c->bh; y++)
+            for (int x = 0; x < c->bw; x++)
+                put_u(&b, zigzag((int64_t)c->lev[y * c->bw + x] - pnmf_model_level_pred(c->lev, c->bw, y, x)));
+    }
+    for (int i = 0; i < k; i++)
+        for (int j = 0; j < m; j++) {
+            int e0, e1;
+            pnmf_model_occurrences(md, j, i, &e0, &e1);
+            if (e1 - e0 > PNMF_MAX_OCCURRENCES) {
+                pnmf_free(b.p);
+                return PNMF_ERR_ARG;
+            }
+            put_u(&b, (uint64_t)(e1 - e0));
+        }
+    for (int i = 0; i < k; i++)
+        for (int j = 0; j < m; j++) {
+            int e0, e1;
+            pnmf_model_occurrences(md, j, i, &e0, &e1);
+            for (int e = e0; e < e1; e++) put_u(&b, md->ent[e].c - 1);
+        }
+    for (int axis = 0; axis < 2; axis++)
+        for (int i = 0; i < k; i++) {
+            PnmfShiftSlots sl;
+            memset(&sl, 0, sizeof(sl));
+            for (int j = 0; j < m; j++) {
+                int e0, e1, prev = 0;
+                pnmf_model_occurrences(md, j, i, &e0, &e1);
+                for (int e = e0; e < e1; e++) {
+                    const int t = e - e0;
+                    const int v = axis == 0 ? md->ent[e].p / md->cols : md->ent[e].p % md->cols;
+                    put_u(&b, zigzag(wrap(v - pnmf_shift_predict(&sl, t, prev), axis == 0 ? md->rows : md->cols)));
+                    prev = v;
+                }
+                for (int e = e0; e < e1; e++) {
+                    const int t = e - e0;
+                    sl.v[t] = axis == 0 ? md->ent[e].p / md->cols : md->ent[e].p % md->cols;
+                    sl.set[t] = 1;
+                }
+            }
+        }
+    if (md->res.step16) {
+        const PnmfResidual *rs = &md->res;
+        if (rs->m != m || rs->rows != md->vis_rows || rs->cols != md->vis_cols) {
+            pnmf_free(b.p);
+            return PNMF_ERR_ARG;
+        }
+        put_u(&b, (uint64_t)rs->step16);
+        put_u(&b, (uint64_t)rs->key_step16);
+        put_u(&b, (uint64_t)rs->qp);
+        put_u(&b, (uint64_t)rs->key_qp);
+        put_u(&b, PNMF_RES_BLOCK);
+        /* modes and vectors: two range-coded streams (rangecoder_enc.h);
+         * their lengths, the levels, then the streams at the end of the
+         * payload (random-looking bytes among the levels' varints would
+         * cost zstd more than their length) */
+        const size_t nb = (size_t)rs->bx * rs->by;
+        Buf rcb = { 0 }, rcv = { 0 };
+        RcEnc re;
+        RcModeCtx mc;
+        rc_mode_ctx_init(&mc);
+        rc_enc_init(&re, &rcb);
+        for (int j = 0; j < m; j++)
+            for (size_t q = 0; q < nb; q++) {
+                const uint8_t *mo = rs->modes + (size_t)j * nb + q;
+                if (*mo > 31) {
+                    pnmf_free(rcb.p), pnmf_free(rcv.p), pnmf_free(b.p);
+                    return PNMF_ERR_ARG;
+                }
+                rc_encode_mode(&re, &mc, *mo, q % rs->bx ? mo[-1] : -1, q >= (size_t)rs->bx ? mo[-rs->bx] : -1,
+                               j ? mo[-(ptrdiff_t)nb] : -1);
+            }
+        rc_enc_finish(&re);
+        /* vectors: the reference, then the difference from the frame's
+         * previous vector of the same reference */
+        RcVecCtx vc;
+        rc_vec_ctx_init(&vc);
+        rc_enc_init(&re, &rcv);
+        /* format 7: a vector may copy a candidate (the block above's, ...):
+         * each frame's vectors, block by block */
+        int16_t (*cur)[3] = pnmf_malloc_array(nb, sizeof(*cur));
+        if (!cur) {
+            pnmf_free(rcb.p), pnmf_free(rcv.p), pnmf_free(b.p);
+            return PNMF_ERR_NOMEM;
+        }
+        RcVecCtx gc; /* the frames' global vectors, each from the frame before's */
+        rc_vec_ctx_init(&gc);
+        for (int j = 0; j < m; j++) {
+            PnmfVecState st;
+            pnmf_vec_init(&st);
+            size_t q = rs->mvstart[j];
+            if (j || rs->continues) {
+                const int dgy = rs->gmv[2 * j] - (j ? rs->gmv[2 * j - 2] : 0);
+                const int dgx = rs->gmv[2 * j + 1] - (j ? rs->gmv[2 * j - 1] : 0);
+                if (abs(rs->gmv[2 * j]) > PNMF_RES_MAX_MV || abs(rs->gmv[2 * j + 1]) > PNMF_RES_MAX_MV) {
+                    pnmf_free(cur), pnmf_free(rcb.p), pnmf_free(rcv.p), pnmf_free(b.p);
+                    return PNMF_ERR_ARG;
+                }
+                rc_encode_mvd(&re, &gc, 0, 1, 0, dgy);
+                rc_encode_mvd(&re, &gc, 1, 1, dgy == 0, dgx);
+            }
+            for (size_t bk = 0; bk < nb; bk++) {
+                cur[bk][2] = -1;
+                if ((rs->modes[(size_t)j * nb + bk] & 7) != PNMF_RES_SHIFTED) continue;
+                if (q >= rs->mvstart[j + 1]) break; /* modes without their vectors (tests of the reader) */
+                const int t = rs->mvref[q], vy = rs->mv[2 * q], vx = rs->mv[2 * q + 1];
+                q++;
+                const int dy = t < PNMF_RES_REFS ? vy - st.last[t][0] : 0, dx = t < PNMF_RES_REFS ? vx - st.last[t][1] : 0;
+                if (t >= PNMF_RES_REFS || abs(dy) > 2 * PNMF_RES_MAX_MV || abs(dx) > 2 * PNMF_RES_MAX_MV) {
+                    pnmf_free(cur), pnmf_free(rcb.p), pnmf_free(rcv.p), pnmf_free(b.p);
+                    return PNMF_ERR_ARG;
+                }
+                RcVecCand vk;
+                pnmf_vec_cands(&st, bk >= (size_t)rs->bx ? cur[bk - rs->bx] : NULL, &vk);
+                const int idx = rc_vec_cand_index(&vk, vy, vx, t);
+                rc_encode_merge(&re, &vc, &vk, st.lm, idx);
+                if (idx < 0) rc_encode_vector(&re, &vc, t, st.lastref, st.z0, dy, dx);
+                pnmf_vec_push(&st, vy, vx, t, idx >= 0);
+                cur[bk][0] = (int16_t)vy, cur[bk][1] = (int16_t)vx, cur[bk][2] = (int16_t)t;
+            }
+        }
+        pnmf_free(cur);
+        rc_enc_finish(&re);
+        put_u(&b, rcb.len);
+        put_u(&b, rcv.len);
+        Buf rcl = { 0 };
+        /* format 6: the levels as a third stream (rc_levels 1), or frame
+         * 0's as varints and the others' as the stream (2); the varints,
+         * then the levels stream, come before the other two */
+        const int first_rc = rs->rc_levels == 2 ? 1 : 0;
+        if (rs->rc_levels) {
+            RcLevCtx lc;
+            rc_enc_init(&re, &rcl);
+            RcBin o = { .enc = &re };
+            pnmf_residual_levels_stream(&o, &lc, rs, first_rc, INT16_MAX);
+            rc_enc_finish(&re);
+            put_u(&b, rcl.len);
+        }
+        const size_t nvar = pnmf_residual_varint_levels(rs);
+        for (size_t q = 0; q < nvar; q++) put_u(&b, zigzag(rs->lev[q]));
+        put_bytes(&b, rcl.p, rcl.len);
+        put_bytes(&b, rcb.p, rcb.len);
+        put_bytes(&b, rcv.p, rcv.len);
+        if (rcb.err || rcv.err || rcl.err) b.err = 1;
+        pnmf_free(rcb.p), pnmf_free(rcv.p), pnmf_free(rcl.p);
+    }
+    if (b.err) {
+        pnmf_free(b.p);
+        return PNMF_ERR_NOMEM;
+    }
+    *out = b.p;
+    *size = b.len;
+    return 0;
+}

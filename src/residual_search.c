@@ -1,0 +1,985 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The encoder's side of the residual layer (residual_search.h): for each
+ * block, the mode, vector and levels of least squared error + lambda *
+ * estimated bits, decoded as pnmf_residual_frame() decodes them. */
+#include <math.h>
+#include <pthread.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "residual_search.h"
+
+/* ---- tuning --------------------------------------------------------------- */
+#define LEVEL_BITS_ZERO  0.9    /* estimated bits of a zero level: cheap in zstd's runs */
+#define LEVEL_BITS_BASE  4.0    /* ... of a level l != 0: LEVEL_BITS_BASE + 2 log2 |l| */
+#define MV_BITS_SAME     1.0    /* estimated bits of a vector equal to its prediction */
+#define MV_BITS_BASE     4.0    /* ... of another: MV_BITS_BASE + 2 log2(1 + |d|) per component d */
+#define GLOBAL_RANGE     24     /* the frame's dominant displacement: within +-GLOBAL_RANGE */
+#define LOCAL_RANGE      16     /* a block's grid of vectors: +-LOCAL_RANGE */
+#define GRID_STEP        4      /* its spacing for the nearest references ... */
+#define GRID_STEP_FAR    8      /* ... and for those from GRID_REFS on */
+#define GRID_REFS        4      /* references older than this get the coarser grid */
+#define REFINE_ITERS     8      /* rounds of steps from the best vector, at each step size */
+#define WIDE_RANGE       PNMF_RES_MAX_MV /* the wide search's reach on the box means */
+#define WIDE_POOR        4      /* SAD a sample over which a block is poorly predicted: search wide */
+#define WIDE_KEEP        2      /* coarse vectors refined at full resolution (5 x 5 around each) */
+#define COARSE_KEEP      8      /* offsets kept from the coarse search's first, sparse pass */
+#define MOTION_SLOTS     64     /* distinct motions a frame counts for the next frame's candidates */
+
+/* The step for quality q: 2^(q/8) gray levels. */
+int pnmf_residual_step(int q)
+{
+    if (q < 0) q = 0;
+    if (q > PNMF_MAX_QUALITY) q = PNMF_MAX_QUALITY;
+    return (int)lrint(16.0 * pow(2.0, q / 8.0));
+}
+
+/* The forward quantizer of the 4x4 transform: MF = 2^15 / (v * scale) for
+ * the standard's normAdjust values v (I. Richardson, "H.264 and MPEG-4
+ * Video Compression", 2003, 6.4.8), by qp % 6 and the column
+ * pnmf_residual_coef_class() gives. */
+static const int tr_mf[6][3] = { { 13107, 5243, 8066 }, { 11916, 4660, 7490 }, { 10082, 4194, 6554 },
+                                 { 9362, 3647, 5825 },  { 8192, 3355, 5243 },  { 7282, 2893, 4559 } };
+
+void pnmf_residual_fdct4(const int *x, int *w)
+{
+    int t[16];
+    for (int i = 0; i < 4; i++) {
+        const int *r = x + 4 * i;
+        const int a = r[0] + r[3], b = r[1] + r[2], c = r[1] - r[2], d = r[0] - r[3];
+        t[4 * i] = a + b, t[4 * i + 1] = 2 * d + c, t[4 * i + 2] = a - b, t[4 * i + 3] = d - 2 * c;
+    }
+    for (int j = 0; j < 4; j++) {
+        const int a = t[j] + t[12 + j], b = t[4 + j] + t[8 + j], c = t[4 + j] - t[8 + j], d = t[j] - t[12 + j];
+        w[j] = a + b, w[4 + j] = 2 * d + c, w[8 + j] = a - b, w[12 + j] = d - 2 * c;
+    }
+}
+
+/* LOCO-I's median edge detector on the decoded frame D; 128 at the origin
+ * (the spatial prediction, mode 3). */
+static inline int spatial(const uint8_t *D, int cols, int y, int x)
+{
+    const size_t q = (size_t)y * cols + x;
+    if (!y) return x ? D[q - 1] : 128;
+    if (!x) return D[q - cols];
+    const int a = D[q - 1], b = D[q - cols], c = D[q - cols - 1];
+    const int mx = a > b ? a : b, mn = a < b ? a : b;
+    return c >= mx ? mn : c <= mn ? mx : a + b - c;
+}
+
+int pnmf_residual_levels_stream(RcBin *o, RcLevCtx *c, const PnmfResidual *r, int from, int max_pixel)
+{
+    const size_t nb = (size_t)r->bx * r->by;
+    rc_lev_ctx_init(c);
+    for (int j = from; j < r->m; j++)
+        for (size_t b = 0, q = r->start[j]; b < nb; b++) {
+            const uint8_t mode = r->modes[(size_t)j * nb + b];
+            if (!(mode & PNMF_RES_CODED)) continue;
+            int y0, y1, x0, x1;
+            pnmf_residual_block(r->bx, r->rows, r->cols, b, &y0, &y1, &x0, &x1);
+            const int kind = rc_lev_kind(j, mode);
+            if (mode & PNMF_RES_TRANSFORM ? rc_transform_levels(o, c, kind, r->lev + q, PNMF_RES_MAX_COEF)
+                                          : rc_pixel_levels(o, c, kind, y1 - y0, x1 - x0, r->lev + q, max_pixel))
+                return -1;
+            q += (size_t)(y1 - y0) * (x1 - x0);
+        }
+    return 0;
+}
+
+/* The range coder's price of a decision (rangecoder_enc.h). */
+float rc_cost_table[RC_PROB_ONE + 1];
+void rc_cost_init(void)
+{
+    rc_cost_table[0] = 24.0f; /* never coded: p stays within 15..2033 */
+    for (int p = 1; p <= (int)RC_PROB_ONE; p++) rc_cost_table[p] = (float)-log2((double)p / RC_PROB_ONE);
+}
+
+/* Estimated bits of a level once zstd has seen the layer: zeros are cheap
+ * in runs, larger magnitudes cost about two bits per doubling (fitted to
+ * the development set, samples/devset, not derived). */
+#define LEVEL_BITS_TABLE 4097
+static double level_bits_table[LEVEL_BITS_TABLE];
+static double log2_1p_table[LEVEL_BITS_TABLE]; /* log2(1 + a) */
+static pthread_once_t level_bits_once = PTHREAD_ONCE_INIT;
+
+static void level_bits_init(void)
+{
+    rc_cost_init();
+    level_bits_table[0] = LEVEL_BITS_ZERO;
+    for (int a = 1; a < LEVEL_BITS_TABLE; a++) level_bits_table[a] = LEVEL_BITS_BASE + 2.0 * log2((double)a);
+    for (int a = 0; a < LEVEL_BITS_TABLE; a++) log2_1p_table[a] = log2(1.0 + a);
+}
+static inline double level_bits(int l)
+{
+    const int a = l < 0 ? -l : l;
+    if (a < LEVEL_BITS_TABLE) return level_bits_table[a];
+    return LEVEL_BITS_BASE + 2.0 * log2((double)a);
+}
+/* Level for difference d (in gray levels) minimizing error^2 + lambda * bits,
+ * among the rounded level, one step toward zero, and zero. */
+static inline int choose_level(int d, int pred, int step16, double lambda)
+{
+    const int a = d < 0 ? -d : d;
+    int l0 = (a * 16 + step16 / 2) / step16;
+    int best = 0;
+    double bj = 1e300;
+    for (int c = 0; c < 3; c++) {
+        const int l = c == 0 ? l0 : c == 1 ? l0 - 1 : 0;
+        if (l < 0 || (c == 2 && (l0 == 0 || l0 == 1))) continue;
+        const int sl = d < 0 ? -l : l;
+        const int e = d + pred - pnmf_residual_clip8(pred + pnmf_residual_dequant(sl, step16));
+        const double jj = (double)e * e + lambda * level_bits(l);
+        if (jj < bj) bj = jj, best = sl;
+    }
+    return best;
+}
+
+/* choose_level for every difference d = -255..255 where no candidate
+ * level's reconstruction clips (pred + dequant(level) within 0..255): then
+ * the choice does not depend on pred. try_block looks it up and falls back
+ * on choose_level when the largest candidate would clip (the same levels,
+ * 3-5x fewer operations per sample). */
+typedef struct LevelTab {
+    int16_t l[511];   /* the level chosen for d */
+    int16_t dq[511];  /* dequant of it */
+    int16_t dq0[511]; /* dequant of the largest candidate (the rounded level) */
+    double bits[511]; /* level_bits of it */
+} LevelTab;
+
+static void level_tab_init(LevelTab *t, int step16, double lambda)
+{
+    for (int d = -255; d <= 255; d++) {
+        const int a = d < 0 ? -d : d;
+        const int l0 = (a * 16 + step16 / 2) / step16;
+        int best = 0;
+        double bj = 1e300;
+        for (int c = 0; c < 3; c++) { /* choose_level's candidates, unclipped */
+            const int l = c == 0 ? l0 : c == 1 ? l0 - 1 : 0;
+            if (l < 0 || (c == 2 && (l0 == 0 || l0 == 1))) continue;
+            const int sl = d < 0 ? -l : l;
+            const int e = d - pnmf_residual_dequant(sl, step16);
+            const double jj = (double)e * e + lambda * level_bits(l);
+            if (jj < bj) bj = jj, best = sl;
+        }
+        t->l[d + 255] = (int16_t)best;
+        t->dq[d + 255] = (int16_t)pnmf_residual_dequant(best, step16);
+        t->dq0[d + 255] = (int16_t)pnmf_residual_dequant(d < 0 ? -l0 : l0, step16);
+        t->bits[d + 255] = level_bits(best);
+    }
+}
+
+/* Estimated bits of a block's vector, coded as the difference from the
+ * previous shifted block's vector in the frame: a cheap guess for the
+ * search's many candidates; each reference's winner and the block's mode
+ * are then priced with the range coder's contexts (rc_vector_step). */
+static inline double mv_bits(int dy, int dx, int py, int px)
+{
+    if (dy == py && dx == px) return MV_BITS_SAME;
+    const int ay = abs(dy - py), ax = abs(dx - px);
+    const double ly = ay < LEVEL_BITS_TABLE ? log2_1p_table[ay] : log2(1.0 + ay);
+    const double lx = ax < LEVEL_BITS_TABLE ? log2_1p_table[ax] : log2(1.0 + ax);
+    return MV_BITS_BASE + 2.0 * (ly + lx);
+}
+
+/* Run one (mode, coded) choice over a block, writing D and, when levs is
+ * not NULL, the levels; returns squared error + lambda * bits (the
+ * vector's bits not included). */
+static double try_block(int mode, int coded, const LevelTab *lt, int step16, double lambda, const uint8_t *src,
+                        const uint8_t *P, const uint8_t *Pp, const uint8_t *Dp, const uint8_t *Dr, uint8_t *D,
+                        int rows, int cols, int y0, int y1, int x0, int x1, int dy, int dx, int16_t *levs,
+                        RcLevCtx *lc, int kind)
+{
+    int16_t lv[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
+    int16_t *out = levs;
+    if (lc && coded) levs = lv;
+    double bits = 0;
+    int sse = 0, nz = 0; /* at most 64 * 255^2: exact, and no floating-point chain */
+    uint8_t pb[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
+    const int spat = mode == PNMF_RES_SPATIAL;
+    if (!spat) pnmf_residual_predict(mode, P, Pp, Dp, Dr, D, rows, cols, y0, y1, x0, x1, dy, dx, pb);
+    for (int y = y0; y < y1; y++)
+        for (int x = x0; x < x1; x++) {
+            const size_t q = (size_t)y * cols + x;
+            const int pred = spat ? spatial(D, cols, y, x) : pb[(y - y0) * PNMF_RES_BLOCK + x - x0];
+            int v = pred;
+            if (coded) {
+                const int d = (int)src[q] - pred;
+                int l;
+                if ((unsigned)(pred + lt->dq0[d + 255]) <= 255) {
+                    l = lt->l[d + 255];
+                    bits += lt->bits[d + 255];
+                    v = pred + lt->dq[d + 255];
+                } else {
+                    l = choose_level(d, pred, step16, lambda);
+                    bits += level_bits(l);
+                    v = pnmf_residual_clip8(pred + pnmf_residual_dequant(l, step16));
+                }
+                nz |= l;
+                if (levs) *levs++ = (int16_t)l;
+            }
+            D[q] = (uint8_t)v;
+            const int e = (int)src[q] - v;
+            sse += e * e;
+        }
+    if (coded && !nz) return 1e300; /* the skip block is the same and cheaper */
+    if (lc && coded) { /* the levels stream's price with its contexts as they stand */
+        RcBin o = { .update = out != NULL };
+        rc_pixel_levels(&o, lc, kind | pnmf_residual_is_intra(mode) << 1, y1 - y0, x1 - x0, lv, INT16_MAX);
+        bits = o.bits;
+        if (out) memcpy(out, lv, (size_t)(y1 - y0) * (x1 - x0) * sizeof(*lv));
+    }
+    return (double)sse + lambda * bits;
+}
+
+/* A transform-coded block (whole 8x8 only): quantize the four quarters'
+ * coefficients with a dead zone, writing D and, when levs is not NULL,
+ * the levels; returns squared error + lambda * bits, or 1e300 when every
+ * level is 0 (the skip block is the same). */
+static double try_transform(int mode, int qp, double lambda, const uint8_t *src, const uint8_t *P,
+                            const uint8_t *Pp, const uint8_t *Dp, const uint8_t *Dr, uint8_t *D, int rows, int cols,
+                            int y0, int x0, int dy, int dx, int16_t *levs, RcLevCtx *lc, int kind)
+{
+    int16_t all[64];
+    double sse = 0, bits = 0;
+    int nz = 0;
+    const int shift = 15 + qp / 6;
+    /* each coefficient's level: of 0, the one below its value and the one
+     * above, the least (x - l)^2 step^2 + lambda * bits, x the value in
+     * steps (the transform with H.264's scaling is orthonormal, so that is
+     * the squared error it adds); a rate-distortion choice rather than
+     * H.264's fixed dead zone */
+    const double qs = 0.625 * pow(2.0, qp / 6.0), q2 = qs * qs;
+    const double inv = 1.0 / (double)((int64_t)1 << shift);
+    double lb[3];
+    for (int l = 0; l < 3; l++) lb[l] = lambda * level_bits(l);
+    for (int sb = 0; sb < 4; sb++) {
+        const int sy = y0 + (sb >> 1) * 4, sx = x0 + (sb & 1) * 4;
+        int pred[16], x[16], w[16], res[16];
+        int16_t lv[16];
+        uint8_t pb[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
+        pnmf_residual_predict(mode, P, Pp, Dp, Dr, D, rows, cols, sy, sy + 4, sx, sx + 4, dy, dx, pb);
+        for (int q = 0; q < 16; q++) {
+            const int y = sy + (q >> 2), xx = sx + (q & 3);
+            pred[q] = pb[(q >> 2) * PNMF_RES_BLOCK + (q & 3)];
+            x[q] = (int)src[(size_t)y * cols + xx] - pred[q];
+        }
+        pnmf_residual_fdct4(x, w);
+        for (int z = 0; z < 16; z++) {
+            const int q = pnmf_residual_zigzag4[z];
+            const int64_t a = w[q] < 0 ? -(int64_t)w[q] : w[q];
+            const double xr = (double)(a * tr_mf[qp % 6][pnmf_residual_coef_class(q)]) * inv;
+            int64_t l = 0;
+            if (xr >= 0.5) { /* below, 0 is nearer and cheaper */
+                const int64_t lf = (int64_t)xr;
+                double bc = xr * xr * q2 + lb[0];
+                for (int64_t c = lf > 1 ? lf : 1; c <= lf + 1; c++) {
+                    const double jc =
+                        (xr - (double)c) * (xr - (double)c) * q2 + (c < 3 ? lb[c] : lambda * level_bits((int)c));
+                    if (jc < bc) bc = jc, l = c;
+                }
+            }
+            if (l > PNMF_RES_MAX_COEF) l = PNMF_RES_MAX_COEF;
+            lv[z] = (int16_t)(w[q] < 0 ? -l : l);
+            bits += level_bits(lv[z]);
+            nz |= lv[z];
+        }
+        pnmf_residual_idct4(lv, qp, res);
+        for (int q = 0; q < 16; q++) {
+            const int y = sy + (q >> 2), xx = sx + (q & 3);
+            const int v = pnmf_residual_clip8(pred[q] + res[q]);
+            D[(size_t)y * cols + xx] = (uint8_t)v;
+            const int e = (int)src[(size_t)y * cols + xx] - v;
+            sse += (double)e * e;
+        }
+        memcpy(all + 16 * sb, lv, sizeof(lv));
+    }
+    if (levs) memcpy(levs, all, sizeof(all));
+    if (!nz) return 1e300;
+    if (lc) {
+        RcBin o = { .update = levs != NULL };
+        rc_transform_levels(&o, lc, kind | pnmf_residual_is_intra(mode) << 1, all, PNMF_RES_MAX_COEF);
+        bits = o.bits;
+    }
+    return sse + lambda * bits;
+}
+
+/* Sum of absolute differences of the block of src against Dp displaced by
+ * (dy, dx), possibly stopping once over limit (a whole 8x8 block does not:
+ * four PSADBW cost less than the branches). */
+static int block_sad(const uint8_t *src, const uint8_t *Dp, int rows, int cols, int y0, int y1,
+                     int x0, int x1, int dy, int dx, int limit)
+{
+    int sad = 0;
+    const int inside = y0 + dy >= 0 && y1 + dy <= rows && x0 + dx >= 0 && x1 + dx <= cols;
+#if defined(__SSE2__)
+    if (inside && x1 - x0 == 8 && y1 - y0 == 8) { /* a whole block: four PSADBW, no branch */
+        const uint8_t *s = src + (size_t)y0 * cols + x0, *d = Dp + (size_t)(y0 + dy) * cols + x0 + dx;
+        __m128i acc = _mm_setzero_si128();
+        for (int y = 0; y < 8; y += 2, s += 2 * (size_t)cols, d += 2 * (size_t)cols) {
+            const __m128i a = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)s),
+                                                 _mm_loadl_epi64((const __m128i *)(s + cols)));
+            const __m128i b = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)d),
+                                                 _mm_loadl_epi64((const __m128i *)(d + cols)));
+            acc = _mm_add_epi64(acc, _mm_sad_epu8(a, b));
+        }
+        return _mm_cvtsi128_si32(acc) + _mm_extract_epi16(acc, 4);
+    }
+    if (inside && x1 - x0 == 8) { /* two 8-sample rows per PSADBW */
+        int y = y0;
+        for (; y + 1 < y1; y += 2) {
+            const uint8_t *s = src + (size_t)y * cols + x0, *d = Dp + (size_t)(y + dy) * cols + x0 + dx;
+            const __m128i a = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)s),
+                                                 _mm_loadl_epi64((const __m128i *)(s + cols)));
+            const __m128i b = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)d),
+                                                 _mm_loadl_epi64((const __m128i *)(d + cols)));
+            const __m128i v = _mm_sad_epu8(a, b);
+            sad += _mm_cvtsi128_si32(v) + _mm_extract_epi16(v, 4);
+            if (sad >= limit) return sad;
+        }
+        if (y < y1) {
+            const uint8_t *s = src + (size_t)y * cols + x0, *d = Dp + (size_t)(y + dy) * cols + x0 + dx;
+            const __m128i v = _mm_sad_epu8(_mm_loadl_epi64((const __m128i *)s), _mm_loadl_epi64((const __m128i *)d));
+            sad += _mm_cvtsi128_si32(v);
+        }
+        return sad;
+    }
+#endif
+    for (int y = y0; y < y1; y++) {
+        const uint8_t *s = src + (size_t)y * cols;
+        if (inside) {
+            const uint8_t *d = Dp + (size_t)(y + dy) * cols + dx;
+            for (int x = x0; x < x1; x++) sad += abs((int)s[x] - d[x]);
+        } else {
+            int sy = y + dy;
+            sy = sy < 0 ? 0 : sy >= rows ? rows - 1 : sy;
+            for (int x = x0; x < x1; x++) {
+                int sx = x + dx;
+                sx = sx < 0 ? 0 : sx >= cols ? cols - 1 : sx;
+                sad += abs((int)s[x] - Dp[(size_t)sy * cols + sx]);
+            }
+        }
+        if (sad >= limit) return sad;
+    }
+    return sad;
+}
+
+/* The sparse-grid SAD (samples y, x = 2, 6, 10, ...) of src against Dp
+ * displaced by (dy, dx), samples outside the frame clamped to its edge;
+ * stops once over best (best < 0: never). */
+static long grid_sad(const uint8_t *src, const uint8_t *Dp, int rows, int cols, int dy, int dx, long best)
+{
+    long sad = 0;
+    for (int y = 2; y < rows && (best < 0 || sad <= best); y += 4) {
+        int sy = y + dy;
+        sy = sy < 0 ? 0 : sy >= rows ? rows - 1 : sy;
+        const uint8_t *s = src + (size_t)y * cols, *d = Dp + (size_t)sy * cols;
+        /* three runs: x + dx left of the frame (clamped to column 0),
+         * inside it, right of it */
+        int x = 2;
+        for (; x < cols && x + dx < 0; x += 4) sad += abs((int)s[x] - d[0]);
+        for (; x < cols && x + dx < cols; x += 4) sad += abs((int)s[x] - d[x + dx]);
+        for (; x < cols; x += 4) sad += abs((int)s[x] - d[cols - 1]);
+    }
+    return sad;
+}
+
+/* The mean of each 4x4 box of f (rows and cols multiples of 4 used). */
+static void shrink4(const uint8_t *f, int cols, uint8_t *o, int r4, int c4)
+{
+    for (int y = 0; y < r4; y++)
+        for (int x = 0; x < c4; x++) {
+            int sum = 0;
+            for (int v = 0; v < 4; v++) {
+                const uint8_t *p = f + (size_t)(4 * y + v) * cols + 4 * x;
+                sum += p[0] + p[1] + p[2] + p[3];
+            }
+            o[(size_t)y * c4 + x] = (uint8_t)((sum + 8) >> 4);
+        }
+}
+
+/* The frame's dominant displacement (a pan) within +-GLOBAL_RANGE:
+ * coarse to fine, far cheaper than an exhaustive search on the sparse
+ * grid. The displacement of least SAD between the 4x4 box means of the
+ * frames (every sample, +-GLOBAL_RANGE / 4), then, at full resolution on a
+ * sparse grid, the best of the 7x7 around it, around (0, 0) and around the
+ * previous frame's vector (*gy, *gx on entry). */
+static void global_motion(const uint8_t *src, const uint8_t *Dp, int rows, int cols, int *gy, int *gx)
+{
+    const int r4 = rows / 4, c4 = cols / 4, R4 = GLOBAL_RANGE / 4;
+    int cy = 0, cx = 0;
+    uint8_t *a = r4 >= 4 && c4 >= 4 ? pnmf_malloc_array((size_t)r4 * c4, 2) : NULL;
+    if (a) {
+        uint8_t *b = a + (size_t)r4 * c4;
+        shrink4(src, cols, a, r4, c4);
+        shrink4(Dp, cols, b, r4, c4);
+        long best = -1;
+        for (int c = -1; c < (2 * R4 + 1) * (2 * R4 + 1); c++) { /* (0, 0) first */
+            const int dy = c < 0 ? 0 : c / (2 * R4 + 1) - R4, dx = c < 0 ? 0 : c % (2 * R4 + 1) - R4;
+            if (c >= 0 && !dy && !dx) continue;
+            long sad = 0;
+            for (int y = 0; y < r4 && (best < 0 || sad < best); y++) {
+                int sy = y + dy;
+                sy = sy < 0 ? 0 : sy >= r4 ? r4 - 1 : sy;
+                const uint8_t *s = a + (size_t)y * c4, *d = b + (size_t)sy * c4;
+                for (int x = 0; x < c4; x++) {
+                    int sx = x + dx;
+                    sx = sx < 0 ? 0 : sx >= c4 ? c4 - 1 : sx;
+                    sad += abs((int)s[x] - d[sx]);
+                }
+            }
+            if (best < 0 || sad < best) best = sad, cy = 4 * dy, cx = 4 * dx;
+        }
+        pnmf_free(a);
+    }
+    /* the least sparse-grid SAD around the coarse vector, (0, 0) and the
+     * previous one (box means miss the motion of fine texture); ties to the
+     * first measured */
+    const int centre[3][2] = { { 0, 0 }, { *gy, *gx }, { cy, cx } };
+    long best = -1;
+    for (int c = 0; c < 3 * 49; c++) {
+        const int dy = centre[c / 49][0] + (c % 49) / 7 - 3, dx = centre[c / 49][1] + c % 7 - 3;
+        if (abs(dy) > GLOBAL_RANGE || abs(dx) > GLOBAL_RANGE) continue;
+        const long sad = grid_sad(src, Dp, rows, cols, dy, dx, best);
+        if (best < 0 || sad < best) best = sad, *gy = dy, *gx = dx;
+    }
+}
+
+/* The wide search: for a block the candidates and the grid leave poorly
+ * predicted (a SAD over WIDE_POOR a sample), the 16 x 16 area around it
+ * is matched on the 4x4 box means of the frame and the reference over
+ * +-WIDE_RANGE (every fourth pixel), and the 5 x 5 vectors around each of
+ * the WIDE_KEEP best are tried at full resolution: a sprite that jumps
+ * far, or whose pose came back further than its last motion says. Each
+ * reference in turn, until one matches well (a SAD of at most WIDE_POOR a
+ * sample): a walk cycle comes back after more than a few frames, and
+ * searching every reference whatever matched before costs far more for
+ * little. */
+typedef struct Coarse {
+    const uint8_t *src, *ref; /* 4x4 box means, r4 x c4 */
+    int r4, c4;
+} Coarse;
+
+/* the 4 x 4 samples at p (rows c4 apart) as 16 bytes */
+static inline void load16(const uint8_t *p, int c4, uint8_t *o)
+{
+    for (int y = 0; y < 4; y++) memcpy(o + 4 * y, p + (size_t)y * c4, 4);
+}
+
+static inline int sad16_coarse(const uint8_t *a16, const uint8_t *b, int c4)
+{
+    uint8_t t[16];
+    load16(b, c4, t);
+#if defined(__SSE2__)
+    const __m128i s = _mm_sad_epu8(_mm_loadu_si128((const __m128i *)a16), _mm_loadu_si128((const __m128i *)t));
+    return _mm_cvtsi128_si32(s) + _mm_extract_epi16(s, 4);
+#else
+    int s = 0;
+    for (int q = 0; q < 16; q++) s += abs((int)a16[q] - t[q]);
+    return s;
+#endif
+}
+
+/* keep (sd, dy, dx) among the n best of best[] (ascending), n < cap */
+static inline void keep_best(int *best, int (*bv)[2], int *n, int cap, int sd, int dy, int dx)
+{
+    int k = *n < cap ? (*n)++ : cap;
+    if (k == cap) {
+        if (sd >= best[cap - 1]) return;
+        k = cap - 1;
+    }
+    for (; k > 0 && best[k - 1] > sd; k--) best[k] = best[k - 1], bv[k][0] = bv[k - 1][0], bv[k][1] = bv[k - 1][1];
+    best[k] = sd, bv[k][0] = dy, bv[k][1] = dx;
+}
+
+/* The WIDE_KEEP best coarse vectors (full-resolution pixels) for the
+ * block at (y0, x0); returns how many. Coarse to fine on the box means:
+ * every other offset first (a quarter of them), the COARSE_KEEP best
+ * kept, then the 8 offsets around each (nearly what every offset finds,
+ * in far fewer operations). */
+static int coarse_search(const Coarse *c, int y0, int x0, int16_t (*out)[2])
+{
+    /* the 4x4 box means around the block, moved inside the frame at its edges */
+    if (c->r4 < 4 || c->c4 < 4) return 0;
+    const int R = WIDE_RANGE / 4;
+    int by = y0 / 4 - 1, bx = x0 / 4 - 1;
+    by = by < 0 ? 0 : by + 4 > c->r4 ? c->r4 - 4 : by;
+    bx = bx < 0 ? 0 : bx + 4 > c->c4 ? c->c4 - 4 : bx;
+    uint8_t a[16];
+    load16(c->src + (size_t)by * c->c4 + bx, c->c4, a);
+    const int ylo = -by > -R ? -by : -R, yhi = c->r4 - 4 - by < R ? c->r4 - 4 - by : R;
+    const int xlo = -bx > -R ? -bx : -R, xhi = c->c4 - 4 - bx < R ? c->c4 - 4 - bx : R;
+    int cb[COARSE_KEEP], cv[COARSE_KEEP][2], nc = 0;
+    for (int dy = ylo + ((ylo - R) & 1); dy <= yhi; dy += 2)
+        for (int dx = xlo + ((xlo - R) & 1); dx <= xhi; dx += 2)
+            keep_best(cb, cv, &nc, COARSE_KEEP,
+                      sad16_coarse(a, c->ref + (size_t)(by + dy) * c->c4 + bx + dx, c->c4), dy, dx);
+    int best[WIDE_KEEP], bv[WIDE_KEEP][2], n = 0;
+    for (int k = 0; k < nc; k++) {
+        keep_best(best, bv, &n, WIDE_KEEP, cb[k], cv[k][0], cv[k][1]);
+        for (int q = 0; q < 9; q++) {
+            const int dy = cv[k][0] + q / 3 - 1, dx = cv[k][1] + q % 3 - 1;
+            if (q == 4 || dy < ylo || dy > yhi || dx < xlo || dx > xhi) continue;
+            int seen = 0; /* a neighbour of two kept offsets: once */
+            for (int t = 0; t < n; t++) seen |= bv[t][0] == dy && bv[t][1] == dx;
+            if (!seen)
+                keep_best(best, bv, &n, WIDE_KEEP, sad16_coarse(a, c->ref + (size_t)(by + dy) * c->c4 + bx + dx, c->c4),
+                          dy, dx);
+        }
+    }
+    for (int k = 0; k < n; k++) out[k][0] = (int16_t)(4 * bv[k][0]), out[k][1] = (int16_t)(4 * bv[k][1]);
+    return n;
+}
+
+/* The bits of vector (vy, vx) of reference t in the vectors stream, a
+ * candidate of k or coded (or the update of the contexts). */
+static double vector_bits(PnmfResidual *r, const PnmfVecState *vs, const RcVecCand *k, int t, int vy, int vx,
+                          int update)
+{
+    const int idx = rc_vec_cand_index(k, vy, vx, t);
+    double bits = rc_merge_step(&r->enc_vectors, k, vs->lm, idx, update);
+    if (idx < 0)
+        bits += rc_vector_step(&r->enc_vectors, t, vs->lastref, vs->z0, vy - vs->last[t][0], vx - vs->last[t][1],
+                               update);
+    return bits;
+}
+
+/* A vector for the block: the best by SAD among candidates (zero, the
+ * previous shifted block's, the block's neighbours', the global one and a
+ * coarse grid; with wide, the wide search for a poorly predicted block),
+ * refined by two-, then one-pixel steps; returns its SAD. */
+static int search_block(const uint8_t *src, const uint8_t *Dp, int rows, int cols, int y0, int y1,
+                        int x0, int x1, const int16_t (*cand)[2], int ncand, int py, int px, double lam,
+                        int grid, const Coarse *wide, int *by, int *bx)
+{
+    /* cost: SAD + lam * the vector's bits, so that among near-equal
+     * matches (flat areas) the predicted vector wins */
+    double best = 1e300;
+    int vy = 0, vx = 0;
+#define TRY(ty, tx) do { \
+        const int lim_ = best > 0x7ffffff0 ? 0x7fffffff : (int)best + 1; \
+        const double c_ = block_sad(src, Dp, rows, cols, y0, y1, x0, x1, (ty), (tx), lim_) + \
+                          lam * mv_bits((ty), (tx), py, px); \
+        if (c_ < best) best = c_, vy = (ty), vx = (tx), moved = 1; \
+    } while (0)
+    int moved = 0;
+    for (int c = 0; c < ncand; c++) TRY(cand[c][0], cand[c][1]);
+    for (int dy = -LOCAL_RANGE; dy <= LOCAL_RANGE; dy += grid)
+        for (int dx = -LOCAL_RANGE; dx <= LOCAL_RANGE; dx += grid) TRY(dy, dx);
+    if (wide &&
+        block_sad(src, Dp, rows, cols, y0, y1, x0, x1, vy, vx, 0x7fffffff) > WIDE_POOR * (y1 - y0) * (x1 - x0)) {
+        int16_t wc[WIDE_KEEP][2];
+        const int nw = coarse_search(wide, y0, x0, wc);
+        for (int k = 0; k < nw; k++)
+            for (int q = 0; q < 25; q++) {
+                const int ty = wc[k][0] + q / 5 - 2, tx = wc[k][1] + q % 5 - 2;
+                if (abs(ty) <= PNMF_RES_MAX_MV && abs(tx) <= PNMF_RES_MAX_MV) TRY(ty, tx);
+            }
+    }
+    for (int step = 2; step >= 1; step--) {
+        moved = 1;
+        for (int it = 0; moved && it < REFINE_ITERS; it++) {
+            moved = 0;
+            static const int dir[4][2] = { { -1, 0 }, { 1, 0 }, { 0, -1 }, { 0, 1 } };
+            const int cy = vy, cx = vx;
+            for (int d = 0; d < 4; d++) {
+                const int ty = cy + dir[d][0] * step, tx = cx + dir[d][1] * step;
+                if (abs(ty) > PNMF_RES_MAX_MV || abs(tx) > PNMF_RES_MAX_MV) continue;
+                TRY(ty, tx);
+            }
+        }
+    }
+#undef TRY
+    *by = vy, *bx = vx;
+    return block_sad(src, Dp, rows, cols, y0, y1, x0, x1, vy, vx, 0x7fffffff);
+}
+
+/* The frame's motions per frame (each shifted block's vector over the
+ * frames back to its reference, where that divides), the most used first
+ * (ties: the shorter, then the first met): the next frame's candidates. */
+static void frame_motions(PnmfResidual *r, const int16_t (*bmv)[3], size_t nb)
+{
+    int16_t v[MOTION_SLOTS][2];
+    int cnt[MOTION_SLOTS], n = 0;
+    for (size_t b = 0; b < nb; b++) {
+        const int t = bmv[b][2] + 1;
+        if (t <= 0 || bmv[b][0] % t || bmv[b][1] % t || (!bmv[b][0] && !bmv[b][1])) continue;
+        const int16_t y = (int16_t)(bmv[b][0] / t), x = (int16_t)(bmv[b][1] / t);
+        int k = 0;
+        while (k < n && (v[k][0] != y || v[k][1] != x)) k++;
+        if (k == n) {
+            if (n == MOTION_SLOTS) continue;
+            v[n][0] = y, v[n][1] = x, cnt[n++] = 0;
+        }
+        cnt[k]++;
+    }
+    r->enc_nmot = 0;
+    for (int pick = 0; pick < PNMF_RES_MOTIONS; pick++) {
+        int best = -1;
+        for (int k = 0; k < n; k++)
+            if (cnt[k] > 0 && (best < 0 || cnt[k] > cnt[best] ||
+                               (cnt[k] == cnt[best] && abs(v[k][0]) + abs(v[k][1]) < abs(v[best][0]) + abs(v[best][1]))))
+                best = k;
+        if (best < 0) break;
+        r->enc_mot[r->enc_nmot][0] = v[best][0], r->enc_mot[r->enc_nmot][1] = v[best][1];
+        r->enc_nmot++;
+        cnt[best] = 0;
+    }
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (*cap >= need) return 0;
+    size_t c = *cap ? *cap : 4096;
+    while (c < need) c *= 2;
+    void *q = pnmf_realloc(*p, c * elem);
+    if (!q) return PNMF_ERR_NOMEM;
+    *p = q, *cap = c;
+    return 0;
+}
+
+int pnmf_residual_copy_weights(const uint8_t *frames, int m, size_t stride, int rows, int cols, uint8_t *w)
+{
+    const int bx = pnmf_residual_blocks(cols), by = pnmf_residual_blocks(rows);
+    const size_t nb = (size_t)bx * by;
+    if (m < 1) return 0;
+    uint32_t *run = pnmf_calloc(nb, sizeof(uint32_t)); /* frames after j the block lasts */
+    if (!run) return PNMF_ERR_NOMEM;
+    /* k's class round(2 log2(1 + k)) is c from k = up[c] on */
+    int up[PNMF_RES_WEIGHTS];
+    for (int c = 0; c < PNMF_RES_WEIGHTS; c++) up[c] = c ? (int)ceil(exp2((c - 0.5) / 2) - 1) : 0;
+    memset(w + (size_t)(m - 1) * nb, 0, nb);
+    for (int j = m - 2; j >= 0; j--) {
+        const uint8_t *a = frames + (size_t)j * stride, *c = a + stride;
+        for (size_t b = 0; b < nb; b++) {
+            int y0, y1, x0, x1;
+            pnmf_residual_block(bx, rows, cols, b, &y0, &y1, &x0, &x1);
+            int same = 1;
+            for (int y = y0; same && y < y1; y++)
+                same = !memcmp(a + (size_t)y * cols + x0, c + (size_t)y * cols + x0, (size_t)(x1 - x0));
+            run[b] = same ? run[b] + 1 : 0;
+            int cl = 0;
+            while (cl + 1 < PNMF_RES_WEIGHTS && run[b] >= (uint32_t)up[cl + 1]) cl++;
+            w[(size_t)j * nb + b] = (uint8_t)cl;
+        }
+    }
+    pnmf_free(run);
+    return 0;
+}
+
+/* The key of the 8 x 8 samples at p (rows stride apart): the rows, 8
+ * bytes each, mixed (a hash; equal samples give equal keys) */
+static uint64_t block_key(const uint8_t *p, size_t stride)
+{
+    uint64_t h = 0;
+    for (int y = 0; y < PNMF_RES_BLOCK; y++) {
+        uint64_t v;
+        memcpy(&v, p + (size_t)y * stride, 8);
+        h = (h ^ v) * 0x9E3779B97F4A7C15ull;
+        h ^= h >> 29;
+    }
+    return h | 1; /* 0 marks an empty slot */
+}
+
+/* The slot of key k in the table of size (a power of 2) slots, or the
+ * empty slot where it would go (open addressing, linear probing). */
+static size_t key_slot(const uint64_t *key, size_t size, uint64_t k)
+{
+    size_t s = (size_t)(k >> 17) & (size - 1);
+    while (key[s] && key[s] != k) s = (s + 1) & (size - 1);
+    return s;
+}
+
+/* Whether the 8 x 8 samples at a and at b (rows stride apart) are equal. */
+static int same_block(const uint8_t *a, const uint8_t *b, size_t stride)
+{
+    for (int y = 0; y < PNMF_RES_BLOCK; y++)
+        if (memcmp(a + (size_t)y * stride, b + (size_t)y * stride, PNMF_RES_BLOCK)) return 0;
+    return 1;
+}
+
+int pnmf_residual_match_weights(const uint8_t *frames, int m, size_t stride, int rows, int cols, uint8_t *w)
+{
+    const int bx = pnmf_residual_blocks(cols), by = pnmf_residual_blocks(rows);
+    const size_t nb = (size_t)bx * by;
+    if (m < 2 || rows < PNMF_RES_BLOCK || cols < PNMF_RES_BLOCK) return 0;
+    const size_t npos = (size_t)(rows - PNMF_RES_BLOCK + 1) * (size_t)(cols - PNMF_RES_BLOCK + 1);
+    size_t size = 1;
+    while (size < npos + npos / 2) size *= 2; /* at most 2/3 full */
+    /* a[j * nb + b]: the blocks of later frames that copy frame j's block b */
+    float *a = pnmf_calloc((size_t)m * nb, sizeof(float));
+    uint64_t *key = pnmf_malloc_array(size, sizeof(uint64_t));
+    int32_t *pos = pnmf_malloc_array(size, sizeof(int32_t));
+    if (!a || !key || !pos) {
+        pnmf_free(a), pnmf_free(key), pnmf_free(pos);
+        return PNMF_ERR_NOMEM;
+    }
+    const int span = cols - PNMF_RES_BLOCK + 1;
+    for (int j = m - 1; j >= 1; j--) {
+        const uint8_t *cur = frames + (size_t)j * stride, *prev = cur - stride;
+        /* frame j - 1's 8 x 8 blocks at every position, the first of each key */
+        memset(key, 0, size * sizeof(uint64_t));
+        for (int y = 0; y + PNMF_RES_BLOCK <= rows; y++)
+            for (int x = 0; x + PNMF_RES_BLOCK <= cols; x++) {
+                const uint64_t k = block_key(prev + (size_t)y * cols + x, (size_t)cols);
+                const size_t s = key_slot(key, size, k);
+                if (!key[s]) key[s] = k, pos[s] = y * span + x;
+            }
+        for (size_t b = 0; b < nb; b++) {
+            int y0, y1, x0, x1;
+            pnmf_residual_block(bx, rows, cols, b, &y0, &y1, &x0, &x1);
+            if (y1 - y0 < PNMF_RES_BLOCK || x1 - x0 < PNMF_RES_BLOCK) continue;
+            const uint8_t *blk = cur + (size_t)y0 * cols + x0;
+            int dy = 0, dx = 0, found = same_block(blk, prev + (size_t)y0 * cols + x0, (size_t)cols);
+            if (!found) {
+                const size_t s = key_slot(key, size, block_key(blk, (size_t)cols));
+                if (key[s]) {
+                    const int sy = pos[s] / span, sx = pos[s] % span;
+                    dy = sy - y0, dx = sx - x0;
+                    found = abs(dy) <= PNMF_RES_MAX_MV && abs(dx) <= PNMF_RES_MAX_MV &&
+                            same_block(blk, prev + (size_t)sy * cols + sx, (size_t)cols);
+                }
+            }
+            if (!found) continue;
+            /* frame j - 1's samples [y0 + dy, +8) x [x0 + dx, +8), by block */
+            const double share = (1.0 + a[(size_t)j * nb + b]) / (PNMF_RES_BLOCK * PNMF_RES_BLOCK);
+            const int sy0 = y0 + dy, sx0 = x0 + dx, sy1 = sy0 + PNMF_RES_BLOCK, sx1 = sx0 + PNMF_RES_BLOCK;
+            for (int yb = sy0 / PNMF_RES_BLOCK; yb * PNMF_RES_BLOCK < sy1; yb++)
+                for (int xb = sx0 / PNMF_RES_BLOCK; xb * PNMF_RES_BLOCK < sx1; xb++) {
+                    const int ly = yb * PNMF_RES_BLOCK > sy0 ? yb * PNMF_RES_BLOCK : sy0;
+                    const int lx = xb * PNMF_RES_BLOCK > sx0 ? xb * PNMF_RES_BLOCK : sx0;
+                    const int hy = (yb + 1) * PNMF_RES_BLOCK < sy1 ? (yb + 1) * PNMF_RES_BLOCK : sy1;
+                    const int hx = (xb + 1) * PNMF_RES_BLOCK < sx1 ? (xb + 1) * PNMF_RES_BLOCK : sx1;
+                    a[(size_t)(j - 1) * nb + (size_t)yb * bx + xb] += (float)(share * (hy - ly) * (hx - lx));
+                }
+        }
+    }
+    for (size_t i = 0; i < (size_t)m * nb; i++) {
+        const double c = floor(2 * log2(1.0 + a[i]) + 0.5);
+        const int cl = c > PNMF_RES_WEIGHTS - 1 ? PNMF_RES_WEIGHTS - 1 : (int)c;
+        if (cl > w[i]) w[i] = (uint8_t)cl;
+    }
+    pnmf_free(a), pnmf_free(key), pnmf_free(pos);
+    return 0;
+}
+
+int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const uint8_t *P,
+                               const uint8_t *Pp, const uint8_t *const *ref, int nref, uint8_t *D,
+                               double lambda)
+{
+    pthread_once(&level_bits_once, level_bits_init);
+    const size_t nb = (size_t)r->bx * r->by;
+    uint8_t *modes = r->modes + (size_t)j * nb;
+    const int step16 = j ? r->step16 : r->key_step16, qp = j ? r->qp : r->key_qp;
+    const uint8_t *Dp = nref > 0 ? ref[0] : NULL;
+    if (nref > PNMF_RES_REFS) nref = PNMF_RES_REFS;
+    if (j == 0 && !r->continues) nref = 0;
+    r->start[j] = r->nlev;
+    r->mvstart[j] = r->nmv;
+    int gy = r->enc_gy, gx = r->enc_gx;
+    PnmfVecState vs; /* the vectors stream's state, as the writer will have it */
+    pnmf_vec_init(&vs);
+    if (nref) global_motion(src, Dp, r->rows, r->cols, &gy, &gx);
+    r->enc_gy = gy, r->enc_gx = gx;
+    /* the frame's global vector (format 7), which displaces the previous
+     * prediction: the dominant displacement whenever it predicts the frame
+     * (its sparse grid) better than none. A pan then costs no vector per
+     * block; stricter rules (its error under half of none's, or more
+     * blocks matching displaced than in place) miss pans whose still and
+     * flat parts keep the error in place low. */
+    int fgy = 0, fgx = 0;
+    if (nref && (gy || gx) &&
+        grid_sad(src, Dp, r->rows, r->cols, gy, gx, -1) < grid_sad(src, Dp, r->rows, r->cols, 0, 0, -1))
+        fgy = gy, fgx = gx;
+    r->gmv[2 * j] = (int16_t)fgy, r->gmv[2 * j + 1] = (int16_t)fgx;
+    /* the previous prediction as the block functions see it */
+    const int prev_mode = fgy || fgx ? PNMF_RES_SHIFTED : PNMF_RES_PREVIOUS;
+    /* the vector and reference chosen so far in this frame, per block */
+    int16_t (*bmv)[3] = pnmf_calloc(nb, sizeof(*bmv));
+    if (!bmv) return PNMF_ERR_NOMEM;
+    /* the last frame's, when it was coded just before with these references */
+    const int16_t (*pm)[3] = j && nref ? (const int16_t (*)[3])r->enc_prev_mv : NULL;
+    /* the box means of the frame and of the references, made when the wide
+     * search first needs them (wide[t].ref NULL until then) */
+    Coarse wide[PNMF_RES_REFS];
+    const int r4 = r->rows / 4, c4 = r->cols / 4;
+    int nwide = nref;
+    uint8_t *cbuf = nwide && r4 >= 4 && c4 >= 4 ? pnmf_malloc_array((size_t)(nwide + 1) * r4, (size_t)c4) : NULL;
+    if (!cbuf) nwide = 0;
+    if (nwide) shrink4(src, r->cols, cbuf, r4, c4);
+    for (int t = 0; t < nwide; t++) wide[t].src = cbuf, wide[t].ref = NULL, wide[t].r4 = r4, wide[t].c4 = c4;
+    const double lambda0 = lambda;
+    /* a level table per block weight, made when a block first needs it */
+    LevelTab *lts = pnmf_malloc_array(r->enc_weight ? PNMF_RES_WEIGHTS : 1, sizeof(LevelTab));
+    uint8_t lt_made[PNMF_RES_WEIGHTS] = { 0 };
+    if (!lts) {
+        pnmf_free(bmv), pnmf_free(cbuf);
+        return PNMF_ERR_NOMEM;
+    }
+    RcLevCtx *lc = r->enc_rc_price ? &r->enc_levels : NULL;
+    const int kind = j != 0;
+    for (size_t b = 0; b < nb; b++) {
+        const int wc = r->enc_weight && r->enc_weight[b] < PNMF_RES_WEIGHTS ? r->enc_weight[b] : 0;
+        lambda = wc ? lambda0 * exp2(-0.5 * wc) : lambda0;
+        if (!lt_made[wc]) level_tab_init(&lts[wc], step16, lambda), lt_made[wc] = 1;
+        const LevelTab *ltp = &lts[wc];
+        const double lam_sad = sqrt(lambda);
+        int y0, y1, x0, x1;
+        pnmf_residual_block(r->bx, r->rows, r->cols, b, &y0, &y1, &x0, &x1);
+        int best = PNMF_RES_MODEL, vy = 0, vx = 0, vt = 0;
+        const int left = b % r->bx ? modes[b - 1] : -1, above = b >= (size_t)r->bx ? modes[b - r->bx] : -1;
+        const int prev = j ? modes[b - nb] : -1;
+        const int full = y1 - y0 == PNMF_RES_BLOCK && x1 - x0 == PNMF_RES_BLOCK;
+        /* a block the previous frame predicts exactly needs no vector: the
+         * shifted prediction cannot beat zero error for fewer bits */
+        int still = nref && !block_sad(src, Dp, r->rows, r->cols, y0, y1, x0, x1, fgy, fgx, 1);
+        if (nref && !still && (fgy || fgx) && P && Pp) {
+            /* or exactly in place where the model did not move (P_j = P_{j-1}
+             * there): the motion prediction copies it, for no vector */
+            still = pnmf_residual_model_still(P, Pp, r->cols, y0, y1, x0, x1) &&
+                    !block_sad(src, Dp, r->rows, r->cols, y0, y1, x0, x1, 0, 0, 1);
+        }
+        RcVecCand vk; /* the vectors a shifted block here copies without coding them */
+        pnmf_vec_cands(&vs, b >= (size_t)r->bx && (modes[b - r->bx] & 7) == PNMF_RES_SHIFTED ? bmv[b - r->bx] : NULL,
+                       &vk);
+        double bj = 1e300;
+        for (int mode = 0; mode < PNMF_RES_PREDS; mode++) {
+            const int needs_prev = mode == PNMF_RES_PREVIOUS || mode == PNMF_RES_MOTION || mode == PNMF_RES_SHIFTED;
+            if (needs_prev && !nref) continue;
+            int dy = 0, dx = 0, t = 0;
+            double extra = 0;
+            const uint8_t *Dr = Dp;
+            const int em = mode == PNMF_RES_PREVIOUS ? prev_mode : mode; /* the prediction made */
+            if (mode == PNMF_RES_PREVIOUS) dy = fgy, dx = fgx;
+            if (mode == PNMF_RES_SHIFTED) {
+                if (still) continue;
+                /* no search when the mode's bits alone already cost more
+                 * than the best so far (every option below costs them and
+                 * more; ties go to the earlier mode) */
+                double mb = rc_mode_step(&r->enc_modes, mode, left, above, prev, 0);
+                const double mc = rc_mode_step(&r->enc_modes, mode | PNMF_RES_CODED, left, above, prev, 0);
+                mb = mc < mb ? mc : mb;
+                if (full) {
+                    const double mt = rc_mode_step(&r->enc_modes, mode | PNMF_RES_CODED | PNMF_RES_TRANSFORM, left,
+                                                   above, prev, 0);
+                    mb = mt < mb ? mt : mb;
+                }
+                if (lambda * mb >= bj) continue;
+                /* each reference's best vector by SAD + lam * bits; the best of those */
+                double bc = 1e300;
+                int good = 0; /* a reference so far matched well: no wide search in the next */
+                for (int tt = 0; tt < nref; tt++) {
+                    int16_t cand[6 + 3 + PNMF_RES_MOTIONS][2] = { { 0, 0 },
+                                                                  { (int16_t)vs.last[tt][0], (int16_t)vs.last[tt][1] } };
+                    int nc = 2;
+                    for (int i = 0; i < vk.n; i++) /* the vectors it may copy for nothing */
+                        if (vk.c[i][2] == tt) cand[nc][0] = vk.c[i][0], cand[nc][1] = vk.c[i][1], nc++;
+                    /* motion goes on: this block's vector in the last frame and the
+                     * last frame's most used motions, each per frame, times the
+                     * frames back to tt */
+                    if (pm && pm[b][2] >= 0 && pm[b][0] % (pm[b][2] + 1) == 0 && pm[b][1] % (pm[b][2] + 1) == 0) {
+                        const int sy = pm[b][0] / (pm[b][2] + 1) * (tt + 1), sx = pm[b][1] / (pm[b][2] + 1) * (tt + 1);
+                        if (abs(sy) <= PNMF_RES_MAX_MV && abs(sx) <= PNMF_RES_MAX_MV)
+                            cand[nc][0] = (int16_t)sy, cand[nc][1] = (int16_t)sx, nc++;
+                    }
+                    for (int k = 0; k < r->enc_nmot; k++) {
+                        const int sy = r->enc_mot[k][0] * (tt + 1), sx = r->enc_mot[k][1] * (tt + 1);
+                        if (abs(sy) <= PNMF_RES_MAX_MV && abs(sx) <= PNMF_RES_MAX_MV)
+                            cand[nc][0] = (int16_t)sy, cand[nc][1] = (int16_t)sx, nc++;
+                    }
+                    if (tt == 0) cand[nc][0] = (int16_t)gy, cand[nc][1] = (int16_t)gx, nc++;
+                    if (b % r->bx && bmv[b - 1][2] == tt) cand[nc][0] = bmv[b - 1][0], cand[nc][1] = bmv[b - 1][1], nc++;
+                    if (b >= (size_t)r->bx && bmv[b - r->bx][2] == tt)
+                        cand[nc][0] = bmv[b - r->bx][0], cand[nc][1] = bmv[b - r->bx][1], nc++;
+                    int ty, tx;
+                    if (tt < nwide && !good && !wide[tt].ref) {
+                        uint8_t *o = cbuf + (size_t)(tt + 1) * r4 * c4;
+                        shrink4(ref[tt], r->cols, o, r4, c4);
+                        wide[tt].ref = o;
+                    }
+                    const int sad = search_block(src, ref[tt], r->rows, r->cols, y0, y1, x0, x1,
+                                                 (const int16_t (*)[2])cand, nc, vs.last[tt][0], vs.last[tt][1], lam_sad,
+                                                 tt < GRID_REFS ? GRID_STEP : GRID_STEP_FAR, tt < nwide && !good ? &wide[tt] : NULL, &ty,
+                                                 &tx);
+                    good |= sad <= WIDE_POOR * (y1 - y0) * (x1 - x0);
+                    const double c = sad + lam_sad * vector_bits(r, &vs, &vk, tt, ty, tx, 0);
+                    if (c < bc) bc = c, dy = ty, dx = tx, t = tt;
+                }
+                if (!t && dy == fgy && dx == fgx) continue; /* the previous prediction, cheaper */
+                Dr = ref[t];
+                extra = lambda * vector_bits(r, &vs, &vk, t, dy, dx, 0);
+            }
+            for (int coded = 0; coded < 2; coded++) {
+                const int byte = mode | (coded ? PNMF_RES_CODED : 0);
+                /* the block's error and levels only add to what the mode
+                 * and vector cost: past the best so far, it cannot win */
+                const double lb = extra + lambda * rc_mode_step(&r->enc_modes, byte, left, above, prev, 0);
+                if (lb >= bj) continue;
+                const double jj = lb + try_block(em, coded, ltp, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows,
+                                                 r->cols, y0, y1, x0, x1, dy, dx, NULL, lc, kind);
+                if (jj < bj) bj = jj, best = byte, vy = dy, vx = dx, vt = t;
+            }
+            if (mode != PNMF_RES_SPATIAL && full) { /* intra too: each quarter from the ones before */
+                const int byte = mode | PNMF_RES_CODED | PNMF_RES_TRANSFORM;
+                const double lb = extra + lambda * rc_mode_step(&r->enc_modes, byte, left, above, prev, 0);
+                const double jj = lb >= bj ? lb
+                                           : lb + try_transform(em, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows,
+                                                                r->cols, y0, x0, dy, dx, NULL, lc, kind);
+                if (jj < bj) bj = jj, best = byte, vy = dy, vx = dx, vt = t;
+            }
+        }
+        modes[b] = (uint8_t)best;
+        rc_mode_step(&r->enc_modes, best, left, above, prev, 1);
+        const uint8_t *Dr = Dp;
+        if ((best & 7) == PNMF_RES_SHIFTED) {
+            uint8_t *nr = NULL;
+            if (grow((void **)&r->mv, &r->mvcap, 2 * (r->nmv + 1), sizeof(int16_t)) < 0 ||
+                !(nr = pnmf_realloc(r->mvref, r->mvcap / 2 + 1))) {
+                pnmf_free(bmv), pnmf_free(cbuf), pnmf_free(lts);
+                return PNMF_ERR_NOMEM;
+            }
+            r->mvref = nr;
+            r->mv[2 * r->nmv] = (int16_t)vy, r->mv[2 * r->nmv + 1] = (int16_t)vx;
+            r->mvref[r->nmv] = (uint8_t)vt;
+            r->nmv++;
+            vector_bits(r, &vs, &vk, vt, vy, vx, 1);
+            pnmf_vec_push(&vs, vy, vx, vt, rc_vec_cand_index(&vk, vy, vx, vt) >= 0);
+            Dr = ref[vt];
+            if (vt + 1 - j > r->reach) r->reach = vt + 1 - j; /* D_{j-1-vt} before the window */
+            bmv[b][0] = (int16_t)vy, bmv[b][1] = (int16_t)vx, bmv[b][2] = (int16_t)vt;
+        } else {
+            /* a displaced previous block moved as the pan: a motion the
+             * next frame and the neighbours' searches try (not a vector of
+             * the stream: no candidate) */
+            bmv[b][0] = (int16_t)fgy, bmv[b][1] = (int16_t)fgx;
+            bmv[b][2] = (int16_t)((best & 7) == PNMF_RES_PREVIOUS && prev_mode == PNMF_RES_SHIFTED ? 0 : -1);
+        }
+        const size_t area = (size_t)(y1 - y0) * (x1 - x0); /* 64 for a transform block */
+        int16_t *levs = NULL;
+        if (best & PNMF_RES_CODED) {
+            if (grow((void **)&r->lev, &r->cap, r->nlev + area, sizeof(int16_t)) < 0) {
+                pnmf_free(bmv), pnmf_free(cbuf), pnmf_free(lts);
+                return PNMF_ERR_NOMEM;
+            }
+            levs = r->lev + r->nlev;
+            r->nlev += area;
+        }
+        const int em = (best & 7) == PNMF_RES_PREVIOUS ? prev_mode : best & 7;
+        if (best & PNMF_RES_TRANSFORM)
+            try_transform(em, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, x0, vy, vx, levs, lc, kind);
+        else
+            try_block(em, best & PNMF_RES_CODED, ltp, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1,
+                      x0, x1, vy, vx, levs, lc, kind);
+    }
+    pnmf_free(cbuf);
+    pnmf_free(lts);
+    frame_motions(r, bmv, nb);
+    pnmf_free(r->enc_prev_mv);
+    r->enc_prev_mv = bmv;
+    r->start[j + 1] = r->nlev;
+    r->mvstart[j + 1] = r->nmv;
+    return 0;
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The encoder's side of the residual layer (residual.h): the choice of
+ * each block's mode, vector and levels by rate and distortion, the block
+ * weights that scale its lambda, and the levels stream written or priced.
+ * Only the encoder includes this.
+ */
+#ifndef PNMF_RESIDUAL_SEARCH_H
+#define PNMF_RESIDUAL_SEARCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rangecoder_enc.h"
+#include "residual.h"
+
+/* The step (1/16 gray level) for the quality q, 0..PNMF_MAX_QUALITY (64):
+ * 2^(q/8) gray levels, 1 at q = 0 (lossless), 4 at 16, 16 at 32, 64 at 48,
+ * 256 at 64 (PNMF_RES_MAX_STEP). */
+int  pnmf_residual_step(int q);
+
+/* The forward 4x4 integer transform of H.264, unnormalized (x to w), both
+ * in raster order: the inverse of pnmf_residual_idct4() up to its scaling. */
+void pnmf_residual_fdct4(const int *x, int *w);
+
+/* The encoder's side of pnmf_residual_frame(): choose frame j's modes and
+ * levels (frames in order 0, 1, ...; nref of ref[] are decoded frames
+ * available) against the source src, minimizing
+ * squared error + lambda * estimated bits per block, append them to r and
+ * write the decoded frame to D, exactly what pnmf_residual_frame() gives. */
+int  pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const uint8_t *P,
+                                const uint8_t *Pp, const uint8_t *const *ref, int nref, uint8_t *D,
+                                double lambda);
+
+/* The encoder's block weights (enc_weight) of m frames (rows x cols, each
+ * stride samples after the last): for frame j's block b, the number k of
+ * frames after it in which the block stays exactly the same (frames j+1 ..
+ * j+k equal to frame j there), as round(2 log2(1 + k)) up to
+ * PNMF_RES_WEIGHTS - 1; w[j * blocks + b]. The block's lambda is then
+ * lambda / (1 + k). 0 or PNMF_ERR_NOMEM. */
+int  pnmf_residual_copy_weights(const uint8_t *frames, int m, size_t stride, int rows, int cols, uint8_t *w);
+
+/* Raises w (as pnmf_residual_copy_weights() gives it) where a block's
+ * samples move into later frames unchanged: a whole 8 x 8 block of frame
+ * j equal to frame j - 1's samples in place, or else at the first place
+ * (raster order) that has them if that is within PNMF_RES_MAX_MV of it
+ * (what the encoder's vectors reach), passes on to the
+ * blocks of frame j - 1 under that place their area's share (in blocks)
+ * of its weight, 1 + what it gets from frame j + 1 and on; the class is
+ * round(2 log2(1 + the sum)), at most PNMF_RES_WEIGHTS - 1. 0 or
+ * PNMF_ERR_NOMEM. */
+int  pnmf_residual_match_weights(const uint8_t *frames, int m, size_t stride, int rows, int cols, uint8_t *w);
+
+/* The levels of frames from..m-1 of r through the levels stream's
+ * decisions (rangecoder_enc.h), coded or priced as o says, with fresh
+ * contexts c, in the order pnmf_residual_levels_read() reads them; pixel
+ * levels bounded by max_pixel. Returns 0, or -1 for a level out of
+ * range. */
+int  pnmf_residual_levels_stream(RcBin *o, RcLevCtx *c, const PnmfResidual *r, int from, int max_pixel);
+
+#endif /* PNMF_RESIDUAL_SEARCH_H */

@@ -17,6 +17,7 @@
 #include "diamond.h"
 #include "entropy.h"
 #include "internal.h"
+#include "log.h"
 #include "model.h"
 #include "permnmf.h"
 #include "quant.h"
@@ -320,7 +321,7 @@ static int quantize_window(PnmfEncoder *e, PnmfWindowModel *md, int m)
         PNMF_CHECK(pnmf_fitter_h_step(e->ft, e->Wq, k, e->H, mode, e->s.inner_iters));
         best = pnmf_fitter_objective(e->ft, e->Wq, k, e->H);
     }
-    if (getenv("PNMF_DEBUG")) fprintf(stderr, "quantized: objective %.6g\n", best);
+    pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "quantized: objective %.6g", best);
     float *src = e->W, *try = e->Wtry;
     for (int pass = 0; pass < e->s.refine; pass++) {
         memcpy(try, e->Wq, kn * sizeof(float));
@@ -681,9 +682,9 @@ static int choose_fine(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
         fam[0] = fam[1], fam[1] = t;
     }
     fam[0].res = best, sse[0] = best_d;
-    if (getenv("PNMF_DEBUG"))
-        fprintf(stderr, "window %d: the step of -q %d%s\n", e->windows, PNMF_PICK_FLOOR - best_i * PNMF_FINE_GRID,
-                nfam == 1 ? "" : fam[0].first[m] > 0 ? ", with the model" : ", without the model");
+    pnmf_log(&e->s.logger, PNMF_LOG_INFO, "window %d: the step of -q %d%s", e->windows,
+             PNMF_PICK_FLOOR - best_i * PNMF_FINE_GRID,
+             nfam == 1 ? "" : fam[0].first[m] > 0 ? ", with the model" : ", without the model");
     return 0;
 }
 
@@ -756,9 +757,9 @@ static int choose_step(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
         fam[0] = fam[1], fam[1] = t;
     }
     fam[0].res = best, sse[0] = pick.bd;
-    if (getenv("PNMF_DEBUG"))
-        fprintf(stderr, "window %d: the step of -q %d%s\n", e->windows, PNMF_PICK_FLOOR + pick.best * PNMF_PICK_GRID,
-                nfam == 1 ? "" : fam[0].first[m] > 0 ? ", with the model" : ", without the model");
+    pnmf_log(&e->s.logger, PNMF_LOG_INFO, "window %d: the step of -q %d%s", e->windows,
+             PNMF_PICK_FLOOR + pick.best * PNMF_PICK_GRID,
+             nfam == 1 ? "" : fam[0].first[m] > 0 ? ", with the model" : ", without the model");
     return 0;
 }
 
@@ -797,8 +798,7 @@ static int target_residual(PnmfEncoder *e, PnmfWindowModel *md, int m, double *s
         else hi = t - 1;
     }
     PNMF_CHECK(code_residual(e, &e->rb[0], md, m, (int)lrint(16.0 * pow(2.0, best / 32.0)), sse));
-    if (getenv("PNMF_DEBUG"))
-        fprintf(stderr, "window %d: target %.2f dB: step %.2f, %.2f dB\n", e->windows, e->s.target_psnr,
+    pnmf_log(&e->s.logger, PNMF_LOG_INFO, "window %d: target %.2f dB: step %.2f, %.2f dB", e->windows, e->s.target_psnr,
                 pow(2.0, best / 32.0), 10 * log10(px * 255.0 * 255.0 / (*sse > 0 ? *sse : 1e-9)));
     return 0;
 }
@@ -852,8 +852,7 @@ static int cost_with_and_without(PnmfEncoder *e, PnmfWindowModel *md, PnmfWindow
     PNMF_CHECK(c[1].ret);
     for (int t = 0; t < 2; t++) sse[t] = c[t].sse, j[t] = sse[t] + lambda * 8 * (double)c[t].bytes;
     *model_bytes = c[0].bytes, *bare_bytes = c[1].bytes;
-    if (getenv("PNMF_DEBUG"))
-        fprintf(stderr, "window %d: with the model %zu bytes, sse %.0f; without %zu bytes, sse %.0f\n",
+    pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: with the model %zu bytes, sse %.0f; without %zu bytes, sse %.0f",
                 e->windows, c[0].bytes, sse[0], c[1].bytes, sse[1]);
     return 0;
 }
@@ -868,7 +867,7 @@ static int fit_two_level(PnmfEncoder *e, PnmfWindowModel *md, int m)
     const int k = e->s.components, K = e->s.two_level;
     const size_t n = e->n;
     PnmfFitParams p1 = { K, e->s.algo, e->s.iterations, e->s.inner_iters, e->s.restarts,
-                         e->s.seed + (uint64_t)e->windows * 1000003u, 1e-4, 0, 0, 0, 0, 0 };
+                         e->s.seed + (uint64_t)e->windows * 1000003u, 1e-4, 0, 0, 0, 0, 0, &e->s.logger };
     PnmfFitParams p2 = p1;
     p2.k = k, p2.seed = p1.seed + 1;
     float *W1 = pnmf_malloc_array((size_t)K * n, sizeof(float));
@@ -920,8 +919,7 @@ static int fit_two_level(PnmfEncoder *e, PnmfWindowModel *md, int m)
             md->comp[i].bh = md->comp[i].bw = 0;
         }
     pnmf_free(used);
-    if (getenv("PNMF_DEBUG"))
-        fprintf(stderr, "window %d: two-level, %d of %d level-1 components kept, %d entries\n", e->windows,
+    pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: two-level, %d of %d level-1 components kept, %d entries", e->windows,
                 kept, K, md->first[m]);
 done:
     pnmf_free(W1), pnmf_free(W), pnmf_free(H1), pnmf_free(H2), pnmf_free(start), pnmf_free(ent);
@@ -998,9 +996,8 @@ static int try_repeats(PnmfEncoder *e, PnmfWindowModel *md, int m, const float *
     double trace[PNMF_REPEAT_ROUNDS + 1];
     const int rounds = pnmf_repfit_run(&f, W0, H0, trace);
     int ret = 0;
-    if (getenv("PNMF_DEBUG"))
-        for (int t = 0; t <= rounds; t++)
-            fprintf(stderr, "window %d: repeats: round %d, squared error + lambda * bits %.6g%s\n", e->windows, t,
+    for (int t = 0; t <= rounds && pnmf_log_on(&e->s.logger); t++)
+        pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: repeats: round %d, squared error + lambda * bits %.6g%s", e->windows, t,
                     trace[t], t && trace[t] > trace[t - 1] * (1 + 1e-6) ? " (rose!)" : "");
     if (rounds) {
         ret = pnmf_model_alloc(&rm, e->rows, e->cols, e->vis_rows, e->vis_cols, m, k, m * f.cap);
@@ -1044,8 +1041,7 @@ static int try_repeats(PnmfEncoder *e, PnmfWindowModel *md, int m, const float *
             /* (model_sse() reuses f: the refit is done with) */
             const double sse_rep = model_sse(e, &f, &rm), sse_one = model_sse(e, &f, md);
             const double j_rep = sse_rep + f.lambda * PNMF_REPEAT_BITS * extra;
-            if (getenv("PNMF_DEBUG"))
-                fprintf(stderr, "window %d: repeats: %d more entries, quantized squared error %.6g (+ %.6g for "
+            pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: repeats: %d more entries, quantized squared error %.6g (+ %.6g for "
                         "their bits) against %.6g with one entry a component\n", e->windows, extra, sse_rep,
                         f.lambda * PNMF_REPEAT_BITS * extra, sse_one);
             if (j_rep < sse_one && !e->s.residual) {
@@ -1112,8 +1108,7 @@ static int check_fit(PnmfEncoder *e, int m, FitCheck *c)
     if (ret >= 0) ret = cost_with_and_without(e, &md, c->bare, m, c->step16, j, sse, &model_bytes, &bare_bytes);
     if (ret >= 0) {
         c->dropped = j[0] > CHECK_MARGIN * j[1];
-        if (getenv("PNMF_DEBUG"))
-            fprintf(stderr, "window %d: after %d iterations: %s (cost ratio %.3f)\n", e->windows, CHECK_ITERS,
+        pnmf_log(&e->s.logger, PNMF_LOG_INFO, "window %d: after %d iterations: %s (cost ratio %.3f)", e->windows, CHECK_ITERS,
                     c->dropped ? "no model" : "fit on", j[0] / j[1]);
         memcpy(e->W, W, kn * sizeof(float));
         memcpy(e->H, H, hn * sizeof(PnmfAtom));
@@ -1137,12 +1132,12 @@ static int fit_model(PnmfEncoder *e, PnmfWindowModel *md, int m, FitCheck *chk)
         e->s.auto_k && e->s.iterations > 1 ? quality_lambda(e) : 0;
     PnmfFitParams p = { k, e->s.algo, e->s.iterations, e->s.inner_iters, e->s.restarts,
                         e->s.seed + (uint64_t)e->windows * 1000003u, 1e-4, add_lambda, e->probing,
-                        e->s.recentre, 0, 0 };
+                        e->s.recentre, 0, 0, &e->s.logger };
     const int staged = chk && e->s.restarts == 1 && e->s.iterations > CHECK_ITERS;
     if (staged) p.iterations = CHECK_ITERS;
     PnmfFitStats st = { 0 };
-    /* PNMF_DEBUG: the objective after every iteration, on stderr */
-    if (getenv("PNMF_DEBUG")) st.trace = pnmf_malloc_array((size_t)e->s.iterations + 1, sizeof(double));
+    /* the objective after every iteration, for the log */
+    if (pnmf_log_on(&e->s.logger)) st.trace = pnmf_malloc_array((size_t)e->s.iterations + 1, sizeof(double));
     int ret = pnmf_fitter_fit(e->ft, &p, e->W, e->H, &st);
     if (ret >= 0 && staged && st.iterations == CHECK_ITERS) {
         ret = check_fit(e, m, chk);
@@ -1162,12 +1157,11 @@ static int fit_model(PnmfEncoder *e, PnmfWindowModel *md, int m, FitCheck *chk)
         }
     }
     if (st.trace && ret >= 0)
-        for (int t = 0; t <= st.iterations; t++) fprintf(stderr, "  it %d: %.6g\n", t, st.trace[t]);
+        for (int t = 0; t <= st.iterations; t++) pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "  it %d: %.6g", t, st.trace[t]);
     pnmf_freep(&st.trace);
     PNMF_CHECK(ret);
     e->objective += st.objective;
-    if (getenv("PNMF_DEBUG"))
-        fprintf(stderr, "window %d: objective %.6g after %d iterations (restart %d), %d guard rejects; "
+    pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: objective %.6g after %d iterations (restart %d), %d guard rejects; "
                 "seconds: init %.2f, H steps %.2f, W steps %.2f\n", e->windows, st.objective,
                 st.iterations, st.best_restart, st.guard_rejects_h + st.guard_rejects_w, st.seconds_init, st.seconds_h, st.seconds_w);
     PNMF_CHECK(pnmf_model_alloc(md, e->rows, e->cols, e->vis_rows, e->vis_cols, m, k, m * k));
@@ -1275,8 +1269,7 @@ static int probe_model(PnmfEncoder *e, int m, int step16, int *drop, PnmfWindowM
         *drop = j[0] > margin * j[1] || (double)model_bytes > PROBE_BYTES * (double)*bare_bytes;
         if (j[0] > PROBE_FAR * j[1]) e->probe_skips = PROBE_SKIPS;
         *bare_sse = sse[1];
-        if (getenv("PNMF_DEBUG"))
-            fprintf(stderr, "window %d: probe: %s (cost ratio %.3f)\n", e->windows, *drop ? "no model" : "full fit", j[0] / j[1]);
+        pnmf_log(&e->s.logger, PNMF_LOG_INFO, "window %d: probe: %s (cost ratio %.3f)", e->windows, *drop ? "no model" : "full fit", j[0] / j[1]);
     }
     pnmf_model_free(&md);
     return ret;
@@ -1321,8 +1314,8 @@ static int encode_window(PnmfEncoder *e)
         bare_sse = sse2[1];
         if (ret >= 0 && j[0] < j[1]) carried = 1, sse = sse2[0];
         else pnmf_model_free(&md);
-        if (getenv("PNMF_DEBUG") && ret >= 0)
-            fprintf(stderr, "window %d: carried components: %s (cost ratio %.3f)\n", e->windows,
+        if (ret >= 0)
+            pnmf_log(&e->s.logger, PNMF_LOG_INFO, "window %d: carried components: %s (cost ratio %.3f)", e->windows,
                     carried ? "kept" : "dropped", j[0] / j[1]);
         e->t_residual += now() - t0;
     }
@@ -1331,7 +1324,7 @@ static int encode_window(PnmfEncoder *e)
     } else if (ret >= 0 && e->s.components && e->s.residual && !e->s.two_level && e->s.iterations > 1) {
         if (e->probe_skips > 0) {
             e->probe_skips--, drop = 1;
-            if (getenv("PNMF_DEBUG")) fprintf(stderr, "window %d: no model (the probe far from paying)\n", e->windows);
+            pnmf_log(&e->s.logger, PNMF_LOG_INFO, "window %d: no model (the probe far from paying)", e->windows);
         } else {
             ret = probe_model(e, m, step16, &drop, &bare, &bare_sse, &bare_bytes);
         }
@@ -1372,8 +1365,7 @@ static int encode_window(PnmfEncoder *e)
                 cost_job(&c);
                 ret = c.ret;
                 const double ja = c.sse + residual_lambda(step16) * 8 * (double)c.bytes;
-                if (getenv("PNMF_DEBUG"))
-                    fprintf(stderr, "window %d: with repeats %zu bytes, sse %.0f: %s\n", e->windows, c.bytes, c.sse,
+                pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: with repeats %zu bytes, sse %.0f: %s", e->windows, c.bytes, c.sse,
                             ja < j[0] ? "kept" : "dropped");
                 if (ret >= 0 && ja < j[0]) {
                     PnmfWindowModel t = md;
@@ -1421,10 +1413,13 @@ static int encode_window(PnmfEncoder *e)
     size_t sizes[3] = { 0, 0, 0 };
     int ncodings = 0;
     if (ret >= 0) ret = window_codings(&md, codings, sizes, &ncodings);
-    if (ret >= 0 && getenv("PNMF_DEBUG")) {
-        fprintf(stderr, "window %d: payload %zu bytes; blocks", e->windows, sizes[0]);
-        for (int i = 0; i < md.k; i++) fprintf(stderr, " %dx%d", md.comp[i].bh, md.comp[i].bw);
-        fputc('\n', stderr);
+    if (ret >= 0 && pnmf_log_on(&e->s.logger)) {
+        char blocks[PNMF_MAX_COMPONENTS * 12 + 1];
+        size_t len = 0;
+        blocks[0] = 0;
+        for (int i = 0; i < md.k && len < sizeof(blocks); i++)
+            len += (size_t)snprintf(blocks + len, sizeof(blocks) - len, " %dx%d", md.comp[i].bh, md.comp[i].bw);
+        pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: payload %zu bytes; blocks%s", e->windows, sizes[0], blocks);
     }
     int chosen = 0;
     if (ret >= 0)
@@ -1503,7 +1498,7 @@ int pnmf_encoder_push(PnmfEncoder *e, const uint8_t *gray, ptrdiff_t stride)
     if (e->s.scene_cut && e->frame_count - e->last_cut >= CUT_MIN_GAP &&
         scene_cut(e->last_gray, gray, stride, e->width, e->height)) {
         e->scene_cuts++;
-        if (getenv("PNMF_DEBUG")) fprintf(stderr, "scene cut before frame %d\n", e->frame_count);
+        pnmf_log(&e->s.logger, PNMF_LOG_INFO, "scene cut before frame %d", e->frame_count);
         if (e->nbuf) PNMF_CHECK(encode_window(e)); /* the window ends before the cut */
         e->last_cut = e->frame_count; /* after it: that window may have started at the last cut */
         e->probe_skips = 0; /* a new scene: parts may pay in it, probe again */

@@ -23,6 +23,7 @@
 #include "quant.h"
 #include "repeats.h"
 #include "residual.h"
+#include "tuning.h"
 #include "twolevel.h"
 #include "varint.h"
 
@@ -94,7 +95,6 @@ static int fail(PnmfEncoder *e, int ret, const char *what)
  * quantized and weighed as at -q PNMF_MODEL_Q, and kept or not per coding
  * within the pick, so a window with a model keeps -q's order as one
  * without does. */
-#define PNMF_MODEL_Q 52
 
 static int picks(const PnmfEncSettings *s) { return s->residual && s->target_psnr <= 0; }
 
@@ -234,17 +234,14 @@ static void hide_invisible(PnmfEncoder *e, float *W, const PnmfAtom *H, int m)
     }
 }
 
-/* At the finest step (-q 0, and the lossless first frame the encoder tries
- * at every -q) the weight of a bit is so small that an error of one gray
- * level (1) outweighs a thousand bits: the coding is lossless. */
-#define LOSSLESS_LAMBDA 1e-3
-
 /* The residual layer's rate-distortion weight: squared error per bit, for
  * the step s (gray levels) of -q. dD/dR of a uniform quantizer at high
- * rate is 2 ln 2 s^2 / 12. */
+ * rate is 2 ln 2 s^2 / 12. At the finest step (-q 0, and the lossless
+ * first frame tried at every -q) an error of one gray level outweighs a
+ * thousand bits: the coding is lossless. */
 static double residual_lambda(int step16)
 {
-    if (step16 <= PNMF_RES_MIN_STEP) return LOSSLESS_LAMBDA;
+    if (step16 <= PNMF_RES_MIN_STEP) return PNMF_LOSSLESS_LAMBDA;
     const double s = step16 / 16.0;
     return 2 * 0.6931 * s * s / 12;
 }
@@ -252,20 +249,15 @@ static double residual_lambda(int step16)
 /* The same for the encoder's -q: what a bit of the model is worth. */
 static double quality_lambda(const PnmfEncoder *e) { return residual_lambda(pnmf_residual_step(e->model_q)); }
 
-/* A coefficient whose quantized value differs from the same component's
- * in the frame before keeps that value when the squared error this adds
- * costs less than lambda (the residual layer's) times COEF_STICK_BITS: a
- * repeated value costs zstd next to nothing, and a sprite whose scale
- * does not flicker from frame to frame is what the residual layer's
- * motion prediction (D_{j-1} + P_j - P_{j-1}) carries on cleanly.
- * samples/sprites.mkv, 60 frames, -q 32..48: BD-rate -6.9 % at 4 bits,
- * -8.2 % at 16, -8.1 % at 32, -10.4 % at 48, -10.1 % at 64, +6.2 % at 96
- * (a window's model then dropped): 32, off that edge. */
-#define COEF_STICK_BITS 32.0
-
 /* Frame by frame, the entries of H (e->H, one atom per component) with
  * their coefficients quantized (above) into md, against the dequantized
- * components Wq; used[i] set for each component with an entry. */
+ * components Wq; used[i] set for each component with an entry. A
+ * coefficient whose quantized value differs from the same component's in
+ * the frame before keeps that value when the squared error this adds
+ * costs less than PNMF_COEF_STICK_BITS bits: a repeated value costs zstd
+ * next to nothing, and a sprite whose scale does not flicker is what the
+ * residual layer's motion prediction (D_{j-1} + P_j - P_{j-1}) carries on
+ * cleanly. */
 static int add_entries(PnmfEncoder *e, PnmfWindowModel *md, int m, const float *Wq, uint8_t *used)
 {
     const int k = md->k;
@@ -284,7 +276,7 @@ static int add_entries(PnmfEncoder *e, PnmfWindowModel *md, int m, const float *
             if (c && prevc[i] && c != prevc[i]) {
                 const double d0 = pnmf_dequant_coef(c, e->r_step) - a.r;
                 const double d1 = pnmf_dequant_coef(prevc[i], e->r_step) - a.r;
-                if ((d1 * d1 - d0 * d0) * energy[i] < lambda * COEF_STICK_BITS) c = prevc[i];
+                if ((d1 * d1 - d0 * d0) * energy[i] < lambda * PNMF_COEF_STICK_BITS) c = prevc[i];
             }
             prevc[i] = c;
             if (!c || !md->comp[i].bh) continue;
@@ -361,14 +353,6 @@ static int quantize_window(PnmfEncoder *e, PnmfWindowModel *md, int m)
     return 0;
 }
 
-/* The first frame of a window is what later frames copy: it gets a step
- * KEY_STEP_DIV times finer (samples/devset/x11_oneko at -q 29, no model:
- * 36.7 dB for 11.8 kB with the same step, 51.4 dB for 11.7 kB with 1/4).
- * BD-rate against x264 tune animation, 60 frames of x11_penguins,
- * pingus_pan, x11_fishtank: 1/2 +6.2, +57.2, +43.8 %; 1/4 +5.4, +49.7,
- * +37.0 %; 1/8 -3.7, +58.9, +33.3 %. */
-#define KEY_STEP_DIV 4
-
 /* Before a window's residual layer: the references the previous window
  * left (none for a key window); returns how many are available. */
 static int restore_refs(const PnmfEncoder *e, ResBufs *b)
@@ -396,7 +380,7 @@ static int key_frame_cost(const PnmfEncoder *e, ResBufs *rb, const PnmfWindowMod
     }
     uint8_t *z = NULL;
     size_t zn = 0;
-    if (ret >= 0) ret = pnmf_entropy_compress(b.p, b.len, 3, &z, &zn);
+    if (ret >= 0) ret = pnmf_entropy_compress(b.p, b.len, PNMF_ESTIMATE_ZSTD_LEVEL, &z, &zn);
     double sse = 0;
     for (size_t q = 0; ret >= 0 && q < e->nv; q++) {
         const int d = (int)e->frames[q] - rb->D[q];
@@ -446,7 +430,8 @@ static int window_weights(PnmfEncoder *e, int m)
  * will show. */
 static int code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel *md, int m, int step16, double *sse)
 {
-    int key16 = e->continues ? step16 : (step16 + KEY_STEP_DIV / 2) / KEY_STEP_DIV;
+    /* a key window's first frame is what later frames copy: a finer step */
+    int key16 = e->continues ? step16 : (step16 + PNMF_KEY_STEP_DIV / 2) / PNMF_KEY_STEP_DIV;
     if (key16 < PNMF_RES_MIN_STEP) key16 = PNMF_RES_MIN_STEP;
     if (!e->continues && key16 > PNMF_RES_MIN_STEP) {
         /* a lossless first frame can cost less than a lossy one (exact
@@ -620,16 +605,6 @@ static void step_offers(const StepJob job[2], int nj, int nfam, int offer[2])
     }
 }
 
-/* Below -q PNMF_PICK_FLOOR, a byte weighs as at the step of -q + 8
- * (8 bits; -q 0: nothing). 30 frames, default settings: lossless coding
- * is kept up to -q 6 on samples/sprites.mkv and pingus_pan, 7 on
- * x11_penguins, and the codings of -q 8..14 follow; with the weight of
- * -q + 4 (as above the floor; codings every 4 -q then) lossless up to -q
- * 10, with -q + 12 up to 2 or 3 and -q 10 and up taking -q 16's coding.
- * x11_oneko is lossless to -q 15 at any of these: its lossless coding
- * costs only 1.8 % more than -q 16's. */
-#define FINE_LAMBDA_Q 8
-
 /* choose_step() below -q PNMF_PICK_FLOOR: the window's codings at -q
  * PNMF_PICK_FLOOR, - PNMF_FINE_GRID, ..., 0 (with its model and without,
  * as choose_step()), all of them, kept by pnmf_fine_pick. held: as in
@@ -637,7 +612,8 @@ static void step_offers(const StepJob job[2], int nj, int nfam, int offer[2])
 static int choose_fine(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, double sse[2], const int held[2])
 {
     const int q = e->s.quality;
-    const double lambda = q ? 8 * residual_lambda(pnmf_residual_step(q + FINE_LAMBDA_Q)) : 0;
+    /* a byte weighs as at the step of -q + PNMF_FINE_LAMBDA_Q (-q 0: bytes weigh nothing) */
+    const double lambda = q ? 8 * residual_lambda(pnmf_residual_step(q + PNMF_FINE_LAMBDA_Q)) : 0;
     double r[PNMF_FINE_CODINGS], d[PNMF_FINE_CODINGS], best_d = 0;
     PnmfResidual best = { 0 };
     int best_f = 0, best_i = 0, ret = 0, n = 0;
@@ -697,12 +673,12 @@ static int choose_fine(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
 static int choose_step(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, double sse[2])
 {
     if (!choose_steps(e)) return 0;
-    /* a byte weighs as at the step of -q + 4 (8 bits): with -q's own
+    /* a byte weighs as at the step of -q + PNMF_PICK_LAMBDA_Q: with -q's own
      * lambda the finer steps won nearly always; -q 64, the bottom of the
      * range, takes the fewest bytes */
     const int q = e->s.quality;
     PnmfStepPick pick;
-    pnmf_step_pick_init(&pick, q, q < PNMF_MAX_QUALITY ? 8 * residual_lambda(pnmf_residual_step(q + 4)) : INFINITY);
+    pnmf_step_pick_init(&pick, q, q < PNMF_MAX_QUALITY ? 8 * residual_lambda(pnmf_residual_step(q + PNMF_PICK_LAMBDA_Q)) : INFINITY);
     /* a coding held, where it is one of the grid's, is not coded again */
     int held[2] = { -1, -1 };
     for (int f = 0; f < nfam; f++) {
@@ -822,7 +798,7 @@ static void *cost_job(void *arg)
     size_t size = 0;
     c->ret = code_residual(c->e, c->rb, c->md, c->m, c->step16, &c->sse);
     if (c->ret >= 0) c->ret = pnmf_model_write(c->md, &payload, &size);
-    if (c->ret >= 0) c->ret = pnmf_entropy_compress(payload, size, 3, &z, &c->bytes);
+    if (c->ret >= 0) c->ret = pnmf_entropy_compress(payload, size, PNMF_ESTIMATE_ZSTD_LEVEL, &z, &c->bytes);
     pnmf_free(payload);
     pnmf_free(z);
     return NULL;
@@ -867,7 +843,7 @@ static int fit_two_level(PnmfEncoder *e, PnmfWindowModel *md, int m)
     const int k = e->s.components, K = e->s.two_level;
     const size_t n = e->n;
     PnmfFitParams p1 = { K, e->s.algo, e->s.iterations, e->s.inner_iters, e->s.restarts,
-                         e->s.seed + (uint64_t)e->windows * 1000003u, 1e-4, 0, 0, 0, 0, 0, &e->s.logger };
+                         e->s.seed + (uint64_t)e->windows * 1000003u, PNMF_FIT_TOL, 0, 0, 0, 0, 0, &e->s.logger };
     PnmfFitParams p2 = p1;
     p2.k = k, p2.seed = p1.seed + 1;
     float *W1 = pnmf_malloc_array((size_t)K * n, sizeof(float));
@@ -880,7 +856,7 @@ static int fit_two_level(PnmfEncoder *e, PnmfWindowModel *md, int m)
     int *q0 = pnmf_malloc_array((size_t)k, sizeof(int));
     int kept = 0, ret = PNMF_ERR_NOMEM;
     if (!W1 || !W || !H1 || !H2 || !start || !ent || !scale || !q0) goto done;
-    ret = pnmf_twolevel_run(e->rows, e->cols, e->A, m, &p1, &p2, 0.05f, e->s.threads, W1, H1, W, H2, &kept,
+    ret = pnmf_twolevel_run(e->rows, e->cols, e->A, m, &p1, &p2, PNMF_TWO_LEVEL_DROP, e->s.threads, W1, H1, W, H2, &kept,
                             NULL, NULL);
     if (ret < 0) goto done;
     const int total = pnmf_twolevel_combine(e->rows, e->cols, m, K, k, H1, H2, start, ent);
@@ -1062,20 +1038,14 @@ static int try_repeats(PnmfEncoder *e, PnmfWindowModel *md, int m, const float *
 }
 
 /* A full fit that follows a probe stops after its automatic size and
- * CHECK_ITERS iterations when the model, coded as the probe's is (no
- * closed-loop refit), costs more than CHECK_MARGIN times the residual
+ * PNMF_CHECK_ITERS iterations when the model, coded as the probe's is (no
+ * closed-loop refit), costs more than PNMF_CHECK_MARGIN times the residual
  * layer alone (squared error + lambda * bits): the window goes without a
- * model, and the next PROBE_SKIPS windows are not probed. The probe's one
- * iteration cannot tell the development set's X11 captures (no model has
- * paid there) from samples/sprites.mkv (whose model pays from -q 38): its
- * cost ratios are 1.27-1.56 on both. Two iterations after the automatic
- * size can, 60 frames, -q 38..48: samples/sprites.mkv 0.58-1.04 (the full
- * fit then ends at 0.45-0.9), x11_penguins and x11_fishtank 1.61-2.28. The
- * fit, when it goes on, is the one it would have been without the check
- * (PnmfFitParams.warm_it); stopped, a window of x11_fishtank at -q 40 took
- * 77 s instead of 116 s, and the windows after it 2 s. */
-#define CHECK_ITERS 2
-#define CHECK_MARGIN 1.3
+ * model, and the next PNMF_PROBE_SKIPS windows are not probed. The probe's
+ * single iteration cannot tell apart models that will pay from those that
+ * will not; two iterations after the automatic size can. A fit that goes
+ * on is the one it would have been without the check
+ * (PnmfFitParams.warm_it). */
 typedef struct FitCheck {
     PnmfWindowModel *bare;
     double bare_sse;
@@ -1107,8 +1077,8 @@ static int check_fit(PnmfEncoder *e, int m, FitCheck *c)
     size_t model_bytes = 0, bare_bytes = c->bare_bytes;
     if (ret >= 0) ret = cost_with_and_without(e, &md, c->bare, m, c->step16, j, sse, &model_bytes, &bare_bytes);
     if (ret >= 0) {
-        c->dropped = j[0] > CHECK_MARGIN * j[1];
-        pnmf_log(&e->s.logger, PNMF_LOG_INFO, "window %d: after %d iterations: %s (cost ratio %.3f)", e->windows, CHECK_ITERS,
+        c->dropped = j[0] > PNMF_CHECK_MARGIN * j[1];
+        pnmf_log(&e->s.logger, PNMF_LOG_INFO, "window %d: after %d iterations: %s (cost ratio %.3f)", e->windows, PNMF_CHECK_ITERS,
                     c->dropped ? "no model" : "fit on", j[0] / j[1]);
         memcpy(e->W, W, kn * sizeof(float));
         memcpy(e->H, H, hn * sizeof(PnmfAtom));
@@ -1131,15 +1101,15 @@ static int fit_model(PnmfEncoder *e, PnmfWindowModel *md, int m, FitCheck *chk)
     const double add_lambda =
         e->s.auto_k && e->s.iterations > 1 ? quality_lambda(e) : 0;
     PnmfFitParams p = { k, e->s.algo, e->s.iterations, e->s.inner_iters, e->s.restarts,
-                        e->s.seed + (uint64_t)e->windows * 1000003u, 1e-4, add_lambda, e->probing,
+                        e->s.seed + (uint64_t)e->windows * 1000003u, PNMF_FIT_TOL, add_lambda, e->probing,
                         e->s.recentre, 0, 0, &e->s.logger };
-    const int staged = chk && e->s.restarts == 1 && e->s.iterations > CHECK_ITERS;
-    if (staged) p.iterations = CHECK_ITERS;
+    const int staged = chk && e->s.restarts == 1 && e->s.iterations > PNMF_CHECK_ITERS;
+    if (staged) p.iterations = PNMF_CHECK_ITERS;
     PnmfFitStats st = { 0 };
     /* the objective after every iteration, for the log */
     if (pnmf_log_on(&e->s.logger)) st.trace = pnmf_malloc_array((size_t)e->s.iterations + 1, sizeof(double));
     int ret = pnmf_fitter_fit(e->ft, &p, e->W, e->H, &st);
-    if (ret >= 0 && staged && st.iterations == CHECK_ITERS) {
+    if (ret >= 0 && staged && st.iterations == PNMF_CHECK_ITERS) {
         ret = check_fit(e, m, chk);
         if (ret >= 0 && chk->dropped) {
             pnmf_freep(&st.trace);
@@ -1147,9 +1117,9 @@ static int fit_model(PnmfEncoder *e, PnmfWindowModel *md, int m, FitCheck *chk)
         }
         if (ret >= 0) { /* the rest of the fit, its statistics added to the first part's */
             PnmfFitStats more = { 0 };
-            more.trace = st.trace ? st.trace + CHECK_ITERS : NULL;
-            p.warm_k = st.k_used, p.warm_it = CHECK_ITERS, p.add_lambda = 0;
-            p.iterations = e->s.iterations - CHECK_ITERS;
+            more.trace = st.trace ? st.trace + PNMF_CHECK_ITERS : NULL;
+            p.warm_k = st.k_used, p.warm_it = PNMF_CHECK_ITERS, p.add_lambda = 0;
+            p.iterations = e->s.iterations - PNMF_CHECK_ITERS;
             ret = pnmf_fitter_fit(e->ft, &p, e->W, e->H, &more);
             st.objective = more.objective, st.iterations += more.iterations;
             st.guard_rejects_h += more.guard_rejects_h, st.guard_rejects_w += more.guard_rejects_w;
@@ -1182,66 +1152,11 @@ static int fit_model(PnmfEncoder *e, PnmfWindowModel *md, int m, FitCheck *chk)
 }
 
 /* With the residual layer, a full fit is wasted on a window whose model
- * cannot pay for itself. A probe (one ALS iteration, no refinement) is
- * coded both ways first; when the residual layer alone beats it by more
- * than PROBE_MARGIN in squared error + lambda * bits, the window is coded
- * without a model and the full fit is skipped (samples/devset/x11_oneko,
- * 60 frames, -q 24: 191 s -> 24 s, the same bytes). A probe of 2
- * components instead of all was tried: 6 s on x11_oneko, but its cost
- * ratio (1.17-1.29 on x11_penguins, whose full model never pays; 1.21-1.26
- * on samples/sprites.mkv at -q 38 and 48, whose does) no longer tells
- * them apart. */
-#define PROBE_MARGIN 1.7
-/* (1.3 before format 4: range-coded modes and vectors made the residual
- * layer alone cheaper, and every probe's cost ratio rose by about 0.08;
- * samples/sprites.mkv, whose model pays from -q 36 (-q 40: 2,690 bytes at
- * 45.39 dB with it, 3,424 at 43.20 without), then had ratios of 1.23-1.45
- * and lost its model at -q 40, 44 and 46 under 1.3. 1.4 until PROBE_BYTES
- * below stopped the full fits that margin let through on the development
- * set; 1.7 then keeps sprites.mkv's model at -q 34, 36 and 42 too (60
- * frames: 3,816 B 47.11 dB -> 3,640 B 48.15 dB; 3,656 B 46.02 dB -> 3,431 B
- * 46.80 dB; 3,275 B 42.42 dB -> 2,681 B 42.53 dB) with the same bytes on
- * samples/devset at -q 16, 32 and 44 (-w 30: 180 s against 125 s at 1.4).) */
-/* From -q PNMF_PICK_FLOOR up the probe weighs bytes as at -q PNMF_MODEL_Q
- * (model_quality), and there PROBE_MARGIN let full fits through that never
- * paid: cost ratios of the first windows (150 frames) samples/sprites.mkv
- * 1.08, whose model pays at every -q from 16 to 64; on samples/devset
- * 1.23-1.90, with full fits of up to 55 s (cuts_mix's first window, -q 16:
- * 13 s -> 122 s for the same file). */
-#define PROBE_MARGIN_FIXED 1.2
-/* The probe's H steps make one sweep, not --inner's: its fit init is
- * k - 1 greedy H steps, most of the probe's time. Measured (2 threads):
- * x11_penguins default 19.7 s -> 11.4 s, x11_oneko 25.9 s -> 9.5 s, the
- * same bytes on the five clips of samples/devset at -q 16, 32 and 40 (and
- * the same decisions); on samples/sprites.mkv, where the model pays, the
- * one-sweep probe keeps it at -q 34, 42 and 44 where the ten-sweep probe
- * wrongly dropped it (-q 44: 3,747 bytes at 41.46 dB -> 3,177 bytes at
- * 42.00 dB), and the same as before at the other -q tried. */
-#define PROBE_SWEEPS 1
-/* A window whose probe costs more than PROBE_BYTES times the bytes of the
- * residual layer alone is coded without a model, whatever its cost ratio:
- * at fine steps the squared error, the same either way, makes most of the
- * cost, so the ratio stays under PROBE_MARGIN while the model doubles the
- * bytes, and no full fit after such a probe has paid. First windows of 60
- * frames at -q 16-48 (probe bytes over the bytes without a model, then
- * what the full fit gave): samples/sprites.mkv, whose model pays from
- * -q 40 on, 1.23-1.58 (2796 bytes with the fitted model against 3704
- * without at -q 44); pingus_pan -q 44 and 48: 2.68 and 2.57, full fits
- * 45,376 against 14,423 bytes and 31,127 against 11,281, dropped; the same
- * clip magnified to 640x480 (-q 16): 2.13 and 2.94, 125 s of full fit for
- * a window dropped with 246,782 bytes against 106,567. Every full fit on
- * samples/devset was dropped (probe bytes 1.37-2.68 times). */
-#define PROBE_BYTES 2.0
-/* A window whose probe costs more than PROBE_FAR times the residual layer
- * alone is far from paying for a model; the next PROBE_SKIPS windows are
- * coded without one, unprobed, and the probe runs again after them. The
- * ratio moves little from one window to the next (PNMF_DEBUG prints it;
- * first two windows: x11_penguins -q 32 1.63, 1.62; x11_fishtank 1.64,
- * 1.54; pingus_pan 1.49, 1.39), while on samples/sprites.mkv, whose model
- * pays, it is 1.25 at -q 40 and 1.14 at -q 48. A scene cut inside the
- * skipped windows that would make parts pay is missed until the next probe. */
-#define PROBE_FAR 1.5
-#define PROBE_SKIPS 2
+ * cannot pay for itself. A probe (one ALS iteration of PNMF_PROBE_SWEEPS
+ * sweeps, no refinement) is coded both ways first; when the residual layer
+ * alone beats it by the probe's margins, in squared error + lambda * bits
+ * or in bytes, the window is coded without a model and the full fit is
+ * skipped. A probe far from paying also skips the next windows' probes. */
 static int probe_model(PnmfEncoder *e, int m, int step16, int *drop, PnmfWindowModel *bare,
                        double *bare_sse, size_t *bare_bytes)
 {
@@ -1252,7 +1167,7 @@ static int probe_model(PnmfEncoder *e, int m, int step16, int *drop, PnmfWindowM
     const double objective = e->objective;
     const int inner = e->s.inner_iters;
     e->s.iterations = 1, e->s.refine = 0;
-    e->s.inner_iters = PROBE_SWEEPS;
+    e->s.inner_iters = PNMF_PROBE_SWEEPS;
     const double t0 = now();
     e->probing = 1;
     int ret = fit_model(e, &md, m, NULL);
@@ -1265,9 +1180,9 @@ static int probe_model(PnmfEncoder *e, int m, int step16, int *drop, PnmfWindowM
     if (ret >= 0) ret = cost_with_and_without(e, &md, bare, m, step16, j, sse, &model_bytes, bare_bytes);
     e->t_residual += now() - t1;
     if (ret >= 0) {
-        const double margin = choose_steps(e) ? PROBE_MARGIN_FIXED : PROBE_MARGIN;
-        *drop = j[0] > margin * j[1] || (double)model_bytes > PROBE_BYTES * (double)*bare_bytes;
-        if (j[0] > PROBE_FAR * j[1]) e->probe_skips = PROBE_SKIPS;
+        const double margin = choose_steps(e) ? PNMF_PROBE_MARGIN_FIXED : PNMF_PROBE_MARGIN;
+        *drop = j[0] > margin * j[1] || (double)model_bytes > PNMF_PROBE_BYTES * (double)*bare_bytes;
+        if (j[0] > PNMF_PROBE_FAR * j[1]) e->probe_skips = PNMF_PROBE_SKIPS;
         *bare_sse = sse[1];
         pnmf_log(&e->s.logger, PNMF_LOG_INFO, "window %d: probe: %s (cost ratio %.3f)", e->windows, *drop ? "no model" : "full fit", j[0] / j[1]);
     }
@@ -1336,7 +1251,7 @@ static int encode_window(PnmfEncoder *e)
         ret = fit_model(e, &md, m, bare_bytes ? &chk : NULL);
         e->t_fit += now() - t1;
         if (ret >= 0 && chk.dropped) { /* the probe's coding over no model: the window */
-            e->probe_skips = PROBE_SKIPS, e->fits_stopped++;
+            e->probe_skips = PNMF_PROBE_SKIPS, e->fits_stopped++;
             md = bare, bare_bytes = 0;
             memset(&bare, 0, sizeof(bare));
             sse = bare_sse;
@@ -1462,17 +1377,10 @@ static int encode_window(PnmfEncoder *e)
 }
 
 /* A scene cut between two frames: their gray-level histograms (64 bins)
- * differ in more than CUT_HIST of the pixels and the pixels by more than
- * CUT_PIXEL gray levels on average. Measured between consecutive frames
- * of samples/ and samples/devset: histograms at most 0.05 apart, pixels up
- * to 81 (life.mkv: cells flipping, the same gray levels); between the
- * first frames of two devset clips: histograms 0.23-0.97, pixels 54-131. */
-#define CUT_HIST  0.15
-#define CUT_PIXEL 20.0
-/* A cut fewer frames than this after the last one (or the first frame) is
- * not one: after a flash, the frame after it would start another key
- * window. */
-#define CUT_MIN_GAP 4
+ * differ in more than PNMF_CUT_HIST of the pixels and the pixels by more
+ * than PNMF_CUT_PIXEL gray levels on average (consecutive frames of
+ * animation can flip many pixels between the same gray levels; a new scene
+ * changes both). */
 
 static int scene_cut(const uint8_t *a, const uint8_t *b, ptrdiff_t stride, int width, int height)
 {
@@ -1487,7 +1395,7 @@ static int scene_cut(const uint8_t *a, const uint8_t *b, ptrdiff_t stride, int w
     const double px = (double)width * height;
     int hd = 0;
     for (int t = 0; t < 64; t++) hd += abs(ha[t] - hb[t]);
-    return hd / (2 * px) > CUT_HIST && (double)sad / px > CUT_PIXEL;
+    return hd / (2 * px) > PNMF_CUT_HIST && (double)sad / px > PNMF_CUT_PIXEL;
 }
 
 int pnmf_encoder_push(PnmfEncoder *e, const uint8_t *gray, ptrdiff_t stride)
@@ -1495,7 +1403,7 @@ int pnmf_encoder_push(PnmfEncoder *e, const uint8_t *gray, ptrdiff_t stride)
     if (e->failed) return e->failed;
     if (e->finished || stride < e->width) return PNMF_ERR_ARG;
     if (e->frame_count >= PNMF_MAX_FRAMES) return fail(e, PNMF_ERR_LIMIT, "too many frames");
-    if (e->s.scene_cut && e->frame_count - e->last_cut >= CUT_MIN_GAP &&
+    if (e->s.scene_cut && e->frame_count - e->last_cut >= PNMF_CUT_MIN_GAP &&
         scene_cut(e->last_gray, gray, stride, e->width, e->height)) {
         e->scene_cuts++;
         pnmf_log(&e->s.logger, PNMF_LOG_INFO, "scene cut before frame %d", e->frame_count);

@@ -25,6 +25,7 @@
 
 #include "fftcorr.h"
 #include "internal.h"
+#include "log.h"
 #include "permnmf.h"
 #include "pnmf/pnmf.h"
 
@@ -1230,8 +1231,8 @@ static int grow(PnmfFitter *ft, const PnmfFitParams *p, float *Wc, PnmfAtom *Hc,
         ret = als(ft, &pg, c, Wt, Ht, GROW_ITERS, NULL, &fn, run);
         if (ret < 0) break;
         const double bits = c > 1 ? component_bits(ft, Wt + (size_t)(c - 1) * n, Ht, c, c - 1) : 0;
-        if (getenv("PNMF_DEBUG"))
-            fprintf(stderr, "automatic size: %d components: objective %.6g (%.0f bits for the last)\n", c, fn, bits);
+        pnmf_log(p->log, PNMF_LOG_DEBUG, "automatic size: %d components: objective %.6g (%.0f bits for the last)",
+                 c, fn, bits);
         if (c > 1 && f - fn <= p->add_lambda * bits) break; /* it does not pay */
         memcpy(Wc, Wt, (size_t)c * n * sizeof(float));
         memcpy(Hc, Ht, (size_t)m * c * sizeof(PnmfAtom));

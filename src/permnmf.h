@@ -17,6 +17,8 @@
 
 #include <stdint.h>
 
+#include "pnmf/common.h"
+
 typedef struct PnmfAtom {
     float r;   /* coefficient, >= 0 */
     int32_t p; /* shift, 0 <= p < rows*cols */
@@ -83,6 +85,7 @@ typedef struct PnmfFitParams {
     int warm_it;       /* ... after warm_it iterations: a fit of n iterations stopped and
                           continued for m more is the same as one of n + m (the frames'
                           invisible part imputed from W and H as the fit left them) */
+    const PnmfLogger *log; /* where the fit's figures go; NULL: nowhere */
 } PnmfFitParams;
 
 typedef struct PnmfFitStats {

@@ -93,7 +93,7 @@ int main(int argc, char **argv)
             PnmfFitter *ft;
             if (pnmf_fitter_open(&ft, rows, cols, m, k, 1) < 0) return 1;
             pnmf_fitter_set_frames(ft, A, m);
-            PnmfFitParams p = { k, cfg[c].algo, 30, 10, cfg[c].restarts, (uint64_t)sd + 1, 1e-4, 0, 0, 0, 0, 0 };
+            PnmfFitParams p = { k, cfg[c].algo, 30, 10, cfg[c].restarts, (uint64_t)sd + 1, 1e-4, 0, 0, 0, 0, 0, NULL };
             PnmfFitStats st = { 0 };
             const double t0 = now();
             pnmf_fitter_fit(ft, &p, W, H, &st);

@@ -396,7 +396,7 @@ static void test_fit(int algo, int threads_check)
     CHECK(pnmf_fitter_open(&ft, R, C, M, K, 1) == 0);
     pnmf_fitter_set_frames(ft, A, M);
     double trace[41];
-    PnmfFitParams p = { K, algo, 40, 10, algo == PNMF_ALGO_PAPER ? 10 : 1, 7, 1e-6, 0, 0, 0, 0, 0 };
+    PnmfFitParams p = { K, algo, 40, 10, algo == PNMF_ALGO_PAPER ? 10 : 1, 7, 1e-6, 0, 0, 0, 0, 0, NULL };
     PnmfFitStats st = { 0 };
     st.trace = trace;
     CHECK(pnmf_fitter_fit(ft, &p, W, H, &st) == 0);
@@ -694,7 +694,7 @@ static void test_recentre(void)
     CHECK(pnmf_fitter_open(&ft, R, C, M, K, 1) == 0);
     pnmf_fitter_set_frames(ft, A, M);
     double trace[41];
-    PnmfFitParams p = { K, PNMF_ALGO_IMPROVED, 40, 10, 1, 7, 1e-6, 0, 0, 1, 0, 0 };
+    PnmfFitParams p = { K, PNMF_ALGO_IMPROVED, 40, 10, 1, 7, 1e-6, 0, 0, 1, 0, 0, NULL };
     PnmfFitStats st = { 0 };
     st.trace = trace;
     CHECK(pnmf_fitter_fit(ft, &p, W, H, &st) == 0);
@@ -730,7 +730,7 @@ static void test_warm_continue(void)
     CHECK(pnmf_fitter_open(&ft, R, C, M, K, 1) == 0);
     CHECK(pnmf_fitter_set_options(ft, R - 3, C - 2, 0) == 0); /* masked, as a padded frame */
     for (int auto_size = 0; auto_size < 2; auto_size++) {
-        PnmfFitParams p = { K, PNMF_ALGO_IMPROVED, 12, 10, 1, 3, 0, auto_size ? 5000.0 : 0, 0, 0, 0, 0 };
+        PnmfFitParams p = { K, PNMF_ALGO_IMPROVED, 12, 10, 1, 3, 0, auto_size ? 5000.0 : 0, 0, 0, 0, 0, NULL };
         PnmfFitStats s1 = { 0 }, s2 = { 0 }, s3 = { 0 };
         pnmf_fitter_set_frames(ft, A, M);
         CHECK(pnmf_fitter_fit(ft, &p, W1, H1, &s1) == 0);

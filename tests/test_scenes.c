@@ -63,7 +63,7 @@ static double fit_params_traced(PnmfFitter *ft, const PnmfFitParams *p, float *W
 
 static double fit_traced(PnmfFitter *ft, int k, float *W, PnmfAtom *H, int iters, const char *what)
 {
-    const PnmfFitParams p = { k, PNMF_ALGO_IMPROVED, iters, 10, 1, 1, 1e-9, 0, 0, 0, 0, 0 };
+    const PnmfFitParams p = { k, PNMF_ALGO_IMPROVED, iters, 10, 1, 1, 1e-9, 0, 0, 0, 0, 0, NULL };
     return fit_params_traced(ft, &p, W, H, NULL, what);
 }
 
@@ -261,7 +261,7 @@ static void test_light_init(void)
     double f[2][2], energy = 0;
     for (int light = 0; light < 2; light++)
         for (int full = 0; full < 2; full++) {
-            const PnmfFitParams p = { K, PNMF_ALGO_IMPROVED, full ? 60 : 1, 10, 1, 1, 1e-9, 0, light, 0, 0, 0 };
+            const PnmfFitParams p = { K, PNMF_ALGO_IMPROVED, full ? 60 : 1, 10, 1, 1, 1e-9, 0, light, 0, 0, 0, NULL };
             fit_params_traced(ft, &p, W, H, NULL, light ? "light init" : "greedy init");
             f[light][full] = visible_objective(R, C, R, C, A, M, W, K, H, &energy);
         }
@@ -283,7 +283,7 @@ static void test_auto_size(void)
     CHECK(pnmf_fitter_open(&ft, R, C, M, K, 1) == 0);
     CHECK(pnmf_fitter_set_frames(ft, A, M) == 0);
     for (int auto_size = 1; auto_size >= 0; auto_size--) {
-        const PnmfFitParams p = { K, PNMF_ALGO_IMPROVED, 60, 10, 1, 1, 1e-9, auto_size ? 1e-3 : 0, 0, 0, 0, 0 };
+        const PnmfFitParams p = { K, PNMF_ALGO_IMPROVED, 60, 10, 1, 1, 1e-9, auto_size ? 1e-3 : 0, 0, 0, 0, 0, NULL };
         PnmfFitStats st;
         fit_params_traced(ft, &p, W, H, &st, auto_size ? "auto size on" : "auto size off");
         double energy;

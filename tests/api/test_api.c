@@ -133,7 +133,9 @@ int main(void)
     fflush(stderr);
     dup2(saved, 2);
     close(saved);
+    CHECK_MSG(ftell(err) == 0, "the library wrote %ld bytes to stderr", ftell(err));
     fclose(err);
+    CHECK_MSG(seen.count[PNMF_LOG_INFO] + seen.count[PNMF_LOG_DEBUG] > 0, "the logger received no messages");
     CHECK(mem.size == (size_t)fsize && !memcmp(mem.data, fbytes, mem.size));
 
     /* An encoder's output must seek; settings' reserved bytes must be zero. */

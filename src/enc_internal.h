@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The encoder's state and the steps of its window loop, shared by its
+ * files: encode.c (the loop), enc_model.c (carry, probe, fit, keep),
+ * enc_quant.c (the fitted model quantized), enc_rate.c (the residual
+ * step chosen), enc_residual.c (the residual layer coded, the references
+ * updated). Private to the library.
+ */
+#ifndef PNMF_ENC_INTERNAL_H
+#define PNMF_ENC_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "container.h"
+#include "log.h"
+#include "model.h"
+#include "permnmf.h"
+#include "pnmf/pnmf.h"
+#include "residual_search.h"
+#include "tuning.h"
+
+/* What coding the residual layer of a window works in: the model frames
+ * j, j-1, the decoded frame j, the decoded frames j-1, j-2, ... and the
+ * diamond product's accumulator. */
+typedef struct ResBufs {
+    uint8_t *P, *Pp, *D;
+    uint8_t *ref[PNMF_RES_REFS];
+    int64_t *acc;
+} ResBufs;
+
+struct PnmfEncoder {
+    /* settings and geometry */
+    PnmfEncSettings s;
+    int width, height, rows, cols, vis_rows, vis_cols;
+    size_t n, nv;             /* torus samples, frame pixels */
+    int w_step, r_step;       /* the model's quantizer steps (at model_q) */
+    int model_q;              /* the -q the model is fitted, quantized and weighed at (model_quality) */
+    PnmfContainerWriter *cw;
+
+    /* the window being coded */
+    uint8_t *frames;          /* window x n, layout order */
+    int nbuf, frame_count;    /* frames buffered, frames pushed */
+    int continues;            /* the window being coded continues the previous one */
+    uint8_t *weights;         /* its block weights (pnmf_window_weights), made once a window */
+    PnmfWindowModel alt;      /* try_repeats()'s model, for the keep step to weigh */
+    int alt_extra;            /* its repeated entries */
+
+    /* the fit's work space */
+    PnmfFitter *ft;
+    float *A, *W, *Wq, *Wtry; /* frames on the torus, components, quantized, a trial */
+    PnmfAtom *H, *Hsave;
+    uint8_t *rec, *seen;
+    int probing;              /* fitting the probe's model (probe_model) */
+    int probe_skips;          /* windows left to code without a model, unprobed */
+
+    /* references: what the decoder holds after the previous window */
+    ResBufs rb[2];            /* the residual layer's, one per coding run at once */
+    uint8_t *lastP, *lastRef[PNMF_RES_REFS]; /* rb's after the previous window */
+    int last_avail;           /* of lastRef, how many hold frames since the key window */
+    int last_key;             /* first frame of the last key window */
+    int last_rc;              /* the last window's residual levels were range-coded */
+    PnmfWindowModel last;     /* the last model (pnmf_model_track), as the decoder keeps it */
+    uint8_t *last_gray;       /* the frame pushed last, width x height (scene cuts) */
+    int last_cut;             /* the first frame after the last scene cut (a window starting there is a key window) */
+
+    /* statistics (pnmf_encoder_stats) */
+    int windows, scene_cuts;
+    int carried;              /* windows that carried the last model's components over */
+    int rc_level_windows;     /* windows whose residual levels were range-coded */
+    int repeated;             /* entries added by try_repeats() */
+    int fits_stopped;         /* full fits stopped by their check (check_fit) */
+    double sse, objective;
+    double t_probe, t_fit, t_residual, t_write, t_total; /* seconds by stage */
+
+    int failed, finished;
+    char err[256];
+};
+
+/* One window on its way through the steps of encode_window(). */
+typedef struct EncWindow {
+    int m;                    /* frames */
+    int step16;               /* the residual step the model's decisions weigh at (model_q's) */
+    PnmfWindowModel md;       /* the window as it will be written */
+    PnmfWindowModel bare;     /* the same frames over no model */
+    double sse;               /* md's squared error, once its residual layer is coded */
+    double bare_sse;          /* bare's */
+    size_t bare_bytes;        /* > 0: bare holds the residual layer over no model, this many bytes */
+    int carried;              /* md carries the last model's components, coded and kept */
+    int drop;                 /* the probe found no model worth fitting */
+} EncWindow;
+
+static inline double enc_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Whether choose_step() picks each window's coding among the same codings
+ * for every -q (those of -q PNMF_PICK_FLOOR and coarser from the floor up,
+ * of the floor and finer below it): with the residual layer, without
+ * --target-psnr. There the model is the same for every -q too: fitted,
+ * quantized and weighed as at -q PNMF_MODEL_Q, and kept or not per coding
+ * within the pick, so a window with a model keeps -q's order as one
+ * without does. */
+static inline int enc_picks(const PnmfEncSettings *s) { return s->residual && s->target_psnr <= 0; }
+
+/* The -q the model is fitted, quantized and weighed at. */
+static inline int enc_model_quality(const PnmfEncSettings *s) { return enc_picks(s) ? PNMF_MODEL_Q : s->quality; }
+
+/* The residual layer's rate-distortion weight: squared error per bit, for
+ * the step s (gray levels) of -q. dD/dR of a uniform quantizer at high
+ * rate is 2 ln 2 s^2 / 12. At the finest step (-q 0, and the lossless
+ * first frame tried at every -q) an error of one gray level outweighs a
+ * thousand bits: the coding is lossless. */
+static inline double enc_residual_lambda(int step16)
+{
+    if (step16 <= PNMF_RES_MIN_STEP) return PNMF_LOSSLESS_LAMBDA;
+    const double s = step16 / 16.0;
+    return 2 * 0.6931 * s * s / 12;
+}
+
+/* The same for the encoder's -q: what a bit of the model is worth. */
+static inline double enc_quality_lambda(const PnmfEncoder *e)
+{
+    return enc_residual_lambda(pnmf_residual_step(e->model_q));
+}
+
+/* The steps of encode_window(), in order. Each returns 0 or a PNMF_ERR_*;
+ * a step with nothing to do for this window returns 0 at once. */
+int pnmf_window_carry(PnmfEncoder *e, EncWindow *w);       /* enc_model.c */
+int pnmf_window_probe(PnmfEncoder *e, EncWindow *w);       /* enc_model.c */
+int pnmf_window_fit(PnmfEncoder *e, EncWindow *w);         /* enc_model.c */
+int pnmf_window_keep(PnmfEncoder *e, EncWindow *w);        /* enc_model.c */
+int pnmf_window_choose_step(PnmfEncoder *e, EncWindow *w); /* enc_rate.c */
+int pnmf_window_update_refs(PnmfEncoder *e, EncWindow *w); /* enc_residual.c */
+
+/* enc_quant.c: the fitted model (e->W, e->H) quantized into md, closed
+ * loop; the model with repeated entries tried into e->alt. */
+int pnmf_window_quantize(PnmfEncoder *e, PnmfWindowModel *md, int m);
+int pnmf_window_add_entries(PnmfEncoder *e, PnmfWindowModel *md, int m, const float *Wq, uint8_t *used);
+int pnmf_window_try_repeats(PnmfEncoder *e, PnmfWindowModel *md, int m, const float *W0, const PnmfAtom *H0);
+
+/* enc_residual.c: the residual layer and what a coding of the window costs. */
+int pnmf_window_weights(PnmfEncoder *e, int m);
+int pnmf_window_code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel *md, int m, int step16,
+                              double *sse);
+int pnmf_window_codings(PnmfWindowModel *md, uint8_t *c[3], size_t size[3], int *n);
+int pnmf_window_bytes(const PnmfEncoder *e, PnmfWindowModel *md, int m, size_t *bytes);
+int pnmf_window_cost(PnmfEncoder *e, PnmfWindowModel *md, int m, int step16, double *sse, size_t *bytes);
+int pnmf_window_costs(PnmfEncoder *e, PnmfWindowModel *md, PnmfWindowModel *bare, int m, int step16,
+                      double j[2], double sse[2], size_t *model_bytes, size_t *bare_bytes);
+
+#endif /* PNMF_ENC_INTERNAL_H */

@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The residual layer of a window: coded over a model frame by frame as the
+ * decoder will decode it, the key frame's step, the block weights, what a
+ * coding costs in bytes, and the references the window leaves the next.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "container.h"
+#include "diamond.h"
+#include "enc_internal.h"
+#include "entropy.h"
+#include "internal.h"
+#include "model_write.h"
+#include "residual_search.h"
+#include "varint.h"
+
+/* Before a window's residual layer: the references the previous window
+ * left (none for a key window); returns how many are available. */
+static int restore_refs(const PnmfEncoder *e, ResBufs *b)
+{
+    memcpy(b->P, e->lastP, e->nv); /* swapped into Pp at frame 0 */
+    for (int t = 0; t < PNMF_RES_REFS; t++) memcpy(b->ref[t], e->lastRef[t], e->nv);
+    return e->continues ? e->last_avail : 0;
+}
+
+/* The cost (squared error + lambda * 8 * zstd bytes) of coding a key
+ * window's first frame alone with the step key16. */
+static int key_frame_cost(const PnmfEncoder *e, ResBufs *rb, const PnmfWindowModel *md, int key16, double lambda,
+                          double *cost)
+{
+    /* coded with its own step's lambda, weighed with the caller's */
+    PnmfResidual r;
+    PNMF_CHECK(pnmf_residual_alloc(&r, 1, e->vis_rows, e->vis_cols, key16, key16));
+    pnmf_diamond_int(md, 0, e->w_step, e->r_step, rb->acc, rb->P);
+    int ret = pnmf_residual_encode_frame(&r, 0, e->frames, rb->P, rb->P, NULL, 0, rb->D, enc_residual_lambda(key16));
+    Buf b = { 0 };
+    if (ret >= 0) {
+        for (size_t q = 0; q < (size_t)r.bx * r.by; q++) put_u(&b, r.modes[q]);
+        for (size_t q = 0; q < r.nlev; q++) put_u(&b, zigzag(r.lev[q]));
+        if (b.err) ret = PNMF_ERR_NOMEM;
+    }
+    uint8_t *z = NULL;
+    size_t zn = 0;
+    if (ret >= 0) ret = pnmf_entropy_compress(b.p, b.len, PNMF_ESTIMATE_ZSTD_LEVEL, &z, &zn);
+    double sse = 0;
+    for (size_t q = 0; ret >= 0 && q < e->nv; q++) {
+        const int d = (int)e->frames[q] - rb->D[q];
+        sse += d * d;
+    }
+    *cost = sse + lambda * 8 * (double)zn;
+    pnmf_free(z);
+    pnmf_free(b.p);
+    pnmf_residual_free(&r);
+    return ret;
+}
+
+/* The window's block weights (e->weights; residual.h, enc_weight), from
+ * its source frames: the same for every coding of the window. */
+int pnmf_window_weights(PnmfEncoder *e, int m)
+{
+    /* a block the next frames repeat (the source's block unchanged) will
+     * most likely be copied into them: its error counts once per frame, so
+     * its lambda is divided by the frames it lasts. A block whose samples
+     * move into the next frame unchanged (a sprite, a pan) weighs as the
+     * blocks of later frames that copy it (residual.h, match weights).
+     * Both come from the source frames alone, so they do not follow -q. */
+    const size_t nb = (size_t)pnmf_residual_blocks(e->vis_cols) * (size_t)pnmf_residual_blocks(e->vis_rows);
+    pnmf_free(e->weights);
+    e->weights = pnmf_malloc_array((size_t)m, nb);
+    if (!e->weights) return PNMF_ERR_NOMEM;
+    PNMF_CHECK(pnmf_residual_copy_weights(e->frames, m, e->nv, e->vis_rows, e->vis_cols, e->weights));
+    return pnmf_residual_match_weights(e->frames, m, e->nv, e->vis_rows, e->vis_cols, e->weights);
+}
+
+/* The residual layer over the quantized model (residual.h), frame by frame
+ * in the decoder's order; *sse gets the squared error of what the decoder
+ * will show. */
+int pnmf_window_code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel *md, int m, int step16,
+                              double *sse)
+{
+    /* a key window's first frame is what later frames copy: a finer step */
+    int key16 = e->continues ? step16 : (step16 + PNMF_KEY_STEP_DIV / 2) / PNMF_KEY_STEP_DIV;
+    if (key16 < PNMF_RES_MIN_STEP) key16 = PNMF_RES_MIN_STEP;
+    if (!e->continues && key16 > PNMF_RES_MIN_STEP) {
+        /* a lossless first frame can cost less than a lossy one (exact
+         * repeats compress; quantization noise does not): try both */
+        double j_lossy, j_lossless;
+        PNMF_CHECK(key_frame_cost(e, rb, md, key16, enc_residual_lambda(key16), &j_lossy));
+        PNMF_CHECK(key_frame_cost(e, rb, md, PNMF_RES_MIN_STEP, enc_residual_lambda(key16), &j_lossless));
+        if (j_lossless <= j_lossy) key16 = PNMF_RES_MIN_STEP;
+    }
+    pnmf_residual_free(&md->res);
+    PNMF_CHECK(pnmf_residual_alloc(&md->res, m, e->vis_rows, e->vis_cols, step16, key16));
+    md->res.continues = e->continues;
+    /* a window that continues one whose levels were range-coded prices its
+     * levels with the levels stream's contexts (they will most likely be
+     * range-coded too), others with the fixed table for zstd's varints */
+    md->res.enc_rc_price = e->continues && e->last_rc;
+    const double lambda = enc_residual_lambda(step16), key_lambda = enc_residual_lambda(key16);
+    *sse = 0;
+    /* the window's block weights (pnmf_window_weights()), faded below */
+    const size_t nb = (size_t)md->res.bx * md->res.by;
+    uint8_t *weights = pnmf_malloc_array((size_t)m, nb);
+    if (!weights) return PNMF_ERR_NOMEM;
+    int avail = restore_refs(e, rb);
+    memcpy(weights, e->weights, (size_t)m * nb);
+    /* at the bottom of the -q range (steps over -q 49's) the weights fade
+     * out, class 64 - q at most: kept exact by them, a still background
+     * would hold the coarsest -q far above the error it stands for */
+    const int cap = (int)floor(PNMF_MAX_QUALITY - 8 * log2(step16 / 16.0) + 0.5);
+    for (size_t i = 0; cap < PNMF_RES_WEIGHTS - 1 && i < (size_t)m * nb; i++)
+        if (weights[i] > cap) weights[i] = (uint8_t)(cap < 0 ? 0 : cap);
+    int ret = 0;
+    for (int j = 0; ret >= 0 && j < m; j++) {
+        md->res.enc_weight = weights + (size_t)j * nb;
+        uint8_t *t = rb->Pp;
+        rb->Pp = rb->P, rb->P = t;
+        pnmf_diamond_int(md, j, e->w_step, e->r_step, rb->acc, rb->P);
+        const uint8_t *src = e->frames + (size_t)j * e->nv;
+        ret = pnmf_residual_encode_frame(&md->res, j, src, rb->P, rb->Pp, (const uint8_t *const *)rb->ref, avail,
+                                         rb->D, j ? lambda : key_lambda);
+        for (size_t q = 0; ret >= 0 && q < e->nv; q++) {
+            const int d = (int)src[q] - rb->D[q];
+            *sse += d * d;
+        }
+        pnmf_residual_push(rb->ref, &rb->D);
+        if (avail < PNMF_RES_REFS) avail++;
+    }
+    md->res.enc_weight = NULL;
+    pnmf_free(weights);
+    return ret;
+}
+
+/* The codings of the window md the container chooses from: the residual
+ * layer's levels as varints for zstd (which finds the exact repeats of
+ * sprite animation), range-coded (smaller on everything else), or frame
+ * 0's as varints and the others range-coded (a lossless first frame of
+ * synthetic content, with zstd, and the rest in the stream); the third only
+ * when frame 0 is lossless (step 1): a lossy first frame's levels go to
+ * the stream as well as the others'. */
+int pnmf_window_codings(PnmfWindowModel *md, uint8_t *c[3], size_t size[3], int *n)
+{
+    c[0] = c[1] = c[2] = NULL;
+    size[0] = size[1] = size[2] = 0;
+    *n = 1;
+    int ret = pnmf_model_write(md, &c[0], &size[0]);
+    if (ret >= 0 && md->res.step16) {
+        const int nalt = md->res.key_step16 == PNMF_RES_MIN_STEP && md->res.start[1] > 0 &&
+                                 md->res.start[1] < md->res.nlev ? 2 : 1;
+        for (int a = 0; ret >= 0 && a < nalt; a++) {
+            md->res.rc_levels = a + 1;
+            ret = pnmf_model_write(md, &c[1 + a], &size[1 + a]);
+            if (ret >= 0) (*n)++;
+        }
+        md->res.rc_levels = 0;
+    }
+    return ret;
+}
+
+/* The bytes of the window md as the container would store it next, but
+ * for the chunk's framing. */
+int pnmf_window_bytes(const PnmfEncoder *e, PnmfWindowModel *md, int m, size_t *bytes)
+{
+    uint8_t *c[3];
+    size_t size[3];
+    int n;
+    int ret = pnmf_window_codings(md, c, size, &n);
+    if (ret >= 0) ret = pnmf_container_window_bytes(e->cw, (uint32_t)m, (const uint8_t *const *)c, size, n, bytes);
+    for (int a = 0; a < 3; a++) pnmf_free(c[a]);
+    return ret;
+}
+
+/* One coding of the residual layer for pnmf_window_costs(): coded
+ * into md in rb, serialized and compressed (zstd at a fast level: an
+ * estimate for a decision, the container compresses again). */
+typedef struct CostJob {
+    const PnmfEncoder *e;
+    ResBufs *rb;
+    PnmfWindowModel *md;
+    int m, step16, ret;
+    double sse;
+    size_t bytes;
+} CostJob;
+
+static void *cost_job(void *arg)
+{
+    CostJob *c = arg;
+    uint8_t *payload = NULL, *z = NULL;
+    size_t size = 0;
+    c->ret = pnmf_window_code_residual(c->e, c->rb, c->md, c->m, c->step16, &c->sse);
+    if (c->ret >= 0) c->ret = pnmf_model_write(c->md, &payload, &size);
+    if (c->ret >= 0) c->ret = pnmf_entropy_compress(payload, size, PNMF_ESTIMATE_ZSTD_LEVEL, &z, &c->bytes);
+    pnmf_free(payload);
+    pnmf_free(z);
+    return NULL;
+}
+
+/* The residual layer of the window over md, and over no model at all
+ * (into bare, an empty model of md's size), coded into each; for each,
+ * the squared error and the cost j = squared error + lambda * 8 * bytes
+ * (the bytes in *model_bytes, *bare_bytes).
+ * The two codings are independent: with threads they run at once (the
+ * same result). */
+int pnmf_window_costs(PnmfEncoder *e, PnmfWindowModel *md, PnmfWindowModel *bare, int m, int step16,
+                       double j[2], double sse[2],
+                      size_t *model_bytes, size_t *bare_bytes)
+{
+    const double lambda = enc_residual_lambda(step16);
+    /* the residual layer over no model does not depend on the model: a
+     * caller that has it (bare coded, *bare_bytes set) passes it in */
+    const int ready = *bare_bytes > 0;
+    if (!ready) PNMF_CHECK(pnmf_model_alloc(bare, e->rows, e->cols, e->vis_rows, e->vis_cols, m, md->k, 0));
+    CostJob c[2] = { { e, &e->rb[0], md, m, step16, 0, 0, 0 },
+                     { e, &e->rb[1], bare, m, step16, 0, sse[1], *bare_bytes } };
+    pthread_t th;
+    const int two = !ready && e->rb[1].P && !pthread_create(&th, NULL, cost_job, &c[1]);
+    cost_job(&c[0]);
+    if (two) pthread_join(th, NULL);
+    else if (!ready) c[1].rb = &e->rb[0], cost_job(&c[1]);
+    PNMF_CHECK(c[0].ret);
+    PNMF_CHECK(c[1].ret);
+    for (int t = 0; t < 2; t++) sse[t] = c[t].sse, j[t] = sse[t] + lambda * 8 * (double)c[t].bytes;
+    *model_bytes = c[0].bytes, *bare_bytes = c[1].bytes;
+    pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: with the model %zu bytes, sse %.0f; without %zu bytes, sse %.0f",
+             e->windows, c[0].bytes, sse[0], c[1].bytes, sse[1]);
+    return 0;
+}
+
+
+/* The residual layer of the window over md alone, in rb[0]: its squared
+ * error and its bytes as pnmf_window_costs() counts them. */
+int pnmf_window_cost(PnmfEncoder *e, PnmfWindowModel *md, int m, int step16, double *sse, size_t *bytes)
+{
+    CostJob c = { e, &e->rb[0], md, m, step16, 0, 0, 0 };
+    cost_job(&c);
+    *sse = c.sse, *bytes = c.bytes;
+    return c.ret;
+}
+
+/* Update references: the decoder's model frame and last frames after this
+ * window, which the next window predicts from (and its model, which the
+ * next may carry), decoded from what is written exactly as the decoder
+ * will decode it, so that encoder and decoder never drift apart. */
+int pnmf_window_update_refs(PnmfEncoder *e, EncWindow *w)
+{
+    PNMF_CHECK(pnmf_model_track(&e->last, &w->md));
+    if (!e->s.residual) return 0;
+    ResBufs *b = &e->rb[0];
+    int avail = restore_refs(e, b);
+    for (int j = 0; j < w->m; j++) {
+        uint8_t *t = b->Pp;
+        b->Pp = b->P, b->P = t;
+        pnmf_diamond_int(&w->md, j, e->w_step, e->r_step, b->acc, b->P);
+        pnmf_residual_frame(&w->md.res, j, b->P, b->Pp, (const uint8_t *const *)b->ref, b->D);
+        pnmf_residual_push(b->ref, &b->D);
+        if (avail < PNMF_RES_REFS) avail++;
+    }
+    memcpy(e->lastP, b->P, e->nv);
+    for (int t = 0; t < PNMF_RES_REFS; t++) memcpy(e->lastRef[t], b->ref[t], e->nv);
+    e->last_avail = avail;
+    return 0;
+}

@@ -12,3 +12,5 @@ passes=0
 check() { if eval "$1"; then passes=$((passes + 1)); else echo "FAIL: $2" >&2; fails=$((fails + 1)); fi; }
 summary() { sed -n 's/.* bytes \([0-9]*\) .* psnr-y \([0-9.]*\) dB.*/\1 \2/p' "$1"; }
 finish() { echo "$1: $passes passed, $fails failed"; [ "$fails" -eq 0 ]; }
+# die MESSAGE: a failure the rest of the script cannot go on from.
+die() { echo "FAIL: $*" >&2; exit 1; }

@@ -15,7 +15,7 @@
  *  3. peak memory: encode + decode of the clip and of the clip 10 times
  *     over, each in a forked child (it must not grow with the length).
  *
- * Every measurement runs in a forked child (compare_run.c, shared with
+ * Every measurement runs in a forked child (measure/run.c, shared with
  * pnmf-compare), so its memory and CPU time are its own and the parent
  * stays small: it holds the clip, read once into memory before any timing.
  */
@@ -33,8 +33,8 @@
 #include "bench_stats.h"
 #include "cli_util.h"
 #include "enc_opts.h"
-#include "compare.h"
-#include "compare_metrics.h"
+#include "measure/measure.h"
+#include "measure/metrics.h"
 
 static const char *prog = "pnmf-bench";
 
@@ -218,7 +218,7 @@ end:
     fclose(f);
 }
 
-/* ---- throughput: x264 through pnmf-compare's codec ---- */
+/* ---- throughput: x264, a codec of measure/lavc.c ---- */
 
 typedef struct LavcJob {
     const CmpCodec *c;

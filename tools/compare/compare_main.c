@@ -30,30 +30,6 @@ static const char *prog = "pnmf-compare";
 /* pnmf's quality is the ladder's, its threads those of every codec. */
 #define CMP_ENC_OMIT (ENC_OPT_QUALITY | ENC_OPT_THREADS)
 
-/* ---- the codecs ---- */
-
-static const CmpCodec *all_codecs(int i)
-{
-    if (i == 0) return &cmp_pnmf_codec;
-    for (int k = 0; cmp_lavc_codecs[k]; k++)
-        if (k == i - 1) return cmp_lavc_codecs[k];
-    return NULL;
-}
-
-const CmpCodec *cmp_codec_by_name(const char *name, size_t len)
-{
-    for (int i = 0; all_codecs(i); i++)
-        if (strlen(all_codecs(i)->name) == len && !strncmp(all_codecs(i)->name, name, len))
-            return all_codecs(i);
-    return NULL;
-}
-
-int cmp_ladder_value(int lo, int hi, int i, int n)
-{
-    if (n <= 1) return lo + (hi - lo) / 2;
-    return lo + (int)((double)(hi - lo) * i / (n - 1) + 0.5);
-}
-
 /* ---- one point in a child ---- */
 
 typedef struct PointJob {
@@ -115,7 +91,7 @@ static void usage(FILE *f)
             "pixel against PSNR-Y, via gnuplot) into the output directory.\n"
             "\n"
             "      --codecs LIST    comma-separated, from: ");
-    for (int i = 0; all_codecs(i); i++) fprintf(f, "%s%s", i ? "," : "", all_codecs(i)->name);
+    for (int i = 0; cmp_codec_at(i); i++) fprintf(f, "%s%s", i ? "," : "", cmp_codec_at(i)->name);
     fprintf(f,
             "\n"
             "                       (default: all that this FFmpeg has)\n"
@@ -123,8 +99,8 @@ static void usage(FILE *f)
             "      --range C=LO:HI  ladder of codec C from LO (best quality) to HI, in its own\n"
             "                       knob's units; repeatable. Defaults (and legal values):\n",
             DEFAULT_POINTS);
-    for (int i = 0; all_codecs(i); i++) {
-        const CmpCodec *c = all_codecs(i);
+    for (int i = 0; cmp_codec_at(i); i++) {
+        const CmpCodec *c = cmp_codec_at(i);
         fprintf(f, "                         %-10s %-3s %2d:%-2d  (%d..%d)\n", c->name, c->param_name,
                 c->ladder_lo, c->ladder_hi, c->param_min, c->param_max);
     }
@@ -164,7 +140,7 @@ static int parse_codecs(Args *a, const char *list)
         const CmpCodec *c = cmp_codec_by_name(p, len);
         if (!c) {
             fprintf(stderr, "%s: option --codecs: unknown codec '%.*s' (known: ", prog, (int)len, p);
-            for (int i = 0; all_codecs(i); i++) fprintf(stderr, "%s%s", i ? "," : "", all_codecs(i)->name);
+            for (int i = 0; cmp_codec_at(i); i++) fprintf(stderr, "%s%s", i ? "," : "", cmp_codec_at(i)->name);
             fprintf(stderr, ")\n");
             return -1;
         }
@@ -303,8 +279,8 @@ static int parse_args(int argc, char **argv, Args *a)
     } else if (a->anchors) { /* the others come from the file */
         if (cmp_pnmf_codec.available(&cmp_pnmf_codec, why, sizeof(why)) == 0) a->codecs[a->ncodecs++] = &cmp_pnmf_codec;
     } else {
-        for (int i = 0; all_codecs(i); i++) {
-            const CmpCodec *cc = all_codecs(i);
+        for (int i = 0; cmp_codec_at(i); i++) {
+            const CmpCodec *cc = cmp_codec_at(i);
             if (cc->available(cc, why, sizeof(why)) < 0) {
                 if (!a->quiet) fprintf(stderr, "%s: skipping %s: %s\n", prog, cc->name, why);
                 continue;

@@ -19,12 +19,20 @@ check '[ "$(grep -c "default" "$T/help")" -ge 11 ]' "pnmf-enc --help does not gi
 check '[ $? -eq 0 ] && grep -q -- --format "$T/dhelp" && grep -q -- --start "$T/dhelp"' "pnmf-dec --help"
 
 # bad options: exit 2 and a message naming the option
-"$B/pnmf-enc" -k 256 "$S/life.mkv" "$T/x.pnmf" 2> "$T/err"
-check '[ $? -eq 2 ] && grep -q -- "--components" "$T/err"' "pnmf-enc -k 256: $(cat "$T/err")"
-"$B/pnmf-enc" --shift sideways "$S/life.mkv" "$T/x.pnmf" 2> "$T/err"
-check '[ $? -eq 2 ] && grep -q -- "--shift" "$T/err"' "pnmf-enc --shift sideways: $(cat "$T/err")"
-"$B/pnmf-enc" "$S/life.mkv" 2> "$T/err"
-check '[ $? -eq 2 ]' "pnmf-enc with one argument"
+# each: the command, the option its message must name
+while read -r opt args; do
+    # shellcheck disable=SC2086
+    expect_exit 2 "$B/pnmf-enc" $args "$S/life.mkv" "$T/x.pnmf"
+    check '[ "$got" -eq 2 ] && grep -q -- "$opt" "$T/err"' "pnmf-enc $args: exit $got: $(cat "$T/err")"
+done <<EOF2
+--components -k 256
+--shift --shift sideways
+--target-psnr --target-psnr 5
+--residual --shift vector --residual
+--two-level --two-level 2 -k 4
+EOF2
+expect_exit 2 "$B/pnmf-enc" "$S/life.mkv"
+check '[ "$got" -eq 2 ]' "pnmf-enc with one argument: exit $got"
 check '[ ! -e "$T/x.pnmf" ]' "a failed command left an output file"
 
 # unreadable input: exit 3, one line naming the file

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Hostile input for pnmf-dec and pnmf-enc (issue 5's list). Every run must
+# Hostile input for pnmf-dec and pnmf-enc. Every run must
 # exit with its documented code (README, "Exit codes"), print one line on
 # stderr naming the file, never crash (no exit >= 128 unless a test sends
 # the signal, no sanitizer report), and leave nothing half-written: frame

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * pnmf-bench: how fast pnmf is, in one command anyone can rerun on one
- * clip (issue 8). Prints Markdown tables on stdout:
+ * clip. Prints Markdown tables on stdout:
  *
  *  1. throughput: pnmf's encoder (the given settings, N threads) and its
  *     decoder (1 thread, into memory), against libx264 preset medium (N

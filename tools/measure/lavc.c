@@ -80,8 +80,8 @@ static void aom_options(AVDictionary **d, int crf, int gray, const CmpOptions *o
     (void)o;
     set_int(d, "cpu-used", 6);
     set_int(d, "crf", crf);
-    /* libaom 3.6 with monochrome input and row-mt on was seen writing
-     * streams that decode wrongly: keep it off for gray */
+    /* libaom 3.6 with monochrome input and row-mt on can write streams
+     * that decode wrongly: keep it off for gray */
     if (gray) av_dict_set(d, "row-mt", "0", 0);
 }
 

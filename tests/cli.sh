@@ -35,6 +35,12 @@ expect_exit 2 "$B/pnmf-enc" "$S/life.mkv"
 check '[ "$got" -eq 2 ]' "pnmf-enc with one argument: exit $got"
 check '[ ! -e "$T/x.pnmf" ]' "a failed command left an output file"
 
+# the library's messages: none on stderr unless asked (-v, -vv or PNMF_DEBUG)
+(unset PNMF_DEBUG; "$B/pnmf-enc" -Q --frames 4 -w 2 -k 2 "$S/life.mkv" "$T/v.pnmf" 2> "$T/err")
+check '[ $? -eq 0 ] && [ ! -s "$T/err" ]' "pnmf-enc -Q wrote on stderr: $(cat "$T/err")"
+"$B/pnmf-enc" -vv -Q --frames 4 -w 2 -k 2 "$S/life.mkv" "$T/vv.pnmf" 2> "$T/err"
+check '[ $? -eq 0 ] && cmp -s "$T/v.pnmf" "$T/vv.pnmf"' "pnmf-enc -vv: another file or an error: $(cat "$T/err")"
+
 # unreadable input: exit 3, one line naming the file
 "$B/pnmf-enc" "$T/missing.mp4" "$T/x.pnmf" 2> "$T/err"
 check '[ $? -eq 3 ] && grep -q "missing.mp4" "$T/err" && [ "$(wc -l < "$T/err")" -eq 1 ]' "missing input: $(cat "$T/err")"

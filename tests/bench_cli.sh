@@ -11,8 +11,8 @@ B=$1
 S=$2
 # Under AddressSanitizer (.ci/run's second pass) freed memory waits in a
 # quarantine (256 MiB by default) instead of being reused, so the peak grows
-# with all that the run ever allocated: the 10x run measured 2.3 times the
-# 1x run's peak with it, 1.00 without. No effect on other builds.
+# with all that the run ever allocated and the 10x run's peak would be
+# about twice the 1x run's. No effect on other builds.
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0"
 export ASAN_OPTIONS
 . "$(dirname "$0")/lib.sh"

@@ -1,19 +1,17 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Components carried over (issue 7, "Across windows"): on samples/sprites.mkv
-# in windows of 20 frames, the windows after the first reuse its components
+# Components carried over across windows: on samples/sprites.mkv in
+# windows of 20 frames, the windows after the first reuse its components
 # (pnmf-enc counts them, pnmf-info marks them), the file is at least 10 %
-# smaller than with --no-carry within 0.3 dB of its PSNR (at -q 40 on
-# this clip 0.3 dB is worth under 2 % of the bytes; since session 15's
-# pick of each window's step the two land 0.2 dB apart, 2,236 and 3,225
-# bytes), the decoder shows exactly the PSNR the
-# encoder measured, and decoding from a frame inside a carrying window
-# (through the index, from the key window) gives the frames of a full decode.
-# Since session 16, from -q 16 up the probe weighs the model as at -q 52
-# and lets no 20-frame window of this clip through (cost ratio 1.30, over
-# PROBE_MARGIN_FIXED): with --target-psnr the model follows -q (40 here)
-# and the probe's margin is PROBE_MARGIN, as before; 3,278 against 3,875
-# bytes, 0.06 dB apart.
+# smaller than with --no-carry within 0.3 dB of its PSNR (at -q 40 on this
+# clip 0.3 dB is worth under 2 % of the bytes, so a smaller file bought with
+# quality does not pass), the decoder shows exactly the PSNR the encoder
+# reports, and decoding from a frame inside a carrying window (through the
+# index, from the key window) gives the frames of a full decode.
+# --target-psnr: without it, from -q 16 up the probe weighs the model as at
+# -q 52 and lets no 20-frame window of this clip through (encode.c,
+# PROBE_MARGIN_FIXED), so no window would have components to carry; with
+# it the model follows -q (40 here) and the probe's margin is PROBE_MARGIN.
 # usage: carry.sh BUILD_DIR SAMPLES_DIR
 set -u
 B=$1
@@ -34,7 +32,7 @@ check 'awk "BEGIN{split(\"$c\", a, \" \"); split(\"$n\", b, \" \"); exit !(a[1] 
 "$B/pnmf-info" "$T/c.pnmf" > "$T/info" 2>&1
 check '[ $(grep -c "^ *[12] .* no  *8 c " "$T/info") -eq 2 ]' "pnmf-info does not mark windows 1 and 2 as carried: $(head -20 "$T/info")"
 
-# what the decoder shows is what the encoder measured
+# what the decoder shows is what the encoder reports
 "$B/pnmf-dec" -Q -f pgm "$T/c.pnmf" "$T/all"
 dec=$("$B/pnmf-psnr" "$S/sprites.mkv" "$T/all/frame_%06d.pgm" | sed -n 's/.*psnr-y \([0-9.]*\).*/\1/p')
 enc=$(echo "$c" | cut -d' ' -f2)

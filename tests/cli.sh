@@ -19,13 +19,27 @@ check '[ "$(grep -c "default" "$T/help")" -ge 11 ]' "pnmf-enc --help does not gi
 check '[ $? -eq 0 ] && grep -q -- --format "$T/dhelp" && grep -q -- --start "$T/dhelp"' "pnmf-dec --help"
 
 # bad options: exit 2 and a message naming the option
-"$B/pnmf-enc" -k 256 "$S/life.mkv" "$T/x.pnmf" 2> "$T/err"
-check '[ $? -eq 2 ] && grep -q -- "--components" "$T/err"' "pnmf-enc -k 256: $(cat "$T/err")"
-"$B/pnmf-enc" --shift sideways "$S/life.mkv" "$T/x.pnmf" 2> "$T/err"
-check '[ $? -eq 2 ] && grep -q -- "--shift" "$T/err"' "pnmf-enc --shift sideways: $(cat "$T/err")"
-"$B/pnmf-enc" "$S/life.mkv" 2> "$T/err"
-check '[ $? -eq 2 ]' "pnmf-enc with one argument"
+# each: the command, the option its message must name
+while read -r opt args; do
+    # shellcheck disable=SC2086
+    expect_exit 2 "$B/pnmf-enc" $args "$S/life.mkv" "$T/x.pnmf"
+    check '[ "$got" -eq 2 ] && grep -q -- "$opt" "$T/err"' "pnmf-enc $args: exit $got: $(cat "$T/err")"
+done <<EOF2
+--components -k 256
+--shift --shift sideways
+--target-psnr --target-psnr 5
+--residual --shift vector --residual
+--two-level --two-level 2 -k 4
+EOF2
+expect_exit 2 "$B/pnmf-enc" "$S/life.mkv"
+check '[ "$got" -eq 2 ]' "pnmf-enc with one argument: exit $got"
 check '[ ! -e "$T/x.pnmf" ]' "a failed command left an output file"
+
+# the library's messages: none on stderr unless asked (-v, -vv or PNMF_DEBUG)
+(unset PNMF_DEBUG; "$B/pnmf-enc" -Q --frames 4 -w 2 -k 2 "$S/life.mkv" "$T/v.pnmf" 2> "$T/err")
+check '[ $? -eq 0 ] && [ ! -s "$T/err" ]' "pnmf-enc -Q wrote on stderr: $(cat "$T/err")"
+"$B/pnmf-enc" -vv -Q --frames 4 -w 2 -k 2 "$S/life.mkv" "$T/vv.pnmf" 2> "$T/err"
+check '[ $? -eq 0 ] && cmp -s "$T/v.pnmf" "$T/vv.pnmf"' "pnmf-enc -vv: another file or an error: $(cat "$T/err")"
 
 # unreadable input: exit 3, one line naming the file
 "$B/pnmf-enc" "$T/missing.mp4" "$T/x.pnmf" 2> "$T/err"
@@ -64,6 +78,34 @@ done
 check '[ $? -eq 4 ]' "not a pnmf file: $(cat "$T/err")"
 "$B/pnmf-dec" "$T/nothere.pnmf" "$T/out4" 2> "$T/err"
 check '[ $? -eq 3 ] && grep -q nothere.pnmf "$T/err"' "missing .pnmf: $(cat "$T/err")"
+
+# -f md5: the MD5 of the frames' pixel bytes, as md5sum computes it from the
+# y4m stream with its stream header and FRAME lines cut out; --verify
+# accepts that hash and rejects another (exit 1, both hashes named)
+"$B/pnmf-dec" -Q -f y4m "$T/ok.pnmf" "$T/ok.y4m"
+check '[ $? -eq 0 ]' "decode to y4m"
+w=$(head -1 "$T/ok.y4m" | sed 's/.* W\([0-9]*\) .*/\1/')
+h=$(head -1 "$T/ok.y4m" | sed 's/.* H\([0-9]*\) .*/\1/')
+tail -c +$(($(head -1 "$T/ok.y4m" | wc -c) + 1)) "$T/ok.y4m" > "$T/frames"
+n=$(($(wc -c < "$T/frames") / (6 + w * h)))
+i=0
+while [ $i -lt $n ]; do
+    tail -c +$((i * (6 + w * h) + 7)) "$T/frames" | head -c $((w * h))
+    i=$((i + 1))
+done | md5sum | cut -d' ' -f1 > "$T/want.md5"
+check '[ $n -eq 8 ]' "the y4m stream has $n frames, not 8"
+"$B/pnmf-dec" -Q -f md5 "$T/ok.pnmf" > "$T/got.md5"
+check '[ $? -eq 0 ] && cmp -s "$T/want.md5" "$T/got.md5"' "-f md5 printed $(cat "$T/got.md5"), md5sum of the pixels $(cat "$T/want.md5")"
+"$B/pnmf-dec" -Q -f md5 "$T/ok.pnmf" "$T/file.md5"
+check 'cmp -s "$T/want.md5" "$T/file.md5"' "-f md5 OUTPUT wrote $(cat "$T/file.md5")"
+"$B/pnmf-dec" -Q -f md5 --verify "$(cat "$T/want.md5")" "$T/ok.pnmf" > "$T/out" 2> "$T/err"
+check '[ $? -eq 0 ] && [ ! -s "$T/out" ] && [ ! -s "$T/err" ]' "--verify with the right hash: $(cat "$T/err")"
+"$B/pnmf-dec" -Q -f md5 --verify 0123456789abcdef0123456789abcdef "$T/ok.pnmf" 2> "$T/err"
+check '[ $? -eq 1 ] && grep -q "0123456789abcdef0123456789abcdef" "$T/err" && grep -q "$(cat "$T/want.md5")" "$T/err"' "--verify with a wrong hash: $(cat "$T/err")"
+"$B/pnmf-dec" -Q -f md5 --verify 12345 "$T/ok.pnmf" 2> "$T/err"
+check '[ $? -eq 2 ] && grep -q -- "--verify" "$T/err"' "--verify 12345: $(cat "$T/err")"
+"$B/pnmf-dec" -Q -f pgm --verify "$(cat "$T/want.md5")" "$T/ok.pnmf" "$T/o6" 2> "$T/err"
+check '[ $? -eq 2 ] && grep -q -- "-f md5" "$T/err"' "--verify without -f md5: $(cat "$T/err")"
 
 # an input that cannot be read is exit 3 for every tool; an output that cannot be written, 5
 mkdir "$T/adir"

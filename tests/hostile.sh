@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Hostile input for pnmf-dec and pnmf-enc (issue 5's list). Every run must
+# Hostile input for pnmf-dec and pnmf-enc. Every run must
 # exit with its documented code (README, "Exit codes"), print one line on
 # stderr naming the file, never crash (no exit >= 128 unless a test sends
 # the signal, no sanitizer report), and leave nothing half-written: frame
@@ -21,14 +21,7 @@ S=$2
 G=$(dirname "$0")/golden
 ENC=$B/pnmf-enc
 DEC=$B/pnmf-dec
-T=$(mktemp -d)
-trap 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
-passes=0
-fails=0
-skips=0
-pass() { passes=$((passes + 1)); }
-fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
-skip() { echo "SKIP: $*" >&2; skips=$((skips + 1)); }
+. "$(dirname "$0")/lib.sh"
 is_root() { [ "$(id -u)" -eq 0 ]; }
 
 # ---- checks ----
@@ -261,5 +254,4 @@ run 2 "" "$ENC" --no-such-option "$T/clip.y4m" "$T/y.pnmf" && pass
 run 2 "" "$ENC" "$T/clip.y4m" && pass
 [ ! -e "$T/y.pnmf" ] && pass || fail "a refused command line left a file"
 
-echo "hostile: $passes passed, $fails failed, $skips skipped"
-[ "$fails" -eq 0 ]
+finish hostile

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Rate control (issue 7): -q is monotone in bytes and in PSNR-Y across its
+# Rate control: -q is monotone in bytes and in PSNR-Y across its
 # range, --target-psnr lands within 0.5 dB of its target, and the decoder
 # shows exactly the PSNR the encoder reports.
 # usage: rate.sh BUILD_DIR SAMPLES_DIR
@@ -34,14 +34,11 @@ ladder() {
 # -q 0..64 in steps of 8: each point smaller and worse
 ladder q sprites.mkv "<" 0 8 16 24 32 40 48 56 64
 # below -q 16 each window's coding is picked from its codings at the
-# steps of -q 16, 14, ..., 0 (ratectl.h, pnmf_fine_pick): every -q 0..16.
-# With each window at -q's own step (and a lossless coding tried at -q 2..12,
-# sessions 9 to 16) x11_penguins rose in bytes at -q 6 and 15 and in
-# PSNR-Y at 12 (30 frames, default settings), and x11_oneko in both at 11
-# and 13; and on screen content quantization noise at a step of 1.2 or 1.4
-# gray levels breaks the exact repeats that lossless coding finds
-# (x11_penguins, 30 frames: -q 2 and 4 cost 0.7 % and 1.2 % more than -q 0
-# before the encoder tried both)
+# steps of -q 16, 14, ..., 0 (ratectl.h, pnmf_fine_pick): every -q 0..16 on
+# x11_penguins, screen content where quantization noise at a step of 1.2
+# or 1.4 gray levels breaks the exact repeats that lossless coding finds,
+# so a finer -q could cost more bytes than a lossless coding if the pick
+# did not weigh both
 ladder f devset/x11_penguins.mkv "<=" 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16
 check '[ "$(summary "$T/f8.log" | cut -d" " -f2)" != 999.00 ]' "x11_penguins -q 8 is lossless: the test shows nothing"
 check '[ "$(summary "$T/f15.log" | cut -d" " -f1)" != "$(summary "$T/f8.log" | cut -d" " -f1)" ]' \
@@ -50,26 +47,22 @@ check '[ "$(summary "$T/f15.log" | cut -d" " -f1)" != "$(summary "$T/f8.log" | c
 # above -q 16 each window's coding is picked from its codings at the
 # steps of -q 16, 20, ..., 64, the same for every -q (ratectl.h,
 # pnmf_step_pick): where a window has no model, a higher -q can only get
-# fewer bytes and a lower PSNR-Y. Every even -q, and odd ones between:
-# choosing among the steps of -q - 4 .. -q + 4 instead (sessions 12 to
-# 14) the bytes rose at -q 48 and 62 (+0.5, +1.8 %)
+# fewer bytes and a lower PSNR-Y. Every even -q, and odd ones between, so
+# that a pick over a window of steps around -q alone would show up
 ladder e sprites.mkv "<=" 16 18 20 22 24 26 28 30 32 34 35 36 38 40 42 44 46 47 48 50 52 54 56 58 60 61 62 64
 # and at default settings on x11_oneko, whose bytes hardly depend on -q
-# (a model probed, none kept): with each window at -q's own step the
-# PSNR-Y rose at 3 of these steps (60 frames: -q 26 +1.7 dB, 36, 38),
-# choosing among -q - 4 .. -q + 4 the bytes at -q 36 (+2.3 %)
+# (a model probed, none kept): small differences between the steps'
+# codings, where an order that is not monotone shows first
 LARGS="--frames 60 --threads 1" ladder o devset/x11_oneko.mkv "<=" 24 26 28 30 32 34 36 38 40 42 44 46 48
 
 # and where a window keeps a model: from -q 16 up the model is fitted,
 # quantized and weighed as at -q 52 whatever -q is, and the pick is
 # offered, at each step, the coding with it or without it, whichever
-# costs less at that step (encode.c, model_quality): with the model
-# following -q (sessions 10 to 15) samples/sprites.mkv rose in bytes at
-# -q 42, 46, 54 and 62 and in PSNR-Y at 38 and 48 (default settings, 60
-# frames). Its 60 frames, where the probe lets the model through (at 30 the
-# probe's cost ratio is 1.38, over PROBE_MARGIN_FIXED), with a lighter fit
-# for time (a fit is most of the 9 s an encode takes), over the -q where
-# the model's steps used to move it
+# costs less at that step (encode.c, model_quality), so the model's steps
+# do not move with -q. samples/sprites.mkv's 60 frames, where the probe
+# lets the model through (at 30 frames it does not: PROBE_MARGIN_FIXED),
+# with a lighter fit for time (a fit is most of an encode's time), over
+# the -q from 36 up
 EVEN="36 38 40 42 44 46 48 50 52 54 56 58 60 62 64"
 # shellcheck disable=SC2086
 LARGS="--iterations 2 --refine 0 --inner 2 --zstd-level 3" ladder m sprites.mkv "<=" $EVEN
@@ -87,11 +80,11 @@ check '[ "$(summary "$T/q0.log" | cut -d" " -f2)" = 999.00 ]' "-q 0 -k 0 is not 
 "$B/pnmf-enc" -q 0 -k 2 --iterations 3 --refine 0 --frames 20 "$S/sprites.mkv" "$T/m0.pnmf" > "$T/m0.log" 2>&1
 check '[ "$(summary "$T/m0.log" | cut -d" " -f2)" = 999.00 ]' "-q 0 with a model is not lossless: $(cat "$T/m0.log")"
 # and at default settings where a lossless window costs less than -q 16's
-# coding (x11_oneko's second window: the pick below -q 16 once admitted
-# only codings with no fewer bytes than -q 16's, and -q 0 took -q 2's)
+# coding (x11_oneko's second window): -q 0 must stay lossless even when a
+# coarser coding is smaller
 "$B/pnmf-enc" -q 0 "$S/devset/x11_oneko.mkv" "$T/o0.pnmf" > "$T/o0.log" 2>&1
 check '[ "$(summary "$T/o0.log" | cut -d" " -f2)" = 999.00 ]' "x11_oneko -q 0 is not lossless: $(cat "$T/o0.log")"
-# the ladder spans 32 to 45 dB at least (issue 7)
+# the ladder spans 32 to 45 dB at least
 check 'awk "BEGIN{split(\"$(summary "$T/q0.log")\", a, \" \"); split(\"$(summary "$T/q64.log")\", b, \" \"); exit !(a[2] >= 45 && b[2] <= 32)}"' \
     "-q 0 .. 64 does not span 32 to 45 dB"
 # and at default settings (a model probed; the still background, which
@@ -112,7 +105,7 @@ done
 got=$(summary "$T/tm.log" | cut -d' ' -f2)
 echo "--target-psnr 42 with a model: $got dB"
 check 'awk "BEGIN{d = $got - 42; exit !(d <= 0.5 && d >= -0.5)}"' "--target-psnr 42 with a model gave $got dB"
-# what the decoder shows is what the encoder measured
+# what the decoder shows is what the encoder reports
 "$B/pnmf-dec" -Q -f pgm "$T/tm.pnmf" "$T/frames"
 dec=$("$B/pnmf-psnr" --frames 20 "$S/sprites.mkv" "$T/frames/frame_%06d.pgm" | sed -n 's/.*psnr-y \([0-9.]*\).*/\1/p')
 check 'awk "BEGIN{d = $dec - $got; exit !(d < 0.01 && d > -0.01)}"' "decoded PSNR $dec, encoder said $got"

@@ -3,6 +3,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -131,6 +132,26 @@ void cli_tmp_discard(FILE *f)
     if (f) fclose(f);
     if (tmp_active) unlink(tmp_path);
     tmp_active = 0;
+}
+
+/* The most verbose level printed, as the logger's cookie. */
+static const int log_levels[3] = { PNMF_LOG_ERROR, PNMF_LOG_INFO, PNMF_LOG_DEBUG };
+
+static void stderr_log(void *cookie, int level, const char *fmt, va_list ap)
+{
+    if (level > *(const int *)cookie) return;
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
+PnmfLogger cli_stderr_logger(int verbose)
+{
+    PnmfLogger lg = { NULL, NULL };
+    if (getenv("PNMF_DEBUG")) verbose = 2;
+    if (verbose <= 0) return lg;
+    lg.cookie = (void *)&log_levels[verbose > 2 ? 2 : verbose];
+    lg.callback = stderr_log;
+    return lg;
 }
 
 double cli_now(void)

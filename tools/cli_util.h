@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "pnmf/common.h"
+
 /* Exit codes of every tool (README, "Exit codes"). */
 enum {
     PNMF_EXIT_OK = 0,
@@ -46,6 +48,13 @@ const char *cli_tmp_name(void);
 int cli_tmp_commit(FILE *f, const char *target);
 /* Close and remove the temporary file. */
 void cli_tmp_discard(FILE *f);
+
+/* A PnmfLogger that prints the library's messages on stderr, one line each:
+ * every level when PNMF_DEBUG is set in the environment, else those up to
+ * verbose (0: none, the callback left NULL; 1: PNMF_LOG_INFO; 2 or more:
+ * PNMF_LOG_DEBUG). The errors reach the tools through the calls' results,
+ * so verbose 0 prints nothing. */
+PnmfLogger cli_stderr_logger(int verbose);
 
 /* Seconds on a monotonic clock. */
 double cli_now(void);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* pnmf-dec: decode a .pnmf file into PNG or PGM frames or a y4m stream. */
+/* pnmf-dec: decode a .pnmf file into PNG or PGM frames, a y4m stream, or the
+ * MD5 of the frames. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
@@ -18,12 +19,18 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: pnmf-dec [options] INPUT.pnmf OUTDIR/\n"
+            "       pnmf-dec -f md5 INPUT.pnmf [OUTPUT]\n"
+            "       pnmf-dec -f md5 --verify HASH INPUT.pnmf\n"
             "Decode INPUT.pnmf into OUTDIR/frame_000001.png, frame_000002.png, ... (OUTDIR is\n"
             "created if missing). With OUTDIR '-', write a y4m stream to stdout\n"
             "(pnmf-dec in.pnmf - | ffplay -).\n"
             "\n"
-            "  -f, --format FMT     png, pgm or y4m; y4m writes OUTDIR as one file (default png,\n"
-            "                       y4m for '-')\n"
+            "  -f, --format FMT     png, pgm, y4m or md5; y4m writes OUTDIR as one file (default\n"
+            "                       png, y4m for '-'); md5 writes the MD5 of every frame's\n"
+            "                       width x height gray bytes in order (no headers) as one\n"
+            "                       line to OUTPUT, or to stdout when OUTPUT is '-' or absent\n"
+            "      --verify HASH    with -f md5: compare the MD5 with HASH instead of writing\n"
+            "                       it; exit 1 if they differ\n"
             "      --start N        first frame to decode, 0-based, found through the index\n"
             "                       (default 0)\n"
             "      --frames N       decode at most N frames (default: all)\n"
@@ -37,29 +44,37 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-    enum { OPT_START = 256, OPT_FRAMES };
+    enum { OPT_START = 256, OPT_FRAMES, OPT_VERIFY };
     static const struct option longopts[] = {
         { "format", required_argument, NULL, 'f' }, { "start", required_argument, NULL, OPT_START },
-        { "frames", required_argument, NULL, OPT_FRAMES }, { "quiet", no_argument, NULL, 'Q' },
+        { "frames", required_argument, NULL, OPT_FRAMES }, { "verify", required_argument, NULL, OPT_VERIFY },
+        { "quiet", no_argument, NULL, 'Q' },
         { "help", no_argument, NULL, 'h' },         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
     cli_init();
     opterr = 0; /* cli_bad_option() says it in one line */
-    const char *format = NULL;
+    const char *format = NULL, *verify = NULL;
     long long start = 0, max_frames = -1, v;
     int quiet = 0, c;
     while ((c = getopt_long(argc, argv, ":f:QhV", longopts, NULL)) != -1) {
         switch (c) {
         case 'f':
-            if (strcmp(optarg, "png") && strcmp(optarg, "pgm") && strcmp(optarg, "y4m")) {
-                fprintf(stderr, "%s: option --format expects png, pgm or y4m, got '%s'\n", prog, optarg);
+            if (strcmp(optarg, "png") && strcmp(optarg, "pgm") && strcmp(optarg, "y4m") && strcmp(optarg, "md5")) {
+                fprintf(stderr, "%s: option --format expects png, pgm, y4m or md5, got '%s'\n", prog, optarg);
                 return PNMF_EXIT_USAGE;
             }
             format = optarg;
             break;
         case OPT_START: if (cli_parse_int(prog, "--start", optarg, 0, 1LL << 28, &v)) return PNMF_EXIT_USAGE; start = v; break;
         case OPT_FRAMES: if (cli_parse_int(prog, "--frames", optarg, 0, 1LL << 28, &v)) return PNMF_EXIT_USAGE; max_frames = v; break;
+        case OPT_VERIFY:
+            if (strlen(optarg) != 32 || strspn(optarg, "0123456789abcdefABCDEF") != 32) {
+                fprintf(stderr, "%s: option --verify expects an MD5, 32 hex digits, got '%s'\n", prog, optarg);
+                return PNMF_EXIT_USAGE;
+            }
+            verify = optarg;
+            break;
         case 'Q': quiet = 1; break;
         case 'h': usage(stdout); return PNMF_EXIT_OK;
         case 'V': printf("pnmf-dec %s\n", PNMF_VERSION_STRING); return PNMF_EXIT_OK;
@@ -68,14 +83,21 @@ int main(int argc, char **argv)
             return PNMF_EXIT_USAGE;
         }
     }
-    if (argc - optind != 2) {
-        fprintf(stderr, "%s: expected INPUT.pnmf and OUTDIR; try '%s --help'\n", prog, prog);
+    const int is_md5 = format && !strcmp(format, "md5");
+    if (verify && !is_md5) {
+        fprintf(stderr, "%s: option --verify needs -f md5\n", prog);
         return PNMF_EXIT_USAGE;
     }
-    const char *inpath = argv[optind], *outpath = argv[optind + 1];
+    const int npos = argc - optind;
+    if (verify ? npos != 1 : is_md5 ? npos < 1 || npos > 2 : npos != 2) {
+        fprintf(stderr, "%s: expected INPUT.pnmf%s; try '%s --help'\n", prog,
+                verify ? " alone with --verify" : is_md5 ? " and at most one OUTPUT" : " and OUTDIR", prog);
+        return PNMF_EXIT_USAGE;
+    }
+    const char *inpath = argv[optind], *outpath = argc - optind == 2 ? argv[optind + 1] : "-";
     if (!format) format = strcmp(outpath, "-") ? "png" : "y4m";
-    if (!strcmp(outpath, "-") && strcmp(format, "y4m")) {
-        fprintf(stderr, "%s: only y4m can go to stdout\n", prog);
+    if (!strcmp(outpath, "-") && strcmp(format, "y4m") && !is_md5) {
+        fprintf(stderr, "%s: only y4m and md5 can go to stdout\n", prog);
         return PNMF_EXIT_USAGE;
     }
     FILE *in = fopen(inpath, "rb");
@@ -110,11 +132,11 @@ int main(int argc, char **argv)
         goto end;
     }
     PnmfOutputInfo oi = { info->width, info->height, info->fps_num, info->fps_den };
-    /* A y4m file is written beside its name and renamed when complete, as
+    /* A y4m or md5 file is written beside its name and renamed when complete, as
      * frame files are: a failed decode leaves no partial file and an
      * existing one untouched. */
     const char *dest = outpath;
-    if (!strcmp(format, "y4m") && strcmp(outpath, "-")) {
+    if ((!strcmp(format, "y4m") || is_md5) && strcmp(outpath, "-")) {
         if (!(tmp = cli_tmp_open(outpath))) {
             fprintf(stderr, "%s: %s: cannot create a temporary file beside it: %s\n", prog, outpath,
                     strerror(errno));
@@ -127,6 +149,11 @@ int main(int argc, char **argv)
     if (!out) {
         fprintf(stderr, "%s: %s: %s\n", prog, outpath, err);
         code = PNMF_EXIT_OUTPUT;
+        goto end;
+    }
+    if (verify && pnmf_output_verify(out, verify, err, sizeof(err)) < 0) {
+        fprintf(stderr, "%s: option --verify: %s\n", prog, err);
+        code = PNMF_EXIT_USAGE;
         goto end;
     }
     buf = malloc((size_t)info->width * info->height);
@@ -163,7 +190,13 @@ int main(int argc, char **argv)
         cli_progress("decoding", frames, t0);
     }
     cli_progress_end();
-    if (pnmf_output_close(&out, err, sizeof(err)) < 0) {
+    ret = pnmf_output_close(&out, err, sizeof(err));
+    if (ret == PNMF_OUTPUT_MISMATCH) {
+        fprintf(stderr, "%s: %s: --verify: %s\n", prog, inpath, err);
+        code = PNMF_EXIT_FAIL;
+        goto end;
+    }
+    if (ret < 0) {
         fprintf(stderr, "%s: %s: %s\n", prog, outpath, err);
         code = PNMF_EXIT_OUTPUT;
         goto end;

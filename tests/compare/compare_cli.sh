@@ -11,13 +11,7 @@ set -u
 C=$1
 S=$2
 ENC=${3:-}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
-passes=0
-ok() { passes=$((passes + 1)); }
-bad() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
-check() { if eval "$1"; then ok; else bad "$2"; fi; }
+. "$(dirname "$0")/../lib.sh"
 # is $1 a number (integer or decimal)?
 isnum() { echo "$1" | grep -Eq '^-?[0-9]+(\.[0-9]+)?$'; }
 
@@ -175,5 +169,4 @@ check 'grep -q "badrow.csv: line 6: " "$T/e"' "anchors with a bad row: $(cat "$T
 err_case 3 "anchors of pnmf alone" --anchors "$T/anch/rd.csv" --codecs pnmf,x264 --frames 8 "$S/sprites.mkv"
 check 'grep -q "no point of a codec this run does not measure" "$T/e"' "anchors of pnmf alone: $(cat "$T/e")"
 
-echo "compare_cli: $passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+finish compare_cli

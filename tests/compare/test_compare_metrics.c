@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* PSNR-Y and SSIM-Y of pnmf-compare against straightforward computations
- * written from the definitions (compare_metrics.h) on small synthetic clips. */
+ * written from the definitions (tools/measure/metrics.h) on small synthetic clips. */
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "compare_metrics.h"
+#include "measure/metrics.h"
 #include "test.h"
 
 static uint32_t rng = 12345;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * pnmf-bench: how fast pnmf is, in one command anyone can rerun on one
- * clip (issue 8). Prints Markdown tables on stdout:
+ * clip. Prints Markdown tables on stdout:
  *
  *  1. throughput: pnmf's encoder (the given settings, N threads) and its
  *     decoder (1 thread, into memory), against libx264 preset medium (N
@@ -15,7 +15,7 @@
  *  3. peak memory: encode + decode of the clip and of the clip 10 times
  *     over, each in a forked child (it must not grow with the length).
  *
- * Every measurement runs in a forked child (compare_run.c, shared with
+ * Every measurement runs in a forked child (measure/run.c, shared with
  * pnmf-compare), so its memory and CPU time are its own and the parent
  * stays small: it holds the clip, read once into memory before any timing.
  */
@@ -32,8 +32,9 @@
 
 #include "bench_stats.h"
 #include "cli_util.h"
-#include "compare.h"
-#include "compare_metrics.h"
+#include "enc_opts.h"
+#include "measure/measure.h"
+#include "measure/metrics.h"
 
 static const char *prog = "pnmf-bench";
 
@@ -45,7 +46,7 @@ static const char *prog = "pnmf-bench";
 #define CRF_MAX 51
 
 typedef struct Args {
-    PnmfEncSettings s; /* pnmf-enc's defaults with -q, -k, -w and the threads */
+    PnmfEncSettings s; /* pnmf-enc's options (enc_opts.h), the threads resolved */
     long long frames;  /* --frames, -1: all */
     int threads;       /* encoder threads, --threads 0 resolved to the cores */
     int scaling, memory, quiet;
@@ -217,7 +218,7 @@ end:
     fclose(f);
 }
 
-/* ---- throughput: x264 through pnmf-compare's codec ---- */
+/* ---- throughput: x264, a codec of measure/lavc.c ---- */
 
 typedef struct LavcJob {
     const CmpCodec *c;
@@ -275,14 +276,12 @@ static double bpp(const CmpClip *c, uint64_t bytes)
     return 8.0 * (double)bytes / ((double)c->frames * c->width * c->height);
 }
 
+/* pnmf's settings as pnmf-enc's options (the threads apart). */
 static void pnmf_setting(char *buf, size_t len, const PnmfEncSettings *s)
 {
-    PnmfEncSettings d;
-    pnmf_enc_default_settings(&d);
-    snprintf(buf, len, "-q %d -k %d -w %d%s", s->quality, s->components, s->window,
-             s->quality == d.quality && s->components == d.components && s->window == d.window
-                 ? " (pnmf-enc's defaults)"
-                 : ", other options pnmf-enc's defaults");
+    char opts[256];
+    enc_opts_describe(opts, sizeof(opts), s, ENC_OPT_THREADS);
+    snprintf(buf, len, "%s, other options pnmf-enc's defaults", opts);
 }
 
 static const char *psnr_str(char *buf, size_t len, double psnr)
@@ -297,7 +296,7 @@ static const char *psnr_str(char *buf, size_t len, double psnr)
 static int bench_throughput(const Args *a, const CmpClip *clip)
 {
     int failed = 0;
-    char b1[32], b2[32], set[160];
+    char b1[32], b2[32], set[300];
     if (!a->quiet)
         fprintf(stderr, "%s: pnmf: encoding %d frames, decoding them %d times\n", prog, clip->frames, DEC_RUNS);
     PnmfSpeed p;
@@ -734,10 +733,11 @@ static int bench_memory(const Args *a, const CmpClip *clip)
         }
     }
     const double clip_mib = (double)clip->frames * clip->width * clip->height / (1024.0 * 1024.0);
+    char set[300];
+    pnmf_setting(set, sizeof(set), &s);
     printf("pnmf encode to a temporary file, then decode from it a frame at a time, in a forked child, for "
-           "the clip and for the clip %d times over; settings -q %d -k %d -w %d, %d thread%s, other options "
-           "pnmf-enc's defaults.",
-           MEM_REPEAT, s.quality, s.components, s.window, s.threads, s.threads == 1 ? "" : "s");
+           "the clip and for the clip %d times over; settings %s, %d thread%s.",
+           MEM_REPEAT, set, s.threads, s.threads == 1 ? "" : "s");
     if (a->mem_k == 0) printf(" -k 0 (the residual layer alone, --memory-k's default) keeps the long run short.");
     if (lowered)
         printf(" -w is lowered to half the clip so that the 1x run holds two windows, like the long run: a "
@@ -772,8 +772,6 @@ static int bench_memory(const Args *a, const CmpClip *clip)
 
 static void usage(FILE *f)
 {
-    PnmfEncSettings d;
-    pnmf_enc_default_settings(&d);
     fprintf(f,
             "usage: pnmf-bench [options] CLIP\n"
             "Measure pnmf's speed on the gray (luma) frames of CLIP, any clip FFmpeg reads, and\n"
@@ -781,9 +779,6 @@ static void usage(FILE *f)
             "the CRF of the same PSNR-Y; the model fit's time against frame size, window length\n"
             "and components; the peak memory of the clip and of the clip %d times over.\n"
             "\n"
-            "  -q, --quality N      pnmf's quantizer, 0..64 (default %d)\n"
-            "  -k, --components N   pnmf's components per window, 0..255 (default %d)\n"
-            "  -w, --window N       pnmf's frames per window, 1..1024 (default %d)\n"
             "      --frames N       use only the first N frames (default: all)\n"
             "      --threads N      encoder threads, pnmf's and x264's, 0 = one per core, 0..64\n"
             "                       (default 0); the decoders always use 1\n"
@@ -797,10 +792,13 @@ static void usage(FILE *f)
             "  -Q, --quiet          no progress lines on stderr\n"
             "  -h, --help           this help\n"
             "  -V, --version        print the version\n"
+            "pnmf's own options (pnmf-enc's; --threads the one above):\n",
+            MEM_REPEAT, MEM_REPEAT);
+    enc_opts_usage(f, ENC_OPT_THREADS);
+    fprintf(f,
             "\n"
             "Exit status: 0 ok, 2 usage, 3 cannot read the clip, 5 cannot write the CSV file,\n"
-            "1 a measurement failed (the rest is still reported).\n",
-            MEM_REPEAT, d.quality, d.components, d.window, MEM_REPEAT);
+            "1 a measurement failed (the rest is still reported).\n");
 }
 
 enum { OPT_FRAMES = 256, OPT_THREADS, OPT_SCALING, OPT_NO_SCALING, OPT_MEMORY, OPT_NO_MEMORY, OPT_MEMORY_K,
@@ -809,9 +807,8 @@ enum { OPT_FRAMES = 256, OPT_THREADS, OPT_SCALING, OPT_NO_SCALING, OPT_MEMORY, O
 /* Returns -1 to go on, else the exit code. */
 static int parse_args(int argc, char **argv, Args *a)
 {
-    static const struct option longopts[] = {
-        { "quality", required_argument, NULL, 'q' },      { "components", required_argument, NULL, 'k' },
-        { "window", required_argument, NULL, 'w' },       { "frames", required_argument, NULL, OPT_FRAMES },
+    static const struct option own[] = {
+        { "frames", required_argument, NULL, OPT_FRAMES },
         { "threads", required_argument, NULL, OPT_THREADS }, { "scaling", no_argument, NULL, OPT_SCALING },
         { "no-scaling", no_argument, NULL, OPT_NO_SCALING }, { "memory", no_argument, NULL, OPT_MEMORY },
         { "no-memory", no_argument, NULL, OPT_NO_MEMORY }, { "memory-k", required_argument, NULL, OPT_MEMORY_K },
@@ -819,10 +816,15 @@ static int parse_args(int argc, char **argv, Args *a)
         { "help", no_argument, NULL, 'h' },               { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
+    struct option longopts[sizeof(own) / sizeof(own[0]) + ENC_OPTS_MAX];
+    char optstring[64];
+    enc_opts_longopts(longopts, own, ENC_OPT_THREADS);
+    enc_opts_optstring(optstring, sizeof(optstring), "QhV", ENC_OPT_THREADS);
     long long v;
-    int c, threads = 0;
+    int c, got, threads = 0;
     memset(a, 0, sizeof(*a));
-    pnmf_enc_default_settings(&a->s);
+    EncOpts eo;
+    enc_opts_init(&eo, ENC_OPT_THREADS);
     a->frames = -1;
     a->scaling = a->memory = 1;
 #define INT_OPT(name, lo, hi, dst) \
@@ -831,11 +833,10 @@ static int parse_args(int argc, char **argv, Args *a)
         dst = (int)v; \
     } while (0)
     opterr = 0; /* one line per error, ours */
-    while ((c = getopt_long(argc, argv, ":q:k:w:QhV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
+        if ((got = enc_opts_parse(&eo, prog, c, optarg)) < 0) return PNMF_EXIT_USAGE;
+        if (got > 0) continue;
         switch (c) {
-        case 'q': INT_OPT("--quality", 0, PNMF_MAX_QUALITY, a->s.quality); break;
-        case 'k': INT_OPT("--components", 0, 255, a->s.components); break;
-        case 'w': INT_OPT("--window", 1, 1024, a->s.window); break;
         case OPT_FRAMES:
             if (cli_parse_int(prog, "--frames", optarg, 1, 1LL << 28, &v)) return PNMF_EXIT_USAGE;
             a->frames = v;
@@ -858,6 +859,8 @@ static int parse_args(int argc, char **argv, Args *a)
         fprintf(stderr, "%s: expected one CLIP; try '%s --help'\n", prog, prog);
         return PNMF_EXIT_USAGE;
     }
+    if (enc_opts_finish(&eo, prog) < 0) return PNMF_EXIT_USAGE;
+    a->s = eo.s;
     if (threads == 0) {
         const long n = sysconf(_SC_NPROCESSORS_ONLN);
         threads = n < 1 ? 1 : n > 64 ? 64 : (int)n;

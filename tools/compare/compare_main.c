@@ -20,36 +20,15 @@
 
 #include "cli_util.h"
 #include "compare.h"
+#include "enc_opts.h"
 
 static const char *prog = "pnmf-compare";
 
 #define MAX_CODECS 16
 #define DEFAULT_POINTS 6
 #define DEFAULT_OUT "compare-out"
-
-/* ---- the codecs ---- */
-
-static const CmpCodec *all_codecs(int i)
-{
-    if (i == 0) return &cmp_pnmf_codec;
-    for (int k = 0; cmp_lavc_codecs[k]; k++)
-        if (k == i - 1) return cmp_lavc_codecs[k];
-    return NULL;
-}
-
-const CmpCodec *cmp_codec_by_name(const char *name, size_t len)
-{
-    for (int i = 0; all_codecs(i); i++)
-        if (strlen(all_codecs(i)->name) == len && !strncmp(all_codecs(i)->name, name, len))
-            return all_codecs(i);
-    return NULL;
-}
-
-int cmp_ladder_value(int lo, int hi, int i, int n)
-{
-    if (n <= 1) return lo + (hi - lo) / 2;
-    return lo + (int)((double)(hi - lo) * i / (n - 1) + 0.5);
-}
+/* pnmf's quality is the ladder's, its threads those of every codec. */
+#define CMP_ENC_OMIT (ENC_OPT_QUALITY | ENC_OPT_THREADS)
 
 /* ---- one point in a child ---- */
 
@@ -103,8 +82,6 @@ typedef struct Args {
 
 static void usage(FILE *f)
 {
-    PnmfEncSettings d;
-    pnmf_enc_default_settings(&d);
     fprintf(f,
             "usage: pnmf-compare [options] CLIP\n"
             "Encode the gray (luma) frames of CLIP, any clip FFmpeg reads, with pnmf and with\n"
@@ -114,7 +91,7 @@ static void usage(FILE *f)
             "pixel against PSNR-Y, via gnuplot) into the output directory.\n"
             "\n"
             "      --codecs LIST    comma-separated, from: ");
-    for (int i = 0; all_codecs(i); i++) fprintf(f, "%s%s", i ? "," : "", all_codecs(i)->name);
+    for (int i = 0; cmp_codec_at(i); i++) fprintf(f, "%s%s", i ? "," : "", cmp_codec_at(i)->name);
     fprintf(f,
             "\n"
             "                       (default: all that this FFmpeg has)\n"
@@ -122,8 +99,8 @@ static void usage(FILE *f)
             "      --range C=LO:HI  ladder of codec C from LO (best quality) to HI, in its own\n"
             "                       knob's units; repeatable. Defaults (and legal values):\n",
             DEFAULT_POINTS);
-    for (int i = 0; all_codecs(i); i++) {
-        const CmpCodec *c = all_codecs(i);
+    for (int i = 0; cmp_codec_at(i); i++) {
+        const CmpCodec *c = cmp_codec_at(i);
         fprintf(f, "                         %-10s %-3s %2d:%-2d  (%d..%d)\n", c->name, c->param_name,
                 c->ladder_lo, c->ladder_hi, c->param_min, c->param_max);
     }
@@ -142,47 +119,16 @@ static void usage(FILE *f)
             "  -v, --verbose        let the codec libraries log their warnings\n"
             "  -h, --help           this help\n"
             "  -V, --version        print the version\n"
-            "pnmf's own options (pnmf-enc's; -q is the ladder):\n"
-            "  -k, --components N   components per window, 0..255, 0: residual layer alone (default %d)\n"
-            "  -w, --window N       frames per window, 1..1024 (default %d)\n"
-            "      --shift MODEL    torus, canvas or vector (default %s)\n"
-            "      --canvas-pad N   canvas margin, 0 = automatic (default %d)\n"
-            "      --signed         signed components (default: %s)\n"
-            "      --unsigned       nonnegative components\n"
-            "      --residual       with the residual layer (default: %s)\n"
-            "      --no-residual    without it\n"
-            "      --auto-k         the full fit picks up to -k components (default)\n"
-            "      --fixed-k        the full fit uses -k components\n"
-            "      --scenecut       a scene cut ends the window, the next is a key window (default)\n"
-            "      --no-scenecut    windows of -w frames only\n"
-            "      --keyint N       a key window at least every N frames (default %d)\n"
-            "      --carry          windows may carry the last model's components over (default)\n"
-            "      --no-carry       each window with a model sends its components\n"
-            "      --repeats        a frame may place a component again where that pays\n"
-            "      --no-repeats     one entry per component and frame (default)\n"
-            "      --recentre       components moved to the torus centre after each W step\n"
-            "      --refine N       quantized refinement passes (default %d)\n"
-            "      --algo ALGO      improved or paper (default improved)\n"
-            "      --iterations N   ALS iterations per fit, at most (default %d)\n"
-            "      --inner N        sweeps of Multiple Permutation NNLS / PG steps (default %d)\n"
-            "      --restarts N     fits per window, best kept (default %d)\n"
-            "      --seed N         seed of the restarts (default %llu)\n"
-            "      --zstd-level N   zstd level 1..22 (default %d)\n"
+            "pnmf's own options (pnmf-enc's; -q is the ladder, --threads the one above):\n",
+            DEFAULT_OUT);
+    enc_opts_usage(f, CMP_ENC_OMIT);
+    fprintf(f,
             "\n"
             "Exit status: 0 ok, 2 usage, 3 cannot read the clip or use the anchors, 5 cannot\n"
-            "write the output, 1 other errors (a point that failed: the rest is still reported).\n",
-            DEFAULT_OUT, d.components, d.window,
-            d.shift_model == PNMF_SHIFT_CANVAS ? "canvas" : d.shift_model == PNMF_SHIFT_TORUS ? "torus" : "vector",
-            d.canvas_pad, d.signed_components ? "signed" : "unsigned", d.residual ? "with" : "without",
-            d.key_interval, d.refine,
-            d.iterations, d.inner_iters, d.restarts,
-            (unsigned long long)d.seed, d.zstd_level);
+            "write the output, 1 other errors (a point that failed: the rest is still reported).\n");
 }
 
-enum { OPT_CODECS = 256, OPT_ANCHORS, OPT_POINTS, OPT_RANGE, OPT_FRAMES, OPT_THREADS, OPT_OUT, OPT_PLOT, OPT_KEEP_SEI, OPT_SHIFT,
-       OPT_ALGO, OPT_ITER, OPT_INNER, OPT_RESTARTS, OPT_SEED, OPT_ZSTD, OPT_PAD, OPT_SIGNED, OPT_UNSIGNED,
-       OPT_RESIDUAL, OPT_NO_RESIDUAL, OPT_REFINE, OPT_KEYINT, OPT_AUTO_K, OPT_FIXED_K,
-       OPT_SCENECUT, OPT_NO_SCENECUT, OPT_CARRY, OPT_NO_CARRY, OPT_REPEATS, OPT_NO_REPEATS, OPT_RECENTRE };
+enum { OPT_CODECS = 256, OPT_ANCHORS, OPT_POINTS, OPT_RANGE, OPT_FRAMES, OPT_THREADS, OPT_OUT, OPT_PLOT, OPT_KEEP_SEI };
 
 static int parse_codecs(Args *a, const char *list)
 {
@@ -194,7 +140,7 @@ static int parse_codecs(Args *a, const char *list)
         const CmpCodec *c = cmp_codec_by_name(p, len);
         if (!c) {
             fprintf(stderr, "%s: option --codecs: unknown codec '%.*s' (known: ", prog, (int)len, p);
-            for (int i = 0; all_codecs(i); i++) fprintf(stderr, "%s%s", i ? "," : "", all_codecs(i)->name);
+            for (int i = 0; cmp_codec_at(i); i++) fprintf(stderr, "%s%s", i ? "," : "", cmp_codec_at(i)->name);
             fprintf(stderr, ")\n");
             return -1;
         }
@@ -251,30 +197,21 @@ static int parse_range(const char *v, RangeArg *r)
 /* Returns -1 to go on, else the exit code. */
 static int parse_args(int argc, char **argv, Args *a)
 {
-    static const struct option longopts[] = {
+    static const struct option own[] = {
         { "codecs", required_argument, NULL, OPT_CODECS },   { "points", required_argument, NULL, OPT_POINTS },
         { "range", required_argument, NULL, OPT_RANGE },     { "frames", required_argument, NULL, OPT_FRAMES },
         { "threads", required_argument, NULL, OPT_THREADS }, { "out", required_argument, NULL, OPT_OUT },
         { "plot", required_argument, NULL, OPT_PLOT },       { "keep-sei", no_argument, NULL, OPT_KEEP_SEI },
         { "anchors", required_argument, NULL, OPT_ANCHORS }, { "quiet", no_argument, NULL, 'Q' },
         { "verbose", no_argument, NULL, 'v' },               { "help", no_argument, NULL, 'h' },
-        { "version", no_argument, NULL, 'V' },               { "components", required_argument, NULL, 'k' },
-        { "window", required_argument, NULL, 'w' },          { "shift", required_argument, NULL, OPT_SHIFT },
-        { "algo", required_argument, NULL, OPT_ALGO },       { "iterations", required_argument, NULL, OPT_ITER },
-        { "inner", required_argument, NULL, OPT_INNER },     { "restarts", required_argument, NULL, OPT_RESTARTS },
-        { "seed", required_argument, NULL, OPT_SEED },       { "zstd-level", required_argument, NULL, OPT_ZSTD },
-        { "canvas-pad", required_argument, NULL, OPT_PAD },  { "signed", no_argument, NULL, OPT_SIGNED },
-        { "unsigned", no_argument, NULL, OPT_UNSIGNED },     { "residual", no_argument, NULL, OPT_RESIDUAL },
-        { "no-residual", no_argument, NULL, OPT_NO_RESIDUAL }, { "refine", required_argument, NULL, OPT_REFINE },
-        { "auto-k", no_argument, NULL, OPT_AUTO_K }, { "fixed-k", no_argument, NULL, OPT_FIXED_K },
-        { "scenecut", no_argument, NULL, OPT_SCENECUT }, { "no-scenecut", no_argument, NULL, OPT_NO_SCENECUT },
-        { "carry", no_argument, NULL, OPT_CARRY }, { "no-carry", no_argument, NULL, OPT_NO_CARRY },
-        { "repeats", no_argument, NULL, OPT_REPEATS }, { "no-repeats", no_argument, NULL, OPT_NO_REPEATS },
-        { "recentre", no_argument, NULL, OPT_RECENTRE }, { "keyint", required_argument, NULL, OPT_KEYINT },
-        { NULL, 0, NULL, 0 },
+        { "version", no_argument, NULL, 'V' },               { NULL, 0, NULL, 0 },
     };
+    struct option longopts[sizeof(own) / sizeof(own[0]) + ENC_OPTS_MAX];
+    char optstring[64];
+    enc_opts_longopts(longopts, own, CMP_ENC_OMIT);
+    enc_opts_optstring(optstring, sizeof(optstring), "QvhV", CMP_ENC_OMIT);
     static RangeArg ranges[64];
-    int nranges = 0, have_codecs = 0, c;
+    int nranges = 0, have_codecs = 0, c, got;
     long long v;
     memset(a, 0, sizeof(*a));
     a->points = DEFAULT_POINTS;
@@ -282,15 +219,17 @@ static int parse_args(int argc, char **argv, Args *a)
     a->out = DEFAULT_OUT;
     a->plot = "svg";
     a->o.threads = 1;
-    pnmf_enc_default_settings(&a->o.pnmf);
-    PnmfEncSettings *s = &a->o.pnmf;
+    EncOpts eo;
+    enc_opts_init(&eo, CMP_ENC_OMIT);
 #define INT_OPT(name, lo, hi, dst) \
     do { \
         if (cli_parse_int(prog, name, optarg, lo, hi, &v)) return PNMF_EXIT_USAGE; \
         dst = v; \
     } while (0)
     opterr = 0; /* one line per error, ours */
-    while ((c = getopt_long(argc, argv, ":k:w:QvhV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
+        if ((got = enc_opts_parse(&eo, prog, c, optarg)) < 0) return PNMF_EXIT_USAGE;
+        if (got > 0) continue;
         switch (c) {
         case OPT_CODECS:
             if (parse_codecs(a, optarg) < 0) return PNMF_EXIT_USAGE;
@@ -318,58 +257,9 @@ static int parse_args(int argc, char **argv, Args *a)
         case OPT_KEEP_SEI: a->o.keep_sei = 1; break;
         case 'Q': a->quiet = 1; break;
         case 'v': a->o.verbose = 1; break;
-        case 'k': INT_OPT("--components", 0, 255, s->components); break;
-        case 'w': INT_OPT("--window", 1, 1024, s->window); break;
-        case OPT_SHIFT:
-            if (!strcmp(optarg, "torus")) s->shift_model = PNMF_SHIFT_TORUS;
-            else if (!strcmp(optarg, "vector")) s->shift_model = PNMF_SHIFT_VECTOR, s->residual = 0;
-            else if (!strcmp(optarg, "canvas")) s->shift_model = PNMF_SHIFT_CANVAS;
-            else {
-                fprintf(stderr, "%s: option --shift expects torus, canvas or vector, got '%s'\n", prog, optarg);
-                return PNMF_EXIT_USAGE;
-            }
-            break;
-        case OPT_ALGO:
-            if (!strcmp(optarg, "improved")) s->algo = PNMF_ALGO_IMPROVED;
-            else if (!strcmp(optarg, "paper")) s->algo = PNMF_ALGO_PAPER;
-            else {
-                fprintf(stderr, "%s: option --algo expects improved or paper, got '%s'\n", prog, optarg);
-                return PNMF_EXIT_USAGE;
-            }
-            break;
-        case OPT_ITER: INT_OPT("--iterations", 0, 10000, s->iterations); break;
-        case OPT_INNER: INT_OPT("--inner", 1, 1000, s->inner_iters); break;
-        case OPT_RESTARTS: INT_OPT("--restarts", 1, 1000, s->restarts); break;
-        case OPT_SEED: INT_OPT("--seed", 0, 1LL << 62, s->seed); break;
-        case OPT_ZSTD: INT_OPT("--zstd-level", 1, 22, s->zstd_level); break;
-        case OPT_PAD: INT_OPT("--canvas-pad", 0, 4096, s->canvas_pad); break;
-        case OPT_REFINE: INT_OPT("--refine", 0, 100, s->refine); break;
-        case OPT_KEYINT: INT_OPT("--keyint", 1, 1 << 28, s->key_interval); break;
-        case OPT_SIGNED: s->signed_components = 1; break;
-        case OPT_UNSIGNED: s->signed_components = 0; break;
-        case OPT_RESIDUAL: s->residual = 1; break;
-        case OPT_AUTO_K: s->auto_k = 1; break;
-        case OPT_FIXED_K: s->auto_k = 0; break;
-        case OPT_SCENECUT: s->scene_cut = 1; break;
-        case OPT_NO_SCENECUT: s->scene_cut = 0; break;
-        case OPT_CARRY: s->carry = 1; break;
-        case OPT_NO_CARRY: s->carry = 0; break;
-        case OPT_REPEATS: s->repeats = 1; break;
-        case OPT_NO_REPEATS: s->repeats = 0; break;
-        case OPT_RECENTRE: s->recentre = 1; break;
-        case OPT_NO_RESIDUAL: s->residual = 0; break;
         case 'h': usage(stdout); return PNMF_EXIT_OK;
         case 'V': printf("pnmf-compare %s\n", PNMF_VERSION_STRING); return PNMF_EXIT_OK;
-        case ':':
-        default: {
-            /* a long option is named by its word, a short one by its letter */
-            const char *arg = argv[optind - 1];
-            char shortopt[3] = { '-', (char)optopt, 0 };
-            const char *name = !strncmp(arg, "--", 2) || !optopt || optopt > 255 ? arg : shortopt;
-            fprintf(stderr, "%s: %s %s; try '%s --help'\n", prog,
-                    c == ':' ? "a value is needed after option" : "unknown option", name, prog);
-            return PNMF_EXIT_USAGE;
-        }
+        default: cli_bad_option(prog, argv, c); return PNMF_EXIT_USAGE;
         }
     }
 #undef INT_OPT
@@ -377,6 +267,8 @@ static int parse_args(int argc, char **argv, Args *a)
         fprintf(stderr, "%s: expected one CLIP; try '%s --help'\n", prog, prog);
         return PNMF_EXIT_USAGE;
     }
+    if (enc_opts_finish(&eo, prog) < 0) return PNMF_EXIT_USAGE;
+    a->o.pnmf = eo.s;
     char why[160];
     if (have_codecs) {
         for (int i = 0; i < a->ncodecs; i++)
@@ -387,8 +279,8 @@ static int parse_args(int argc, char **argv, Args *a)
     } else if (a->anchors) { /* the others come from the file */
         if (cmp_pnmf_codec.available(&cmp_pnmf_codec, why, sizeof(why)) == 0) a->codecs[a->ncodecs++] = &cmp_pnmf_codec;
     } else {
-        for (int i = 0; all_codecs(i); i++) {
-            const CmpCodec *cc = all_codecs(i);
+        for (int i = 0; cmp_codec_at(i); i++) {
+            const CmpCodec *cc = cmp_codec_at(i);
             if (cc->available(cc, why, sizeof(why)) < 0) {
                 if (!a->quiet) fprintf(stderr, "%s: skipping %s: %s\n", prog, cc->name, why);
                 continue;

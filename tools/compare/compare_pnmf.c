@@ -8,7 +8,7 @@
 
 #include "cli_util.h"
 #include "compare.h"
-#include "compare_metrics.h"
+#include "measure/metrics.h"
 
 static int pnmf_available(const CmpCodec *c, char *why, size_t len)
 {

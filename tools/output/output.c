@@ -19,6 +19,7 @@ static const PnmfOutputFormat *const formats[] = {
     &pnmf_output_png,
     &pnmf_output_pgm,
     &pnmf_output_y4m,
+    &pnmf_output_md5,
     NULL,
 };
 
@@ -143,7 +144,7 @@ PnmfOutput *pnmf_output_open(const char *format, const char *dest,
         if (!strcmp(formats[i]->name, format))
             fmt = formats[i];
     if (!fmt) {
-        pnmf_output_set_err(err, errlen, "unknown output format '%s' (png, pgm or y4m)", format);
+        pnmf_output_set_err(err, errlen, "unknown output format '%s' (png, pgm, y4m or md5)", format);
         return NULL;
     }
     if (info->width <= 0 || info->height <= 0 || info->fps_num <= 0 || info->fps_den <= 0) {
@@ -166,6 +167,19 @@ PnmfOutput *pnmf_output_open(const char *format, const char *dest,
         return NULL;
     }
     return out;
+}
+
+int pnmf_output_verify(PnmfOutput *out, const char *hex, char *err, size_t errlen)
+{
+    if (!out || !hex) {
+        pnmf_output_set_err(err, errlen, "invalid argument");
+        return -1;
+    }
+    if (!out->fmt->verify) {
+        pnmf_output_set_err(err, errlen, "the %s format has no digest to verify", out->fmt->name);
+        return -1;
+    }
+    return out->fmt->verify(out->priv, hex, err, errlen);
 }
 
 int pnmf_output_write(PnmfOutput *out, const uint8_t *gray, ptrdiff_t stride,
@@ -196,5 +210,5 @@ int pnmf_output_close(PnmfOutput **pout, char *err, size_t errlen)
     free(out->priv);
     free(out);
     *pout = NULL;
-    return ret < 0 ? -1 : 0;
+    return ret == PNMF_OUTPUT_MISMATCH ? ret : ret < 0 ? -1 : 0;
 }

@@ -18,14 +18,18 @@ typedef struct PnmfOutputFormat {
     /* Frame number index (1-based) of info's size. 0 or -1. */
     int (*write)(void *priv, unsigned index, const uint8_t *gray, ptrdiff_t stride,
                  char *err, size_t errlen);
+    /* NULL, or: compare the digest with hex at close instead of writing
+     * it. 0 or -1. */
+    int (*verify)(void *priv, const char *hex, char *err, size_t errlen);
     /* Called once after a successful open, also after failed writes; frees
-     * everything priv holds. 0 or -1. */
+     * everything priv holds. 0, -1 or PNMF_OUTPUT_MISMATCH. */
     int (*close)(void *priv, char *err, size_t errlen);
 } PnmfOutputFormat;
 
 extern const PnmfOutputFormat pnmf_output_png;
 extern const PnmfOutputFormat pnmf_output_pgm;
 extern const PnmfOutputFormat pnmf_output_y4m;
+extern const PnmfOutputFormat pnmf_output_md5;
 
 void pnmf_output_set_err(char *err, size_t errlen, const char *fmt, ...)
 #ifdef __GNUC__

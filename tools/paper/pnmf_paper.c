@@ -22,7 +22,7 @@
 
 static const char *prog = "pnmf-paper";
 
-#define NCC_OK 0.9       /* a figure counts as found at this NCC (the threshold) */
+#define NCC_OK 0.9       /* a figure counts as found at this NCC */
 #define COEF_MIN 0.5     /* a placement needs at least half the figure's intensity */
 #define DEFAULT_RESTARTS 20
 #define DEFAULT_OUT "paper-out"

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "cli_util.h"
-#include "compare.h"
+#include "measure/measure.h"
 #include "input/demuxer.h"
 
 /* ---- memory and CPU time (in the child) ---- */

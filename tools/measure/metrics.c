@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * PSNR-Y and SSIM-Y (compare_metrics.h). SSIM keeps two rows of 4x4 block
+ * PSNR-Y and SSIM-Y (metrics.h). SSIM keeps two rows of 4x4 block
  * sums (x, y, x^2, y^2, xy) and adds 2x2 neighbouring blocks into each
  * 8x8 window, so every pixel is read once.
  */
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compare_metrics.h"
+#include "measure/metrics.h"
 
 /* Wang et al.'s constants for 8-bit samples */
 #define SSIM_C1 (0.01 * 255 * 0.01 * 255)

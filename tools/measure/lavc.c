@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The standard codecs of pnmf-compare, through libavcodec's own encoders
- * and decoders, in-process.
+ * The standard codecs of pnmf-compare and pnmf-bench, through libavcodec's
+ * own encoders and decoders, in-process.
  *
  * Gray input is coded as 4:0:0 (AV_PIX_FMT_GRAY8) when the encoder lists
  * that format at run time (libx264, libx265 and libaom do); otherwise as
@@ -29,8 +29,8 @@
 #include <libavutil/pixdesc.h>
 
 #include "cli_util.h"
-#include "compare.h"
-#include "compare_metrics.h"
+#include "measure/measure.h"
+#include "measure/metrics.h"
 
 typedef struct LavcConf {
     const char *encoder;        /* libavcodec encoder name */
@@ -80,8 +80,8 @@ static void aom_options(AVDictionary **d, int crf, int gray, const CmpOptions *o
     (void)o;
     set_int(d, "cpu-used", 6);
     set_int(d, "crf", crf);
-    /* libaom 3.6 with monochrome input and row-mt on was seen writing
-     * streams that decode wrongly: keep it off for gray */
+    /* libaom 3.6 with monochrome input and row-mt on can write streams
+     * that decode wrongly: keep it off for gray */
     if (gray) av_dict_set(d, "row-mt", "0", 0);
 }
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Luma quality metrics of pnmf-compare (pure, no I/O).
+ * Luma quality metrics of pnmf-compare and pnmf-bench (pure, no I/O).
  *
  * PSNR-Y is global: 10 log10(255^2 / MSE) with the MSE taken over every
  * pixel of every frame (not a mean of per-frame PSNRs); 999 when the clips
@@ -21,8 +21,8 @@
  * 8x8 is one window of all its n pixels (C1/n, moments over n - 1).
  * SSIM-Y of a clip is the mean of its frames' SSIM.
  */
-#ifndef PNMF_COMPARE_METRICS_H
-#define PNMF_COMPARE_METRICS_H
+#ifndef PNMF_TOOLS_MEASURE_METRICS_H
+#define PNMF_TOOLS_MEASURE_METRICS_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -53,4 +53,4 @@ int cmp_score_frame(CmpScore *s, const uint8_t *a, ptrdiff_t astride, const uint
 double cmp_score_psnr(const CmpScore *s);
 double cmp_score_ssim(const CmpScore *s);
 
-#endif /* PNMF_COMPARE_METRICS_H */
+#endif /* PNMF_TOOLS_MEASURE_METRICS_H */

@@ -154,7 +154,7 @@ static double rep_frame_cost(const PnmfRepFit *f, int j)
     return frame_energy(f, j) + f->lambda * PNMF_REPEAT_BITS * extra;
 }
 
-/* The whole window's: what the rounds lower (PNMF_DEBUG checks it). */
+/* The whole window's: what the rounds lower (the encoder logs it at debug level). */
 double pnmf_repfit_cost(const PnmfRepFit *f)
 {
     double s = 0;

@@ -906,7 +906,7 @@ int pnmf_container_reader_open_io(PnmfContainerReader **out, const PnmfIO *io, c
         goto error;
     }
     if (r->h.writer_version < PNMF_OLDEST_VERSION) {
-        pnmf_set_err(err, errlen, "format version %u is no longer read (this reader reads %d to %d): "
+        pnmf_set_err(err, errlen, "format version %u is too old (this reader reads %d to %d): "
                      "encode the clip again", r->h.writer_version, PNMF_OLDEST_VERSION, PNMF_READER_VERSION);
         ret = PNMF_ERR_VERSION;
         goto error;

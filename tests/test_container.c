@@ -566,7 +566,7 @@ static void test_header_checks(void)
     pnmf_wl16(p + 10, 1);
     fix_header_crc(p, 64);
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == PNMF_ERR_VERSION);
-    CHECK_MSG(strstr(err, "format version 1 is no longer read") != NULL, "'%s'", err);
+    CHECK_MSG(strstr(err, "format version 1 is too old") != NULL, "'%s'", err);
     CHECK(read_bytes(p, n, 1, NULL, err, sizeof(err)) == PNMF_ERR_VERSION); /* a pipe too */
     pnmf_wl16(p + 8, 0);
     pnmf_wl16(p + 10, 0);

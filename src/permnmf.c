@@ -27,6 +27,7 @@
 #include "internal.h"
 #include "log.h"
 #include "permnmf.h"
+#include "tuning.h"
 #include "pnmf/pnmf.h"
 
 /* ---- definitions ------------------------------------------------------- */
@@ -1188,19 +1189,11 @@ static int als(PnmfFitter *ft, const PnmfFitParams *p, int kk, float *Wc, PnmfAt
     return it > iters ? iters : it;
 }
 
-/* ALS iterations of each size's fit while the automatic size grows, and
- * the sweeps of their H steps (the final fit uses --inner's). Fits this
- * short rank the sizes about as well as 15 iterations of 10 sweeps: on
- * samples/sprites.mkv (60 frames, default settings, -q 38 to 48) the
- * files come out 8% smaller to 1% larger, -0.16 to +0.28 dB, and the
- * encode takes 14-22 s against 22-24 s. */
-#define GROW_ITERS 8
-#define GROW_SWEEPS 3
 
 /* The automatic size (p->add_lambda > 0): fits of 1, 2, ... components,
  * each from the improved initialisation (the temporal median, then
  * components seeded one at a time from the largest residual) and
- * GROW_ITERS ALS iterations; a size is kept only if its objective is
+ * PNMF_GROW_ITERS ALS iterations; a size is kept only if its objective is
  * below the previous size's by more than add_lambda times the bits of
  * its last-seeded component. The first size that does not pay, or the
  * cap k, stops the growth; Wc, Hc end with the last size kept, *kk
@@ -1227,8 +1220,8 @@ static int grow(PnmfFitter *ft, const PnmfFitParams *p, float *Wc, PnmfAtom *Hc,
         if (ret < 0) break;
         normalize_pow2((int)n, Wt, c, Ht, m);
         PnmfFitParams pg = *p;
-        pg.inner_iters = GROW_SWEEPS < sweeps ? GROW_SWEEPS : sweeps;
-        ret = als(ft, &pg, c, Wt, Ht, GROW_ITERS, NULL, &fn, run);
+        pg.inner_iters = PNMF_GROW_SWEEPS < sweeps ? PNMF_GROW_SWEEPS : sweeps;
+        ret = als(ft, &pg, c, Wt, Ht, PNMF_GROW_ITERS, NULL, &fn, run);
         if (ret < 0) break;
         const double bits = c > 1 ? component_bits(ft, Wt + (size_t)(c - 1) * n, Ht, c, c - 1) : 0;
         pnmf_log(p->log, PNMF_LOG_DEBUG, "automatic size: %d components: objective %.6g (%.0f bits for the last)",

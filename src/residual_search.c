@@ -12,23 +12,7 @@
 
 #include "internal.h"
 #include "residual_search.h"
-
-/* ---- tuning --------------------------------------------------------------- */
-#define LEVEL_BITS_ZERO  0.9    /* estimated bits of a zero level: cheap in zstd's runs */
-#define LEVEL_BITS_BASE  4.0    /* ... of a level l != 0: LEVEL_BITS_BASE + 2 log2 |l| */
-#define MV_BITS_SAME     1.0    /* estimated bits of a vector equal to its prediction */
-#define MV_BITS_BASE     4.0    /* ... of another: MV_BITS_BASE + 2 log2(1 + |d|) per component d */
-#define GLOBAL_RANGE     24     /* the frame's dominant displacement: within +-GLOBAL_RANGE */
-#define LOCAL_RANGE      16     /* a block's grid of vectors: +-LOCAL_RANGE */
-#define GRID_STEP        4      /* its spacing for the nearest references ... */
-#define GRID_STEP_FAR    8      /* ... and for those from GRID_REFS on */
-#define GRID_REFS        4      /* references older than this get the coarser grid */
-#define REFINE_ITERS     8      /* rounds of steps from the best vector, at each step size */
-#define WIDE_RANGE       PNMF_RES_MAX_MV /* the wide search's reach on the box means */
-#define WIDE_POOR        4      /* SAD a sample over which a block is poorly predicted: search wide */
-#define WIDE_KEEP        2      /* coarse vectors refined at full resolution (5 x 5 around each) */
-#define COARSE_KEEP      8      /* offsets kept from the coarse search's first, sparse pass */
-#define MOTION_SLOTS     64     /* distinct motions a frame counts for the next frame's candidates */
+#include "tuning.h"
 
 /* The step for quality q: 2^(q/8) gray levels. */
 int pnmf_residual_step(int q)
@@ -109,15 +93,15 @@ static pthread_once_t level_bits_once = PTHREAD_ONCE_INIT;
 static void level_bits_init(void)
 {
     rc_cost_init();
-    level_bits_table[0] = LEVEL_BITS_ZERO;
-    for (int a = 1; a < LEVEL_BITS_TABLE; a++) level_bits_table[a] = LEVEL_BITS_BASE + 2.0 * log2((double)a);
+    level_bits_table[0] = PNMF_LEVEL_BITS_ZERO;
+    for (int a = 1; a < LEVEL_BITS_TABLE; a++) level_bits_table[a] = PNMF_LEVEL_BITS_BASE + 2.0 * log2((double)a);
     for (int a = 0; a < LEVEL_BITS_TABLE; a++) log2_1p_table[a] = log2(1.0 + a);
 }
 static inline double level_bits(int l)
 {
     const int a = l < 0 ? -l : l;
     if (a < LEVEL_BITS_TABLE) return level_bits_table[a];
-    return LEVEL_BITS_BASE + 2.0 * log2((double)a);
+    return PNMF_LEVEL_BITS_BASE + 2.0 * log2((double)a);
 }
 /* Level for difference d (in gray levels) minimizing error^2 + lambda * bits,
  * among the rounded level, one step toward zero, and zero. */
@@ -178,11 +162,11 @@ static void level_tab_init(LevelTab *t, int step16, double lambda)
  * are then priced with the range coder's contexts (rc_vector_step). */
 static inline double mv_bits(int dy, int dx, int py, int px)
 {
-    if (dy == py && dx == px) return MV_BITS_SAME;
+    if (dy == py && dx == px) return PNMF_MV_BITS_SAME;
     const int ay = abs(dy - py), ax = abs(dx - px);
     const double ly = ay < LEVEL_BITS_TABLE ? log2_1p_table[ay] : log2(1.0 + ay);
     const double lx = ax < LEVEL_BITS_TABLE ? log2_1p_table[ax] : log2(1.0 + ax);
-    return MV_BITS_BASE + 2.0 * (ly + lx);
+    return PNMF_MV_BITS_BASE + 2.0 * (ly + lx);
 }
 
 /* Run one (mode, coded) choice over a block, writing D and, when levs is
@@ -401,15 +385,15 @@ static void shrink4(const uint8_t *f, int cols, uint8_t *o, int r4, int c4)
         }
 }
 
-/* The frame's dominant displacement (a pan) within +-GLOBAL_RANGE:
+/* The frame's dominant displacement (a pan) within +-PNMF_GLOBAL_RANGE:
  * coarse to fine, far cheaper than an exhaustive search on the sparse
  * grid. The displacement of least SAD between the 4x4 box means of the
- * frames (every sample, +-GLOBAL_RANGE / 4), then, at full resolution on a
+ * frames (every sample, +-PNMF_GLOBAL_RANGE / 4), then, at full resolution on a
  * sparse grid, the best of the 7x7 around it, around (0, 0) and around the
  * previous frame's vector (*gy, *gx on entry). */
 static void global_motion(const uint8_t *src, const uint8_t *Dp, int rows, int cols, int *gy, int *gx)
 {
-    const int r4 = rows / 4, c4 = cols / 4, R4 = GLOBAL_RANGE / 4;
+    const int r4 = rows / 4, c4 = cols / 4, R4 = PNMF_GLOBAL_RANGE / 4;
     int cy = 0, cx = 0;
     uint8_t *a = r4 >= 4 && c4 >= 4 ? pnmf_malloc_array((size_t)r4 * c4, 2) : NULL;
     if (a) {
@@ -442,19 +426,19 @@ static void global_motion(const uint8_t *src, const uint8_t *Dp, int rows, int c
     long best = -1;
     for (int c = 0; c < 3 * 49; c++) {
         const int dy = centre[c / 49][0] + (c % 49) / 7 - 3, dx = centre[c / 49][1] + c % 7 - 3;
-        if (abs(dy) > GLOBAL_RANGE || abs(dx) > GLOBAL_RANGE) continue;
+        if (abs(dy) > PNMF_GLOBAL_RANGE || abs(dx) > PNMF_GLOBAL_RANGE) continue;
         const long sad = grid_sad(src, Dp, rows, cols, dy, dx, best);
         if (best < 0 || sad < best) best = sad, *gy = dy, *gx = dx;
     }
 }
 
 /* The wide search: for a block the candidates and the grid leave poorly
- * predicted (a SAD over WIDE_POOR a sample), the 16 x 16 area around it
+ * predicted (a SAD over PNMF_WIDE_POOR a sample), the 16 x 16 area around it
  * is matched on the 4x4 box means of the frame and the reference over
- * +-WIDE_RANGE (every fourth pixel), and the 5 x 5 vectors around each of
- * the WIDE_KEEP best are tried at full resolution: a sprite that jumps
+ * +-PNMF_WIDE_RANGE (every fourth pixel), and the 5 x 5 vectors around each of
+ * the PNMF_WIDE_KEEP best are tried at full resolution: a sprite that jumps
  * far, or whose pose came back further than its last motion says. Each
- * reference in turn, until one matches well (a SAD of at most WIDE_POOR a
+ * reference in turn, until one matches well (a SAD of at most PNMF_WIDE_POOR a
  * sample): a walk cycle comes back after more than a few frames, and
  * searching every reference whatever matched before costs far more for
  * little. */
@@ -495,16 +479,16 @@ static inline void keep_best(int *best, int (*bv)[2], int *n, int cap, int sd, i
     best[k] = sd, bv[k][0] = dy, bv[k][1] = dx;
 }
 
-/* The WIDE_KEEP best coarse vectors (full-resolution pixels) for the
+/* The PNMF_WIDE_KEEP best coarse vectors (full-resolution pixels) for the
  * block at (y0, x0); returns how many. Coarse to fine on the box means:
- * every other offset first (a quarter of them), the COARSE_KEEP best
+ * every other offset first (a quarter of them), the PNMF_COARSE_KEEP best
  * kept, then the 8 offsets around each (nearly what every offset finds,
  * in far fewer operations). */
 static int coarse_search(const Coarse *c, int y0, int x0, int16_t (*out)[2])
 {
     /* the 4x4 box means around the block, moved inside the frame at its edges */
     if (c->r4 < 4 || c->c4 < 4) return 0;
-    const int R = WIDE_RANGE / 4;
+    const int R = PNMF_WIDE_RANGE / 4;
     int by = y0 / 4 - 1, bx = x0 / 4 - 1;
     by = by < 0 ? 0 : by + 4 > c->r4 ? c->r4 - 4 : by;
     bx = bx < 0 ? 0 : bx + 4 > c->c4 ? c->c4 - 4 : bx;
@@ -512,21 +496,21 @@ static int coarse_search(const Coarse *c, int y0, int x0, int16_t (*out)[2])
     load16(c->src + (size_t)by * c->c4 + bx, c->c4, a);
     const int ylo = -by > -R ? -by : -R, yhi = c->r4 - 4 - by < R ? c->r4 - 4 - by : R;
     const int xlo = -bx > -R ? -bx : -R, xhi = c->c4 - 4 - bx < R ? c->c4 - 4 - bx : R;
-    int cb[COARSE_KEEP], cv[COARSE_KEEP][2], nc = 0;
+    int cb[PNMF_COARSE_KEEP], cv[PNMF_COARSE_KEEP][2], nc = 0;
     for (int dy = ylo + ((ylo - R) & 1); dy <= yhi; dy += 2)
         for (int dx = xlo + ((xlo - R) & 1); dx <= xhi; dx += 2)
-            keep_best(cb, cv, &nc, COARSE_KEEP,
+            keep_best(cb, cv, &nc, PNMF_COARSE_KEEP,
                       sad16_coarse(a, c->ref + (size_t)(by + dy) * c->c4 + bx + dx, c->c4), dy, dx);
-    int best[WIDE_KEEP], bv[WIDE_KEEP][2], n = 0;
+    int best[PNMF_WIDE_KEEP], bv[PNMF_WIDE_KEEP][2], n = 0;
     for (int k = 0; k < nc; k++) {
-        keep_best(best, bv, &n, WIDE_KEEP, cb[k], cv[k][0], cv[k][1]);
+        keep_best(best, bv, &n, PNMF_WIDE_KEEP, cb[k], cv[k][0], cv[k][1]);
         for (int q = 0; q < 9; q++) {
             const int dy = cv[k][0] + q / 3 - 1, dx = cv[k][1] + q % 3 - 1;
             if (q == 4 || dy < ylo || dy > yhi || dx < xlo || dx > xhi) continue;
             int seen = 0; /* a neighbour of two kept offsets: once */
             for (int t = 0; t < n; t++) seen |= bv[t][0] == dy && bv[t][1] == dx;
             if (!seen)
-                keep_best(best, bv, &n, WIDE_KEEP, sad16_coarse(a, c->ref + (size_t)(by + dy) * c->c4 + bx + dx, c->c4),
+                keep_best(best, bv, &n, PNMF_WIDE_KEEP, sad16_coarse(a, c->ref + (size_t)(by + dy) * c->c4 + bx + dx, c->c4),
                           dy, dx);
         }
     }
@@ -567,11 +551,11 @@ static int search_block(const uint8_t *src, const uint8_t *Dp, int rows, int col
     } while (0)
     int moved = 0;
     for (int c = 0; c < ncand; c++) TRY(cand[c][0], cand[c][1]);
-    for (int dy = -LOCAL_RANGE; dy <= LOCAL_RANGE; dy += grid)
-        for (int dx = -LOCAL_RANGE; dx <= LOCAL_RANGE; dx += grid) TRY(dy, dx);
+    for (int dy = -PNMF_LOCAL_RANGE; dy <= PNMF_LOCAL_RANGE; dy += grid)
+        for (int dx = -PNMF_LOCAL_RANGE; dx <= PNMF_LOCAL_RANGE; dx += grid) TRY(dy, dx);
     if (wide &&
-        block_sad(src, Dp, rows, cols, y0, y1, x0, x1, vy, vx, 0x7fffffff) > WIDE_POOR * (y1 - y0) * (x1 - x0)) {
-        int16_t wc[WIDE_KEEP][2];
+        block_sad(src, Dp, rows, cols, y0, y1, x0, x1, vy, vx, 0x7fffffff) > PNMF_WIDE_POOR * (y1 - y0) * (x1 - x0)) {
+        int16_t wc[PNMF_WIDE_KEEP][2];
         const int nw = coarse_search(wide, y0, x0, wc);
         for (int k = 0; k < nw; k++)
             for (int q = 0; q < 25; q++) {
@@ -581,7 +565,7 @@ static int search_block(const uint8_t *src, const uint8_t *Dp, int rows, int col
     }
     for (int step = 2; step >= 1; step--) {
         moved = 1;
-        for (int it = 0; moved && it < REFINE_ITERS; it++) {
+        for (int it = 0; moved && it < PNMF_REFINE_ITERS; it++) {
             moved = 0;
             static const int dir[4][2] = { { -1, 0 }, { 1, 0 }, { 0, -1 }, { 0, 1 } };
             const int cy = vy, cx = vx;
@@ -602,8 +586,8 @@ static int search_block(const uint8_t *src, const uint8_t *Dp, int rows, int col
  * (ties: the shorter, then the first met): the next frame's candidates. */
 static void frame_motions(PnmfResidual *r, const int16_t (*bmv)[3], size_t nb)
 {
-    int16_t v[MOTION_SLOTS][2];
-    int cnt[MOTION_SLOTS], n = 0;
+    int16_t v[PNMF_MOTION_SLOTS][2];
+    int cnt[PNMF_MOTION_SLOTS], n = 0;
     for (size_t b = 0; b < nb; b++) {
         const int t = bmv[b][2] + 1;
         if (t <= 0 || bmv[b][0] % t || bmv[b][1] % t || (!bmv[b][0] && !bmv[b][1])) continue;
@@ -611,7 +595,7 @@ static void frame_motions(PnmfResidual *r, const int16_t (*bmv)[3], size_t nb)
         int k = 0;
         while (k < n && (v[k][0] != y || v[k][1] != x)) k++;
         if (k == n) {
-            if (n == MOTION_SLOTS) continue;
+            if (n == PNMF_MOTION_SLOTS) continue;
             v[n][0] = y, v[n][1] = x, cnt[n++] = 0;
         }
         cnt[k]++;
@@ -902,9 +886,9 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                     }
                     const int sad = search_block(src, ref[tt], r->rows, r->cols, y0, y1, x0, x1,
                                                  (const int16_t (*)[2])cand, nc, vs.last[tt][0], vs.last[tt][1], lam_sad,
-                                                 tt < GRID_REFS ? GRID_STEP : GRID_STEP_FAR, tt < nwide && !good ? &wide[tt] : NULL, &ty,
+                                                 tt < PNMF_GRID_REFS ? PNMF_GRID_STEP : PNMF_GRID_STEP_FAR, tt < nwide && !good ? &wide[tt] : NULL, &ty,
                                                  &tx);
-                    good |= sad <= WIDE_POOR * (y1 - y0) * (x1 - x0);
+                    good |= sad <= PNMF_WIDE_POOR * (y1 - y0) * (x1 - x0);
                     const double c = sad + lam_sad * vector_bits(r, &vs, &vk, tt, ty, tx, 0);
                     if (c < bc) bc = c, dy = ty, dx = tx, t = tt;
                 }

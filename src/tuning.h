@@ -27,6 +27,11 @@
 
 /* The full fit and its check */
 
+/* ALS iterations of each size's fit while the automatic size grows (the final fit uses --iterations). */
+#define PNMF_GROW_ITERS 8
+/* Sweeps of those fits' H steps: short fits rank the sizes about as well as long ones, at half the time. */
+#define PNMF_GROW_SWEEPS 3
+
 /* Relative objective decrease below which a fit stops iterating. */
 #define PNMF_FIT_TOL 1e-4
 /* Iterations after which a full fit that follows a probe is checked against no model. */
@@ -61,5 +66,38 @@
 #define PNMF_CUT_PIXEL 20.0
 /* Fewest frames between two cuts (or after the first frame): a flash is not two cuts. */
 #define PNMF_CUT_MIN_GAP 4
+
+/* The residual layer's search (residual_search.c) */
+
+/* Estimated bits of a zero level: cheap in zstd's runs. */
+#define PNMF_LEVEL_BITS_ZERO 0.9
+/* Estimated bits of a level l != 0: this + 2 log2 |l|. */
+#define PNMF_LEVEL_BITS_BASE 4.0
+/* Estimated bits of a vector equal to its prediction. */
+#define PNMF_MV_BITS_SAME 1.0
+/* Estimated bits of another vector: this + 2 log2(1 + |d|) per component d. */
+#define PNMF_MV_BITS_BASE 4.0
+/* Reach of the search for a frame's dominant displacement (+-). */
+#define PNMF_GLOBAL_RANGE 24
+/* Reach of a block's grid of vectors (+-). */
+#define PNMF_LOCAL_RANGE 16
+/* Spacing of that grid for the nearest references ... */
+#define PNMF_GRID_STEP 4
+/* ... and for those from PNMF_GRID_REFS on. */
+#define PNMF_GRID_STEP_FAR 8
+/* References older than this get the coarser grid. */
+#define PNMF_GRID_REFS 4
+/* Rounds of steps from the best vector, at each step size. */
+#define PNMF_REFINE_ITERS 8
+/* Reach of the wide search on 4x4 box means (+-). */
+#define PNMF_WIDE_RANGE PNMF_RES_MAX_MV
+/* SAD per sample above which a block is poorly predicted and searched wide. */
+#define PNMF_WIDE_POOR 4
+/* Coarse vectors refined at full resolution (5 x 5 around each). */
+#define PNMF_WIDE_KEEP 2
+/* Offsets kept from the coarse search's first, sparse pass. */
+#define PNMF_COARSE_KEEP 8
+/* Distinct motions a frame counts for the next frame's candidates. */
+#define PNMF_MOTION_SLOTS 64
 
 #endif /* PNMF_TUNING_H */

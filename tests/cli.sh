@@ -53,7 +53,7 @@ if command -v ffmpeg >/dev/null; then
     ffmpeg -v error -i "$S/life.mkv" -frames:v 3 "$T/seq/f_%03d.png"
     ffmpeg -v error -i "$S/life.mkv" -frames:v 1 -vf scale=64:48 -y "$T/seq/f_004.png"
     echo "precious" > "$T/keep.pnmf"
-    "$B/pnmf-enc" -w 2 "$T/seq/f_%03d.png" "$T/keep.pnmf" 2> "$T/err"
+    "$B/pnmf-enc" -y -w 2 "$T/seq/f_%03d.png" "$T/keep.pnmf" 2> "$T/err"
     check '[ $? -eq 3 ] && grep -q "f_%03d.png" "$T/err"' "size change: $(cat "$T/err")"
     check '[ "$(cat "$T/keep.pnmf")" = "precious" ]' "a failed encode touched the existing target"
     check '[ -z "$(ls -A "$T/seq" | grep tmp)" ] && [ -z "$(ls -A "$T" | grep tmp)" ]' "temporary files left behind"
@@ -70,7 +70,7 @@ for pos in 20 $((size / 2)) $((size - 30)); do
     cp "$T/ok.pnmf" "$T/flip.pnmf"
     printf '\377' | dd of="$T/flip.pnmf" bs=1 seek=$pos conv=notrunc 2>/dev/null
     cmp -s "$T/ok.pnmf" "$T/flip.pnmf" || {
-        "$B/pnmf-dec" "$T/flip.pnmf" "$T/out2" 2> "$T/err"
+        "$B/pnmf-dec" -y "$T/flip.pnmf" "$T/out2" 2> "$T/err"
         check '[ $? -eq 4 ] && grep -q "flip.pnmf" "$T/err"' "byte $pos flipped: $(cat "$T/err")"
     }
 done

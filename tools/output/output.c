@@ -11,8 +11,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include <libavutil/log.h>
-
+#include "input/avlog.h"
 #include "output/output_internal.h"
 
 static const PnmfOutputFormat *const formats[] = {
@@ -152,7 +151,7 @@ PnmfOutput *pnmf_output_open(const char *format, const char *dest,
                             info->width, info->height, info->fps_num, info->fps_den);
         return NULL;
     }
-    av_log_set_level(getenv("PNMF_DEBUG") ? AV_LOG_DEBUG : AV_LOG_ERROR);
+    pnmf_av_log_apply();
 
     PnmfOutput *out = calloc(1, sizeof(*out));
     if (!out || !(out->priv = calloc(1, fmt->priv_size))) {

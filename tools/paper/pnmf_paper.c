@@ -19,6 +19,7 @@
 #include "cli_util.h"
 #include "paper.h"
 #include "pnmf/fit.h"
+#include "pnmf/version.h"
 
 static const char *prog = "pnmf-paper";
 
@@ -56,6 +57,7 @@ static void usage(FILE *f)
             "  -o, --out DIR        write DIR/exp1.png or DIR/exp2.png (default %s)\n"
             "      --no-figure      write no figure\n"
             "  -h, --help           this help\n"
+            "  -V, --version        print the version\n"
             "The last line on stdout is 'recovered X/Y min_ncc=0.NNN restarts=R': X of the\n"
             "Y true figures have a component with zero-mean normalized cross-correlation\n"
             "(maximum over all shifts) >= %.1f, min_ncc is the smallest of those maxima,\n"
@@ -76,6 +78,7 @@ static int parse(int argc, char **argv, Opts *o)
         { "out", required_argument, NULL, 'o' },
         { "no-figure", no_argument, NULL, OPT_NOFIG },
         { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
     long long v;
@@ -88,7 +91,7 @@ static int parse(int argc, char **argv, Opts *o)
     o->iterations = 100;
     o->out = DEFAULT_OUT;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":s:a:r:i:o:h", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":s:a:r:i:o:hV", lo, NULL)) != -1) {
         switch (c) {
         case 's':
             if (cli_parse_int(prog, "--seed", optarg, 0, 1000000000000LL, &v) < 0) return 2;
@@ -127,6 +130,7 @@ static int parse(int argc, char **argv, Opts *o)
             break;
         case OPT_NOFIG: o->out = NULL; break;
         case 'h': usage(stdout); return 1;
+        case 'V': printf("%s %s\n", prog, PNMF_VERSION_STRING); return 1;
         default: cli_bad_option(prog, argv, c); return 2;
         }
     }

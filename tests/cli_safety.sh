@@ -89,6 +89,38 @@ check '[ $? -eq 0 ] && cmp -s a.pnmf s1.pnmf' "--start-number 100: $(cat err)"
 "$ENC" $E 'seq/f_*.pgm' s2.pnmf 2> err
 check '[ $? -eq 0 ] && cmp -s a.pnmf s2.pnmf' "glob pattern: $(cat err)"
 
+# ---- back into video files ----
+# an .mkv (FFV1, gray): ffmpeg's decoding of it equals pnmf-dec's PGM frames
+"$DEC" -Q a.pnmf v.mkv 2> err
+check '[ $? -eq 0 ] && [ -s v.mkv ]' "pnmf-dec to .mkv: $(cat err)"
+mkdir vm
+ffmpeg -v error -i v.mkv vm/frame_%06d.pgm
+same=yes
+for f in dir/frame_00000[123].pgm; do cmp -s "$f" "vm/$(basename "$f")" || same=no; done
+n=$(ls vm | wc -l)
+check '[ $same = yes ] && [ "$n" -eq 6 ] && cmp -s dir/frame_000003.pgm vm/frame_000003.pgm' \
+    "the .mkv's $n frames, decoded by ffmpeg, differ from pnmf-dec's PGM frames"
+# every container: the luma plane (of the YUV that H.264 and VP9 decode
+# to, gray otherwise) as pnmf-dec -f md5 hashes it
+for e in mp4 webm gif apng y4m; do
+    case $e in
+    mp4) ffmpeg -v error -h encoder=libx264 | grep -q libx264 || { skip ".mp4: no libx264"; continue; } ;;
+    webm) ffmpeg -v error -h encoder=libvpx-vp9 | grep -q vp9 || { skip ".webm: no libvpx-vp9"; continue; } ;;
+    esac
+    "$DEC" -Q a.pnmf "v.$e" 2> err || { fail "pnmf-dec to .$e: $(cat err)"; continue; }
+    vf=null
+    case $e in mp4|webm) vf=extractplanes=y ;; esac
+    got=$(ffmpeg -v error -i "v.$e" -vf $vf -f rawvideo -pix_fmt gray - | md5sum | cut -d' ' -f1)
+    check '[ "$got" = "$(cat want.md5)" ]' ".$e: ffmpeg decodes other pixels ($got)"
+done
+expect_exit 5 "$DEC" -Q a.pnmf v.mkv
+check '[ "$got" -eq 5 ]' "pnmf-dec over an existing .mkv: exit $got"
+"$DEC" -Q -y --codec png -f mkv a.pnmf v.mkv 2> err
+check '[ $? -eq 0 ] && ffprobe -v error -show_entries stream=codec_name v.mkv | grep -q codec_name=png' \
+    "--codec png: $(cat err)"
+expect_exit 2 "$DEC" -Q --codec png a.pnmf vdir
+check '[ "$got" -eq 2 ]' "--codec with frame files: exit $got"
+
 # ---- what is dropped, damaged input ----
 "$ENC" -Q -k 2 -w 5 --frames 5 t.mp4 col.pnmf 2> err
 check '[ $? -eq 0 ] && [ "$(grep -c "warning: colour" err)" -eq 1 ]' "no colour warning: $(cat err)"

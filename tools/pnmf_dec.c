@@ -23,6 +23,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: pnmf-dec [options] INPUT.pnmf OUTDIR/\n"
+            "       pnmf-dec [options] INPUT.pnmf OUTPUT.mkv|.mp4|.webm|.gif|.apng|.y4m\n"
             "       pnmf-dec -f md5 INPUT.pnmf [OUTPUT]\n"
             "       pnmf-dec -f md5 --verify HASH INPUT.pnmf\n"
             "Decode INPUT.pnmf into OUTDIR/frame_000001.png, frame_000002.png, ... (OUTDIR is\n"
@@ -30,10 +31,13 @@ static void usage(FILE *f)
             "(pnmf-dec in.pnmf - | ffplay -). INPUT '-' reads stdin (then --start needs a\n"
             "seekable stdin).\n"
             "\n"
-            "  -f, --format FMT     png, pgm, y4m or md5; y4m writes OUTDIR as one file (default\n"
-            "                       png, y4m for '-'); md5 writes the MD5 of every frame's\n"
+            "  -f, --format FMT     png, pgm, y4m, md5, or a video file: mkv (FFV1, lossless),\n"
+            "                       mp4 (x264 lossless), webm (VP9 lossless), gif, apng;\n"
+            "                       default: from OUTPUT's extension, else png (y4m for '-');\n"
+            "                       md5 writes the MD5 of every frame's\n"
             "                       width x height gray bytes in order (no headers) as one\n"
             "                       line to OUTPUT, or to stdout when OUTPUT is '-' or absent\n"
+            "      --codec NAME     a video file's encoder, any FFmpeg has (default: above)\n"
             "      --verify HASH    with -f md5: compare the MD5 with HASH instead of writing\n"
             "                       it; exit 1 if they differ\n"
             "      --start N        first frame to decode, 0-based, found through the index\n"
@@ -48,6 +52,15 @@ static void usage(FILE *f)
             "\n"
             "Exit status: 0 ok, 2 usage, 3 cannot read input, 4 invalid or corrupt data,\n"
             "5 cannot write output, 6 a size exceeds a limit, 1 other errors.\n");
+}
+
+/* fmt names a format of one file (y4m, mkv, ...). */
+static int is_file_format(const char *fmt)
+{
+    char name[16];
+    if (snprintf(name, sizeof(name), ".%s", fmt) >= (int)sizeof(name)) return 0;
+    const char *f = pnmf_output_format_of(name);
+    return f && !strcmp(f, fmt);
 }
 
 /* A frame file of this tool's: frame_ and 6 or more digits, .png or .pgm. */
@@ -117,25 +130,26 @@ static int check_output(const char *format, const char *outpath, const char *inp
 
 int main(int argc, char **argv)
 {
-    enum { OPT_START = 256, OPT_FRAMES, OPT_VERIFY };
+    enum { OPT_START = 256, OPT_FRAMES, OPT_VERIFY, OPT_CODEC };
     static const struct option longopts[] = {
         { "format", required_argument, NULL, 'f' }, { "start", required_argument, NULL, OPT_START },
         { "frames", required_argument, NULL, OPT_FRAMES }, { "verify", required_argument, NULL, OPT_VERIFY },
         { "quiet", no_argument, NULL, 'Q' },         { "overwrite", no_argument, NULL, 'y' },
-        { "no-overwrite", no_argument, NULL, 'n' },
+        { "no-overwrite", no_argument, NULL, 'n' },  { "codec", required_argument, NULL, OPT_CODEC },
         { "help", no_argument, NULL, 'h' },         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
     cli_init();
     opterr = 0; /* cli_bad_option() says it in one line */
-    const char *format = NULL, *verify = NULL;
+    const char *format = NULL, *verify = NULL, *codec = NULL;
     long long start = 0, max_frames = -1, v;
     int quiet = 0, c, policy = CLI_OUT_ASK;
     while ((c = getopt_long(argc, argv, ":f:QhVyn", longopts, NULL)) != -1) {
         switch (c) {
         case 'f':
-            if (strcmp(optarg, "png") && strcmp(optarg, "pgm") && strcmp(optarg, "y4m") && strcmp(optarg, "md5")) {
-                fprintf(stderr, "%s: option --format expects png, pgm, y4m or md5, got '%s'\n", prog, optarg);
+            if (strcmp(optarg, "png") && strcmp(optarg, "pgm") && strcmp(optarg, "md5") && !is_file_format(optarg)) {
+                fprintf(stderr, "%s: option --format expects png, pgm, y4m, md5, mkv, mp4, webm, gif or apng, got '%s'\n",
+                        prog, optarg);
                 return PNMF_EXIT_USAGE;
             }
             format = optarg;
@@ -149,6 +163,7 @@ int main(int argc, char **argv)
             }
             verify = optarg;
             break;
+        case OPT_CODEC: codec = optarg; break;
         case 'Q': quiet = 1; break;
         case 'y': policy = CLI_OUT_OVERWRITE; break;
         case 'n': policy = CLI_OUT_KEEP; break;
@@ -171,9 +186,14 @@ int main(int argc, char **argv)
         return PNMF_EXIT_USAGE;
     }
     const char *inpath = argv[optind], *outpath = argc - optind == 2 ? argv[optind + 1] : "-";
-    if (!format) format = strcmp(outpath, "-") ? "png" : "y4m";
+    if (!format) format = !strcmp(outpath, "-") ? "y4m" : pnmf_output_format_of(outpath) ? pnmf_output_format_of(outpath) : "png";
     if (!strcmp(outpath, "-") && strcmp(format, "y4m") && !is_md5) {
         fprintf(stderr, "%s: only y4m and md5 can go to stdout\n", prog);
+        return PNMF_EXIT_USAGE;
+    }
+    const int is_frames = !strcmp(format, "png") || !strcmp(format, "pgm");
+    if (codec && (is_frames || is_md5 || !strcmp(format, "y4m"))) {
+        fprintf(stderr, "%s: option --codec needs a video file (mkv, mp4, webm, gif, apng)\n", prog);
         return PNMF_EXIT_USAGE;
     }
     const int from_stdin = !strcmp(inpath, "-");
@@ -215,12 +235,12 @@ int main(int argc, char **argv)
     }
     code = check_output(format, outpath, inpath, verify != NULL, policy);
     if (code) goto end;
-    PnmfOutputInfo oi = { info->width, info->height, info->fps_num, info->fps_den };
-    /* A y4m or md5 file is written beside its name and renamed when complete, as
-     * frame files are: a failed decode leaves no partial file and an
-     * existing one untouched. */
+    PnmfOutputInfo oi = { info->width, info->height, info->fps_num, info->fps_den, codec };
+    /* A y4m, md5 or video file is written beside its name and renamed when
+     * complete, as frame files are: a failed decode leaves no partial file
+     * and an existing one untouched. */
     const char *dest = outpath;
-    if ((!strcmp(format, "y4m") || is_md5) && strcmp(outpath, "-")) {
+    if (!is_frames && strcmp(outpath, "-")) {
         if (!(tmp = cli_tmp_open(outpath))) {
             fprintf(stderr, "%s: %s: cannot create a temporary file beside it: %s\n", prog, outpath,
                     strerror(errno));

@@ -139,6 +139,12 @@ check 'cmp -s bad.md5 col.md5' "the damaged mp4's first frames differ from the g
 expect_exit 3 "$ENC" --strict -k 2 -w 5 bad.mp4 strict.pnmf
 check '[ "$got" -eq 3 ] && [ ! -e strict.pnmf ] && [ -z "$(ls -A | grep tmp)" ]' "--strict: exit $got: $(cat err)"
 
+# pnmf-paper refuses an existing figure before it runs the experiment
+mkdir paper
+echo precious > paper/exp1.png
+expect_exit 5 "$B/pnmf-paper" exp1 --out paper
+check '[ "$got" -eq 5 ] && [ "$(cat paper/exp1.png)" = precious ]' "pnmf-paper over a figure: exit $got: $(cat err)"
+
 # ---- --version and --help everywhere ----
 for t in enc dec info psnr compare bench paper; do
     [ -x "$B/pnmf-$t" ] || { skip "pnmf-$t not built"; continue; }

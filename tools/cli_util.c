@@ -226,7 +226,8 @@ void cli_progress(const char *label, int64_t frames, int64_t total, double t0)
 {
     if (!isatty(STDERR_FILENO)) return;
     const double now = cli_now();
-    if (progress_shown && now - progress_last < PROGRESS_INTERVAL) return;
+    /* the first line after an interval too: a rate over the first frame alone means little */
+    if (now - (progress_shown ? progress_last : t0) < PROGRESS_INTERVAL) return;
     progress_last = now;
     const double dt = now - t0, fps = dt > 0 ? frames / dt : 0.0;
     if (total > 0 && frames <= total) {

@@ -84,8 +84,8 @@ int cli_check_output(const char *prog, const char *out, const char *const *input
 /* Seconds on a monotonic clock. */
 double cli_now(void);
 
-/* Progress on stderr when it is a terminal, redrawn at most every half
- * second: "\rLABEL frame N/TOTAL (P%), F fps, M:SS left" when total > 0,
+/* Progress on stderr when it is a terminal, drawn half a second after t0
+ * and then redrawn at most every half second: "\rLABEL frame N/TOTAL (P%), F fps, M:SS left" when total > 0,
  * else "\rLABEL frame N, F fps". Nothing when stderr is not a terminal. */
 void cli_progress(const char *label, int64_t frames, int64_t total, double t0);
 void cli_progress_end(void);

@@ -274,7 +274,10 @@ static int decode_next(PnmfInput *in, char *err, size_t errlen)
             return 0;
 
         ret = av_read_frame(in->fmt, in->pkt);
-        if (ret < 0 && ret != AVERROR_EOF && !in->strict && ++in->read_errors > MAX_READ_ERRORS)
+        /* concealing: an error at the end of the file (a truncated last
+         * frame) or one of too many in a row ends the clip */
+        if (ret < 0 && ret != AVERROR_EOF && !in->strict &&
+            ((in->fmt->pb && avio_feof(in->fmt->pb)) || ++in->read_errors > MAX_READ_ERRORS))
             ret = AVERROR_EOF;
         if (ret == AVERROR_EOF) {
             in->flushing = 1;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli_util.h"
+#include "input/demuxer.h"
 #include "output/muxer.h"
 #include "pnmf/pnmf.h"
 
@@ -38,6 +39,8 @@ static void usage(FILE *f)
             "                       width x height gray bytes in order (no headers) as one\n"
             "                       line to OUTPUT, or to stdout when OUTPUT is '-' or absent\n"
             "      --codec NAME     a video file's encoder, any FFmpeg has (default: above)\n"
+            "      --loglevel L     FFmpeg's messages: quiet, fatal (default), error, warning,\n"
+            "                       info, verbose, debug\n"
             "      --verify HASH    with -f md5: compare the MD5 with HASH instead of writing\n"
             "                       it; exit 1 if they differ\n"
             "      --start N        first frame to decode, 0-based, found through the index\n"
@@ -130,12 +133,12 @@ static int check_output(const char *format, const char *outpath, const char *inp
 
 int main(int argc, char **argv)
 {
-    enum { OPT_START = 256, OPT_FRAMES, OPT_VERIFY, OPT_CODEC };
+    enum { OPT_START = 256, OPT_FRAMES, OPT_VERIFY, OPT_CODEC, OPT_LOGLEVEL };
     static const struct option longopts[] = {
         { "format", required_argument, NULL, 'f' }, { "start", required_argument, NULL, OPT_START },
         { "frames", required_argument, NULL, OPT_FRAMES }, { "verify", required_argument, NULL, OPT_VERIFY },
-        { "quiet", no_argument, NULL, 'Q' },         { "overwrite", no_argument, NULL, 'y' },
-        { "no-overwrite", no_argument, NULL, 'n' },  { "codec", required_argument, NULL, OPT_CODEC },
+        { "quiet", no_argument, NULL, 'Q' },         { "codec", required_argument, NULL, OPT_CODEC },
+        { "loglevel", required_argument, NULL, OPT_LOGLEVEL },
         { "help", no_argument, NULL, 'h' },         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
@@ -164,6 +167,13 @@ int main(int argc, char **argv)
             verify = optarg;
             break;
         case OPT_CODEC: codec = optarg; break;
+        case OPT_LOGLEVEL:
+            if (pnmf_av_log_level(optarg) < 0) {
+                fprintf(stderr, "%s: option --loglevel expects quiet, panic, fatal, error, warning, info, verbose, "
+                        "debug or trace, got '%s'\n", prog, optarg);
+                return PNMF_EXIT_USAGE;
+            }
+            break;
         case 'Q': quiet = 1; break;
         case 'y': policy = CLI_OUT_OVERWRITE; break;
         case 'n': policy = CLI_OUT_KEEP; break;

@@ -4,7 +4,7 @@
 # an output that is the input is refused, an existing output is kept
 # unless -y, -n never overwrites, '-' reads stdin and never becomes a file,
 # pnmf-dec refuses a folder of old frames unless -y, damaged input is
-# concealed with one warning (or refused with --strict), dropped colour is
+# concealed with one warning (or refused with --strict), lost colour is
 # said, and every tool answers --version and --help.
 # usage: cli_safety.sh BUILD_DIR
 set -u
@@ -121,7 +121,7 @@ check '[ $? -eq 0 ] && ffprobe -v error -show_entries stream=codec_name v.mkv | 
 expect_exit 2 "$DEC" -Q --codec png a.pnmf vdir
 check '[ "$got" -eq 2 ]' "--codec with frame files: exit $got"
 
-# ---- what is dropped, damaged input ----
+# ---- what the encode loses, damaged input ----
 "$ENC" -Q -k 2 -w 5 --frames 5 t.mp4 col.pnmf 2> err
 check '[ $? -eq 0 ] && [ "$(grep -c "warning: colour" err)" -eq 1 ]' "no colour warning: $(cat err)"
 "$ENC" -Q -k 2 -w 3 g.y4m gray.pnmf 2> err
@@ -139,7 +139,7 @@ check 'cmp -s bad.md5 col.md5' "the damaged mp4's first frames differ from the g
 expect_exit 3 "$ENC" --strict -k 2 -w 5 bad.mp4 strict.pnmf
 check '[ "$got" -eq 3 ] && [ ! -e strict.pnmf ] && [ -z "$(ls -A | grep tmp)" ]' "--strict: exit $got: $(cat err)"
 
-# pnmf-paper refuses an existing figure before it runs the experiment
+# pnmf-paper refuses an existing figure, and runs no experiment
 mkdir paper
 echo precious > paper/exp1.png
 expect_exit 5 "$B/pnmf-paper" exp1 --out paper

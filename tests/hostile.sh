@@ -63,7 +63,7 @@ run() {
     if ! sane $got "$T/err"; then fail "$* crashed (exit $got): $msg"; return 1; fi
     if [ $got -ne "$want" ]; then fail "$*: exit $got, expected $want: $msg"; return 1; fi
     # FFmpeg's own log lines ("[mov,mp4,... @ 0x...] moov atom not found")
-    # would come before pnmf-enc's line; FFmpeg prints only fatal errors by
+    # would come ahead of pnmf-enc's line; FFmpeg prints only fatal errors by
     # default (tools/input/avlog.c), and those are not counted
     lines=$(grep -cv '^\[.* @ 0x[0-9a-f]*\] ' "$T/err")
     if [ "$want" -ne 0 ] && { [ "$lines" -ne 1 ] || ! tail -n 1 "$T/err" | grep -qF -- "$name"; }; then

@@ -72,7 +72,7 @@ int cli_can_ask(const char *const *inputs, int ninputs);
  * answer starting with y or Y, else 0. */
 int cli_ask(const char *question);
 
-/* Before anything is written to the file out ("-": stdout, then only
+/* Ahead of any write to the file out ("-": stdout, then only
  * compared with the inputs): refuse when it is one of the ninputs inputs
  * ("-" skipped), or when it exists and policy is not CLI_OUT_OVERWRITE;
  * with CLI_OUT_ASK and cli_can_ask(), ask "File 'OUT' already exists.

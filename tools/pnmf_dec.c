@@ -99,10 +99,10 @@ static int frame_files(const char *dir, const char *inpath, int remove)
     return n;
 }
 
-/* Before anything is written: a file output is checked as every tool's is
+/* Ahead of any write: a file output is checked as every tool's is
  * (not the input, not an existing file without -y); an OUTDIR that holds
  * frame files is refused without -y, and with -y emptied of them now,
- * before the first new frame, so that a failed or interrupted decode never
+ * ahead of the first new frame, so that a failed or interrupted decode never
  * leaves older frames among the new ones, where they would pass for the
  * decode's. 0 or an exit code, the reason printed. */
 static int check_output(const char *format, const char *outpath, const char *inpath, int verify, int policy)

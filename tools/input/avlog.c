@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* FFmpeg's log level for every tool: fatal errors only by default, since
+/* FFmpeg's log level for every tool: fatal errors only by default, as
  * each tool reports failures in one line of its own; a name chosen with
  * -v or --loglevel; everything with PNMF_DEBUG set. */
 #include <stdlib.h>

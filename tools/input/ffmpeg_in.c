@@ -583,7 +583,7 @@ int pnmf_input_read(PnmfInput *in, uint8_t *buf, ptrdiff_t stride, char *err, si
         }
         in->pending = ret;
     }
-    /* Frames lost before this one: the last good frame again, each. */
+    /* Frames lost ahead of this one: the last good frame again, each. */
     if (in->lost && in->have_last) {
         for (int y = 0; y < in->height; y++)
             memcpy(buf + y * stride, in->last + (size_t)y * in->width, in->width);

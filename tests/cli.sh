@@ -11,12 +11,12 @@ S=$2
 # --help lists every option with its default
 "$B/pnmf-enc" --help > "$T/help" 2>&1
 check '[ $? -eq 0 ]' "pnmf-enc --help failed"
-for o in --components --window --quality --shift --canvas-pad --signed --unsigned --residual --no-residual --target-psnr --algo --iterations --inner --restarts --seed --threads --zstd-level --frames; do
+for o in --components --window --quality --shift --canvas-pad --signed --unsigned --residual --no-residual --target-psnr --algo --iterations --inner --restarts --seed --threads --zstd-level --frames --start-number --strict --loglevel; do
     check 'grep -q -- "$o" "$T/help"' "pnmf-enc --help does not list $o"
 done
 check '[ "$(grep -c "default" "$T/help")" -ge 11 ]' "pnmf-enc --help does not give the defaults"
 "$B/pnmf-dec" --help > "$T/dhelp" 2>&1
-check '[ $? -eq 0 ] && grep -q -- --format "$T/dhelp" && grep -q -- --start "$T/dhelp"' "pnmf-dec --help"
+check '[ $? -eq 0 ] && grep -q -- --format "$T/dhelp" && grep -q -- --start "$T/dhelp" && grep -q -- --codec "$T/dhelp"' "pnmf-dec --help"
 
 # bad options: exit 2 and a message naming the option
 # each: the command, the option its message must name

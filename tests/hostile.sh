@@ -175,7 +175,7 @@ got=$?
 { [ $got -eq 5 ] && sane $got "$T/err" && [ "$(cat "$T/full.y4m")" = precious ] && no_tmp_in "$T"; } && pass ||
     fail "full disk, y4m: exit $got: $(cat "$T/err")"
 # nonsense options
-for o in "--start -1" "--start x" "--frames -1" "--frames 1e3" "-f gif" "--start 99"; do
+for o in "--start -1" "--start x" "--frames -1" "--frames 1e3" "-f tiff" "--start 99"; do
     run 2 "" "$DEC" $o "$small" "$T/o" && pass
 done
 

@@ -31,5 +31,12 @@ int pnmf_av_log_level(const char *name)
 
 void pnmf_av_log_apply(void)
 {
-    av_log_set_level(getenv("PNMF_DEBUG") ? AV_LOG_DEBUG : chosen_set ? chosen : AV_LOG_FATAL);
+    if (getenv("PNMF_DEBUG"))
+        av_log_set_level(AV_LOG_DEBUG);
+    else if (chosen_set)
+        av_log_set_level(chosen);
+    else if (av_log_get_level() == AV_LOG_INFO)
+        /* FFmpeg's own default: no tool chose a level (pnmf-compare and
+         * pnmf-bench set theirs, which stay) */
+        av_log_set_level(AV_LOG_FATAL);
 }

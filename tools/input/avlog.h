@@ -3,7 +3,8 @@
 #ifndef PNMF_TOOLS_AVLOG_H
 #define PNMF_TOOLS_AVLOG_H
 
-/* Apply the level pnmf_av_log_level() chose, else the default (demuxer.h). */
+/* Apply the level pnmf_av_log_level() chose, else, when FFmpeg's level is
+ * still its own default, the tools' default (demuxer.h). */
 void pnmf_av_log_apply(void);
 
 #endif /* PNMF_TOOLS_AVLOG_H */

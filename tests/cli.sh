@@ -11,12 +11,12 @@ S=$2
 # --help lists every option with its default
 "$B/pnmf-enc" --help > "$T/help" 2>&1
 check '[ $? -eq 0 ]' "pnmf-enc --help failed"
-for o in --components --window --quality --shift --canvas-pad --signed --unsigned --residual --no-residual --target-psnr --algo --iterations --inner --restarts --seed --threads --zstd-level --frames; do
+for o in --components --window --quality --shift --canvas-pad --signed --unsigned --residual --no-residual --target-psnr --algo --iterations --inner --restarts --seed --threads --zstd-level --frames --start-number --strict --loglevel; do
     check 'grep -q -- "$o" "$T/help"' "pnmf-enc --help does not list $o"
 done
 check '[ "$(grep -c "default" "$T/help")" -ge 11 ]' "pnmf-enc --help does not give the defaults"
 "$B/pnmf-dec" --help > "$T/dhelp" 2>&1
-check '[ $? -eq 0 ] && grep -q -- --format "$T/dhelp" && grep -q -- --start "$T/dhelp"' "pnmf-dec --help"
+check '[ $? -eq 0 ] && grep -q -- --format "$T/dhelp" && grep -q -- --start "$T/dhelp" && grep -q -- --codec "$T/dhelp"' "pnmf-dec --help"
 
 # bad options: exit 2 and a message naming the option
 # each: the command, the option its message must name
@@ -53,7 +53,7 @@ if command -v ffmpeg >/dev/null; then
     ffmpeg -v error -i "$S/life.mkv" -frames:v 3 "$T/seq/f_%03d.png"
     ffmpeg -v error -i "$S/life.mkv" -frames:v 1 -vf scale=64:48 -y "$T/seq/f_004.png"
     echo "precious" > "$T/keep.pnmf"
-    "$B/pnmf-enc" -w 2 "$T/seq/f_%03d.png" "$T/keep.pnmf" 2> "$T/err"
+    "$B/pnmf-enc" -y -w 2 "$T/seq/f_%03d.png" "$T/keep.pnmf" 2> "$T/err"
     check '[ $? -eq 3 ] && grep -q "f_%03d.png" "$T/err"' "size change: $(cat "$T/err")"
     check '[ "$(cat "$T/keep.pnmf")" = "precious" ]' "a failed encode touched the existing target"
     check '[ -z "$(ls -A "$T/seq" | grep tmp)" ] && [ -z "$(ls -A "$T" | grep tmp)" ]' "temporary files left behind"
@@ -70,7 +70,7 @@ for pos in 20 $((size / 2)) $((size - 30)); do
     cp "$T/ok.pnmf" "$T/flip.pnmf"
     printf '\377' | dd of="$T/flip.pnmf" bs=1 seek=$pos conv=notrunc 2>/dev/null
     cmp -s "$T/ok.pnmf" "$T/flip.pnmf" || {
-        "$B/pnmf-dec" "$T/flip.pnmf" "$T/out2" 2> "$T/err"
+        "$B/pnmf-dec" -y "$T/flip.pnmf" "$T/out2" 2> "$T/err"
         check '[ $? -eq 4 ] && grep -q "flip.pnmf" "$T/err"' "byte $pos flipped: $(cat "$T/err")"
     }
 done

@@ -154,6 +154,61 @@ PnmfLogger cli_stderr_logger(int verbose)
     return lg;
 }
 
+int cli_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+int cli_can_ask(const char *const *inputs, int ninputs)
+{
+    for (int i = 0; i < ninputs; i++)
+        if (inputs[i] && !strcmp(inputs[i], "-")) return 0;
+    return isatty(STDIN_FILENO) && isatty(STDERR_FILENO);
+}
+
+int cli_ask(const char *question)
+{
+    fprintf(stderr, "%s [y/N] ", question);
+    fflush(stderr);
+    char line[64];
+    if (!fgets(line, sizeof(line), stdin)) return 0;
+    const char *p = line + strspn(line, " \t");
+    return *p == 'y' || *p == 'Y';
+}
+
+/* 1 when out and the file open on fd are one file. */
+static int same_as_fd(const char *path, int fd)
+{
+    struct stat sa, sb;
+    return stat(path, &sa) == 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+int cli_check_output(const char *prog, const char *out, const char *const *inputs, int ninputs, int policy)
+{
+    const int is_stdout = !strcmp(out, "-");
+    for (int i = 0; i < ninputs; i++) {
+        if (!inputs[i] || !strcmp(inputs[i], "-")) continue;
+        if (is_stdout ? same_as_fd(inputs[i], STDOUT_FILENO) : cli_same_file(out, inputs[i])) {
+            fprintf(stderr, "%s: %s: the output is the input %s; refusing to write over it\n", prog, out,
+                    inputs[i]);
+            return PNMF_EXIT_OUTPUT;
+        }
+    }
+    struct stat sb;
+    if (is_stdout || policy == CLI_OUT_OVERWRITE || lstat(out, &sb) < 0) return 0;
+    if (policy == CLI_OUT_ASK && cli_can_ask(inputs, ninputs)) {
+        char q[PATH_MAX + 64];
+        snprintf(q, sizeof(q), "File '%s' already exists. Overwrite?", out);
+        if (cli_ask(q)) return 0;
+        fprintf(stderr, "%s: %s: not overwritten\n", prog, out);
+        return PNMF_EXIT_OUTPUT;
+    }
+    fprintf(stderr, "%s: %s: already exists; -y overwrites it\n", prog, out);
+    return PNMF_EXIT_OUTPUT;
+}
+
 double cli_now(void)
 {
     struct timespec ts;
@@ -161,13 +216,28 @@ double cli_now(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static int progress_shown;
+/* Seconds between two redraws of the progress line. */
+#define PROGRESS_INTERVAL 0.5
 
-void cli_progress(const char *label, int frames, double t0)
+static int progress_shown;
+static double progress_last;
+
+void cli_progress(const char *label, int64_t frames, int64_t total, double t0)
 {
     if (!isatty(STDERR_FILENO)) return;
-    const double dt = cli_now() - t0;
-    fprintf(stderr, "\r%s %d frames (%.1f fps)   ", label, frames, dt > 0 ? frames / dt : 0.0);
+    const double now = cli_now();
+    /* the first line after an interval too: a rate over the first frame alone means little */
+    if (now - (progress_shown ? progress_last : t0) < PROGRESS_INTERVAL) return;
+    progress_last = now;
+    const double dt = now - t0, fps = dt > 0 ? frames / dt : 0.0;
+    if (total > 0 && frames <= total) {
+        const double left = fps > 0 ? (total - frames) / fps : 0;
+        const long s = (long)(left + 0.5);
+        fprintf(stderr, "\r%s frame %lld/%lld (%.0f%%), %.1f fps, %ld:%02ld left\033[K", label, (long long)frames,
+                (long long)total, 100.0 * frames / total, fps, s / 60, s % 60);
+    } else {
+        fprintf(stderr, "\r%s frame %lld, %.1f fps\033[K", label, (long long)frames, fps);
+    }
     progress_shown = 1;
 }
 

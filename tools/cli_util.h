@@ -56,11 +56,38 @@ void cli_tmp_discard(FILE *f);
  * so verbose 0 prints nothing. */
 PnmfLogger cli_stderr_logger(int verbose);
 
+/* What a tool does with an output that exists: ask on a terminal (the
+ * default), overwrite it (-y), or keep it (-n). */
+enum { CLI_OUT_ASK, CLI_OUT_OVERWRITE, CLI_OUT_KEEP };
+
+/* 1 when a and b name one existing file, through hard and symbolic links
+ * (same st_dev and st_ino after stat()), else 0. */
+int cli_same_file(const char *a, const char *b);
+
+/* 1 when a terminal can answer a question: stdin and stderr are terminals
+ * and stdin is not an input ("-" among the ninputs names). */
+int cli_can_ask(const char *const *inputs, int ninputs);
+
+/* Print QUESTION " [y/N] " on stderr and read a line from stdin: 1 for an
+ * answer starting with y or Y, else 0. */
+int cli_ask(const char *question);
+
+/* Ahead of any write to the file out ("-": stdout, then only
+ * compared with the inputs): refuse when it is one of the ninputs inputs
+ * ("-" skipped), or when it exists and policy is not CLI_OUT_OVERWRITE;
+ * with CLI_OUT_ASK and cli_can_ask(), ask "File 'OUT' already exists.
+ * Overwrite?" as ffmpeg does. 0 to go on, or PNMF_EXIT_OUTPUT with one line
+ * printed: "PROG: OUT: ...". */
+int cli_check_output(const char *prog, const char *out, const char *const *inputs, int ninputs,
+                     int policy);
+
 /* Seconds on a monotonic clock. */
 double cli_now(void);
 
-/* Progress on stderr when it is a terminal: "\rLABEL N frames (F fps)". */
-void cli_progress(const char *label, int frames, double t0);
+/* Progress on stderr when it is a terminal, drawn half a second after t0
+ * and then redrawn at most every half second: "\rLABEL frame N/TOTAL (P%), F fps, M:SS left" when total > 0,
+ * else "\rLABEL frame N, F fps". Nothing when stderr is not a terminal. */
+void cli_progress(const char *label, int64_t frames, int64_t total, double t0);
 void cli_progress_end(void);
 
 #endif /* PNMF_TOOLS_CLI_UTIL_H */

@@ -53,7 +53,7 @@ bd_of() { # BD_CSV ANCHOR
 } > "$T"
 
 # 1. The demo: the default encode of samples/sprites.mkv.
-$N "$BUILD/pnmf-enc" -Q samples/sprites.mkv "$OUT/sprites.pnmf"
+$N "$BUILD/pnmf-enc" -Q -y samples/sprites.mkv "$OUT/sprites.pnmf"
 rm -rf "$OUT/sprites-frames"
 $N "$BUILD/pnmf-dec" -Q "$OUT/sprites.pnmf" "$OUT/sprites-frames"
 psnr=$("$BUILD/pnmf-psnr" samples/sprites.mkv "$OUT/sprites-frames/frame_%06d.png" | sed -n 's/.*psnr-y \([0-9.]*\).*/\1/p')
@@ -73,7 +73,7 @@ bytes=$(wc -c < "$OUT/sprites.pnmf")
     echo "|---:|---:|---:|"
 } >> "$T"
 for q in 0 8 16 24 32 40 48 56 64; do
-    $N "$BUILD/pnmf-enc" -Q -k 0 --frames 30 -q "$q" samples/sprites.mkv "$OUT/ladder.pnmf"
+    $N "$BUILD/pnmf-enc" -Q -y -k 0 --frames 30 -q "$q" samples/sprites.mkv "$OUT/ladder.pnmf"
     rm -rf "$OUT/ladder-frames"
     "$BUILD/pnmf-dec" -Q "$OUT/ladder.pnmf" "$OUT/ladder-frames"
     p=$("$BUILD/pnmf-psnr" --frames 30 samples/sprites.mkv "$OUT/ladder-frames/frame_%06d.png" |
@@ -114,7 +114,7 @@ echo >> "$T"
 } >> "$T"
 for c in --carry --no-carry; do
     # the summary line goes to stderr
-    line=$($N "$BUILD/pnmf-enc" -q 40 --target-psnr 46 -w 20 $c samples/sprites.mkv "$OUT/carry.pnmf" 2>&1 >/dev/null |
+    line=$($N "$BUILD/pnmf-enc" -y -q 40 --target-psnr 46 -w 20 $c samples/sprites.mkv "$OUT/carry.pnmf" 2>&1 >/dev/null |
         tail -n 1)
     echo "$line" | awk -v opt="$c" '{
         b = ""; p = ""; k = 0

@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* pnmf-enc: encode any clip FFmpeg reads into a .pnmf file. */
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli_util.h"
 #include "enc_opts.h"
@@ -16,14 +20,25 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: pnmf-enc [options] INPUT OUTPUT.pnmf\n"
             "Encode the gray (luma) frames of INPUT, any clip FFmpeg reads (mp4, mkv, avi, gif,\n"
-            "y4m, an image sequence such as dir/frame_%%06d.png), with Permutation NMF.\n"
+            "y4m, an image sequence such as dir/frame_%%06d.png or 'dir/*.png'), with\n"
+            "Permutation NMF. INPUT '-' reads stdin (y4m or anything FFmpeg detects); OUTPUT\n"
+            "'-' writes to stdout when it is a regular file (pnmf-enc IN - > out.pnmf).\n"
             "\n");
     enc_opts_usage(f, 0);
     fprintf(f,
             "      --frames N       encode only the first N frames (default: all)\n"
-            "  -v, --verbose        the encoder's decisions on stderr, one line per window;\n"
-            "                       twice (-vv): its inner figures too (PNMF_DEBUG in the\n"
-            "                       environment: both)\n"
+            "      --start-number N an image sequence's first number (default: found from 0\n"
+            "                       to 4)\n"
+            "      --strict         a frame that cannot be read stops the encode (exit 3); by\n"
+            "                       default the last good frame stands in for it, counted\n"
+            "  -y                   overwrite OUTPUT if it exists\n"
+            "  -n                   never overwrite OUTPUT (default: ask on a terminal,\n"
+            "                       else refuse)\n"
+            "  -v, --verbose        the encoder's decisions on stderr, one line per window,\n"
+            "                       and FFmpeg's errors; twice (-vv): the encoder's inner\n"
+            "                       figures and FFmpeg's warnings (PNMF_DEBUG: everything)\n"
+            "      --loglevel L     FFmpeg's messages: quiet, fatal (default), error, warning,\n"
+            "                       info, verbose, debug\n"
             "  -Q, --quiet          no summary line\n"
             "  -h, --help           this help\n"
             "  -V, --version        print the version\n"
@@ -32,30 +47,69 @@ static void usage(FILE *f)
             "output, 6 a size exceeds a limit, 1 other errors.\n");
 }
 
+/* The input module's warnings: one line each, naming the input. */
+static void input_warning(void *cookie, const char *msg)
+{
+    cli_progress_end();
+    fprintf(stderr, "%s: %s: warning: %s\n", prog, (const char *)cookie, msg);
+}
+
+/* Output '-': the header is rewritten at the end, so stdout must be a file
+ * the encoder can seek in, written from where it stands (not appended).
+ * 1, or 0 with the reason printed. */
+static int stdout_seekable(void)
+{
+    struct stat sb;
+    const int fl = fcntl(STDOUT_FILENO, F_GETFL);
+    if (fstat(STDOUT_FILENO, &sb) == 0 && S_ISREG(sb.st_mode) && fl >= 0 && !(fl & O_APPEND) &&
+        lseek(STDOUT_FILENO, 0, SEEK_CUR) >= 0)
+        return 1;
+    fprintf(stderr, "%s: -: a .pnmf file's header is rewritten when the encode ends, so standard output "
+            "must be a regular file opened for writing (pnmf-enc IN - > out.pnmf), not a pipe, a terminal "
+            "or a file opened for appending\n", prog);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    enum { OPT_FRAMES = 256 };
+    enum { OPT_FRAMES = 256, OPT_START_NUMBER, OPT_STRICT, OPT_LOGLEVEL };
     static const struct option own[] = {
         { "frames", required_argument, NULL, OPT_FRAMES }, { "verbose", no_argument, NULL, 'v' },
+        { "start-number", required_argument, NULL, OPT_START_NUMBER }, { "strict", no_argument, NULL, OPT_STRICT },
+        { "loglevel", required_argument, NULL, OPT_LOGLEVEL },
         { "quiet", no_argument, NULL, 'Q' },               { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },             { NULL, 0, NULL, 0 },
     };
     struct option longopts[sizeof(own) / sizeof(own[0]) + ENC_OPTS_MAX];
     char optstring[64];
     enc_opts_longopts(longopts, own, 0);
-    enc_opts_optstring(optstring, sizeof(optstring), "vQhV", 0);
+    enc_opts_optstring(optstring, sizeof(optstring), "vQhVyn", 0);
     cli_init();
     opterr = 0; /* cli_bad_option() says it in one line */
     EncOpts eo;
     enc_opts_init(&eo, 0);
     PnmfEncSettings *const s = &eo.s;
-    long long max_frames = -1;
-    int quiet = 0, verbose = 0, c, got;
+    long long max_frames = -1, v;
+    int quiet = 0, verbose = 0, c, got, policy = CLI_OUT_ASK, loglevel_set = 0;
+    PnmfInputOptions io;
+    pnmf_input_default_options(&io);
     while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
         if ((got = enc_opts_parse(&eo, prog, c, optarg)) < 0) return PNMF_EXIT_USAGE;
         if (got > 0) continue;
         switch (c) {
         case OPT_FRAMES: if (cli_parse_int(prog, "--frames", optarg, 1, 1LL << 28, &max_frames)) return PNMF_EXIT_USAGE; break;
+        case OPT_START_NUMBER: if (cli_parse_int(prog, "--start-number", optarg, 0, 1LL << 30, &v)) return PNMF_EXIT_USAGE; io.start_number = (int)v; break;
+        case OPT_STRICT: io.strict = 1; break;
+        case OPT_LOGLEVEL:
+            if (pnmf_av_log_level(optarg) < 0) {
+                fprintf(stderr, "%s: option --loglevel expects quiet, panic, fatal, error, warning, info, verbose, "
+                        "debug or trace, got '%s'\n", prog, optarg);
+                return PNMF_EXIT_USAGE;
+            }
+            loglevel_set = 1;
+            break;
+        case 'y': policy = CLI_OUT_OVERWRITE; break;
+        case 'n': policy = CLI_OUT_KEEP; break;
         case 'v': verbose++; break;
         case 'Q': quiet = 1; break;
         case 'h': usage(stdout); return PNMF_EXIT_OK;
@@ -71,15 +125,25 @@ int main(int argc, char **argv)
     }
     if (enc_opts_finish(&eo, prog) < 0) return PNMF_EXIT_USAGE;
     s->logger = cli_stderr_logger(verbose);
+    if (!loglevel_set && verbose) pnmf_av_log_level(verbose > 1 ? "warning" : "error");
     const char *inpath = argv[optind], *outpath = argv[optind + 1];
+    const int to_stdout = !strcmp(outpath, "-");
+    if (to_stdout && !stdout_seekable()) return PNMF_EXIT_OUTPUT;
     char err[512] = "";
     PnmfInputInfo info;
-    PnmfInput *in = pnmf_input_open(inpath, &info, err, sizeof(err));
+    io.warn = input_warning;
+    io.cookie = (void *)inpath;
+    PnmfInput *in = pnmf_input_open_opts(inpath, &io, &info, err, sizeof(err));
     if (!in) {
         fprintf(stderr, "%s: %s: %s\n", prog, inpath, err);
         return PNMF_EXIT_INPUT;
     }
-    FILE *out = cli_tmp_open(outpath);
+    int code = cli_check_output(prog, outpath, &inpath, 1, policy);
+    if (code) {
+        pnmf_input_close(&in);
+        return code;
+    }
+    FILE *out = to_stdout ? stdout : cli_tmp_open(outpath);
     if (!out) {
         fprintf(stderr, "%s: %s: cannot create a temporary file beside it: %s\n", prog, outpath, strerror(errno));
         pnmf_input_close(&in);
@@ -89,8 +153,9 @@ int main(int argc, char **argv)
     uint8_t *buf = malloc((size_t)info.width * info.height);
     int ret = buf ? pnmf_enc_open(&enc, s, info.width, info.height, info.fps_num, info.fps_den, out)
                   : PNMF_ERR_NOMEM;
-    int code = PNMF_EXIT_OK;
     const double t0 = cli_now();
+    const int64_t total = max_frames > 0 && (info.frame_estimate < 0 || max_frames < info.frame_estimate)
+                              ? max_frames : info.frame_estimate;
     if (ret < 0) {
         const char *why = pnmf_enc_errmsg(enc);
         fprintf(stderr, "%s: %s: %s\n", prog, ret == PNMF_ERR_IO ? outpath : inpath,
@@ -109,9 +174,8 @@ int main(int argc, char **argv)
         }
         ret = pnmf_enc_push_frame(enc, buf, info.width);
         if (ret < 0) break;
-        PnmfEncStats st;
-        pnmf_enc_get_stats(enc, &st);
-        cli_progress("encoding", st.frames, t0);
+        /* the encoder counts frames as their window is written: count pushed ones */
+        cli_progress("encoding", nf + 1, total, t0);
     }
     if (ret >= 0) ret = pnmf_enc_finish(enc);
     cli_progress_end();
@@ -125,7 +189,14 @@ int main(int argc, char **argv)
     PnmfEncStats st;
     pnmf_enc_get_stats(enc, &st);
     pnmf_enc_close(&enc);
-    if (cli_tmp_commit(out, outpath) < 0) {
+    if (to_stdout) {
+        out = NULL;
+        if (fflush(stdout) != 0) {
+            fprintf(stderr, "%s: standard output: cannot write: %s\n", prog, strerror(errno));
+            code = PNMF_EXIT_OUTPUT;
+            goto end;
+        }
+    } else if (cli_tmp_commit(out, outpath) < 0) {
         out = NULL;
         fprintf(stderr, "%s: %s: cannot write: %s\n", prog, outpath, strerror(errno));
         code = PNMF_EXIT_OUTPUT;
@@ -141,11 +212,12 @@ int main(int argc, char **argv)
         if (st.carried) fprintf(stderr, "  carried %d", st.carried);
         if (st.repeated) fprintf(stderr, "  repeated entries %d", st.repeated);
         if (st.fits_stopped) fprintf(stderr, "  fits stopped %d", st.fits_stopped);
+        if (pnmf_input_concealed(in)) fprintf(stderr, "  concealed %lld", (long long)pnmf_input_concealed(in));
         fputc('\n', stderr);
     }
 end:
     pnmf_enc_close(&enc);
-    if (out) cli_tmp_discard(out);
+    if (out && out != stdout) cli_tmp_discard(out);
     pnmf_input_close(&in);
     free(buf);
     return code;

@@ -49,6 +49,9 @@ static void usage(FILE *f)
             "                         png or pgm (default png)\n"
             "      --scale N          magnify every component N times; 0 = each component\n"
             "                         to about %d pixels a side, at most %dx (default 0)\n"
+            "  -y                     overwrite the --components file if it exists\n"
+            "  -n                     never overwrite it (default: ask on a terminal, else\n"
+            "                         refuse)\n"
             "  -h, --help             this help\n"
             "  -V, --version          print the version\n"
             "\n"
@@ -277,7 +280,7 @@ static int mosaic_write(const Mosaic *m, const char *format, const char *target,
     snprintf(tmp_file, sizeof(tmp_file), "%s/frame_000001.%s", tmp_dir, format);
     snprintf(tmp_part, sizeof(tmp_part), "%s/.frame_000001.%s.tmp", tmp_dir, format);
     tmp_dir_active = 1;
-    const PnmfOutputInfo oi = { m->width, m->height, 1, 1 };
+    const PnmfOutputInfo oi = { m->width, m->height, 1, 1, NULL };
     char why[512] = "";
     PnmfOutput *out = pnmf_output_open(format, tmp_dir, &oi, why, sizeof(why));
     int ok = out && pnmf_output_write(out, m->pix, m->width, why, sizeof(why)) == 0;
@@ -562,8 +565,8 @@ int main(int argc, char **argv)
     opterr = 0;
     const char *comp_path = NULL, *format = "png";
     long long level = 19, window = 0, scale = 0, v;
-    int csv = 0, window_given = 0, c;
-    while ((c = getopt_long(argc, argv, ":hV", longopts, NULL)) != -1) {
+    int csv = 0, window_given = 0, c, policy = CLI_OUT_ASK;
+    while ((c = getopt_long(argc, argv, ":hVyn", longopts, NULL)) != -1) {
         switch (c) {
         case OPT_CSV: csv = 1; break;
         case OPT_LEVEL: if (cli_parse_int(prog, "--level", optarg, 0, 22, &v)) return PNMF_EXIT_USAGE; level = v; break;
@@ -583,6 +586,8 @@ int main(int argc, char **argv)
             format = optarg;
             break;
         case OPT_SCALE: if (cli_parse_int(prog, "--scale", optarg, 0, 64, &v)) return PNMF_EXIT_USAGE; scale = v; break;
+        case 'y': policy = CLI_OUT_OVERWRITE; break;
+        case 'n': policy = CLI_OUT_KEEP; break;
         case 'h': usage(stdout); return PNMF_EXIT_OK;
         case 'V': printf("pnmf-info %s\n", PNMF_VERSION_STRING); return PNMF_EXIT_OK;
         default:
@@ -659,6 +664,7 @@ int main(int argc, char **argv)
     }
     if (comp_path) {
         char err[512] = "";
+        if ((code = cli_check_output(prog, comp_path, &path, 1, policy))) goto end;
         code = mosaic_make(blocks, (int)scale, &mosaic, err, sizeof(err));
         if (code != PNMF_EXIT_OK) {
             fprintf(stderr, "%s: %s: %s\n", prog, comp_path, err);

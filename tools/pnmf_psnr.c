@@ -19,6 +19,7 @@
 
 #include "cli_util.h"
 #include "input/demuxer.h"
+#include "pnmf/pnmf.h"
 
 #define PROG "pnmf-psnr"
 
@@ -35,6 +36,7 @@ static void usage(FILE *f)
             "dir/frame_%%06d.png, ...), over the frames both clips have.\n"
             "  -n, --frames N   compare only the first N frames\n"
             "  -h, --help       print this help\n"
+            "  -V, --version    print the version\n"
             "Prints: frames F psnr-y XX.XXX mse M.MMMMMM (psnr-y 999.000 when equal)\n");
 }
 
@@ -52,11 +54,12 @@ static int parse_args(int argc, char **argv, PsnrSettings *s)
     static const struct option opts[] = {
         { "frames", required_argument, NULL, 'n' },
         { "help",   no_argument,       NULL, 'h' },
+        { "version", no_argument,      NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
     int c;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":n:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":n:hV", opts, NULL)) != -1) {
         switch (c) {
         case 'n': {
             char *end;
@@ -69,6 +72,9 @@ static int parse_args(int argc, char **argv, PsnrSettings *s)
         }
         case 'h':
             usage(stdout);
+            return 1;
+        case 'V':
+            printf(PROG " %s\n", PNMF_VERSION_STRING);
             return 1;
         case ':':
             return usage_error("%s needs a value", argv[optind - 1]);

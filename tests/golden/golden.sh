@@ -49,7 +49,7 @@ other_hash() { echo "$1" | sed 's/^0/1/; t; s/^./0/'; }
 for f in "$G"/good/*.pnmf; do
     name=$(basename "$f" .pnmf)
     if [ "$UPDATE" = --update ]; then
-        "$DEC" -Q -f md5 "$f" "$G/good/$name.md5" || die "$name: pnmf-dec -f md5 failed"
+        "$DEC" -Q -y -f md5 "$f" "$G/good/$name.md5" || die "$name: pnmf-dec -f md5 failed"
     fi
     pinned=$(cat "$G/good/$name.md5")
     check 'echo "$pinned" | grep -Eq "^[0-9a-f]{32}$"' "$name: good/$name.md5 does not hold an MD5: $pinned"

@@ -32,4 +32,39 @@ int pnmf_input_read(PnmfInput *in, uint8_t *buf, ptrdiff_t stride, char *err, si
 
 void pnmf_input_close(PnmfInput **in);
 
+/* How pnmf_input_open_opts() reads. */
+typedef struct PnmfInputOptions {
+    /* An image-sequence pattern's first number (FFmpeg image2's
+     * start_number); -1: image2 looks for one from 0 to 4. */
+    int start_number;
+    /* 1: a frame the demuxer or decoder cannot read, or one the decoder
+     * flags as damaged, is an error. 0: it is concealed, the last good
+     * frame given again in its place, and counted. */
+    int strict;
+    /* Called with one line (no file name, no newline) the first time the
+     * input has each of: colour, alpha, samples of more than 8 bits, audio,
+     * a concealed frame. NULL: nothing said. */
+    void (*warn)(void *cookie, const char *msg);
+    void *cookie;
+} PnmfInputOptions;
+
+/* start_number -1, strict 0, no warn callback. */
+void pnmf_input_default_options(PnmfInputOptions *o);
+
+/* As pnmf_input_open() (which reads strictly, with no warnings), with
+ * options: "-" reads stdin (FFmpeg's pipe:0); a path that does not exist
+ * and holds '*', '?' or '[' is a glob pattern of images (image2's
+ * pattern_type glob). */
+PnmfInput *pnmf_input_open_opts(const char *path, const PnmfInputOptions *opts, PnmfInputInfo *info,
+                                char *err, size_t errlen);
+
+/* Frames concealed so far (options.strict 0). */
+int64_t pnmf_input_concealed(const PnmfInput *in);
+
+/* FFmpeg's log level, by name (quiet, panic, fatal, error, warning, info,
+ * verbose, debug, trace): 0, or -1 for another name. Until it is called,
+ * FFmpeg prints nothing below a fatal error (everything with PNMF_DEBUG in
+ * the environment): the tools say what went wrong in their own words. */
+int pnmf_av_log_level(const char *name);
+
 #endif /* PNMF_TOOLS_DEMUXER_H */

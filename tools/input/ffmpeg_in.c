@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
@@ -31,10 +32,16 @@
 #include <libavutil/pixdesc.h>
 #include <libswscale/swscale.h>
 
+#include "input/avlog.h"
 #include "input/demuxer.h"
 
 /* Frames larger than this on a side are refused before any allocation. */
 #define PNMF_INPUT_MAX_SIDE 32768
+/* A chroma sample this far (of 255) from neutral, or an R, G, B this far
+ * apart, is colour: a gray clip stored as YUV or RGB stays within it. */
+#define COLOUR_TOLERANCE 8
+/* Demuxer errors in a row after which the clip is taken to have ended. */
+#define MAX_READ_ERRORS 64
 
 enum PnmfConv {
     PNMF_CONV_COPY,
@@ -53,6 +60,20 @@ struct PnmfInput {
     int pending;            /* frame holds a decoded frame not yet returned */
     int flushing;           /* the demuxer is done; the decoder is draining */
     int failed;             /* a read failed; later reads fail too */
+
+    /* Damaged input (PnmfInputOptions.strict 0): frames lost and not yet
+     * given again, the copy of the last good frame that stands in for them. */
+    int strict;
+    int64_t lost, concealed;
+    int read_errors;        /* demuxer errors in a row */
+    uint8_t *last;          /* width x height, the last frame returned */
+    int have_last;
+
+    /* What the warnings have said already. */
+    void (*warn)(void *cookie, const char *msg);
+    void *cookie;
+    int said_colour, said_alpha, said_conceal;
+    uint16_t *scratch;      /* 3 rows of samples for check_dropped() */
 
     /* Conversion state, rebuilt when the pixel format changes. */
     int conv_fmt;           /* enum AVPixelFormat the state below was made for */
@@ -85,9 +106,16 @@ static const char *av_reason(int code, char *buf, size_t size)
 
 #define AVR(code) av_reason((code), (char[AV_ERROR_MAX_STRING_SIZE]){ 0 }, AV_ERROR_MAX_STRING_SIZE)
 
-static void quiet_logging(void)
+static void warn(PnmfInput *in, const char *fmt, ...)
 {
-    av_log_set_level(getenv("PNMF_DEBUG") ? AV_LOG_DEBUG : AV_LOG_ERROR);
+    if (!in->warn)
+        return;
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    in->warn(in->cookie, msg);
 }
 
 static int is_yuv_or_gray(const AVPixFmtDescriptor *d)
@@ -204,6 +232,23 @@ static int convert(PnmfInput *in, uint8_t *buf, ptrdiff_t stride, char *err, siz
     return -1;
 }
 
+/* A frame lost to error code: an error when strict, else one frame more to
+ * conceal. 0 to go on, -1 (err set). */
+static int lose(PnmfInput *in, int code, const char *what, char *err, size_t errlen)
+{
+    if (in->strict) {
+        set_err(err, errlen, "%s frame %"PRId64" failed: %s", what, in->frames + in->lost + 1, AVR(code));
+        return -1;
+    }
+    if (!in->said_conceal) {
+        warn(in, "frame %"PRId64" cannot be read (%s: %s): the last good frame stands in for every such frame"
+             " (--strict: stop instead)", in->frames + in->lost + 1, what, AVR(code));
+        in->said_conceal = 1;
+    }
+    in->lost++;
+    return 0;
+}
+
 /* Decode the next frame of the stream into in->frame.
  * Returns 1 with a frame, 0 at the end, -1 on error. */
 static int decode_next(PnmfInput *in, char *err, size_t errlen)
@@ -211,42 +256,125 @@ static int decode_next(PnmfInput *in, char *err, size_t errlen)
     for (;;) {
         int ret = avcodec_receive_frame(in->dec, in->frame);
         if (ret >= 0) {
+            if (in->strict && (in->frame->decode_error_flags || (in->frame->flags & AV_FRAME_FLAG_CORRUPT))) {
+                set_err(err, errlen, "frame %"PRId64" is damaged", in->frames + 1);
+                return -1;
+            }
             in->frames++;
             return 1;
         }
         if (ret == AVERROR_EOF)
             return 0;
         if (ret != AVERROR(EAGAIN)) {
-            set_err(err, errlen, "decoding frame %"PRId64" failed: %s", in->frames + 1, AVR(ret));
-            return -1;
+            if (lose(in, ret, "decoding", err, errlen) < 0)
+                return -1;
+            continue;
         }
         if (in->flushing)
             return 0;
 
         ret = av_read_frame(in->fmt, in->pkt);
+        /* concealing: an error at the end of the file (a truncated last
+         * frame) or one of too many in a row ends the clip */
+        if (ret < 0 && ret != AVERROR_EOF && !in->strict &&
+            ((in->fmt->pb && avio_feof(in->fmt->pb)) || ++in->read_errors > MAX_READ_ERRORS))
+            ret = AVERROR_EOF;
         if (ret == AVERROR_EOF) {
             in->flushing = 1;
             ret = avcodec_send_packet(in->dec, NULL);
-            if (ret < 0 && ret != AVERROR_EOF) {
+            /* concealing: the frames the decoder still holds are lost with
+             * the error, and the clip ends here */
+            if (ret < 0 && ret != AVERROR_EOF && in->strict) {
                 set_err(err, errlen, "flushing the decoder failed: %s", AVR(ret));
                 return -1;
             }
             continue;
         }
         if (ret < 0) {
-            set_err(err, errlen, "reading after frame %"PRId64" failed: %s", in->frames, AVR(ret));
-            return -1;
+            if (in->strict) {
+                set_err(err, errlen, "reading after frame %"PRId64" failed: %s", in->frames, AVR(ret));
+                return -1;
+            }
+            if (lose(in, ret, "reading", err, errlen) < 0)
+                return -1;
+            continue;
         }
+        in->read_errors = 0;
         if (in->pkt->stream_index != in->stream) {
             av_packet_unref(in->pkt);
             continue;
         }
         ret = avcodec_send_packet(in->dec, in->pkt);
         av_packet_unref(in->pkt);
-        if (ret < 0) {
-            set_err(err, errlen, "decoding frame %"PRId64" failed: %s", in->frames + 1, AVR(ret));
+        if (ret < 0 && lose(in, ret, "decoding", err, errlen) < 0)
             return -1;
+    }
+}
+
+/* Samples of component c in row y of f (w of them, subsampled as the
+ * format says) into line. */
+static void read_comp(const AVFrame *f, const AVPixFmtDescriptor *d, int c, int y, int w, uint16_t *line)
+{
+    const uint8_t *data[4] = { f->data[0], f->data[1], f->data[2], f->data[3] };
+    const int linesize[4] = { f->linesize[0], f->linesize[1], f->linesize[2], f->linesize[3] };
+    av_read_image_line2(line, data, linesize, d, 0, y, c, w, 0, 2);
+}
+
+/* Warn, once each, when in->frame has colour or transparent pixels. */
+static void check_dropped(PnmfInput *in, uint16_t *a, uint16_t *b, uint16_t *c)
+{
+    const AVFrame *f = in->frame;
+    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(f->format);
+    if (!d || (d->flags & (AV_PIX_FMT_FLAG_HWACCEL | AV_PIX_FMT_FLAG_BAYER | AV_PIX_FMT_FLAG_BITSTREAM |
+                           AV_PIX_FMT_FLAG_FLOAT)))
+        return;
+    const int w = f->width, h = f->height;
+    int colour = 0, alpha = 0;
+    if (d->flags & AV_PIX_FMT_FLAG_PAL) {
+        const uint32_t *pal = (const uint32_t *)f->data[1];
+        for (int y = 0; y < h && !(colour && alpha); y++)
+            for (int x = 0; x < w; x++) {
+                const uint32_t p = pal[f->data[0][(ptrdiff_t)y * f->linesize[0] + x]];
+                const int r = (p >> 16) & 255, g = (p >> 8) & 255, bl = p & 255;
+                colour |= abs(r - g) > COLOUR_TOLERANCE || abs(g - bl) > COLOUR_TOLERANCE;
+                alpha |= (p >> 24) != 255;
+            }
+    } else {
+        const int sh = d->comp[0].depth > 8 ? d->comp[0].depth - 8 : 0;
+        const int tol = COLOUR_TOLERANCE << sh;
+        const int has_alpha = (d->flags & AV_PIX_FMT_FLAG_ALPHA) != 0;
+        const int ncol = d->nb_components - has_alpha;
+        if (ncol >= 3 && !in->said_colour) {
+            const int rgb = (d->flags & AV_PIX_FMT_FLAG_RGB) != 0;
+            const int cw = rgb ? w : AV_CEIL_RSHIFT(w, d->log2_chroma_w);
+            const int ch = rgb ? h : AV_CEIL_RSHIFT(h, d->log2_chroma_h);
+            const int mid = 1 << (d->comp[1].depth - 1);
+            for (int y = 0; y < ch && !colour; y++) {
+                read_comp(f, d, 1, y, cw, b);
+                read_comp(f, d, 2, y, cw, c);
+                if (rgb)
+                    read_comp(f, d, 0, y, cw, a);
+                for (int x = 0; x < cw && !colour; x++)
+                    colour = rgb ? abs(a[x] - b[x]) > tol || abs(b[x] - c[x]) > tol
+                                 : abs(b[x] - mid) > tol || abs(c[x] - mid) > tol;
+            }
         }
+        if (has_alpha && !in->said_alpha) {
+            const int ac = d->nb_components - 1, max = (1 << d->comp[ac].depth) - 1;
+            for (int y = 0; y < h && !alpha; y++) {
+                read_comp(f, d, ac, y, w, a);
+                for (int x = 0; x < w && !alpha; x++)
+                    alpha = a[x] != max;
+            }
+        }
+    }
+    if (colour && !in->said_colour) {
+        warn(in, "colour dropped from frame %"PRId64" on: pnmf codes the luma (gray) alone", in->frames);
+        in->said_colour = 1;
+    }
+    if (alpha && !in->said_alpha) {
+        warn(in, "transparency (alpha) dropped from frame %"PRId64" on: pnmf codes opaque gray frames", in->frames);
+        in->said_alpha = 1;
     }
 }
 
@@ -288,13 +416,52 @@ static void fill_info(const PnmfInput *in, PnmfInputInfo *info)
         info->frame_estimate = -1;
 }
 
+void pnmf_input_default_options(PnmfInputOptions *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->start_number = -1;
+}
+
 PnmfInput *pnmf_input_open(const char *path, PnmfInputInfo *info, char *err, size_t errlen)
 {
-    if (!path || !info) {
+    PnmfInputOptions o;
+    pnmf_input_default_options(&o);
+    o.strict = 1;
+    return pnmf_input_open_opts(path, &o, info, err, errlen);
+}
+
+/* What avformat_open_input() gets for path: stdin for "-", image2 with a
+ * glob for a pattern that is not a file, image2's start_number. 0 or -1. */
+static int input_url(const char *path, const PnmfInputOptions *o, const char **url, const AVInputFormat **ifmt,
+                     AVDictionary **dict)
+{
+    struct stat sb;
+    *url = path;
+    if (!strcmp(path, "-")) {
+        *url = "pipe:0";
+        return 0;
+    }
+    if (stat(path, &sb) < 0 && strpbrk(path, "*?[") && !strchr(path, '%')) {
+        *ifmt = av_find_input_format("image2");
+        if (av_dict_set(dict, "pattern_type", "glob", 0) < 0)
+            return -1;
+    }
+    if (o->start_number >= 0) {
+        *ifmt = av_find_input_format("image2");
+        if (av_dict_set_int(dict, "start_number", o->start_number, 0) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+PnmfInput *pnmf_input_open_opts(const char *path, const PnmfInputOptions *opts, PnmfInputInfo *info, char *err,
+                                size_t errlen)
+{
+    if (!path || !info || !opts) {
         set_err(err, errlen, "invalid argument");
         return NULL;
     }
-    quiet_logging();
+    pnmf_av_log_apply();
 
     PnmfInput *in = calloc(1, sizeof(*in));
     if (!in) {
@@ -302,8 +469,19 @@ PnmfInput *pnmf_input_open(const char *path, PnmfInputInfo *info, char *err, siz
         return NULL;
     }
     in->conv_fmt = AV_PIX_FMT_NONE;
+    in->strict = opts->strict;
+    in->warn = opts->warn;
+    in->cookie = opts->cookie;
 
-    int ret = avformat_open_input(&in->fmt, path, NULL, NULL);
+    const char *url;
+    const AVInputFormat *ifmt = NULL;
+    AVDictionary *dict = NULL;
+    int ret = input_url(path, opts, &url, &ifmt, &dict);
+    if (ret == 0)
+        ret = avformat_open_input(&in->fmt, url, ifmt, &dict);
+    else
+        ret = AVERROR(ENOMEM);
+    av_dict_free(&dict);
     if (ret < 0) {
         set_err(err, errlen, "cannot open: %s", AVR(ret));
         goto error;
@@ -318,9 +496,14 @@ PnmfInput *pnmf_input_open(const char *path, PnmfInputInfo *info, char *err, siz
         set_err(err, errlen, "no video stream");
         goto error;
     }
-    for (unsigned i = 0; i < in->fmt->nb_streams; i++)
+    int audio = 0;
+    for (unsigned i = 0; i < in->fmt->nb_streams; i++) {
         if ((int)i != in->stream)
             in->fmt->streams[i]->discard = AVDISCARD_ALL;
+        audio |= in->fmt->streams[i]->codecpar->codec_type == AVMEDIA_TYPE_AUDIO;
+    }
+    if (audio)
+        warn(in, "audio dropped: pnmf codes the video alone");
 
     const AVStream *st = in->fmt->streams[in->stream];
     const AVCodec *codec = avcodec_find_decoder(st->codecpar->codec_id);
@@ -340,6 +523,8 @@ PnmfInput *pnmf_input_open(const char *path, PnmfInputInfo *info, char *err, siz
     }
     in->dec->pkt_timebase = st->time_base;
     in->dec->thread_count = 0; /* as many as useful */
+    if (in->strict)
+        in->dec->err_recognition |= AV_EF_EXPLODE;
     ret = avcodec_open2(in->dec, codec, NULL);
     if (ret < 0) {
         set_err(err, errlen, "cannot open the %s decoder: %s", codec->name, AVR(ret));
@@ -361,6 +546,17 @@ PnmfInput *pnmf_input_open(const char *path, PnmfInputInfo *info, char *err, siz
         goto error;
     }
     in->pending = 1;
+    if (!(in->last = malloc((size_t)in->width * in->height)) ||
+        !(in->scratch = av_malloc_array(3 * (size_t)in->width, sizeof(*in->scratch)))) {
+        set_err(err, errlen, "out of memory");
+        goto error;
+    }
+    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(in->frame->format);
+    int depth = 0;
+    for (int c = 0; d && c < d->nb_components; c++)
+        depth = d->comp[c].depth > depth ? d->comp[c].depth : depth;
+    if (depth > 8)
+        warn(in, "%d-bit samples rounded to 8 bits (%s)", depth, d->name);
     fill_info(in, info);
     return in;
 
@@ -381,12 +577,23 @@ int pnmf_input_read(PnmfInput *in, uint8_t *buf, ptrdiff_t stride, char *err, si
     }
     if (!in->pending) {
         const int ret = decode_next(in, err, errlen);
-        if (ret <= 0) {
+        if (ret < 0 || (ret == 0 && !(in->lost && in->have_last))) {
             in->failed = ret < 0;
             return ret;
         }
+        in->pending = ret;
+    }
+    /* Frames lost ahead of this one: the last good frame again, each. */
+    if (in->lost && in->have_last) {
+        for (int y = 0; y < in->height; y++)
+            memcpy(buf + y * stride, in->last + (size_t)y * in->width, in->width);
+        in->lost--;
+        in->concealed++;
+        return 1;
     }
     in->pending = 0;
+    if (in->warn && (!in->said_colour || !in->said_alpha))
+        check_dropped(in, in->scratch, in->scratch + in->width, in->scratch + 2 * in->width);
 
     int ret = 0;
     if (in->frame->width != in->width || in->frame->height != in->height) {
@@ -401,7 +608,15 @@ int pnmf_input_read(PnmfInput *in, uint8_t *buf, ptrdiff_t stride, char *err, si
         in->failed = 1;
         return -1;
     }
+    for (int y = 0; y < in->height; y++)
+        memcpy(in->last + (size_t)y * in->width, buf + y * stride, in->width);
+    in->have_last = 1;
     return 1;
+}
+
+int64_t pnmf_input_concealed(const PnmfInput *in)
+{
+    return in ? in->concealed : 0;
 }
 
 void pnmf_input_close(PnmfInput **pin)
@@ -412,6 +627,8 @@ void pnmf_input_close(PnmfInput **pin)
     sws_freeContext(in->sws);
     av_freep(&in->sws_buf);
     av_freep(&in->line);
+    av_freep(&in->scratch);
+    free(in->last);
     av_frame_free(&in->frame);
     av_packet_free(&in->pkt);
     avcodec_free_context(&in->dec);

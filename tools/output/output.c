@@ -7,12 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 
-#include <libavutil/log.h>
-
+#include "input/avlog.h"
 #include "output/output_internal.h"
 
 static const PnmfOutputFormat *const formats[] = {
@@ -20,8 +20,27 @@ static const PnmfOutputFormat *const formats[] = {
     &pnmf_output_pgm,
     &pnmf_output_y4m,
     &pnmf_output_md5,
+    &pnmf_output_mkv,
+    &pnmf_output_mp4,
+    &pnmf_output_webm,
+    &pnmf_output_gif,
+    &pnmf_output_apng,
     NULL,
 };
+
+/* The formats a file name's extension selects: one file each. */
+static const char *const file_formats[] = { "y4m", "mkv", "mp4", "webm", "gif", "apng", NULL };
+
+const char *pnmf_output_format_of(const char *path)
+{
+    const char *dot = strrchr(path, '.');
+    if (!dot || strchr(dot, '/'))
+        return NULL;
+    for (int i = 0; file_formats[i]; i++)
+        if (!strcasecmp(dot + 1, file_formats[i]))
+            return file_formats[i];
+    return NULL;
+}
 
 struct PnmfOutput {
     const PnmfOutputFormat *fmt;
@@ -144,7 +163,7 @@ PnmfOutput *pnmf_output_open(const char *format, const char *dest,
         if (!strcmp(formats[i]->name, format))
             fmt = formats[i];
     if (!fmt) {
-        pnmf_output_set_err(err, errlen, "unknown output format '%s' (png, pgm, y4m or md5)", format);
+        pnmf_output_set_err(err, errlen, "unknown output format '%s' (png, pgm, y4m, md5, mkv, mp4, webm, gif or apng)", format);
         return NULL;
     }
     if (info->width <= 0 || info->height <= 0 || info->fps_num <= 0 || info->fps_den <= 0) {
@@ -152,7 +171,7 @@ PnmfOutput *pnmf_output_open(const char *format, const char *dest,
                             info->width, info->height, info->fps_num, info->fps_den);
         return NULL;
     }
-    av_log_set_level(getenv("PNMF_DEBUG") ? AV_LOG_DEBUG : AV_LOG_ERROR);
+    pnmf_av_log_apply();
 
     PnmfOutput *out = calloc(1, sizeof(*out));
     if (!out || !(out->priv = calloc(1, fmt->priv_size))) {

@@ -30,6 +30,11 @@ extern const PnmfOutputFormat pnmf_output_png;
 extern const PnmfOutputFormat pnmf_output_pgm;
 extern const PnmfOutputFormat pnmf_output_y4m;
 extern const PnmfOutputFormat pnmf_output_md5;
+extern const PnmfOutputFormat pnmf_output_mkv;
+extern const PnmfOutputFormat pnmf_output_mp4;
+extern const PnmfOutputFormat pnmf_output_webm;
+extern const PnmfOutputFormat pnmf_output_gif;
+extern const PnmfOutputFormat pnmf_output_apng;
 
 void pnmf_output_set_err(char *err, size_t errlen, const char *fmt, ...)
 #ifdef __GNUC__

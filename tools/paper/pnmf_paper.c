@@ -19,6 +19,7 @@
 #include "cli_util.h"
 #include "paper.h"
 #include "pnmf/fit.h"
+#include "pnmf/version.h"
 
 static const char *prog = "pnmf-paper";
 
@@ -34,6 +35,7 @@ typedef struct Opts {
     int max_restarts;
     int iterations;
     const char *out;    /* NULL: no figure */
+    int policy;         /* CLI_OUT_*: an existing figure */
 } Opts;
 
 static void usage(FILE *f)
@@ -55,7 +57,10 @@ static void usage(FILE *f)
             "  -i, --iterations N   ALS iterations per fit at most (default 100, 1..10000)\n"
             "  -o, --out DIR        write DIR/exp1.png or DIR/exp2.png (default %s)\n"
             "      --no-figure      write no figure\n"
+            "  -y / -n              overwrite an existing figure / never (default: ask on a\n"
+            "                       terminal, else refuse, before the experiment runs)\n"
             "  -h, --help           this help\n"
+            "  -V, --version        print the version\n"
             "The last line on stdout is 'recovered X/Y min_ncc=0.NNN restarts=R': X of the\n"
             "Y true figures have a component with zero-mean normalized cross-correlation\n"
             "(maximum over all shifts) >= %.1f, min_ncc is the smallest of those maxima,\n"
@@ -76,6 +81,7 @@ static int parse(int argc, char **argv, Opts *o)
         { "out", required_argument, NULL, 'o' },
         { "no-figure", no_argument, NULL, OPT_NOFIG },
         { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
     long long v;
@@ -87,8 +93,9 @@ static int parse(int argc, char **argv, Opts *o)
     o->max_restarts = DEFAULT_RESTARTS;
     o->iterations = 100;
     o->out = DEFAULT_OUT;
+    o->policy = CLI_OUT_ASK;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":s:a:r:i:o:h", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":s:a:r:i:o:hVyn", lo, NULL)) != -1) {
         switch (c) {
         case 's':
             if (cli_parse_int(prog, "--seed", optarg, 0, 1000000000000LL, &v) < 0) return 2;
@@ -126,7 +133,10 @@ static int parse(int argc, char **argv, Opts *o)
             o->out = optarg;
             break;
         case OPT_NOFIG: o->out = NULL; break;
+        case 'y': o->policy = CLI_OUT_OVERWRITE; break;
+        case 'n': o->policy = CLI_OUT_KEEP; break;
         case 'h': usage(stdout); return 1;
+        case 'V': printf("%s %s\n", prog, PNMF_VERSION_STRING); return 1;
         default: cli_bad_option(prog, argv, c); return 2;
         }
     }
@@ -438,6 +448,13 @@ int main(int argc, char **argv)
     const int pr = parse(argc, argv, &o);
     if (pr == 1) return PNMF_EXIT_OK;
     if (pr) return PNMF_EXIT_USAGE;
+    if (o.out) {
+        /* the figure's name checked now, not after minutes of fitting */
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/exp%d.png", o.out, o.exp);
+        const int code = cli_check_output(prog, path, NULL, 0, o.policy);
+        if (code) return code;
+    }
     PaperScene sc;
     if ((o.exp == 1 ? paper_scene_exp1(&sc, o.seed) : paper_scene_exp2(&sc, o.seed)) < 0) {
         fprintf(stderr, "%s: out of memory\n", prog);

@@ -15,12 +15,18 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: pnmf-enc [options] INPUT OUTPUT.pnmf\n"
+            "       pnmf-enc --scenes [--start N] [--frames N] INPUT\n"
             "Encode the gray (luma) frames of INPUT, any clip FFmpeg reads (mp4, mkv, avi, gif,\n"
             "y4m, an image sequence such as dir/frame_%%06d.png), with Permutation NMF.\n"
             "\n");
     enc_opts_usage(f, 0);
     fprintf(f,
-            "      --frames N       encode only the first N frames (default: all)\n"
+            "      --start N        begin at frame N (0-based) of INPUT: a seek where the\n"
+            "                       demuxer can, else the frames before it decoded and dropped\n"
+            "      --frames N       encode only N frames (default: all)\n"
+            "      --scenes         encode nothing: print 'cut F' for each frame F (0-based,\n"
+            "                       from --start) before which the encoder's scene-cut\n"
+            "                       detector cuts, one a line, then 'frames N'\n"
             "  -v, --verbose        the encoder's decisions on stderr, one line per window;\n"
             "                       twice (-vv): its inner figures too (PNMF_DEBUG in the\n"
             "                       environment: both)\n"
@@ -32,10 +38,77 @@ static void usage(FILE *f)
             "output, 6 a size exceeds a limit, 1 other errors.\n");
 }
 
+/* --start: make frame start the next one read; the error is printed. */
+static int seek_start(PnmfInput *in, const char *inpath, long long start)
+{
+    char err[512] = "";
+    const int ret = pnmf_input_seek(in, start, err, sizeof(err));
+    if (ret > 0) return 0;
+    if (ret == 0) fprintf(stderr, "%s: %s: --start %lld: %s\n", prog, inpath, start, err);
+    else fprintf(stderr, "%s: %s: %s\n", prog, inpath, err);
+    return -1;
+}
+
+/* --scenes: the frames the encoder's scene-cut detector cuts before, as
+ * pnmf-enc with these options would find them; nothing is encoded. */
+static int print_scenes(const char *inpath, long long start, long long max_frames, const PnmfEncSettings *s)
+{
+    if (!inpath) {
+        fprintf(stderr, "%s: --scenes expects INPUT alone; try '%s --help'\n", prog, prog);
+        return PNMF_EXIT_USAGE;
+    }
+    char err[512] = "";
+    PnmfInputInfo info;
+    PnmfInput *in = pnmf_input_open(inpath, &info, err, sizeof(err));
+    if (!in) {
+        fprintf(stderr, "%s: %s: %s\n", prog, inpath, err);
+        return PNMF_EXIT_INPUT;
+    }
+    const size_t n = (size_t)info.width * info.height;
+    uint8_t *buf = malloc(2 * n);
+    int code = PNMF_EXIT_OK;
+    if (!buf) {
+        fprintf(stderr, "%s: out of memory\n", prog);
+        code = PNMF_EXIT_FAIL;
+    } else if (start && seek_start(in, inpath, start) < 0) {
+        code = PNMF_EXIT_INPUT;
+    }
+    long long f = 0, last_cut = 0;
+    const double t0 = cli_now();
+    while (code == PNMF_EXIT_OK && (max_frames < 0 || f < max_frames)) {
+        uint8_t *cur = buf + (f & 1) * n, *prev = buf + !(f & 1) * n;
+        const int r = pnmf_input_read(in, cur, info.width, err, sizeof(err));
+        if (r == 0) break;
+        if (r < 0) {
+            cli_progress_end();
+            fprintf(stderr, "%s: %s: %s\n", prog, inpath, err);
+            code = PNMF_EXIT_INPUT;
+            break;
+        }
+        if (f > 0 && s->scene_cut &&
+            pnmf_scene_cut(prev, cur, info.width, info.width, info.height, (int)(f - last_cut)) > 0) {
+            printf("cut %lld\n", f);
+            last_cut = f;
+        }
+        f++;
+        cli_progress("scanning", (int)f, t0);
+    }
+    cli_progress_end();
+    if (code == PNMF_EXIT_OK) printf("frames %lld\n", f);
+    if (code == PNMF_EXIT_OK && (fflush(stdout) || ferror(stdout))) {
+        fprintf(stderr, "%s: cannot write the standard output\n", prog);
+        code = PNMF_EXIT_OUTPUT;
+    }
+    pnmf_input_close(&in);
+    free(buf);
+    return code;
+}
+
 int main(int argc, char **argv)
 {
-    enum { OPT_FRAMES = 256 };
+    enum { OPT_FRAMES = 256, OPT_START, OPT_SCENES };
     static const struct option own[] = {
+        { "start", required_argument, NULL, OPT_START },   { "scenes", no_argument, NULL, OPT_SCENES },
         { "frames", required_argument, NULL, OPT_FRAMES }, { "verbose", no_argument, NULL, 'v' },
         { "quiet", no_argument, NULL, 'Q' },               { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },             { NULL, 0, NULL, 0 },
@@ -49,13 +122,15 @@ int main(int argc, char **argv)
     EncOpts eo;
     enc_opts_init(&eo, 0);
     PnmfEncSettings *const s = &eo.s;
-    long long max_frames = -1;
-    int quiet = 0, verbose = 0, c, got;
+    long long max_frames = -1, start = 0;
+    int quiet = 0, verbose = 0, scenes = 0, c, got;
     while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
         if ((got = enc_opts_parse(&eo, prog, c, optarg)) < 0) return PNMF_EXIT_USAGE;
         if (got > 0) continue;
         switch (c) {
         case OPT_FRAMES: if (cli_parse_int(prog, "--frames", optarg, 1, 1LL << 28, &max_frames)) return PNMF_EXIT_USAGE; break;
+        case OPT_START: if (cli_parse_int(prog, "--start", optarg, 0, (1LL << 28) - 1, &start)) return PNMF_EXIT_USAGE; break;
+        case OPT_SCENES: scenes = 1; break;
         case 'v': verbose++; break;
         case 'Q': quiet = 1; break;
         case 'h': usage(stdout); return PNMF_EXIT_OK;
@@ -65,6 +140,7 @@ int main(int argc, char **argv)
             return PNMF_EXIT_USAGE;
         }
     }
+    if (scenes) return print_scenes(argc - optind == 1 ? argv[optind] : NULL, start, max_frames, &eo.s);
     if (argc - optind != 2) {
         fprintf(stderr, "%s: expected INPUT and OUTPUT.pnmf; try '%s --help'\n", prog, prog);
         return PNMF_EXIT_USAGE;
@@ -77,6 +153,10 @@ int main(int argc, char **argv)
     PnmfInput *in = pnmf_input_open(inpath, &info, err, sizeof(err));
     if (!in) {
         fprintf(stderr, "%s: %s: %s\n", prog, inpath, err);
+        return PNMF_EXIT_INPUT;
+    }
+    if (start && seek_start(in, inpath, start) < 0) {
+        pnmf_input_close(&in);
         return PNMF_EXIT_INPUT;
     }
     FILE *out = cli_tmp_open(outpath);

@@ -164,6 +164,18 @@ PNMF_API int pnmf_enc_open_io(PnmfEncoder **enc, const PnmfEncSettings *s,
  *  The encoder copies it. A window is fitted and written each time one fills. */
 PNMF_API int pnmf_enc_push_frame(PnmfEncoder *enc, const uint8_t *gray, ptrdiff_t stride);
 
+/**
+ * Whether the encoder's scene-cut detector (PnmfEncSettings.scene_cut)
+ * cuts the clip before frame @p cur, which follows @p prev (both width x
+ * height, rows @p stride apart); @p since_cut counts the frames from the
+ * last cut (or the clip's start) to @p cur. A tool that splits a clip for
+ * encoding in parts finds with it the frames where the encoder starts a
+ * key window anyway.
+ * @return 1 (a cut), 0, or a negative PNMF_ERR code.
+ */
+PNMF_API int pnmf_scene_cut(const uint8_t *prev, const uint8_t *cur, ptrdiff_t stride, int width, int height,
+                            int since_cut);
+
 /** Fit and write the last window, the index, and the final header. */
 PNMF_API int pnmf_enc_finish(PnmfEncoder *enc);
 

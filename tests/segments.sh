@@ -97,17 +97,25 @@ check 'grep -q "chunk 1 (frames 0..59) failed twice" "$T/err" && grep -q "missin
        grep -q "not written" "$T/err"' "pnmf-parallel's failure message: $(cat "$T/err")"
 check 'clean fail/out.pnmf' "pnmf-parallel left files after a failure"
 
-# The Slurm recipe of docs/scaling.md, each array task's command run here.
-N=150
-CHUNK=60
-TASKS=$(( (N + CHUNK - 1) / CHUNK ))
-mkdir slurm
-for SLURM_ARRAY_TASK_ID in $(seq 0 $((TASKS - 1))); do
-    START=$((SLURM_ARRAY_TASK_ID * CHUNK))
-    "$B/pnmf-enc" -Q -k 0 --keyint "$CHUNK" --threads 1 --start "$START" --frames "$CHUNK" "$CLIP" \
-        "slurm/part_$(printf %05d "$SLURM_ARRAY_TASK_ID").pnmf" || fail "array task $SLURM_ARRAY_TASK_ID"
-done
-check '"$B/pnmf-cat" -Q -o slurm.pnmf slurm/part_*.pnmf && cmp -s slurm.pnmf one.pnmf' \
+# The Slurm recipe of docs/scaling.md: its encode.sbatch, taken from the
+# page, run for every task of the array, then the join.
+DOC="$(cd "$(dirname "$0")/.." && pwd)/docs/scaling.md"
+mkdir -p slurm/parts
+awk '/^encode.sbatch:/ { f = 1; next } f && /^```sh/ { g = 1; next } g && /^```/ { exit } g' "$DOC" > slurm/encode.sbatch
+check 'grep -q "pnmf-enc .*--start" slurm/encode.sbatch' "no encode.sbatch in docs/scaling.md"
+ln -s "$CLIP" slurm/clip.mkv
+(
+    cd slurm || exit 1
+    OPTS="-k 0 --keyint 60"
+    export OPTS PATH="$B:$PATH"
+    sh "$PAR" --list --chunk 60 clip.mkv -- $OPTS > chunks.txt || exit 1
+    n=$(wc -l < chunks.txt)
+    for t in $(seq 0 $((n - 1))); do
+        SLURM_ARRAY_TASK_ID=$t sh encode.sbatch || exit 1
+    done
+    pnmf-cat -Q -o clip.pnmf parts/part_*.pnmf
+) || fail "the Slurm recipe's commands failed"
+check '[ "$(wc -l < slurm/chunks.txt)" -eq 3 ] && cmp -s slurm/clip.pnmf one.pnmf' \
     "the Slurm recipe's commands do not give the one-process bytes"
 
 # Over SSH, two logins to this machine (skipped without sshd).

@@ -9,6 +9,7 @@ prog=pnmf-parallel
 usage() {
     cat <<EOF
 usage: $prog [options] INPUT OUTPUT.pnmf [-- pnmf-enc options]
+       $prog --list [--chunk FRAMES] [--frames N] INPUT [-- pnmf-enc options]
 Encode INPUT in chunks, one pnmf-enc --start S --frames N per chunk, run by GNU
 parallel here (-j) or on other hosts over SSH (--sshlogin, --slf), and join them
 with pnmf-cat into OUTPUT.pnmf. Chunks end at the encoder's scene cuts
@@ -25,6 +26,8 @@ windows (-w), so no window of a one-process encode is cut in two.
                         (default 600)
       --frames N        INPUT has N frames: skip the scan for scene cuts and
                         chunk every --chunk frames
+      --list            encode nothing: print the chunks, 'INDEX START FRAMES' a
+                        line (for a batch system's job array, docs/scaling.md)
   -Q, --quiet           no progress lines
   -h, --help            this help
 
@@ -41,7 +44,7 @@ EOF
 
 die() { echo "$prog: $*" >&2; exit "${code:-1}"; }
 
-jobs="" hosts="" slf="" chunk=600 frames="" quiet=0
+jobs="" hosts="" slf="" chunk=600 frames="" quiet=0 list=0
 while [ $# -gt 0 ]; do
     case $1 in
     -j|--jobs) [ $# -ge 2 ] || code=2 die "option $1 needs a value"; jobs=$2; shift 2 ;;
@@ -56,15 +59,22 @@ while [ $# -gt 0 ]; do
     --frames) [ $# -ge 2 ] || code=2 die "option $1 needs a value"; frames=$2; shift 2 ;;
     --frames=*) frames=${1#*=}; shift ;;
     -Q|--quiet) quiet=1; shift ;;
+    --list) list=1; quiet=1; shift ;;
     -h|--help) usage; exit 0 ;;
     --) break ;;
     -?*) code=2 die "invalid option '$1'; try '$prog --help'" ;;
     *) break ;;
     esac
 done
-[ $# -ge 2 ] || code=2 die "expected INPUT and OUTPUT.pnmf; try '$prog --help'"
-input=$1 output=$2
-shift 2
+if [ $list = 1 ]; then
+    [ $# -ge 1 ] || code=2 die "expected INPUT; try '$prog --help'"
+    input=$1 output=${TMPDIR:-/tmp}/list
+    shift
+else
+    [ $# -ge 2 ] || code=2 die "expected INPUT and OUTPUT.pnmf; try '$prog --help'"
+    input=$1 output=$2
+    shift 2
+fi
 if [ $# -gt 0 ]; then
     [ "$1" = "--" ] || code=2 die "unexpected '$1': pnmf-enc options follow '--'"
     shift
@@ -169,14 +179,15 @@ awk -v chunk="$chunk" -v w="$window" -v period="$period" -v usecuts="$scenecut" 
     }' "$tmp/scenes" > "$tmp/chunks"
 n=$(wc -l < "$tmp/chunks")
 [ "$n" -gt 0 ] || code=3 die "$input: no frames"
+if [ $list = 1 ]; then
+    cat "$tmp/chunks"
+    exit 0
+fi
 
 jobopt=""
 [ -n "$jobs" ] && jobopt="--jobs $jobs"
 if [ $threads_set = 0 ] && [ "${jobs:-0}" != 1 ]; then set -- "$@" --threads 1; fi
 [ $quiet = 0 ] || set -- "$@" -Q
-where=""
-[ -n "$hosts" ] && where="--sshlogin $hosts"
-[ -n "$slf" ] && where="--sshloginfile $slf"
 [ $quiet = 1 ] || echo "$prog: $n chunks of $input, ${jobs:-one per core} at once${hosts:+ on $hosts}${slf:+ on the hosts of $slf}" >&2
 
 # One pnmf-enc a chunk, as a shell command (each attempt noted in
@@ -188,7 +199,7 @@ cmd="echo {1} >> $(q "$tmp/attempts"); exec $(q "$enc") --start {2} --frames {3}
 for a in "$@"; do cmd="$cmd $(q "$a")"; done
 cmd="$cmd $(q "$input") $(q "$tmp")/chunk_{1}.pnmf"
 # shellcheck disable=SC2086
-parallel --will-cite $jobopt $where --retries 2 --joblog "$tmp/joblog" --colsep ' ' \
+parallel --will-cite $jobopt ${hosts:+--sshlogin "$hosts"} ${slf:+--sshloginfile "$slf"} --retries 2 --joblog "$tmp/joblog" --colsep ' ' \
     --tagstring "chunk {1}/$n (frames {2}+{3})" "$cmd" :::: "$tmp/chunks" &
 pid=$!
 wait $pid

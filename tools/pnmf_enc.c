@@ -22,7 +22,7 @@ static void usage(FILE *f)
     enc_opts_usage(f, 0);
     fprintf(f,
             "      --start N        begin at frame N (0-based) of INPUT: a seek where the\n"
-            "                       demuxer can, else the frames before it decoded and dropped\n"
+            "                       demuxer can, else the frames before it decoded and discarded\n"
             "      --frames N       encode only N frames (default: all)\n"
             "      --scenes         encode nothing: print 'cut F' for each frame F (0-based,\n"
             "                       from --start) before which the encoder's scene-cut\n"

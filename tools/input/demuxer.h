@@ -33,7 +33,7 @@ int pnmf_input_read(PnmfInput *in, uint8_t *buf, ptrdiff_t stride, char *err, si
 /* Make frame (0-based) the next one pnmf_input_read() returns. Where the
  * demuxer can seek and the timestamps number the frames at a constant
  * rate, through a seek to the key frame before it; otherwise by decoding
- * and dropping the frames before it (from the clip's start to go back).
+ * and discarding the frames before it (from the clip's start to go back).
  * The frames read after it are those a plain read from the start gives.
  * Returns 1, 0 when the clip ends before that frame (err says how many it
  * has), -1 on error (reason in err). */

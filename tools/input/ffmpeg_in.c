@@ -424,7 +424,7 @@ void pnmf_input_close(PnmfInput **pin)
 
 /* ---- seeking (pnmf_input_seek) ---- */
 
-/* Decode and drop frames until frame (0-based) is the pending one:
+/* Decode and discard frames until frame (0-based) is the pending one:
  * 1 there, 0 at the end of the clip first, -1 on error. */
 static int discard_until(PnmfInput *in, int64_t frame, char *err, size_t errlen)
 {
@@ -461,7 +461,7 @@ static int seek_to(PnmfInput *in, int64_t ts)
 
 /* The frame number of the decoded frame from its timestamp, at a constant
  * rate from the first frame's; -1 when the frame has no usable timestamp
- * or was decoded with errors (a seek that landed where references are
+ * or holds decoding errors (a seek that landed where references are
  * missing). */
 static int64_t frame_number(const PnmfInput *in, AVRational fps)
 {

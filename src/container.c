@@ -414,6 +414,20 @@ static int pick_coding(const PnmfContainerWriter *w, int cont, const uint8_t *co
     return ret;
 }
 
+/* Room for one more index entry. */
+static int index_reserve(PnmfContainerWriter *w)
+{
+    if (w->nindex < w->index_cap) return 0;
+    const size_t ncap = w->index_cap ? 2 * w->index_cap : 64;
+    PnmfIndexEntry *ni = pnmf_malloc_array(ncap, sizeof(*ni));
+    if (!ni) return PNMF_ERR_NOMEM;
+    if (w->nindex) memcpy(ni, w->index, w->nindex * sizeof(*ni));
+    pnmf_free(w->index);
+    w->index = ni;
+    w->index_cap = ncap;
+    return 0;
+}
+
 /* Writes the window's payload: of the n codings of one window in
  * payloads[] (n >= 1), the one whose compressed chunk is the smallest
  * (the first on a tie); *chosen says which. */
@@ -453,15 +467,7 @@ static int write_window(PnmfContainerWriter *w, uint32_t first_frame, uint32_t f
                      (unsigned long long)bound);
         return PNMF_ERR_LIMIT;
     }
-    if (w->nindex == w->index_cap) {
-        const size_t ncap = w->index_cap ? 2 * w->index_cap : 64;
-        PnmfIndexEntry *ni = pnmf_malloc_array(ncap, sizeof(*ni));
-        if (!ni) goto nomem;
-        if (w->nindex) memcpy(ni, w->index, w->nindex * sizeof(*ni));
-        pnmf_free(w->index);
-        w->index = ni;
-        w->index_cap = ncap;
-    }
+    if (index_reserve(w) < 0) goto nomem;
     if (w->continues_next && !w->nindex) {
         pnmf_set_err(err, errlen, "the first window cannot continue another");
         return PNMF_ERR_ARG;
@@ -665,6 +671,8 @@ struct PnmfContainerReader {
 
     uint8_t *chunk;       /* the current chunk's payload */
     size_t chunk_cap;
+    uint32_t chunk_len;   /* its length */
+    int have_window;      /* chunk and payload are the window read last */
     void *dctx;           /* zstd's decompression context, kept across windows */
     uint8_t *payload;     /* the current window, decompressed */
     size_t payload_size;
@@ -763,6 +771,7 @@ static int read_chunk(PnmfContainerReader *r, uint32_t *type, uint32_t *len,
             got += want;
         }
     }
+    r->chunk_len = *len;
     PNMF_CHECK(read_exact(r, crc, sizeof(crc), name, err, errlen));
     const uint32_t c = pnmf_crc32(pnmf_crc32(0, ch, sizeof(ch)), r->chunk, *len);
     if (c != pnmf_rl32(crc)) {
@@ -1082,9 +1091,11 @@ int pnmf_container_read_window(PnmfContainerReader *r, const uint8_t **payload,
         pnmf_set_err(err, errlen, "reader failed earlier");
         return r->error;
     }
+    r->have_window = 0;
     if (r->done) return 0;
     const int ret = read_window(r, payload, size, first_frame, frame_count, err, errlen);
     if (ret < 0) r->error = ret;
+    r->have_window = ret > 0;
     return ret;
 }
 
@@ -1153,6 +1164,7 @@ static int seek(PnmfContainerReader *r, uint32_t frame, uint32_t *first_frame,
     r->next_frame = e->first_frame;
     r->expect_count = e->frame_count;
     r->payload_end = 0; /* no prefix: a continuing window cannot be read first */
+    r->have_window = 0;
     r->done = 0;
     r->error = 0;
     *first_frame = e->first_frame;
@@ -1232,4 +1244,54 @@ int pnmf_container_reader_open(PnmfContainerReader **out, FILE *f, char *err, si
     PnmfIO io;
     pnmf_io_file_reader(&io, f);
     return pnmf_container_reader_open_io(out, f ? &io : NULL, err, errlen);
+}
+
+int pnmf_container_copy_window(PnmfContainerWriter *w, const PnmfContainerReader *r, char *err, size_t errlen)
+{
+    if (!w || !r || !r->have_window) {
+        pnmf_set_err(err, errlen, !w || !r ? "null argument" : "no window read to copy");
+        return PNMF_ERR_ARG;
+    }
+    if (w->error || w->finished) {
+        pnmf_set_err(err, errlen, w->error ? "writer failed earlier" : "writer already finished");
+        return w->error ? w->error : PNMF_ERR_ARG;
+    }
+    const uint32_t raw = pnmf_rl32(r->chunk + 4), count = raw & ~WIND_CONTINUES;
+    if ((raw & WIND_CONTINUES) && !w->nindex) {
+        pnmf_set_err(err, errlen, "the first window cannot continue another");
+        return PNMF_ERR_ARG;
+    }
+    if (count > w->h.window || r->payload_size > payload_bound(&w->h, count)) {
+        pnmf_set_err(err, errlen, "a window of %u frames and %zu bytes does not fit this file's header", count,
+                     r->payload_size);
+        return PNMF_ERR_ARG;
+    }
+    if ((uint64_t)w->next_frame + count > PNMF_MAX_FRAMES) {
+        pnmf_set_err(err, errlen, "more than %d frames", PNMF_MAX_FRAMES);
+        return PNMF_ERR_LIMIT;
+    }
+    if (index_reserve(w) < 0) goto nomem;
+    /* kept as the prefix of a window built on it (as write_window keeps it) */
+    uint8_t *keep = pnmf_realloc(w->prev, r->payload_size ? r->payload_size : 1);
+    if (!keep) goto nomem;
+    if (r->payload_size) memcpy(keep, r->payload, r->payload_size);
+    w->prev = keep, w->prev_size = r->payload_size;
+    uint8_t head[WIND_HEAD];
+    pnmf_wl32(head, w->next_frame);
+    pnmf_wl32(head + 4, raw);
+    const uint64_t offset = w->pos;
+    const int ret = writer_chunk(w, PNMF_CHUNK_WINDOW, head, sizeof(head), r->chunk + WIND_HEAD,
+                                 r->chunk_len - WIND_HEAD, err, errlen);
+    if (ret < 0) return w->error = ret;
+    w->continues_next = 0;
+    w->index[w->nindex].offset = offset;
+    w->index[w->nindex].first_frame = w->next_frame;
+    w->index[w->nindex].frame_count = count;
+    w->index[w->nindex].continues = !!(raw & WIND_CONTINUES);
+    w->nindex++;
+    w->next_frame += count;
+    return 0;
+nomem:
+    pnmf_set_err(err, errlen, "out of memory");
+    return PNMF_ERR_NOMEM;
 }

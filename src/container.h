@@ -101,6 +101,13 @@ uint64_t pnmf_container_writer_bytes(const PnmfContainerWriter *w);
  * the previous window's payload (a raw prefix), and bit 31 of its
  * frame_count (chunk and index) says so. */
 void pnmf_container_writer_set_continues(PnmfContainerWriter *w, int on);
+/* Append the window chunk r read last (pnmf_container_read_window()) as
+ * it is stored: its zstd frame is not recompressed, its first_frame
+ * becomes the writer's next frame and the chunk's CRC is computed again.
+ * The headers must agree on everything the window's payload depends on
+ * (pnmf_cat() checks them). A window that continues the one before it
+ * must follow, in w, the window r read before it. */
+int  pnmf_container_copy_window(PnmfContainerWriter *w, const PnmfContainerReader *r, char *err, size_t errlen);
 void pnmf_container_writer_close(PnmfContainerWriter **w);
 
 /* Reader: reads and checks the header. */

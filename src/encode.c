@@ -206,13 +206,13 @@ static int encode_window(PnmfEncoder *e)
  * than PNMF_CUT_PIXEL gray levels on average (consecutive frames of
  * animation can flip many pixels between the same gray levels; a new scene
  * changes both). */
-static int scene_cut(const uint8_t *a, const uint8_t *b, ptrdiff_t stride, int width, int height)
+static int scene_cut(const uint8_t *a, ptrdiff_t astride, const uint8_t *b, ptrdiff_t stride, int width, int height)
 {
     int ha[64] = { 0 }, hb[64] = { 0 };
     uint64_t sad = 0;
     for (int y = 0; y < height; y++)
         for (int x = 0; x < width; x++) {
-            const int u = a[(size_t)y * width + x], v = b[y * stride + x];
+            const int u = a[y * astride + x], v = b[y * stride + x];
             ha[u >> 2]++, hb[v >> 2]++;
             sad += (uint64_t)abs(u - v);
         }
@@ -222,13 +222,19 @@ static int scene_cut(const uint8_t *a, const uint8_t *b, ptrdiff_t stride, int w
     return hd / (2 * px) > PNMF_CUT_HIST && (double)sad / px > PNMF_CUT_PIXEL;
 }
 
+int pnmf_scene_cut(const uint8_t *prev, const uint8_t *cur, ptrdiff_t stride, int width, int height, int since_cut)
+{
+    if (!prev || !cur || width < 1 || height < 1 || stride < width) return PNMF_ERR_ARG;
+    return since_cut >= PNMF_CUT_MIN_GAP && scene_cut(prev, stride, cur, stride, width, height);
+}
+
 int pnmf_encoder_push(PnmfEncoder *e, const uint8_t *gray, ptrdiff_t stride)
 {
     if (e->failed) return e->failed;
     if (e->finished || stride < e->width) return PNMF_ERR_ARG;
     if (e->frame_count >= PNMF_MAX_FRAMES) return fail(e, PNMF_ERR_LIMIT, "too many frames");
     if (e->s.scene_cut && e->frame_count - e->last_cut >= PNMF_CUT_MIN_GAP &&
-        scene_cut(e->last_gray, gray, stride, e->width, e->height)) {
+        scene_cut(e->last_gray, e->width, gray, stride, e->width, e->height)) {
         e->scene_cuts++;
         pnmf_log(&e->s.logger, PNMF_LOG_INFO, "scene cut before frame %d", e->frame_count);
         if (e->nbuf) PNMF_CHECK(encode_window(e)); /* the window ends before the cut */

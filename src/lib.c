@@ -130,6 +130,12 @@ void pnmf_enc_close(PnmfEncoder **enc)
     if (enc) pnmf_encoder_destroy(enc);
 }
 #else
+int pnmf_scene_cut(const uint8_t *prev, const uint8_t *cur, ptrdiff_t stride, int width, int height, int since_cut)
+{
+    (void)prev, (void)cur, (void)stride, (void)width, (void)height, (void)since_cut;
+    return PNMF_ERR_NOSYS;
+}
+
 int pnmf_enc_push_frame(PnmfEncoder *enc, const uint8_t *gray, ptrdiff_t stride)
 {
     (void)enc, (void)gray, (void)stride;

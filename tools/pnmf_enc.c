@@ -19,6 +19,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: pnmf-enc [options] INPUT OUTPUT.pnmf\n"
+            "       pnmf-enc --scenes [--start N] [--frames N] INPUT\n"
             "Encode the gray (luma) frames of INPUT, any clip FFmpeg reads (mp4, mkv, avi, gif,\n"
             "y4m, an image sequence such as dir/frame_%%06d.png or 'dir/*.png'), with\n"
             "Permutation NMF. INPUT '-' reads stdin (y4m or anything FFmpeg detects); OUTPUT\n"
@@ -26,6 +27,8 @@ static void usage(FILE *f)
             "\n");
     enc_opts_usage(f, 0);
     fprintf(f,
+            "      --start N        begin at frame N (0-based) of INPUT: a seek where the\n"
+            "                       demuxer can, else the frames before it decoded and discarded\n"
             "      --frames N       encode only the first N frames (default: all)\n"
             "      --start-number N an image sequence's first number (default: found from 0\n"
             "                       to 4)\n"
@@ -39,6 +42,9 @@ static void usage(FILE *f)
             "                       figures and FFmpeg's warnings (PNMF_DEBUG: everything)\n"
             "      --loglevel L     FFmpeg's messages: quiet, fatal (default), error, warning,\n"
             "                       info, verbose, debug\n"
+            "      --scenes         encode nothing: print 'cut F' for each frame F (0-based,\n"
+            "                       from --start) before which the encoder's scene-cut\n"
+            "                       detector cuts, one a line, then 'frames N'\n"
             "  -Q, --quiet          no summary line\n"
             "  -h, --help           this help\n"
             "  -V, --version        print the version\n"
@@ -70,10 +76,77 @@ static int stdout_seekable(void)
     return 0;
 }
 
+/* --start: make frame start the next one read; the error is printed. */
+static int seek_start(PnmfInput *in, const char *inpath, long long start)
+{
+    char err[512] = "";
+    const int ret = pnmf_input_seek(in, start, err, sizeof(err));
+    if (ret > 0) return 0;
+    if (ret == 0) fprintf(stderr, "%s: %s: --start %lld: %s\n", prog, inpath, start, err);
+    else fprintf(stderr, "%s: %s: %s\n", prog, inpath, err);
+    return -1;
+}
+
+/* --scenes: the frames the encoder's scene-cut detector cuts before, as
+ * pnmf-enc with these options would find them; nothing is encoded. */
+static int print_scenes(const char *inpath, long long start, long long max_frames, const PnmfEncSettings *s)
+{
+    if (!inpath) {
+        fprintf(stderr, "%s: --scenes expects INPUT alone; try '%s --help'\n", prog, prog);
+        return PNMF_EXIT_USAGE;
+    }
+    char err[512] = "";
+    PnmfInputInfo info;
+    PnmfInput *in = pnmf_input_open(inpath, &info, err, sizeof(err));
+    if (!in) {
+        fprintf(stderr, "%s: %s: %s\n", prog, inpath, err);
+        return PNMF_EXIT_INPUT;
+    }
+    const size_t n = (size_t)info.width * info.height;
+    uint8_t *buf = malloc(2 * n);
+    int code = PNMF_EXIT_OK;
+    if (!buf) {
+        fprintf(stderr, "%s: out of memory\n", prog);
+        code = PNMF_EXIT_FAIL;
+    } else if (start && seek_start(in, inpath, start) < 0) {
+        code = PNMF_EXIT_INPUT;
+    }
+    long long f = 0, last_cut = 0;
+    const double t0 = cli_now();
+    while (code == PNMF_EXIT_OK && (max_frames < 0 || f < max_frames)) {
+        uint8_t *cur = buf + (f & 1) * n, *prev = buf + !(f & 1) * n;
+        const int r = pnmf_input_read(in, cur, info.width, err, sizeof(err));
+        if (r == 0) break;
+        if (r < 0) {
+            cli_progress_end();
+            fprintf(stderr, "%s: %s: %s\n", prog, inpath, err);
+            code = PNMF_EXIT_INPUT;
+            break;
+        }
+        if (f > 0 && s->scene_cut &&
+            pnmf_scene_cut(prev, cur, info.width, info.width, info.height, (int)(f - last_cut)) > 0) {
+            printf("cut %lld\n", f);
+            last_cut = f;
+        }
+        f++;
+        cli_progress("scanning", f, info.frame_estimate > start ? info.frame_estimate - start : -1, t0);
+    }
+    cli_progress_end();
+    if (code == PNMF_EXIT_OK) printf("frames %lld\n", f);
+    if (code == PNMF_EXIT_OK && (fflush(stdout) || ferror(stdout))) {
+        fprintf(stderr, "%s: cannot write the standard output\n", prog);
+        code = PNMF_EXIT_OUTPUT;
+    }
+    pnmf_input_close(&in);
+    free(buf);
+    return code;
+}
+
 int main(int argc, char **argv)
 {
-    enum { OPT_FRAMES = 256, OPT_START_NUMBER, OPT_STRICT, OPT_LOGLEVEL };
+    enum { OPT_FRAMES = 256, OPT_START_NUMBER, OPT_STRICT, OPT_LOGLEVEL, OPT_START, OPT_SCENES };
     static const struct option own[] = {
+        { "start", required_argument, NULL, OPT_START },   { "scenes", no_argument, NULL, OPT_SCENES },
         { "frames", required_argument, NULL, OPT_FRAMES }, { "verbose", no_argument, NULL, 'v' },
         { "start-number", required_argument, NULL, OPT_START_NUMBER }, { "strict", no_argument, NULL, OPT_STRICT },
         { "loglevel", required_argument, NULL, OPT_LOGLEVEL },
@@ -89,8 +162,8 @@ int main(int argc, char **argv)
     EncOpts eo;
     enc_opts_init(&eo, 0);
     PnmfEncSettings *const s = &eo.s;
-    long long max_frames = -1, v;
-    int quiet = 0, verbose = 0, c, got, policy = CLI_OUT_ASK, loglevel_set = 0;
+    long long max_frames = -1, v, start = 0;
+    int quiet = 0, verbose = 0, scenes = 0, c, got, policy = CLI_OUT_ASK, loglevel_set = 0;
     PnmfInputOptions io;
     pnmf_input_default_options(&io);
     while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
@@ -110,6 +183,8 @@ int main(int argc, char **argv)
             break;
         case 'y': policy = CLI_OUT_OVERWRITE; break;
         case 'n': policy = CLI_OUT_KEEP; break;
+        case OPT_START: if (cli_parse_int(prog, "--start", optarg, 0, (1LL << 28) - 1, &start)) return PNMF_EXIT_USAGE; break;
+        case OPT_SCENES: scenes = 1; break;
         case 'v': verbose++; break;
         case 'Q': quiet = 1; break;
         case 'h': usage(stdout); return PNMF_EXIT_OK;
@@ -119,6 +194,7 @@ int main(int argc, char **argv)
             return PNMF_EXIT_USAGE;
         }
     }
+    if (scenes) return print_scenes(argc - optind == 1 ? argv[optind] : NULL, start, max_frames, &eo.s);
     if (argc - optind != 2) {
         fprintf(stderr, "%s: expected INPUT and OUTPUT.pnmf; try '%s --help'\n", prog, prog);
         return PNMF_EXIT_USAGE;
@@ -143,6 +219,10 @@ int main(int argc, char **argv)
         pnmf_input_close(&in);
         return code;
     }
+    if (start && seek_start(in, inpath, start) < 0) {
+        pnmf_input_close(&in);
+        return PNMF_EXIT_INPUT;
+    }
     FILE *out = to_stdout ? stdout : cli_tmp_open(outpath);
     if (!out) {
         fprintf(stderr, "%s: %s: cannot create a temporary file beside it: %s\n", prog, outpath, strerror(errno));
@@ -154,8 +234,8 @@ int main(int argc, char **argv)
     int ret = buf ? pnmf_enc_open(&enc, s, info.width, info.height, info.fps_num, info.fps_den, out)
                   : PNMF_ERR_NOMEM;
     const double t0 = cli_now();
-    const int64_t total = max_frames > 0 && (info.frame_estimate < 0 || max_frames < info.frame_estimate)
-                              ? max_frames : info.frame_estimate;
+    const int64_t left = info.frame_estimate > start ? info.frame_estimate - start : -1;
+    const int64_t total = max_frames > 0 && (left < 0 || max_frames < left) ? max_frames : left;
     if (ret < 0) {
         const char *why = pnmf_enc_errmsg(enc);
         fprintf(stderr, "%s: %s: %s\n", prog, ret == PNMF_ERR_IO ? outpath : inpath,

@@ -164,6 +164,18 @@ PNMF_API int pnmf_enc_open_io(PnmfEncoder **enc, const PnmfEncSettings *s,
  *  The encoder copies it. A window is fitted and written each time one fills. */
 PNMF_API int pnmf_enc_push_frame(PnmfEncoder *enc, const uint8_t *gray, ptrdiff_t stride);
 
+/**
+ * Whether the encoder's scene-cut detector (PnmfEncSettings.scene_cut)
+ * cuts the clip before frame @p cur, which follows @p prev (both width x
+ * height, rows @p stride apart); @p since_cut counts the frames from the
+ * last cut (or the clip's start) to @p cur. A tool that splits a clip for
+ * encoding in parts finds with it the frames where the encoder starts a
+ * key window anyway.
+ * @return 1 (a cut), 0, or a negative PNMF_ERR code.
+ */
+PNMF_API int pnmf_scene_cut(const uint8_t *prev, const uint8_t *cur, ptrdiff_t stride, int width, int height,
+                            int since_cut);
+
 /** Fit and write the last window, the index, and the final header. */
 PNMF_API int pnmf_enc_finish(PnmfEncoder *enc);
 
@@ -214,6 +226,27 @@ PNMF_API int pnmf_dec_seek(PnmfDecoder *dec, int frame);
 PNMF_API const char *pnmf_dec_errmsg(const PnmfDecoder *dec);
 
 PNMF_API void pnmf_dec_close(PnmfDecoder **dec);
+
+/**
+ * Join the streams @p in[0] .. @p in[n-1] (n >= 1) into one stream written
+ * to @p out (its write and seek callbacks are needed; each input needs
+ * read, and is read from its current position): their frames in order,
+ * each part's window chunks copied as they are stored (nothing decoded or
+ * encoded again), with the frame numbers, the index and the header's frame
+ * count made anew. The parts must agree on every header field the decoder
+ * uses (frame size and rate, window, components, shift model and canvas,
+ * quality and its steps, format version), and each is checked as the
+ * decoder reads it (CRCs, zstd frames, index, trailer), so a damaged part
+ * is refused. On failure @p out holds a partial stream, to be discarded.
+ * @param bad   when not NULL, receives the index of the input an error is
+ *              about, or -1 (the output, the arguments, the total)
+ * @param err   when not NULL, receives a one-line lower-case reason
+ *              (@p errlen bytes), such as "frame size 320x240, not 160x120
+ *              as in the first part"
+ * @return 0, or a negative PNMF_ERR code (PNMF_ERR_ARG for parts that do
+ *         not match).
+ */
+PNMF_API int pnmf_cat(const PnmfIO *out, const PnmfIO *const *in, int n, int *bad, char *err, size_t errlen);
 
 /** A fixed string for a PNMF_ERR code. */
 PNMF_API const char *pnmf_strerror(int err);

@@ -30,6 +30,15 @@ PnmfInput *pnmf_input_open(const char *path, PnmfInputInfo *info, char *err, siz
  * is an error). */
 int pnmf_input_read(PnmfInput *in, uint8_t *buf, ptrdiff_t stride, char *err, size_t errlen);
 
+/* Make frame (0-based) the next one pnmf_input_read() returns. Where the
+ * demuxer can seek and the timestamps number the frames at a constant
+ * rate, through a seek to the key frame before it; otherwise by decoding
+ * and discarding the frames before it (from the clip's start to go back).
+ * The frames read after it are those a plain read from the start gives.
+ * Returns 1, 0 when the clip ends before that frame (err says how many it
+ * has), -1 on error (reason in err). */
+int pnmf_input_seek(PnmfInput *in, int64_t frame, char *err, size_t errlen);
+
 void pnmf_input_close(PnmfInput **in);
 
 /* How pnmf_input_open_opts() reads. */

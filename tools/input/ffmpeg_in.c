@@ -60,6 +60,7 @@ struct PnmfInput {
     int pending;            /* frame holds a decoded frame not yet returned */
     int flushing;           /* the demuxer is done; the decoder is draining */
     int failed;             /* a read failed; later reads fail too */
+    int64_t first_ts;       /* the first frame's timestamp (pnmf_input_seek) */
 
     /* Damaged input (PnmfInputOptions.strict 0): frames lost and not yet
      * given again, the copy of the last good frame that stands in for them. */
@@ -557,6 +558,7 @@ PnmfInput *pnmf_input_open_opts(const char *path, const PnmfInputOptions *opts, 
         depth = d->comp[c].depth > depth ? d->comp[c].depth : depth;
     if (depth > 8)
         warn(in, "%d-bit samples rounded to 8 bits (%s)", depth, d->name);
+    in->first_ts = in->frame->best_effort_timestamp;
     fill_info(in, info);
     return in;
 
@@ -635,4 +637,117 @@ void pnmf_input_close(PnmfInput **pin)
     avformat_close_input(&in->fmt);
     free(in);
     *pin = NULL;
+}
+
+/* ---- seeking (pnmf_input_seek) ---- */
+
+/* Decode and discard frames until frame (0-based) is the pending one:
+ * 1 there, 0 at the end of the clip first, -1 on error. */
+static int discard_until(PnmfInput *in, int64_t frame, char *err, size_t errlen)
+{
+    for (;;) {
+        if (!in->pending) {
+            const int ret = decode_next(in, err, errlen);
+            if (ret <= 0) {
+                if (ret == 0)
+                    set_err(err, errlen, "the clip has only %"PRId64" frames", in->frames);
+                in->failed = ret < 0;
+                return ret;
+            }
+            in->pending = 1;
+        }
+        if (in->frames - 1 >= frame)
+            return 1;
+        av_frame_unref(in->frame);
+        in->pending = 0;
+    }
+}
+
+/* Reposition the demuxer at ts (BACKWARD: at or before it) and reset the
+ * decoder, nothing pending. */
+static int seek_to(PnmfInput *in, int64_t ts)
+{
+    if (av_seek_frame(in->fmt, in->stream, ts, AVSEEK_FLAG_BACKWARD) < 0)
+        return -1;
+    avcodec_flush_buffers(in->dec);
+    av_frame_unref(in->frame);
+    in->pending = 0;
+    in->flushing = 0;
+    return 0;
+}
+
+/* The frame number of the decoded frame from its timestamp, at a constant
+ * rate from the first frame's; -1 when the frame has no usable timestamp
+ * or holds decoding errors (a seek that landed where references are
+ * missing). */
+static int64_t frame_number(const PnmfInput *in, AVRational fps)
+{
+    const AVStream *st = in->fmt->streams[in->stream];
+    const int64_t ts = in->frame->best_effort_timestamp;
+    if (ts == AV_NOPTS_VALUE || ts < in->first_ts || in->frame->decode_error_flags ||
+        (in->frame->flags & AV_FRAME_FLAG_CORRUPT))
+        return -1;
+    return av_rescale_q_rnd(ts - in->first_ts, st->time_base, av_inv_q(fps), AV_ROUND_NEAR_INF);
+}
+
+/* Seek by timestamp to the key frame at or before frame and decode forward
+ * to it. 1 when there, with every frame on the way numbered one after the
+ * other; 0 when the timestamps cannot be trusted to number the frames (the
+ * caller starts again from the clip's start); -1 when the demuxer cannot
+ * seek at all, nothing changed. */
+static int seek_by_timestamp(PnmfInput *in, int64_t frame)
+{
+    const AVStream *st = in->fmt->streams[in->stream];
+    AVRational fps = st->avg_frame_rate;
+    if (fps.num <= 0 || fps.den <= 0 || av_cmp_q(fps, st->r_frame_rate) != 0)
+        return -1; /* no constant rate claimed: frame numbers cannot come from timestamps */
+    if (in->first_ts == AV_NOPTS_VALUE || (in->fmt->pb && !(in->fmt->pb->seekable & AVIO_SEEKABLE_NORMAL)))
+        return -1;
+    const int64_t target = in->first_ts + av_rescale_q(frame, av_inv_q(fps), st->time_base);
+    if (seek_to(in, target) < 0)
+        return 0;
+    int64_t last = -1;
+    for (;;) {
+        char why[8];
+        if (decode_next(in, why, sizeof(why)) <= 0)
+            return 0;
+        const int64_t n = frame_number(in, fps);
+        if (n < 0 || (last < 0 && n > frame) || (last >= 0 && n != last + 1))
+            return 0;
+        if (n == frame) {
+            in->pending = 1;
+            in->frames = frame + 1;
+            return 1;
+        }
+        last = n;
+        av_frame_unref(in->frame);
+    }
+}
+
+int pnmf_input_seek(PnmfInput *in, int64_t frame, char *err, size_t errlen)
+{
+    if (!in || frame < 0) {
+        set_err(err, errlen, "invalid argument");
+        return -1;
+    }
+    if (in->failed) {
+        set_err(err, errlen, "the clip failed to read earlier");
+        return -1;
+    }
+    const int64_t pos = in->pending ? in->frames - 1 : in->frames;
+    if (frame == pos)
+        return discard_until(in, frame, err, errlen);
+    const int by_ts = frame > pos + 1 || frame < pos ? seek_by_timestamp(in, frame) : -1;
+    if (by_ts == 1)
+        return 1;
+    if (by_ts == 0 || frame < pos) {
+        /* from the clip's start, counting frames as a plain read does */
+        if (in->first_ts == AV_NOPTS_VALUE || seek_to(in, in->first_ts) < 0) {
+            in->failed = 1;
+            set_err(err, errlen, "cannot seek back to the start of the clip");
+            return -1;
+        }
+        in->frames = 0;
+    }
+    return discard_until(in, frame, err, errlen);
 }

@@ -18,6 +18,8 @@
 
 #define DEFAULT_DILATE    1   /* blobs join across gaps of up to 2 pixels (sprite pixels equal to
                                * the background split a sprite otherwise) */
+#define ANCHOR_TRIES      32  /* pixels of a pose tried as its anchor: a rare value leaves few shifts */
+#define SEARCH_BUDGET     16384 /* pixels tested per blob pixel, at most, by the shift search */
 #define DEFAULT_MIN_MATCH 8   /* smaller poses match too many places to be placed inside a blob */
 
 void pnmf_sprite_params_default(PnmfSpriteParams *p)
@@ -131,6 +133,9 @@ typedef struct St {
     int nblob;
     PnmfSpritePlace *cand; /* the current blob's placements, front first */
     int ncand, acand;
+    int32_t *bpos;      /* the search region's positions, grouped by value */
+    int bstart[257];    /* value v: bpos[bstart[v] .. bstart[v + 1]) */
+    int32_t *occ;       /* the region's positions painted by the current blob's placements */
     PnmfSpriteWindow *out;
     int *fcap;          /* capacity of out->frame[j].place */
 } St;
@@ -226,19 +231,35 @@ static int blob_cmp(const void *a, const void *b)
     return x->x0 - y->x0;
 }
 
+static int gcd(int a, int b) { while (b) { const int t = a % b; a = b, b = t; } return a; }
+
+/* A step near 0.618 n, coprime with n: visiting i, i + step, ... mod n
+ * covers every pixel once, consecutive ones far apart. */
+static int test_step(int n)
+{
+    int st = (int)(0.618 * n) + 1;
+    if (st >= n) return 1;
+    while (gcd(st, n) != 1) st++;
+    return st;
+}
+
 /* Does pose ps at (py, px) of frame j fit: every in-frame mask pixel
  * matches the frame or is painted by a placement of this blob (serial),
  * in front of it? Returns the count of foreground pixels it explains that
  * nothing explains yet, or -1. */
-static int try_place(const St *s, const PnmfSpritePose *ps, int j, int py, int px, int serial)
+static int try_place(const St *s, const PnmfSpritePose *ps, int j, int py, int px, int serial,
+                     long *work)
 {
     const int w = s->w, h = s->h, tol = s->p->tol;
     const uint8_t *fr = s->frames[j];
     const uint8_t *fg = s->fg + (size_t)j * w * h;
     const int32_t *cov = s->cover + (size_t)j * w * h;
     int vis = 0, in = 0, fresh = 0;
-    for (int i = 0; i < ps->npix; i++) {
+    /* pixels far apart first: a wrong shift over a flat area fails sooner */
+    const int step = test_step(ps->npix);
+    for (int k = 0, i = 0; k < ps->npix; k++, i = (i + step) % ps->npix) {
         const int dy = (int)(ps->list[i] >> 16), dx = (int)(ps->list[i] & 0xFFFF);
+        ++*work;
         const int y = py + dy, x = px + dx;
         if (y < 0 || y >= h || x < 0 || x >= w) continue;
         in++;
@@ -250,9 +271,11 @@ static int try_place(const St *s, const PnmfSpritePose *ps, int j, int py, int p
             return -1;
         }
     }
-    /* at least half of what is in the frame shows: a pose hidden behind
-     * others is no evidence of itself */
-    if (fresh == 0 || 2 * vis < in) return -1;
+    /* At least half of what is in the frame shows (a pose hidden behind
+     * others is no evidence of itself), and at least half of what shows is
+     * not explained yet (a flat pose would otherwise tile a flat region
+     * with copies a pixel apart). */
+    if (fresh == 0 || 2 * vis < in || 2 * fresh < vis) return -1;
     return fresh;
 }
 
@@ -399,23 +422,98 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
         return commit_places(s, j);
     }
     /* Greedy: the known pose that explains the most, placed, until none
-     * fits. Inside the frame, every mask pixel of a fitting pose is in the blob
-     * (shown, or under a pose in front that is), so its box lies in the
-     * blob's. A blob at the frame edge may be a clipped view: the pose may
-     * then stick out of the box on any side, as long as it overlaps it. */
+     * fits. Inside the frame, every mask pixel of a fitting pose is in the
+     * blob (shown, or under a pose in front that is), so its box lies in
+     * the blob's. A blob at the frame edge may be a clipped view: the pose
+     * may then stick out of the box on any side, as long as it overlaps it.
+     * Shifts are enumerated from a pose's anchor pixels: a fitting pose
+     * puts each on a pixel of its value, on a pixel a placement in front
+     * paints, or outside the frame. */
     const int edge = by == 0 || bx == 0 || by + bh == h || bx + bw == w;
-    for (;;) {
-        int best = 0, bi = -1, bpy = 0, bpx = 0;
+    int mh = 1, mw = 1;
+    if (edge)
         for (int i = 0; i < d->count; i++) {
+            if (d->pose[i].h > mh) mh = d->pose[i].h;
+            if (d->pose[i].w > mw) mw = d->pose[i].w;
+        }
+    const int ry0 = by - mh + 1 < 0 ? 0 : by - mh + 1, ry1 = by + bh + mh - 1 > h ? h : by + bh + mh - 1;
+    const int rx0 = bx - mw + 1 < 0 ? 0 : bx - mw + 1, rx1 = bx + bw + mw - 1 > w ? w : bx + bw + mw - 1;
+    {
+        const uint8_t *fr = s->frames[j];
+        memset(s->bstart, 0, sizeof(s->bstart));
+        for (int y = ry0; y < ry1; y++)
+            for (int x = rx0; x < rx1; x++) s->bstart[fr[(ptrdiff_t)y * s->stride + x] + 1]++;
+        for (int v = 0; v < 256; v++) s->bstart[v + 1] += s->bstart[v];
+        int fill[256];
+        memcpy(fill, s->bstart, sizeof(fill));
+        for (int y = ry0; y < ry1; y++)
+            for (int x = rx0; x < rx1; x++) s->bpos[fill[fr[(ptrdiff_t)y * s->stride + x]]++] = y * w + x;
+    }
+    const int32_t *cov = s->cover + (size_t)j * w * h;
+    /* the search's work (pixels tested) is bounded per blob pixel; past
+     * the bound the greedy stops where it is */
+    const long budget = (long)SEARCH_BUDGET * b->npix;
+    long work = 0;
+    for (; work < budget;) {
+        int best = 0, bi = -1, bpy = 0, bpx = 0, nocc = 0;
+        for (int y = ry0; y < ry1; y++)
+            for (int x = rx0; x < rx1; x++)
+                if (cov[y * w + x] == serial) s->occ[nocc++] = y * w + x;
+        for (int i = 0; i < d->count && work < budget; i++) {
             const PnmfSpritePose *ps = &d->pose[i];
             if (ps->npix < p->min_match) continue;
             const int ylo = edge ? by - ps->h + 1 : by, yhi = edge ? by + bh - 1 : by + bh - ps->h;
             const int xlo = edge ? bx - ps->w + 1 : bx, xhi = edge ? bx + bw - 1 : bx + bw - ps->w;
-            for (int py = ylo; py <= yhi; py++)
-                for (int px = xlo; px <= xhi; px++) {
-                    const int f = try_place(s, ps, j, py, px, serial);
-                    if (f > best) best = f, bi = i, bpy = py, bpx = px;
+            if (ylo > yhi || xlo > xhi) continue;
+            /* Interior blob: one anchor, of up to ANCHOR_TRIES mask pixels
+             * spread over the pose the one whose value is rarest in the
+             * region. Edge blob: the anchor may be cut off, so each of the
+             * pose's 8 extreme pixels (largest y, -y, x, -x, y+x, y-x, x-y,
+             * -y-x) is an anchor in turn; a view so thin that none of them
+             * is in the frame is not searched. */
+            int anc[8], na = 0;
+            if (!edge) {
+                int an = -1;
+                for (int t = 0; t < ANCHOR_TRIES && t < ps->npix; t++) {
+                    const int q = (int)(((long long)t * ps->npix) / (ANCHOR_TRIES < ps->npix ? ANCHOR_TRIES : ps->npix));
+                    const int qy = (int)(ps->list[q] >> 16), qx = (int)(ps->list[q] & 0xFFFF);
+                    const int qv = ps->pix[qy * ps->w + qx];
+                    const int lo = qv - p->tol < 0 ? 0 : qv - p->tol, hi = qv + p->tol > 255 ? 255 : qv + p->tol;
+                    const int c = s->bstart[hi + 1] - s->bstart[lo];
+                    if (an < 0 || c < an) an = c, anc[0] = q;
                 }
+                na = 1;
+            } else {
+                int bestv[8];
+                for (int q = 0; q < ps->npix; q++) {
+                    const int qy = (int)(ps->list[q] >> 16), qx = (int)(ps->list[q] & 0xFFFF);
+                    const int v[8] = { qy, -qy, qx, -qx, qy + qx, qy - qx, qx - qy, -qy - qx };
+                    for (int e = 0; e < 8; e++)
+                        if (q == 0 || v[e] > bestv[e]) bestv[e] = v[e], anc[e] = q;
+                }
+                for (int e = 0; e < 8; e++) { /* drop repeats */
+                    int dup = 0;
+                    for (int f = 0; f < na; f++) dup |= anc[f] == anc[e];
+                    if (!dup) anc[na++] = anc[e];
+                }
+            }
+#define TRY(PY, PX) do { \
+                const int py_ = (PY), px_ = (PX); \
+                if (py_ >= ylo && py_ <= yhi && px_ >= xlo && px_ <= xhi) { \
+                    const int f_ = try_place(s, ps, j, py_, px_, serial, &work); \
+                    if (f_ > best || (f_ == best && bi == i && (py_ < bpy || (py_ == bpy && px_ < bpx)))) \
+                        best = f_, bi = i, bpy = py_, bpx = px_; \
+                } \
+            } while (0)
+            for (int a = 0; a < na; a++) {
+                const int ay = (int)(ps->list[anc[a]] >> 16), ax = (int)(ps->list[anc[a]] & 0xFFFF);
+                const int av = ps->pix[ay * ps->w + ax];
+                const int v0 = av - p->tol < 0 ? 0 : av - p->tol, v1 = av + p->tol > 255 ? 255 : av + p->tol;
+                for (int k = s->bstart[v0]; k < s->bstart[v1 + 1]; k++)
+                    TRY(s->bpos[k] / w - ay, s->bpos[k] % w - ax);
+                for (int k = 0; k < nocc; k++) TRY(s->occ[k] / w - ay, s->occ[k] % w - ax);
+            }
+#undef TRY
         }
         if (bi < 0) break;
         PNMF_CHECK(push_place(s, bi, bpy, bpx));
@@ -424,10 +522,7 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
         if (left <= 0) break;
     }
     int rest = 0;
-    {
-        const int32_t *cov = s->cover + (size_t)j * w * h;
-        for (int i = 0; i < b->npix; i++) rest += !cov[s->pixels[b->start + i]];
-    }
+    for (int i = 0; i < b->npix; i++) rest += !cov[s->pixels[b->start + i]];
     if (rest == 0 && s->ncand) {
         s->out->shift_hits++;
         return commit_places(s, j);
@@ -483,9 +578,11 @@ int pnmf_sprite_find(PnmfSpriteDict *d, const PnmfSpriteParams *p, const uint8_t
     int32_t *stack = pnmf_malloc_array(n, sizeof(int32_t));
     uint8_t *dil = pnmf_malloc_array(n, 2);
     uint8_t *pix = pnmf_malloc(n), *mask = pnmf_malloc(n);
+    s.bpos = pnmf_malloc_array(n, sizeof(int32_t));
+    s.occ = pnmf_malloc_array(n, sizeof(int32_t));
     int ret = PNMF_ERR_NOMEM, ablob = 0;
     if (!out->bg || !out->frame || !s.fcap || !s.fg || !s.cover || !lab || !stack || !dil || !pix ||
-        !mask)
+        !mask || !s.bpos || !s.occ)
         goto end;
 
     pnmf_sprite_background(frames, stride, w, h, m, out->bg);
@@ -522,7 +619,7 @@ int pnmf_sprite_find(PnmfSpriteDict *d, const PnmfSpriteParams *p, const uint8_t
     ret = 0;
 end:
     pnmf_free(s.fcap), pnmf_free(s.fg), pnmf_free(s.cover), pnmf_free(s.pixels), pnmf_free(s.blob);
-    pnmf_free(s.cand);
+    pnmf_free(s.cand), pnmf_free(s.bpos), pnmf_free(s.occ);
     pnmf_free(lab), pnmf_free(stack), pnmf_free(dil), pnmf_free(pix), pnmf_free(mask);
     if (ret < 0) pnmf_sprite_window_free(out);
     return ret;

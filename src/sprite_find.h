@@ -17,8 +17,10 @@
  *        - up to shift: greedily, the known pose whose every mask pixel
  *          matches the frame at some shift inside the blob's box (or lies
  *          under a pose already placed in front of it) and that explains
- *          the most pixels not yet explained is placed, its pixels removed,
- *          and so on until the blob is explained or no pose fits;
+ *          the most pixels not yet explained (at least half of what it
+ *          shows) is placed, its pixels removed, and so on until the blob
+ *          is explained, no pose fits, or the search has tested a bounded
+ *          number of pixels per blob pixel;
  *        - what known poses leave of the blob becomes a new pose (after
  *          the cap checks), unless known poses explain part of it and the
  *          rest is smaller than min_match: that rest stays unexplained.

@@ -1,0 +1,626 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Sprite discovery (sprite_find.h): background, foreground blobs, and the
+ * blobs explained by a dictionary of poses matched up to shift.
+ *
+ * Matching up to shift is a direct test of each shift with an early exit,
+ * not an FFT correlation: a shift is kept only when every mask pixel of the
+ * pose matches, so almost every shift is rejected at its first or second
+ * pixel, and a blob's box leaves few shifts. A correlation would transform
+ * the blob's box for every (blob, pose) pair to rank shifts that the exact
+ * test rejects at once.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "sprite_find.h"
+
+#define DEFAULT_DILATE    1   /* blobs join across gaps of up to 2 pixels (sprite pixels equal to
+                               * the background split a sprite otherwise) */
+#define ANCHOR_TRIES      32  /* pixels of a pose tried as its anchor: a rare value leaves few shifts */
+#define SEARCH_BUDGET     16384 /* pixels tested per blob pixel, at most, by the shift search */
+#define DEFAULT_MIN_MATCH 8   /* smaller poses match too many places to be placed inside a blob */
+
+void pnmf_sprite_params_default(PnmfSpriteParams *p)
+{
+    memset(p, 0, sizeof(*p));
+    p->tol = 0;
+    p->dilate = DEFAULT_DILATE;
+    p->min_match = DEFAULT_MIN_MATCH;
+    p->max_blob_pixels = 0;
+    p->max_poses = PNMF_SPRITE_MAX_POSES;
+    p->max_pixels = PNMF_SPRITE_MAX_PIXELS;
+}
+
+void pnmf_sprite_dict_init(PnmfSpriteDict *d)
+{
+    memset(d, 0, sizeof(*d));
+}
+
+void pnmf_sprite_dict_free(PnmfSpriteDict *d)
+{
+    for (int i = 0; i < d->count; i++) {
+        pnmf_free(d->pose[i].pix);
+        pnmf_free(d->pose[i].mask);
+        pnmf_free(d->pose[i].list);
+    }
+    pnmf_free(d->pose);
+    memset(d, 0, sizeof(*d));
+}
+
+void pnmf_sprite_window_free(PnmfSpriteWindow *win)
+{
+    if (win->frame)
+        for (int j = 0; j < win->frames; j++) pnmf_free(win->frame[j].place);
+    pnmf_free(win->frame);
+    pnmf_free(win->bg);
+    memset(win, 0, sizeof(*win));
+}
+
+uint64_t pnmf_sprite_hash(int w, int h, const uint8_t *pix, const uint8_t *mask)
+{
+    uint64_t x = 1469598103934665603ull;
+#define MIX(b) (x = (x ^ (uint8_t)(b)) * 1099511628211ull)
+    MIX(w); MIX(w >> 8); MIX(h); MIX(h >> 8);
+    for (int i = 0; i < w * h; i++) {
+        MIX(mask[i]);
+        if (mask[i]) MIX(pix[i]);
+    }
+#undef MIX
+    return x;
+}
+
+/* The mode, not the median: the sources are exact per pixel, so the
+ * background value recurs identically in every frame that shows it, and the
+ * mode recovers it wherever it is visible more often than any one sprite
+ * value is, while the median needs it visible in more than half the
+ * frames. Ties go to the smaller value so the result does not depend on
+ * frame order. */
+void pnmf_sprite_background(const uint8_t *const *frames, ptrdiff_t stride, int w, int h, int m,
+                            uint8_t *bg)
+{
+    uint16_t cnt[256];
+    memset(cnt, 0, sizeof(cnt));
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            const ptrdiff_t o = (ptrdiff_t)y * stride + x;
+            int best = frames[0][o], bc = 0;
+            for (int j = 0; j < m; j++) {
+                const int v = frames[j][o], c = ++cnt[v];
+                if (c > bc || (c == bc && v < best)) bc = c, best = v;
+            }
+            for (int j = 0; j < m; j++) cnt[frames[j][o]] = 0;
+            bg[y * w + x] = (uint8_t)best;
+        }
+}
+
+void pnmf_sprite_composite(const PnmfSpriteDict *d, const uint8_t *bg, int w, int h,
+                           const PnmfSpriteFrame *f, uint8_t *out, ptrdiff_t stride)
+{
+    for (int y = 0; y < h; y++) memcpy(out + (ptrdiff_t)y * stride, bg + (size_t)y * w, (size_t)w);
+    for (int k = 0; k < f->count; k++) {
+        const PnmfSpritePlace *pl = &f->place[k];
+        const PnmfSpritePose *ps = &d->pose[pl->pose];
+        for (int i = 0; i < ps->npix; i++) {
+            const int dy = (int)(ps->list[i] >> 16), dx = (int)(ps->list[i] & 0xFFFF);
+            const int y = pl->y + dy, x = pl->x + dx;
+            if (y >= 0 && y < h && x >= 0 && x < w)
+                out[(ptrdiff_t)y * stride + x] = ps->pix[dy * ps->w + dx];
+        }
+    }
+}
+
+/* ---- the window's working state ---- */
+
+typedef struct Blob {
+    int frame, y0, x0, y1, x1; /* inclusive box of its foreground pixels */
+    int edge;                  /* the box touches the frame edge */
+    int npix;
+    size_t start;              /* its pixels: St.pixels[start .. start + npix) */
+} Blob;
+
+typedef struct St {
+    const PnmfSpriteParams *p;
+    PnmfSpriteDict *d;
+    const uint8_t *const *frames;
+    ptrdiff_t stride;
+    int w, h, m;
+    uint8_t *fg;        /* m * w * h: foreground */
+    int32_t *cover;     /* m * w * h: serial of the blob whose placement paints the pixel, 0 none */
+    int32_t *pixels;    /* foreground pixel indices y * w + x, grouped by blob */
+    Blob *blob;
+    int nblob;
+    PnmfSpritePlace *cand; /* the current blob's placements, front first */
+    int ncand, acand;
+    int32_t *bpos;      /* the search region's positions, grouped by value */
+    int bstart[257];    /* value v: bpos[bstart[v] .. bstart[v + 1]) */
+    int32_t *occ;       /* the region's positions painted by the current blob's placements */
+    PnmfSpriteWindow *out;
+    int *fcap;          /* capacity of out->frame[j].place */
+} St;
+
+static int abs_i(int a) { return a < 0 ? -a : a; }
+
+/* Blobs of frame j: 8-connected components of the foreground dilated by
+ * p->dilate, each keeping its own (undilated) foreground pixels. */
+static int find_blobs(St *s, int j, int32_t *lab, uint8_t *dil, int32_t *stack, size_t *npixels,
+                      int *ablob)
+{
+    const int w = s->w, h = s->h, r = s->p->dilate;
+    const uint8_t *fg = s->fg + (size_t)j * w * h;
+    /* separable square dilation */
+    uint8_t *row = dil + (size_t)w * h;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            int v = 0;
+            for (int dx = -r; dx <= r && !v; dx++) {
+                const int xx = x + dx;
+                if (xx >= 0 && xx < w) v = fg[y * w + xx];
+            }
+            row[y * w + x] = (uint8_t)v;
+        }
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            int v = 0;
+            for (int dy = -r; dy <= r && !v; dy++) {
+                const int yy = y + dy;
+                if (yy >= 0 && yy < h) v = row[yy * w + x];
+            }
+            dil[y * w + x] = (uint8_t)v;
+        }
+    const int first = s->nblob;
+    for (int i = 0; i < w * h; i++) lab[i] = -1;
+    for (int i = 0; i < w * h; i++) {
+        if (!dil[i] || lab[i] >= 0) continue;
+        if (s->nblob == *ablob) {
+            const int na = *ablob ? 2 * *ablob : 256;
+            Blob *nb = pnmf_realloc(s->blob, sizeof(Blob) * (size_t)na);
+            if (!nb) return PNMF_ERR_NOMEM;
+            s->blob = nb;
+            *ablob = na;
+        }
+        const int id = s->nblob++;
+        Blob *b = &s->blob[id];
+        b->frame = j, b->y0 = h, b->x0 = w, b->y1 = -1, b->x1 = -1, b->npix = 0, b->edge = 0;
+        size_t sp = 0;
+        stack[sp++] = i;
+        lab[i] = id;
+        while (sp) {
+            const int q = stack[--sp], y = q / w, x = q % w;
+            if (fg[q]) {
+                b->npix++;
+                if (y < b->y0) b->y0 = y;
+                if (y > b->y1) b->y1 = y;
+                if (x < b->x0) b->x0 = x;
+                if (x > b->x1) b->x1 = x;
+            }
+            for (int dy = -1; dy <= 1; dy++)
+                for (int dx = -1; dx <= 1; dx++) {
+                    const int yy = y + dy, xx = x + dx;
+                    if (yy < 0 || yy >= h || xx < 0 || xx >= w) continue;
+                    const int qq = yy * w + xx;
+                    if (dil[qq] && lab[qq] < 0) lab[qq] = id, stack[sp++] = qq;
+                }
+        }
+        b->edge = b->y0 == 0 || b->x0 == 0 || b->y1 == h - 1 || b->x1 == w - 1;
+    }
+    /* group the pixels by blob, in raster order within each */
+    size_t at = *npixels;
+    for (int b = first; b < s->nblob; b++) s->blob[b].start = at, at += s->blob[b].npix;
+    for (int b = first; b < s->nblob; b++) s->blob[b].npix = 0;
+    for (int i = 0; i < w * h; i++)
+        if (fg[i]) {
+            Blob *b = &s->blob[lab[i]];
+            s->pixels[b->start + b->npix++] = i;
+        }
+    *npixels = at;
+    return 0;
+}
+
+/* Interior blobs first, smallest first, so parts are known before the
+ * unions and occlusions they make; then blobs at the frame edge, largest
+ * first, so a clipped view is explained by a fuller one. */
+static int blob_cmp(const void *a, const void *b)
+{
+    const Blob *x = a, *y = b;
+    if (x->edge != y->edge) return x->edge - y->edge;
+    if (x->npix != y->npix) return x->edge ? y->npix - x->npix : x->npix - y->npix;
+    if (x->frame != y->frame) return x->frame - y->frame;
+    if (x->y0 != y->y0) return x->y0 - y->y0;
+    return x->x0 - y->x0;
+}
+
+static int gcd(int a, int b) { while (b) { const int t = a % b; a = b, b = t; } return a; }
+
+/* A step near 0.618 n, coprime with n: visiting i, i + step, ... mod n
+ * covers every pixel once, consecutive ones far apart. */
+static int test_step(int n)
+{
+    int st = (int)(0.618 * n) + 1;
+    if (st >= n) return 1;
+    while (gcd(st, n) != 1) st++;
+    return st;
+}
+
+/* Does pose ps at (py, px) of frame j fit: every in-frame mask pixel
+ * matches the frame or is painted by a placement of this blob (serial),
+ * in front of it? Returns the count of foreground pixels it explains that
+ * nothing explains yet, or -1. */
+static int try_place(const St *s, const PnmfSpritePose *ps, int j, int py, int px, int serial,
+                     long *work)
+{
+    const int w = s->w, h = s->h, tol = s->p->tol;
+    const uint8_t *fr = s->frames[j];
+    const uint8_t *fg = s->fg + (size_t)j * w * h;
+    const int32_t *cov = s->cover + (size_t)j * w * h;
+    int vis = 0, in = 0, fresh = 0;
+    /* pixels far apart first: a wrong shift over a flat area fails sooner */
+    const int step = test_step(ps->npix);
+    for (int k = 0, i = 0; k < ps->npix; k++, i = (i + step) % ps->npix) {
+        const int dy = (int)(ps->list[i] >> 16), dx = (int)(ps->list[i] & 0xFFFF);
+        ++*work;
+        const int y = py + dy, x = px + dx;
+        if (y < 0 || y >= h || x < 0 || x >= w) continue;
+        in++;
+        const int q = y * w + x;
+        if (abs_i(fr[(ptrdiff_t)y * s->stride + x] - ps->pix[dy * ps->w + dx]) <= tol) {
+            vis++;
+            if (fg[q] && !cov[q]) fresh++;
+        } else if (cov[q] != serial) {
+            return -1;
+        }
+    }
+    /* At least half of what is in the frame shows (a pose hidden behind
+     * others is no evidence of itself), and at least half of what shows is
+     * not explained yet (a flat pose would otherwise tile a flat region
+     * with copies a pixel apart). */
+    if (fresh == 0 || 2 * vis < in || 2 * fresh < vis) return -1;
+    return fresh;
+}
+
+static int push_place(St *s, int pose, int y, int x)
+{
+    if (s->ncand == s->acand) {
+        const int na = s->acand ? 2 * s->acand : 16;
+        PnmfSpritePlace *n = pnmf_realloc(s->cand, sizeof(*n) * (size_t)na);
+        if (!n) return PNMF_ERR_NOMEM;
+        s->cand = n, s->acand = na;
+    }
+    s->cand[s->ncand].pose = pose, s->cand[s->ncand].y = y, s->cand[s->ncand].x = x;
+    s->ncand++;
+    return 0;
+}
+
+/* Mark the pixels pose ps at (py, px) paints and matches as explained by serial. */
+static void mark(St *s, const PnmfSpritePose *ps, int j, int py, int px, int serial)
+{
+    const int w = s->w, h = s->h, tol = s->p->tol;
+    const uint8_t *fr = s->frames[j];
+    int32_t *cov = s->cover + (size_t)j * w * h;
+    for (int i = 0; i < ps->npix; i++) {
+        const int dy = (int)(ps->list[i] >> 16), dx = (int)(ps->list[i] & 0xFFFF);
+        const int y = py + dy, x = px + dx;
+        if (y < 0 || y >= h || x < 0 || x >= w) continue;
+        const int q = y * w + x;
+        if (!cov[q] && abs_i(fr[(ptrdiff_t)y * s->stride + x] - ps->pix[dy * ps->w + dx]) <= tol)
+            cov[q] = serial;
+    }
+}
+
+/* Append the current blob's placements to its frame, back first. */
+static int commit_places(St *s, int j)
+{
+    PnmfSpriteFrame *f = &s->out->frame[j];
+    if (f->count + s->ncand > s->fcap[j]) {
+        int na = s->fcap[j] ? 2 * s->fcap[j] : 16;
+        while (na < f->count + s->ncand) na *= 2;
+        PnmfSpritePlace *n = pnmf_realloc(f->place, sizeof(*n) * (size_t)na);
+        if (!n) return PNMF_ERR_NOMEM;
+        f->place = n, s->fcap[j] = na;
+    }
+    for (int k = s->ncand - 1; k >= 0; k--) {
+        f->place[f->count++] = s->cand[k];
+        PnmfSpritePose *ps = &s->d->pose[s->cand[k].pose];
+        ps->uses++;
+        ps->last_window = s->d->windows;
+    }
+    s->ncand = 0;
+    return 0;
+}
+
+static int find_hash(const PnmfSpriteDict *d, int w, int h, const uint8_t *pix, const uint8_t *mask,
+                     uint64_t hash)
+{
+    for (int i = 0; i < d->count; i++) {
+        const PnmfSpritePose *ps = &d->pose[i];
+        if (ps->hash == hash && ps->w == w && ps->h == h && !memcmp(ps->mask, mask, (size_t)w * h) &&
+            !memcmp(ps->pix, pix, (size_t)w * h))
+            return i;
+    }
+    return -1;
+}
+
+/* The blob's pixels that nothing explains, cropped to their box: pix and
+ * mask (bw * bh), and the box. Returns the pixel count. */
+static int crop_blob(const St *s, const Blob *b, uint8_t *pix, uint8_t *mask, int *by, int *bx,
+                     int *bh, int *bw)
+{
+    const int w = s->w;
+    const int32_t *cov = s->cover + (size_t)b->frame * w * s->h;
+    int y0 = s->h, x0 = w, y1 = -1, x1 = -1, n = 0;
+    for (int i = 0; i < b->npix; i++) {
+        const int q = s->pixels[b->start + i], y = q / w, x = q % w;
+        if (cov[q]) continue;
+        n++;
+        if (y < y0) y0 = y;
+        if (y > y1) y1 = y;
+        if (x < x0) x0 = x;
+        if (x > x1) x1 = x;
+    }
+    if (!n) return 0;
+    const int cw = x1 - x0 + 1, ch = y1 - y0 + 1;
+    memset(pix, 0, (size_t)cw * ch);
+    memset(mask, 0, (size_t)cw * ch);
+    for (int i = 0; i < b->npix; i++) {
+        const int q = s->pixels[b->start + i], y = q / w, x = q % w;
+        if (cov[q]) continue;
+        const int o = (y - y0) * cw + (x - x0);
+        mask[o] = 1;
+        pix[o] = s->frames[b->frame][(ptrdiff_t)y * s->stride + x];
+    }
+    *by = y0, *bx = x0, *bh = ch, *bw = cw;
+    return n;
+}
+
+static int add_pose(PnmfSpriteDict *d, int w, int h, const uint8_t *pix, const uint8_t *mask, int npix,
+                    uint64_t hash, int edge)
+{
+    if (d->count == d->alloc) {
+        const int na = d->alloc ? 2 * d->alloc : 64;
+        PnmfSpritePose *n = pnmf_realloc(d->pose, sizeof(*n) * (size_t)na);
+        if (!n) return PNMF_ERR_NOMEM;
+        d->pose = n, d->alloc = na;
+    }
+    PnmfSpritePose *ps = &d->pose[d->count];
+    memset(ps, 0, sizeof(*ps));
+    ps->pix = pnmf_malloc((size_t)w * h);
+    ps->mask = pnmf_malloc((size_t)w * h);
+    ps->list = pnmf_malloc_array((size_t)npix, sizeof(uint32_t));
+    if (!ps->pix || !ps->mask || !ps->list) {
+        pnmf_free(ps->pix), pnmf_free(ps->mask), pnmf_free(ps->list);
+        return PNMF_ERR_NOMEM;
+    }
+    memcpy(ps->pix, pix, (size_t)w * h);
+    memcpy(ps->mask, mask, (size_t)w * h);
+    int n = 0;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+            if (mask[y * w + x]) ps->list[n++] = ((uint32_t)y << 16) | (uint32_t)x;
+    ps->w = w, ps->h = h, ps->npix = npix, ps->hash = hash, ps->edge = edge;
+    ps->first_window = ps->last_window = d->windows;
+    d->pixels += (size_t)w * h;
+    return d->count++;
+}
+
+/* Explain one blob; serial is unique to it. */
+static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t *mask)
+{
+    const int j = b->frame, w = s->w, h = s->h;
+    const PnmfSpriteParams *p = s->p;
+    PnmfSpriteDict *d = s->d;
+    int by, bx, bh, bw;
+    s->ncand = 0;
+    int left = crop_blob(s, b, pix, mask, &by, &bx, &bh, &bw);
+    if (!left) return 0;
+    const uint64_t hash = pnmf_sprite_hash(bw, bh, pix, mask);
+    int id = find_hash(d, bw, bh, pix, mask, hash);
+    if (id >= 0) {
+        PNMF_CHECK(push_place(s, id, by, bx));
+        mark(s, &d->pose[id], j, by, bx, serial);
+        s->out->hash_hits++;
+        return commit_places(s, j);
+    }
+    /* Greedy: the known pose that explains the most, placed, until none
+     * fits. Inside the frame, every mask pixel of a fitting pose is in the
+     * blob (shown, or under a pose in front that is), so its box lies in
+     * the blob's. A blob at the frame edge may be a clipped view: the pose
+     * may then stick out of the box on any side, as long as it overlaps it.
+     * Shifts are enumerated from a pose's anchor pixels: a fitting pose
+     * puts each on a pixel of its value, on a pixel a placement in front
+     * paints, or outside the frame. */
+    const int edge = by == 0 || bx == 0 || by + bh == h || bx + bw == w;
+    int mh = 1, mw = 1;
+    if (edge)
+        for (int i = 0; i < d->count; i++) {
+            if (d->pose[i].h > mh) mh = d->pose[i].h;
+            if (d->pose[i].w > mw) mw = d->pose[i].w;
+        }
+    const int ry0 = by - mh + 1 < 0 ? 0 : by - mh + 1, ry1 = by + bh + mh - 1 > h ? h : by + bh + mh - 1;
+    const int rx0 = bx - mw + 1 < 0 ? 0 : bx - mw + 1, rx1 = bx + bw + mw - 1 > w ? w : bx + bw + mw - 1;
+    {
+        const uint8_t *fr = s->frames[j];
+        memset(s->bstart, 0, sizeof(s->bstart));
+        for (int y = ry0; y < ry1; y++)
+            for (int x = rx0; x < rx1; x++) s->bstart[fr[(ptrdiff_t)y * s->stride + x] + 1]++;
+        for (int v = 0; v < 256; v++) s->bstart[v + 1] += s->bstart[v];
+        int fill[256];
+        memcpy(fill, s->bstart, sizeof(fill));
+        for (int y = ry0; y < ry1; y++)
+            for (int x = rx0; x < rx1; x++) s->bpos[fill[fr[(ptrdiff_t)y * s->stride + x]]++] = y * w + x;
+    }
+    const int32_t *cov = s->cover + (size_t)j * w * h;
+    /* the search's work (pixels tested) is bounded per blob pixel; past
+     * the bound the greedy stops where it is */
+    const long budget = (long)SEARCH_BUDGET * b->npix;
+    long work = 0;
+    for (; work < budget;) {
+        int best = 0, bi = -1, bpy = 0, bpx = 0, nocc = 0;
+        for (int y = ry0; y < ry1; y++)
+            for (int x = rx0; x < rx1; x++)
+                if (cov[y * w + x] == serial) s->occ[nocc++] = y * w + x;
+        for (int i = 0; i < d->count && work < budget; i++) {
+            const PnmfSpritePose *ps = &d->pose[i];
+            if (ps->npix < p->min_match) continue;
+            const int ylo = edge ? by - ps->h + 1 : by, yhi = edge ? by + bh - 1 : by + bh - ps->h;
+            const int xlo = edge ? bx - ps->w + 1 : bx, xhi = edge ? bx + bw - 1 : bx + bw - ps->w;
+            if (ylo > yhi || xlo > xhi) continue;
+            /* Interior blob: one anchor, of up to ANCHOR_TRIES mask pixels
+             * spread over the pose the one whose value is rarest in the
+             * region. Edge blob: the anchor may be cut off, so each of the
+             * pose's 8 extreme pixels (largest y, -y, x, -x, y+x, y-x, x-y,
+             * -y-x) is an anchor in turn; a view so thin that none of them
+             * is in the frame is not searched. */
+            int anc[8], na = 0;
+            if (!edge) {
+                int an = -1;
+                for (int t = 0; t < ANCHOR_TRIES && t < ps->npix; t++) {
+                    const int q = (int)(((long long)t * ps->npix) / (ANCHOR_TRIES < ps->npix ? ANCHOR_TRIES : ps->npix));
+                    const int qy = (int)(ps->list[q] >> 16), qx = (int)(ps->list[q] & 0xFFFF);
+                    const int qv = ps->pix[qy * ps->w + qx];
+                    const int lo = qv - p->tol < 0 ? 0 : qv - p->tol, hi = qv + p->tol > 255 ? 255 : qv + p->tol;
+                    const int c = s->bstart[hi + 1] - s->bstart[lo];
+                    if (an < 0 || c < an) an = c, anc[0] = q;
+                }
+                na = 1;
+            } else {
+                int bestv[8];
+                for (int q = 0; q < ps->npix; q++) {
+                    const int qy = (int)(ps->list[q] >> 16), qx = (int)(ps->list[q] & 0xFFFF);
+                    const int v[8] = { qy, -qy, qx, -qx, qy + qx, qy - qx, qx - qy, -qy - qx };
+                    for (int e = 0; e < 8; e++)
+                        if (q == 0 || v[e] > bestv[e]) bestv[e] = v[e], anc[e] = q;
+                }
+                for (int e = 0; e < 8; e++) { /* drop repeats */
+                    int dup = 0;
+                    for (int f = 0; f < na; f++) dup |= anc[f] == anc[e];
+                    if (!dup) anc[na++] = anc[e];
+                }
+            }
+#define TRY(PY, PX) do { \
+                const int py_ = (PY), px_ = (PX); \
+                if (py_ >= ylo && py_ <= yhi && px_ >= xlo && px_ <= xhi) { \
+                    const int f_ = try_place(s, ps, j, py_, px_, serial, &work); \
+                    if (f_ > best || (f_ == best && bi == i && (py_ < bpy || (py_ == bpy && px_ < bpx)))) \
+                        best = f_, bi = i, bpy = py_, bpx = px_; \
+                } \
+            } while (0)
+            for (int a = 0; a < na; a++) {
+                const int ay = (int)(ps->list[anc[a]] >> 16), ax = (int)(ps->list[anc[a]] & 0xFFFF);
+                const int av = ps->pix[ay * ps->w + ax];
+                const int v0 = av - p->tol < 0 ? 0 : av - p->tol, v1 = av + p->tol > 255 ? 255 : av + p->tol;
+                for (int k = s->bstart[v0]; k < s->bstart[v1 + 1]; k++)
+                    TRY(s->bpos[k] / w - ay, s->bpos[k] % w - ax);
+                for (int k = 0; k < nocc; k++) TRY(s->occ[k] / w - ay, s->occ[k] % w - ax);
+            }
+#undef TRY
+        }
+        if (bi < 0) break;
+        PNMF_CHECK(push_place(s, bi, bpy, bpx));
+        mark(s, &d->pose[bi], j, bpy, bpx, serial);
+        left -= best;
+        if (left <= 0) break;
+    }
+    int rest = 0;
+    for (int i = 0; i < b->npix; i++) rest += !cov[s->pixels[b->start + i]];
+    if (rest == 0 && s->ncand) {
+        s->out->shift_hits++;
+        return commit_places(s, j);
+    }
+    /* Known poses explain part of the blob: they stay (they are exact), and
+     * the rest becomes a pose of its own unless it is too small to be one
+     * (a few pixels off the background estimate), then it is left to the
+     * residual layer. */
+    if (s->ncand) {
+        s->out->partial++;
+        PNMF_CHECK(commit_places(s, j));
+        if (rest < p->min_match) return 0;
+    }
+    left = crop_blob(s, b, pix, mask, &by, &bx, &bh, &bw);
+    id = find_hash(d, bw, bh, pix, mask, pnmf_sprite_hash(bw, bh, pix, mask));
+    if (id >= 0) {
+        PNMF_CHECK(push_place(s, id, by, bx));
+        mark(s, &d->pose[id], j, by, bx, serial);
+        return commit_places(s, j);
+    }
+    const int max_blob = p->max_blob_pixels > 0 ? p->max_blob_pixels : w * h / 4;
+    if (left > max_blob || d->count >= p->max_poses || d->pixels + (size_t)bw * bh > p->max_pixels) {
+        s->out->capped++;
+        return 0;
+    }
+    const int cut = by == 0 || bx == 0 || by + bh == h || bx + bw == w;
+    id = add_pose(d, bw, bh, pix, mask, left, pnmf_sprite_hash(bw, bh, pix, mask), cut);
+    if (id < 0) return id;
+    PNMF_CHECK(push_place(s, id, by, bx));
+    mark(s, &d->pose[id], j, by, bx, serial);
+    s->out->new_poses++;
+    return commit_places(s, j);
+}
+
+int pnmf_sprite_find(PnmfSpriteDict *d, const PnmfSpriteParams *p, const uint8_t *const *frames,
+                     ptrdiff_t stride, int w, int h, int m, PnmfSpriteWindow *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (w < 1 || h < 1 || m < 1 || w > 0xFFFF || h > 0xFFFF || stride < w || p->tol < 0 ||
+        p->dilate < 0)
+        return PNMF_ERR_ARG;
+    const size_t n = (size_t)w * h;
+    St s;
+    memset(&s, 0, sizeof(s));
+    s.p = p, s.d = d, s.frames = frames, s.stride = stride, s.w = w, s.h = h, s.m = m, s.out = out;
+    out->width = w, out->height = h, out->frames = m;
+    out->bg = pnmf_malloc(n);
+    out->frame = pnmf_calloc((size_t)m, sizeof(PnmfSpriteFrame));
+    s.fcap = pnmf_calloc((size_t)m, sizeof(int));
+    s.fg = pnmf_malloc_array((size_t)m, n);
+    s.cover = pnmf_calloc((size_t)m * n, sizeof(int32_t));
+    int32_t *lab = pnmf_malloc_array(n, sizeof(int32_t));
+    int32_t *stack = pnmf_malloc_array(n, sizeof(int32_t));
+    uint8_t *dil = pnmf_malloc_array(n, 2);
+    uint8_t *pix = pnmf_malloc(n), *mask = pnmf_malloc(n);
+    s.bpos = pnmf_malloc_array(n, sizeof(int32_t));
+    s.occ = pnmf_malloc_array(n, sizeof(int32_t));
+    int ret = PNMF_ERR_NOMEM, ablob = 0;
+    if (!out->bg || !out->frame || !s.fcap || !s.fg || !s.cover || !lab || !stack || !dil || !pix ||
+        !mask || !s.bpos || !s.occ)
+        goto end;
+
+    pnmf_sprite_background(frames, stride, w, h, m, out->bg);
+    size_t nfg = 0;
+    for (int j = 0; j < m; j++) {
+        uint8_t *fg = s.fg + (size_t)j * n;
+        int c = 0;
+        for (int y = 0; y < h; y++)
+            for (int x = 0; x < w; x++) {
+                const int v = abs_i(frames[j][(ptrdiff_t)y * stride + x] - out->bg[y * w + x]) > p->tol;
+                fg[y * w + x] = (uint8_t)v;
+                c += v;
+            }
+        out->frame[j].fg_pixels = c;
+        nfg += (size_t)c;
+    }
+    s.pixels = pnmf_malloc_array(nfg ? nfg : 1, sizeof(int32_t));
+    if (!s.pixels) goto end;
+    size_t at = 0;
+    for (int j = 0; j < m; j++)
+        if ((ret = find_blobs(&s, j, lab, dil, stack, &at, &ablob)) < 0) goto end;
+    out->blobs = s.nblob;
+    qsort(s.blob, (size_t)s.nblob, sizeof(Blob), blob_cmp);
+    for (int b = 0; b < s.nblob; b++)
+        if ((ret = explain_blob(&s, &s.blob[b], b + 1, pix, mask)) < 0) goto end;
+    for (int j = 0; j < m; j++) {
+        const uint8_t *fg = s.fg + (size_t)j * n;
+        const int32_t *cov = s.cover + (size_t)j * n;
+        int u = 0;
+        for (size_t i = 0; i < n; i++) u += fg[i] && !cov[i];
+        out->frame[j].unexplained = u;
+    }
+    d->windows++;
+    ret = 0;
+end:
+    pnmf_free(s.fcap), pnmf_free(s.fg), pnmf_free(s.cover), pnmf_free(s.pixels), pnmf_free(s.blob);
+    pnmf_free(s.cand), pnmf_free(s.bpos), pnmf_free(s.occ);
+    pnmf_free(lab), pnmf_free(stack), pnmf_free(dil), pnmf_free(pix), pnmf_free(mask);
+    if (ret < 0) pnmf_sprite_window_free(out);
+    return ret;
+}

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Sprite discovery: from a window of gray frames, a background, a
+ * dictionary of poses (an opaque appearance with its mask) and, per frame,
+ * the placements of poses that rebuild the frame when painted over the
+ * background in order. Nothing here is written to a file yet: these are the
+ * plain structs an encoder step and a payload writer can take.
+ *
+ * The steps (sprite_find.c says why each is so):
+ *   1. background: the per-pixel temporal mode of the window;
+ *   2. foreground: the pixels that differ from it by more than tol;
+ *   3. blobs: connected foreground after a dilation of dilate pixels,
+ *      each with its bounding box;
+ *   4. every blob of the window, smallest first (blobs touching the frame
+ *      edge last, largest first), is explained by known poses:
+ *        - exactly: the hash of its cropped, masked pixels is a known pose;
+ *        - up to shift: greedily, the known pose whose every mask pixel
+ *          matches the frame at some shift inside the blob's box (or lies
+ *          under a pose already placed in front of it) and that explains
+ *          the most pixels not yet explained (at least half of what it
+ *          shows) is placed, its pixels removed, and so on until the blob
+ *          is explained, no pose fits, or the search has tested a bounded
+ *          number of pixels per blob pixel;
+ *        - what known poses leave of the blob becomes a new pose (after
+ *          the cap checks), unless known poses explain part of it and the
+ *          rest is smaller than min_match: that rest stays unexplained.
+ *
+ * Composition (pnmf_sprite_composite()): the background, then each
+ * placement of the frame in list order, each painting its pose's mask
+ * pixels that fall inside the frame; a later placement covers an earlier
+ * one. With tol 0 the composite equals the frame wherever placements cover
+ * the foreground.
+ */
+#ifndef PNMF_SPRITE_FIND_H
+#define PNMF_SPRITE_FIND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PNMF_SPRITE_MAX_POSES  1024     /* dictionary cap on poses */
+#define PNMF_SPRITE_MAX_PIXELS (1 << 20) /* dictionary cap on the poses' box pixels (w * h summed) */
+
+typedef struct PnmfSpriteParams {
+    int tol;              /* foreground: |frame - background| > tol; a pose matches where
+                           * |frame - pose| <= tol. 0 for lossless sources */
+    int dilate;           /* foreground pixels at most 2 * dilate + 1 apart join one blob */
+    int min_match;        /* poses with fewer mask pixels are matched only as a whole blob
+                           * (by hash), never placed inside a larger one */
+    int max_blob_pixels;  /* larger blobs are not made into poses (left unexplained);
+                           * 0: a quarter of the frame */
+    int max_poses;        /* dictionary caps: past either, a blob that no known pose */
+    size_t max_pixels;    /* explains is left unexplained (for the residual layer) */
+} PnmfSpriteParams;
+
+/* A pose: one opaque sprite image, cropped to its mask's bounding box. */
+typedef struct PnmfSpritePose {
+    int w, h;             /* box size, both >= 1; the mask touches all four sides */
+    uint8_t *pix;         /* w * h luma, row-major; 0 outside the mask */
+    uint8_t *mask;        /* w * h: 1 opaque, 0 transparent */
+    int npix;             /* opaque pixels */
+    uint32_t *list;       /* npix opaque pixels in raster order, (y << 16) | x in the box */
+    uint64_t hash;        /* of w, h, mask and the opaque pixels (pnmf_sprite_hash()) */
+    int edge;             /* 1: cut from a blob touching the frame edge (may be a clipped view) */
+    int first_window;     /* window (count of pnmf_sprite_find() calls) that added it */
+    int last_window;      /* last window that placed it */
+    long uses;            /* placements over all windows */
+} PnmfSpritePose;
+
+/* The dictionary: poses live across windows, ids are indices and never
+ * change. Past a cap nothing is added (see PnmfSpriteParams). */
+typedef struct PnmfSpriteDict {
+    PnmfSpritePose *pose; /* count poses */
+    int count, alloc;
+    size_t pixels;        /* sum of w * h over the poses */
+    int windows;          /* windows processed */
+} PnmfSpriteDict;
+
+/* A pose painted in a frame: its box's top-left corner at (y, x) of the
+ * frame; negative or past the frame where the pose is cut by the edge. */
+typedef struct PnmfSpritePlace {
+    int pose;             /* index into the dictionary */
+    int y, x;
+} PnmfSpritePlace;
+
+typedef struct PnmfSpriteFrame {
+    PnmfSpritePlace *place; /* count placements in paint order: back first */
+    int count;
+    int fg_pixels;        /* foreground pixels (differing from the background) */
+    int unexplained;      /* foreground pixels no placement paints */
+} PnmfSpriteFrame;
+
+typedef struct PnmfSpriteWindow {
+    int width, height, frames;
+    uint8_t *bg;          /* width * height, the background (stride width) */
+    PnmfSpriteFrame *frame; /* frames entries */
+    /* how the window's blobs were explained */
+    int blobs;            /* blobs found */
+    int hash_hits;        /* blobs equal to a known pose (one placement) */
+    int shift_hits;       /* blobs explained by known poses placed inside them */
+    int partial;          /* blobs explained in part by known poses (the rest: a new pose, or
+                           * left unexplained when smaller than min_match) */
+    int new_poses;        /* new poses */
+    int capped;           /* blobs left unexplained: too large, or a cap reached */
+} PnmfSpriteWindow;
+
+void pnmf_sprite_params_default(PnmfSpriteParams *p);
+
+void pnmf_sprite_dict_init(PnmfSpriteDict *d);
+void pnmf_sprite_dict_free(PnmfSpriteDict *d);
+
+/* The per-pixel temporal mode of m frames (ties: the smaller value). */
+void pnmf_sprite_background(const uint8_t *const *frames, ptrdiff_t stride, int w, int h, int m,
+                            uint8_t *bg);
+
+/* Discover poses and placements in m frames of w x h (rows stride bytes
+ * apart), adding new poses to d. out is filled (free it with
+ * pnmf_sprite_window_free()). Deterministic. Returns 0 or PNMF_ERR_*. */
+int pnmf_sprite_find(PnmfSpriteDict *d, const PnmfSpriteParams *p, const uint8_t *const *frames,
+                     ptrdiff_t stride, int w, int h, int m, PnmfSpriteWindow *out);
+void pnmf_sprite_window_free(PnmfSpriteWindow *win);
+
+/* out (w x h, rows stride apart) = bg, then every placement of f painted
+ * in order. */
+void pnmf_sprite_composite(const PnmfSpriteDict *d, const uint8_t *bg, int w, int h,
+                           const PnmfSpriteFrame *f, uint8_t *out, ptrdiff_t stride);
+
+/* FNV-1a over w, h, the mask and the opaque pixels of a w x h box. */
+uint64_t pnmf_sprite_hash(int w, int h, const uint8_t *pix, const uint8_t *mask);
+
+#endif /* PNMF_SPRITE_FIND_H */

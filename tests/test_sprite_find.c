@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Sprite discovery (sprite_find.h) on a synthetic clip whose sprites and
+ * positions are known: a textured background; sprite A in an animation
+ * cycle of 3 poses moving right, with a second copy of its pose in two
+ * frames; sprite B moving left, hidden in part behind A in one frame and in
+ * front of A in another; sprite C entering at the left edge. Sprite values
+ * (130..250) never equal background values (20..119), so the foreground is
+ * exactly the sprites' pixels. The dictionary must hold exactly the 5 true
+ * poses, pixel for pixel, every frame's placements must be the true ones,
+ * in an order that paints the front sprite last, and the composite must be
+ * the frame.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sprite_find.h"
+#include "test.h"
+
+#define W 128
+#define H 96
+#define M 16
+#define NS 5 /* true poses: A0 A1 A2 B C */
+
+typedef struct { int w, h; uint8_t pix[16 * 16], mask[16 * 16]; } Sprite;
+typedef struct { int s, y, x; } Put;
+
+static unsigned rs = 12345;
+static int urand(int lo, int hi) { rs = rs * 1103515245u + 12345u; return lo + (int)((rs >> 8) % (unsigned)(hi - lo + 1)); }
+
+static Sprite spr[NS];
+static uint8_t bgt[W * H], frames[M][W * H];
+static Put put[M][8]; /* back first */
+static int nput[M];
+
+/* An ellipse touching the four sides of its (odd-sized) box, random texture. */
+static void make_sprite(Sprite *s, int w, int h, int notch)
+{
+    s->w = w, s->h = h;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            const double u = (2.0 * x - (w - 1)) / w, v = (2.0 * y - (h - 1)) / h;
+            int in = u * u + v * v <= 1.0;
+            if (notch && y > h / 2 && x > w / 2 && x < w - 2) in = 0;
+            s->mask[y * w + x] = (uint8_t)in;
+            s->pix[y * w + x] = in ? (uint8_t)urand(130, 250) : 0;
+        }
+}
+
+static void paint(uint8_t *f, const Put *p)
+{
+    const Sprite *s = &spr[p->s];
+    for (int y = 0; y < s->h; y++)
+        for (int x = 0; x < s->w; x++) {
+            const int fy = p->y + y, fx = p->x + x;
+            if (s->mask[y * s->w + x] && fy >= 0 && fy < H && fx >= 0 && fx < W)
+                f[fy * W + fx] = s->pix[y * s->w + x];
+        }
+}
+
+static void add(int j, int s, int y, int x) { put[j][nput[j]++] = (Put){ s, y, x }; }
+
+static void make_clip(void)
+{
+    for (int i = 0; i < W * H; i++) bgt[i] = (uint8_t)urand(20, 119);
+    make_sprite(&spr[0], 11, 9, 0);
+    make_sprite(&spr[1], 11, 9, 1);
+    make_sprite(&spr[2], 11, 9, 0);
+    make_sprite(&spr[3], 9, 13, 0);
+    make_sprite(&spr[4], 13, 11, 0);
+    for (int j = 0; j < M; j++) {
+        const int ax = 4 + 6 * j;
+        add(j, 4, 60, -10 + 2 * j);                         /* C: enters at the left */
+        if (j == 8) add(j, 3, 14, ax + 5);                  /* B behind A */
+        else if (j != 13) add(j, 3, 40 + j % 4, 100 - 5 * j);
+        add(j, j % 3, 10, ax);                              /* A: 3-pose cycle */
+        if (j == 13) add(j, 3, 12, ax + 4);                 /* B in front of A */
+        if (j == 5 || j == 11) add(j, j % 3, 78, 40 + 3 * j); /* a second A, same pose */
+        memcpy(frames[j], bgt, sizeof(bgt));
+        for (int k = 0; k < nput[j]; k++) paint(frames[j], &put[j][k]);
+    }
+}
+
+/* The true sprite equal to dictionary pose ps, or -1. */
+static int true_of(const PnmfSpritePose *ps)
+{
+    for (int s = 0; s < NS; s++)
+        if (spr[s].w == ps->w && spr[s].h == ps->h &&
+            !memcmp(spr[s].mask, ps->mask, (size_t)ps->w * ps->h) &&
+            !memcmp(spr[s].pix, ps->pix, (size_t)ps->w * ps->h))
+            return s;
+    return -1;
+}
+
+static int find_put(const Put *list, int n, int s, int y, int x)
+{
+    for (int k = 0; k < n; k++)
+        if (list[k].s == s && list[k].y == y && list[k].x == x) return k;
+    return -1;
+}
+
+static void test_recovery(void)
+{
+    const uint8_t *fp[M];
+    for (int j = 0; j < M; j++) fp[j] = frames[j];
+    PnmfSpriteParams p;
+    pnmf_sprite_params_default(&p);
+    PnmfSpriteDict d;
+    pnmf_sprite_dict_init(&d);
+    PnmfSpriteWindow win;
+    CHECK(pnmf_sprite_find(&d, &p, fp, W, W, H, M, &win) == 0);
+    CHECK(!memcmp(win.bg, bgt, sizeof(bgt)));
+
+    /* the dictionary is exactly the true poses */
+    CHECK_MSG(d.count == NS, "%d poses", d.count);
+    int map[64], seen[NS] = { 0 };
+    for (int i = 0; i < d.count && i < 64; i++) {
+        map[i] = true_of(&d.pose[i]);
+        CHECK_MSG(map[i] >= 0, "pose %d (%dx%d) is no true sprite", i, d.pose[i].w, d.pose[i].h);
+        if (map[i] >= 0) seen[map[i]]++;
+    }
+    for (int s = 0; s < NS; s++) CHECK_MSG(seen[s] == 1, "sprite %d found %d times", s, seen[s]);
+    if (d.count > 64) goto out;
+
+    uint8_t comp[W * H];
+    for (int j = 0; j < M; j++) {
+        const PnmfSpriteFrame *f = &win.frame[j];
+        CHECK_MSG(f->count == nput[j], "frame %d: %d placements, %d true", j, f->count, nput[j]);
+        CHECK(f->unexplained == 0);
+        for (int k = 0; k < f->count; k++) {
+            const PnmfSpritePlace *pl = &f->place[k];
+            const int s = map[pl->pose];
+            CHECK_MSG(find_put(put[j], nput[j], s, pl->y, pl->x) >= 0,
+                      "frame %d: sprite %d at (%d,%d) is not true", j, s, pl->y, pl->x);
+        }
+        pnmf_sprite_composite(&d, win.bg, W, H, f, comp, W);
+        CHECK_MSG(!memcmp(comp, frames[j], sizeof(comp)), "frame %d: composite differs", j);
+    }
+    /* occlusion order: the front sprite is painted after the one behind */
+    for (int pass = 0; pass < 2; pass++) {
+        const int j = pass ? 13 : 8, front = pass ? 3 : 8 % 3, back = pass ? 13 % 3 : 3;
+        int kf = -1, kb = -1;
+        for (int k = 0; k < win.frame[j].count; k++) {
+            const PnmfSpritePlace *pl = &win.frame[j].place[k];
+            if (map[pl->pose] == front && pl->y < 20) kf = k;
+            if (map[pl->pose] == back && pl->y < 20) kb = k;
+        }
+        CHECK_MSG(kf >= 0 && kb >= 0 && kb < kf, "frame %d: back %d, front %d", j, kb, kf);
+    }
+    CHECK(win.hash_hits > 0 && win.shift_hits >= 2 + 5); /* 2 overlaps, 5 clipped entries */
+
+    /* a second window with the same dictionary adds no pose */
+    PnmfSpriteWindow w2;
+    CHECK(pnmf_sprite_find(&d, &p, fp + 8, W, W, H, M - 8, &w2) == 0);
+    CHECK_MSG(d.count == NS && w2.new_poses == 0, "%d poses after the second window", d.count);
+    for (int j = 0; j < M - 8; j++) CHECK(w2.frame[j].count == nput[j + 8]);
+    pnmf_sprite_window_free(&w2);
+out:
+    pnmf_sprite_window_free(&win);
+    pnmf_sprite_dict_free(&d);
+}
+
+/* Past the cap on poses nothing is added and the rest stays unexplained. */
+static void test_cap(void)
+{
+    const uint8_t *fp[M];
+    for (int j = 0; j < M; j++) fp[j] = frames[j];
+    PnmfSpriteParams p;
+    pnmf_sprite_params_default(&p);
+    p.max_poses = 2;
+    PnmfSpriteDict d;
+    pnmf_sprite_dict_init(&d);
+    PnmfSpriteWindow win;
+    CHECK(pnmf_sprite_find(&d, &p, fp, W, W, H, M, &win) == 0);
+    CHECK(d.count == 2);
+    CHECK(win.capped > 0);
+    long un = 0;
+    uint8_t comp[W * H];
+    for (int j = 0; j < M; j++) {
+        un += win.frame[j].unexplained;
+        /* what is placed is still exact */
+        pnmf_sprite_composite(&d, win.bg, W, H, &win.frame[j], comp, W);
+        int bad = 0;
+        for (int i = 0; i < W * H; i++) bad += comp[i] != frames[j][i] && comp[i] != win.bg[i];
+        CHECK(bad == 0);
+    }
+    CHECK(un > 0);
+    pnmf_sprite_window_free(&win);
+    pnmf_sprite_dict_free(&d);
+}
+
+int main(void)
+{
+    make_clip();
+    test_recovery();
+    test_cap();
+    return test_summary("test_sprite_find");
+}

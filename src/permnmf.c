@@ -247,7 +247,7 @@ struct PnmfFitter {
     int vis_rows, vis_cols; /* the visible corner (canvas model); rows, cols when all is */
     int signed_w;          /* components may go negative */
     float *Aown;           /* max_m x n: the frames with their invisible part imputed */
-    float *Aspec, *Wspec;
+    float *Wspec;          /* k spectra; a frame's is made where the H step needs it */
     float *Gauto;          /* k x n: corr(w_i, w_i), the autocorrelations */
     float *Gcross;         /* k x k slices of nstride: corr(w_i, w_l), or NULL when too big */
     size_t nstride;        /* n rounded up to PNMF_FFT_ALIGN: FFTW's alignment for every slice */
@@ -281,7 +281,6 @@ int pnmf_fitter_open(PnmfFitter **out, int rows, int cols, int max_m, int max_k,
     if (ret < 0) goto fail;
     ret = PNMF_ERR_NOMEM;
     ft->spec2 = 2 * pnmf_fft_spec_len(ft->fft);
-    ft->Aspec = pnmf_malloc_array((size_t)max_m * ft->spec2, sizeof(float));
     ft->Wspec = pnmf_malloc_array((size_t)max_k * ft->spec2, sizeof(float));
     ft->Gauto = pnmf_malloc_array((size_t)max_k * ft->n, sizeof(float));
     /* the greedy order's shortcut, when its k^2 correlations fit in 256 MiB */
@@ -298,7 +297,7 @@ int pnmf_fitter_open(PnmfFitter **out, int rows, int cols, int max_m, int max_k,
     ft->Wold = pnmf_malloc_array((size_t)max_k * ft->n, sizeof(float));
     ft->fobj = pnmf_calloc(max_m, sizeof(double));
     ft->scr = pnmf_calloc(threads, sizeof(Scratch));
-    if (!ft->Aspec || !ft->Wspec || !ft->Gauto || !ft->wnorm2 || !ft->box || !ft->E || !ft->num || !ft->Wold ||
+    if (!ft->Wspec || !ft->Gauto || !ft->wnorm2 || !ft->box || !ft->E || !ft->num || !ft->Wold ||
         !ft->fobj || !ft->scr)
         goto fail;
     for (int t = 0; t < threads; t++) {
@@ -341,7 +340,6 @@ void pnmf_fitter_close(PnmfFitter **pft)
         }
     pnmf_free(ft->scr);
     pnmf_free(ft->Aown);
-    pnmf_free(ft->Aspec);
     pnmf_free(ft->Wspec);
     pnmf_free(ft->Gauto);
     pnmf_fft_free(ft->Gcross);
@@ -362,15 +360,6 @@ static void forward_any(PnmfFitter *ft, const float *x, float *X, Scratch *s)
     memcpy(s->corr, x, ft->n * sizeof(float));
     pnmf_fft_forward(ft->fft, s->corr, s->tmp);
     memcpy(X, s->tmp, ft->spec2 * sizeof(float));
-}
-
-typedef struct FramesCtx { PnmfFitter *ft; } FramesCtx;
-
-static void frames_task(void *vctx, int tid, int T)
-{
-    PnmfFitter *ft = ((FramesCtx *)vctx)->ft;
-    for (int j = tid; j < ft->m; j += T)
-        forward_any(ft, ft->A + j * ft->n, ft->Aspec + j * ft->spec2, &ft->scr[tid]);
 }
 
 static int masked(const PnmfFitter *ft) { return ft->vis_rows < ft->rows || ft->vis_cols < ft->cols; }
@@ -410,8 +399,6 @@ int pnmf_fitter_set_frames(PnmfFitter *ft, const float *A, int m)
         }
         ft->A = ft->Aown;
     }
-    FramesCtx c = { ft };
-    parallel_run(ft->threads < m ? ft->threads : m, frames_task, &c);
     return 0;
 }
 
@@ -427,8 +414,6 @@ int pnmf_fitter_impute(PnmfFitter *ft, const float *W, int k, const PnmfAtom *H)
             for (int x = 0; x < ft->cols; x++)
                 if (y >= ft->vis_rows || x >= ft->vis_cols) d[(size_t)y * ft->cols + x] = rec[(size_t)y * ft->cols + x];
     }
-    FramesCtx c = { ft };
-    parallel_run(ft->threads < ft->m ? ft->threads : ft->m, frames_task, &c);
     return 0;
 }
 
@@ -606,7 +591,6 @@ static void h_task(void *vctx, int tid, int T)
     const int k = c->k;
     for (int j = tid; j < ft->m; j += T) {
         const float *a = ft->A + j * ft->n;
-        const float *Aj = ft->Aspec + j * ft->spec2;
         PnmfAtom *h = c->H + j * k;
         double best = frame_residual(ft->rows, ft->cols, a, c->W, k, h, ft->box, s->e);
         int pick = 0;
@@ -631,7 +615,10 @@ static void h_task(void *vctx, int tid, int T)
         }
 
         if (c->mode != PNMF_H_CYCLIC) {
-            memcpy(s->R2, Aj, ft->spec2 * sizeof(float));
+            /* the frame's spectrum, made here rather than kept for the
+             * window: m spectra in float are the window's largest buffer */
+            memcpy(s->corr, a, ft->n * sizeof(float));
+            pnmf_fft_forward(ft->fft, s->corr, s->R2);
             greedy_atoms(ft, s, s->R2, s->x2, k);
             cyclic_sweeps(ft, s, s->R2, s->x2, k, c->sweeps);
             double f2 = frame_residual(ft->rows, ft->cols, a, c->W, k, s->x2, ft->box, s->e);

@@ -92,6 +92,13 @@ int pnmf_enc_open_io(PnmfEncoder **enc, const PnmfEncSettings *s, int width, int
 #endif
 }
 
+void pnmf_io_file(PnmfIO *io, FILE *f, int writing)
+{
+    if (!io) return;
+    if (writing) pnmf_io_file_writer(io, f);
+    else pnmf_io_file_reader(io, f);
+}
+
 int pnmf_enc_open(PnmfEncoder **enc, const PnmfEncSettings *s, int width, int height,
                   int fps_num, int fps_den, FILE *out)
 {

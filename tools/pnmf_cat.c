@@ -35,25 +35,6 @@ static void usage(FILE *f)
             "4 invalid data, 5 cannot write the output, 6 a size exceeds a limit.\n");
 }
 
-static ptrdiff_t file_read(void *opaque, uint8_t *buf, size_t n)
-{
-    const size_t got = fread(buf, 1, n, opaque);
-    return got < n && ferror((FILE *)opaque) ? PNMF_ERR_IO : (ptrdiff_t)got;
-}
-
-static int file_write(void *opaque, const uint8_t *buf, size_t n)
-{
-    return fwrite(buf, 1, n, opaque) == n ? 0 : PNMF_ERR_IO;
-}
-
-/* Flushes first, so a write error (a full disk) is reported by the seek. */
-static int64_t file_seek(void *opaque, int64_t offset, int whence)
-{
-    FILE *f = opaque;
-    if (fflush(f) || fseeko(f, (off_t)offset, whence)) return -1;
-    return (int64_t)ftello(f);
-}
-
 int main(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -100,7 +81,7 @@ int main(int argc, char **argv)
             code = PNMF_EXIT_INPUT;
             goto end;
         }
-        ios[i] = (PnmfIO){ files[i], file_read, NULL, file_seek };
+        pnmf_io_file(&ios[i], files[i], 0);
         in[i] = &ios[i];
     }
     if (!(out = cli_tmp_open(outpath))) {
@@ -108,7 +89,8 @@ int main(int argc, char **argv)
         code = PNMF_EXIT_OUTPUT;
         goto end;
     }
-    const PnmfIO oio = { out, NULL, file_write, file_seek };
+    PnmfIO oio;
+    pnmf_io_file(&oio, out, 1);
     char err[512] = "";
     int bad = -1;
     const int ret = pnmf_cat(&oio, in, n, &bad, err, sizeof(err));
@@ -120,7 +102,7 @@ int main(int argc, char **argv)
                                    : cli_exit_code(ret);
         goto end;
     }
-    const int64_t bytes = file_seek(out, 0, SEEK_END);
+    const int64_t bytes = oio.seek(oio.opaque, 0, SEEK_END);
     if (cli_tmp_commit(out, outpath) < 0) {
         out = NULL;
         fprintf(stderr, "%s: %s: cannot write: %s\n", prog, outpath, strerror(errno));

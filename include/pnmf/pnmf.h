@@ -120,6 +120,15 @@ typedef struct PnmfIO {
     int64_t (*seek)(void *opaque, int64_t offset, int whence);
 } PnmfIO;
 
+/**
+ * Fill @p io with callbacks over @p f (which stays the caller's): for
+ * reading when @p writing is 0 (a pipe works, without seeking), else for
+ * writing, where seeking first flushes, so a write error (a full disk)
+ * shows in the seek that ends the stream. The same callbacks pnmf_enc_open()
+ * and pnmf_dec_open() use.
+ */
+PNMF_API void pnmf_io_file(PnmfIO *io, FILE *f, int writing);
+
 /** The decoder's settings. */
 typedef struct PnmfDecSettings {
     int64_t max_frame_pixels; ///< refuse a stream whose frames have more pixels than this (PNMF_ERR_LIMIT), 1..2^26 (default 2^26, the format's limit)

@@ -150,6 +150,14 @@ int main(void)
     CHECK(pnmf_dec_open(&dec, f) == 0);
     CHECK(decode_all(dec, a) == PNMF_ERR_EOF);
     pnmf_dec_close(&dec);
+    PnmfIO fio;
+    rewind(f);
+    pnmf_io_file(&fio, f, 0);
+    memset(b, 0, (size_t)M * H * W);
+    CHECK(pnmf_dec_open_io(&dec, NULL, &fio) == 0);
+    CHECK(decode_all(dec, b) == PNMF_ERR_EOF);
+    CHECK(!memcmp(a, b, (size_t)M * H * W));
+    pnmf_dec_close(&dec);
     CHECK(pnmf_dec_open_memory(&dec, NULL, fbytes, (size_t)fsize) == 0);
     CHECK(decode_all(dec, b) == PNMF_ERR_EOF);
     CHECK(!memcmp(a, b, (size_t)M * H * W));

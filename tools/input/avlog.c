@@ -2,6 +2,7 @@
 /* FFmpeg's log level for every tool: fatal errors only by default, as
  * each tool reports failures in one line of its own; a name chosen with
  * -v or --loglevel; everything with PNMF_DEBUG set. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,4 +40,13 @@ void pnmf_av_log_apply(void)
         /* FFmpeg's own default: no tool chose a level (pnmf-compare and
          * pnmf-bench set theirs, which stay) */
         av_log_set_level(AV_LOG_FATAL);
+}
+
+const char *pnmf_av_reason(int code, char *buf, size_t size)
+{
+    if (av_strerror(code, buf, size) < 0)
+        snprintf(buf, size, "error %d", code);
+    if (buf[0] >= 'A' && buf[0] <= 'Z' && buf[1] >= 'a' && buf[1] <= 'z')
+        buf[0] = (char)(buf[0] - 'A' + 'a');
+    return buf;
 }

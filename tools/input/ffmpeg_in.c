@@ -95,18 +95,6 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
     va_end(ap);
 }
 
-/* FFmpeg's message for an error code, lower-cased to fit a reason line. */
-static const char *av_reason(int code, char *buf, size_t size)
-{
-    if (av_strerror(code, buf, size) < 0)
-        snprintf(buf, size, "error %d", code);
-    if (buf[0] >= 'A' && buf[0] <= 'Z' && buf[1] >= 'a' && buf[1] <= 'z')
-        buf[0] = (char)(buf[0] - 'A' + 'a');
-    return buf;
-}
-
-#define AVR(code) av_reason((code), (char[AV_ERROR_MAX_STRING_SIZE]){ 0 }, AV_ERROR_MAX_STRING_SIZE)
-
 static void warn(PnmfInput *in, const char *fmt, ...)
 {
     if (!in->warn)

@@ -25,6 +25,7 @@
 #include <libavutil/pixdesc.h>
 #include <libswscale/swscale.h>
 
+#include "input/avlog.h"
 #include "output/output_internal.h"
 
 typedef struct LavfOut {
@@ -52,17 +53,6 @@ static const Container containers[] = {
     { "gif", "gif", { "gif", NULL } },
     { "apng", "apng", { "apng", NULL } },
 };
-
-static const char *av_reason(int code, char *buf, size_t size)
-{
-    if (av_strerror(code, buf, size) < 0)
-        snprintf(buf, size, "error %d", code);
-    if (buf[0] >= 'A' && buf[0] <= 'Z' && buf[1] >= 'a' && buf[1] <= 'z')
-        buf[0] = (char)(buf[0] - 'A' + 'a');
-    return buf;
-}
-
-#define AVR(code) av_reason((code), (char[AV_ERROR_MAX_STRING_SIZE]){ 0 }, AV_ERROR_MAX_STRING_SIZE)
 
 /* The pixel format for codec: gray8 if it takes it, else a planar 8-bit
  * YUV (luma copied, chroma neutral), else its first format (libswscale). */

@@ -10,6 +10,7 @@
 #include <libavutil/frame.h>
 #include <libavutil/opt.h>
 
+#include "input/avlog.h"
 #include "output/output_internal.h"
 
 typedef struct PngOut {
@@ -18,17 +19,6 @@ typedef struct PngOut {
     AVFrame *frame;
     AVPacket *pkt;
 } PngOut;
-
-static const char *av_reason(int code, char *buf, size_t size)
-{
-    if (av_strerror(code, buf, size) < 0)
-        snprintf(buf, size, "error %d", code);
-    if (buf[0] >= 'A' && buf[0] <= 'Z' && buf[1] >= 'a' && buf[1] <= 'z')
-        buf[0] = (char)(buf[0] - 'A' + 'a');
-    return buf;
-}
-
-#define AVR(code) av_reason((code), (char[AV_ERROR_MAX_STRING_SIZE]){ 0 }, AV_ERROR_MAX_STRING_SIZE)
 
 static int png_close(void *priv, char *err, size_t errlen)
 {

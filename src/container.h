@@ -15,8 +15,8 @@
 
 #include "pnmf/pnmf.h"
 
-#define PNMF_FORMAT_VERSION 7          /* what this writer writes */
-#define PNMF_READER_VERSION 7          /* the newest format this reader reads */
+#define PNMF_FORMAT_VERSION 8          /* what this writer writes */
+#define PNMF_READER_VERSION 8          /* the newest format this reader reads */
 #define PNMF_OLDEST_VERSION 2          /* the oldest format this reader reads */
 
 /* Limits checked before anything read from a file is used (docs/format.md). */

@@ -26,6 +26,8 @@ struct PnmfDecoder {
     uint8_t *layout;
     uint8_t *P, *Pp, *D;      /* residual layer: model frames j, j-1; decoded frame j */
     uint8_t *ref[PNMF_RES_REFS]; /* decoded frames j-1, j-2, ... */
+    PnmfSpriteDict sprites;   /* the sprite dictionary (sprite.h), from the last key window on */
+    uint8_t *bg, *mark;       /* the sprite layer's background B; a scratch of zeros */
     int have_prev;            /* Pp, ref[0] hold the frame before next_frame, from a residual layer */
     int avail;                /* of ref[], how many hold frames since the key window began */
     int failed;
@@ -90,7 +92,9 @@ int pnmf_decoder_create(PnmfDecoder **out, const PnmfDecSettings *s, const PnmfI
     d->P = pnmf_malloc_array(d->n, 1);
     d->Pp = pnmf_malloc_array(d->n, 1);
     d->D = pnmf_malloc_array(d->n, 1);
-    if (!d->acc || !d->layout || !d->P || !d->Pp || !d->D) return fail(d, PNMF_ERR_NOMEM);
+    d->bg = pnmf_malloc_array(d->n, 1);
+    d->mark = pnmf_calloc(d->n, 1);
+    if (!d->acc || !d->layout || !d->P || !d->Pp || !d->D || !d->bg || !d->mark) return fail(d, PNMF_ERR_NOMEM);
     for (int t = 0; t < PNMF_RES_REFS; t++)
         if (!(d->ref[t] = pnmf_malloc_array(d->n, 1))) return fail(d, PNMF_ERR_NOMEM);
     return 0;
@@ -131,6 +135,16 @@ static int load_window(PnmfDecoder *d)
         pnmf_model_free(&d->md);
         return PNMF_ERR_CORRUPT;
     }
+    if (d->md.res.step16) {
+        /* the dictionary after this window: a key window starts it afresh */
+        ret = pnmf_sprite_dict_commit(&d->sprites, &d->md.spr, d->md.res.continues, d->vis_rows, d->vis_cols, why,
+                                      sizeof(why));
+        if (ret < 0) {
+            snprintf(d->err, sizeof(d->err), "window at frame %u: %s", first + 1, why);
+            pnmf_model_free(&d->md);
+            return ret;
+        }
+    }
     ret = pnmf_model_track(&d->last, &d->md);
     if (ret < 0) {
         snprintf(d->err, sizeof(d->err), "out of memory");
@@ -153,11 +167,17 @@ static const uint8_t *next_layout(PnmfDecoder *d)
         d->avail = 0;
         return d->layout;
     }
-    if (d->win_pos == 0 && !d->md.res.continues) d->avail = 0; /* a key window */
+    if (d->win_pos == 0 && !d->md.res.continues) { /* a key window */
+        d->avail = 0;
+        memset(d->bg, PNMF_SPRITE_BG, d->n);
+    }
     uint8_t *t = d->Pp;
     d->Pp = d->P, d->P = t;
-    pnmf_diamond_int(&d->md, d->win_pos, d->w_step, d->r_step, d->acc, d->P);
+    if (d->md.spr.present) pnmf_sprite_paint(&d->sprites, &d->md.spr, d->win_pos, d->vis_rows, d->vis_cols, d->bg, d->P);
+    else pnmf_diamond_int(&d->md, d->win_pos, d->w_step, d->r_step, d->acc, d->P);
     pnmf_residual_frame(&d->md.res, d->win_pos, d->P, d->Pp, (const uint8_t *const *)d->ref, d->D);
+    pnmf_sprite_background_update(&d->sprites, &d->md.spr, d->win_pos, d->vis_rows, d->vis_cols, d->D, d->bg, d->mark);
+    pnmf_sprite_cut(&d->sprites, &d->md.spr, d->win_pos, d->vis_cols, d->D);
     pnmf_residual_push(d->ref, &d->D);
     if (d->avail < PNMF_RES_REFS) d->avail++;
     d->have_prev = 1;
@@ -208,6 +228,7 @@ int pnmf_decoder_seek(PnmfDecoder *d, int frame)
     d->have_prev = 0;
     d->avail = 0;
     pnmf_model_free(&d->last); /* decoding starts again at a key window */
+    pnmf_sprite_dict_free(&d->sprites);
     /* back to the key window at or before the frame: a window that
      * continues the one before it needs that one decoded first */
     int ret = pnmf_container_key_frame(d->cr, (uint32_t)frame, &first, d->err, sizeof(d->err));
@@ -235,6 +256,9 @@ void pnmf_decoder_destroy(PnmfDecoder **pd)
     if (!d) return;
     pnmf_model_free(&d->md);
     pnmf_model_free(&d->last);
+    pnmf_sprite_dict_free(&d->sprites);
+    pnmf_free(d->bg);
+    pnmf_free(d->mark);
     pnmf_container_reader_close(&d->cr);
     pnmf_free(d->acc);
     pnmf_free(d->layout);

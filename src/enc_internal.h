@@ -19,6 +19,7 @@
 #include "permnmf.h"
 #include "pnmf/pnmf.h"
 #include "residual_search.h"
+#include "sprite_find.h"
 #include "tuning.h"
 
 /* What coding the residual layer of a window works in: the model frames
@@ -26,6 +27,8 @@
  * diamond product's accumulator. */
 typedef struct ResBufs {
     uint8_t *P, *Pp, *D;
+    uint8_t *B, *mark;        /* the sprite layer's background, a scratch of zeros (sprite.h) */
+    PnmfSpriteDict dict;      /* the sprite dictionary, its new poses cut from this coding's frames */
     uint8_t *ref[PNMF_RES_REFS];
     int64_t *acc;
 } ResBufs;
@@ -55,9 +58,17 @@ struct PnmfEncoder {
     int probing;              /* fitting the probe's model (probe_model) */
     int probe_skips;          /* windows left to code without a model, unprobed */
 
+    /* the sprite layer's search (enc_sprite.c) */
+    PnmfSpriteDict sfound;    /* every pose found so far (ids: sprite_find's) */
+    int *slot;                /* per found pose, its id in sdict, -1 if the decoder lacks it */
+    int slot_cap;
+    PnmfSpriteDict wdict;     /* sdict as the window being coded will leave it */
+
     /* references: what the decoder holds after the previous window */
     ResBufs rb[2];            /* the residual layer's, one per coding run at once */
     uint8_t *lastP, *lastRef[PNMF_RES_REFS]; /* rb's after the previous window */
+    uint8_t *lastB;           /* the sprite background after the previous window */
+    PnmfSpriteDict sdict;     /* the sprite dictionary as the decoder holds it */
     int last_avail;           /* of lastRef, how many hold frames since the key window */
     int last_key;             /* first frame of the last key window */
     int last_rc;              /* the last window's residual levels were range-coded */
@@ -73,6 +84,8 @@ struct PnmfEncoder {
     int fits_stopped;         /* full fits stopped by their check (check_fit) */
     double sse, objective;
     double t_probe, t_fit, t_residual, t_write, t_total; /* seconds by stage */
+    double t_sprites;         /* of t_residual, the pose search */
+    int sprite_windows;       /* windows written with a sprite layer */
 
     int failed, finished;
     char err[256];
@@ -89,6 +102,9 @@ typedef struct EncWindow {
     size_t bare_bytes;        /* > 0: bare holds the residual layer over no model, this many bytes */
     int carried;              /* md carries the last model's components, coded and kept */
     int drop;                 /* the probe found no model worth fitting */
+    int sprites;              /* md's model is a sprite layer, coded and kept */
+    int *spr_new;             /* the found poses md's layer sends, in order */
+    int spr_nnew;
 } EncWindow;
 
 static inline double enc_now(void)
@@ -130,12 +146,15 @@ static inline double enc_quality_lambda(const PnmfEncoder *e)
 
 /* The steps of encode_window(), in order. Each returns 0 or a PNMF_ERR_*;
  * a step with nothing to do for this window returns 0 at once. */
+int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w);     /* enc_sprite.c */
 int pnmf_window_carry(PnmfEncoder *e, EncWindow *w);       /* enc_model.c */
 int pnmf_window_probe(PnmfEncoder *e, EncWindow *w);       /* enc_model.c */
 int pnmf_window_fit(PnmfEncoder *e, EncWindow *w);         /* enc_model.c */
 int pnmf_window_keep(PnmfEncoder *e, EncWindow *w);        /* enc_model.c */
 int pnmf_window_choose_step(PnmfEncoder *e, EncWindow *w); /* enc_rate.c */
 int pnmf_window_update_refs(PnmfEncoder *e, EncWindow *w); /* enc_residual.c */
+/* enc_sprite.c: after the window is written, the decoder's dictionary. */
+int pnmf_window_sprites_commit(PnmfEncoder *e, EncWindow *w);
 
 /* enc_quant.c: the fitted model (e->W, e->H) quantized into md, closed
  * loop; the model with repeated entries tried into e->alt. */

@@ -290,7 +290,7 @@ static int probe_model(PnmfEncoder *e, int m, int step16, int *drop, PnmfWindowM
  * probe, no fit): a scene that keeps its sprites keeps its components. */
 int pnmf_window_carry(PnmfEncoder *e, EncWindow *w)
 {
-    if (!(e->s.carry && e->continues && e->s.components && !e->s.two_level && e->last.k == e->s.components &&
+    if (w->sprites || !(e->s.carry && e->continues && e->s.components && !e->s.two_level && e->last.k == e->s.components &&
           pnmf_model_has_components(&e->last)))
         return 0;
     double j[2], sse[2] = { 0, 0 };
@@ -312,7 +312,8 @@ int pnmf_window_carry(PnmfEncoder *e, EncWindow *w)
  * more than one iteration (the probe would be the fit). */
 int pnmf_window_probe(PnmfEncoder *e, EncWindow *w)
 {
-    if (w->carried || !e->s.components || !e->s.residual || e->s.two_level || e->s.iterations <= 1) return 0;
+    if (w->carried || w->sprites || !e->s.components || !e->s.residual || e->s.two_level || e->s.iterations <= 1)
+        return 0;
     if (e->probe_skips > 0) {
         e->probe_skips--, w->drop = 1;
         pnmf_log(&e->s.logger, PNMF_LOG_INFO, "window %d: no model (the probe far from paying)", e->windows);
@@ -327,7 +328,7 @@ int pnmf_window_probe(PnmfEncoder *e, EncWindow *w)
  * partway and, when it cannot pay, stopped the same way. */
 int pnmf_window_fit(PnmfEncoder *e, EncWindow *w)
 {
-    if (w->carried) return 0;
+    if (w->carried || w->sprites) return 0;
     const int m = w->m;
     if (e->s.components && !w->drop) {
         FitCheck chk = { &w->bare, w->bare_sse, w->bare_bytes, w->step16, 0 };
@@ -374,7 +375,7 @@ int pnmf_window_keep(PnmfEncoder *e, EncWindow *w)
         model_only_sse(e, w);
         return 0;
     }
-    if (w->carried) return 0; /* coded, and kept, by the carry */
+    if (w->carried || w->sprites) return 0; /* coded, and kept, by the carry or the sprite step */
     if (!(w->md.first[m] > 0)) {
         if (w->md.res.step16) return 0; /* the probe's coding */
         const int step16 = enc_picks(&e->s) ? pnmf_residual_step(PNMF_PICK_FLOOR) : w->step16;

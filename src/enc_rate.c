@@ -143,7 +143,7 @@ static int choose_fine(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
     fam[0].res = best, sse[0] = best_d;
     pnmf_log(&e->s.logger, PNMF_LOG_INFO, "window %d: the step of -q %d%s", e->windows,
              PNMF_PICK_FLOOR - best_i * PNMF_FINE_GRID,
-             nfam == 1 ? "" : fam[0].first[m] > 0 ? ", with the model" : ", without the model");
+             nfam == 1 ? "" : pnmf_model_present(&fam[0]) ? ", with the model" : ", without the model");
     return 0;
 }
 
@@ -219,7 +219,7 @@ static int choose_step(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
     fam[0].res = best, sse[0] = pick.bd;
     pnmf_log(&e->s.logger, PNMF_LOG_INFO, "window %d: the step of -q %d%s", e->windows,
              PNMF_PICK_FLOOR + pick.best * PNMF_PICK_GRID,
-             nfam == 1 ? "" : fam[0].first[m] > 0 ? ", with the model" : ", without the model");
+             nfam == 1 ? "" : pnmf_model_present(&fam[0]) ? ", with the model" : ", without the model");
     return 0;
 }
 
@@ -276,7 +276,7 @@ int pnmf_window_choose_step(PnmfEncoder *e, EncWindow *w)
     if (w->md.res.step16 <= PNMF_RES_MIN_STEP) return 0;
     PnmfWindowModel fam[2] = { w->md, w->bare };
     double fsse[2] = { w->sse, w->bare_sse };
-    const int nfam = 1 + (w->bare_bytes && w->bare.res.step16 && (w->md.first[m] > 0 || w->bare.first[m] > 0));
+    const int nfam = 1 + (w->bare_bytes && w->bare.res.step16 && (pnmf_model_present(&w->md) || pnmf_model_present(&w->bare)));
     const int ret = choose_step(e, fam, nfam, m, fsse);
     w->md = fam[0], w->bare = fam[1], w->sse = fsse[0];
     return ret;

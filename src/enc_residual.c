@@ -23,8 +23,19 @@
 static int restore_refs(const PnmfEncoder *e, ResBufs *b)
 {
     memcpy(b->P, e->lastP, e->nv); /* swapped into Pp at frame 0 */
+    memcpy(b->B, e->lastB, e->nv);
     for (int t = 0; t < PNMF_RES_REFS; t++) memcpy(b->ref[t], e->lastRef[t], e->nv);
     return e->continues ? e->last_avail : 0;
+}
+
+/* The model frame j of md into rb->P, as the decoder makes it: the sprite
+ * composite over rb->B (d: the dictionary the window leaves), or the
+ * diamond product. A key window's background starts flat. */
+static void model_frame(const PnmfEncoder *e, ResBufs *rb, const PnmfWindowModel *md, const PnmfSpriteDict *d, int j)
+{
+    if (j == 0 && !e->continues) memset(rb->B, PNMF_SPRITE_BG, e->nv);
+    if (md->spr.present) pnmf_sprite_paint(d, &md->spr, j, e->vis_rows, e->vis_cols, rb->B, rb->P);
+    else pnmf_diamond_int(md, j, e->w_step, e->r_step, rb->acc, rb->P);
 }
 
 /* The cost (squared error + lambda * 8 * zstd bytes) of coding a key
@@ -35,7 +46,7 @@ static int key_frame_cost(const PnmfEncoder *e, ResBufs *rb, const PnmfWindowMod
     /* coded with its own step's lambda, weighed with the caller's */
     PnmfResidual r;
     PNMF_CHECK(pnmf_residual_alloc(&r, 1, e->vis_rows, e->vis_cols, key16, key16));
-    pnmf_diamond_int(md, 0, e->w_step, e->r_step, rb->acc, rb->P);
+    model_frame(e, rb, md, &e->wdict, 0);
     int ret = pnmf_residual_encode_frame(&r, 0, e->frames, rb->P, rb->P, NULL, 0, rb->D, enc_residual_lambda(key16));
     Buf b = { 0 };
     if (ret >= 0) {
@@ -114,15 +125,21 @@ int pnmf_window_code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel
     const int cap = (int)floor(PNMF_MAX_QUALITY - 8 * log2(step16 / 16.0) + 0.5);
     for (size_t i = 0; cap < PNMF_RES_WEIGHTS - 1 && i < (size_t)m * nb; i++)
         if (weights[i] > cap) weights[i] = (uint8_t)(cap < 0 ? 0 : cap);
-    int ret = 0;
+    /* this coding's dictionary: the new poses' pixels are cut from its own frames */
+    int ret = md->spr.present ? pnmf_sprite_dict_copy(&rb->dict, &e->wdict) : 0;
     for (int j = 0; ret >= 0 && j < m; j++) {
         md->res.enc_weight = weights + (size_t)j * nb;
         uint8_t *t = rb->Pp;
         rb->Pp = rb->P, rb->P = t;
-        pnmf_diamond_int(md, j, e->w_step, e->r_step, rb->acc, rb->P);
+        model_frame(e, rb, md, &rb->dict, j);
         const uint8_t *src = e->frames + (size_t)j * e->nv;
         ret = pnmf_residual_encode_frame(&md->res, j, src, rb->P, rb->Pp, (const uint8_t *const *)rb->ref, avail,
                                          rb->D, j ? lambda : key_lambda);
+        /* the background matters within the window only to a sprite layer */
+        if (md->spr.present) {
+            pnmf_sprite_background_update(&rb->dict, &md->spr, j, e->vis_rows, e->vis_cols, rb->D, rb->B, rb->mark);
+            pnmf_sprite_cut(&rb->dict, &md->spr, j, e->vis_cols, rb->D);
+        }
         for (size_t q = 0; ret >= 0 && q < e->nv; q++) {
             const int d = (int)src[q] - rb->D[q];
             *sse += d * d;
@@ -249,17 +266,21 @@ int pnmf_window_update_refs(PnmfEncoder *e, EncWindow *w)
 {
     PNMF_CHECK(pnmf_model_track(&e->last, &w->md));
     if (!e->s.residual) return 0;
+    PNMF_CHECK(pnmf_window_sprites_commit(e, w));
     ResBufs *b = &e->rb[0];
     int avail = restore_refs(e, b);
     for (int j = 0; j < w->m; j++) {
         uint8_t *t = b->Pp;
         b->Pp = b->P, b->P = t;
-        pnmf_diamond_int(&w->md, j, e->w_step, e->r_step, b->acc, b->P);
+        model_frame(e, b, &w->md, &e->sdict, j);
         pnmf_residual_frame(&w->md.res, j, b->P, b->Pp, (const uint8_t *const *)b->ref, b->D);
+        pnmf_sprite_background_update(&e->sdict, &w->md.spr, j, e->vis_rows, e->vis_cols, b->D, b->B, b->mark);
+        pnmf_sprite_cut(&e->sdict, &w->md.spr, j, e->vis_cols, b->D);
         pnmf_residual_push(b->ref, &b->D);
         if (avail < PNMF_RES_REFS) avail++;
     }
     memcpy(e->lastP, b->P, e->nv);
+    memcpy(e->lastB, b->B, e->nv);
     for (int t = 0; t < PNMF_RES_REFS; t++) memcpy(e->lastRef[t], b->ref[t], e->nv);
     e->last_avail = avail;
     return 0;

@@ -65,7 +65,8 @@ int pnmf_encoder_create(PnmfEncoder **out, const PnmfEncSettings *s, int width, 
     e->seen = pnmf_malloc_array(e->n, 1);
     e->lastP = pnmf_malloc_array(e->nv, 1);
     e->last_gray = pnmf_malloc_array(e->nv, 1);
-    int refs_ok = 1;
+    e->lastB = pnmf_malloc_array(e->nv, 1);
+    int refs_ok = !!e->lastB;
     /* the second set only where two codings can run at once */
     for (int i = 0; i < (s->residual && e->s.threads > 1 ? 2 : 1); i++) {
         ResBufs *b = &e->rb[i];
@@ -73,7 +74,9 @@ int pnmf_encoder_create(PnmfEncoder **out, const PnmfEncSettings *s, int width, 
         b->P = pnmf_malloc_array(e->nv, 1);
         b->Pp = pnmf_malloc_array(e->nv, 1);
         b->D = pnmf_malloc_array(e->nv, 1);
-        refs_ok &= b->acc && b->P && b->Pp && b->D;
+        b->B = pnmf_malloc_array(e->nv, 1);
+        b->mark = pnmf_calloc(e->nv, 1);
+        refs_ok &= b->acc && b->P && b->Pp && b->D && b->B && b->mark;
         for (int t = 0; t < PNMF_RES_REFS; t++) refs_ok &= !!(b->ref[t] = pnmf_malloc_array(e->nv, 1));
     }
     for (int t = 0; t < PNMF_RES_REFS; t++) refs_ok &= !!(e->lastRef[t] = pnmf_malloc_array(e->nv, 1));
@@ -162,7 +165,7 @@ static int write_window(PnmfEncoder *e, EncWindow *w)
 }
 
 /*
- * One window, in steps: carry the last model's components over, or probe
+ * One window, in steps: look for sprites; carry the last model's components over, or probe
  * whether a model can pay and fit it; keep the model only where the
  * residual layer over it costs less than over no model; choose the
  * residual step; write; update the references the next window predicts
@@ -177,6 +180,7 @@ static int encode_window(PnmfEncoder *e)
     double t = enc_now();
     const double t0 = t;
     int ret = start_window(e, w.m);
+    if (ret >= 0) ret = pnmf_window_sprites(e, &w);
     if (ret >= 0) ret = pnmf_window_carry(e, &w);
     e->t_residual += lap(&t);
     if (ret >= 0) ret = pnmf_window_probe(e, &w); /* adds to t_probe and t_residual itself */
@@ -192,6 +196,7 @@ static int encode_window(PnmfEncoder *e)
     pnmf_model_free(&w.md);
     pnmf_model_free(&w.bare);
     pnmf_model_free(&e->alt);
+    pnmf_free(w.spr_new);
     e->t_residual += lap(&t);
     e->t_total += t - t0;
     if (ret < 0)
@@ -301,9 +306,16 @@ void pnmf_encoder_destroy(PnmfEncoder **pe)
     for (int i = 0; i < 2; i++) {
         ResBufs *b = &e->rb[i];
         pnmf_free(b->acc), pnmf_free(b->P), pnmf_free(b->Pp), pnmf_free(b->D);
+        pnmf_free(b->B), pnmf_free(b->mark);
+        pnmf_sprite_dict_free(&b->dict);
         for (int t = 0; t < PNMF_RES_REFS; t++) pnmf_free(b->ref[t]);
     }
     pnmf_free(e->lastP);
+    pnmf_free(e->lastB);
+    pnmf_sprite_dict_free(&e->sdict);
+    pnmf_sprite_dict_free(&e->wdict);
+    pnmf_sprite_dict_free(&e->sfound);
+    pnmf_free(e->slot);
     pnmf_free(e->weights);
     pnmf_free(e->last_gray);
     pnmf_model_free(&e->last);

@@ -45,7 +45,7 @@ struct PnmfInfo {
 };
 
 static const char *const section_names[PNMF_INFO_SECTIONS] = {
-    "head", "block sizes", "levels", "counts", "coefficients", "row shifts", "col shifts",
+    "head", "block sizes", "levels", "counts", "coefficients", "row shifts", "col shifts", "sprites",
     "res head", "res modes", "res vectors", "res levels",
 };
 
@@ -146,6 +146,7 @@ static int measure(int version, const PnmfWindowModel *md, const uint8_t *buf, s
     values[PNMF_INFO_SEC_COEFS] = n;
     values[PNMF_INFO_SEC_ROWSHIFTS] = n;
     values[PNMF_INFO_SEC_COLSHIFTS] = n;
+    values[PNMF_INFO_SEC_SPRITES] = md->spr.present ? (uint64_t)md->spr.npose + (uint64_t)md->spr.first[md->m] : 0;
     const PnmfResidual *rs = &md->res;
     values[PNMF_INFO_SEC_RES_HEAD] = rs->step16 ? 5 : 0;
     values[PNMF_INFO_SEC_RES_MODES] = rs->step16 ? (uint64_t)rs->m * rs->bx * rs->by : 0;
@@ -169,6 +170,12 @@ static int measure(int version, const PnmfWindowModel *md, const uint8_t *buf, s
                 pos = (size_t)(r.p - buf);
             }
             nvar = pnmf_residual_varint_levels(rs);
+        }
+        if (s == PNMF_INFO_SEC_SPRITES) { /* masks are bytes, not varints: the reader measured it */
+            if (md->spr.bytes > size - pos) return PNMF_ERR_CORRUPT;
+            pos += md->spr.bytes;
+            end[s] = pos;
+            continue;
         }
         if (skip_varints(buf, size, &pos, nvar) < 0) return PNMF_ERR_CORRUPT;
         if (coded && s == PNMF_INFO_SEC_RES_LEVELS) {
@@ -251,6 +258,9 @@ int pnmf_info_next_window(PnmfInfo *p, PnmfInfoWindow *st, int zstd_level)
         }
     st->components = md->k;
     st->entries = (uint64_t)md->first[md->m];
+    st->sprites = md->spr.present;
+    st->sprite_poses = md->spr.present ? md->spr.npose : 0;
+    st->sprite_places = md->spr.present ? (uint64_t)md->spr.first[md->m] : 0;
     memset(p->comp_entries, 0, (size_t)p->h.components * sizeof(uint64_t));
     for (int i = 0; i < md->k; i++) {
         const PnmfComp *c = &md->comp[i];

@@ -47,6 +47,7 @@ void pnmf_enc_default_settings(PnmfEncSettings *s)
     s->scene_cut = 1;
     s->carry = 1;
     s->repeats = 0;
+    s->sprites = 1;
     s->recentre = 0;
 }
 
@@ -75,6 +76,7 @@ int pnmf_enc_open_io(PnmfEncoder **enc, const PnmfEncSettings *s, int width, int
     if (s->scene_cut < 0 || s->scene_cut > 1) return PNMF_ERR_ARG;
     if (s->carry < 0 || s->carry > 1) return PNMF_ERR_ARG;
     if (s->repeats < 0 || s->repeats > 1) return PNMF_ERR_ARG;
+    if (s->sprites < 0 || s->sprites > 1) return PNMF_ERR_ARG;
     if (s->recentre < 0 || s->recentre > 1) return PNMF_ERR_ARG;
     if (s->two_level && (s->two_level < s->components || s->shift_model == PNMF_SHIFT_CANVAS)) return PNMF_ERR_ARG;
     if (!(s->target_psnr >= 0 && s->target_psnr <= 99) || (s->target_psnr > 0 && !s->residual)) return PNMF_ERR_ARG;

@@ -45,6 +45,7 @@ void pnmf_model_free(PnmfWindowModel *md)
     pnmf_free(md->first);
     pnmf_free(md->ent);
     pnmf_residual_free(&md->res);
+    pnmf_sprite_layer_free(&md->spr);
     memset(md, 0, sizeof(*md));
 }
 
@@ -312,6 +313,128 @@ bad_stream:
 
 #define FAIL(...) do { pnmf_set_err(err, errlen, __VA_ARGS__); ret = PNMF_ERR_CORRUPT; goto fail; } while (0)
 
+/* The sprite layer (docs/format.md, "Sprite layer"): the new poses, then
+ * each frame's placements. What needs the dictionary (pose ids, a
+ * placement's reach into the frame, the painting's work) is checked by
+ * pnmf_sprite_dict_commit(). */
+static int read_sprites(Rd *r, int m, int rows, int cols, PnmfSpriteLayer *L, char *err, size_t errlen)
+{
+    uint64_t v, h, w;
+    int ret = 0;
+    uint8_t *mask = NULL;
+    L->present = 1, L->m = m;
+    if (get_u(r, &v) < 0) goto truncated;
+    /* a pose takes 6 bytes at least: its frame, box and a mask byte */
+    if (v > PNMF_SPRITE_MAX_POSES || 6 * v > (uint64_t)(r->end - r->p)) {
+        pnmf_set_err(err, errlen, "%llu new sprites, over %d or past the payload", (unsigned long long)v,
+                     PNMF_SPRITE_MAX_POSES);
+        return PNMF_ERR_CORRUPT;
+    }
+    L->pose = pnmf_calloc(v ? (size_t)v : 1, sizeof(PnmfSpritePose));
+    L->first = pnmf_calloc((size_t)m + 1, sizeof(int));
+    if (!L->pose || !L->first) return PNMF_ERR_NOMEM;
+    const int np = (int)v;
+    uint64_t pixels = 0;
+    for (int i = 0; i < np; i++) {
+        uint64_t src, sy, sx;
+        if (get_u(r, &src) < 0 || get_u(r, &sy) < 0 || get_u(r, &sx) < 0 || get_u(r, &h) < 0 || get_u(r, &w) < 0)
+            goto truncated;
+        if (src >= (uint64_t)m || h < 1 || w < 1 || h > (uint64_t)rows || w > (uint64_t)cols ||
+            sy > (uint64_t)rows - h || sx > (uint64_t)cols - w) {
+            pnmf_set_err(err, errlen, "sprite %d: a %llux%llu box at (%llu, %llu) of frame %llu, not inside the "
+                         "%dx%d frame or the window", i, (unsigned long long)w, (unsigned long long)h,
+                         (unsigned long long)sx, (unsigned long long)sy, (unsigned long long)src, cols, rows);
+            return PNMF_ERR_CORRUPT;
+        }
+        pixels += h * w;
+        const size_t n = (size_t)(h * w), mbytes = (n + 7) / 8;
+        if (pixels > PNMF_SPRITE_MAX_PIXELS) {
+            pnmf_set_err(err, errlen, "new sprites of %llu pixels, over %d", (unsigned long long)pixels,
+                         PNMF_SPRITE_MAX_PIXELS);
+            return PNMF_ERR_CORRUPT;
+        }
+        if (mbytes > (size_t)(r->end - r->p)) goto truncated;
+        mask = pnmf_calloc(n, 1);
+        if (!mask) return PNMF_ERR_NOMEM;
+        size_t npix = 0;
+        for (size_t q = 0; q < n; q++) npix += (mask[q] = (r->p[q >> 3] >> (q & 7)) & 1);
+        r->p += mbytes;
+        if (!npix) {
+            pnmf_set_err(err, errlen, "sprite %d has no opaque pixel", i);
+            ret = PNMF_ERR_CORRUPT;
+            goto end;
+        }
+        /* the pixels come from the decoded frame (pnmf_sprite_cut()) */
+        ret = pnmf_sprite_pose_make(&L->pose[i], (int)w, (int)h, mask, mask);
+        pnmf_free(mask);
+        mask = NULL;
+        if (ret < 0) return ret;
+        L->pose[i].src = (int)src, L->pose[i].sy = (int)sy, L->pose[i].sx = (int)sx;
+        L->npose = i + 1;
+    }
+    /* placements: a frame's count, then each as new (0, pose, y, x) or as
+     * 1 + (the reference's distance from the expected one, zigzag) * 2 +
+     * moved, then when moved the differences from the reference */
+    int cap = 0, n = 0;
+    for (int j = 0; j < m; j++) {
+        L->first[j] = n;
+        if (get_u(r, &v) < 0) goto truncated;
+        if (v > PNMF_SPRITE_MAX_PLACES || v > (uint64_t)(r->end - r->p)) {
+            pnmf_set_err(err, errlen, "frame %d has %llu sprites, over %d or past the payload", j,
+                         (unsigned long long)v, PNMF_SPRITE_MAX_PLACES);
+            return PNMF_ERR_CORRUPT;
+        }
+        if (n + (int)v > cap) {
+            cap = 2 * (n + (int)v) + 16;
+            PnmfSpritePlace *t = pnmf_realloc(L->place, (size_t)cap * sizeof(*t));
+            if (!t) return PNMF_ERR_NOMEM;
+            L->place = t;
+        }
+        const int prev0 = j ? L->first[j - 1] : 0, nprev = j ? L->first[j] - L->first[j - 1] : 0;
+        int next = 0; /* the expected reference */
+        for (int t = 0; t < (int)v; t++) {
+            uint64_t code, a = 0, b = 0, c = 0;
+            if (get_u(r, &code) < 0) goto truncated;
+            const int moved = code == 0 || (code - 1) & 1;
+            if (moved && (get_u(r, &a) < 0 || get_u(r, &b) < 0 || get_u(r, &c) < 0)) goto truncated;
+            /* every value within 2^20 keeps the sums below in range */
+            const int64_t rd = code ? unzigzag((code - 1) >> 1) : 0;
+            const int64_t da = code ? unzigzag(a) : (int64_t)a, db = unzigzag(b), dc = unzigzag(c);
+            if (rd < -(1 << 20) || rd > (1 << 20) || da < -(1 << 20) || da > (1 << 20) || db < -(1 << 20) ||
+                db > (1 << 20) || dc < -(1 << 20) || dc > (1 << 20)) {
+                pnmf_set_err(err, errlen, "frame %d: sprite %d out of range", j, t);
+                return PNMF_ERR_CORRUPT;
+            }
+            PnmfSpritePlace *pl = &L->place[n++];
+            if (code) {
+                const int64_t ref = next + rd;
+                if (ref < 0 || ref >= nprev) {
+                    pnmf_set_err(err, errlen, "frame %d: sprite %d refers to one the frame before does not have", j, t);
+                    return PNMF_ERR_CORRUPT;
+                }
+                const PnmfSpritePlace *o = &L->place[prev0 + ref];
+                pl->pose = o->pose + (int)da, pl->y = o->y + (int)db, pl->x = o->x + (int)dc;
+                next = (int)ref + 1;
+            } else {
+                pl->pose = (int)da, pl->y = (int)db, pl->x = (int)dc;
+            }
+            if (pl->pose < 0 || pl->pose >= PNMF_SPRITE_MAX_POSES || pl->y <= -rows - (1 << 20) ||
+                pl->y >= rows || pl->x >= cols || pl->x <= -cols - (1 << 20)) {
+                pnmf_set_err(err, errlen, "frame %d: sprite %d out of range", j, t);
+                return PNMF_ERR_CORRUPT;
+            }
+        }
+    }
+    L->first[m] = n;
+    return 0;
+truncated:
+    pnmf_set_err(err, errlen, "truncated sprite layer");
+    ret = PNMF_ERR_CORRUPT;
+end:
+    pnmf_free(mask);
+    return ret;
+}
+
 int pnmf_model_read(const uint8_t *buf, size_t size, int rows, int cols, int vis_rows,
                     int vis_cols, int m, int max_k, int w_step, int r_step,
                     PnmfWindowModel *md, char *err, size_t errlen)
@@ -376,7 +499,8 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
         return PNMF_ERR_CORRUPT;
     }
     const uint64_t known = PNMF_FLAG_RESIDUAL | PNMF_FLAG_CONTINUES | (version >= 5 ? PNMF_FLAG_CARRIES : 0) |
-                           (version >= 6 ? PNMF_FLAG_RCLEVELS | PNMF_FLAG_KEYVARINTS : 0);
+                           (version >= 6 ? PNMF_FLAG_RCLEVELS | PNMF_FLAG_KEYVARINTS : 0) |
+                           (version >= 8 ? PNMF_FLAG_SPRITES : 0);
     if (v & ~known) {
         pnmf_set_err(err, errlen, "window flags 0x%llx: unknown features", (unsigned long long)v);
         return PNMF_ERR_CORRUPT;
@@ -399,7 +523,12 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
         pnmf_set_err(err, errlen, "window flags 0x%llx: carries components into a key window", (unsigned long long)v);
         return PNMF_ERR_CORRUPT;
     }
+    if ((v & PNMF_FLAG_SPRITES) && !(v & PNMF_FLAG_RESIDUAL)) {
+        pnmf_set_err(err, errlen, "window flags 0x%llx: a sprite layer without a residual layer", (unsigned long long)v);
+        return PNMF_ERR_CORRUPT;
+    }
     const int has_residual = (int)(v & PNMF_FLAG_RESIDUAL), continues = !!(v & PNMF_FLAG_CONTINUES);
+    const int sprites = !!(v & PNMF_FLAG_SPRITES);
     const int carries = !!(v & PNMF_FLAG_CARRIES);
     const int rclev = v & PNMF_FLAG_KEYVARINTS ? 2 : !!(v & PNMF_FLAG_RCLEVELS);
     if (get_u(&r, &v) < 0) {
@@ -554,6 +683,13 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
                 }
             }
         }
+    }
+    if (sprites) {
+        if (md->first[m] > 0) FAIL("a window with a sprite layer has entries");
+        const uint8_t *at = r.p;
+        ret = read_sprites(&r, m, vis_rows, vis_cols, &md->spr, err, errlen);
+        if (ret < 0) goto fail;
+        md->spr.bytes = (size_t)(r.p - at);
     }
     if (has_residual) {
         ret = read_residual(&r, version, m, vis_rows, vis_cols, continues, rclev, &md->res, err, errlen);

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "residual.h"
+#include "sprite.h"
 
 #define PNMF_MAX_LEVEL_VALUE 4096    /* |level * w_step| */
 #define PNMF_MAX_COEF_VALUE  65535   /* c * r_step */
@@ -33,6 +34,8 @@
 #define PNMF_FLAG_RCLEVELS   8       /* the residual layer's levels are range-coded (format 6;
                                       * with RESIDUAL) */
 #define PNMF_FLAG_KEYVARINTS 16      /* ... but frame 0's, varints (format 6; with RCLEVELS) */
+#define PNMF_FLAG_SPRITES    32      /* a sprite layer follows the entries (format 8; with RESIDUAL):
+                                      * it, not the components, makes the model frames */
 #define PNMF_MAX_OCCURRENCES 64      /* entries of one component in one frame */
 #define PNMF_MAX_RES_LEVELS  (1 << 30) /* residual levels of a window with range-coded levels (others:
                                         * at least a byte each of the payload, at most 2^30) */
@@ -66,6 +69,8 @@ typedef struct PnmfWindowModel {
     PnmfResidual res;       /* res.step16 = 0: no residual layer (flags bit 0) */
     int carries;            /* the components are the last model's (flags bit 2): the
                              * writer leaves them out, the reader copies them in */
+    PnmfSpriteLayer spr;    /* spr.present (flags bit 5): the model frames are the sprite
+                             * composite (sprite.h); the window has no entries */
 } PnmfWindowModel;
 
 /* Allocate comp, first and room for max_entries entries, for m frames and
@@ -91,9 +96,9 @@ int  pnmf_model_read(const uint8_t *buf, size_t size, int rows, int cols, int vi
 /* The same for a payload of format `version` (2, 3: the residual layer's
  * modes and vectors as varints; 4: range-coded; 5: components carried
  * over; 6: range-coded levels; 7: intra modes, global vectors and vector
- * candidates); pnmf_model_read() reads PNMF_PAYLOAD_VERSION, what
+ * candidates; 8: the sprite layer); pnmf_model_read() reads PNMF_PAYLOAD_VERSION, what
  * pnmf_model_write() writes, with no last model. */
-#define PNMF_PAYLOAD_VERSION 7
+#define PNMF_PAYLOAD_VERSION 8
 int  pnmf_model_read_version(int version, const uint8_t *buf, size_t size, int rows, int cols, int vis_rows,
                              int vis_cols, int m, int max_k, int w_step, int r_step,
                              PnmfWindowModel *md, char *err, size_t errlen);
@@ -115,6 +120,11 @@ int  pnmf_model_track(PnmfWindowModel *last, const PnmfWindowModel *md);
 int  pnmf_model_copy_components(PnmfWindowModel *dst, const PnmfWindowModel *src);
 /* Whether any of md's components is non-empty. */
 int  pnmf_model_has_components(const PnmfWindowModel *md);
+/* Whether md has a model at all: entries, or a sprite layer. */
+static inline int pnmf_model_present(const PnmfWindowModel *md)
+{
+    return md->first[md->m] > 0 || md->spr.present;
+}
 
 /* ---- the payload's predictions, the same for the reader and the writer ---- */
 

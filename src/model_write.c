@@ -29,6 +29,74 @@ static int wrap(int d, int size)
     return d;
 }
 
+/* The sprite layer as model.c's read_sprites() reads it: each new pose's
+ * frame, box and mask (its pixels are cut from the decoded frame), then
+ * the placements. A placement is
+ * written against a placement of the frame before: the one after the last
+ * referred to when it is the same (a frame that repeats the one before is
+ * a run of equal bytes), else the one showing the same pose nearest to it,
+ * else the nearest one of any pose (a sprite that changes pose in place),
+ * else on its own: a sprite that keeps its pose and moves costs its small
+ * move. */
+static void write_sprites(Buf *b, const PnmfSpriteLayer *L)
+{
+    put_u(b, (uint64_t)L->npose);
+    for (int i = 0; i < L->npose; i++) {
+        const PnmfSpritePose *ps = &L->pose[i];
+        const size_t n = (size_t)ps->w * ps->h;
+        put_u(b, (uint64_t)ps->src);
+        put_u(b, (uint64_t)ps->sy);
+        put_u(b, (uint64_t)ps->sx);
+        put_u(b, (uint64_t)ps->h);
+        put_u(b, (uint64_t)ps->w);
+        for (size_t q = 0; q < n; q += 8) {
+            uint8_t v = 0;
+            for (size_t t = 0; t < 8 && q + t < n; t++) v |= (uint8_t)((ps->mask[q + t] != 0) << t);
+            put_byte(b, v);
+        }
+    }
+    for (int j = 0; j < L->m; j++) {
+        const int f0 = L->first[j], f1 = L->first[j + 1];
+        const int p0 = j ? L->first[j - 1] : 0, p1 = j ? f0 : 0;
+        put_u(b, (uint64_t)(f1 - f0));
+        int next = 0; /* the expected reference: the one after the last referred to */
+        for (int q = f0; q < f1; q++) {
+            const PnmfSpritePlace *pl = &L->place[q];
+            /* the reference: the expected one if it is the same pose in the
+             * same place, else the same pose nearest, else any pose nearest */
+            int best = -1;
+            long bd = 0;
+            if (p0 + next < p1) {
+                const PnmfSpritePlace *op = &L->place[p0 + next];
+                if (op->pose == pl->pose && op->y == pl->y && op->x == pl->x) best = p0 + next;
+            }
+            for (int same = 1; same >= 0 && best < 0; same--)
+                for (int o = p0; o < p1; o++) {
+                    const PnmfSpritePlace *op = &L->place[o];
+                    if (same && op->pose != pl->pose) continue;
+                    const long d = labs((long)op->y - pl->y) + labs((long)op->x - pl->x);
+                    if (best < 0 || d < bd) best = o, bd = d;
+                }
+            if (best < 0) {
+                put_u(b, 0);
+                put_u(b, (uint64_t)pl->pose);
+                put_u(b, zigzag(pl->y));
+                put_u(b, zigzag(pl->x));
+                continue;
+            }
+            const PnmfSpritePlace *op = &L->place[best];
+            const int moved = op->pose != pl->pose || op->y != pl->y || op->x != pl->x;
+            put_u(b, 1 + (zigzag(best - p0 - next) << 1 | (uint64_t)moved));
+            if (moved) {
+                put_u(b, zigzag(pl->pose - op->pose));
+                put_u(b, zigzag(pl->y - op->y));
+                put_u(b, zigzag(pl->x - op->x));
+            }
+            next = best - p0 + 1;
+        }
+    }
+}
+
 int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
 {
     Buf b = { 0 };
@@ -43,10 +111,12 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
         }
     if (pnmf_model_work(md) > pnmf_model_max_work(md->rows, md->cols, m)) return PNMF_ERR_LIMIT;
     if (md->carries && (!md->res.step16 || !md->res.continues)) return PNMF_ERR_ARG;
+    if (md->spr.present && (!md->res.step16 || md->first[m] > 0 || md->spr.m != m)) return PNMF_ERR_ARG;
     put_u(&b, md->res.step16 ? PNMF_FLAG_RESIDUAL | (md->res.continues ? PNMF_FLAG_CONTINUES : 0) |
                                    (md->carries ? PNMF_FLAG_CARRIES : 0) |
                                    (md->res.rc_levels ? PNMF_FLAG_RCLEVELS : 0) |
-                                   (md->res.rc_levels == 2 ? PNMF_FLAG_KEYVARINTS : 0)
+                                   (md->res.rc_levels == 2 ? PNMF_FLAG_KEYVARINTS : 0) |
+                                   (md->spr.present ? PNMF_FLAG_SPRITES : 0)
                              : 0); /* flags */
     put_u(&b, (uint64_t)k);
     for (int i = 0; i < k && !md->carries; i++) {
@@ -95,6 +165,7 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
                 }
             }
         }
+    if (md->spr.present) write_sprites(&b, &md->spr);
     if (md->res.step16) {
         const PnmfResidual *rs = &md->res;
         if (rs->m != m || rs->rows != md->vis_rows || rs->cols != md->vis_cols) {

@@ -19,7 +19,7 @@
 #define DEFAULT_DILATE    1   /* blobs join across gaps of up to 2 pixels (sprite pixels equal to
                                * the background split a sprite otherwise) */
 #define ANCHOR_TRIES      32  /* pixels of a pose tried as its anchor: a rare value leaves few shifts */
-#define SEARCH_BUDGET     16384 /* pixels tested per blob pixel, at most, by the shift search */
+#define SEARCH_BUDGET     512 
 #define DEFAULT_MIN_MATCH 8   /* smaller poses match too many places to be placed inside a blob */
 
 void pnmf_sprite_params_default(PnmfSpriteParams *p)
@@ -33,22 +33,6 @@ void pnmf_sprite_params_default(PnmfSpriteParams *p)
     p->max_pixels = PNMF_SPRITE_MAX_PIXELS;
 }
 
-void pnmf_sprite_dict_init(PnmfSpriteDict *d)
-{
-    memset(d, 0, sizeof(*d));
-}
-
-void pnmf_sprite_dict_free(PnmfSpriteDict *d)
-{
-    for (int i = 0; i < d->count; i++) {
-        pnmf_free(d->pose[i].pix);
-        pnmf_free(d->pose[i].mask);
-        pnmf_free(d->pose[i].list);
-    }
-    pnmf_free(d->pose);
-    memset(d, 0, sizeof(*d));
-}
-
 void pnmf_sprite_window_free(PnmfSpriteWindow *win)
 {
     if (win->frame)
@@ -56,19 +40,6 @@ void pnmf_sprite_window_free(PnmfSpriteWindow *win)
     pnmf_free(win->frame);
     pnmf_free(win->bg);
     memset(win, 0, sizeof(*win));
-}
-
-uint64_t pnmf_sprite_hash(int w, int h, const uint8_t *pix, const uint8_t *mask)
-{
-    uint64_t x = 1469598103934665603ull;
-#define MIX(b) (x = (x ^ (uint8_t)(b)) * 1099511628211ull)
-    MIX(w); MIX(w >> 8); MIX(h); MIX(h >> 8);
-    for (int i = 0; i < w * h; i++) {
-        MIX(mask[i]);
-        if (mask[i]) MIX(pix[i]);
-    }
-#undef MIX
-    return x;
 }
 
 /* The mode, not the median: the sources are exact per pixel, so the
@@ -373,34 +344,15 @@ static int crop_blob(const St *s, const Blob *b, uint8_t *pix, uint8_t *mask, in
     return n;
 }
 
-static int add_pose(PnmfSpriteDict *d, int w, int h, const uint8_t *pix, const uint8_t *mask, int npix,
-                    uint64_t hash, int edge)
+static int add_pose(PnmfSpriteDict *d, int w, int h, const uint8_t *pix, const uint8_t *mask, uint64_t hash,
+                    int edge)
 {
-    if (d->count == d->alloc) {
-        const int na = d->alloc ? 2 * d->alloc : 64;
-        PnmfSpritePose *n = pnmf_realloc(d->pose, sizeof(*n) * (size_t)na);
-        if (!n) return PNMF_ERR_NOMEM;
-        d->pose = n, d->alloc = na;
-    }
-    PnmfSpritePose *ps = &d->pose[d->count];
-    memset(ps, 0, sizeof(*ps));
-    ps->pix = pnmf_malloc((size_t)w * h);
-    ps->mask = pnmf_malloc((size_t)w * h);
-    ps->list = pnmf_malloc_array((size_t)npix, sizeof(uint32_t));
-    if (!ps->pix || !ps->mask || !ps->list) {
-        pnmf_free(ps->pix), pnmf_free(ps->mask), pnmf_free(ps->list);
-        return PNMF_ERR_NOMEM;
-    }
-    memcpy(ps->pix, pix, (size_t)w * h);
-    memcpy(ps->mask, mask, (size_t)w * h);
-    int n = 0;
-    for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++)
-            if (mask[y * w + x]) ps->list[n++] = ((uint32_t)y << 16) | (uint32_t)x;
-    ps->w = w, ps->h = h, ps->npix = npix, ps->hash = hash, ps->edge = edge;
+    const int id = pnmf_sprite_dict_add(d, w, h, pix, mask);
+    if (id < 0) return id;
+    PnmfSpritePose *ps = &d->pose[id];
+    ps->hash = hash, ps->edge = edge;
     ps->first_window = ps->last_window = d->windows;
-    d->pixels += (size_t)w * h;
-    return d->count++;
+    return id;
 }
 
 /* Explain one blob; serial is unique to it. */
@@ -549,7 +501,7 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
         return 0;
     }
     const int cut = by == 0 || bx == 0 || by + bh == h || bx + bw == w;
-    id = add_pose(d, bw, bh, pix, mask, left, pnmf_sprite_hash(bw, bh, pix, mask), cut);
+    id = add_pose(d, bw, bh, pix, mask, pnmf_sprite_hash(bw, bh, pix, mask), cut);
     if (id < 0) return id;
     PNMF_CHECK(push_place(s, id, by, bx));
     mark(s, &d->pose[id], j, by, bx, serial);

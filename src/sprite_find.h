@@ -37,8 +37,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PNMF_SPRITE_MAX_POSES  1024     /* dictionary cap on poses */
-#define PNMF_SPRITE_MAX_PIXELS (1 << 20) /* dictionary cap on the poses' box pixels (w * h summed) */
+#include "sprite.h"
+
 
 typedef struct PnmfSpriteParams {
     int tol;              /* foreground: |frame - background| > tol; a pose matches where
@@ -51,43 +51,6 @@ typedef struct PnmfSpriteParams {
     int max_poses;        /* dictionary caps: past either, a blob that no known pose */
     size_t max_pixels;    /* explains is left unexplained (for the residual layer) */
 } PnmfSpriteParams;
-
-/* A pose: one opaque sprite image, cropped to its mask's bounding box. */
-typedef struct PnmfSpritePose {
-    int w, h;             /* box size, both >= 1; the mask touches all four sides */
-    uint8_t *pix;         /* w * h luma, row-major; 0 outside the mask */
-    uint8_t *mask;        /* w * h: 1 opaque, 0 transparent */
-    int npix;             /* opaque pixels */
-    uint32_t *list;       /* npix opaque pixels in raster order, (y << 16) | x in the box */
-    uint64_t hash;        /* of w, h, mask and the opaque pixels (pnmf_sprite_hash()) */
-    int edge;             /* 1: cut from a blob touching the frame edge (may be a clipped view) */
-    int first_window;     /* window (count of pnmf_sprite_find() calls) that added it */
-    int last_window;      /* last window that placed it */
-    long uses;            /* placements over all windows */
-} PnmfSpritePose;
-
-/* The dictionary: poses live across windows, ids are indices and never
- * change. Past a cap nothing is added (see PnmfSpriteParams). */
-typedef struct PnmfSpriteDict {
-    PnmfSpritePose *pose; /* count poses */
-    int count, alloc;
-    size_t pixels;        /* sum of w * h over the poses */
-    int windows;          /* windows processed */
-} PnmfSpriteDict;
-
-/* A pose painted in a frame: its box's top-left corner at (y, x) of the
- * frame; negative or past the frame where the pose is cut by the edge. */
-typedef struct PnmfSpritePlace {
-    int pose;             /* index into the dictionary */
-    int y, x;
-} PnmfSpritePlace;
-
-typedef struct PnmfSpriteFrame {
-    PnmfSpritePlace *place; /* count placements in paint order: back first */
-    int count;
-    int fg_pixels;        /* foreground pixels (differing from the background) */
-    int unexplained;      /* foreground pixels no placement paints */
-} PnmfSpriteFrame;
 
 typedef struct PnmfSpriteWindow {
     int width, height, frames;
@@ -105,9 +68,6 @@ typedef struct PnmfSpriteWindow {
 
 void pnmf_sprite_params_default(PnmfSpriteParams *p);
 
-void pnmf_sprite_dict_init(PnmfSpriteDict *d);
-void pnmf_sprite_dict_free(PnmfSpriteDict *d);
-
 /* The per-pixel temporal mode of m frames (ties: the smaller value). */
 void pnmf_sprite_background(const uint8_t *const *frames, ptrdiff_t stride, int w, int h, int m,
                             uint8_t *bg);
@@ -123,8 +83,5 @@ void pnmf_sprite_window_free(PnmfSpriteWindow *win);
  * in order. */
 void pnmf_sprite_composite(const PnmfSpriteDict *d, const uint8_t *bg, int w, int h,
                            const PnmfSpriteFrame *f, uint8_t *out, ptrdiff_t stride);
-
-/* FNV-1a over w, h, the mask and the opaque pixels of a w x h box. */
-uint64_t pnmf_sprite_hash(int w, int h, const uint8_t *pix, const uint8_t *mask);
 
 #endif /* PNMF_SPRITE_FIND_H */

@@ -100,4 +100,22 @@
 /* Distinct motions a frame counts for the next frame's candidates. */
 #define PNMF_MOTION_SLOTS 64
 
+
+/* ---- the sprite layer (enc_sprite.c) ---------------------------------- */
+
+/* Frames the pose search holds at once: about this many pixels (its work
+ * space is 6 bytes a pixel), at least one frame. */
+#define PNMF_SPRITE_CHUNK_PIXELS (16 << 20)
+/* A new pose is sent only when the window places it in this many frames:
+ * one placed once costs its pixels and saves no more than the residual
+ * layer's coding of it. */
+#define PNMF_SPRITE_MIN_FRAMES 2
+/* Foreground and pose matches within this many gray levels (0: exact, the
+ * sources of screen and sprite content are). */
+#define PNMF_SPRITE_TOL 0
+/* A sprite layer whose cost at the model's step is under this many times
+ * that of the residual layer alone goes on to the step pick, which weighs
+ * the two at each step (a layer's worth grows at fine steps). */
+#define PNMF_SPRITE_MARGIN 1.5
+
 #endif /* PNMF_TUNING_H */

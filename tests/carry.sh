@@ -12,15 +12,16 @@
 # -q 52 and lets no 20-frame window of this clip through (encode.c,
 # PROBE_MARGIN_FIXED), so no window would have components to carry; with
 # it the model follows -q (40 here) and the probe's margin is PROBE_MARGIN.
+# --no-sprites: the sprite layer would take every window before the probe.
 # usage: carry.sh BUILD_DIR SAMPLES_DIR
 set -u
 B=$1
 S=$2
 . "$(dirname "$0")/lib.sh"
 
-"$B/pnmf-enc" -q 40 --target-psnr 46 -w 20 "$S/sprites.mkv" "$T/c.pnmf" > "$T/c.log" 2>&1
+"$B/pnmf-enc" --no-sprites -q 40 --target-psnr 46 -w 20 "$S/sprites.mkv" "$T/c.pnmf" > "$T/c.log" 2>&1
 check '[ $? -eq 0 ]' "encode: $(cat "$T/c.log")"
-"$B/pnmf-enc" -q 40 --target-psnr 46 -w 20 --no-carry "$S/sprites.mkv" "$T/n.pnmf" > "$T/n.log" 2>&1
+"$B/pnmf-enc" --no-sprites -q 40 --target-psnr 46 -w 20 --no-carry "$S/sprites.mkv" "$T/n.pnmf" > "$T/n.log" 2>&1
 check '[ $? -eq 0 ]' "encode --no-carry: $(cat "$T/n.log")"
 c=$(summary "$T/c.log")
 n=$(summary "$T/n.log")

@@ -59,7 +59,7 @@ LARGS="--frames 60 --threads 1" ladder o devset/x11_oneko.mkv "<=" 24 26 28 30 3
 # quantized and weighed as at -q 52 whatever -q is, and the pick is
 # offered, at each step, the coding with it or without it, whichever
 # costs less at that step (encode.c, model_quality), so the model's steps
-# do not move with -q. samples/sprites.mkv's 60 frames, where the probe
+# do not move with -q; the sprite layer is offered the same way. samples/sprites.mkv's 60 frames, where the probe
 # lets the model through (at 30 frames it does not: PROBE_MARGIN_FIXED),
 # with a lighter fit for time (a fit is most of an encode's time), over
 # the -q from 36 up
@@ -68,7 +68,8 @@ EVEN="36 38 40 42 44 46 48 50 52 54 56 58 60 62 64"
 LARGS="--iterations 2 --refine 0 --inner 2 --zstd-level 3" ladder m sprites.mkv "<=" $EVEN
 with=0
 for q in $EVEN; do
-    n=$("$B/pnmf-info" "$T/m$q.pnmf" | awk '$1 == "all" { print $3 }')
+    # entries or sprite placements: either model
+    n=$("$B/pnmf-info" "$T/m$q.pnmf" | awk '$1 == "all" { gsub(",", ""); print $3 + $8 }')
     [ "${n:-0}" -gt 0 ] && with=$((with + 1))
 done
 echo "sprites.mkv with a model at $with of the 15 -q"

@@ -377,12 +377,12 @@ static void test_round_trip(void)
     ret = read_file(f, &h2, &back, err, sizeof(err));
     fclose(f);
     CHECK_MSG(ret == 3, "%d %s", ret, err);
-    CHECK(PNMF_FORMAT_VERSION == 7 && PNMF_READER_VERSION == 7 && PNMF_OLDEST_VERSION == 2);
-    CHECK(h2.writer_version == 7 && pnmf_rl16(file + 8) == 7);
-    /* a v7 file's residual layers may have intra blocks, which a v6 reader
-     * cannot read (docs/format.md, "Versioning"): it needs reader 7 */
-    CHECK_MSG(h2.min_reader_version == 7 && pnmf_rl16(file + 10) == 7,
-              "the writer writes min_reader_version %u, format v7 needs 7", (unsigned)pnmf_rl16(file + 10));
+    CHECK(PNMF_FORMAT_VERSION == 8 && PNMF_READER_VERSION == 8 && PNMF_OLDEST_VERSION == 2);
+    CHECK(h2.writer_version == 8 && pnmf_rl16(file + 8) == 8);
+    /* a v8 file's windows may have a sprite layer, which a v7 reader
+     * cannot read (docs/format.md, "Versioning"): it needs reader 8 */
+    CHECK_MSG(h2.min_reader_version == 8 && pnmf_rl16(file + 10) == 8,
+              "the writer writes min_reader_version %u, format v8 needs 8", (unsigned)pnmf_rl16(file + 10));
     CHECK(h2.canvas_height == 0 && h2.canvas_width == 0);
     CHECK(h2.width == h.width && h2.height == h.height);
     CHECK(h2.fps_num == h.fps_num && h2.fps_den == h.fps_den);
@@ -538,20 +538,20 @@ static void test_header_checks(void)
     int ret;
     uint8_t *file = write_file(&h, &w, &n, &ret);
 
-    /* A file from the future: writer 8, needs reader 8. */
+    /* A file from the future: writer 9, needs reader 9. */
     uint8_t *p = malloc(n);
     memcpy(p, file, n);
-    pnmf_wl16(p + 8, 8);
-    pnmf_wl16(p + 10, 8);
+    pnmf_wl16(p + 8, 9);
+    pnmf_wl16(p + 10, 9);
     fix_header_crc(p, 64);
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == PNMF_ERR_VERSION);
-    CHECK(strstr(err, "needs reader version 8 (this is version 7)") != NULL);
-    /* Written by version 8 but readable by 7: fine. */
-    pnmf_wl16(p + 10, 7);
+    CHECK(strstr(err, "needs reader version 9 (this is version 8)") != NULL);
+    /* Written by version 9 but readable by 8: fine. */
+    pnmf_wl16(p + 10, 8);
     fix_header_crc(p, 64);
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == 3);
-    /* ... and by 1 (whatever a v1 reader would make of it): a v7 reader
-     * reads it, the writer being v8 */
+    /* ... and by 1 (whatever a v1 reader would make of it): a v8 reader
+     * reads it, the writer being v9 */
     pnmf_wl16(p + 10, 1);
     fix_header_crc(p, 64);
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == 3);
@@ -580,11 +580,11 @@ static void test_header_checks(void)
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == PNMF_ERR_VERSION);
     free(p);
     CHECK(read_patched(file, n, 10, 2, 0, err, sizeof(err)) == PNMF_ERR_CORRUPT);
-    CHECK(read_patched(file, n, 10, 2, 8, err, sizeof(err)) == PNMF_ERR_CORRUPT); /* min reader > writer */
-    CHECK(strstr(err, "bad version fields (writer 7, min reader 8)") != NULL);
-    /* writer 1 with min reader 7: the fields contradict each other */
+    CHECK(read_patched(file, n, 10, 2, 9, err, sizeof(err)) == PNMF_ERR_CORRUPT); /* min reader > writer */
+    CHECK(strstr(err, "bad version fields (writer 8, min reader 9)") != NULL);
+    /* writer 1 with min reader 8: the fields contradict each other */
     CHECK(read_patched(file, n, 8, 2, 1, err, sizeof(err)) == PNMF_ERR_CORRUPT);
-    CHECK(strstr(err, "bad version fields (writer 1, min reader 7)") != NULL);
+    CHECK(strstr(err, "bad version fields (writer 1, min reader 8)") != NULL);
 
     CHECK(read_patched(file, n, 16, 4, 20000, err, sizeof(err)) == PNMF_ERR_LIMIT);
     CHECK(strstr(err, "20000") != NULL);

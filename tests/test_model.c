@@ -431,9 +431,10 @@ static void test_reader_rules(void)
         pnmf_model_free(&md);
     }
 
-    /* flags: only bits 0 and 1 (the residual layer) and 2 (carried
-     * components, test_carry) are defined, any other bit is refused */
-    for (uint64_t f = 32; f; f <<= 9) {
+    /* flags: bits 0 to 5 are defined (the residual layer and its options,
+     * carried components, the sprite layer: test_sprite), any other bit is
+     * refused */
+    for (uint64_t f = 64; f; f <<= 9) {
         p = one(f, 1, 1, 0, 0, 0);
         REFUSED(p, 1, PNMF_ERR_CORRUPT, "unknown features");
     }

@@ -805,7 +805,7 @@ static void test_payload(void)
         CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0 &&
               strstr(err, "out of range"));
         memcpy(bad, buf, size);
-        bad[0] = 33; /* unknown flag (bit 5) */
+        bad[0] = 65; /* unknown flag (bit 6) */
         CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0 &&
               strstr(err, "unknown features"));
         check_payload_hostile(buf, size, "varint levels");

@@ -19,7 +19,7 @@ static const char *prog = "pnmf-info";
 
 /* CSV column stems of the sections (enum PnmfInfoSection order). */
 static const char *const sec_csv[PNMF_INFO_SECTIONS] = {
-    "head", "sizes", "levels", "counts", "coefs", "rowshifts", "colshifts", "reshead", "resmodes",
+    "head", "sizes", "levels", "counts", "coefs", "rowshifts", "colshifts", "sprites", "reshead", "resmodes",
     "resvectors", "reslevels",
 };
 
@@ -382,6 +382,8 @@ static void add_window(PnmfInfoWindow *tot, const PnmfInfoWindow *w)
     for (int i = 0; i < 8; i++) tot->res_pred[i] += w->res_pred[i];
     tot->res_coded += w->res_coded;
     tot->res_transform += w->res_transform;
+    tot->sprite_poses += w->sprite_poses;
+    tot->sprite_places += w->sprite_places;
     for (int s = 0; s < PNMF_INFO_SECTIONS; s++) {
         tot->sec[s].values += w->sec[s].values;
         tot->sec[s].raw_bytes += w->sec[s].raw_bytes;
@@ -452,10 +454,10 @@ static int print_tables(const char *path, const PnmfInfoHeader *h, const WinRow 
     printf("quality       -q %d: component step %d/256, coefficient step %d/16\n", h->quality,
            h->w_step, h->r_step);
 
-    Table t = { 12, "rrrrrrrrrrrr", 0, 0, NULL };
+    Table t = { 14, "rrrrrrrrrrrrrr", 0, 0, NULL };
     char c[6][CELL];
     int ret = table_row(&t, "window", "first", "frames", "key", "comps", "used", "entries", "repeat",
-                        "max occ", "levels", "chunk", "payload");
+                        "max occ", "levels", "poses", "places", "chunk", "payload");
     for (int r = 0; r < n && ret == 0; r++) {
         const PnmfInfoWindow *w = &rows[r].st;
         snprintf(c[0], CELL, "%d", w->index);
@@ -466,15 +468,21 @@ static int print_tables(const char *path, const PnmfInfoHeader *h, const WinRow 
         snprintf(c[5], CELL, "%d", w->repeat_frames);
         char mo[CELL];
         snprintf(mo, CELL, "%d", w->max_occurrences);
+        char np[CELL], pl[CELL];
+        snprintf(np, CELL, "%s", w->sprites ? num((uint64_t)w->sprite_poses) : "-");
+        snprintf(pl, CELL, "%s", w->sprites ? num(w->sprite_places) : "-");
         ret = table_row(&t, c[0], c[1], c[2], w->key ? "yes" : "no", c[3], c[4], num(w->entries), c[5], mo,
-                        num(w->levels), num(w->chunk_bytes), num(w->payload_bytes));
+                        num(w->levels), np, pl, num(w->chunk_bytes), num(w->payload_bytes));
     }
     if (ret == 0) {
         snprintf(c[2], CELL, "%d", tot->frames);
         snprintf(c[5], CELL, "%d", tot->repeat_frames);
         char mo[CELL];
         snprintf(mo, CELL, "%d", tot->max_occurrences);
-        ret = table_row(&t, "all", "", c[2], "", "", "", num(tot->entries), c[5], mo, num(tot->levels),
+        char np[CELL], pl[CELL];
+        snprintf(np, CELL, "%s", num((uint64_t)tot->sprite_poses));
+        snprintf(pl, CELL, "%s", num(tot->sprite_places));
+        ret = table_row(&t, "all", "", c[2], "", "", "", num(tot->entries), c[5], mo, num(tot->levels), np, pl,
                         num(tot->chunk_bytes), num(tot->payload_bytes));
     }
     if (ret < 0) {
@@ -489,8 +497,9 @@ static int print_tables(const char *path, const PnmfInfoHeader *h, const WinRow 
            " used: with an entry; entries: (component, coefficient, shift) triples of all\n"
            " frames; repeat: frames in which a component appears more than once; max occ:\n"
            " most entries of one component in a frame; levels: samples of the blocks in the\n"
-           " payload; chunk: bytes in the file, 20 of framing and the zstd frame; payload:\n"
-           " decompressed)\n");
+           " payload; poses: sprites the window adds to the dictionary, places: their\n"
+           " placements in all frames ('-': no sprite layer); chunk: bytes in the file, 20\n"
+           " of framing and the zstd frame; payload: decompressed)\n");
     free(t.cell);
 
     printf("\nblock sizes (height x width, '-' for an empty component)\n");

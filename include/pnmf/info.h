@@ -49,6 +49,7 @@ enum PnmfInfoSection {
     PNMF_INFO_SEC_COEFS,      ///< N coefficients, N = the entries
     PNMF_INFO_SEC_ROWSHIFTS,  ///< N row shifts
     PNMF_INFO_SEC_COLSHIFTS,  ///< N column shifts
+    PNMF_INFO_SEC_SPRITES,    ///< sprite layer (format 8): new poses (frame, box, mask) and placements
     PNMF_INFO_SEC_RES_HEAD,   ///< residual layer: steps, transform quantizers and block size (0 or 5 values)
     PNMF_INFO_SEC_RES_MODES,  ///< residual layer: a mode per 8x8 block and frame
     PNMF_INFO_SEC_RES_VECTORS,///< residual layer: (reference, dy, dx) of the shifted blocks
@@ -93,6 +94,9 @@ typedef struct PnmfInfoWindow {
                              ///< 3 spatial, 4 shifted, 5 intra DC, 6 intra V, 7 intra H), all frames
     uint64_t res_coded;      ///< of those, blocks with levels
     uint64_t res_transform;  ///< of those, transform-coded
+    int sprites;             ///< 1 if the window has a sprite layer
+    int sprite_poses;        ///< poses it adds to the sprite dictionary
+    uint64_t sprite_places;  ///< its placements, all frames
 } PnmfInfoWindow;
 
 /** A window's components as stored: signed levels, l * w_step / 256 being

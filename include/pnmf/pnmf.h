@@ -60,7 +60,8 @@ typedef struct PnmfEncSettings {
     int recentre;    ///< 1: after each W step of a fit, each component is moved so that its centre of mass is at the torus centre, and its shifts to match (the shift ambiguity; no reconstruction changes). Measured, it did not pay: off by default
     int carry;       ///< 1: a window that continues the one before may carry the last model's components over as they are, only its entries coded, when that costs less than the residual layer alone; the probe and the full fit are then skipped (default 1; 0: each window's model sends its components)
     PnmfLogger logger; ///< where the encoder's messages go (default: nowhere)
-    uint8_t reserved[64]; ///< must be zero (pnmf_enc_default_settings() clears it): room for new settings
+    int sprites;     ///< 1: each window first looks for opaque sprites (poses pasted at positions over a background), kept in a dictionary across windows, whose composite the residual layer predicts from where that costs less than without; with components > 0, the torus shift model and the improved algorithm only (default 1; 0: off)
+    uint8_t reserved[60]; ///< must be zero (pnmf_enc_default_settings() clears it): room for new settings
 } PnmfEncSettings;
 
 /** What a stream is: the file header, as the decoder sees it. */

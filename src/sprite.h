@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The sprite layer (docs/format.md, "Sprite layer"): opaque poses with
+ * masks, kept in a dictionary that lives from a key window to the next,
+ * and per frame a list of placements painted in order over a background
+ * the decoder keeps itself. The composite is the window's model frame P_j,
+ * which the residual layer's model and motion modes predict from.
+ *
+ * The decoder's state across frames:
+ *   - the dictionary: a key window empties it; every window's new poses
+ *     are appended in the order sent (ids are indices, never reused). A
+ *     new pose is sent as a mask and a box of a frame of its window: its
+ *     pixels are those of that frame as decoded, cut once the frame is
+ *     decoded, so it is placed only in later frames. Its first showing is
+ *     the residual layer's to code, at the quality asked for, and every
+ *     later one is predicted from it;
+ *   - the background B: 128 everywhere before a key window's first frame;
+ *     after each decoded frame D_j, B takes D_j wherever frame j's
+ *     placements paint nothing, and keeps its value where they paint
+ *     (what a sprite covers is remembered, and shows again when it moves).
+ *
+ * P_j = B (as left by frame j-1), then each placement of frame j in list
+ * order paints its pose's opaque pixels that fall inside the frame.
+ */
+#ifndef PNMF_SPRITE_H
+#define PNMF_SPRITE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PNMF_SPRITE_MAX_POSES  1024      /* dictionary cap on poses */
+#define PNMF_SPRITE_MAX_PIXELS (1 << 20) /* dictionary cap on the poses' box pixels (w * h summed) */
+#define PNMF_SPRITE_MAX_PLACES 4096      /* placements in one frame */
+#define PNMF_SPRITE_WORK       8         /* a frame's placements paint at most this many times its
+                                          * pixels, plus PNMF_SPRITE_WORK_MIN */
+#define PNMF_SPRITE_WORK_MIN   65536
+#define PNMF_SPRITE_BG         128       /* the background before a key window's first frame */
+
+/* A pose: one opaque sprite image, cropped to its mask's bounding box. */
+typedef struct PnmfSpritePose {
+    int w, h;             /* box size, both >= 1 */
+    uint8_t *pix;         /* w * h luma, row-major; 0 outside the mask */
+    uint8_t *mask;        /* w * h: 1 opaque, 0 transparent */
+    int npix;             /* opaque pixels, >= 1 */
+    uint32_t *list;       /* npix opaque pixels in raster order, (y << 16) | x in the box */
+    uint64_t hash;        /* of w, h, mask and the opaque pixels (pnmf_sprite_hash()) */
+    int src, sy, sx;      /* a layer's new pose: cut from its window's frame src, box at (sy, sx) */
+    int edge;             /* the encoder's: cut from a blob touching the frame edge */
+    int first_window;     /* the encoder's: window that added it */
+    int last_window;      /* the encoder's: last window that placed it */
+    long uses;            /* the encoder's: placements over all windows */
+} PnmfSpritePose;
+
+/* The dictionary: ids are indices and never change while it lives. */
+typedef struct PnmfSpriteDict {
+    PnmfSpritePose *pose; /* count poses */
+    int count, alloc;
+    size_t pixels;        /* sum of w * h over the poses */
+    int windows;          /* the encoder's: windows processed */
+} PnmfSpriteDict;
+
+/* A pose painted in a frame: its box's top-left corner at (y, x) of the
+ * frame; negative or past the frame where the pose is cut by the edge. */
+typedef struct PnmfSpritePlace {
+    int pose;             /* index into the dictionary */
+    int y, x;
+} PnmfSpritePlace;
+
+typedef struct PnmfSpriteFrame {
+    PnmfSpritePlace *place; /* count placements in paint order: back first */
+    int count;
+    int fg_pixels;        /* the encoder's: foreground pixels (differing from the background) */
+    int unexplained;      /* the encoder's: foreground pixels no placement paints */
+} PnmfSpriteFrame;
+
+/* A window's sprite layer: the poses it adds to the dictionary and every
+ * frame's placements. */
+typedef struct PnmfSpriteLayer {
+    int present;          /* window flags bit 5 */
+    int base;             /* the id of its first new pose (pnmf_sprite_dict_commit() sets it) */
+    int npose;            /* new poses, appended to the dictionary in this order */
+    PnmfSpritePose *pose;
+    int m;                /* frames */
+    int *first;           /* m + 1: frame j's placements are place[first[j] .. first[j+1]) */
+    PnmfSpritePlace *place;
+    size_t bytes;         /* the reader's: the layer's bytes in the payload */
+} PnmfSpriteLayer;
+
+/* ps = a copy of the w x h pose (pix, mask: nonzero is opaque), its list,
+ * count and hash made. 0 or PNMF_ERR_NOMEM. */
+int  pnmf_sprite_pose_make(PnmfSpritePose *ps, int w, int h, const uint8_t *pix, const uint8_t *mask);
+void pnmf_sprite_pose_free(PnmfSpritePose *ps);
+
+void pnmf_sprite_dict_init(PnmfSpriteDict *d);
+void pnmf_sprite_dict_free(PnmfSpriteDict *d);
+/* dst (freed first) = a deep copy of src. 0 or PNMF_ERR_NOMEM. */
+int  pnmf_sprite_dict_copy(PnmfSpriteDict *dst, const PnmfSpriteDict *src);
+/* Append a copy of a w x h pose (pix, mask); returns its id or PNMF_ERR_NOMEM. */
+int  pnmf_sprite_dict_add(PnmfSpriteDict *d, int w, int h, const uint8_t *pix, const uint8_t *mask);
+
+/* The dictionary after window L (NULL or not present: no sprite layer):
+ * a key window (continues 0) empties it, then L's poses are appended,
+ * their pixels 0 until pnmf_sprite_cut() fills them; L->base is set.
+ * Refused (PNMF_ERR_CORRUPT, d unchanged, the reason in err) when a cap
+ * would be passed, a placement names a pose the dictionary will not hold
+ * (or a new pose in a frame not after the one it is cut from) or shows
+ * none of its box in the rows x cols frame; PNMF_ERR_LIMIT when
+ * a frame's placements paint more than PNMF_SPRITE_WORK * rows * cols +
+ * PNMF_SPRITE_WORK_MIN pixels. */
+int  pnmf_sprite_dict_commit(PnmfSpriteDict *d, PnmfSpriteLayer *L, int continues, int rows, int cols,
+                             char *err, size_t errlen);
+
+/* After frame j of L's window is decoded into D (rows of cols): the new
+ * poses cut from it get their pixels. */
+void pnmf_sprite_cut(PnmfSpriteDict *d, const PnmfSpriteLayer *L, int j, int cols, const uint8_t *D);
+
+void pnmf_sprite_layer_free(PnmfSpriteLayer *L);
+
+/* P (rows x cols) = B, then frame j's placements of L painted in order
+ * with d's poses. */
+void pnmf_sprite_paint(const PnmfSpriteDict *d, const PnmfSpriteLayer *L, int j, int rows, int cols,
+                       const uint8_t *B, uint8_t *P);
+
+/* After frame j is decoded into D: B = D outside the pixels frame j's
+ * placements of L paint (L NULL or not present: everywhere). mark is
+ * rows * cols bytes of zeros, left zero. */
+void pnmf_sprite_background_update(const PnmfSpriteDict *d, const PnmfSpriteLayer *L, int j, int rows,
+                                   int cols, const uint8_t *D, uint8_t *B, uint8_t *mark);
+
+/* FNV-1a over w, h, the mask and the opaque pixels of a w x h box. */
+uint64_t pnmf_sprite_hash(int w, int h, const uint8_t *pix, const uint8_t *mask);
+
+#endif /* PNMF_SPRITE_H */

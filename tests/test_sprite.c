@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The sprite layer (sprite.h, docs/format.md "Sprite layer"): the
+ * composite and the background against their per-pixel definitions, the
+ * dictionary's rules (key windows, cut pixels, refusals), and the payload's
+ * sprite section written and read back, hostile values refused.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "model.h"
+#include "model_write.h"
+#include "sprite.h"
+#include "test.h"
+
+static unsigned rs = 4242;
+static int urn(int n) { rs = rs * 1103515245u + 12345u; return (int)(((rs >> 8) & 0xFFFFFF) % (unsigned)n); }
+
+/* A random pose of up to 9x9 with a random mask (one opaque pixel at least). */
+static void random_pose(int *w, int *h, uint8_t *pix, uint8_t *mask)
+{
+    *w = 1 + urn(9), *h = 1 + urn(9);
+    int n = 0;
+    for (int i = 0; i < *w * *h; i++) {
+        mask[i] = (uint8_t)(urn(3) != 0);
+        pix[i] = (uint8_t)urn(256);
+        n += mask[i];
+    }
+    if (!n) mask[urn(*w * *h)] = 1;
+}
+
+/* The definition: the last placement of the list whose pose has an opaque
+ * pixel over (y, x) gives it, else the background. */
+static int paint_ref(const PnmfSpriteDict *d, const PnmfSpriteLayer *L, int j, const uint8_t *B, int cols, int y,
+                     int x, int *covered)
+{
+    int v = B[y * cols + x];
+    *covered = 0;
+    for (int q = L->first[j]; q < L->first[j + 1]; q++) {
+        const PnmfSpritePlace *pl = &L->place[q];
+        const PnmfSpritePose *ps = &d->pose[pl->pose];
+        const int py = y - pl->y, px = x - pl->x;
+        if (py >= 0 && py < ps->h && px >= 0 && px < ps->w && ps->mask[py * ps->w + px])
+            v = ps->pix[py * ps->w + px], *covered = 1;
+    }
+    return v;
+}
+
+static void test_composite(void)
+{
+    enum { R = 13, C = 17, M = 3 };
+    for (int t = 0; t < 50; t++) {
+        PnmfSpriteDict d;
+        pnmf_sprite_dict_init(&d);
+        const int np = 1 + urn(6);
+        for (int i = 0; i < np; i++) {
+            uint8_t pix[81], mask[81];
+            int w, h;
+            random_pose(&w, &h, pix, mask);
+            CHECK(pnmf_sprite_dict_add(&d, w, h, pix, mask) == i);
+        }
+        PnmfSpriteLayer L = { 0 };
+        L.present = 1, L.m = M;
+        L.first = calloc(M + 1, sizeof(int));
+        L.place = malloc(40 * M * sizeof(PnmfSpritePlace));
+        int n = 0;
+        for (int j = 0; j < M; j++) {
+            L.first[j] = n;
+            for (int k = urn(12); k > 0; k--) { /* overlapping, and across every edge */
+                const int p = urn(np);
+                L.place[n++] = (PnmfSpritePlace){ p, urn(R + d.pose[p].h - 1) - d.pose[p].h + 1,
+                                                  urn(C + d.pose[p].w - 1) - d.pose[p].w + 1 };
+            }
+        }
+        L.first[M] = n;
+        uint8_t B[R * C], B0[R * C], P[R * C], D[R * C], mark[R * C];
+        memset(mark, 0, sizeof(mark));
+        for (int i = 0; i < R * C; i++) B[i] = (uint8_t)urn(256);
+        int bad_paint = 0, bad_bg = 0;
+        for (int j = 0; j < M; j++) {
+            pnmf_sprite_paint(&d, &L, j, R, C, B, P);
+            for (int i = 0; i < R * C; i++) D[i] = (uint8_t)urn(256);
+            memcpy(B0, B, sizeof(B));
+            pnmf_sprite_background_update(&d, &L, j, R, C, D, B, mark);
+            for (int y = 0; y < R; y++)
+                for (int x = 0; x < C; x++) {
+                    int cov;
+                    bad_paint += P[y * C + x] != paint_ref(&d, &L, j, B0, C, y, x, &cov);
+                    bad_bg += B[y * C + x] != (cov ? B0[y * C + x] : D[y * C + x]);
+                }
+        }
+        int dirty = 0;
+        for (int i = 0; i < R * C; i++) dirty += mark[i] != 0;
+        CHECK_MSG(bad_paint == 0, "trial %d: %d pixels differ from the definition", t, bad_paint);
+        CHECK_MSG(bad_bg == 0, "trial %d: %d background pixels differ from the definition", t, bad_bg);
+        CHECK(dirty == 0);
+        pnmf_sprite_layer_free(&L);
+        pnmf_sprite_dict_free(&d);
+    }
+}
+
+/* A layer of m frames with one new pose (a 3x2 L shape cut from frame 0 at
+ * (1, 2)) and a placement of it in each later frame. */
+static void make_layer(PnmfSpriteLayer *L, int m)
+{
+    memset(L, 0, sizeof(*L));
+    L->present = 1, L->m = m, L->npose = 1;
+    L->pose = calloc(1, sizeof(PnmfSpritePose));
+    const uint8_t mask[6] = { 1, 0, 1, 0, 1, 1 };
+    CHECK(pnmf_sprite_pose_make(&L->pose[0], 2, 3, mask, mask) == 0);
+    L->pose[0].src = 0, L->pose[0].sy = 1, L->pose[0].sx = 2;
+    L->first = calloc((size_t)m + 1, sizeof(int));
+    L->place = calloc((size_t)m, sizeof(PnmfSpritePlace));
+    for (int j = 1; j < m; j++) {
+        L->first[j] = j - 1;
+        L->place[j - 1] = (PnmfSpritePlace){ 0, j, 2 * j - 3 };
+    }
+    L->first[m] = m - 1;
+}
+
+static void test_dictionary(void)
+{
+    enum { R = 8, C = 10 };
+    PnmfSpriteDict d;
+    pnmf_sprite_dict_init(&d);
+    char err[200];
+    PnmfSpriteLayer L;
+    make_layer(&L, 4);
+    CHECK(pnmf_sprite_dict_commit(&d, &L, 0, R, C, err, sizeof(err)) == 0);
+    CHECK(d.count == 1 && L.base == 0);
+    uint8_t D[R * C];
+    for (int i = 0; i < R * C; i++) D[i] = (uint8_t)(i * 7 + 3);
+    pnmf_sprite_cut(&d, &L, 0, C, D);
+    /* its opaque pixels are the frame's under the box, the rest 0 */
+    int bad = 0;
+    for (int y = 0; y < 3; y++)
+        for (int x = 0; x < 2; x++) {
+            const int want = L.pose[0].mask[y * 2 + x] ? D[(1 + y) * C + 2 + x] : 0;
+            bad += d.pose[0].pix[y * 2 + x] != want;
+        }
+    CHECK(bad == 0);
+    /* a window that continues appends after it; a key window starts afresh */
+    CHECK(pnmf_sprite_dict_commit(&d, &L, 1, R, C, err, sizeof(err)) == 0);
+    CHECK(d.count == 2 && L.base == 1);
+    CHECK(pnmf_sprite_dict_commit(&d, NULL, 1, R, C, err, sizeof(err)) == 0 && d.count == 2);
+    CHECK(pnmf_sprite_dict_commit(&d, NULL, 0, R, C, err, sizeof(err)) == 0 && d.count == 0);
+
+    /* refusals leave the dictionary as it was */
+    CHECK(pnmf_sprite_dict_commit(&d, &L, 0, R, C, err, sizeof(err)) == 0 && d.count == 1);
+    L.place[1].pose = 5; /* names a pose the dictionary will not hold */
+    CHECK(pnmf_sprite_dict_commit(&d, &L, 1, R, C, err, sizeof(err)) == PNMF_ERR_CORRUPT && d.count == 1);
+    for (int q = 0; q < 3; q++) L.place[q].pose = 1; /* the new pose, id 1 after the one held */
+    L.first[1] = 1; /* frame 0 places the pose cut from frame 0 */
+    CHECK(pnmf_sprite_dict_commit(&d, &L, 1, R, C, err, sizeof(err)) == PNMF_ERR_CORRUPT && d.count == 1);
+    L.first[1] = 0;
+    L.place[2].x = C; /* nothing of it inside the frame */
+    CHECK(pnmf_sprite_dict_commit(&d, &L, 1, R, C, err, sizeof(err)) == PNMF_ERR_CORRUPT && d.count == 1);
+    L.place[2].x = -1; /* one column of it inside: allowed */
+    CHECK(pnmf_sprite_dict_commit(&d, &L, 1, R, C, err, sizeof(err)) == 0 && d.count == 2);
+    pnmf_sprite_layer_free(&L);
+
+    /* the caps: poses, and what a frame paints */
+    pnmf_sprite_dict_free(&d);
+    make_layer(&L, 2);
+    int refused = 0, count = 0;
+    for (int i = 0; i <= PNMF_SPRITE_MAX_POSES && !refused; i++) {
+        const int r = pnmf_sprite_dict_commit(&d, &L, 1, R, C, err, sizeof(err));
+        refused = r == PNMF_ERR_CORRUPT;
+        count += r == 0;
+    }
+    CHECK_MSG(refused && count == PNMF_SPRITE_MAX_POSES, "%d commits of one pose, refused %d", count, refused);
+    pnmf_sprite_layer_free(&L);
+    pnmf_sprite_dict_free(&d);
+    make_layer(&L, 2);
+    const int n = (PNMF_SPRITE_WORK * R * C + PNMF_SPRITE_WORK_MIN) / 4 + 1; /* 4 opaque pixels each */
+    L.place = realloc(L.place, (size_t)n * sizeof(PnmfSpritePlace));
+    for (int q = 0; q < n; q++) L.place[q] = (PnmfSpritePlace){ 0, 0, 0 };
+    L.first[1] = 0, L.first[2] = n;
+    CHECK(pnmf_sprite_dict_commit(&d, &L, 0, R, C, err, sizeof(err)) == PNMF_ERR_LIMIT && d.count == 0);
+    L.first[2] = n - 1;
+    CHECK(pnmf_sprite_dict_commit(&d, &L, 0, R, C, err, sizeof(err)) == 0);
+    pnmf_sprite_layer_free(&L);
+    pnmf_sprite_dict_free(&d);
+}
+
+/* A window of m frames of R x C with the layer L and a residual layer of
+ * uncoded model blocks, written and read back. */
+static int roundtrip(PnmfSpriteLayer *L, int m, int R, int C, PnmfWindowModel *back, char *err, size_t errlen)
+{
+    PnmfWindowModel md;
+    CHECK(pnmf_model_alloc(&md, R, C, R, C, m, 2, 0) == 0);
+    CHECK(pnmf_residual_alloc(&md.res, m, R, C, 32, 16) == 0);
+    md.spr = *L;
+    uint8_t *buf = NULL;
+    size_t size = 0;
+    int ret = pnmf_model_write(&md, &buf, &size);
+    memset(&md.spr, 0, sizeof(md.spr));
+    pnmf_model_free(&md);
+    if (ret < 0) return ret;
+    ret = pnmf_model_read(buf, size, R, C, R, C, m, 2, 1, 1, back, err, errlen);
+    free(buf);
+    return ret;
+}
+
+static void test_payload(void)
+{
+    enum { R = 8, C = 10, M = 5 };
+    char err[200];
+    PnmfSpriteLayer L;
+    make_layer(&L, M);
+    /* frames that repeat, move, change pose and add a placement anew */
+    L.place = realloc(L.place, 16 * sizeof(PnmfSpritePlace));
+    const PnmfSpritePlace pl[9] = { { 0, 1, 1 }, { 0, 1, 1 }, { 0, -2, 3 }, { 0, 1, 1 }, { 0, 5, 8 },
+                                    { 0, 1, 2 }, { 0, 6, 8 }, { 0, 0, 0 }, { 0, 7, 9 } };
+    memcpy(L.place, pl, sizeof(pl));
+    const int first[M + 1] = { 0, 0, 2, 5, 7, 9 };
+    memcpy(L.first, first, sizeof(first));
+    PnmfWindowModel back;
+    CHECK(roundtrip(&L, M, R, C, &back, err, sizeof(err)) == 0);
+    CHECK(back.spr.present && back.spr.npose == 1 && back.spr.m == M);
+    int same = back.spr.present && !memcmp(back.spr.first, first, sizeof(first)) &&
+               !memcmp(back.spr.place, pl, sizeof(pl));
+    same &= back.spr.pose[0].w == 2 && back.spr.pose[0].h == 3 && back.spr.pose[0].src == 0 &&
+            back.spr.pose[0].sy == 1 && back.spr.pose[0].sx == 2 && !memcmp(back.spr.pose[0].mask, L.pose[0].mask, 6);
+    CHECK(same);
+    pnmf_model_free(&back);
+
+    /* hostile: a box past the frame, a pose from a frame after the window, a
+     * placement off the frame */
+    L.pose[0].sy = R - 2;
+    CHECK(roundtrip(&L, M, R, C, &back, err, sizeof(err)) == PNMF_ERR_CORRUPT);
+    L.pose[0].sy = 1, L.pose[0].w = C + 1;
+    CHECK(roundtrip(&L, M, R, C, &back, err, sizeof(err)) == PNMF_ERR_CORRUPT);
+    L.pose[0].w = 2, L.pose[0].src = M;
+    CHECK(roundtrip(&L, M, R, C, &back, err, sizeof(err)) == PNMF_ERR_CORRUPT);
+    L.pose[0].src = 0, L.place[8].y = R;
+    CHECK(roundtrip(&L, M, R, C, &back, err, sizeof(err)) == PNMF_ERR_CORRUPT);
+    L.place[8].y = 7;
+    memset(L.pose[0].mask, 0, 6); /* no opaque pixel */
+    CHECK(roundtrip(&L, M, R, C, &back, err, sizeof(err)) == PNMF_ERR_CORRUPT);
+    pnmf_sprite_layer_free(&L);
+}
+
+int main(void)
+{
+    test_composite();
+    test_dictionary();
+    test_payload();
+    return test_summary("test_sprite");
+}

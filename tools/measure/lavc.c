@@ -85,6 +85,18 @@ static void aom_options(AVDictionary **d, int crf, int gray, const CmpOptions *o
     if (gray) av_dict_set(d, "row-mt", "0", 0);
 }
 
+/* libaom's screen-content tools (palette, intra block copy, the screen
+ * rate decisions) at a slower speed, the strongest AV1 anchor for
+ * captured screens and sprite animation */
+static void aom_screen_options(AVDictionary **d, int crf, int gray, const CmpOptions *o)
+{
+    (void)o;
+    set_int(d, "cpu-used", 3);
+    set_int(d, "crf", crf);
+    av_dict_set(d, "aom-params", "tune-content=screen", 0);
+    if (gray) av_dict_set(d, "row-mt", "0", 0);
+}
+
 static void svtav1_options(AVDictionary **d, int crf, int gray, const CmpOptions *o)
 {
     (void)gray;
@@ -466,6 +478,8 @@ static const LavcConf x264_anim_conf = { "libx264", { "h264", NULL }, AV_CODEC_I
 static const LavcConf x265_conf = { "libx265", { "hevc", NULL }, AV_CODEC_ID_HEVC, "39-40", x265_options };
 static const LavcConf aom_conf = { "libaom-av1", { "libdav1d", "libaom-av1", "av1", NULL }, AV_CODEC_ID_AV1,
                                    NULL, aom_options };
+static const LavcConf aom_screen_conf = { "libaom-av1", { "libdav1d", "libaom-av1", "av1", NULL },
+                                          AV_CODEC_ID_AV1, NULL, aom_screen_options };
 static const LavcConf svtav1_conf = { "libsvtav1", { "libdav1d", "libaom-av1", "av1", NULL },
                                       AV_CODEC_ID_AV1, NULL, svtav1_options };
 static const LavcConf vp9_conf = { "libvpx-vp9", { "vp9", NULL }, AV_CODEC_ID_VP9, NULL, vp9_options };
@@ -478,9 +492,11 @@ LAVC_CODEC(x264_anim_codec, "x264-anim", "libx264 preset medium, tune animation"
            x264_anim_conf);
 LAVC_CODEC(x265_codec, "x265", "libx265 preset medium", 0, 51, 20, 44, x265_conf);
 LAVC_CODEC(aom_codec, "aom", "libaom-av1 cpu-used 6 (row-mt 0 for gray)", 0, 63, 30, 63, aom_conf);
+LAVC_CODEC(aom_screen_codec, "aom-screen", "libaom-av1 cpu-used 3, tune-content screen (row-mt 0 for gray)", 0,
+           63, 30, 63, aom_screen_conf);
 LAVC_CODEC(svtav1_codec, "svtav1", "libsvtav1 preset 8", 1, 63, 34, 63, svtav1_conf);
 LAVC_CODEC(vp9_codec, "vp9", "libvpx-vp9 crf, deadline good, cpu-used 2", 0, 63, 28, 63, vp9_conf);
 
 const CmpCodec *const cmp_lavc_codecs[] = {
-    &x264_codec, &x264_anim_codec, &x265_codec, &aom_codec, &svtav1_codec, &vp9_codec, NULL,
+    &x264_codec, &x264_anim_codec, &x265_codec, &aom_codec, &aom_screen_codec, &svtav1_codec, &vp9_codec, NULL,
 };

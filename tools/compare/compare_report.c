@@ -508,8 +508,11 @@ static int gp_end(FILE *gp, const char *tmp, const char *path, char *err, size_t
     return 0;
 }
 
-/* pnmf thick and black, the others in the Okabe-Ito colour-blind-safe palette */
-static const char *const palette[] = { "#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7", "#999999" };
+/* pnmf thick and black, the others in the Okabe-Ito colour-blind-safe
+ * palette, then two of Paul Tol's (the lossless chart has nine others) */
+static const char *const palette[] = { "#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00",
+                                       "#CC79A7", "#999999", "#882255", "#117733" };
+#define NPALETTE ((int)(sizeof(palette) / sizeof(palette[0])))
 
 int cmp_report_plot(const char *dir, const char *format, const CmpClip *clip, const CmpRun *runs,
                     int nruns, char *path, size_t pathlen, char *err, size_t errlen)
@@ -546,7 +549,7 @@ int cmp_report_plot(const char *dir, const char *format, const CmpClip *clip, co
         if (!any) continue;
         const int is_pnmf = runs[r].codec == &cmp_pnmf_codec;
         fprintf(gp, "%s$d%d using 1:2 with linespoints lw %s lc rgb '%s' pt %d ps 1.2 title ",
-                first ? "" : ", ", r, is_pnmf ? "3" : "1.5", is_pnmf ? "#000000" : palette[k % 7],
+                first ? "" : ", ", r, is_pnmf ? "3" : "1.5", is_pnmf ? "#000000" : palette[k % NPALETTE],
                 is_pnmf ? 5 : 7 + 2 * (k % 5));
         if (!is_pnmf) k++;
         gp_string(gp, runs[r].codec->name);
@@ -567,7 +570,7 @@ int cmp_report_lossless_plot(const char *dir, const char *format, const CmpClip 
     /* one bar per measured codec, in the table's order: the exact ones
      * solid, the others hatched and labelled */
     fputs("set ylabel 'bits per pixel'\nset yrange [0:*]\nset grid ytics\nunset key\n"
-          "set boxwidth 0.7\nset xtics nomirror\nset offsets 0.6, 0.6, 0, 0\n",
+          "set boxwidth 0.7\nset xtics nomirror\nset offsets 0.6, 0.6, graph 0.08, 0\n",
           gp);
     int n = 0, k = 0, nok = 0, nbad = 0;
     fputs("$ok << EOD\n", gp);
@@ -575,7 +578,7 @@ int cmp_report_lossless_plot(const char *dir, const char *format, const CmpClip 
         const CmpPoint *p = &runs[r].points[0];
         if (!p->ok) continue;
         const int is_pnmf = runs[r].codec == &cmp_pnmf_codec;
-        const char *col = is_pnmf ? "#000000" : palette[k++ % 7];
+        const char *col = is_pnmf ? "#000000" : palette[k++ % NPALETTE];
         if (exact(clip, p) && ++nok) fprintf(gp, "%d \"%s\" %.8g %ld \"%.3g\"\n", n, runs[r].codec->name, bpp(clip, p),
                                     strtol(col + 1, NULL, 16), bpp(clip, p));
         n++;
@@ -586,7 +589,7 @@ int cmp_report_lossless_plot(const char *dir, const char *format, const CmpClip 
         const CmpPoint *p = &runs[r].points[0];
         if (!p->ok) continue;
         const int is_pnmf = runs[r].codec == &cmp_pnmf_codec;
-        const char *col = is_pnmf ? "#000000" : palette[k++ % 7];
+        const char *col = is_pnmf ? "#000000" : palette[k++ % NPALETTE];
         if (!exact(clip, p) && ++nbad) fprintf(gp, "%d \"%s\" %.8g %ld \"%.3g, not lossless\"\n", n, runs[r].codec->name,
                                      bpp(clip, p), strtol(col + 1, NULL, 16), bpp(clip, p));
         n++;

@@ -9,7 +9,8 @@
 #   carried components, and the paper's experiments.
 # full (hours on two cores): also pnmf-compare on every clip of
 #   samples/devset, each part of pnmf switched off in turn (pnmf alone, the
-#   other codecs read back with --anchors), and pnmf-bench on x11_penguins.
+#   other codecs read back with --anchors), pnmf-compare --lossless on every
+#   clip, and pnmf-bench on x11_penguins.
 #
 # Everything runs under nice. The tables go to OUT_DIR/tables.md (default
 # BUILD_DIR/measurements/), each run's own files beside it.
@@ -35,7 +36,19 @@ bd_row() { # LABEL BD_CSV
         NR > 1 { v[$2] = ($8 == "ok") ? sprintf("%+.2f", $3) : "n/a" }
         END {
             printf "| %s", label
-            n = split("x264 x264-anim x265 aom svtav1 vp9", c, " ")
+            n = split("x264 x264-anim x265 aom aom-screen svtav1 vp9", c, " ")
+            for (i = 1; i <= n; i++) printf " | %s", (c[i] in v) ? v[c[i]] : "-"
+            printf " |\n"
+        }' "$2"
+}
+# One Markdown row of lossless sizes from a lossless.csv: bytes, marked
+# when not lossless.
+lossless_row() { # LABEL LOSSLESS_CSV
+    awk -F, -v label="$1" '
+        NR > 1 { v[$1] = ($15 != "ok") ? "failed" : ($11 == "yes") ? $5 : $5 " (not lossless)" }
+        END {
+            printf "| %s", label
+            n = split("pnmf ffv1 x264 x265 aom aom-screen apng gif webp zstd", c, " ")
             for (i = 1; i <= n; i++) printf " | %s", (c[i] in v) ? v[c[i]] : "-"
             printf " |\n"
         }' "$2"
@@ -94,8 +107,8 @@ CLIPS="samples/sprites.mkv"
     echo
     echo "\`pnmf-compare --out DIR CLIP\`, default settings, 6 points, 1 thread."
     echo
-    echo "| clip | x264 | x264 tune animation | x265 | libaom AV1 | SVT-AV1 | VP9 |"
-    echo "|---|---:|---:|---:|---:|---:|---:|"
+    echo "| clip | x264 | x264 tune animation | x265 | libaom AV1 | libaom AV1 screen | SVT-AV1 | VP9 |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---:|"
 } >> "$T"
 for c in $CLIPS; do
     name=$(basename "$c" .mkv)
@@ -161,6 +174,23 @@ if [ "$MODE" = full ]; then
             row="$row | $(bd_of "$dir/bd.csv" aom) / $(bd_of "$dir/bd.csv" x264-anim)"
         done
         echo "$row |" >> "$T"
+    done
+    echo >> "$T"
+
+    # 8. Lossless: pnmf -q 0 against the lossless codecs.
+    {
+        echo "## Lossless, bytes"
+        echo
+        echo "\`pnmf-compare --lossless --out DIR CLIP\`, default settings, 1 thread."
+        echo
+        echo "| clip | pnmf -q 0 | FFV1 | x264 | x265 | libaom | libaom screen | APNG | GIF | WebP | zstd -19 --long |"
+        echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    } >> "$T"
+    for c in $CLIPS; do
+        name=$(basename "$c" .mkv)
+        $N "$BUILD/pnmf-compare" -Q --lossless --out "$OUT/lossless-$name" "$c" > "$OUT/lossless-$name.md" ||
+            echo "measurements.sh: pnmf-compare --lossless $c: a codec failed (see $OUT/lossless-$name.md)" >&2
+        lossless_row "$name" "$OUT/lossless-$name/lossless.csv" >> "$T"
     done
     echo >> "$T"
 

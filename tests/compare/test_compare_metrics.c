@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* PSNR-Y and SSIM-Y of pnmf-compare against straightforward computations
- * written from the definitions (tools/measure/metrics.h) on small synthetic clips. */
+ * written from the definitions (tools/measure/metrics.h) on small synthetic
+ * clips, and the exactness check of --lossless on gray and RGB frames. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -138,6 +139,49 @@ static void test_ffmpeg_value(void)
     free(b);
 }
 
+/* The lossless check: b is a (32x24) with pixel 100 off by 16. Gray
+ * frames count the differing pixels and the largest difference; an RGB
+ * frame is exact only when all three samples equal the source, and is
+ * scored on its BT.601 luma. */
+static void test_lossless_check(const uint8_t *a, const uint8_t *b)
+{
+    int m = -1;
+    CHECK(cmp_diff_plane(a, 32, a, 32, 32, 24, &m) == 0 && m == 0);
+    CHECK(cmp_diff_plane(a, 32, b, 32, 32, 24, &m) == 1 && m == 16);
+    CmpScore sc;
+    cmp_score_init(&sc);
+    CHECK(cmp_score_frame(&sc, a, 32, a, 32, 32, 24) == 0 && cmp_score_frame(&sc, a, 32, b, 32, 32, 24) == 0);
+    CHECK_MSG(sc.diff_pixels == 1 && sc.max_diff == 16, "gray: %llu pixels differ by up to %d",
+              (unsigned long long)sc.diff_pixels, sc.max_diff);
+
+    /* BGRA (offsets 2, 1, 0 of 4) with R = G = B = the source: exact */
+    uint8_t rgb[32 * 24 * 4];
+    for (int i = 0; i < 32 * 24; i++) rgb[4 * i] = rgb[4 * i + 1] = rgb[4 * i + 2] = a[i], rgb[4 * i + 3] = 255;
+    cmp_score_init(&sc);
+    CHECK(cmp_score_rgb_frame(&sc, a, 32, rgb, 32 * 4, 4, 2, 1, 0, 32, 24) == 0);
+    CHECK(sc.diff_pixels == 0 && sc.max_diff == 0 && cmp_score_psnr(&sc) == 999 && sc.frames == 1);
+    /* a tint the luma hides: R + 1, B - 5 keeps 0.299 R + 0.587 G + 0.114 B
+     * within rounding of G, yet the pixel is not the source's */
+    int i = 0;
+    while (a[i] < 8 || a[i] > 240) i++;
+    rgb[4 * i + 2] = (uint8_t)(a[i] + 1);
+    rgb[4 * i] = (uint8_t)(a[i] - 5);
+    const int l = (299 * (a[i] + 1) + 587 * a[i] + 114 * (a[i] - 5) + 500) / 1000;
+    CHECK(l == a[i]);
+    cmp_score_init(&sc);
+    CHECK(cmp_score_rgb_frame(&sc, a, 32, rgb, 32 * 4, 4, 2, 1, 0, 32, 24) == 0);
+    CHECK_MSG(sc.diff_pixels == 1 && sc.max_diff == 5 && sc.sse == 0, "tint: %llu pixels, max %d, sse %g",
+              (unsigned long long)sc.diff_pixels, sc.max_diff, sc.sse);
+    /* a gray pixel off by 16 in all three: one pixel, counted once, SSE 256 */
+    rgb[4 * i] = rgb[4 * i + 2] = a[i];
+    const int j = 100;
+    rgb[4 * j] = rgb[4 * j + 1] = rgb[4 * j + 2] = b[j];
+    cmp_score_init(&sc);
+    CHECK(cmp_score_rgb_frame(&sc, a, 32, rgb, 32 * 4, 4, 2, 1, 0, 32, 24) == 0);
+    CHECK_MSG(sc.diff_pixels == 1 && sc.max_diff == 16 && sc.sse == 256, "gray in RGB: %llu pixels, max %d, sse %g",
+              (unsigned long long)sc.diff_pixels, sc.max_diff, sc.sse);
+}
+
 int main(void)
 {
     test_ffmpeg_value();
@@ -171,5 +215,6 @@ int main(void)
     /* SSIM is symmetric and below 1 for a changed frame */
     CHECK_NEAR(cmp_ssim_plane(a, 32, b, 32, 32, 24), cmp_ssim_plane(b, 32, a, 32, 32, 24), 1e-12);
     CHECK(cmp_ssim_plane(a, 32, b, 32, 32, 24) < 1);
+    test_lossless_check(a, b);
     return test_summary("test_compare_metrics");
 }

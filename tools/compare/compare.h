@@ -15,12 +15,18 @@
 #include "measure/measure.h"
 
 extern const CmpCodec cmp_pnmf_codec;           /* compare_pnmf.c */
+extern const CmpCodec cmp_zstd_codec;           /* compare_zstd.c (--lossless) */
 
 /* The codecs --codecs names, pnmf first then cmp_lavc_codecs: the i-th, or
  * NULL past the last (compare_codecs.c). */
 const CmpCodec *cmp_codec_at(int i);
 /* The codec --codecs calls name (len bytes), or NULL (compare_codecs.c). */
 const CmpCodec *cmp_codec_by_name(const char *name, size_t len);
+
+/* The codecs of --lossless: pnmf (at -q 0), cmp_lavc_lossless_codecs,
+ * zstd; by position and by name, as above (compare_codecs.c). */
+const CmpCodec *cmp_lossless_codec_at(int i);
+const CmpCodec *cmp_lossless_codec_by_name(const char *name, size_t len);
 
 /* The ladder's i-th of n values from lo to hi, evenly spaced and rounded. */
 int cmp_ladder_value(int lo, int hi, int i, int n);
@@ -52,5 +58,15 @@ int cmp_report_csv(const char *dir, const CmpClip *clip, const CmpRun *runs, int
  * failure (reason in err). */
 int cmp_report_plot(const char *dir, const char *format, const CmpClip *clip, const CmpRun *runs,
                     int nruns, char *path, size_t pathlen, char *err, size_t errlen);
+
+/* --lossless: every run has one point. The table (bytes, bits per pixel,
+ * speeds, and whether the decoded frames are the source's exactly), the
+ * CSV dir/lossless.csv, and the bar chart of bits per pixel
+ * dir/lossless.FORMAT (returns as cmp_report_plot). */
+void cmp_report_lossless(FILE *f, const CmpClip *clip, const CmpOptions *o, const CmpRun *runs, int nruns);
+int cmp_report_lossless_csv(const char *dir, const CmpClip *clip, const CmpRun *runs, int nruns, char *err,
+                            size_t errlen);
+int cmp_report_lossless_plot(const char *dir, const char *format, const CmpClip *clip, const CmpRun *runs,
+                             int nruns, char *path, size_t pathlen, char *err, size_t errlen);
 
 #endif /* PNMF_COMPARE_H */

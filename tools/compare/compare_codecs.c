@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The codecs pnmf-compare knows, by position and by name, and its ladders. */
+/* The codecs pnmf-compare knows, by position and by name (the lossy ones
+ * and those of --lossless), and its ladders. */
 #include <string.h>
 
 #include "compare.h"
@@ -17,6 +18,23 @@ const CmpCodec *cmp_codec_by_name(const char *name, size_t len)
     for (int i = 0; cmp_codec_at(i); i++)
         if (strlen(cmp_codec_at(i)->name) == len && !strncmp(cmp_codec_at(i)->name, name, len))
             return cmp_codec_at(i);
+    return NULL;
+}
+
+const CmpCodec *cmp_lossless_codec_at(int i)
+{
+    if (i == 0) return &cmp_pnmf_codec;
+    int k = 0;
+    while (cmp_lavc_lossless_codecs[k] && k < i - 1) k++;
+    if (cmp_lavc_lossless_codecs[k]) return cmp_lavc_lossless_codecs[k];
+    return k == i - 1 ? &cmp_zstd_codec : NULL;
+}
+
+const CmpCodec *cmp_lossless_codec_by_name(const char *name, size_t len)
+{
+    for (int i = 0; cmp_lossless_codec_at(i); i++)
+        if (strlen(cmp_lossless_codec_at(i)->name) == len && !strncmp(cmp_lossless_codec_at(i)->name, name, len))
+            return cmp_lossless_codec_at(i);
     return NULL;
 }
 

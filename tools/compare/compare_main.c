@@ -5,6 +5,8 @@
  * codec's quality ladder (each point encoded, decoded and scored in a
  * forked child, so a codec's peak memory is its own and a crash costs one
  * point), then prints the tables and writes the CSV files and the plot.
+ * With --lossless: each lossless codec once, checked for exactness, a table
+ * and a bar chart.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -76,6 +78,7 @@ typedef struct Args {
     const char *out;
     const char *plot;
     const char *anchors; /* --anchors FILE, or NULL */
+    int lossless;        /* --lossless */
     int quiet;
     CmpOptions o;
 } Args;
@@ -92,9 +95,15 @@ static void usage(FILE *f)
             "\n"
             "      --codecs LIST    comma-separated, from: ");
     for (int i = 0; cmp_codec_at(i); i++) fprintf(f, "%s%s", i ? "," : "", cmp_codec_at(i)->name);
+    fprintf(f, "\n                       (with --lossless: ");
+    for (int i = 0; cmp_lossless_codec_at(i); i++)
+        fprintf(f, "%s%s", i ? "," : "", cmp_lossless_codec_at(i)->name);
     fprintf(f,
-            "\n"
+            ")\n"
             "                       (default: all that this FFmpeg has)\n"
+            "      --lossless       compare lossless coding instead: pnmf -q 0 and each lossless\n"
+            "                       codec once; bytes, speeds and a check that the decoded frames\n"
+            "                       are the source's exactly; writes lossless.csv and a bar chart\n"
             "      --points N       points per codec ladder, 1..64 (default %d); BD needs 4\n"
             "      --range C=LO:HI  ladder of codec C from LO (best quality) to HI, in its own\n"
             "                       knob's units; repeatable. Defaults (and legal values):\n",
@@ -128,19 +137,21 @@ static void usage(FILE *f)
             "write the output, 1 other errors (a point that failed: the rest is still reported).\n");
 }
 
-enum { OPT_CODECS = 256, OPT_ANCHORS, OPT_POINTS, OPT_RANGE, OPT_FRAMES, OPT_THREADS, OPT_OUT, OPT_PLOT, OPT_KEEP_SEI };
+enum { OPT_CODECS = 256, OPT_LOSSLESS, OPT_ANCHORS, OPT_POINTS, OPT_RANGE, OPT_FRAMES, OPT_THREADS, OPT_OUT, OPT_PLOT, OPT_KEEP_SEI };
 
 static int parse_codecs(Args *a, const char *list)
 {
+    const CmpCodec *(*at)(int) = a->lossless ? cmp_lossless_codec_at : cmp_codec_at;
     a->ncodecs = 0;
     const char *p = list;
     for (;;) {
         const char *e = strchr(p, ',');
         const size_t len = e ? (size_t)(e - p) : strlen(p);
-        const CmpCodec *c = cmp_codec_by_name(p, len);
+        const CmpCodec *c = a->lossless ? cmp_lossless_codec_by_name(p, len) : cmp_codec_by_name(p, len);
         if (!c) {
-            fprintf(stderr, "%s: option --codecs: unknown codec '%.*s' (known: ", prog, (int)len, p);
-            for (int i = 0; cmp_codec_at(i); i++) fprintf(stderr, "%s%s", i ? "," : "", cmp_codec_at(i)->name);
+            fprintf(stderr, "%s: option --codecs: unknown codec '%.*s'%s (known: ", prog, (int)len, p,
+                    a->lossless ? " with --lossless" : "");
+            for (int i = 0; at(i); i++) fprintf(stderr, "%s%s", i ? "," : "", at(i)->name);
             fprintf(stderr, ")\n");
             return -1;
         }
@@ -202,7 +213,8 @@ static int parse_args(int argc, char **argv, Args *a)
         { "range", required_argument, NULL, OPT_RANGE },     { "frames", required_argument, NULL, OPT_FRAMES },
         { "threads", required_argument, NULL, OPT_THREADS }, { "out", required_argument, NULL, OPT_OUT },
         { "plot", required_argument, NULL, OPT_PLOT },       { "keep-sei", no_argument, NULL, OPT_KEEP_SEI },
-        { "anchors", required_argument, NULL, OPT_ANCHORS }, { "quiet", no_argument, NULL, 'Q' },
+        { "anchors", required_argument, NULL, OPT_ANCHORS }, { "lossless", no_argument, NULL, OPT_LOSSLESS },
+        { "quiet", no_argument, NULL, 'Q' },
         { "verbose", no_argument, NULL, 'v' },               { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },               { NULL, 0, NULL, 0 },
     };
@@ -211,7 +223,8 @@ static int parse_args(int argc, char **argv, Args *a)
     enc_opts_longopts(longopts, own, CMP_ENC_OMIT);
     enc_opts_optstring(optstring, sizeof(optstring), "QvhV", CMP_ENC_OMIT);
     static RangeArg ranges[64];
-    int nranges = 0, have_codecs = 0, c, got;
+    int nranges = 0, have_points = 0, c, got;
+    const char *codec_list = NULL;
     long long v;
     memset(a, 0, sizeof(*a));
     a->points = DEFAULT_POINTS;
@@ -231,12 +244,13 @@ static int parse_args(int argc, char **argv, Args *a)
         if ((got = enc_opts_parse(&eo, prog, c, optarg)) < 0) return PNMF_EXIT_USAGE;
         if (got > 0) continue;
         switch (c) {
-        case OPT_CODECS:
-            if (parse_codecs(a, optarg) < 0) return PNMF_EXIT_USAGE;
-            have_codecs = 1;
-            break;
+        case OPT_CODECS: codec_list = optarg; break;
+        case OPT_LOSSLESS: a->lossless = 1; break;
         case OPT_ANCHORS: a->anchors = optarg; break;
-        case OPT_POINTS: INT_OPT("--points", 1, 64, a->points); break;
+        case OPT_POINTS:
+            INT_OPT("--points", 1, 64, a->points);
+            have_points = 1;
+            break;
         case OPT_RANGE:
             if (nranges == (int)(sizeof(ranges) / sizeof(ranges[0]))) {
                 fprintf(stderr, "%s: option --range given too often\n", prog);
@@ -269,8 +283,14 @@ static int parse_args(int argc, char **argv, Args *a)
     }
     if (enc_opts_finish(&eo, prog) < 0) return PNMF_EXIT_USAGE;
     a->o.pnmf = eo.s;
+    if (a->lossless && (a->anchors || nranges || have_points)) {
+        fprintf(stderr, "%s: option %s does not apply with --lossless (one point per codec)\n", prog,
+                a->anchors ? "--anchors" : nranges ? "--range" : "--points");
+        return PNMF_EXIT_USAGE;
+    }
+    if (codec_list && parse_codecs(a, codec_list) < 0) return PNMF_EXIT_USAGE;
     char why[160];
-    if (have_codecs) {
+    if (codec_list) {
         for (int i = 0; i < a->ncodecs; i++)
             if (a->codecs[i]->available(a->codecs[i], why, sizeof(why)) < 0) {
                 fprintf(stderr, "%s: option --codecs: %s is not available: %s\n", prog, a->codecs[i]->name, why);
@@ -279,8 +299,9 @@ static int parse_args(int argc, char **argv, Args *a)
     } else if (a->anchors) { /* the others come from the file */
         if (cmp_pnmf_codec.available(&cmp_pnmf_codec, why, sizeof(why)) == 0) a->codecs[a->ncodecs++] = &cmp_pnmf_codec;
     } else {
-        for (int i = 0; cmp_codec_at(i); i++) {
-            const CmpCodec *cc = cmp_codec_at(i);
+        const CmpCodec *(*at)(int) = a->lossless ? cmp_lossless_codec_at : cmp_codec_at;
+        for (int i = 0; at(i); i++) {
+            const CmpCodec *cc = at(i);
             if (cc->available(cc, why, sizeof(why)) < 0) {
                 if (!a->quiet) fprintf(stderr, "%s: skipping %s: %s\n", prog, cc->name, why);
                 continue;
@@ -288,9 +309,11 @@ static int parse_args(int argc, char **argv, Args *a)
             a->codecs[a->ncodecs++] = cc;
         }
     }
+    if (a->lossless) a->points = 1; /* each codec once, its ladder unused */
     for (int i = 0; i < a->ncodecs; i++) {
         a->lo[i] = a->codecs[i]->ladder_lo;
         a->hi[i] = a->codecs[i]->ladder_hi;
+        if (a->lossless) a->lo[i] = a->hi[i] = 0; /* pnmf's lossless -q; the others ignore it */
         for (int r = 0; r < nranges; r++)
             if (ranges[r].codec == a->codecs[i]) {
                 a->lo[i] = ranges[r].lo;
@@ -388,6 +411,11 @@ int main(int argc, char **argv)
             if (!pt->ok) {
                 failed++;
                 fprintf(stderr, "%s: %s: %s\n", prog, clip_path, pt->err);
+            } else if (!a.quiet && a.lossless) {
+                fprintf(stderr, "[%d/%d] %s: %llu bytes, %s, %.1f s\n", done, total, c->name,
+                        (unsigned long long)pt->bytes,
+                        pt->diff_pixels == 0 && pt->frames == clip.frames ? "lossless" : "NOT LOSSLESS",
+                        pt->enc_seconds + pt->dec_seconds);
             } else if (!a.quiet) {
                 fprintf(stderr, "[%d/%d] %s %s %d: %llu bytes, %.2f dB, %.1f s\n", done, total, c->name,
                         c->param_name, param, (unsigned long long)pt->bytes, pt->psnr,
@@ -396,6 +424,28 @@ int main(int argc, char **argv)
         }
     }
 
+    if (a.lossless) {
+        cmp_report_lossless(stdout, &clip, &a.o, runs, nruns);
+        fflush(stdout);
+        code = failed ? PNMF_EXIT_FAIL : PNMF_EXIT_OK;
+        if (cmp_report_lossless_csv(a.out, &clip, runs, nruns, err, sizeof(err)) < 0) {
+            fprintf(stderr, "%s: %s\n", prog, err);
+            code = PNMF_EXIT_OUTPUT;
+        }
+        if (strcmp(a.plot, "none")) {
+            int r = cmp_report_lossless_plot(a.out, a.plot, &clip, runs, nruns, plot_path, sizeof(plot_path), err,
+                                             sizeof(err));
+            if (r < 0) {
+                fprintf(stderr, "%s: %s\n", prog, err);
+                code = PNMF_EXIT_OUTPUT;
+            } else if (r > 0) {
+                fprintf(stderr, "%s: gnuplot is not installed (Debian: gnuplot-nox): no plot written\n", prog);
+            }
+        }
+        for (int i = 0; i < nruns; i++) free(runs[i].points);
+        free(clip.pixels);
+        return code;
+    }
     cmp_report_table(stdout, &clip, &a.o, runs, nruns);
     if (nruns > a.ncodecs) {
         printf("Read from `%s` (an earlier run), not measured here:", a.anchors);

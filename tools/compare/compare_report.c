@@ -36,6 +36,21 @@ static double fps(const CmpPoint *p, double seconds)
     return seconds > 0 ? p->frames / seconds : -1;
 }
 
+/* The bullet line of pnmf's settings; extra goes after "libpnmf". */
+static void pnmf_settings(FILE *f, const CmpOptions *o, const char *extra)
+{
+    const PnmfEncSettings *s = &o->pnmf;
+    fprintf(f, "- pnmf: libpnmf%s, -k %d --%s -w %d --%s --%s --%s%s --shift %s --canvas-pad %d --%s --%s --algo %s "
+               "--iterations %d --inner %d --refine %d --restarts %d --seed %llu --zstd-level %d\n",
+            extra, s->components, s->auto_k ? "auto-k" : "fixed-k", s->window,
+            s->scene_cut ? "scenecut" : "no-scenecut", s->carry ? "carry" : "no-carry",
+            s->repeats ? "repeats" : "no-repeats", s->recentre ? " --recentre" : "",
+            s->shift_model == PNMF_SHIFT_CANVAS ? "canvas" : s->shift_model == PNMF_SHIFT_TORUS ? "torus" : "vector",
+            s->canvas_pad, s->signed_components ? "signed" : "unsigned", s->residual ? "residual" : "no-residual",
+            s->algo == PNMF_ALGO_IMPROVED ? "improved" : "paper", s->iterations, s->inner_iters, s->refine,
+            s->restarts, (unsigned long long)s->seed, s->zstd_level);
+}
+
 void cmp_report_table(FILE *f, const CmpClip *clip, const CmpOptions *o, const CmpRun *runs, int nruns)
 {
     fprintf(f, "Clip `%s`: %d frames of %dx%d at %g fps, luma only; %d thread%s per codec.\n\n", clip->path,
@@ -66,16 +81,7 @@ void cmp_report_table(FILE *f, const CmpClip *clip, const CmpOptions *o, const C
     for (int r = 0; r < nruns; r++) {
         const CmpCodec *c = runs[r].codec;
         if (c == &cmp_pnmf_codec) {
-            const PnmfEncSettings *s = &o->pnmf;
-            fprintf(f, "- pnmf: libpnmf, -k %d --%s -w %d --%s --%s --%s%s --shift %s --canvas-pad %d --%s --%s --algo %s "
-                       "--iterations %d --inner %d --refine %d --restarts %d --seed %llu --zstd-level %d\n",
-                    s->components, s->auto_k ? "auto-k" : "fixed-k", s->window,
-                    s->scene_cut ? "scenecut" : "no-scenecut", s->carry ? "carry" : "no-carry",
-                    s->repeats ? "repeats" : "no-repeats", s->recentre ? " --recentre" : "",
-                    s->shift_model == PNMF_SHIFT_CANVAS ? "canvas" : s->shift_model == PNMF_SHIFT_TORUS ? "torus" : "vector",
-                    s->canvas_pad, s->signed_components ? "signed" : "unsigned", s->residual ? "residual" : "no-residual",
-                    s->algo == PNMF_ALGO_IMPROVED ? "improved" : "paper", s->iterations, s->inner_iters,
-                    s->refine, s->restarts, (unsigned long long)s->seed, s->zstd_level);
+            pnmf_settings(f, o, "");
         } else {
             uint64_t sei = 0;
             for (int i = 0; i < runs[r].npoints; i++)
@@ -325,6 +331,93 @@ int cmp_report_csv(const char *dir, const CmpClip *clip, const CmpRun *runs, int
     return write_file(dir, "bd.csv", bd_csv, &a, err, errlen);
 }
 
+/* ---- --lossless ---- */
+
+static int exact(const CmpClip *clip, const CmpPoint *p)
+{
+    return p->ok && p->frames == clip->frames && p->diff_pixels == 0;
+}
+
+/* The pnmf run's point when it is measured and exact, else NULL. */
+static const CmpPoint *pnmf_lossless(const CmpClip *clip, const CmpRun *runs, int nruns)
+{
+    const CmpRun *r = find_pnmf(runs, nruns);
+    return r && r->npoints == 1 && exact(clip, &r->points[0]) ? &r->points[0] : NULL;
+}
+
+void cmp_report_lossless(FILE *f, const CmpClip *clip, const CmpOptions *o, const CmpRun *runs, int nruns)
+{
+    const double raw = (double)clip->frames * clip->width * clip->height;
+    fprintf(f, "Clip `%s`: %d frames of %dx%d at %g fps, luma only (%.0f bytes raw); %d thread%s per codec. "
+               "Lossless: every decoded frame compared with the source's gray frame.\n\n",
+            clip->path, clip->frames, clip->width, clip->height, (double)clip->fps_num / clip->fps_den, raw,
+            o->threads, o->threads == 1 ? "" : "s");
+    const CmpPoint *ref = pnmf_lossless(clip, runs, nruns);
+    fprintf(f, "| codec | bytes | bpp | vs pnmf | enc fps | dec fps | peak MiB | lossless |\n");
+    fprintf(f, "|---|---:|---:|---:|---:|---:|---:|---|\n");
+    int nfail = 0;
+    for (int r = 0; r < nruns; r++) {
+        const CmpPoint *p = &runs[r].points[0];
+        if (!p->ok) {
+            nfail++;
+            fprintf(f, "| %s | failed | | | | | | |\n", runs[r].codec->name);
+            continue;
+        }
+        char b1[32], b2[32], b3[32], vs[32] = "—";
+        if (ref && p != ref && exact(clip, p))
+            snprintf(vs, sizeof(vs), "%+.1f %%", 100.0 * ((double)p->bytes / (double)ref->bytes - 1));
+        fprintf(f, "| %s | %llu | %.4f | %s | %s | %s | %s | ", runs[r].codec->name, (unsigned long long)p->bytes,
+                bpp(clip, p), vs, num(b1, sizeof(b1), "%.1f", fps(p, p->enc_seconds)),
+                num(b2, sizeof(b2), "%.1f", fps(p, p->dec_seconds)), num(b3, sizeof(b3), "%.1f", p->peak_mib));
+        if (exact(clip, p)) fprintf(f, "yes |\n");
+        else
+            fprintf(f, "**not lossless**: %llu of %.0f pixels differ (by up to %d), PSNR-Y %.2f dB |\n",
+                    (unsigned long long)p->diff_pixels, raw, p->max_diff, p->psnr);
+    }
+    fprintf(f, "\n");
+    for (int r = 0; r < nruns; r++) {
+        const CmpCodec *c = runs[r].codec;
+        if (c == &cmp_pnmf_codec) pnmf_settings(f, o, " -q 0");
+        else fprintf(f, "- %s: %s\n", c->name, c->describe);
+    }
+    if (nfail) {
+        fprintf(f, "\nFailed:\n\n");
+        for (int r = 0; r < nruns; r++)
+            if (!runs[r].points[0].ok) fprintf(f, "- %s\n", runs[r].points[0].err);
+    }
+    fprintf(f, "\n");
+}
+
+static void lossless_csv(FILE *f, const void *arg)
+{
+    const CsvArgs *a = arg;
+    fprintf(f, "codec,frames,width,height,bytes,bpp,enc_fps,dec_fps,enc_cpu_s,peak_mib,lossless,diff_pixels,"
+               "max_diff,psnr_y,status\n");
+    for (int r = 0; r < a->nruns; r++) {
+        const CmpPoint *p = &a->runs[r].points[0];
+        fprintf(f, "%s,", a->runs[r].codec->name);
+        if (!p->ok) {
+            fprintf(f, "%d,%d,%d,,,,,,,,,,,", a->clip->frames, a->clip->width, a->clip->height);
+            csv_string(f, p->err);
+            fputc('\n', f);
+            continue;
+        }
+        char b1[32], b2[32], b3[32];
+        fprintf(f, "%d,%d,%d,%llu,%.6f,%s,%s,%.3f,%s,%s,%llu,%d,%.4f,ok\n", p->frames, a->clip->width,
+                a->clip->height, (unsigned long long)p->bytes, bpp(a->clip, p),
+                num(b1, sizeof(b1), "%.3f", fps(p, p->enc_seconds)), num(b2, sizeof(b2), "%.3f", fps(p, p->dec_seconds)),
+                p->enc_cpu_seconds, num(b3, sizeof(b3), "%.2f", p->peak_mib), exact(a->clip, p) ? "yes" : "no",
+                (unsigned long long)p->diff_pixels, p->max_diff, p->psnr);
+    }
+}
+
+int cmp_report_lossless_csv(const char *dir, const CmpClip *clip, const CmpRun *runs, int nruns, char *err,
+                            size_t errlen)
+{
+    const CsvArgs a = { clip, runs, nruns };
+    return write_file(dir, "lossless.csv", lossless_csv, &a, err, errlen);
+}
+
 /* ---- plot ---- */
 
 /* Is prog an executable file in a $PATH directory? */
@@ -363,33 +456,72 @@ static int cmp_bpp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-int cmp_report_plot(const char *dir, const char *format, const CmpClip *clip, const CmpRun *runs,
-                    int nruns, char *path, size_t pathlen, char *err, size_t errlen)
+/* Start a plot dir/NAME.FORMAT: gnuplot through a pipe, its terminal set
+ * and its output a temporary file (tmp), the title the clip's. Returns 0
+ * with *gp open, 1 when gnuplot is not installed, -1 on failure. */
+static int gp_begin(const char *dir, const char *name, const char *format, const CmpClip *clip,
+                    const char *what, char *path, size_t pathlen, char *tmp, size_t tmplen, FILE **gp,
+                    char *err, size_t errlen)
 {
-    char tmp[4096];
-    if (snprintf(path, pathlen, "%s/rd.%s", dir, format) >= (int)pathlen ||
-        snprintf(tmp, sizeof(tmp), "%s/.rd.%s.tmp.%ld", dir, format, (long)getpid()) >= (int)sizeof(tmp)) {
+    if (snprintf(path, pathlen, "%s/%s.%s", dir, name, format) >= (int)pathlen ||
+        snprintf(tmp, tmplen, "%s/.%s.%s.tmp.%ld", dir, name, format, (long)getpid()) >= (int)tmplen) {
         snprintf(err, errlen, "%s: path too long", dir);
         return -1;
     }
     if (!in_path("gnuplot")) return 1;
-    FILE *gp = popen("gnuplot", "w");
-    if (!gp) {
+    *gp = popen("gnuplot", "w");
+    if (!*gp) {
         snprintf(err, errlen, "%s: cannot run gnuplot: %s", path, strerror(errno));
         return -1;
     }
-    if (!strcmp(format, "png")) fprintf(gp, "set terminal pngcairo size 960,640 font 'sans,11' noenhanced\n");
-    else fprintf(gp, "set terminal svg size 960,640 font 'sans,13' noenhanced background rgb 'white'\n");
-    fputs("set output ", gp);
-    gp_string(gp, tmp);
-    fputc('\n', gp);
+    if (!strcmp(format, "png")) fprintf(*gp, "set terminal pngcairo size 960,640 font 'sans,11' noenhanced\n");
+    else fprintf(*gp, "set terminal svg size 960,640 font 'sans,13' noenhanced background rgb 'white'\n");
+    fputs("set output ", *gp);
+    gp_string(*gp, tmp);
+    fputc('\n', *gp);
     char title[1024];
     const char *base = strrchr(clip->path, '/');
-    snprintf(title, sizeof(title), "%s: %d frames of %dx%d, luma", base ? base + 1 : clip->path, clip->frames,
-             clip->width, clip->height);
-    fputs("set title ", gp);
-    gp_string(gp, title);
-    fputs("\nset xlabel 'bits per pixel'\nset ylabel 'PSNR-Y (dB)'\nset logscale x\n"
+    snprintf(title, sizeof(title), "%s: %s%d frames of %dx%d, luma", base ? base + 1 : clip->path, what,
+             clip->frames, clip->width, clip->height);
+    fputs("set title ", *gp);
+    gp_string(*gp, title);
+    fputc('\n', *gp);
+    return 0;
+}
+
+/* Finish the plot: close gnuplot and rename tmp to path when it wrote one. */
+static int gp_end(FILE *gp, const char *tmp, const char *path, char *err, size_t errlen)
+{
+    fputs("\nunset output\nquit\n", gp);
+    const int st = pclose(gp);
+    struct stat sb;
+    if (st != 0 || stat(tmp, &sb) < 0 || sb.st_size == 0) {
+        unlink(tmp);
+        snprintf(err, errlen, "%s: gnuplot failed (status %d)", path, st);
+        return -1;
+    }
+    if (rename(tmp, path) < 0) {
+        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+/* pnmf thick and black, the others in the Okabe-Ito colour-blind-safe
+ * palette, then two of Paul Tol's (the lossless chart has nine others) */
+static const char *const palette[] = { "#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00",
+                                       "#CC79A7", "#999999", "#882255", "#117733" };
+#define NPALETTE ((int)(sizeof(palette) / sizeof(palette[0])))
+
+int cmp_report_plot(const char *dir, const char *format, const CmpClip *clip, const CmpRun *runs,
+                    int nruns, char *path, size_t pathlen, char *err, size_t errlen)
+{
+    char tmp[4096];
+    FILE *gp = NULL;
+    const int b = gp_begin(dir, "rd", format, clip, "", path, pathlen, tmp, sizeof(tmp), &gp, err, errlen);
+    if (b != 0) return b;
+    fputs("set xlabel 'bits per pixel'\nset ylabel 'PSNR-Y (dB)'\nset logscale x\n"
           "set grid xtics ytics mxtics\nset key bottom right box opaque width 1 spacing 1.2\n",
           gp);
     /* one datablock per codec, points sorted by bpp */
@@ -409,9 +541,6 @@ int cmp_report_plot(const char *dir, const char *format, const CmpClip *clip, co
         fprintf(gp, "EOD\n");
         nplotted += n > 0;
     }
-    /* pnmf thick and black, the others in the Okabe-Ito colour-blind-safe palette */
-    static const char *const palette[] = { "#E69F00", "#56B4E9", "#009E73", "#0072B2",
-                                           "#D55E00", "#CC79A7", "#999999" };
     fputs("plot ", gp);
     int first = 1, k = 0;
     for (int r = 0; r < nruns; r++) {
@@ -420,25 +549,61 @@ int cmp_report_plot(const char *dir, const char *format, const CmpClip *clip, co
         if (!any) continue;
         const int is_pnmf = runs[r].codec == &cmp_pnmf_codec;
         fprintf(gp, "%s$d%d using 1:2 with linespoints lw %s lc rgb '%s' pt %d ps 1.2 title ",
-                first ? "" : ", ", r, is_pnmf ? "3" : "1.5", is_pnmf ? "#000000" : palette[k % 7],
+                first ? "" : ", ", r, is_pnmf ? "3" : "1.5", is_pnmf ? "#000000" : palette[k % NPALETTE],
                 is_pnmf ? 5 : 7 + 2 * (k % 5));
         if (!is_pnmf) k++;
         gp_string(gp, runs[r].codec->name);
         first = 0;
     }
     if (!nplotted) fputs("NaN notitle", gp);
-    fputs("\nunset output\nquit\n", gp);
-    const int st = pclose(gp);
-    struct stat sb;
-    if (st != 0 || stat(tmp, &sb) < 0 || sb.st_size == 0) {
-        unlink(tmp);
-        snprintf(err, errlen, "%s: gnuplot failed (status %d)", path, st);
-        return -1;
+    return gp_end(gp, tmp, path, err, errlen);
+}
+
+int cmp_report_lossless_plot(const char *dir, const char *format, const CmpClip *clip, const CmpRun *runs,
+                             int nruns, char *path, size_t pathlen, char *err, size_t errlen)
+{
+    char tmp[4096];
+    FILE *gp = NULL;
+    const int b = gp_begin(dir, "lossless", format, clip, "lossless, ", path, pathlen, tmp, sizeof(tmp), &gp, err,
+                           errlen);
+    if (b != 0) return b;
+    /* one bar per measured codec, in the table's order: the exact ones
+     * solid, the others hatched and labelled */
+    fputs("set ylabel 'bits per pixel'\nset yrange [0:*]\nset grid ytics\nunset key\n"
+          "set boxwidth 0.7\nset xtics nomirror\nset offsets 0.6, 0.6, graph 0.08, 0\n",
+          gp);
+    int n = 0, k = 0, nok = 0, nbad = 0;
+    fputs("$ok << EOD\n", gp);
+    for (int r = 0; r < nruns; r++) {
+        const CmpPoint *p = &runs[r].points[0];
+        if (!p->ok) continue;
+        const int is_pnmf = runs[r].codec == &cmp_pnmf_codec;
+        const char *col = is_pnmf ? "#000000" : palette[k++ % NPALETTE];
+        if (exact(clip, p) && ++nok) fprintf(gp, "%d \"%s\" %.8g %ld \"%.3g\"\n", n, runs[r].codec->name, bpp(clip, p),
+                                    strtol(col + 1, NULL, 16), bpp(clip, p));
+        n++;
     }
-    if (rename(tmp, path) < 0) {
-        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
-        unlink(tmp);
-        return -1;
+    fputs("EOD\n$bad << EOD\n", gp);
+    n = k = 0;
+    for (int r = 0; r < nruns; r++) {
+        const CmpPoint *p = &runs[r].points[0];
+        if (!p->ok) continue;
+        const int is_pnmf = runs[r].codec == &cmp_pnmf_codec;
+        const char *col = is_pnmf ? "#000000" : palette[k++ % NPALETTE];
+        if (!exact(clip, p) && ++nbad) fprintf(gp, "%d \"%s\" %.8g %ld \"%.3g, not lossless\"\n", n, runs[r].codec->name,
+                                     bpp(clip, p), strtol(col + 1, NULL, 16), bpp(clip, p));
+        n++;
     }
-    return 0;
+    fputs("EOD\n", gp);
+    fputs("plot ", gp);
+    if (nok)
+        fputs("$ok using 1:3:4:xtic(2) with boxes fs solid 0.85 border rgb '#333333' lc rgb variable, "
+              "$ok using 1:3:5 with labels offset 0,0.8",
+              gp);
+    if (nbad)
+        fprintf(gp, "%s$bad using 1:3:4:xtic(2) with boxes fs pattern 2 border rgb '#333333' lc rgb variable, "
+                    "$bad using 1:3:5 with labels offset 0,0.8 textcolor rgb '#D55E00'",
+                nok ? ", " : "");
+    if (!n) fputs("NaN notitle", gp);
+    return gp_end(gp, tmp, path, err, errlen);
 }

@@ -17,7 +17,17 @@
  * (--keep-sei keeps them; CmpPoint.sei_bytes says how much went). The
  * packets are decoded with libavcodec and the decoded luma plane is scored
  * against the source.
+ *
+ * The lossless codecs (pnmf-compare --lossless) run the same way, one
+ * point each. An encoder without gray input that keeps RGB exactly (libwebp
+ * in lossless mode) is fed BGRA with red, green and blue all equal to the
+ * luma, and a frame decoded as RGB must give back all three exactly.
+ * Animated WebP is decoded with libwebpdemux (FFmpeg 5.1's own WebP decoder
+ * reads no animation); the frames it merged (libwebp joins a frame equal
+ * to the one before into that one's duration) are matched to the source's
+ * by their timestamps.
  */
+#include <limits.h>
 #include <string.h>
 
 #include <libavcodec/avcodec.h>
@@ -28,9 +38,19 @@
 #include <libavutil/opt.h>
 #include <libavutil/pixdesc.h>
 
+#ifdef PNMF_HAVE_WEBPDEMUX
+#include <webp/demux.h>
+#endif
+
 #include "cli_util.h"
 #include "measure/measure.h"
 #include "measure/metrics.h"
+
+/* A decoder outside libavcodec for the whole stream (data, size): scores
+ * (or, with count_only, counts) every frame into score, its calls timed
+ * into *dt. 0, or a negative AVERROR with a reason in why. */
+typedef int (*LavcDecodeFn)(const uint8_t *data, size_t size, const CmpClip *clip, CmpScore *score,
+                            int count_only, double *dt, char *why, size_t len);
 
 typedef struct LavcConf {
     const char *encoder;        /* libavcodec encoder name */
@@ -39,6 +59,9 @@ typedef struct LavcConf {
     const char *sei_types;      /* NAL unit types of SEI, for filter_units; NULL: none */
     /* the encoder's private options for one point */
     void (*options)(AVDictionary **d, int crf, int gray, const CmpOptions *o);
+    int rgb;                    /* no gray input: feed BGRA (R = G = B = luma), not 4:2:0 */
+    LavcDecodeFn decode;        /* decode with this instead of libavcodec; NULL: libavcodec */
+    const char *missing;        /* why this build cannot run it; NULL: it can */
 } LavcConf;
 
 static void set_int(AVDictionary **d, const char *key, int v)
@@ -85,6 +108,18 @@ static void aom_options(AVDictionary **d, int crf, int gray, const CmpOptions *o
     if (gray) av_dict_set(d, "row-mt", "0", 0);
 }
 
+/* libaom's screen-content tools (palette, intra block copy, the screen
+ * rate decisions) at a slower speed, the strongest AV1 anchor for
+ * captured screens and sprite animation */
+static void aom_screen_options(AVDictionary **d, int crf, int gray, const CmpOptions *o)
+{
+    (void)o;
+    set_int(d, "cpu-used", 3);
+    set_int(d, "crf", crf);
+    av_dict_set(d, "aom-params", "tune-content=screen", 0);
+    if (gray) av_dict_set(d, "row-mt", "0", 0);
+}
+
 static void svtav1_options(AVDictionary **d, int crf, int gray, const CmpOptions *o)
 {
     (void)gray;
@@ -104,6 +139,84 @@ static void vp9_options(AVDictionary **d, int crf, int gray, const CmpOptions *o
     set_int(d, "crf", crf);
     av_dict_set(d, "deadline", "good", 0);
     set_int(d, "cpu-used", 2);
+}
+
+/* ---- the lossless settings (param ignored) ---- */
+
+static void ffv1_options(AVDictionary **d, int param, int gray, const CmpOptions *o)
+{
+    (void)param;
+    (void)gray;
+    (void)o;
+    av_dict_set(d, "level", "3", 0);
+    av_dict_set(d, "coder", "range_tab", 0); /* the range coder, its state table sent */
+}
+
+static void x264_lossless_options(AVDictionary **d, int param, int gray, const CmpOptions *o)
+{
+    (void)param;
+    (void)gray;
+    (void)o;
+    av_dict_set(d, "preset", "veryslow", 0);
+    av_dict_set(d, "qp", "0", 0);
+}
+
+static void x265_lossless_options(AVDictionary **d, int param, int gray, const CmpOptions *o)
+{
+    (void)param;
+    (void)gray;
+    av_dict_set(d, "preset", "medium", 0);
+    char p[112];
+    snprintf(p, sizeof(p), "lossless=1:log-level=%s:pools=%d%s", o->verbose ? "warning" : "error", o->threads,
+             o->threads == 1 ? ":frame-threads=1" : "");
+    av_dict_set(d, "x265-params", p, 0);
+}
+
+static void aom_lossless_options(AVDictionary **d, int param, int gray, const CmpOptions *o)
+{
+    (void)param;
+    (void)o;
+    set_int(d, "cpu-used", 6);
+    set_int(d, "crf", 0);
+    av_dict_set(d, "aom-params", "lossless=1", 0);
+    if (gray) av_dict_set(d, "row-mt", "0", 0);
+}
+
+static void aom_screen_lossless_options(AVDictionary **d, int param, int gray, const CmpOptions *o)
+{
+    (void)param;
+    (void)o;
+    set_int(d, "cpu-used", 3);
+    set_int(d, "crf", 0);
+    av_dict_set(d, "aom-params", "tune-content=screen:lossless=1", 0);
+    if (gray) av_dict_set(d, "row-mt", "0", 0);
+}
+
+static void apng_options(AVDictionary **d, int param, int gray, const CmpOptions *o)
+{
+    (void)param;
+    (void)gray;
+    (void)o;
+    av_dict_set(d, "pred", "mixed", 0); /* each row's best PNG filter */
+    set_int(d, "compression_level", 9); /* zlib's strongest */
+}
+
+static void gif_options(AVDictionary **d, int param, int gray, const CmpOptions *o)
+{
+    (void)d;
+    (void)param;
+    (void)gray;
+    (void)o;
+}
+
+static void webp_options(AVDictionary **d, int param, int gray, const CmpOptions *o)
+{
+    (void)param;
+    (void)gray;
+    (void)o;
+    /* libwebp's lossless defaults (cwebp -lossless): quality 75, method 4;
+     * quality 100, method 6 is some 60 times slower and no smaller here */
+    set_int(d, "lossless", 1);
 }
 
 /* ---- encode, decode, score ---- */
@@ -163,11 +276,15 @@ static const AVCodec *find_decoder(const LavcConf *lc)
 static int lavc_available(const CmpCodec *c, char *why, size_t len)
 {
     const LavcConf *lc = c->priv;
+    if (lc->missing) {
+        snprintf(why, len, "%s", lc->missing);
+        return -1;
+    }
     if (!avcodec_find_encoder_by_name(lc->encoder)) {
         snprintf(why, len, "this FFmpeg has no %s encoder", lc->encoder);
         return -1;
     }
-    if (!find_decoder(lc)) {
+    if (!lc->decode && !find_decoder(lc)) {
         snprintf(why, len, "this FFmpeg has no %s decoder", avcodec_get_name(lc->id));
         return -1;
     }
@@ -190,6 +307,15 @@ static int make_frame(const CmpClip *clip, int i, enum AVPixelFormat fmt, AVFram
         return ret;
     }
     const uint8_t *src = cmp_clip_frame(clip, i);
+    if (fmt == AV_PIX_FMT_BGRA) {
+        for (int y = 0; y < clip->height; y++) {
+            uint8_t *d = f->data[0] + y * f->linesize[0];
+            const uint8_t *s = src + (size_t)y * clip->width;
+            for (int x = 0; x < clip->width; x++, d += 4) d[0] = d[1] = d[2] = s[x], d[3] = 255;
+        }
+        *out = f;
+        return 0;
+    }
     for (int y = 0; y < clip->height; y++)
         memcpy(f->data[0] + y * f->linesize[0], src + (size_t)y * clip->width, clip->width);
     if (fmt != AV_PIX_FMT_GRAY8) {
@@ -273,6 +399,26 @@ static int luma8(enum AVPixelFormat fmt)
            d->comp[0].offset == 0;
 }
 
+/* Is the decoded frame packed 8-bit RGB? Then *step and the offsets of
+ * red, green and blue in a pixel. */
+static int rgb8(enum AVPixelFormat fmt, int *step, int *ro, int *go, int *bo)
+{
+    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(fmt);
+    if (!d || !(d->flags & AV_PIX_FMT_FLAG_RGB) ||
+        (d->flags & (AV_PIX_FMT_FLAG_PAL | AV_PIX_FMT_FLAG_HWACCEL | AV_PIX_FMT_FLAG_BITSTREAM | AV_PIX_FMT_FLAG_PLANAR)) ||
+        d->nb_components < 3)
+        return 0;
+    for (int c = 0; c < 3; c++)
+        if (d->comp[c].plane != 0 || d->comp[c].depth != 8 || d->comp[c].shift != 0 ||
+            d->comp[c].step != d->comp[0].step)
+            return 0;
+    *step = d->comp[0].step;
+    *ro = d->comp[0].offset;
+    *go = d->comp[1].offset;
+    *bo = d->comp[2].offset;
+    return 1;
+}
+
 /* Send one packet (NULL flushes); score every frame that comes out (with
  * count_only, just count it in score->frames). The decoder's calls are
  * timed into *dt, the scoring is not. */
@@ -289,7 +435,9 @@ static int decode_step(AVCodecContext *dec, const AVPacket *pkt, AVFrame *frame,
         *dt += cli_now() - t0;
         if (ret == AVERROR(EAGAIN) || ret == AVERROR_EOF) return 0;
         if (ret < 0) return ret;
-        if (frame->width != clip->width || frame->height != clip->height || !luma8(frame->format)) {
+        int step = 0, ro = 0, go = 0, bo = 0;
+        const int rgb = !luma8(frame->format) && rgb8(frame->format, &step, &ro, &go, &bo);
+        if (frame->width != clip->width || frame->height != clip->height || (!rgb && !luma8(frame->format))) {
             snprintf(why, len, "decoded a %dx%d %s frame, expected %dx%d 8-bit", frame->width,
                      frame->height, av_get_pix_fmt_name(frame->format), clip->width, clip->height);
             return AVERROR_INVALIDDATA;
@@ -300,12 +448,82 @@ static int decode_step(AVCodecContext *dec, const AVPacket *pkt, AVFrame *frame,
         }
         if (count_only)
             score->frames++;
-        else if (cmp_score_frame(score, cmp_clip_frame(clip, score->frames), clip->width, frame->data[0],
-                                 frame->linesize[0], clip->width, clip->height) < 0)
+        else if (rgb ? cmp_score_rgb_frame(score, cmp_clip_frame(clip, score->frames), clip->width, frame->data[0],
+                                           frame->linesize[0], step, ro, go, bo, clip->width, clip->height)
+                     : cmp_score_frame(score, cmp_clip_frame(clip, score->frames), clip->width, frame->data[0],
+                                       frame->linesize[0], clip->width, clip->height))
             return AVERROR(ENOMEM);
         av_frame_unref(frame);
     }
 }
+
+#ifdef PNMF_HAVE_WEBPDEMUX
+/* An animated WebP (one file) through libwebpdemux. A decoded frame lasts
+ * until its timestamp and stands for every source frame that starts before
+ * then, as the encoder computed them (pts * 1000 / fps in whole ms); the
+ * last stands for all the rest. */
+static int webp_anim_decode(const uint8_t *data, size_t size, const CmpClip *clip, CmpScore *score,
+                            int count_only, double *dt, char *why, size_t len)
+{
+    WebPAnimDecoderOptions opt;
+    if (!WebPAnimDecoderOptionsInit(&opt)) {
+        snprintf(why, len, "libwebpdemux: version mismatch");
+        return AVERROR_EXTERNAL;
+    }
+    opt.color_mode = MODE_RGBA;
+    opt.use_threads = 0;
+    const WebPData wd = { data, size };
+    double t0 = cli_now();
+    WebPAnimDecoder *dec = WebPAnimDecoderNew(&wd, &opt);
+    *dt += cli_now() - t0;
+    WebPAnimInfo info;
+    if (!dec || !WebPAnimDecoderGetInfo(dec, &info)) {
+        WebPAnimDecoderDelete(dec);
+        snprintf(why, len, "libwebpdemux cannot read the animation");
+        return AVERROR_INVALIDDATA;
+    }
+    int ret = 0;
+    if ((int)info.canvas_width != clip->width || (int)info.canvas_height != clip->height) {
+        snprintf(why, len, "decoded a %ux%u canvas, expected %dx%d", info.canvas_width, info.canvas_height,
+                 clip->width, clip->height);
+        ret = AVERROR_INVALIDDATA;
+    }
+    while (ret == 0) {
+        uint8_t *rgba;
+        int ts;
+        t0 = cli_now();
+        const int more = WebPAnimDecoderHasMoreFrames(dec);
+        const int got = more && WebPAnimDecoderGetNext(dec, &rgba, &ts);
+        *dt += cli_now() - t0;
+        if (!more) break;
+        if (!got) {
+            snprintf(why, len, "libwebpdemux: frame after source frame %d is corrupt", score->frames);
+            ret = AVERROR_INVALIDDATA;
+            break;
+        }
+        if (score->frames >= clip->frames) {
+            snprintf(why, len, "decoded more frames than the %d encoded", clip->frames);
+            ret = AVERROR_INVALIDDATA;
+            break;
+        }
+        const int last = !WebPAnimDecoderHasMoreFrames(dec);
+        int n = 0;
+        while (score->frames < clip->frames &&
+               (n == 0 || last ||
+                (int64_t)score->frames * clip->fps_den * 1000 / clip->fps_num < (int64_t)ts)) {
+            if (count_only) score->frames++;
+            else if (cmp_score_rgb_frame(score, cmp_clip_frame(clip, score->frames), clip->width, rgba,
+                                         4 * (ptrdiff_t)clip->width, 4, 0, 1, 2, clip->width, clip->height) < 0) {
+                ret = AVERROR(ENOMEM);
+                break;
+            }
+            n++;
+        }
+    }
+    WebPAnimDecoderDelete(dec);
+    return ret;
+}
+#endif
 
 static void lavc_run(const CmpCodec *c, const CmpClip *clip, const CmpOptions *o, int crf, CmpPoint *pt)
 {
@@ -317,11 +535,12 @@ static void lavc_run(const CmpCodec *c, const CmpClip *clip, const CmpOptions *o
     AVFrame *frame = NULL;
     AVPacket *pkt = av_packet_alloc();
     Packets pk = { 0 };
+    uint8_t *whole = NULL; /* the stream in one piece, for lc->decode */
     char what[160], why[160] = "";
     int ret;
 
     pt->param = crf;
-    if (!codec || !dcodec) {
+    if (!codec || (!dcodec && !lc->decode)) {
         snprintf(pt->err, sizeof(pt->err), "%s: encoder or decoder not found", lc->encoder);
         goto end;
     }
@@ -330,7 +549,7 @@ static void lavc_run(const CmpCodec *c, const CmpClip *clip, const CmpOptions *o
         goto end;
     }
     const int gray = has_gray(codec);
-    const enum AVPixelFormat fmt = gray ? AV_PIX_FMT_GRAY8 : AV_PIX_FMT_YUV420P;
+    const enum AVPixelFormat fmt = gray ? AV_PIX_FMT_GRAY8 : lc->rgb ? AV_PIX_FMT_BGRA : AV_PIX_FMT_YUV420P;
     enc->width = clip->width;
     enc->height = clip->height;
     enc->pix_fmt = fmt;
@@ -380,33 +599,74 @@ static void lavc_run(const CmpCodec *c, const CmpClip *clip, const CmpOptions *o
     }
     *why = 0;
     pt->bytes = (uint64_t)(enc->extradata ? enc->extradata_size : 0);
-    for (int i = 0; i < pk.n; i++) pt->bytes += (uint64_t)pk.p[i]->size;
+    for (int i = 0; i < pk.n; i++) {
+        size_t extra = 0; /* headers an encoder sends with a packet (APNG) */
+        av_packet_get_side_data(pk.p[i], AV_PKT_DATA_NEW_EXTRADATA, &extra);
+        pt->bytes += (uint64_t)pk.p[i]->size + extra;
+    }
 
     /* decode and score; decoded again dec_runs - 1 times (counted, not
      * scored), the fastest decode kept */
-    if (!(frame = av_frame_alloc())) {
-        fail(pt, dcodec->name, AVERROR(ENOMEM));
-        goto end;
-    }
     const int runs = o->dec_runs > 1 ? o->dec_runs : 1;
     double dec_best = 0;
     CmpScore score;
     cmp_score_init(&score);
-    for (int run = 0; run < runs; run++) {
+    if (lc->decode) { /* the whole stream, one buffer */
+        size_t size = 0;
+        for (int i = 0; i < pk.n; i++) size += (size_t)pk.p[i]->size;
+        if (!(whole = av_malloc(size ? size : 1))) {
+            fail(pt, lc->encoder, AVERROR(ENOMEM));
+            goto end;
+        }
+        size = 0;
+        for (int i = 0; i < pk.n; i++) {
+            memcpy(whole + size, pk.p[i]->data, (size_t)pk.p[i]->size);
+            size += (size_t)pk.p[i]->size;
+        }
+        for (int run = 0; run < runs; run++) {
+            double dec_t = 0;
+            CmpScore count, *sc = run == 0 ? &score : &count;
+            cmp_score_init(sc);
+            if ((ret = lc->decode(whole, size, clip, sc, run > 0, &dec_t, why, sizeof(why))) < 0) {
+                snprintf(what, sizeof(what), "%.40s: decoding: %.100s", lc->encoder, why);
+                fail(pt, what, ret);
+                goto end;
+            }
+            if (sc->frames != clip->frames) {
+                snprintf(pt->err, sizeof(pt->err), "%s: decoded %d frames of %d", lc->encoder, sc->frames,
+                         clip->frames);
+                goto end;
+            }
+            if (run == 0 || dec_t < dec_best) dec_best = dec_t;
+        }
+    }
+    if (!lc->decode && !(frame = av_frame_alloc())) {
+        fail(pt, dcodec->name, AVERROR(ENOMEM));
+        goto end;
+    }
+    for (int run = 0; !lc->decode && run < runs; run++) {
         avcodec_free_context(&dec);
         if (!(dec = avcodec_alloc_context3(dcodec))) {
             fail(pt, dcodec->name, AVERROR(ENOMEM));
             goto end;
         }
         dec->thread_count = o->dec_threads > 0 ? o->dec_threads : o->threads;
-        if (enc->extradata_size > 0) {
-            dec->extradata = av_mallocz(enc->extradata_size + AV_INPUT_BUFFER_PADDING_SIZE);
+        /* FFV1 needs the size before its first packet */
+        dec->width = enc->width;
+        dec->height = enc->height;
+        /* the headers: the encoder's extradata, else those it sent with a
+         * packet (APNG), which the decoder reads only as extradata */
+        const uint8_t *xd = enc->extradata;
+        size_t xn = enc->extradata_size > 0 ? (size_t)enc->extradata_size : 0;
+        for (int i = 0; !xn && i < pk.n; i++) xd = av_packet_get_side_data(pk.p[i], AV_PKT_DATA_NEW_EXTRADATA, &xn);
+        if (xd && xn > 0 && xn < INT_MAX - AV_INPUT_BUFFER_PADDING_SIZE) {
+            dec->extradata = av_mallocz(xn + AV_INPUT_BUFFER_PADDING_SIZE);
             if (!dec->extradata) {
                 fail(pt, dcodec->name, AVERROR(ENOMEM));
                 goto end;
             }
-            memcpy(dec->extradata, enc->extradata, enc->extradata_size);
-            dec->extradata_size = enc->extradata_size;
+            memcpy(dec->extradata, xd, xn);
+            dec->extradata_size = (int)xn;
         }
         double dec_t = 0;
         const double t0 = cli_now();
@@ -442,10 +702,13 @@ static void lavc_run(const CmpCodec *c, const CmpClip *clip, const CmpOptions *o
     pt->dec_seconds = dec_best;
     pt->frames = score.frames;
     pt->sse = score.sse;
+    pt->diff_pixels = score.diff_pixels;
+    pt->max_diff = score.max_diff;
     pt->psnr = cmp_score_psnr(&score);
     pt->ssim = cmp_score_ssim(&score);
     pt->ok = 1;
 end:
+    av_free(whole);
     av_dict_free(&opts);
     packets_free(&pk);
     av_frame_free(&frame);
@@ -460,15 +723,17 @@ end:
     static const CmpCodec var = { nm, desc, "crf", lo, hi, llo, lhi, lavc_available, lavc_run, &conf }
 
 /* SEI is NAL unit type 6 in H.264, 39 (prefix) and 40 (suffix) in HEVC */
-static const LavcConf x264_conf = { "libx264", { "h264", NULL }, AV_CODEC_ID_H264, "6", x264_options };
+static const LavcConf x264_conf = { "libx264", { "h264", NULL }, AV_CODEC_ID_H264, "6", x264_options, 0, NULL, NULL };
 static const LavcConf x264_anim_conf = { "libx264", { "h264", NULL }, AV_CODEC_ID_H264, "6",
-                                         x264_anim_options };
-static const LavcConf x265_conf = { "libx265", { "hevc", NULL }, AV_CODEC_ID_HEVC, "39-40", x265_options };
+                                         x264_anim_options, 0, NULL, NULL };
+static const LavcConf x265_conf = { "libx265", { "hevc", NULL }, AV_CODEC_ID_HEVC, "39-40", x265_options, 0, NULL, NULL };
 static const LavcConf aom_conf = { "libaom-av1", { "libdav1d", "libaom-av1", "av1", NULL }, AV_CODEC_ID_AV1,
-                                   NULL, aom_options };
+                                   NULL, aom_options, 0, NULL, NULL };
+static const LavcConf aom_screen_conf = { "libaom-av1", { "libdav1d", "libaom-av1", "av1", NULL },
+                                          AV_CODEC_ID_AV1, NULL, aom_screen_options, 0, NULL, NULL };
 static const LavcConf svtav1_conf = { "libsvtav1", { "libdav1d", "libaom-av1", "av1", NULL },
-                                      AV_CODEC_ID_AV1, NULL, svtav1_options };
-static const LavcConf vp9_conf = { "libvpx-vp9", { "vp9", NULL }, AV_CODEC_ID_VP9, NULL, vp9_options };
+                                      AV_CODEC_ID_AV1, NULL, svtav1_options, 0, NULL, NULL };
+static const LavcConf vp9_conf = { "libvpx-vp9", { "vp9", NULL }, AV_CODEC_ID_VP9, NULL, vp9_options, 0, NULL, NULL };
 
 /* Default ladders, best quality first: on the bundled samples/sprites.mkv
  * they run from about 50 dB PSNR-Y down to 30 dB, or to the codec's
@@ -478,9 +743,55 @@ LAVC_CODEC(x264_anim_codec, "x264-anim", "libx264 preset medium, tune animation"
            x264_anim_conf);
 LAVC_CODEC(x265_codec, "x265", "libx265 preset medium", 0, 51, 20, 44, x265_conf);
 LAVC_CODEC(aom_codec, "aom", "libaom-av1 cpu-used 6 (row-mt 0 for gray)", 0, 63, 30, 63, aom_conf);
+LAVC_CODEC(aom_screen_codec, "aom-screen", "libaom-av1 cpu-used 3, tune-content screen (row-mt 0 for gray)", 0,
+           63, 30, 63, aom_screen_conf);
 LAVC_CODEC(svtav1_codec, "svtav1", "libsvtav1 preset 8", 1, 63, 34, 63, svtav1_conf);
 LAVC_CODEC(vp9_codec, "vp9", "libvpx-vp9 crf, deadline good, cpu-used 2", 0, 63, 28, 63, vp9_conf);
 
+/* The lossless codecs: one point each (the knob and its value are unused) */
+#define LAVC_LOSSLESS(var, nm, desc, conf) \
+    static const CmpCodec var = { nm, desc, "-", 0, 0, 0, 0, lavc_available, lavc_run, &conf }
+
+#ifdef PNMF_HAVE_WEBPDEMUX
+#define WEBP_DECODE webp_anim_decode
+#define WEBP_MISSING NULL
+#else
+#define WEBP_DECODE NULL
+#define WEBP_MISSING "pnmf-compare was built without libwebpdemux (Debian: libwebp-dev), which decodes animated WebP"
+#endif
+
+static const LavcConf ffv1_conf = { "ffv1", { "ffv1", NULL }, AV_CODEC_ID_FFV1, NULL, ffv1_options, 0, NULL, NULL };
+static const LavcConf x264_lossless_conf = { "libx264", { "h264", NULL }, AV_CODEC_ID_H264, "6",
+                                             x264_lossless_options, 0, NULL, NULL };
+static const LavcConf x265_lossless_conf = { "libx265", { "hevc", NULL }, AV_CODEC_ID_HEVC, "39-40",
+                                             x265_lossless_options, 0, NULL, NULL };
+static const LavcConf aom_lossless_conf = { "libaom-av1", { "libdav1d", "libaom-av1", "av1", NULL },
+                                            AV_CODEC_ID_AV1, NULL, aom_lossless_options, 0, NULL, NULL };
+static const LavcConf aom_screen_lossless_conf = { "libaom-av1", { "libdav1d", "libaom-av1", "av1", NULL },
+                                                   AV_CODEC_ID_AV1, NULL, aom_screen_lossless_options, 0, NULL,
+                                                   NULL };
+static const LavcConf apng_conf = { "apng", { "apng", NULL }, AV_CODEC_ID_APNG, NULL, apng_options, 0, NULL, NULL };
+static const LavcConf gif_conf = { "gif", { "gif", NULL }, AV_CODEC_ID_GIF, NULL, gif_options, 0, NULL, NULL };
+static const LavcConf webp_conf = { "libwebp_anim", { NULL }, AV_CODEC_ID_WEBP, NULL, webp_options, 1,
+                                    WEBP_DECODE, WEBP_MISSING };
+
+LAVC_LOSSLESS(ffv1_codec, "ffv1", "FFV1 level 3, range coder (coder range_tab)", ffv1_conf);
+LAVC_LOSSLESS(x264_lossless_codec, "x264", "libx264 preset veryslow, qp 0", x264_lossless_conf);
+LAVC_LOSSLESS(x265_lossless_codec, "x265", "libx265 preset medium, lossless=1", x265_lossless_conf);
+LAVC_LOSSLESS(aom_lossless_codec, "aom", "libaom-av1 cpu-used 6, lossless=1 (row-mt 0 for gray)",
+              aom_lossless_conf);
+LAVC_LOSSLESS(aom_screen_lossless_codec, "aom-screen",
+              "libaom-av1 cpu-used 3, tune-content screen, lossless=1 (row-mt 0 for gray)", aom_screen_lossless_conf);
+LAVC_LOSSLESS(apng_codec, "apng", "APNG, gray, pred mixed, zlib level 9", apng_conf);
+LAVC_LOSSLESS(gif_codec, "gif", "GIF, a gray palette of 256 levels", gif_conf);
+LAVC_LOSSLESS(webp_codec, "webp", "libwebp_anim lossless (quality 75, method 4), BGRA input; libwebpdemux decodes",
+              webp_conf);
+
+const CmpCodec *const cmp_lavc_lossless_codecs[] = {
+    &ffv1_codec, &x264_lossless_codec, &x265_lossless_codec, &aom_lossless_codec, &aom_screen_lossless_codec,
+    &apng_codec, &gif_codec, &webp_codec, NULL,
+};
+
 const CmpCodec *const cmp_lavc_codecs[] = {
-    &x264_codec, &x264_anim_codec, &x265_codec, &aom_codec, &svtav1_codec, &vp9_codec, NULL,
+    &x264_codec, &x264_anim_codec, &x265_codec, &aom_codec, &aom_screen_codec, &svtav1_codec, &vp9_codec, NULL,
 };

@@ -49,6 +49,8 @@ typedef struct CmpPoint {
     uint64_t bytes;        /* elementary stream bytes (pnmf: the whole .pnmf) */
     uint64_t sei_bytes;    /* SEI bytes removed before counting (x264, x265; see lavc.c) */
     double sse;            /* sum of squared luma errors over all frames */
+    uint64_t diff_pixels;  /* pixels not decoded exactly; 0: lossless */
+    int max_diff;          /* the largest difference of a decoded sample from its source */
     double psnr;           /* PSNR-Y in dB from the global MSE, 999 if exact */
     double ssim;           /* SSIM-Y, mean over frames (metrics.h) */
     double enc_seconds;    /* wall clock in the encoder's calls */
@@ -79,6 +81,9 @@ struct CmpCodec {
 };
 
 extern const CmpCodec *const cmp_lavc_codecs[]; /* NULL-terminated, lavc.c */
+/* The lossless codecs (pnmf-compare --lossless), NULL-terminated, lavc.c:
+ * one point each, the param ignored. */
+extern const CmpCodec *const cmp_lavc_lossless_codecs[];
 
 /* ---- measuring (run.c) ---- */
 

@@ -33,6 +33,21 @@ uint64_t cmp_sse_plane(const uint8_t *a, ptrdiff_t astride, const uint8_t *b, pt
     return sse;
 }
 
+uint64_t cmp_diff_plane(const uint8_t *a, ptrdiff_t astride, const uint8_t *b, ptrdiff_t bstride,
+                        int w, int h, int *max_diff)
+{
+    uint64_t n = 0;
+    int m = 0;
+    for (int y = 0; y < h; y++, a += astride, b += bstride)
+        for (int x = 0; x < w; x++) {
+            const int d = a[x] > b[x] ? a[x] - b[x] : b[x] - a[x];
+            n += d != 0;
+            if (d > m) m = d;
+        }
+    *max_diff = m;
+    return n;
+}
+
 double cmp_psnr(double sse, double npixels)
 {
     if (sse <= 0 || npixels <= 0) return 999.0;
@@ -124,10 +139,40 @@ int cmp_score_frame(CmpScore *s, const uint8_t *a, ptrdiff_t astride, const uint
 {
     const double ssim = cmp_ssim_plane(a, astride, b, bstride, w, h);
     if (isnan(ssim)) return -1;
+    int m;
     s->sse += (double)cmp_sse_plane(a, astride, b, bstride, w, h);
+    s->diff_pixels += cmp_diff_plane(a, astride, b, bstride, w, h, &m);
+    if (m > s->max_diff) s->max_diff = m;
     s->npixels += (double)w * h;
     s->ssim_sum += ssim;
     s->frames++;
+    return 0;
+}
+
+int cmp_score_rgb_frame(CmpScore *s, const uint8_t *a, ptrdiff_t astride, const uint8_t *rgb,
+                        ptrdiff_t rstride, int step, int ro, int go, int bo, int w, int h)
+{
+    uint8_t *luma = malloc((size_t)w * h);
+    if (!luma) return -1;
+    uint64_t coloured = 0; /* luma exact, yet not gray */
+    int m = 0;
+    for (int y = 0; y < h; y++) {
+        const uint8_t *p = rgb + y * rstride, *src = a + y * astride;
+        for (int x = 0; x < w; x++, p += step) {
+            const int r = p[ro], g = p[go], b = p[bo], v = src[x];
+            const int l = (299 * r + 587 * g + 114 * b + 500) / 1000;
+            luma[(size_t)y * w + x] = (uint8_t)l;
+            const int dr = r > v ? r - v : v - r, dg = g > v ? g - v : v - g, db = b > v ? b - v : v - b;
+            const int d = dr > dg ? (dr > db ? dr : db) : (dg > db ? dg : db);
+            if (d > m) m = d;
+            coloured += d != 0 && l == v;
+        }
+    }
+    const int ret = cmp_score_frame(s, a, astride, luma, w, w, h);
+    free(luma);
+    if (ret < 0) return ret;
+    s->diff_pixels += coloured;
+    if (m > s->max_diff) s->max_diff = m;
     return 0;
 }
 

@@ -31,6 +31,11 @@
 uint64_t cmp_sse_plane(const uint8_t *a, ptrdiff_t astride, const uint8_t *b, ptrdiff_t bstride,
                        int w, int h);
 
+/* Pixels where two w x h gray planes differ; the largest absolute
+ * difference goes to *max_diff (0 when equal). */
+uint64_t cmp_diff_plane(const uint8_t *a, ptrdiff_t astride, const uint8_t *b, ptrdiff_t bstride,
+                        int w, int h, int *max_diff);
+
 /* PSNR in dB of a total squared error over npixels 8-bit samples (999 when sse == 0). */
 double cmp_psnr(double sse, double npixels);
 
@@ -44,12 +49,21 @@ typedef struct CmpScore {
     double npixels;
     double sse;
     double ssim_sum;
+    uint64_t diff_pixels; /* pixels not decoded exactly (the lossless check) */
+    int max_diff;         /* the largest difference of a sample from its source */
 } CmpScore;
 
 void cmp_score_init(CmpScore *s);
 /* Score one decoded frame b against its source a; 0, or -1 out of memory. */
 int cmp_score_frame(CmpScore *s, const uint8_t *a, ptrdiff_t astride, const uint8_t *b,
                     ptrdiff_t bstride, int w, int h);
+/* Score one decoded frame of packed 8-bit RGB (step bytes a pixel, the
+ * red, green and blue samples at offsets ro, go, bo) against its gray
+ * source a: scored on its BT.601 full-range luma (0.299 R + 0.587 G +
+ * 0.114 B, rounded), as pnmf reads RGB input; a pixel counts as differing
+ * unless all three samples equal the source's. 0, or -1 out of memory. */
+int cmp_score_rgb_frame(CmpScore *s, const uint8_t *a, ptrdiff_t astride, const uint8_t *rgb,
+                        ptrdiff_t rstride, int step, int ro, int go, int bo, int w, int h);
 double cmp_score_psnr(const CmpScore *s);
 double cmp_score_ssim(const CmpScore *s);
 

@@ -5,7 +5,7 @@
 # tables, rd.csv and bd.csv (rows and numeric fields), the plot (when
 # gnuplot is installed), pnmf's row against pnmf-enc's own PSNR, the
 # anchors read back from rd.csv (--anchors), running
-# without gnuplot, --help and the errors.
+# without gnuplot, --help and the errors; pnmf against pnmf-k0 (-k 0).
 # usage: compare_cli.sh PNMF_COMPARE SAMPLES_DIR [PNMF_ENC]
 set -u
 C=$1
@@ -168,5 +168,15 @@ err_case 3 "anchors with a bad row" --anchors "$T/badrow.csv" --frames 8 "$S/spr
 check 'grep -q "badrow.csv: line 6: " "$T/e"' "anchors with a bad row: $(cat "$T/e")"
 err_case 3 "anchors of pnmf alone" --anchors "$T/anch/rd.csv" --codecs pnmf,x264 --frames 8 "$S/sprites.mkv"
 check 'grep -q "no point of a codec this run does not measure" "$T/e"' "anchors of pnmf alone: $(cat "$T/e")"
+
+# pnmf-k0: the same pnmf with -k 0, only when named. On 30 frames of
+# samples/sprites.mkv (a few rigid sprites) the sprite layer must pay:
+# pnmf's BD-rate against pnmf-k0 is negative.
+"$C" -Q --codecs pnmf,pnmf-k0 --points 4 --frames 30 --out "$T/k0" "$S/sprites.mkv" > "$T/k0.md" 2> "$T/err"
+check '[ $? -eq 0 ]' "pnmf,pnmf-k0: $(cat "$T/err")"
+bd=$(grep "^pnmf,pnmf-k0," "$T/k0/bd.csv" | cut -d, -f3)
+echo "pnmf against pnmf-k0 on sprites.mkv: BD-rate $bd %"
+check 'isnum "$bd" && awk "BEGIN{exit !($bd < -10)}"' "BD-rate of pnmf against pnmf-k0: '$bd': $(cat "$T/k0/bd.csv")"
+check '! grep -q "pnmf-k0" "$T/out/rd.csv"' "pnmf-k0 ran without being named"
 
 finish compare_cli

@@ -15,6 +15,7 @@
 #include "measure/measure.h"
 
 extern const CmpCodec cmp_pnmf_codec;           /* compare_pnmf.c */
+extern const CmpCodec cmp_pnmf_k0_codec;        /* compare_pnmf.c: -k 0, only when --codecs names it */
 extern const CmpCodec cmp_zstd_codec;           /* compare_zstd.c (--lossless) */
 
 /* The codecs --codecs names, pnmf first then cmp_lavc_codecs: the i-th, or

@@ -8,8 +8,9 @@
 const CmpCodec *cmp_codec_at(int i)
 {
     if (i == 0) return &cmp_pnmf_codec;
+    if (i == 1) return &cmp_pnmf_k0_codec;
     for (int k = 0; cmp_lavc_codecs[k]; k++)
-        if (k == i - 1) return cmp_lavc_codecs[k];
+        if (k == i - 2) return cmp_lavc_codecs[k];
     return NULL;
 }
 

@@ -100,7 +100,8 @@ static void usage(FILE *f)
         fprintf(f, "%s%s", i ? "," : "", cmp_lossless_codec_at(i)->name);
     fprintf(f,
             ")\n"
-            "                       (default: all that this FFmpeg has)\n"
+            "                       (default: all that this FFmpeg has but pnmf-k0, pnmf with\n"
+            "                       -k 0: no parts model)\n"
             "      --lossless       compare lossless coding instead: pnmf -q 0 and each lossless\n"
             "                       codec once; bytes, speeds and a check that the decoded frames\n"
             "                       are the source's exactly; writes lossless.csv and a bar chart\n"
@@ -302,6 +303,7 @@ static int parse_args(int argc, char **argv, Args *a)
         const CmpCodec *(*at)(int) = a->lossless ? cmp_lossless_codec_at : cmp_codec_at;
         for (int i = 0; at(i); i++) {
             const CmpCodec *cc = at(i);
+            if (cc == &cmp_pnmf_k0_codec) continue; /* only when named */
             if (cc->available(cc, why, sizeof(why)) < 0) {
                 if (!a->quiet) fprintf(stderr, "%s: skipping %s: %s\n", prog, cc->name, why);
                 continue;

@@ -26,8 +26,8 @@ static void pnmf_fail(CmpPoint *pt, const char *stage, int err, const char *deta
 
 static void pnmf_run(const CmpCodec *c, const CmpClip *clip, const CmpOptions *o, int q, CmpPoint *pt)
 {
-    (void)c;
     PnmfEncSettings s = o->pnmf;
+    if (c == &cmp_pnmf_k0_codec) s.components = 0; /* the residual layer alone: what the parts add */
     s.quality = q;
     s.threads = o->threads;
     pt->param = q;
@@ -110,4 +110,11 @@ end:
 
 const CmpCodec cmp_pnmf_codec = {
     "pnmf", "libpnmf (pnmf-enc options as given)", "q", 0, PNMF_MAX_QUALITY, 16, 64, pnmf_available, pnmf_run, NULL,
+};
+
+/* Only when asked for (--codecs): pnmf's options with -k 0, no parts
+ * model, so the model's worth is a BD-rate of the same run. */
+const CmpCodec cmp_pnmf_k0_codec = {
+    "pnmf-k0", "libpnmf with -k 0 (no parts model, other options as given)", "q", 0, PNMF_MAX_QUALITY, 16, 64,
+    pnmf_available, pnmf_run, NULL,
 };

@@ -17,6 +17,7 @@
 #include "test.h"
 
 #define MAX_WIN 8
+#define HS 80 /* the header's size, version 8's extension included */
 
 /* ---- byte buffers and files ---- */
 
@@ -361,26 +362,27 @@ static void test_round_trip(void)
     CHECK(ret == 0);
     /* The layout of docs/format.md: header, chunks, index, trailer. */
     CHECK(!memcmp(file, "\x89PNMF\r\n\n", 8));
-    CHECK(pnmf_rl16(file + 12) == 64);
+    CHECK(pnmf_rl16(file + 12) == HS);
     CHECK(!memcmp(file + n - 8, "\x89PNMFEND", 8));
     const uint64_t ioff = pnmf_rl64(file + n - 16);
     CHECK(ioff == n - 16 - (12 + 4 + 3 * 16));
     CHECK(pnmf_rl32(file + ioff) == PNMF_CHUNK_INDEX && !memcmp(file + ioff, "INDX", 4));
     CHECK(pnmf_rl32(file + ioff + 4) == 4 + 3 * 16 && pnmf_rl32(file + ioff + 8) == 3);
-    CHECK(pnmf_rl64(file + ioff + 12) == 64 && !memcmp(file + 64, "WIND", 4));
-    CHECK(pnmf_rl32(file + 64 + 8) == 0 && pnmf_rl32(file + 64 + 12) == 4);
-    CHECK(pnmf_rl32(file + 64 + 16) == 0xFD2FB528u); /* a zstd frame */
-    const uint64_t off1 = 64 + 12 + pnmf_rl32(file + 68);
+    CHECK(pnmf_rl64(file + ioff + 12) == HS && !memcmp(file + HS, "WIND", 4));
+    CHECK(pnmf_rl32(file + HS + 8) == 0 && pnmf_rl32(file + HS + 12) == 4);
+    CHECK(pnmf_rl32(file + HS + 16) == 0xFD2FB528u); /* a zstd frame */
+    const uint64_t off1 = HS + 12 + pnmf_rl32(file + HS + 4);
     CHECK(pnmf_rl64(file + ioff + 12 + 16) == off1 && pnmf_rl32(file + off1 + 8) == 4);
 
     FILE *f = mem_file(file, n);
     ret = read_file(f, &h2, &back, err, sizeof(err));
     fclose(f);
     CHECK_MSG(ret == 3, "%d %s", ret, err);
-    CHECK(PNMF_FORMAT_VERSION == 7 && PNMF_READER_VERSION == 7 && PNMF_OLDEST_VERSION == 2);
-    CHECK(h2.writer_version == 7 && pnmf_rl16(file + 8) == 7);
+    CHECK(PNMF_FORMAT_VERSION == 8 && PNMF_READER_VERSION == 8 && PNMF_OLDEST_VERSION == 2);
+    CHECK(h2.writer_version == 8 && pnmf_rl16(file + 8) == 8);
     /* a v7 file's residual layers may have intra blocks, which a v6 reader
-     * cannot read (docs/format.md, "Versioning"): it needs reader 7 */
+     * cannot read (docs/format.md, "Versioning"): it needs reader 7, which
+     * skips what version 8 adds (the header extension, 'TIME' chunks) */
     CHECK_MSG(h2.min_reader_version == 7 && pnmf_rl16(file + 10) == 7,
               "the writer writes min_reader_version %u, format v7 needs 7", (unsigned)pnmf_rl16(file + 10));
     CHECK(h2.canvas_height == 0 && h2.canvas_width == 0);
@@ -496,7 +498,7 @@ static void test_corruption(void)
     CHECK(read_bytes(bad, n, 0, NULL, err, sizeof(err)) == PNMF_ERR_CORRUPT);
     CHECK(!strcmp(err, "header crc mismatch"));
     memcpy(bad, file, n);
-    bad[64 + 8 + 20] ^= 1; /* inside window 0's zstd frame */
+    bad[HS + 8 + 20] ^= 1; /* inside window 0's zstd frame */
     CHECK(read_bytes(bad, n, 0, NULL, err, sizeof(err)) == PNMF_ERR_CORRUPT);
     CHECK(!strcmp(err, "chunk 0: crc mismatch"));
 
@@ -523,7 +525,7 @@ static int read_patched(const uint8_t *file, size_t n, int off, int size, uint32
     if (size == 1) p[off] = (uint8_t)v;
     else if (size == 2) pnmf_wl16(p + off, v);
     else pnmf_wl32(p + off, v);
-    fix_header_crc(p, 64);
+    fix_header_crc(p, HS);
     const int ret = read_bytes(p, n, 0, NULL, err, errlen);
     free(p);
     return ret;
@@ -538,50 +540,50 @@ static void test_header_checks(void)
     int ret;
     uint8_t *file = write_file(&h, &w, &n, &ret);
 
-    /* A file from the future: writer 8, needs reader 8. */
+    /* A file from the future: writer 9, needs reader 9. */
     uint8_t *p = malloc(n);
     memcpy(p, file, n);
-    pnmf_wl16(p + 8, 8);
-    pnmf_wl16(p + 10, 8);
-    fix_header_crc(p, 64);
+    pnmf_wl16(p + 8, 9);
+    pnmf_wl16(p + 10, 9);
+    fix_header_crc(p, HS);
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == PNMF_ERR_VERSION);
-    CHECK(strstr(err, "needs reader version 8 (this is version 7)") != NULL);
-    /* Written by version 8 but readable by 7: fine. */
-    pnmf_wl16(p + 10, 7);
-    fix_header_crc(p, 64);
+    CHECK(strstr(err, "needs reader version 9 (this is version 8)") != NULL);
+    /* Written by version 9 but readable by 8: fine. */
+    pnmf_wl16(p + 10, 8);
+    fix_header_crc(p, HS);
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == 3);
-    /* ... and by 1 (whatever a v1 reader would make of it): a v7 reader
-     * reads it, the writer being v8 */
+    /* ... and by 1 (whatever a v1 reader would make of it): a v8 reader
+     * reads it, the writer being v9 */
     pnmf_wl16(p + 10, 1);
-    fix_header_crc(p, 64);
+    fix_header_crc(p, HS);
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == 3);
     /* A file of format 2 (writer 2, min reader 2) is still read. */
     pnmf_wl16(p + 8, 2);
     pnmf_wl16(p + 10, 2);
-    fix_header_crc(p, 64);
+    fix_header_crc(p, HS);
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == 3);
     /* Format v1 is not read: a v1 file is too old (PNMF_ERR_VERSION),
      * whatever else it holds. */
     pnmf_wl16(p + 8, 1);
     pnmf_wl16(p + 10, 1);
-    fix_header_crc(p, 64);
+    fix_header_crc(p, HS);
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == PNMF_ERR_VERSION);
     CHECK_MSG(strstr(err, "format version 1 is too old") != NULL, "'%s'", err);
     CHECK(read_bytes(p, n, 1, NULL, err, sizeof(err)) == PNMF_ERR_VERSION); /* a pipe too */
     pnmf_wl16(p + 8, 0);
     pnmf_wl16(p + 10, 0);
-    fix_header_crc(p, 64);
+    fix_header_crc(p, HS);
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == PNMF_ERR_CORRUPT); /* min reader 0 */
     /* Versions checked before the rest: a v1 header with a reserved byte set is too old. */
     pnmf_wl16(p + 8, 1);
     pnmf_wl16(p + 10, 1);
     p[50] = 1; /* canvas_height in v2, reserved in v1 */
-    fix_header_crc(p, 64);
+    fix_header_crc(p, HS);
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == PNMF_ERR_VERSION);
     free(p);
     CHECK(read_patched(file, n, 10, 2, 0, err, sizeof(err)) == PNMF_ERR_CORRUPT);
-    CHECK(read_patched(file, n, 10, 2, 8, err, sizeof(err)) == PNMF_ERR_CORRUPT); /* min reader > writer */
-    CHECK(strstr(err, "bad version fields (writer 7, min reader 8)") != NULL);
+    CHECK(read_patched(file, n, 10, 2, 9, err, sizeof(err)) == PNMF_ERR_CORRUPT); /* min reader > writer */
+    CHECK(strstr(err, "bad version fields (writer 8, min reader 9)") != NULL);
     /* writer 1 with min reader 7: the fields contradict each other */
     CHECK(read_patched(file, n, 8, 2, 1, err, sizeof(err)) == PNMF_ERR_CORRUPT);
     CHECK(strstr(err, "bad version fields (writer 1, min reader 7)") != NULL);
@@ -593,10 +595,10 @@ static void test_header_checks(void)
     memcpy(p, file, n);
     pnmf_wl32(p + 16, 16384);
     pnmf_wl32(p + 20, PNMF_MAX_PIXELS / 16384 + 1);
-    fix_header_crc(p, 64);
+    fix_header_crc(p, HS);
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == PNMF_ERR_LIMIT);
     pnmf_wl32(p + 20, PNMF_MAX_PIXELS / 16384);
-    fix_header_crc(p, 64);
+    fix_header_crc(p, HS);
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == 3); /* at the limit: fine */
     free(p);
     CHECK(read_patched(file, n, 16, 4, 0, err, sizeof(err)) == PNMF_ERR_CORRUPT);
@@ -653,7 +655,7 @@ static void test_header_checks(void)
             q[40] = 2;
             pnmf_wl32(q + 48, cases[c].ch);
             pnmf_wl32(q + 52, cases[c].cw);
-            fix_header_crc(q, 64);
+            fix_header_crc(q, HS);
             const int want = cases[c].want;
             const char *why = cases[c].why;
             err[0] = 0;
@@ -749,7 +751,7 @@ static void test_writer_args(void)
     pnmf_container_writer_close(&wr);
     file = slurp(f, &n);
     fclose(f);
-    CHECK(n == 64 + 12 + 4 + 16);
+    CHECK(n == HS + 12 + 4 + 16);
     CHECK(read_bytes(file, n, 0, NULL, err, sizeof(err)) == 0);
     PnmfContainerReader *r;
     uint32_t first;
@@ -910,12 +912,13 @@ static void test_unknown_chunks(void)
     int ret;
     uint8_t *file = write_file(&h, &w, &n, &ret);
 
-    /* Header extended to 72 bytes (8 bytes a v1 reader ignores), unknown
-     * chunks before, between and after the windows. */
-    uint8_t hdr[72];
-    memcpy(hdr, file, 60);
-    pnmf_wl16(hdr + 12, 72);
-    memset(hdr + 60, 0xA5, 8);
+    /* Header extended to 88 bytes (8 bytes past version 8's extension,
+     * which a v8 reader ignores), unknown chunks before, between and after
+     * the windows. */
+    uint8_t hdr[88];
+    memcpy(hdr, file, HS - 4);
+    pnmf_wl16(hdr + 12, 88);
+    memset(hdr + HS - 4, 0xA5, 8);
     fix_header_crc(hdr, sizeof(hdr));
     static const uint8_t junk[5] = { 'h', 'e', 'l', 'l', 'o' };
     Buf b = { 0 }, index = { 0 };
@@ -970,7 +973,7 @@ static void test_unknown_chunks(void)
     }
 
     /* An unknown chunk is still checked. */
-    b.p[72 + 8] ^= 1;
+    b.p[88 + 8] ^= 1;
     CHECK(read_bytes(b.p, b.n, 0, NULL, err, sizeof(err)) == PNMF_ERR_CORRUPT);
     CHECK(!strcmp(err, "chunk 0: crc mismatch"));
     free(b.p);
@@ -993,7 +996,7 @@ static void test_structure(void)
     for (int a = 0; a < 3; a++) {
         for (int c = 0; c < 4; c++) {
             Buf b = { 0 }, index = { 0 };
-            buf_add(&b, file, 64);
+            buf_add(&b, file, HS);
             for (int i = 0; i < 3; i++)
                 add_window(&b, &index, firsts[a][i], counts[c][i], w.data[i], w.size[i]);
             add_end(&b, &index);
@@ -1013,7 +1016,7 @@ static void test_structure(void)
 
     /* A window missing from the end, and an index that lies. */
     Buf b = { 0 }, index = { 0 };
-    buf_add(&b, file, 64);
+    buf_add(&b, file, HS);
     for (int i = 0; i < 2; i++)
         add_window(&b, &index, w.first[i], w.count[i], w.data[i], w.size[i]);
     add_end(&b, &index);
@@ -1026,7 +1029,7 @@ static void test_structure(void)
      * contiguous, but the window found by a seek says otherwise. */
     memset(&b, 0, sizeof(b));
     memset(&index, 0, sizeof(index));
-    buf_add(&b, file, 64);
+    buf_add(&b, file, HS);
     for (int i = 0; i < 3; i++)
         add_window(&b, &index, w.first[i], w.count[i], w.data[i], w.size[i]);
     pnmf_wl32(index.p + 16 + 12, 3);
@@ -1055,7 +1058,7 @@ static void test_structure(void)
         static const uint8_t zero8[8];
         memset(&b, 0, sizeof(b));
         memset(&index, 0, sizeof(index));
-        buf_add(&b, file, 64);
+        buf_add(&b, file, HS);
         add_chunk(&b, PNMF_CHUNK_WINDOW, zero8, len);
         add_end(&b, &index);
         CHECK(read_bytes(b.p, b.n, 0, NULL, err, sizeof(err)) == PNMF_ERR_CORRUPT);
@@ -1067,7 +1070,7 @@ static void test_structure(void)
     /* Something between the index chunk and the trailer. */
     memset(&b, 0, sizeof(b));
     memset(&index, 0, sizeof(index));
-    buf_add(&b, file, 64);
+    buf_add(&b, file, HS);
     for (int i = 0; i < 3; i++)
         add_window(&b, &index, w.first[i], w.count[i], w.data[i], w.size[i]);
     add_end(&b, &index);
@@ -1092,7 +1095,7 @@ static void test_structure(void)
     free(index.p);
     memset(&b, 0, sizeof(b));
     memset(&index, 0, sizeof(index));
-    buf_add(&b, file, 64);
+    buf_add(&b, file, HS);
     for (int i = 0; i < 3; i++)
         add_window(&b, &index, w.first[i], w.count[i], w.data[i], w.size[i]);
     pnmf_wl64(index.p + 16, pnmf_rl64(index.p + 16) + 1); /* window 1's offset */
@@ -1148,7 +1151,7 @@ static void payload_limit(int canvas)
     windows_free(&back);
 
     Buf b = { 0 }, index = { 0 };
-    buf_add(&b, file, 64);
+    buf_add(&b, file, HS);
     add_window(&b, &index, 0, 1, zeros, bound + 1);
     add_end(&b, &index);
     CHECK(read_bytes(b.p, b.n, 0, NULL, err, sizeof(err)) == PNMF_ERR_LIMIT);

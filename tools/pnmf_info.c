@@ -280,7 +280,7 @@ static int mosaic_write(const Mosaic *m, const char *format, const char *target,
     snprintf(tmp_file, sizeof(tmp_file), "%s/frame_000001.%s", tmp_dir, format);
     snprintf(tmp_part, sizeof(tmp_part), "%s/.frame_000001.%s.tmp", tmp_dir, format);
     tmp_dir_active = 1;
-    const PnmfOutputInfo oi = { m->width, m->height, 1, 1, NULL };
+    const PnmfOutputInfo oi = { .width = m->width, .height = m->height, .fps_num = 1, .fps_den = 1 };
     char why[512] = "";
     PnmfOutput *out = pnmf_output_open(format, tmp_dir, &oi, why, sizeof(why));
     int ok = out && pnmf_output_write(out, m->pix, m->width, why, sizeof(why)) == 0;

@@ -3,7 +3,9 @@
  * pnmf-psnr: luma PSNR of one clip against another.
  *
  * Both clips are read as gray8 (any format pnmf_input_open() takes) and
- * compared frame by frame over the frames both have, or the first N. The MSE
+ * compared frame by frame over the frames both have, or the first N, on the
+ * same levels (a limited-range clip against a full-range one is expanded
+ * first, as FFmpeg shows it). The MSE
  * is the mean over every pixel of every compared frame, and
  * PSNR-Y = 10 log10(255^2 / MSE), printed as 999.000 when the clips match.
  * Exit codes (tools/cli_util.h): 0; 2 for a bad command line; 3 when a clip
@@ -19,6 +21,7 @@
 
 #include "cli_util.h"
 #include "input/demuxer.h"
+#include "output/muxer.h"
 #include "pnmf/pnmf.h"
 
 #define PROG "pnmf-psnr"
@@ -130,6 +133,14 @@ int main(int argc, char **argv)
         goto end;
     }
 
+    /* The same levels on both sides: when one clip is limited range and the
+     * other full, the limited one is expanded as FFmpeg shows it (a clip of
+     * unknown range is taken to have the other's). */
+    uint8_t lut[256];
+    pnmf_output_range_lut(lut);
+    const int expand_ref = ri.color_range == 1 && ti.color_range == 2;
+    const int expand_test = ti.color_range == 1 && ri.color_range == 2;
+
     uint64_t sse = 0;
     long frames = 0;
     while (!s.frames || frames < s.frames) {
@@ -145,6 +156,8 @@ int main(int argc, char **argv)
         }
         if (!rr || !tr)
             break;
+        for (size_t i = 0; expand_ref && i < n; i++) rbuf[i] = lut[rbuf[i]];
+        for (size_t i = 0; expand_test && i < n; i++) tbuf[i] = lut[tbuf[i]];
         uint64_t frame_sse = 0;
         for (size_t i = 0; i < n; i++) {
             const int d = rbuf[i] - tbuf[i];

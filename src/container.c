@@ -2,8 +2,10 @@
 /*
  * The .pnmf container, as docs/format.md defines it:
  *
- *   header (64 bytes in v1, CRC-32 at its end)
+ *   header (64 bytes in v1, 80 in v8 with the metadata, CRC-32 at its end)
  *   chunk*  = type u32, length u32, payload[length], CRC-32(type, length, payload)
+ *             'TIME' (v8, a file with a time base): before each window, the
+ *                    window's first_frame u32, start u64, runs (count, duration)
  *             'WIND': first_frame u32, frame_count u32, one zstd frame
  *             'INDX': count u32, count x (offset u64, first_frame u32, frame_count u32)
  *             anything else: skipped by the reader after its CRC is checked
@@ -1267,7 +1269,7 @@ static int read_window(PnmfContainerReader *r, const uint8_t **payload, size_t *
             pnmf_set_err(err, errlen, "%s: the index does not point at a window", name);
             return PNMF_ERR_CORRUPT;
         }
-        if (type == PNMF_CHUNK_TIME) {
+        if (type == PNMF_CHUNK_TIME && r->h.writer_version >= 8) { /* unknown before version 8 */
             PNMF_CHECK(read_time(r, len, name, err, errlen));
             continue;
         }

@@ -88,4 +88,13 @@ check '[ "$got" = "0.000000 0.500000 1.000000 " ]' "--start 3: times $got"
 "$B/pnmf-cat" -Q -o "$T/x.pnmf" "$T/a.pnmf" "$S/../tests/golden/good/life_15x11_q0.pnmf" 2> "$T/err"
 check '[ $? -ne 0 ]' "a timed and an old part joined"
 
+# the golden v8 files keep their metadata (tests/golden/good/README.md)
+G=$(dirname "$0")/golden/good
+"$B/pnmf-info" "$G/ramp_limited_v8.pnmf" > "$T/info"
+check 'grep -q "^levels  *limited" "$T/info" && grep -q "time base 1/10240: from 0 to 6144" "$T/info"' \
+    "ramp_limited_v8.pnmf: $(sed -n 6,7p "$T/info")"
+"$B/pnmf-dec" -Q "$G/gif_delays_v8.pnmf" "$T/g.gif"
+got=$(pts_list "$T/g.gif")
+check '[ "$got" = "$src" ]' "gif_delays_v8.pnmf: times $got"
+
 finish meta

@@ -1232,6 +1232,176 @@ static void test_best_coding(void)
     fclose(f);
 }
 
+/* ---- frame times and colour (format 8) ---- */
+
+/* The durations of the timed reference file: frame f lasts dur(f). */
+static uint32_t ref_duration(int f) { return f < 3 ? 10 : 50; }
+
+/* The reference windows written with a time base of 1/100, starting at
+ * 7, and the colour of a limited-range BT.709 clip. */
+static uint8_t *write_timed(size_t *n, int *ret, PnmfHeader *hp)
+{
+    char err[128] = "";
+    PnmfHeader h = ref_header();
+    h.frame_count = 0;
+    h.tb_num = 1, h.tb_den = 100;
+    h.color_range = 1, h.color_primaries = 1, h.color_trc = 1, h.colorspace = 1;
+    if (hp) *hp = h;
+    Windows w = ref_windows();
+    FILE *f = tmpfile();
+    PnmfContainerWriter *wr = NULL;
+    *ret = pnmf_container_writer_open(&wr, f, &h, 19, err, sizeof(err));
+    if (*ret >= 0) *ret = pnmf_container_writer_set_time_start(wr, 7);
+    for (int i = 0; *ret >= 0 && i < w.n; i++) {
+        for (uint32_t k = 0; k < w.count[i]; k++)
+            if (*ret >= 0) *ret = pnmf_container_writer_add_duration(wr, ref_duration((int)(w.first[i] + k)));
+        if (*ret >= 0) *ret = pnmf_container_write_window(wr, w.first[i], w.count[i], w.data[i], w.size[i], err, sizeof(err));
+    }
+    if (*ret >= 0) *ret = pnmf_container_writer_finish(wr, 10, err, sizeof(err));
+    pnmf_container_writer_close(&wr);
+    windows_free(&w);
+    uint8_t *p = slurp(f, n);
+    fclose(f);
+    return p;
+}
+
+/* The offset of the i-th chunk of type t, or 0. */
+static size_t find_chunk(const uint8_t *p, size_t n, uint32_t t, int i)
+{
+    for (size_t off = pnmf_rl16(p + 12); off + 12 <= n - 16;) {
+        if (pnmf_rl32(p + off) == t && i-- == 0) return off;
+        if (pnmf_rl32(p + off) == PNMF_CHUNK_INDEX) return 0;
+        off += 12 + pnmf_rl32(p + off + 4);
+    }
+    return 0;
+}
+
+/* Read p with byte off set to v and the CRC of the chunk at chunk (0: the
+ * header) made good again. */
+static int read_time_patched(const uint8_t *file, size_t n, size_t chunk, size_t off, uint8_t v, char *err,
+                             size_t errlen)
+{
+    uint8_t *p = malloc(n);
+    memcpy(p, file, n);
+    p[off] = v;
+    if (chunk) {
+        const uint32_t len = pnmf_rl32(p + chunk + 4);
+        pnmf_wl32(p + chunk + 8 + len, pnmf_crc32(0, p + chunk, 8 + len));
+    } else {
+        fix_header_crc(p, HS);
+    }
+    const int ret = read_bytes(p, n, 0, NULL, err, errlen);
+    free(p);
+    return ret;
+}
+
+static void test_times(void)
+{
+    char err[160] = "";
+    size_t n;
+    int ret;
+    PnmfHeader h;
+    uint8_t *file = write_timed(&n, &ret, &h);
+    CHECK_MSG(ret == 0, "%d", ret);
+    /* header extension, then a 'TIME' chunk before each window */
+    CHECK(pnmf_rl16(file + 8) == 8 && pnmf_rl16(file + 10) == 7 && pnmf_rl16(file + 12) == HS);
+    CHECK(file[60] == 1 && file[61] == 1 && file[62] == 1 && file[63] == 1);
+    CHECK(pnmf_rl32(file + 64) == 1 && pnmf_rl32(file + 68) == 100 && pnmf_rl32(file + 72) == 0);
+    const size_t t0 = find_chunk(file, n, PNMF_CHUNK_TIME, 0), t1 = find_chunk(file, n, PNMF_CHUNK_TIME, 1);
+    CHECK(t0 == HS && t1 && find_chunk(file, n, PNMF_CHUNK_TIME, 3) == 0);
+    CHECK(pnmf_rl32(file + t0 + 8) == 0 && pnmf_rl64(file + t0 + 12) == 7);
+    /* window 0: 3 frames of 10, 1 of 50: two runs */
+    CHECK(pnmf_rl32(file + t0 + 4) == 12 + 4 && !memcmp(file + t0 + 20, "\x03\x0a\x01\x32", 4));
+    CHECK(pnmf_rl32(file + t1 + 8) == 4 && pnmf_rl64(file + t1 + 12) == 7 + 30 + 50);
+
+    /* read back: the times of every frame, sequentially and after a seek */
+    FILE *f = mem_file(file, n);
+    PnmfContainerReader *r = NULL;
+    CHECK(pnmf_container_reader_open(&r, f, err, sizeof(err)) == 0);
+    const PnmfHeader *rh = pnmf_container_reader_header(r);
+    CHECK(rh->tb_num == 1 && rh->tb_den == 100 && rh->color_range == 1 && rh->colorspace == 1);
+    uint64_t t = 7;
+    int frame = 0, bad = 0;
+    const uint8_t *p;
+    size_t size;
+    uint32_t first, count;
+    while (pnmf_container_read_window(r, &p, &size, &first, &count, err, sizeof(err)) == 1) {
+        const uint64_t *pts;
+        bad |= pnmf_container_window_times(r, &pts) != count;
+        for (uint32_t k = 0; !bad && k < count; k++, frame++) {
+            bad |= pts[k] != t;
+            t += ref_duration(frame);
+        }
+        bad |= pts[count] != t;
+    }
+    CHECK_MSG(!bad && frame == 10, "%s", err);
+    CHECK(pnmf_container_seek(r, 9, &first, err, sizeof(err)) == 0 && first == 8);
+    CHECK(pnmf_container_read_window(r, &p, &size, &first, &count, err, sizeof(err)) == 1);
+    const uint64_t *pts;
+    CHECK(pnmf_container_window_times(r, &pts) == 2 && pts[0] == 7 + 30 + 5 * 50 && pts[2] == pts[0] + 100);
+    CHECK(pnmf_container_seek(r, 0, &first, err, sizeof(err)) == 0 && first == 0);
+    CHECK(pnmf_container_read_window(r, &p, &size, &first, &count, err, sizeof(err)) == 1);
+    CHECK(pnmf_container_window_times(r, &pts) == 4 && pts[0] == 7);
+    pnmf_container_reader_close(&r);
+    fclose(f);
+
+    /* hostile values: corrupt */
+    CHECK(read_time_patched(file, n, 0, 68, 0, err, sizeof(err)) == PNMF_ERR_CORRUPT); /* tb_den 0 */
+    CHECK_MSG(strstr(err, "bad time base 1/0") != NULL, "%s", err);
+    CHECK(read_time_patched(file, n, 0, 60, 3, err, sizeof(err)) == PNMF_ERR_CORRUPT); /* range 3 */
+    CHECK(strstr(err, "colour range 3") != NULL);
+    CHECK(read_time_patched(file, n, 0, 72, 1, err, sizeof(err)) == PNMF_ERR_CORRUPT); /* reserved */
+    CHECK(read_time_patched(file, n, t0, t0 + 20, 2, err, sizeof(err)) == PNMF_ERR_CORRUPT); /* 3 frames of 4 */
+    CHECK_MSG(strstr(err, "times of 3 frames, the window at frame 1 has 4") != NULL, "%s", err);
+    CHECK(read_time_patched(file, n, t0, t0 + 21, 0, err, sizeof(err)) == PNMF_ERR_CORRUPT); /* duration 0 */
+    CHECK(strstr(err, "a run of 3 frames of duration 0") != NULL);
+    CHECK(read_time_patched(file, n, t0, t0 + 20, 9, err, sizeof(err)) == PNMF_ERR_CORRUPT); /* past the window */
+    CHECK(read_time_patched(file, n, t0, t0 + 23, 0x80, err, sizeof(err)) == PNMF_ERR_CORRUPT); /* varint cut */
+    CHECK(strstr(err, "truncated frame times") != NULL);
+    CHECK(read_time_patched(file, n, t0, t0 + 8, 1, err, sizeof(err)) == PNMF_ERR_CORRUPT); /* first frame 1 */
+    CHECK(read_time_patched(file, n, t1, t1 + 12, 0, err, sizeof(err)) == PNMF_ERR_CORRUPT); /* a jump */
+    CHECK_MSG(strstr(err, "do not follow the window before") != NULL, "%s", err);
+    CHECK(read_time_patched(file, n, t0, t0 + 19, 0x80, err, sizeof(err)) == PNMF_ERR_CORRUPT); /* start >= 2^62 */
+    CHECK(read_time_patched(file, n, t0, t0 + 3, 'X', err, sizeof(err)) == PNMF_ERR_CORRUPT); /* 'TIMX': skipped */
+    CHECK_MSG(strstr(err, "the window at frame 1 has no frame times") != NULL, "%s", err);
+    /* no time base, 'TIME' chunks all the same */
+    uint8_t *q = malloc(n);
+    memcpy(q, file, n);
+    pnmf_wl32(q + 64, 0), pnmf_wl32(q + 68, 0);
+    fix_header_crc(q, HS);
+    CHECK(read_bytes(q, n, 0, NULL, err, sizeof(err)) == PNMF_ERR_CORRUPT);
+    CHECK(strstr(err, "frame times in a file without a time base") != NULL);
+    /* a file of version 7 knows no 'TIME' chunk: skipped, as a v7 reader does */
+    pnmf_wl16(q + 8, 7);
+    fix_header_crc(q, HS);
+    CHECK(read_bytes(q, n, 0, NULL, err, sizeof(err)) == 3);
+    free(q);
+
+    /* the writer: durations needed, within 1..2^32-1, only with a time base */
+    PnmfContainerWriter *wr = NULL;
+    f = tmpfile();
+    CHECK(pnmf_container_writer_open(&wr, f, &h, 3, err, sizeof(err)) == 0);
+    CHECK(pnmf_container_writer_add_duration(wr, 0) == PNMF_ERR_ARG);
+    CHECK(pnmf_container_writer_add_duration(wr, UINT64_C(1) << 32) == PNMF_ERR_ARG);
+    CHECK(pnmf_container_writer_add_duration(wr, 5) == 0);
+    static const uint8_t pl[4] = { 1, 2, 3, 4 };
+    CHECK(pnmf_container_write_window(wr, 0, 2, pl, 4, err, sizeof(err)) == PNMF_ERR_ARG);
+    CHECK(strstr(err, "durations for 1 frames, the window has 2") != NULL);
+    pnmf_container_writer_close(&wr);
+    fclose(f);
+    PnmfHeader hu = ref_header();
+    f = tmpfile();
+    CHECK(pnmf_container_writer_open(&wr, f, &hu, 3, err, sizeof(err)) == 0);
+    CHECK(pnmf_container_writer_add_duration(wr, 5) == PNMF_ERR_ARG);
+    pnmf_container_writer_close(&wr);
+    fclose(f);
+    hu.tb_num = 1; /* a time base of 1/0 */
+    f = tmpfile();
+    CHECK(pnmf_container_writer_open(&wr, f, &hu, 3, err, sizeof(err)) == PNMF_ERR_ARG);
+    fclose(f);
+    free(file);
+}
+
 int main(void)
 {
     test_best_coding();
@@ -1247,5 +1417,6 @@ int main(void)
     test_unknown_chunks();
     test_structure();
     test_payload_limit();
+    test_times();
     return test_summary("test_container");
 }

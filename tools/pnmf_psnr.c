@@ -134,12 +134,13 @@ int main(int argc, char **argv)
     }
 
     /* The same levels on both sides: when one clip is limited range and the
-     * other full, the limited one is expanded as FFmpeg shows it (a clip of
-     * unknown range is taken to have the other's). */
+     * other full, the limited one is expanded as FFmpeg shows it (gray
+     * that says nothing of its range, such as PGM, is taken to have the
+     * other clip's). */
     uint8_t lut[256];
     pnmf_output_range_lut(lut);
-    const int expand_ref = ri.color_range == 1 && ti.color_range == 2;
-    const int expand_test = ti.color_range == 1 && ri.color_range == 2;
+    const int expand_ref = ri.color_range == 1 && ti.color_range == 2 && !ti.color_range_assumed;
+    const int expand_test = ti.color_range == 1 && ri.color_range == 2 && !ri.color_range_assumed;
 
     uint64_t sse = 0;
     long frames = 0;

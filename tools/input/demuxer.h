@@ -16,10 +16,11 @@ typedef struct PnmfInputInfo {
     int fps_num, fps_den;   /* frame rate as a fraction (25/1 when the clip has none) */
     int64_t frame_estimate; /* frames the container claims, or -1 if unknown */
     /* The levels of the gray frames, FFmpeg's AVColorRange, as FFmpeg
-     * converts them: 1 limited (16..235: YUV tagged so or untagged), 2 full
-     * (tagged so, yuvj formats, the luma of RGB input), 0 unknown (gray
-     * that says nothing, such as PGM). */
+     * takes them: 1 limited (16..235: YUV tagged so or untagged), 2 full
+     * (tagged so, yuvj formats, the luma of RGB input, and gray that says
+     * nothing, such as PGM, which color_range_assumed then marks). */
     int color_range;
+    int color_range_assumed;
     int color_primaries, color_trc, colorspace; /* H.273 codes of the first frame, 2 unspecified */
     int time_base_num, time_base_den;           /* the unit of pnmf_input_last_time() */
 } PnmfInputInfo;

@@ -17,7 +17,10 @@
  *         luma in full range 0-255.
  *
  * The first frame is decoded at open time so the size is known; every later
- * frame must have that size.
+ * frame must have that size. The info also says what FFmpeg takes the
+ * luma's levels to be (untagged YUV: limited, untagged gray: full), the
+ * colour codes, and the stream's time base, in which each frame's time
+ * (best-effort timestamp, from the first frame's) is given back.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -389,7 +392,7 @@ static int effective_range(const AVFrame *f)
         return f->color_range;
     if (strncmp(d->name, "yuvj", 4) == 0)
         return AVCOL_RANGE_JPEG;
-    return d->nb_components >= 3 ? AVCOL_RANGE_MPEG : AVCOL_RANGE_UNSPECIFIED;
+    return d->nb_components >= 3 ? AVCOL_RANGE_MPEG : AVCOL_RANGE_JPEG; /* gray images are full range */
 }
 
 static void fill_info(const PnmfInput *in, PnmfInputInfo *info)
@@ -398,6 +401,8 @@ static void fill_info(const PnmfInput *in, PnmfInputInfo *info)
     const AVFrame *f = in->frame;
     const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(f->format);
     info->color_range = effective_range(f);
+    info->color_range_assumed = d && is_yuv_or_gray(d) && d->nb_components < 3 &&
+                                f->color_range != AVCOL_RANGE_MPEG && f->color_range != AVCOL_RANGE_JPEG;
     info->color_primaries = f->color_primaries;
     info->color_trc = f->color_trc;
     /* RGB input: the BT.601 luma conv_setup() asks libswscale for */

@@ -36,7 +36,9 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: " PROG " [--frames N] REF TEST\n"
             "Luma PSNR of TEST against REF, both read as 8-bit gray (mp4, mkv, y4m,\n"
-            "dir/frame_%%06d.png, ...), over the frames both clips have.\n"
+            "dir/frame_%%06d.png, ...), over the frames both clips have, on the same levels:\n"
+            "a limited-range clip (16..235: untagged YUV too) against a full-range one is\n"
+            "expanded to full range first, as FFmpeg shows it.\n"
             "  -n, --frames N   compare only the first N frames\n"
             "  -h, --help       print this help\n"
             "  -V, --version    print the version\n"

@@ -27,9 +27,9 @@ int main(int argc, char **argv)
     int ret = pnmf_dec_open(&dec, in);
     if (ret < 0) goto done;
     const PnmfStreamInfo *info = pnmf_dec_info(dec);
-    /* Cmono: the luma plane alone; full range: the samples are as decoded. */
-    printf("YUV4MPEG2 W%d H%d F%d:%d Ip A1:1 Cmono XCOLORRANGE=FULL\n", info->width, info->height,
-           info->fps_num, info->fps_den);
+    /* Cmono: the luma plane alone, as decoded, with the source's range. */
+    printf("YUV4MPEG2 W%d H%d F%d:%d Ip A1:1 Cmono XCOLORRANGE=%s\n", info->width, info->height,
+           info->fps_num, info->fps_den, info->color_range == 1 ? "LIMITED" : "FULL");
     const size_t size = (size_t)info->width * info->height;
     if (!(frame = malloc(size))) {
         ret = PNMF_ERR_NOMEM;

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * encode: a YUV4MPEG2 stream on stdin (any 8-bit chroma layout: the luma
- * plane is kept) to a .pnmf file, with the encoder's default settings.
+ * plane is kept) to a .pnmf file, with the encoder's default settings, the
+ * stream's range (XCOLORRANGE; untagged: full for Cmono, else limited, as
+ * FFmpeg takes it) and its frame rate as the file's clock.
  *
  *   cc encode.c $(pkg-config --cflags --libs pnmf) -o encode
  *   ffmpeg -i clip.mp4 -f yuv4mpegpipe -pix_fmt gray - | ./encode out.pnmf
@@ -20,6 +22,7 @@ int main(int argc, char **argv)
     }
     char line[256], *tok;
     int w = 0, h = 0, fn = 25, fd = 1, chroma = 0; /* chroma bytes per frame, in quarters of w * h */
+    int range = 0;                                 /* 1 limited, 2 full, 0 untagged */
     if (!fgets(line, sizeof(line), stdin) || strncmp(line, "YUV4MPEG2 ", 10)) {
         fprintf(stderr, "stdin: not a YUV4MPEG2 stream\n");
         return 1;
@@ -30,6 +33,7 @@ int main(int argc, char **argv)
         else if (*tok == 'F') sscanf(tok + 1, "%d:%d", &fn, &fd);
         else if (*tok == 'C') chroma = !strncmp(tok, "Cmono", 5) ? 0 : !strncmp(tok, "C444", 4) ? 8
                                      : !strncmp(tok, "C422", 4) ? 4 : 2;
+        else if (!strncmp(tok, "XCOLORRANGE=", 12)) range = !strcmp(tok + 12, "LIMITED") ? 1 : 2;
     }
     const size_t size = (size_t)w * h, extra = size * chroma / 4;
     FILE *out = fopen(argv[1], "wb");
@@ -39,6 +43,8 @@ int main(int argc, char **argv)
     }
     PnmfEncSettings s;
     pnmf_enc_default_settings(&s);
+    s.color_range = range ? range : chroma ? 1 : 2;
+    s.time_base_num = fd, s.time_base_den = fn; /* a frame lasts one tick */
     PnmfEncoder *enc = NULL;
     uint8_t *frame = NULL;
     int ret = pnmf_enc_open(&enc, &s, w, h, fn, fd, out);

@@ -8,6 +8,9 @@
  * checksums, the index against the windows, the trailer), so a damaged
  * part is refused. A part begins with a key window, which decodes on its
  * own, so its windows decode in the joined stream as they did alone.
+ * Frame times go on from part to part: each window keeps its frames'
+ * durations, and the writer numbers their times from the first part's
+ * start (pnmf_container_copy_window()).
  */
 #include <stdio.h>
 
@@ -18,7 +21,7 @@
  * can: every field the decoder reads must be the same. */
 static const char *header_mismatch(const PnmfHeader *a, const PnmfHeader *b, char *why, size_t len)
 {
-    if (b->writer_version != PNMF_FORMAT_VERSION || b->min_reader_version != PNMF_FORMAT_VERSION)
+    if (b->writer_version != PNMF_FORMAT_VERSION || b->min_reader_version != PNMF_MIN_READER_WRITTEN)
         snprintf(why, len, "format version %u: only version %d files are joined (encode it again)",
                  b->writer_version, PNMF_FORMAT_VERSION);
     else if (a->width != b->width || a->height != b->height)
@@ -39,6 +42,14 @@ static const char *header_mismatch(const PnmfHeader *a, const PnmfHeader *b, cha
     else if (a->quality != b->quality || a->w_step != b->w_step || a->r_step != b->r_step)
         snprintf(why, len, "quality %u (steps %u, %u), not %u (steps %u, %u) as in the first part (-q)", b->quality,
                  b->w_step, b->r_step, a->quality, a->w_step, a->r_step);
+    else if (a->color_range != b->color_range || a->colorspace != b->colorspace ||
+             a->color_primaries != b->color_primaries || a->color_trc != b->color_trc)
+        snprintf(why, len, "colour range %u (matrix %u, primaries %u, transfer %u), not %u (%u, %u, %u) as in the "
+                 "first part", b->color_range, b->colorspace, b->color_primaries, b->color_trc, a->color_range,
+                 a->colorspace, a->color_primaries, a->color_trc);
+    else if (a->tb_num != b->tb_num || a->tb_den != b->tb_den)
+        snprintf(why, len, "time base %u/%u, not %u/%u as in the first part", b->tb_num, b->tb_den, a->tb_num,
+                 a->tb_den);
     else
         return NULL;
     return why;

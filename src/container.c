@@ -2,8 +2,10 @@
 /*
  * The .pnmf container, as docs/format.md defines it:
  *
- *   header (64 bytes in v1, CRC-32 at its end)
+ *   header (64 bytes in v1, 80 in v8 with the metadata, CRC-32 at its end)
  *   chunk*  = type u32, length u32, payload[length], CRC-32(type, length, payload)
+ *             'TIME' (v8, a file with a time base): before each window, the
+ *                    window's first_frame u32, start u64, runs (count, duration)
  *             'WIND': first_frame u32, frame_count u32, one zstd frame
  *             'INDX': count u32, count x (offset u64, first_frame u32, frame_count u32)
  *             anything else: skipped by the reader after its CRC is checked
@@ -49,7 +51,16 @@
 #define HDR_CANVAS_W       52
 #define HDR_RESERVED2      56  /* up to HDR_FIXED */
 #define HDR_FIXED          60  /* fields a v1 reader knows; then extension, then CRC */
+#define HDR_RANGE          60  /* version 8's extension: u8 each */
+#define HDR_PRIMARIES      61
+#define HDR_TRC            62
+#define HDR_MATRIX         63
+#define HDR_TB_NUM         64  /* u32 */
+#define HDR_TB_DEN         68  /* u32 */
+#define HDR_RESERVED3      72  /* u32 */
+#define HDR_EXT_END        76
 #define HEADER_SIZE_V1     64
+#define HEADER_SIZE_V8     80
 #define HEADER_SIZE_MAX    4096
 
 #define CHUNK_HEAD         8   /* type, length */
@@ -60,6 +71,7 @@
 #define INDX_HEAD          4   /* count */
 #define INDX_ENTRY         16
 #define TRAILER_SIZE       16
+#define TIME_HEAD          12  /* first_frame u32, start u64; then runs of varints */
 
 /* The smallest a file can be: header, an empty index chunk, the trailer. */
 #define MIN_FILE_SIZE (HEADER_SIZE_V1 + CHUNK_OVERHEAD + INDX_HEAD + TRAILER_SIZE)
@@ -206,17 +218,34 @@ static int header_check(const PnmfHeader *h, char *err, size_t errlen)
         pnmf_set_err(err, errlen, "quantizer steps %u and %u outside 1..64", h->w_step, h->r_step);
         return PNMF_ERR_CORRUPT;
     }
+    if (h->color_range > 2) {
+        pnmf_set_err(err, errlen, "unknown colour range %u", h->color_range);
+        return PNMF_ERR_CORRUPT;
+    }
+    if (!h->tb_num != !h->tb_den || h->tb_num > PNMF_MAX_TIME_BASE || h->tb_den > PNMF_MAX_TIME_BASE) {
+        pnmf_set_err(err, errlen, "bad time base %u/%u", h->tb_num, h->tb_den);
+        return PNMF_ERR_CORRUPT;
+    }
     return 0;
 }
 
-/* The v1 header, CRC included (HEADER_SIZE_V1 bytes). */
+uint64_t pnmf_container_nominal_duration(const PnmfHeader *h)
+{
+    if (!h->tb_num || !h->fps_num) return 1;
+    /* fps_den / fps_num seconds in units of tb_num / tb_den: at most 2^62 */
+    const uint64_t num = (uint64_t)h->fps_den * h->tb_den, den = (uint64_t)h->fps_num * h->tb_num;
+    const uint64_t d = (num + den / 2) / den;
+    return d < 1 ? 1 : d > PNMF_MAX_DURATION ? PNMF_MAX_DURATION : d;
+}
+
+/* The header, CRC included (HEADER_SIZE_V8 bytes, with the extension). */
 static void header_pack(uint8_t *b, const PnmfHeader *h)
 {
-    memset(b, 0, HEADER_SIZE_V1);
+    memset(b, 0, HEADER_SIZE_V8);
     memcpy(b + HDR_MAGIC, header_magic, sizeof(header_magic));
     pnmf_wl16(b + HDR_WRITER_VERSION, h->writer_version);
     pnmf_wl16(b + HDR_MIN_READER, h->min_reader_version);
-    pnmf_wl16(b + HDR_SIZE, HEADER_SIZE_V1);
+    pnmf_wl16(b + HDR_SIZE, HEADER_SIZE_V8);
     pnmf_wl32(b + HDR_WIDTH, h->width);
     pnmf_wl32(b + HDR_HEIGHT, h->height);
     pnmf_wl32(b + HDR_FPS_NUM, h->fps_num);
@@ -230,7 +259,13 @@ static void header_pack(uint8_t *b, const PnmfHeader *h)
     pnmf_wl16(b + HDR_R_STEP, h->r_step);
     pnmf_wl32(b + HDR_CANVAS_H, h->canvas_height);
     pnmf_wl32(b + HDR_CANVAS_W, h->canvas_width);
-    pnmf_wl32(b + HEADER_SIZE_V1 - 4, pnmf_crc32(0, b, HEADER_SIZE_V1 - 4));
+    b[HDR_RANGE] = h->color_range;
+    b[HDR_PRIMARIES] = h->color_primaries;
+    b[HDR_TRC] = h->color_trc;
+    b[HDR_MATRIX] = h->colorspace;
+    pnmf_wl32(b + HDR_TB_NUM, h->tb_num);
+    pnmf_wl32(b + HDR_TB_DEN, h->tb_den);
+    pnmf_wl32(b + HEADER_SIZE_V8 - 4, pnmf_crc32(0, b, HEADER_SIZE_V8 - 4));
 }
 
 static void header_unpack(PnmfHeader *h, const uint8_t *b)
@@ -251,6 +286,23 @@ static void header_unpack(PnmfHeader *h, const uint8_t *b)
     h->r_step = (uint16_t)pnmf_rl16(b + HDR_R_STEP);
     h->canvas_height = pnmf_rl32(b + HDR_CANVAS_H);
     h->canvas_width = pnmf_rl32(b + HDR_CANVAS_W);
+    h->color_primaries = h->color_trc = h->colorspace = 2; /* unspecified, until the extension says */
+}
+
+/* Version 8's extension, b[HDR_FIXED .. HDR_EXT_END). */
+static int header_unpack_ext(PnmfHeader *h, const uint8_t *b, char *err, size_t errlen)
+{
+    h->color_range = b[HDR_RANGE];
+    h->color_primaries = b[HDR_PRIMARIES];
+    h->color_trc = b[HDR_TRC];
+    h->colorspace = b[HDR_MATRIX];
+    h->tb_num = pnmf_rl32(b + HDR_TB_NUM);
+    h->tb_den = pnmf_rl32(b + HDR_TB_DEN);
+    if (pnmf_rl32(b + HDR_RESERVED3)) {
+        pnmf_set_err(err, errlen, "reserved header bytes are not zero");
+        return PNMF_ERR_CORRUPT;
+    }
+    return 0;
 }
 
 static void entry_pack(uint8_t *b, uint64_t offset, uint32_t first_frame, uint32_t frame_count)
@@ -276,6 +328,11 @@ struct PnmfContainerWriter {
     uint8_t *prev;        /* the previous window's payload (zstd prefix) */
     size_t prev_size;
     int continues_next;   /* the next window continues the previous one */
+    /* Frame times (a timed writer): the durations of the frames not yet
+     * written, oldest first, and the time of the next window's first frame. */
+    uint32_t *dq;
+    size_t dq_n, dq_cap;
+    uint64_t time_next;
 };
 
 static int writer_put(PnmfContainerWriter *w, const void *p, size_t n, char *err, size_t errlen)
@@ -322,7 +379,12 @@ int pnmf_container_writer_open_io(PnmfContainerWriter **out, const PnmfIO *io, c
     /* Version 2 changed the payload layout, so a reader needs version 2. */
     PnmfHeader hc = *h;
     hc.writer_version = PNMF_FORMAT_VERSION;
-    hc.min_reader_version = PNMF_FORMAT_VERSION;
+    hc.min_reader_version = PNMF_MIN_READER_WRITTEN;
+    /* H.273's 0 (reserved, or the identity matrix of RGB) means nothing
+     * for a luma-only stream: unspecified, 2 */
+    if (!hc.color_primaries) hc.color_primaries = 2;
+    if (!hc.color_trc) hc.color_trc = 2;
+    if (!hc.colorspace) hc.colorspace = 2;
     if (header_check(&hc, err, errlen) < 0) return PNMF_ERR_ARG;
     const int64_t base = pnmf_io_tell(io);
     if (base < 0) {
@@ -338,7 +400,7 @@ int pnmf_container_writer_open_io(PnmfContainerWriter **out, const PnmfIO *io, c
     w->base = base;
     w->h = hc;
     w->level = zstd_level;
-    uint8_t b[HEADER_SIZE_V1];
+    uint8_t b[HEADER_SIZE_V8];
     header_pack(b, &w->h);
     const int ret = writer_put(w, b, sizeof(b), err, errlen);
     if (ret < 0) {
@@ -414,6 +476,76 @@ static int pick_coding(const PnmfContainerWriter *w, int cont, const uint8_t *co
     return ret;
 }
 
+/* LEB128, as the window payload codes its values; returns the bytes. */
+static size_t put_varint(uint8_t *p, uint64_t v)
+{
+    size_t n = 0;
+    while (v >= 0x80) {
+        p[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    p[n++] = (uint8_t)v;
+    return n;
+}
+
+/* The 'TIME' chunk of the window of n frames at first_frame: its first
+ * frame's time, then its durations as runs (count, duration). */
+static int write_time(PnmfContainerWriter *w, uint32_t first_frame, uint64_t start, const uint32_t *dur, uint32_t n,
+                      char *err, size_t errlen)
+{
+    uint8_t *p = pnmf_malloc(TIME_HEAD + (size_t)n * 15);
+    if (!p) {
+        pnmf_set_err(err, errlen, "out of memory");
+        return PNMF_ERR_NOMEM;
+    }
+    pnmf_wl32(p, first_frame);
+    pnmf_wl64(p + 4, start);
+    size_t len = TIME_HEAD;
+    for (uint32_t i = 0; i < n;) {
+        uint32_t j = i + 1;
+        while (j < n && dur[j] == dur[i]) j++;
+        len += put_varint(p + len, j - i);
+        len += put_varint(p + len, dur[i]);
+        i = j;
+    }
+    const int ret = writer_chunk(w, PNMF_CHUNK_TIME, p, len, NULL, 0, err, errlen);
+    pnmf_free(p);
+    return ret;
+}
+
+/* The time after n durations from start, or an error past PNMF_MAX_TIME. */
+static int time_after(uint64_t start, const uint32_t *dur, uint32_t n, uint64_t *end, char *err, size_t errlen)
+{
+    uint64_t t = start;
+    for (uint32_t i = 0; i < n; i++) t += dur[i]; /* start < 2^62, n * 2^32 < 2^43 */
+    if (start > PNMF_MAX_TIME || t > PNMF_MAX_TIME) {
+        pnmf_set_err(err, errlen, "frame times past 2^62");
+        return PNMF_ERR_LIMIT;
+    }
+    *end = t;
+    return 0;
+}
+
+int pnmf_container_writer_add_duration(PnmfContainerWriter *w, uint64_t duration)
+{
+    if (!w || !w->h.tb_num || duration < 1 || duration > PNMF_MAX_DURATION) return PNMF_ERR_ARG;
+    if (w->dq_n == w->dq_cap) {
+        const size_t cap = w->dq_cap ? 2 * w->dq_cap : 256;
+        uint32_t *q = pnmf_realloc(w->dq, cap * sizeof(*q));
+        if (!q) return PNMF_ERR_NOMEM;
+        w->dq = q, w->dq_cap = cap;
+    }
+    w->dq[w->dq_n++] = (uint32_t)duration;
+    return 0;
+}
+
+int pnmf_container_writer_set_time_start(PnmfContainerWriter *w, uint64_t start)
+{
+    if (!w || w->nindex || start > PNMF_MAX_TIME) return PNMF_ERR_ARG;
+    w->time_next = start;
+    return 0;
+}
+
 /* Room for one more index entry. */
 static int index_reserve(PnmfContainerWriter *w)
 {
@@ -486,6 +618,23 @@ static int write_window(PnmfContainerWriter *w, uint32_t first_frame, uint32_t f
     if (ret < 0) {
         pnmf_set_err(err, errlen, "zstd compression failed (level %d)", w->level);
         return ret;
+    }
+    uint64_t time_end = 0;
+    if (w->h.tb_num) {
+        if (w->dq_n < frame_count) {
+            pnmf_free(z);
+            pnmf_set_err(err, errlen, "durations for %zu frames, the window has %u", w->dq_n, frame_count);
+            return PNMF_ERR_ARG;
+        }
+        ret = time_after(w->time_next, w->dq, frame_count, &time_end, err, errlen);
+        if (ret >= 0) ret = write_time(w, first_frame, w->time_next, w->dq, frame_count, err, errlen);
+        if (ret < 0) {
+            pnmf_free(z);
+            return ret;
+        }
+        memmove(w->dq, w->dq + frame_count, (w->dq_n - frame_count) * sizeof(*w->dq));
+        w->dq_n -= frame_count;
+        w->time_next = time_end;
     }
     uint8_t head[WIND_HEAD];
     pnmf_wl32(head, first_frame);
@@ -598,7 +747,7 @@ static int writer_finish(PnmfContainerWriter *w, uint32_t frame_count, char *err
 
     /* Patch the header with the final frame count. */
     w->h.frame_count = frame_count;
-    uint8_t b[HEADER_SIZE_V1];
+    uint8_t b[HEADER_SIZE_V8];
     header_pack(b, &w->h);
     if (w->io.seek(w->io.opaque, w->base, SEEK_SET) != w->base ||
         w->io.write(w->io.opaque, b, sizeof(b)) < 0 ||
@@ -632,6 +781,11 @@ uint64_t pnmf_container_writer_bytes(const PnmfContainerWriter *w)
     return w ? w->pos : 0;
 }
 
+const PnmfHeader *pnmf_container_writer_header(const PnmfContainerWriter *w)
+{
+    return w ? &w->h : NULL;
+}
+
 void pnmf_container_writer_set_continues(PnmfContainerWriter *w, int on)
 {
     if (w) w->continues_next = !!on;
@@ -642,6 +796,7 @@ void pnmf_container_writer_close(PnmfContainerWriter **pw)
     if (!pw || !*pw) return;
     pnmf_free((*pw)->index);
     pnmf_free((*pw)->prev);
+    pnmf_free((*pw)->dq);
     pnmf_freep(pw);
 }
 
@@ -682,6 +837,19 @@ struct PnmfContainerReader {
     PnmfIndexEntry *index;
     uint32_t nindex;
     int index_loaded;
+    uint64_t expect_offset; /* after a seek: the window chunk's offset */
+
+    /* Frame times (a timed file): those of the 'TIME' chunk read last, for
+     * the window chunk that comes next, and those of the window read last:
+     * the start of each frame and the end of the last, window + 1 each. */
+    int timed;
+    int time_pending;
+    uint32_t time_first, time_n;
+    uint64_t *tp;
+    uint64_t *cur_tp;
+    uint32_t cur_n;
+    int time_known;       /* time_next is the end of the window read before */
+    uint64_t time_next;
 };
 
 /* "chunk 3" or, after a seek, "chunk at 1234". */
@@ -861,7 +1029,7 @@ int pnmf_container_reader_open_io(PnmfContainerReader **out, const PnmfIO *io, c
         r->base = 0;
     }
 
-    uint8_t b[HEADER_SIZE_V1];
+    uint8_t b[HEADER_SIZE_V8] = { 0 };
     if ((ret = read_exact(r, b, HDR_WIDTH, "header", err, errlen)) < 0) goto error;
     if (memcmp(b, header_magic, sizeof(header_magic))) {
         /* "PNMF" in place but the rest changed: a text-mode transfer. */
@@ -894,15 +1062,20 @@ int pnmf_container_reader_open_io(PnmfContainerReader **out, const PnmfIO *io, c
     /* The CRC covers the fixed fields and any extension a later version
      * appended; a v1 reader checks the extension and ignores it. */
     uint32_t crc = pnmf_crc32(0, b, HDR_FIXED);
-    for (uint32_t left = hs - HEADER_SIZE_V1; left;) {
+    /* version 8's extension is kept, anything after it only checked */
+    const uint32_t ext8 = hs - HEADER_SIZE_V1 < HDR_EXT_END - HDR_FIXED ? hs - HEADER_SIZE_V1 : HDR_EXT_END - HDR_FIXED;
+    if ((ret = read_exact(r, b + HDR_FIXED, ext8, "header", err, errlen)) < 0) goto error;
+    crc = pnmf_crc32(crc, b + HDR_FIXED, ext8);
+    for (uint32_t left = hs - HEADER_SIZE_V1 - ext8; left;) {
         uint8_t ext[256];
         const uint32_t n = left < sizeof(ext) ? left : (uint32_t)sizeof(ext);
         if ((ret = read_exact(r, ext, n, "header", err, errlen)) < 0) goto error;
         crc = pnmf_crc32(crc, ext, n);
         left -= n;
     }
-    if ((ret = read_exact(r, b + HDR_FIXED, 4, "header", err, errlen)) < 0) goto error;
-    if (crc != pnmf_rl32(b + HDR_FIXED)) {
+    uint8_t hcrc[4];
+    if ((ret = read_exact(r, hcrc, 4, "header", err, errlen)) < 0) goto error;
+    if (crc != pnmf_rl32(hcrc)) {
         pnmf_set_err(err, errlen, "header crc mismatch");
         ret = PNMF_ERR_CORRUPT;
         goto error;
@@ -934,7 +1107,22 @@ int pnmf_container_reader_open_io(PnmfContainerReader **out, const PnmfIO *io, c
         ret = PNMF_ERR_CORRUPT;
         goto error;
     }
+    if (r->h.writer_version >= 8) {
+        if (hs < HEADER_SIZE_V8) {
+            pnmf_set_err(err, errlen, "header size %u too small for version %u", hs, r->h.writer_version);
+            ret = PNMF_ERR_CORRUPT;
+            goto error;
+        }
+        if ((ret = header_unpack_ext(&r->h, b, err, errlen)) < 0) goto error;
+    }
     if ((ret = header_check(&r->h, err, errlen)) < 0) goto error;
+    r->timed = r->h.tb_num != 0;
+    if (r->timed && (!(r->tp = pnmf_malloc_array((size_t)r->h.window + 1, sizeof(uint64_t))) ||
+                     !(r->cur_tp = pnmf_malloc_array((size_t)r->h.window + 1, sizeof(uint64_t))))) {
+        pnmf_set_err(err, errlen, "out of memory");
+        ret = PNMF_ERR_NOMEM;
+        goto error;
+    }
     if (r->size != SIZE_UNKNOWN && r->size < hs + (MIN_FILE_SIZE - HEADER_SIZE_V1)) {
         pnmf_set_err(err, errlen, "truncated file: %llu bytes", (unsigned long long)r->size);
         ret = PNMF_ERR_CORRUPT;
@@ -945,6 +1133,8 @@ int pnmf_container_reader_open_io(PnmfContainerReader **out, const PnmfIO *io, c
     *out = r;
     return 0;
 error:
+    pnmf_free(r->tp);
+    pnmf_free(r->cur_tp);
     pnmf_free(r);
     return ret;
 }
@@ -963,6 +1153,10 @@ static int read_end(PnmfContainerReader *r, uint64_t index_offset, uint32_t len,
     if (r->next_frame != r->h.frame_count) {
         pnmf_set_err(err, errlen, "index after %u of %u frames", r->next_frame,
                      r->h.frame_count);
+        return PNMF_ERR_CORRUPT;
+    }
+    if (r->time_pending) {
+        pnmf_set_err(err, errlen, "frame times after the last window");
         return PNMF_ERR_CORRUPT;
     }
     PNMF_CHECK(index_check(r, r->chunk, len, index_offset, NULL, err, errlen));
@@ -993,6 +1187,71 @@ static int read_end(PnmfContainerReader *r, uint64_t index_offset, uint32_t len,
     return 0;
 }
 
+/* A varint of at most 5 bytes (a value below 2^35) at p[*pos .. len). */
+static int get_varint5(const uint8_t *p, uint32_t len, uint32_t *pos, uint64_t *v)
+{
+    *v = 0;
+    for (int i = 0; i < 5 && *pos < len; i++) {
+        const uint8_t c = p[(*pos)++];
+        *v |= (uint64_t)(c & 0x7f) << (7 * i);
+        if (!(c & 0x80)) return 0;
+    }
+    return -1;
+}
+
+/* A 'TIME' chunk (in r->chunk): the times of the window chunk that comes
+ * next, checked and kept in r->tp. */
+static int read_time(PnmfContainerReader *r, uint32_t len, const char *name, char *err, size_t errlen)
+{
+    if (!r->timed) {
+        pnmf_set_err(err, errlen, "%s: frame times in a file without a time base", name);
+        return PNMF_ERR_CORRUPT;
+    }
+    if (r->time_pending) {
+        pnmf_set_err(err, errlen, "%s: two sets of frame times for one window", name);
+        return PNMF_ERR_CORRUPT;
+    }
+    if (len < TIME_HEAD) {
+        pnmf_set_err(err, errlen, "%s: time chunk too short", name);
+        return PNMF_ERR_CORRUPT;
+    }
+    const uint8_t *p = r->chunk;
+    const uint32_t first = pnmf_rl32(p);
+    const uint64_t start = pnmf_rl64(p + 4);
+    if (first != r->next_frame) {
+        pnmf_set_err(err, errlen, "%s: times of frame %u, the next window starts at frame %u", name, first,
+                     r->next_frame);
+        return PNMF_ERR_CORRUPT;
+    }
+    if (start > PNMF_MAX_TIME) {
+        pnmf_set_err(err, errlen, "%s: start time past 2^62", name);
+        return PNMF_ERR_CORRUPT;
+    }
+    uint32_t pos = TIME_HEAD, n = 0;
+    r->tp[0] = start;
+    while (pos < len) {
+        uint64_t count, dur;
+        if (get_varint5(p, len, &pos, &count) < 0 || get_varint5(p, len, &pos, &dur) < 0) {
+            pnmf_set_err(err, errlen, "%s: truncated frame times", name);
+            return PNMF_ERR_CORRUPT;
+        }
+        if (!count || count > (uint64_t)r->h.window - n || !dur || dur > PNMF_MAX_DURATION) {
+            pnmf_set_err(err, errlen, "%s: a run of %llu frames of duration %llu", name, (unsigned long long)count,
+                         (unsigned long long)dur);
+            return PNMF_ERR_CORRUPT;
+        }
+        for (uint64_t c = 0; c < count; c++, n++) r->tp[n + 1] = r->tp[n] + dur;
+    }
+    if (r->tp[n] > PNMF_MAX_TIME) {
+        pnmf_set_err(err, errlen, "%s: frame times past 2^62", name);
+        return PNMF_ERR_CORRUPT;
+    }
+    r->time_first = first;
+    r->time_n = n;
+    r->time_pending = 1;
+    return 0;
+}
+
 static int read_window(PnmfContainerReader *r, const uint8_t **payload, size_t *size,
                        uint32_t *first_frame, uint32_t *frame_count, char *err, size_t errlen)
 {
@@ -1005,9 +1264,14 @@ static int read_window(PnmfContainerReader *r, const uint8_t **payload, size_t *
         if (type == PNMF_CHUNK_INDEX && !r->expect_count)
             return read_end(r, offset, len, err, errlen);
         r->chunk_no++;
-        if (type != PNMF_CHUNK_WINDOW && r->expect_count) {
+        if (r->expect_count &&
+            (type == PNMF_CHUNK_WINDOW ? offset != r->expect_offset : offset >= r->expect_offset)) {
             pnmf_set_err(err, errlen, "%s: the index does not point at a window", name);
             return PNMF_ERR_CORRUPT;
+        }
+        if (type == PNMF_CHUNK_TIME && r->h.writer_version >= 8) { /* unknown before version 8 */
+            PNMF_CHECK(read_time(r, len, name, err, errlen));
+            continue;
         }
         if (type != PNMF_CHUNK_WINDOW) continue; /* unknown: skip */
 
@@ -1033,6 +1297,27 @@ static int read_window(PnmfContainerReader *r, const uint8_t **payload, size_t *
             pnmf_set_err(err, errlen, "%s: the window at frame %u continues the one before it, "
                          "which was not read", name, first + 1);
             return PNMF_ERR_CORRUPT;
+        }
+        if (r->timed) {
+            if (!r->time_pending || r->time_n != count) {
+                if (r->time_pending)
+                    pnmf_set_err(err, errlen, "%s: times of %u frames, the window at frame %u has %u", name,
+                                 r->time_n, first + 1, count);
+                else
+                    pnmf_set_err(err, errlen, "%s: the window at frame %u has no frame times", name, first + 1);
+                return PNMF_ERR_CORRUPT;
+            }
+            if (r->time_known && r->tp[0] != r->time_next) {
+                pnmf_set_err(err, errlen, "%s: the times at frame %u do not follow the window before", name,
+                             first + 1);
+                return PNMF_ERR_CORRUPT;
+            }
+            uint64_t *t = r->cur_tp;
+            r->cur_tp = r->tp, r->tp = t;
+            r->cur_n = count;
+            r->time_next = r->cur_tp[count];
+            r->time_known = 1;
+            r->time_pending = 0;
         }
         const uint64_t bound = payload_bound(&r->h, count);
         uint8_t *prev = r->payload; /* the prefix of a continuing window */
@@ -1158,7 +1443,25 @@ static int seek(PnmfContainerReader *r, uint32_t frame, uint32_t *first_frame,
         else hi = mid;
     }
     const PnmfIndexEntry *e = &r->index[lo];
-    PNMF_CHECK(reader_seek(r, e->offset, err, errlen));
+    uint64_t from = e->offset;
+    if (r->timed) {
+        /* from the end of the window before: its frame times come first */
+        from = r->header_size;
+        if (lo > 0) {
+            uint8_t ch[CHUNK_HEAD];
+            PNMF_CHECK(reader_seek(r, r->index[lo - 1].offset, err, errlen));
+            PNMF_CHECK(read_exact(r, ch, sizeof(ch), "chunk header", err, errlen));
+            from = r->index[lo - 1].offset + CHUNK_OVERHEAD + pnmf_rl32(ch + 4);
+            if (pnmf_rl32(ch) != PNMF_CHUNK_WINDOW || from > e->offset) {
+                pnmf_set_err(err, errlen, "index entry %u: not a window chunk", lo - 1);
+                return PNMF_ERR_CORRUPT;
+            }
+        }
+    }
+    PNMF_CHECK(reader_seek(r, from, err, errlen));
+    r->expect_offset = e->offset;
+    r->time_pending = 0;
+    r->time_known = 0;
     r->chunk_no_known = 0;
     r->from_start = 0;
     r->next_frame = e->first_frame;
@@ -1190,6 +1493,13 @@ int pnmf_container_seek(PnmfContainerReader *r, uint32_t frame, uint32_t *first_
     const int ret = seek(r, frame, first_frame, err, errlen);
     if (ret < 0) r->error = ret; /* the position is lost until a seek succeeds */
     return ret;
+}
+
+uint32_t pnmf_container_window_times(const PnmfContainerReader *r, const uint64_t **pts)
+{
+    if (!r || !r->timed || !r->cur_n) return 0;
+    *pts = r->cur_tp;
+    return r->cur_n;
 }
 
 int pnmf_container_window_continues(const PnmfContainerReader *r)
@@ -1228,6 +1538,8 @@ void pnmf_container_reader_close(PnmfContainerReader **pr)
     pnmf_entropy_ctx_free(&r->dctx);
     pnmf_free(r->seen);
     pnmf_free(r->index);
+    pnmf_free(r->tp);
+    pnmf_free(r->cur_tp);
     pnmf_freep(pr);
 }
 
@@ -1270,6 +1582,22 @@ int pnmf_container_copy_window(PnmfContainerWriter *w, const PnmfContainerReader
         pnmf_set_err(err, errlen, "more than %d frames", PNMF_MAX_FRAMES);
         return PNMF_ERR_LIMIT;
     }
+    if (!w->h.tb_num != !r->timed || !r->cur_n) {
+        pnmf_set_err(err, errlen, w->h.tb_num ? "a window without frame times" : "a window with frame times");
+        return PNMF_ERR_ARG;
+    }
+    uint64_t time_end = 0;
+    if (w->h.tb_num) {
+        /* the times go on from the windows before: the first one's start, the others' end */
+        const uint64_t start = w->nindex ? w->time_next : r->cur_tp[0];
+        uint32_t *dur = pnmf_malloc_array(count, sizeof(*dur));
+        if (!dur) goto nomem;
+        for (uint32_t i = 0; i < count; i++) dur[i] = (uint32_t)(r->cur_tp[i + 1] - r->cur_tp[i]);
+        int ret = time_after(start, dur, count, &time_end, err, errlen);
+        if (ret >= 0) ret = write_time(w, w->next_frame, start, dur, count, err, errlen);
+        pnmf_free(dur);
+        if (ret < 0) return ret == PNMF_ERR_LIMIT ? ret : (w->error = ret);
+    }
     if (index_reserve(w) < 0) goto nomem;
     /* kept as the prefix of a window built on it (as write_window keeps it) */
     uint8_t *keep = pnmf_realloc(w->prev, r->payload_size ? r->payload_size : 1);
@@ -1290,6 +1618,7 @@ int pnmf_container_copy_window(PnmfContainerWriter *w, const PnmfContainerReader
     w->index[w->nindex].continues = !!(raw & WIND_CONTINUES);
     w->nindex++;
     w->next_frame += count;
+    if (w->h.tb_num) w->time_next = time_end;
     return 0;
 nomem:
     pnmf_set_err(err, errlen, "out of memory");

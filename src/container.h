@@ -16,6 +16,7 @@
 #include "pnmf/pnmf.h"
 
 #define PNMF_FORMAT_VERSION 8          /* what this writer writes */
+#define PNMF_MIN_READER_WRITTEN 8      /* the min_reader_version it writes: a sprite layer needs a v8 reader */
 #define PNMF_READER_VERSION 8          /* the newest format this reader reads */
 #define PNMF_OLDEST_VERSION 2          /* the oldest format this reader reads */
 
@@ -33,6 +34,11 @@
     ((uint32_t)(a) | ((uint32_t)(b) << 8) | ((uint32_t)(c) << 16) | ((uint32_t)(d) << 24))
 #define PNMF_CHUNK_WINDOW PNMF_FOURCC('W', 'I', 'N', 'D')
 #define PNMF_CHUNK_INDEX  PNMF_FOURCC('I', 'N', 'D', 'X')
+#define PNMF_CHUNK_TIME   PNMF_FOURCC('T', 'I', 'M', 'E')
+
+#define PNMF_MAX_TIME_BASE  0x7fffffff          /* time base terms: an int, as FFmpeg's AVRational */
+#define PNMF_MAX_DURATION   0xffffffffu         /* one frame's duration in time-base units */
+#define PNMF_MAX_TIME       (UINT64_C(1) << 62) /* a frame's time in time-base units */
 
 typedef struct PnmfHeader {
     uint16_t writer_version;     /* PNMF_FORMAT_VERSION when written */
@@ -48,6 +54,13 @@ typedef struct PnmfHeader {
     uint16_t r_step;             /* coefficient quantizer step (model.c) */
     uint32_t canvas_height;      /* canvas model: the torus the components live on, */
     uint32_t canvas_width;       /* at least the frame; 0 for the other models */
+    /* Version 8's header extension (docs/format.md, "Metadata"); a file
+     * without it reads as range 0, the others 2 and no time base. */
+    uint8_t  color_range;        /* FFmpeg's AVColorRange: 0 unspecified, 1 limited, 2 full */
+    uint8_t  color_primaries;    /* ITU-T H.273 codes (FFmpeg's AVColorPrimaries, ...): */
+    uint8_t  color_trc;          /* 2 unspecified */
+    uint8_t  colorspace;         /* the matrix */
+    uint32_t tb_num, tb_den;     /* the frame times' time base; 0/0: no frame times */
 } PnmfHeader;
 
 /* One index entry per window chunk. */
@@ -92,17 +105,28 @@ int  pnmf_container_write_window_best(PnmfContainerWriter *w, uint32_t first_fra
  * bound. Nothing is written. */
 int  pnmf_container_window_bytes(const PnmfContainerWriter *w, uint32_t frame_count, const uint8_t *const *payloads,
                                  const size_t *sizes, int n, size_t *bytes);
+/* A timed writer (tb_num set): the duration of the next frame pushed, in
+ * time-base units, 1..PNMF_MAX_DURATION. Each window written takes its
+ * frames' durations from the front of this queue into its 'TIME' chunk. */
+int  pnmf_container_writer_add_duration(PnmfContainerWriter *w, uint64_t duration);
+/* The time of the first frame (before the first window; default 0). */
+int  pnmf_container_writer_set_time_start(PnmfContainerWriter *w, uint64_t start);
+/* A frame's duration at the header's frame rate in its time base, rounded
+ * (at least 1). */
+uint64_t pnmf_container_nominal_duration(const PnmfHeader *h);
 /* Write the index chunk and the trailer, then rewrite the header with the
  * final frame_count. The stream must be seekable. */
 int  pnmf_container_writer_finish(PnmfContainerWriter *w, uint32_t frame_count,
                                   char *err, size_t errlen);
 uint64_t pnmf_container_writer_bytes(const PnmfContainerWriter *w);
+const PnmfHeader *pnmf_container_writer_header(const PnmfContainerWriter *w);
 /* The next window continues the previous one: its zstd frame is built on
  * the previous window's payload (a raw prefix), and bit 31 of its
  * frame_count (chunk and index) says so. */
 void pnmf_container_writer_set_continues(PnmfContainerWriter *w, int on);
 /* Append the window chunk r read last (pnmf_container_read_window()) as
- * it is stored: its zstd frame is not recompressed, its first_frame
+ * it is stored (after a 'TIME' chunk with its frames' durations when the
+ * file is timed, its times going on from the windows written before): its zstd frame is not recompressed, its first_frame
  * becomes the writer's next frame and the chunk's CRC is computed again.
  * The headers must agree on everything the window's payload depends on
  * (pnmf_cat() checks them). A window that continues the one before it
@@ -127,6 +151,10 @@ int  pnmf_container_read_window(PnmfContainerReader *r, const uint8_t **payload,
  * frame. */
 int  pnmf_container_seek(PnmfContainerReader *r, uint32_t frame, uint32_t *first_frame,
                          char *err, size_t errlen);
+/* The frame times of the window last read: its frame count, and into
+ * *pts (when the file is timed) count + 1 times, the start of each frame
+ * and the end of the last. 0 when the file has no frame times. */
+uint32_t pnmf_container_window_times(const PnmfContainerReader *r, const uint64_t **pts);
 /* Whether the window last read continues the one before it. */
 int  pnmf_container_window_continues(const PnmfContainerReader *r);
 /* The first frame of the key window (one that continues nothing) at or

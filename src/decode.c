@@ -74,6 +74,11 @@ int pnmf_decoder_create(PnmfDecoder **out, const PnmfDecSettings *s, const PnmfI
     d->info.components = h->components;
     d->info.shift_model = h->shift_model;
     d->info.quality = h->quality;
+    d->info.color_range = h->color_range, d->info.color_primaries = h->color_primaries;
+    d->info.color_trc = h->color_trc, d->info.colorspace = h->colorspace;
+    d->info.timed = h->tb_num != 0;
+    d->info.time_base_num = (int)(h->tb_num ? h->tb_num : h->fps_den);
+    d->info.time_base_den = (int)(h->tb_num ? h->tb_den : h->fps_num);
     d->w_step = h->w_step, d->r_step = h->r_step;
     d->version = h->writer_version < PNMF_READER_VERSION ? h->writer_version : PNMF_READER_VERSION;
     if (d->w_step < 1 || d->r_step < 1 || d->w_step > 64 || d->r_step > 64) {
@@ -245,6 +250,18 @@ int pnmf_decoder_seek(PnmfDecoder *d, int frame)
         ret = load_window(d);
         if (ret < 0) return fail(d, ret);
     }
+    return 0;
+}
+
+int pnmf_decoder_frame_time(const PnmfDecoder *d, int64_t *pts, int64_t *duration)
+{
+    if (!d->cr || !d->loaded || d->win_pos < 1) return PNMF_ERR_ARG;
+    const uint64_t *t;
+    if (pnmf_container_window_times(d->cr, &t) != (uint32_t)d->md.m) {
+        *pts = d->win_first + d->win_pos - 1, *duration = 1; /* at the frame rate */
+        return 0;
+    }
+    *pts = (int64_t)t[d->win_pos - 1], *duration = (int64_t)(t[d->win_pos] - t[d->win_pos - 1]);
     return 0;
 }
 

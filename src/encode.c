@@ -92,7 +92,7 @@ int pnmf_encoder_create(PnmfEncoder **out, const PnmfEncSettings *s, int width, 
     }
     PnmfHeader h = { 0 };
     h.writer_version = PNMF_FORMAT_VERSION;
-    h.min_reader_version = PNMF_FORMAT_VERSION;
+    h.min_reader_version = PNMF_MIN_READER_WRITTEN;
     h.width = (uint32_t)width, h.height = (uint32_t)height;
     h.fps_num = (uint32_t)fps_num, h.fps_den = (uint32_t)fps_den;
     h.window = (uint16_t)s->window;
@@ -102,8 +102,13 @@ int pnmf_encoder_create(PnmfEncoder **out, const PnmfEncSettings *s, int width, 
     h.w_step = (uint16_t)e->w_step, h.r_step = (uint16_t)e->r_step;
     if (s->shift_model == PNMF_SHIFT_CANVAS)
         h.canvas_height = (uint32_t)e->rows, h.canvas_width = (uint32_t)e->cols;
+    h.color_range = (uint8_t)s->color_range;
+    h.color_primaries = (uint8_t)s->color_primaries, h.color_trc = (uint8_t)s->color_trc;
+    h.colorspace = (uint8_t)s->colorspace;
+    h.tb_num = (uint32_t)s->time_base_num, h.tb_den = (uint32_t)s->time_base_den;
     ret = pnmf_container_writer_open_io(&e->cw, io, &h, s->zstd_level, e->err, sizeof(e->err));
     if (ret < 0) goto error;
+    if (h.tb_num && (ret = pnmf_container_writer_set_time_start(e->cw, (uint64_t)s->time_start)) < 0) goto error;
     *out = e;
     return 0;
 error:
@@ -231,6 +236,18 @@ int pnmf_scene_cut(const uint8_t *prev, const uint8_t *cur, ptrdiff_t stride, in
 {
     if (!prev || !cur || width < 1 || height < 1 || stride < width) return PNMF_ERR_ARG;
     return since_cut >= PNMF_CUT_MIN_GAP && scene_cut(prev, stride, cur, stride, width, height);
+}
+
+int pnmf_encoder_push_timed(PnmfEncoder *e, const uint8_t *gray, ptrdiff_t stride, int64_t duration)
+{
+    if (e->failed) return e->failed;
+    if (e->finished || stride < e->width) return PNMF_ERR_ARG;
+    if (!e->s.time_base_num) return duration ? PNMF_ERR_ARG : pnmf_encoder_push(e, gray, stride);
+    if (!duration) duration = (int64_t)pnmf_container_nominal_duration(pnmf_container_writer_header(e->cw));
+    if (duration < 1) return PNMF_ERR_ARG;
+    const int ret = pnmf_container_writer_add_duration(e->cw, (uint64_t)duration);
+    if (ret < 0) return ret == PNMF_ERR_NOMEM ? fail(e, ret, "out of memory") : ret;
+    return pnmf_encoder_push(e, gray, stride);
 }
 
 int pnmf_encoder_push(PnmfEncoder *e, const uint8_t *gray, ptrdiff_t stride)

@@ -92,6 +92,9 @@ int pnmf_info_open(PnmfInfo **out, FILE *in)
     ih->quality = h->quality;
     ih->w_step = h->w_step, ih->r_step = h->r_step;
     ih->file_bytes = (uint64_t)(end - start);
+    ih->color_range = h->color_range, ih->color_primaries = h->color_primaries;
+    ih->color_trc = h->color_trc, ih->colorspace = h->colorspace;
+    ih->time_base_num = (int)h->tb_num, ih->time_base_den = (int)h->tb_den;
     /* The decoder's geometry (decode.c). */
     if (ih->w_step < 1 || ih->r_step < 1 || ih->w_step > 64 || ih->r_step > 64) {
         snprintf(p->err, sizeof(p->err), "invalid quantizer steps in the header");
@@ -117,6 +120,18 @@ int pnmf_info_open(PnmfInfo **out, FILE *in)
 }
 
 const PnmfInfoHeader *pnmf_info_header(const PnmfInfo *p) { return p && p->cr ? &p->h : NULL; }
+
+int pnmf_info_window_time(const PnmfInfo *p, int64_t *start, int64_t *end, int *runs)
+{
+    if (!p || !p->cr || !start || !end || !runs || !p->windows) return PNMF_ERR_ARG;
+    const uint64_t *t;
+    const uint32_t n = pnmf_container_window_times(p->cr, &t);
+    if (!n) return 0;
+    *start = (int64_t)t[0], *end = (int64_t)t[n];
+    *runs = 1;
+    for (uint32_t i = 1; i < n; i++) *runs += t[i + 1] - t[i] != t[i] - t[i - 1];
+    return 1;
+}
 
 /* Skip n varints from *pos (bounded by size); returns the bytes skipped or
  * -1 if the payload ends first (it cannot once the model read accepted it). */

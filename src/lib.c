@@ -87,6 +87,12 @@ int pnmf_enc_open_io(PnmfEncoder **enc, const PnmfEncSettings *s, int width, int
     if (s->zstd_level < 1 || s->zstd_level > 22) return PNMF_ERR_ARG;
     if (s->refine < 0 || s->refine > 100) return PNMF_ERR_ARG;
     if (!reserved_clear(s->reserved, sizeof(s->reserved))) return PNMF_ERR_ARG;
+    if (s->time_base_num < 0 || s->time_base_den < 0 || !s->time_base_num != !s->time_base_den ||
+        s->time_start < 0 || s->time_start > (INT64_C(1) << 62) || (!s->time_base_num && s->time_start))
+        return PNMF_ERR_ARG;
+    if (s->color_range < 0 || s->color_range > 2 || s->color_primaries < 0 || s->color_primaries > 255 ||
+        s->color_trc < 0 || s->color_trc > 255 || s->colorspace < 0 || s->colorspace > 255)
+        return PNMF_ERR_ARG;
 #if PNMF_HAVE_ENCODER
     return pnmf_encoder_create(enc, s, width, height, fps_num, fps_den, out);
 #else
@@ -116,7 +122,13 @@ int pnmf_enc_open(PnmfEncoder **enc, const PnmfEncSettings *s, int width, int he
 int pnmf_enc_push_frame(PnmfEncoder *enc, const uint8_t *gray, ptrdiff_t stride)
 {
     if (!enc || !gray) return PNMF_ERR_ARG;
-    return pnmf_encoder_push(enc, gray, stride);
+    return pnmf_encoder_push_timed(enc, gray, stride, 0);
+}
+
+int pnmf_enc_push_frame_timed(PnmfEncoder *enc, const uint8_t *gray, ptrdiff_t stride, int64_t duration)
+{
+    if (!enc || !gray || duration < 1 || duration > UINT32_MAX) return PNMF_ERR_ARG;
+    return pnmf_encoder_push_timed(enc, gray, stride, duration);
 }
 
 int pnmf_enc_finish(PnmfEncoder *enc)
@@ -148,6 +160,12 @@ int pnmf_scene_cut(const uint8_t *prev, const uint8_t *cur, ptrdiff_t stride, in
 int pnmf_enc_push_frame(PnmfEncoder *enc, const uint8_t *gray, ptrdiff_t stride)
 {
     (void)enc, (void)gray, (void)stride;
+    return PNMF_ERR_NOSYS;
+}
+
+int pnmf_enc_push_frame_timed(PnmfEncoder *enc, const uint8_t *gray, ptrdiff_t stride, int64_t duration)
+{
+    (void)enc, (void)gray, (void)stride, (void)duration;
     return PNMF_ERR_NOSYS;
 }
 
@@ -231,6 +249,12 @@ int pnmf_dec_read_frame(PnmfDecoder *dec, uint8_t *gray, ptrdiff_t stride)
     const PnmfStreamInfo *info = pnmf_decoder_info(dec);
     if (!info || stride < info->width) return PNMF_ERR_ARG;
     return pnmf_decoder_read(dec, gray, stride);
+}
+
+int pnmf_dec_frame_time(const PnmfDecoder *dec, int64_t *pts, int64_t *duration)
+{
+    if (!dec || !pts || !duration) return PNMF_ERR_ARG;
+    return pnmf_decoder_frame_time(dec, pts, duration);
 }
 
 int pnmf_dec_seek(PnmfDecoder *dec, int frame)

@@ -17,6 +17,7 @@
 #include "test.h"
 
 #define MAX_WIN 8
+#define HS 80 /* the header's size, version 8's extension included */
 
 /* ---- byte buffers and files ---- */
 
@@ -361,16 +362,16 @@ static void test_round_trip(void)
     CHECK(ret == 0);
     /* The layout of docs/format.md: header, chunks, index, trailer. */
     CHECK(!memcmp(file, "\x89PNMF\r\n\n", 8));
-    CHECK(pnmf_rl16(file + 12) == 64);
+    CHECK(pnmf_rl16(file + 12) == HS);
     CHECK(!memcmp(file + n - 8, "\x89PNMFEND", 8));
     const uint64_t ioff = pnmf_rl64(file + n - 16);
     CHECK(ioff == n - 16 - (12 + 4 + 3 * 16));
     CHECK(pnmf_rl32(file + ioff) == PNMF_CHUNK_INDEX && !memcmp(file + ioff, "INDX", 4));
     CHECK(pnmf_rl32(file + ioff + 4) == 4 + 3 * 16 && pnmf_rl32(file + ioff + 8) == 3);
-    CHECK(pnmf_rl64(file + ioff + 12) == 64 && !memcmp(file + 64, "WIND", 4));
-    CHECK(pnmf_rl32(file + 64 + 8) == 0 && pnmf_rl32(file + 64 + 12) == 4);
-    CHECK(pnmf_rl32(file + 64 + 16) == 0xFD2FB528u); /* a zstd frame */
-    const uint64_t off1 = 64 + 12 + pnmf_rl32(file + 68);
+    CHECK(pnmf_rl64(file + ioff + 12) == HS && !memcmp(file + HS, "WIND", 4));
+    CHECK(pnmf_rl32(file + HS + 8) == 0 && pnmf_rl32(file + HS + 12) == 4);
+    CHECK(pnmf_rl32(file + HS + 16) == 0xFD2FB528u); /* a zstd frame */
+    const uint64_t off1 = HS + 12 + pnmf_rl32(file + HS + 4);
     CHECK(pnmf_rl64(file + ioff + 12 + 16) == off1 && pnmf_rl32(file + off1 + 8) == 4);
 
     FILE *f = mem_file(file, n);
@@ -380,7 +381,8 @@ static void test_round_trip(void)
     CHECK(PNMF_FORMAT_VERSION == 8 && PNMF_READER_VERSION == 8 && PNMF_OLDEST_VERSION == 2);
     CHECK(h2.writer_version == 8 && pnmf_rl16(file + 8) == 8);
     /* a v8 file's windows may have a sprite layer, which a v7 reader
-     * cannot read (docs/format.md, "Versioning"): it needs reader 8 */
+     * cannot read (docs/format.md, "Versioning"): it needs reader 8, even
+     * though a v7 reader could skip the header extension and 'TIME' chunks */
     CHECK_MSG(h2.min_reader_version == 8 && pnmf_rl16(file + 10) == 8,
               "the writer writes min_reader_version %u, format v8 needs 8", (unsigned)pnmf_rl16(file + 10));
     CHECK(h2.canvas_height == 0 && h2.canvas_width == 0);
@@ -496,7 +498,7 @@ static void test_corruption(void)
     CHECK(read_bytes(bad, n, 0, NULL, err, sizeof(err)) == PNMF_ERR_CORRUPT);
     CHECK(!strcmp(err, "header crc mismatch"));
     memcpy(bad, file, n);
-    bad[64 + 8 + 20] ^= 1; /* inside window 0's zstd frame */
+    bad[HS + 8 + 20] ^= 1; /* inside window 0's zstd frame */
     CHECK(read_bytes(bad, n, 0, NULL, err, sizeof(err)) == PNMF_ERR_CORRUPT);
     CHECK(!strcmp(err, "chunk 0: crc mismatch"));
 
@@ -523,7 +525,7 @@ static int read_patched(const uint8_t *file, size_t n, int off, int size, uint32
     if (size == 1) p[off] = (uint8_t)v;
     else if (size == 2) pnmf_wl16(p + off, v);
     else pnmf_wl32(p + off, v);
-    fix_header_crc(p, 64);
+    fix_header_crc(p, HS);
     const int ret = read_bytes(p, n, 0, NULL, err, errlen);
     free(p);
     return ret;
@@ -543,40 +545,40 @@ static void test_header_checks(void)
     memcpy(p, file, n);
     pnmf_wl16(p + 8, 9);
     pnmf_wl16(p + 10, 9);
-    fix_header_crc(p, 64);
+    fix_header_crc(p, HS);
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == PNMF_ERR_VERSION);
     CHECK(strstr(err, "needs reader version 9 (this is version 8)") != NULL);
     /* Written by version 9 but readable by 8: fine. */
     pnmf_wl16(p + 10, 8);
-    fix_header_crc(p, 64);
+    fix_header_crc(p, HS);
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == 3);
     /* ... and by 1 (whatever a v1 reader would make of it): a v8 reader
      * reads it, the writer being v9 */
     pnmf_wl16(p + 10, 1);
-    fix_header_crc(p, 64);
+    fix_header_crc(p, HS);
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == 3);
     /* A file of format 2 (writer 2, min reader 2) is still read. */
     pnmf_wl16(p + 8, 2);
     pnmf_wl16(p + 10, 2);
-    fix_header_crc(p, 64);
+    fix_header_crc(p, HS);
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == 3);
     /* Format v1 is not read: a v1 file is too old (PNMF_ERR_VERSION),
      * whatever else it holds. */
     pnmf_wl16(p + 8, 1);
     pnmf_wl16(p + 10, 1);
-    fix_header_crc(p, 64);
+    fix_header_crc(p, HS);
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == PNMF_ERR_VERSION);
     CHECK_MSG(strstr(err, "format version 1 is too old") != NULL, "'%s'", err);
     CHECK(read_bytes(p, n, 1, NULL, err, sizeof(err)) == PNMF_ERR_VERSION); /* a pipe too */
     pnmf_wl16(p + 8, 0);
     pnmf_wl16(p + 10, 0);
-    fix_header_crc(p, 64);
+    fix_header_crc(p, HS);
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == PNMF_ERR_CORRUPT); /* min reader 0 */
     /* Versions checked before the rest: a v1 header with a reserved byte set is too old. */
     pnmf_wl16(p + 8, 1);
     pnmf_wl16(p + 10, 1);
     p[50] = 1; /* canvas_height in v2, reserved in v1 */
-    fix_header_crc(p, 64);
+    fix_header_crc(p, HS);
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == PNMF_ERR_VERSION);
     free(p);
     CHECK(read_patched(file, n, 10, 2, 0, err, sizeof(err)) == PNMF_ERR_CORRUPT);
@@ -593,10 +595,10 @@ static void test_header_checks(void)
     memcpy(p, file, n);
     pnmf_wl32(p + 16, 16384);
     pnmf_wl32(p + 20, PNMF_MAX_PIXELS / 16384 + 1);
-    fix_header_crc(p, 64);
+    fix_header_crc(p, HS);
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == PNMF_ERR_LIMIT);
     pnmf_wl32(p + 20, PNMF_MAX_PIXELS / 16384);
-    fix_header_crc(p, 64);
+    fix_header_crc(p, HS);
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == 3); /* at the limit: fine */
     free(p);
     CHECK(read_patched(file, n, 16, 4, 0, err, sizeof(err)) == PNMF_ERR_CORRUPT);
@@ -653,7 +655,7 @@ static void test_header_checks(void)
             q[40] = 2;
             pnmf_wl32(q + 48, cases[c].ch);
             pnmf_wl32(q + 52, cases[c].cw);
-            fix_header_crc(q, 64);
+            fix_header_crc(q, HS);
             const int want = cases[c].want;
             const char *why = cases[c].why;
             err[0] = 0;
@@ -749,7 +751,7 @@ static void test_writer_args(void)
     pnmf_container_writer_close(&wr);
     file = slurp(f, &n);
     fclose(f);
-    CHECK(n == 64 + 12 + 4 + 16);
+    CHECK(n == HS + 12 + 4 + 16);
     CHECK(read_bytes(file, n, 0, NULL, err, sizeof(err)) == 0);
     PnmfContainerReader *r;
     uint32_t first;
@@ -910,12 +912,13 @@ static void test_unknown_chunks(void)
     int ret;
     uint8_t *file = write_file(&h, &w, &n, &ret);
 
-    /* Header extended to 72 bytes (8 bytes a v1 reader ignores), unknown
-     * chunks before, between and after the windows. */
-    uint8_t hdr[72];
-    memcpy(hdr, file, 60);
-    pnmf_wl16(hdr + 12, 72);
-    memset(hdr + 60, 0xA5, 8);
+    /* Header extended to 88 bytes (8 bytes past version 8's extension,
+     * which a v8 reader ignores), unknown chunks before, between and after
+     * the windows. */
+    uint8_t hdr[88];
+    memcpy(hdr, file, HS - 4);
+    pnmf_wl16(hdr + 12, 88);
+    memset(hdr + HS - 4, 0xA5, 8);
     fix_header_crc(hdr, sizeof(hdr));
     static const uint8_t junk[5] = { 'h', 'e', 'l', 'l', 'o' };
     Buf b = { 0 }, index = { 0 };
@@ -970,7 +973,7 @@ static void test_unknown_chunks(void)
     }
 
     /* An unknown chunk is still checked. */
-    b.p[72 + 8] ^= 1;
+    b.p[88 + 8] ^= 1;
     CHECK(read_bytes(b.p, b.n, 0, NULL, err, sizeof(err)) == PNMF_ERR_CORRUPT);
     CHECK(!strcmp(err, "chunk 0: crc mismatch"));
     free(b.p);
@@ -993,7 +996,7 @@ static void test_structure(void)
     for (int a = 0; a < 3; a++) {
         for (int c = 0; c < 4; c++) {
             Buf b = { 0 }, index = { 0 };
-            buf_add(&b, file, 64);
+            buf_add(&b, file, HS);
             for (int i = 0; i < 3; i++)
                 add_window(&b, &index, firsts[a][i], counts[c][i], w.data[i], w.size[i]);
             add_end(&b, &index);
@@ -1013,7 +1016,7 @@ static void test_structure(void)
 
     /* A window missing from the end, and an index that lies. */
     Buf b = { 0 }, index = { 0 };
-    buf_add(&b, file, 64);
+    buf_add(&b, file, HS);
     for (int i = 0; i < 2; i++)
         add_window(&b, &index, w.first[i], w.count[i], w.data[i], w.size[i]);
     add_end(&b, &index);
@@ -1026,7 +1029,7 @@ static void test_structure(void)
      * contiguous, but the window found by a seek says otherwise. */
     memset(&b, 0, sizeof(b));
     memset(&index, 0, sizeof(index));
-    buf_add(&b, file, 64);
+    buf_add(&b, file, HS);
     for (int i = 0; i < 3; i++)
         add_window(&b, &index, w.first[i], w.count[i], w.data[i], w.size[i]);
     pnmf_wl32(index.p + 16 + 12, 3);
@@ -1055,7 +1058,7 @@ static void test_structure(void)
         static const uint8_t zero8[8];
         memset(&b, 0, sizeof(b));
         memset(&index, 0, sizeof(index));
-        buf_add(&b, file, 64);
+        buf_add(&b, file, HS);
         add_chunk(&b, PNMF_CHUNK_WINDOW, zero8, len);
         add_end(&b, &index);
         CHECK(read_bytes(b.p, b.n, 0, NULL, err, sizeof(err)) == PNMF_ERR_CORRUPT);
@@ -1067,7 +1070,7 @@ static void test_structure(void)
     /* Something between the index chunk and the trailer. */
     memset(&b, 0, sizeof(b));
     memset(&index, 0, sizeof(index));
-    buf_add(&b, file, 64);
+    buf_add(&b, file, HS);
     for (int i = 0; i < 3; i++)
         add_window(&b, &index, w.first[i], w.count[i], w.data[i], w.size[i]);
     add_end(&b, &index);
@@ -1092,7 +1095,7 @@ static void test_structure(void)
     free(index.p);
     memset(&b, 0, sizeof(b));
     memset(&index, 0, sizeof(index));
-    buf_add(&b, file, 64);
+    buf_add(&b, file, HS);
     for (int i = 0; i < 3; i++)
         add_window(&b, &index, w.first[i], w.count[i], w.data[i], w.size[i]);
     pnmf_wl64(index.p + 16, pnmf_rl64(index.p + 16) + 1); /* window 1's offset */
@@ -1148,7 +1151,7 @@ static void payload_limit(int canvas)
     windows_free(&back);
 
     Buf b = { 0 }, index = { 0 };
-    buf_add(&b, file, 64);
+    buf_add(&b, file, HS);
     add_window(&b, &index, 0, 1, zeros, bound + 1);
     add_end(&b, &index);
     CHECK(read_bytes(b.p, b.n, 0, NULL, err, sizeof(err)) == PNMF_ERR_LIMIT);
@@ -1229,6 +1232,176 @@ static void test_best_coding(void)
     fclose(f);
 }
 
+/* ---- frame times and colour (format 8) ---- */
+
+/* The durations of the timed reference file: frame f lasts dur(f). */
+static uint32_t ref_duration(int f) { return f < 3 ? 10 : 50; }
+
+/* The reference windows written with a time base of 1/100, starting at
+ * 7, and the colour of a limited-range BT.709 clip. */
+static uint8_t *write_timed(size_t *n, int *ret, PnmfHeader *hp)
+{
+    char err[128] = "";
+    PnmfHeader h = ref_header();
+    h.frame_count = 0;
+    h.tb_num = 1, h.tb_den = 100;
+    h.color_range = 1, h.color_primaries = 1, h.color_trc = 1, h.colorspace = 1;
+    if (hp) *hp = h;
+    Windows w = ref_windows();
+    FILE *f = tmpfile();
+    PnmfContainerWriter *wr = NULL;
+    *ret = pnmf_container_writer_open(&wr, f, &h, 19, err, sizeof(err));
+    if (*ret >= 0) *ret = pnmf_container_writer_set_time_start(wr, 7);
+    for (int i = 0; *ret >= 0 && i < w.n; i++) {
+        for (uint32_t k = 0; k < w.count[i]; k++)
+            if (*ret >= 0) *ret = pnmf_container_writer_add_duration(wr, ref_duration((int)(w.first[i] + k)));
+        if (*ret >= 0) *ret = pnmf_container_write_window(wr, w.first[i], w.count[i], w.data[i], w.size[i], err, sizeof(err));
+    }
+    if (*ret >= 0) *ret = pnmf_container_writer_finish(wr, 10, err, sizeof(err));
+    pnmf_container_writer_close(&wr);
+    windows_free(&w);
+    uint8_t *p = slurp(f, n);
+    fclose(f);
+    return p;
+}
+
+/* The offset of the i-th chunk of type t, or 0. */
+static size_t find_chunk(const uint8_t *p, size_t n, uint32_t t, int i)
+{
+    for (size_t off = pnmf_rl16(p + 12); off + 12 <= n - 16;) {
+        if (pnmf_rl32(p + off) == t && i-- == 0) return off;
+        if (pnmf_rl32(p + off) == PNMF_CHUNK_INDEX) return 0;
+        off += 12 + pnmf_rl32(p + off + 4);
+    }
+    return 0;
+}
+
+/* Read p with byte off set to v and the CRC of the chunk at chunk (0: the
+ * header) made good again. */
+static int read_time_patched(const uint8_t *file, size_t n, size_t chunk, size_t off, uint8_t v, char *err,
+                             size_t errlen)
+{
+    uint8_t *p = malloc(n);
+    memcpy(p, file, n);
+    p[off] = v;
+    if (chunk) {
+        const uint32_t len = pnmf_rl32(p + chunk + 4);
+        pnmf_wl32(p + chunk + 8 + len, pnmf_crc32(0, p + chunk, 8 + len));
+    } else {
+        fix_header_crc(p, HS);
+    }
+    const int ret = read_bytes(p, n, 0, NULL, err, errlen);
+    free(p);
+    return ret;
+}
+
+static void test_times(void)
+{
+    char err[160] = "";
+    size_t n;
+    int ret;
+    PnmfHeader h;
+    uint8_t *file = write_timed(&n, &ret, &h);
+    CHECK_MSG(ret == 0, "%d", ret);
+    /* header extension, then a 'TIME' chunk before each window */
+    CHECK(pnmf_rl16(file + 8) == 8 && pnmf_rl16(file + 10) == 7 && pnmf_rl16(file + 12) == HS);
+    CHECK(file[60] == 1 && file[61] == 1 && file[62] == 1 && file[63] == 1);
+    CHECK(pnmf_rl32(file + 64) == 1 && pnmf_rl32(file + 68) == 100 && pnmf_rl32(file + 72) == 0);
+    const size_t t0 = find_chunk(file, n, PNMF_CHUNK_TIME, 0), t1 = find_chunk(file, n, PNMF_CHUNK_TIME, 1);
+    CHECK(t0 == HS && t1 && find_chunk(file, n, PNMF_CHUNK_TIME, 3) == 0);
+    CHECK(pnmf_rl32(file + t0 + 8) == 0 && pnmf_rl64(file + t0 + 12) == 7);
+    /* window 0: 3 frames of 10, 1 of 50: two runs */
+    CHECK(pnmf_rl32(file + t0 + 4) == 12 + 4 && !memcmp(file + t0 + 20, "\x03\x0a\x01\x32", 4));
+    CHECK(pnmf_rl32(file + t1 + 8) == 4 && pnmf_rl64(file + t1 + 12) == 7 + 30 + 50);
+
+    /* read back: the times of every frame, sequentially and after a seek */
+    FILE *f = mem_file(file, n);
+    PnmfContainerReader *r = NULL;
+    CHECK(pnmf_container_reader_open(&r, f, err, sizeof(err)) == 0);
+    const PnmfHeader *rh = pnmf_container_reader_header(r);
+    CHECK(rh->tb_num == 1 && rh->tb_den == 100 && rh->color_range == 1 && rh->colorspace == 1);
+    uint64_t t = 7;
+    int frame = 0, bad = 0;
+    const uint8_t *p;
+    size_t size;
+    uint32_t first, count;
+    while (pnmf_container_read_window(r, &p, &size, &first, &count, err, sizeof(err)) == 1) {
+        const uint64_t *pts;
+        bad |= pnmf_container_window_times(r, &pts) != count;
+        for (uint32_t k = 0; !bad && k < count; k++, frame++) {
+            bad |= pts[k] != t;
+            t += ref_duration(frame);
+        }
+        bad |= pts[count] != t;
+    }
+    CHECK_MSG(!bad && frame == 10, "%s", err);
+    CHECK(pnmf_container_seek(r, 9, &first, err, sizeof(err)) == 0 && first == 8);
+    CHECK(pnmf_container_read_window(r, &p, &size, &first, &count, err, sizeof(err)) == 1);
+    const uint64_t *pts;
+    CHECK(pnmf_container_window_times(r, &pts) == 2 && pts[0] == 7 + 30 + 5 * 50 && pts[2] == pts[0] + 100);
+    CHECK(pnmf_container_seek(r, 0, &first, err, sizeof(err)) == 0 && first == 0);
+    CHECK(pnmf_container_read_window(r, &p, &size, &first, &count, err, sizeof(err)) == 1);
+    CHECK(pnmf_container_window_times(r, &pts) == 4 && pts[0] == 7);
+    pnmf_container_reader_close(&r);
+    fclose(f);
+
+    /* hostile values: corrupt */
+    CHECK(read_time_patched(file, n, 0, 68, 0, err, sizeof(err)) == PNMF_ERR_CORRUPT); /* tb_den 0 */
+    CHECK_MSG(strstr(err, "bad time base 1/0") != NULL, "%s", err);
+    CHECK(read_time_patched(file, n, 0, 60, 3, err, sizeof(err)) == PNMF_ERR_CORRUPT); /* range 3 */
+    CHECK(strstr(err, "colour range 3") != NULL);
+    CHECK(read_time_patched(file, n, 0, 72, 1, err, sizeof(err)) == PNMF_ERR_CORRUPT); /* reserved */
+    CHECK(read_time_patched(file, n, t0, t0 + 20, 2, err, sizeof(err)) == PNMF_ERR_CORRUPT); /* 3 frames of 4 */
+    CHECK_MSG(strstr(err, "times of 3 frames, the window at frame 1 has 4") != NULL, "%s", err);
+    CHECK(read_time_patched(file, n, t0, t0 + 21, 0, err, sizeof(err)) == PNMF_ERR_CORRUPT); /* duration 0 */
+    CHECK(strstr(err, "a run of 3 frames of duration 0") != NULL);
+    CHECK(read_time_patched(file, n, t0, t0 + 20, 9, err, sizeof(err)) == PNMF_ERR_CORRUPT); /* past the window */
+    CHECK(read_time_patched(file, n, t0, t0 + 23, 0x80, err, sizeof(err)) == PNMF_ERR_CORRUPT); /* varint cut */
+    CHECK(strstr(err, "truncated frame times") != NULL);
+    CHECK(read_time_patched(file, n, t0, t0 + 8, 1, err, sizeof(err)) == PNMF_ERR_CORRUPT); /* first frame 1 */
+    CHECK(read_time_patched(file, n, t1, t1 + 12, 0, err, sizeof(err)) == PNMF_ERR_CORRUPT); /* a jump */
+    CHECK_MSG(strstr(err, "do not follow the window before") != NULL, "%s", err);
+    CHECK(read_time_patched(file, n, t0, t0 + 19, 0x80, err, sizeof(err)) == PNMF_ERR_CORRUPT); /* start >= 2^62 */
+    CHECK(read_time_patched(file, n, t0, t0 + 3, 'X', err, sizeof(err)) == PNMF_ERR_CORRUPT); /* 'TIMX': skipped */
+    CHECK_MSG(strstr(err, "the window at frame 1 has no frame times") != NULL, "%s", err);
+    /* no time base, 'TIME' chunks all the same */
+    uint8_t *q = malloc(n);
+    memcpy(q, file, n);
+    pnmf_wl32(q + 64, 0), pnmf_wl32(q + 68, 0);
+    fix_header_crc(q, HS);
+    CHECK(read_bytes(q, n, 0, NULL, err, sizeof(err)) == PNMF_ERR_CORRUPT);
+    CHECK(strstr(err, "frame times in a file without a time base") != NULL);
+    /* a file of version 7 knows no 'TIME' chunk: skipped, as a v7 reader does */
+    pnmf_wl16(q + 8, 7);
+    fix_header_crc(q, HS);
+    CHECK(read_bytes(q, n, 0, NULL, err, sizeof(err)) == 3);
+    free(q);
+
+    /* the writer: durations needed, within 1..2^32-1, only with a time base */
+    PnmfContainerWriter *wr = NULL;
+    f = tmpfile();
+    CHECK(pnmf_container_writer_open(&wr, f, &h, 3, err, sizeof(err)) == 0);
+    CHECK(pnmf_container_writer_add_duration(wr, 0) == PNMF_ERR_ARG);
+    CHECK(pnmf_container_writer_add_duration(wr, UINT64_C(1) << 32) == PNMF_ERR_ARG);
+    CHECK(pnmf_container_writer_add_duration(wr, 5) == 0);
+    static const uint8_t pl[4] = { 1, 2, 3, 4 };
+    CHECK(pnmf_container_write_window(wr, 0, 2, pl, 4, err, sizeof(err)) == PNMF_ERR_ARG);
+    CHECK(strstr(err, "durations for 1 frames, the window has 2") != NULL);
+    pnmf_container_writer_close(&wr);
+    fclose(f);
+    PnmfHeader hu = ref_header();
+    f = tmpfile();
+    CHECK(pnmf_container_writer_open(&wr, f, &hu, 3, err, sizeof(err)) == 0);
+    CHECK(pnmf_container_writer_add_duration(wr, 5) == PNMF_ERR_ARG);
+    pnmf_container_writer_close(&wr);
+    fclose(f);
+    hu.tb_num = 1; /* a time base of 1/0 */
+    f = tmpfile();
+    CHECK(pnmf_container_writer_open(&wr, f, &hu, 3, err, sizeof(err)) == PNMF_ERR_ARG);
+    fclose(f);
+    free(file);
+}
+
 int main(void)
 {
     test_best_coding();
@@ -1244,5 +1417,6 @@ int main(void)
     test_unknown_chunks();
     test_structure();
     test_payload_limit();
+    test_times();
     return test_summary("test_container");
 }

@@ -175,7 +175,7 @@ static void round_trip(const char *format, const char *dest, const char *readbac
                        int fps_num, int fps_den, int check_fps)
 {
     char err[256] = "";
-    const PnmfOutputInfo oi = { PAT_W, PAT_H, fps_num, fps_den, NULL };
+    const PnmfOutputInfo oi = { .width = PAT_W, .height = PAT_H, .fps_num = fps_num, .fps_den = fps_den };
     PnmfOutput *out = pnmf_output_open(format, dest, &oi, err, sizeof(err));
     CHECK_MSG(out != NULL, "%s: %s", format, err);
     if (!out)
@@ -502,7 +502,7 @@ static void test_bad_inputs(void)
 static void test_bad_outputs(void)
 {
     char path[512], err[256] = "";
-    const PnmfOutputInfo oi = { 16, 16, 25, 1, NULL };
+    const PnmfOutputInfo oi = { .width = 16, .height = 16, .fps_num = 25, .fps_den = 1 };
     PnmfOutput *out = pnmf_output_open("bmp", tmpdir, &oi, err, sizeof(err));
     CHECK(out == NULL && is_reason(err) && strstr(err, "bmp"));
 
@@ -516,7 +516,7 @@ static void test_bad_outputs(void)
     out = pnmf_output_open("y4m", tmp_path(path, sizeof(path), "missing/out.y4m"), &oi, err, sizeof(err));
     CHECK_MSG(out == NULL && is_reason(err), "'%s'", err);
 
-    const PnmfOutputInfo bad = { 0, 16, 25, 1, NULL };
+    const PnmfOutputInfo bad = { .width = 0, .height = 16, .fps_num = 25, .fps_den = 1 };
     err[0] = '\0';
     out = pnmf_output_open("pgm", tmp_path(path, sizeof(path), "zero"), &bad, err, sizeof(err));
     CHECK(out == NULL && is_reason(err));

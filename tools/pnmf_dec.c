@@ -245,7 +245,11 @@ int main(int argc, char **argv)
     }
     code = check_output(format, outpath, inpath, verify != NULL, policy);
     if (code) goto end;
-    PnmfOutputInfo oi = { info->width, info->height, info->fps_num, info->fps_den, codec };
+    PnmfOutputInfo oi = { .width = info->width, .height = info->height, .fps_num = info->fps_num,
+                          .fps_den = info->fps_den, .codec = codec, .color_range = info->color_range,
+                          .color_primaries = info->color_primaries, .color_trc = info->color_trc,
+                          .colorspace = info->colorspace, .time_base_num = info->time_base_num,
+                          .time_base_den = info->time_base_den };
     /* A y4m, md5 or video file is written beside its name and renamed when
      * complete, as frame files are: a failed decode leaves no partial file
      * and an existing one untouched. */
@@ -276,6 +280,7 @@ int main(int argc, char **argv)
         code = PNMF_EXIT_FAIL;
         goto end;
     }
+    int64_t pts0 = 0;
     while (max_frames < 0 || frames < max_frames) {
         ret = pnmf_dec_read_frame(dec, buf, info->width);
         if (ret == PNMF_ERR_EOF) break;
@@ -294,7 +299,11 @@ int main(int argc, char **argv)
             code = dec_exit_code(ret);
             goto end;
         }
-        if (pnmf_output_write(out, buf, info->width, err, sizeof(err)) < 0) {
+        /* the file's frame times, the output starting at 0 as FFmpeg's do */
+        int64_t pts = frames, dur = 1;
+        pnmf_dec_frame_time(dec, &pts, &dur);
+        if (!frames) pts0 = pts;
+        if (pnmf_output_write_timed(out, buf, info->width, pts - pts0, dur, err, sizeof(err)) < 0) {
             cli_progress_end();
             fprintf(stderr, "%s: %s: %s\n", prog, outpath, err);
             code = PNMF_EXIT_OUTPUT;

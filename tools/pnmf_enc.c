@@ -230,9 +230,22 @@ int main(int argc, char **argv)
         return PNMF_EXIT_OUTPUT;
     }
     PnmfEncoder *enc = NULL;
-    uint8_t *buf = malloc((size_t)info.width * info.height);
-    int ret = buf ? pnmf_enc_open(&enc, s, info.width, info.height, info.fps_num, info.fps_den, out)
-                  : PNMF_ERR_NOMEM;
+    uint8_t *buf = malloc((size_t)info.width * info.height), *next = malloc((size_t)info.width * info.height);
+    /* The first frame is read before the encoder opens: its time is the file's start. */
+    int have = buf && next && max_frames != 0 ? pnmf_input_read(in, buf, info.width, err, sizeof(err)) : 0;
+    int64_t pts, dur, prev_dur = 0;
+    pnmf_input_last_time(in, &pts, &dur);
+    /* the source's levels, colour and clock, which the decoder gives back */
+    s->color_range = info.color_range;
+    s->color_primaries = info.color_primaries;
+    s->color_trc = info.color_trc;
+    s->colorspace = info.colorspace;
+    if (info.time_base_num > 0 && info.time_base_den > 0) {
+        s->time_base_num = info.time_base_num, s->time_base_den = info.time_base_den;
+        s->time_start = have > 0 && pts > 0 ? pts : 0;
+    }
+    int ret = buf && next ? pnmf_enc_open(&enc, s, info.width, info.height, info.fps_num, info.fps_den, out)
+                          : PNMF_ERR_NOMEM;
     const double t0 = cli_now();
     const int64_t left = info.frame_estimate > start ? info.frame_estimate - start : -1;
     const int64_t total = max_frames > 0 && (left < 0 || max_frames < left) ? max_frames : left;
@@ -243,17 +256,29 @@ int main(int argc, char **argv)
         code = ret == PNMF_ERR_IO ? PNMF_EXIT_OUTPUT : cli_exit_code(ret);
         goto end;
     }
-    for (long long nf = 0; max_frames < 0 || nf < max_frames; nf++) {
-        int r = pnmf_input_read(in, buf, info.width, err, sizeof(err));
-        if (r == 0) break;
-        if (r < 0) {
+    for (long long nf = 0; have != 0; nf++) {
+        if (have < 0) {
             cli_progress_end();
             fprintf(stderr, "%s: %s: %s\n", prog, inpath, err);
             code = PNMF_EXIT_INPUT;
             goto end;
         }
-        ret = pnmf_enc_push_frame(enc, buf, info.width);
+        /* A frame lasts until the next one starts; the last one as the
+         * demuxer says, else as the one before it. */
+        have = max_frames < 0 || nf + 1 < max_frames ? pnmf_input_read(in, next, info.width, err, sizeof(err)) : 0;
+        int64_t npts = -1, ndur = -1;
+        if (have > 0) pnmf_input_last_time(in, &npts, &ndur);
+        int64_t d = 0; /* 0: one frame at the frame rate */
+        if (have > 0 && pts >= 0 && npts > pts) d = npts - pts;
+        else if (have == 0 && dur > 0) d = dur;
+        else if (have == 0 && pts >= 0) d = prev_dur;
+        if (d > UINT32_MAX) d = UINT32_MAX;
+        ret = d > 0 && s->time_base_num ? pnmf_enc_push_frame_timed(enc, buf, info.width, d)
+                                        : pnmf_enc_push_frame(enc, buf, info.width);
         if (ret < 0) break;
+        uint8_t *t = buf;
+        buf = next, next = t;
+        pts = npts, prev_dur = d, dur = ndur;
         /* the encoder counts frames as their window is written: count pushed ones */
         cli_progress("encoding", nf + 1, total, t0);
     }
@@ -300,5 +325,6 @@ end:
     if (out && out != stdout) cli_tmp_discard(out);
     pnmf_input_close(&in);
     free(buf);
+    free(next);
     return code;
 }

@@ -280,7 +280,7 @@ static int mosaic_write(const Mosaic *m, const char *format, const char *target,
     snprintf(tmp_file, sizeof(tmp_file), "%s/frame_000001.%s", tmp_dir, format);
     snprintf(tmp_part, sizeof(tmp_part), "%s/.frame_000001.%s.tmp", tmp_dir, format);
     tmp_dir_active = 1;
-    const PnmfOutputInfo oi = { m->width, m->height, 1, 1, NULL };
+    const PnmfOutputInfo oi = { .width = m->width, .height = m->height, .fps_num = 1, .fps_den = 1 };
     char why[512] = "";
     PnmfOutput *out = pnmf_output_open(format, tmp_dir, &oi, why, sizeof(why));
     int ok = out && pnmf_output_write(out, m->pix, m->width, why, sizeof(why)) == 0;
@@ -438,6 +438,16 @@ static int section_rows(Table *t, const char *label, const PnmfInfoWindow *w, in
     return 0;
 }
 
+/* The frame times of the whole file (pnmf_info_window_time()). */
+typedef struct TimeSum {
+    int timed;
+    int64_t start, end;
+    long runs;
+} TimeSum;
+static TimeSum times;
+
+static const char *range_name(int r) { return r == 1 ? "limited (16..235)" : r == 2 ? "full (0..255)" : "unspecified"; }
+
 static int print_tables(const char *path, const PnmfInfoHeader *h, const WinRow *rows, int n,
                         const PnmfInfoWindow *tot, int level)
 {
@@ -446,6 +456,15 @@ static int print_tables(const char *path, const PnmfInfoHeader *h, const WinRow 
     printf("frame size    %dx%d\n", h->width, h->height);
     printf("frame rate    %d/%d (%.3f fps)\n", h->fps_num, h->fps_den, (double)h->fps_num / h->fps_den);
     printf("frames        %d\n", h->frame_count);
+    printf("levels        %s; matrix %d, primaries %d, transfer %d (H.273, 2: unspecified)\n",
+           range_name(h->color_range), h->colorspace, h->color_primaries, h->color_trc);
+    if (times.timed)
+        printf("frame times   time base %d/%d: from %lld to %lld (%.3f s to %.3f s), %ld runs of equal durations\n",
+               h->time_base_num, h->time_base_den, (long long)times.start, (long long)times.end,
+               (double)times.start * h->time_base_num / h->time_base_den,
+               (double)times.end * h->time_base_num / h->time_base_den, times.runs);
+    else
+        printf("frame times   none: constant frame rate\n");
     printf("windows       %d, of up to %d frames\n", n, h->window);
     printf("components    up to %d per window\n", h->components);
     printf("shift model   %s\n", shift_name(h->shift_model));
@@ -644,6 +663,12 @@ int main(int argc, char **argv)
             fprintf(stderr, "%s: %s: window %d: %s\n", prog, path, n, *why ? why : pnmf_strerror(ret));
             code = in_exit_code(ret);
             goto end;
+        }
+        int64_t ts, te;
+        int runs;
+        if (pnmf_info_window_time(info, &ts, &te, &runs) == 1) {
+            if (!times.timed) times.start = ts;
+            times.timed = 1, times.end = te, times.runs += runs;
         }
         if (n == cap) {
             cap = cap ? 2 * cap : 16;

@@ -3,7 +3,9 @@
  * pnmf-psnr: luma PSNR of one clip against another.
  *
  * Both clips are read as gray8 (any format pnmf_input_open() takes) and
- * compared frame by frame over the frames both have, or the first N. The MSE
+ * compared frame by frame over the frames both have, or the first N, on the
+ * same levels (a limited-range clip against a full-range one is expanded
+ * first, as FFmpeg shows it). The MSE
  * is the mean over every pixel of every compared frame, and
  * PSNR-Y = 10 log10(255^2 / MSE), printed as 999.000 when the clips match.
  * Exit codes (tools/cli_util.h): 0; 2 for a bad command line; 3 when a clip
@@ -19,6 +21,7 @@
 
 #include "cli_util.h"
 #include "input/demuxer.h"
+#include "output/muxer.h"
 #include "pnmf/pnmf.h"
 
 #define PROG "pnmf-psnr"
@@ -33,7 +36,9 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: " PROG " [--frames N] REF TEST\n"
             "Luma PSNR of TEST against REF, both read as 8-bit gray (mp4, mkv, y4m,\n"
-            "dir/frame_%%06d.png, ...), over the frames both clips have.\n"
+            "dir/frame_%%06d.png, ...), over the frames both clips have, on the same levels:\n"
+            "a limited-range clip (16..235: untagged YUV too) against a full-range one is\n"
+            "expanded to full range first, as FFmpeg shows it.\n"
             "  -n, --frames N   compare only the first N frames\n"
             "  -h, --help       print this help\n"
             "  -V, --version    print the version\n"
@@ -130,6 +135,15 @@ int main(int argc, char **argv)
         goto end;
     }
 
+    /* The same levels on both sides: when one clip is limited range and the
+     * other full, the limited one is expanded as FFmpeg shows it (gray
+     * that says nothing of its range, such as PGM, is taken to have the
+     * other clip's). */
+    uint8_t lut[256];
+    pnmf_output_range_lut(lut);
+    const int expand_ref = ri.color_range == 1 && ti.color_range == 2 && !ti.color_range_assumed;
+    const int expand_test = ti.color_range == 1 && ri.color_range == 2 && !ri.color_range_assumed;
+
     uint64_t sse = 0;
     long frames = 0;
     while (!s.frames || frames < s.frames) {
@@ -145,6 +159,8 @@ int main(int argc, char **argv)
         }
         if (!rr || !tr)
             break;
+        for (size_t i = 0; expand_ref && i < n; i++) rbuf[i] = lut[rbuf[i]];
+        for (size_t i = 0; expand_test && i < n; i++) tbuf[i] = lut[tbuf[i]];
         uint64_t frame_sse = 0;
         for (size_t i = 0; i < n; i++) {
             const int d = rbuf[i] - tbuf[i];

@@ -37,6 +37,12 @@ typedef struct PnmfInfoHeader {
     int canvas_height;       ///< the torus the components live on (rows x cols):
     int canvas_width;        ///< the frame for torus, 1 x (w*h) for vector, the canvas for canvas
     uint64_t file_bytes;     ///< size of the file
+    int color_range;         ///< FFmpeg's AVColorRange: 0 unspecified, 1 limited, 2 full
+    int color_primaries;     ///< ITU-T H.273 codes, 2 unspecified
+    int color_trc;
+    int colorspace;
+    int time_base_num;       ///< the frame times' time base; 0/0: the file has none
+    int time_base_den;
 } PnmfInfoHeader;
 
 /** The parts of a window payload, in payload order (docs/format.md,
@@ -142,6 +148,15 @@ PNMF_API int pnmf_info_window_blocks(const PnmfInfo *info, PnmfInfoBlocks **out)
 
 /** Free blocks from pnmf_info_window_blocks(); sets *b = NULL; NULL-safe. */
 PNMF_API void pnmf_info_blocks_free(PnmfInfoBlocks **b);
+
+/**
+ * The frame times of the window pnmf_info_next_window() returned last, in
+ * units of the header's time base: its first frame's time, the end of its
+ * last frame, and the number of runs of equal durations it is stored as.
+ * @return 1, 0 when the file keeps no frame times, PNMF_ERR_ARG before the
+ *         first window.
+ */
+PNMF_API int pnmf_info_window_time(const PnmfInfo *info, int64_t *start, int64_t *end, int *runs);
 
 /** Detail of the last error, a short lower-case phrase ("" if none). */
 PNMF_API const char *pnmf_info_errmsg(const PnmfInfo *info);

@@ -60,8 +60,15 @@ typedef struct PnmfEncSettings {
     int recentre;    ///< 1: after each W step of a fit, each component is moved so that its centre of mass is at the torus centre, and its shifts to match (the shift ambiguity; no reconstruction changes). Measured, it did not pay: off by default
     int carry;       ///< 1: a window that continues the one before may carry the last model's components over as they are, only its entries coded, when that costs less than the residual layer alone; the probe and the full fit are then skipped (default 1; 0: each window's model sends its components)
     PnmfLogger logger; ///< where the encoder's messages go (default: nowhere)
+    int64_t time_start;  ///< with a time base: the first frame's time, 0..2^62, in time_base units (default 0)
+    int time_base_num;   ///< > 0 with time_base_den: the file keeps every frame's time and duration in units of
+    int time_base_den;   ///< time_base_num / time_base_den seconds (pnmf_enc_push_frame_timed()); 0, 0: no frame times (default)
+    int color_range;     ///< the frames' levels, FFmpeg's AVColorRange: 0 unspecified (default), 1 limited (16..235), 2 full
+    int color_primaries; ///< ITU-T H.273 colour primaries (FFmpeg's AVColorPrimaries); 0 or 2: unspecified (default)
+    int color_trc;       ///< H.273 transfer characteristics (AVColorTransferCharacteristic); 0 or 2: unspecified
+    int colorspace;      ///< H.273 matrix coefficients the luma was made with (AVColorSpace); 0 or 2: unspecified
     int sprites;     ///< 1: each window first looks for opaque sprites (poses pasted at positions over a background), kept in a dictionary across windows, whose composite the residual layer predicts from where that costs less than without; with components > 0, the torus shift model and the improved algorithm only (default 1; 0: off)
-    uint8_t reserved[60]; ///< must be zero (pnmf_enc_default_settings() clears it): room for new settings
+    uint8_t reserved[28]; ///< must be zero (pnmf_enc_default_settings() clears it): room for new settings
 } PnmfEncSettings;
 
 /** What a stream is: the file header, as the decoder sees it. */
@@ -75,6 +82,16 @@ typedef struct PnmfStreamInfo {
     int quality;             ///< the -q the stream was made with
     int canvas_height;       ///< the torus components live on: the frame's size except
     int canvas_width;        ///< with the canvas model
+    /* Metadata (format version 8; a file without it reads as range 0, the
+     * others 2, and frames timed at the frame rate). */
+    int color_range;         ///< FFmpeg's AVColorRange: 0 unspecified, 1 limited (16..235), 2 full
+    int color_primaries;     ///< ITU-T H.273 code (FFmpeg's AVColorPrimaries), 2 unspecified
+    int color_trc;           ///< H.273 transfer characteristics, 2 unspecified
+    int colorspace;          ///< H.273 matrix coefficients, 2 unspecified
+    int timed;               ///< 1: the file keeps each frame's time (pnmf_dec_frame_time()); 0: frame n is at
+                             ///< time n in units of 1 / frame rate
+    int time_base_num;       ///< the unit of pnmf_dec_frame_time(), in seconds: the file's time base, or
+    int time_base_den;       ///< fps_den / fps_num when it has none
 } PnmfStreamInfo;
 
 /** What the encoder measured, on exactly what the decoder will show. */
@@ -175,6 +192,14 @@ PNMF_API int pnmf_enc_open_io(PnmfEncoder **enc, const PnmfEncSettings *s,
 PNMF_API int pnmf_enc_push_frame(PnmfEncoder *enc, const uint8_t *gray, ptrdiff_t stride);
 
 /**
+ * As pnmf_enc_push_frame(), with the frame's duration in units of the
+ * settings' time base, 1..2^32-1 (the next frame's time minus this one's).
+ * Needs a time base in the settings; pnmf_enc_push_frame() there gives a
+ * frame the duration of one frame at the frame rate (at least 1).
+ */
+PNMF_API int pnmf_enc_push_frame_timed(PnmfEncoder *enc, const uint8_t *gray, ptrdiff_t stride, int64_t duration);
+
+/**
  * Whether the encoder's scene-cut detector (PnmfEncSettings.scene_cut)
  * cuts the clip before frame @p cur, which follows @p prev (both width x
  * height, rows @p stride apart); @p since_cut counts the frames from the
@@ -228,6 +253,11 @@ PNMF_API const PnmfStreamInfo *pnmf_dec_info(const PnmfDecoder *dec);
 /** Decode the next frame into @p gray (width x height, rows @p stride apart).
  *  @return 0, PNMF_ERR_EOF after the last frame, or another negative code. */
 PNMF_API int pnmf_dec_read_frame(PnmfDecoder *dec, uint8_t *gray, ptrdiff_t stride);
+
+/** The time of the frame pnmf_dec_read_frame() returned last and its
+ *  duration, in units of PnmfStreamInfo's time base.
+ *  @return 0, or PNMF_ERR_ARG before the first frame. */
+PNMF_API int pnmf_dec_frame_time(const PnmfDecoder *dec, int64_t *pts, int64_t *duration);
 
 /** Position the decoder so the next frame read is frame @p frame (0-based),
  *  through the file's index. */

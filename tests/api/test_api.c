@@ -201,6 +201,50 @@ int main(void)
     CHECK(dseen.count[PNMF_LOG_ERROR] == 1 && !strcmp(dseen.last_error, pnmf_dec_errmsg(dec)));
     pnmf_dec_close(&dec);
 
+    /* Frame times and levels: kept through the file. A frame of duration
+     * d(j) = 1 + j % 3 ticks of 1/90 s after a start of 5 ticks, frame 7 pushed
+     * without one (a frame at 25 fps: 90/25 = 3.6, rounded to 4 ticks). */
+    PnmfEncSettings ts = s;
+    ts.logger.callback = NULL;
+    memset(ts.reserved, 0, sizeof(ts.reserved)); /* set above to be refused */
+    ts.time_base_num = 1, ts.time_base_den = 90, ts.time_start = 5;
+    ts.color_range = 1, ts.colorspace = 1;
+    Buf tm = {0};
+    PnmfIO tio = {.opaque = &tm, .write = buf_write, .seek = buf_seek};
+    CHECK(pnmf_enc_open_io(&enc, &ts, W, H, 25, 1, &tio) == 0);
+    CHECK(pnmf_enc_push_frame_timed(enc, frames, W, 0) == PNMF_ERR_ARG);
+    for (int j = 0; j < M; j++)
+        CHECK(j == 7 ? pnmf_enc_push_frame(enc, frames + (size_t)j * H * W, W) == 0
+                     : pnmf_enc_push_frame_timed(enc, frames + (size_t)j * H * W, W, 1 + j % 3) == 0);
+    CHECK(pnmf_enc_finish(enc) == 0);
+    pnmf_enc_close(&enc);
+    CHECK(pnmf_dec_open_memory(&dec, NULL, tm.data, tm.size) == 0);
+    const PnmfStreamInfo *ti = pnmf_dec_info(dec);
+    CHECK(ti->timed == 1 && ti->time_base_num == 1 && ti->time_base_den == 90);
+    CHECK(ti->color_range == 1 && ti->colorspace == 1 && ti->color_primaries == 2 && ti->color_trc == 2);
+    int64_t pts, dur, t = 5;
+    CHECK(pnmf_dec_frame_time(dec, &pts, &dur) == PNMF_ERR_ARG); /* no frame yet */
+    int bad = 0;
+    for (int j = 0; j < M; j++) {
+        bad |= pnmf_dec_read_frame(dec, a + (size_t)j * H * W, W) != 0 || pnmf_dec_frame_time(dec, &pts, &dur) != 0;
+        bad |= pts != t || dur != (j == 7 ? 4 : 1 + j % 3);
+        t += dur;
+    }
+    CHECK_MSG(!bad, "frame times differ (frame at %lld, %lld ticks)", (long long)pts, (long long)dur);
+    CHECK(pnmf_dec_seek(dec, 21) == 0 && pnmf_dec_read_frame(dec, a, W) == 0);
+    CHECK(pnmf_dec_frame_time(dec, &pts, &dur) == 0 && dur == 1 + 21 % 3);
+    pnmf_dec_close(&dec);
+    /* without a time base: frame n at n, in units of 1 / frame rate */
+    CHECK(pnmf_dec_open_memory(&dec, NULL, mem.data, mem.size) == 0);
+    ti = pnmf_dec_info(dec);
+    CHECK(ti->timed == 0 && ti->time_base_num == 1 && ti->time_base_den == 25 && ti->color_range == 0);
+    CHECK(pnmf_dec_read_frame(dec, a, W) == 0 && pnmf_dec_read_frame(dec, a, W) == 0);
+    CHECK(pnmf_dec_frame_time(dec, &pts, &dur) == 0 && pts == 1 && dur == 1);
+    pnmf_dec_close(&dec);
+    ts.time_base_den = 0; /* half a time base */
+    CHECK(pnmf_enc_open_io(&enc, &ts, W, H, 25, 1, &tio) == PNMF_ERR_ARG);
+    free(tm.data);
+
     fclose(f);
     free(fbytes), free(mem.data), free(frames), free(a), free(b);
     return test_summary("test_api");

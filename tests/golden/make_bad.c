@@ -167,7 +167,8 @@ static Bytes write_file(const PnmfHeader *h, int nwin, const int *count, const B
     /* A v2 file needs a v2 reader: min_reader_version 2, whatever the
      * valid file it starts from holds there. */
     pnmf_wl16(b.p + 10, PNMF_FORMAT_VERSION);
-    pnmf_wl32(b.p + 60, pnmf_crc32(0, b.p, 60));
+    const uint32_t hs = pnmf_rl16(b.p + 12); /* the CRC ends the header */
+    pnmf_wl32(b.p + hs - 4, pnmf_crc32(0, b.p, hs - 4));
     return b;
 }
 
@@ -184,9 +185,11 @@ static Bytes with_payload0(const Bytes *p0)
 
 /* ---- by hand: CRCs and whole files ---- */
 
+/* The header's CRC, in its last four bytes (header_size at offset 12). */
 static void fix_header_crc(Bytes *b)
 {
-    pnmf_wl32(b->p + 60, pnmf_crc32(0, b->p, 60));
+    const uint32_t hs = pnmf_rl16(b->p + 12);
+    pnmf_wl32(b->p + hs - 4, pnmf_crc32(0, b->p, hs - 4));
 }
 
 /* The chunk at offset `at`: recompute its CRC after a patch. */
@@ -213,7 +216,7 @@ static Bytes one_window_zstd(uint32_t count, const uint8_t *z, size_t zn)
 {
     Bytes good = with_payload0(&(Bytes){ 0 });
     Bytes b = { 0 };
-    add(&b, good.p, 64);
+    add(&b, good.p, pnmf_rl16(good.p + 12));
     free(good.p);
     pnmf_wl32(b.p + 32, count);
     fix_header_crc(&b);
@@ -273,7 +276,7 @@ int main(int argc, char **argv)
     /* The valid file itself, for reference (bad/ holds only bad ones). */
     p0 = good_payload(0);
     Bytes good = with_payload0(&p0);
-    const size_t wind0 = 64, wind1 = wind0 + 12 + pnmf_rl32(good.p + wind0 + 4);
+    const size_t wind0 = pnmf_rl16(good.p + 12), wind1 = wind0 + 12 + pnmf_rl32(good.p + wind0 + 4);
     const size_t index_at = (size_t)pnmf_rl64(good.p + good.n - 16);
 
     /* Not a pnmf file at all. */

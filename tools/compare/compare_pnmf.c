@@ -30,6 +30,9 @@ static void pnmf_run(const CmpCodec *c, const CmpClip *clip, const CmpOptions *o
     if (c == &cmp_pnmf_k0_codec) s.components = 0; /* the residual layer alone: what the parts add */
     s.quality = q;
     s.threads = o->threads;
+    /* a clock of one tick a frame: the file keeps frame times as pnmf-enc's
+     * files do, so its bytes are those of a constant-rate clip's .pnmf */
+    s.time_base_num = clip->fps_den, s.time_base_den = clip->fps_num;
     pt->param = q;
     PnmfEncoder *enc = NULL;
     PnmfDecoder *dec = NULL;

@@ -15,6 +15,14 @@ typedef struct PnmfInputInfo {
     int width, height;
     int fps_num, fps_den;   /* frame rate as a fraction (25/1 when the clip has none) */
     int64_t frame_estimate; /* frames the container claims, or -1 if unknown */
+    /* The levels of the gray frames, FFmpeg's AVColorRange, as FFmpeg
+     * takes them: 1 limited (16..235: YUV tagged so or untagged), 2 full
+     * (tagged so, yuvj formats, the luma of RGB input, and gray that says
+     * nothing, such as PGM, which color_range_assumed then marks). */
+    int color_range;
+    int color_range_assumed;
+    int color_primaries, color_trc, colorspace; /* H.273 codes of the first frame, 2 unspecified */
+    int time_base_num, time_base_den;           /* the unit of pnmf_input_last_time() */
 } PnmfInputInfo;
 
 /* Open any clip FFmpeg can read (a file, or an image-sequence pattern such
@@ -40,6 +48,12 @@ int pnmf_input_read(PnmfInput *in, uint8_t *buf, ptrdiff_t stride, char *err, si
 int pnmf_input_seek(PnmfInput *in, int64_t frame, char *err, size_t errlen);
 
 void pnmf_input_close(PnmfInput **in);
+
+/* The time of the frame pnmf_input_read() returned last, from the clip's
+ * first frame, in the info's time base, and its duration as the demuxer
+ * gives it (0 when it does not): -1 for both when the frame has no time (a
+ * concealed frame, a timestamp before the first one). */
+void pnmf_input_last_time(const PnmfInput *in, int64_t *pts, int64_t *duration);
 
 /* How pnmf_input_open_opts() reads. */
 typedef struct PnmfInputOptions {

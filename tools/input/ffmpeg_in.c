@@ -17,7 +17,10 @@
  *         luma in full range 0-255.
  *
  * The first frame is decoded at open time so the size is known; every later
- * frame must have that size.
+ * frame must have that size. The info also says what FFmpeg takes the
+ * luma's levels to be (untagged YUV: limited, untagged gray: full), the
+ * colour codes, and the stream's time base, in which each frame's time
+ * (best-effort timestamp, from the first frame's) is given back.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -61,6 +64,7 @@ struct PnmfInput {
     int flushing;           /* the demuxer is done; the decoder is draining */
     int failed;             /* a read failed; later reads fail too */
     int64_t first_ts;       /* the first frame's timestamp (pnmf_input_seek) */
+    int64_t last_pts, last_dur; /* pnmf_input_last_time() */
 
     /* Damaged input (PnmfInputOptions.strict 0): frames lost and not yet
      * given again, the copy of the last good frame that stands in for them. */
@@ -378,9 +382,33 @@ static int find_video_stream(const AVFormatContext *fmt)
     return -1;
 }
 
+/* The levels FFmpeg gives frame f's luma (demuxer.h, PnmfInputInfo). */
+static int effective_range(const AVFrame *f)
+{
+    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(f->format);
+    if (!d || !is_yuv_or_gray(d))
+        return AVCOL_RANGE_JPEG; /* libswscale's full-range luma */
+    if (f->color_range == AVCOL_RANGE_MPEG || f->color_range == AVCOL_RANGE_JPEG)
+        return f->color_range;
+    if (strncmp(d->name, "yuvj", 4) == 0)
+        return AVCOL_RANGE_JPEG;
+    return d->nb_components >= 3 ? AVCOL_RANGE_MPEG : AVCOL_RANGE_JPEG; /* gray images are full range */
+}
+
 static void fill_info(const PnmfInput *in, PnmfInputInfo *info)
 {
     const AVStream *st = in->fmt->streams[in->stream];
+    const AVFrame *f = in->frame;
+    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(f->format);
+    info->color_range = effective_range(f);
+    info->color_range_assumed = d && is_yuv_or_gray(d) && d->nb_components < 3 &&
+                                f->color_range != AVCOL_RANGE_MPEG && f->color_range != AVCOL_RANGE_JPEG;
+    info->color_primaries = f->color_primaries;
+    info->color_trc = f->color_trc;
+    /* RGB input: the BT.601 luma conv_setup() asks libswscale for */
+    info->colorspace = d && !is_yuv_or_gray(d) ? AVCOL_SPC_SMPTE170M : f->colorspace;
+    info->time_base_num = st->time_base.num;
+    info->time_base_den = st->time_base.den;
     AVRational fps = st->avg_frame_rate;
     if (fps.num <= 0 || fps.den <= 0)
         fps = st->r_frame_rate;
@@ -579,9 +607,14 @@ int pnmf_input_read(PnmfInput *in, uint8_t *buf, ptrdiff_t stride, char *err, si
             memcpy(buf + y * stride, in->last + (size_t)y * in->width, in->width);
         in->lost--;
         in->concealed++;
+        in->last_pts = in->last_dur = -1;
         return 1;
     }
     in->pending = 0;
+    const int64_t ts = in->frame->best_effort_timestamp;
+    const int known = ts != AV_NOPTS_VALUE && in->first_ts != AV_NOPTS_VALUE && ts >= in->first_ts;
+    in->last_pts = known ? ts - in->first_ts : -1;
+    in->last_dur = known ? (in->frame->pkt_duration > 0 ? in->frame->pkt_duration : 0) : -1;
     if (in->warn && (!in->said_colour || !in->said_alpha))
         check_dropped(in, in->scratch, in->scratch + in->width, in->scratch + 2 * in->width);
 
@@ -602,6 +635,12 @@ int pnmf_input_read(PnmfInput *in, uint8_t *buf, ptrdiff_t stride, char *err, si
         memcpy(in->last + (size_t)y * in->width, buf + y * stride, in->width);
     in->have_last = 1;
     return 1;
+}
+
+void pnmf_input_last_time(const PnmfInput *in, int64_t *pts, int64_t *duration)
+{
+    *pts = in ? in->last_pts : -1;
+    *duration = in ? in->last_dur : -1;
 }
 
 int64_t pnmf_input_concealed(const PnmfInput *in)

@@ -14,7 +14,10 @@
  *
  * An encoder without gray8 gets a YUV frame whose luma is the gray frame
  * and whose chroma is neutral (128), or, for RGB-only encoders, libswscale's
- * conversion. Frames are timed at the stream's constant frame rate.
+ * conversion. Levels as FFmpeg treats them: a gray or YUV stream keeps the
+ * samples and is tagged with their range and colour; GIF, APNG and RGB
+ * encoders get limited-range frames expanded to full range. Frames keep
+ * the times and durations they are written with.
  */
 #include <stdio.h>
 #include <string.h>
@@ -36,8 +39,14 @@ typedef struct LavfOut {
     AVPacket *pkt;
     struct SwsContext *sws;
     int width, height;
-    int64_t pts;
     int header_written;
+    int expand;              /* limited-range frames: through lut first */
+    uint8_t lut[256];
+    uint8_t *expanded;       /* width x height */
+    /* The durations of the frames in the encoder, by time, for the packets
+     * that come out without one. */
+    int64_t ring_pts[64], ring_dur[64];
+    unsigned ring_next;
 } LavfOut;
 
 typedef struct Container {
@@ -122,9 +131,28 @@ static int lavf_open(const Container *c, void *priv, const char *dest, const Pnm
     p->enc->width = info->width;
     p->enc->height = info->height;
     p->enc->pix_fmt = pick_pix_fmt(codec);
-    p->enc->time_base = (AVRational){ info->fps_den, info->fps_num };
+    p->enc->time_base = info->time_base_num > 0 && info->time_base_den > 0
+                            ? (AVRational){ info->time_base_num, info->time_base_den }
+                            : (AVRational){ info->fps_den, info->fps_num };
     p->enc->framerate = (AVRational){ info->fps_num, info->fps_den };
     p->enc->sample_aspect_ratio = (AVRational){ 1, 1 };
+    const AVPixFmtDescriptor *pd = av_pix_fmt_desc_get(p->enc->pix_fmt);
+    const int full_only = !strcmp(c->name, "gif") || !strcmp(c->name, "apng") ||
+                          (pd && (pd->flags & (AV_PIX_FMT_FLAG_RGB | AV_PIX_FMT_FLAG_PAL)));
+    p->expand = full_only && info->color_range == AVCOL_RANGE_MPEG;
+    pnmf_output_range_lut(p->lut);
+    if (p->expand && !(p->expanded = av_malloc((size_t)info->width * info->height))) {
+        pnmf_output_set_err(err, errlen, "out of memory");
+        goto error;
+    }
+    if (!full_only) {
+        p->enc->color_range = info->color_range;
+        p->enc->color_primaries = info->color_primaries;
+        p->enc->color_trc = info->color_trc;
+        p->enc->colorspace = info->colorspace;
+    } else {
+        p->enc->color_range = AVCOL_RANGE_JPEG;
+    }
     if (p->fmt->oformat->flags & AVFMT_GLOBALHEADER)
         p->enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
     lossless_options(p->enc, codec->name);
@@ -192,6 +220,9 @@ static int encode(LavfOut *p, const AVFrame *frame, char *err, size_t errlen)
             return -1;
         }
         p->pkt->stream_index = p->st->index;
+        for (unsigned i = 0; !p->pkt->duration && i < 64; i++)
+            if (p->ring_pts[i] == p->pkt->pts && p->ring_dur[i] > 0)
+                p->pkt->duration = p->ring_dur[i];
         av_packet_rescale_ts(p->pkt, p->enc->time_base, p->st->time_base);
         ret = av_interleaved_write_frame(p->fmt, p->pkt);
         if (ret < 0) {
@@ -201,10 +232,18 @@ static int encode(LavfOut *p, const AVFrame *frame, char *err, size_t errlen)
     }
 }
 
-static int lavf_write(void *priv, unsigned index, const uint8_t *gray, ptrdiff_t stride, char *err, size_t errlen)
+static int lavf_write(void *priv, unsigned index, const uint8_t *gray, ptrdiff_t stride, int64_t pts,
+                      int64_t duration, char *err, size_t errlen)
 {
     LavfOut *p = priv;
     AVFrame *f = p->frame;
+    if (p->expand) {
+        for (int y = 0; y < p->height; y++)
+            for (int x = 0; x < p->width; x++)
+                p->expanded[(size_t)y * p->width + x] = p->lut[gray[y * stride + x]];
+        gray = p->expanded;
+        stride = p->width;
+    }
     if (av_frame_make_writable(f) < 0) {
         pnmf_output_set_err(err, errlen, "out of memory");
         return -1;
@@ -225,7 +264,10 @@ static int lavf_write(void *priv, unsigned index, const uint8_t *gray, ptrdiff_t
                     memset(f->data[c] + (ptrdiff_t)y * f->linesize[c], 128, cw);
         }
     }
-    f->pts = p->pts++;
+    f->pts = pts;
+    f->pkt_duration = duration;
+    p->ring_pts[p->ring_next % 64] = pts;
+    p->ring_dur[p->ring_next++ % 64] = duration;
     if (encode(p, f, err, errlen) < 0) {
         pnmf_output_set_err(err, errlen, "frame %u: %s", index, err);
         return -1;
@@ -259,6 +301,7 @@ static int lavf_close(void *priv, char *err, size_t errlen)
     p->fmt = NULL;
     sws_freeContext(p->sws);
     p->sws = NULL;
+    av_freep(&p->expanded);
     av_packet_free(&p->pkt);
     av_frame_free(&p->frame);
     avcodec_free_context(&p->enc);

@@ -55,9 +55,11 @@ static int md5_verify(void *priv, const char *hex, char *err, size_t errlen)
     return 0;
 }
 
-static int md5_write(void *priv, unsigned index, const uint8_t *gray, ptrdiff_t stride,
-                     char *err, size_t errlen)
+static int md5_write(void *priv, unsigned index, const uint8_t *gray, ptrdiff_t stride, int64_t pts,
+                     int64_t duration, char *err, size_t errlen)
 {
+    (void)pts;
+    (void)duration;
     (void)index;
     (void)err;
     (void)errlen;

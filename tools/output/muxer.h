@@ -13,6 +13,14 @@ typedef struct PnmfOutputInfo {
     int width, height;
     int fps_num, fps_den;
     const char *codec;      /* mkv, mp4, webm, gif, apng: the encoder (NULL: the container's default) */
+    /* The frames' levels (FFmpeg's AVColorRange; 0 unknown: written as they
+     * are) and colour (H.273 codes, 2 unspecified): limited-range frames are
+     * expanded to full range for PNG, GIF and APNG (whose pixels are full
+     * range, as FFmpeg converts them), tagged in the other videos and the y4m
+     * header; PGM and md5 take the samples as they are. */
+    int color_range, color_primaries, color_trc, colorspace;
+    /* The unit of pnmf_output_write_timed()'s times (0/0: 1 / frame rate). */
+    int time_base_num, time_base_den;
 } PnmfOutputInfo;
 
 /* pnmf_output_close()'s result when a digest differs from the one given to
@@ -36,10 +44,20 @@ int pnmf_output_verify(PnmfOutput *out, const char *hex, char *err, size_t errle
 /* Write the next frame. Returns 0 or -1 (reason in err). */
 int pnmf_output_write(PnmfOutput *out, const uint8_t *gray, ptrdiff_t stride,
                       char *err, size_t errlen);
+/* The same with the frame's time and duration in the info's time base
+ * (increasing times); pnmf_output_write() numbers frames 0, 1, ... at the
+ * frame rate. A video keeps them; the other formats have no clock (y4m
+ * has the nominal frame rate). */
+int pnmf_output_write_timed(PnmfOutput *out, const uint8_t *gray, ptrdiff_t stride, int64_t pts,
+                            int64_t duration, char *err, size_t errlen);
 
 /* Flush and close; returns 0, -1 or PNMF_OUTPUT_MISMATCH (reason in err).
  * NULL-safe. */
 int pnmf_output_close(PnmfOutput **out, char *err, size_t errlen);
+
+/* lut[v]: limited-range level v expanded to full range as libswscale
+ * expands luma, (v - 16) * 255 / 219 rounded and clamped to 0..255. */
+void pnmf_output_range_lut(uint8_t lut[256]);
 
 /* The format a file name's extension asks for (".mkv" -> "mkv", ".y4m" ->
  * "y4m", ...), or NULL. */

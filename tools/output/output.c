@@ -201,8 +201,22 @@ int pnmf_output_verify(PnmfOutput *out, const char *hex, char *err, size_t errle
     return out->fmt->verify(out->priv, hex, err, errlen);
 }
 
+void pnmf_output_range_lut(uint8_t lut[256])
+{
+    for (int v = 0; v < 256; v++) {
+        const int e = ((v - 16) * 255 * 2 + 219) / (2 * 219) - (v < 16); /* rounded, floor below 16 */
+        lut[v] = (uint8_t)(e < 0 ? 0 : e > 255 ? 255 : e);
+    }
+}
+
 int pnmf_output_write(PnmfOutput *out, const uint8_t *gray, ptrdiff_t stride,
                       char *err, size_t errlen)
+{
+    return pnmf_output_write_timed(out, gray, stride, out ? (int64_t)out->frames : 0, 1, err, errlen);
+}
+
+int pnmf_output_write_timed(PnmfOutput *out, const uint8_t *gray, ptrdiff_t stride, int64_t pts,
+                            int64_t duration, char *err, size_t errlen)
 {
     if (!out || !gray) {
         pnmf_output_set_err(err, errlen, "invalid argument");
@@ -212,7 +226,7 @@ int pnmf_output_write(PnmfOutput *out, const uint8_t *gray, ptrdiff_t stride,
         pnmf_output_set_err(err, errlen, "the output failed earlier");
         return -1;
     }
-    if (out->fmt->write(out->priv, out->frames + 1, gray, stride, err, errlen) < 0) {
+    if (out->fmt->write(out->priv, out->frames + 1, gray, stride, pts, duration, err, errlen) < 0) {
         out->failed = 1;
         return -1;
     }

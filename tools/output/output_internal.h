@@ -15,9 +15,10 @@ typedef struct PnmfOutputFormat {
     /* info has been checked: positive size and frame rate. */
     int (*open)(void *priv, const char *dest, const PnmfOutputInfo *info,
                 char *err, size_t errlen);
-    /* Frame number index (1-based) of info's size. 0 or -1. */
-    int (*write)(void *priv, unsigned index, const uint8_t *gray, ptrdiff_t stride,
-                 char *err, size_t errlen);
+    /* Frame number index (1-based) of info's size, at time pts for
+     * duration (info's time base). 0 or -1. */
+    int (*write)(void *priv, unsigned index, const uint8_t *gray, ptrdiff_t stride, int64_t pts,
+                 int64_t duration, char *err, size_t errlen);
     /* NULL, or: compare the digest with hex at close instead of writing
      * it. 0 or -1. */
     int (*verify)(void *priv, const char *hex, char *err, size_t errlen);

@@ -43,9 +43,11 @@ static int pgm_open(void *priv, const char *dest, const PnmfOutputInfo *info,
     return 0;
 }
 
-static int pgm_write(void *priv, unsigned index, const uint8_t *gray, ptrdiff_t stride,
-                     char *err, size_t errlen)
+static int pgm_write(void *priv, unsigned index, const uint8_t *gray, ptrdiff_t stride, int64_t pts,
+                     int64_t duration, char *err, size_t errlen)
 {
+    (void)pts;
+    (void)duration;
     PgmOut *p = priv;
     for (int y = 0; y < p->height; y++)
         memcpy(p->body + (size_t)y * p->width, gray + y * stride, p->width);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* PNG files, one per frame (DIR/frame_000001.png, ...), gray8, encoded by
- * libavcodec's PNG encoder. */
+ * libavcodec's PNG encoder. PNG pixels are full range: limited-range frames
+ * are expanded, as FFmpeg converts such a source to PNG. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,8 @@ typedef struct PngOut {
     AVCodecContext *enc;
     AVFrame *frame;
     AVPacket *pkt;
+    int expand;             /* limited-range frames: through lut */
+    uint8_t lut[256];
 } PngOut;
 
 static int png_close(void *priv, char *err, size_t errlen)
@@ -52,6 +55,9 @@ static int png_open(void *priv, const char *dest, const PnmfOutputInfo *info,
     p->enc->width = info->width;
     p->enc->height = info->height;
     p->enc->pix_fmt = AV_PIX_FMT_GRAY8;
+    p->enc->color_range = AVCOL_RANGE_JPEG;
+    p->expand = info->color_range == AVCOL_RANGE_MPEG;
+    pnmf_output_range_lut(p->lut);
     p->enc->time_base = (AVRational){ info->fps_den, info->fps_num };
     p->enc->thread_count = 1; /* one packet out for each frame in */
     /* Per-row filter choice: smaller files at little cost. */
@@ -77,18 +83,25 @@ error:
     return -1;
 }
 
-static int png_write(void *priv, unsigned index, const uint8_t *gray, ptrdiff_t stride,
-                     char *err, size_t errlen)
+static int png_write(void *priv, unsigned index, const uint8_t *gray, ptrdiff_t stride, int64_t pts,
+                     int64_t duration, char *err, size_t errlen)
 {
+    (void)pts;
+    (void)duration;
     PngOut *p = priv;
     int ret = av_frame_make_writable(p->frame);
     if (ret < 0) {
         pnmf_output_set_err(err, errlen, "out of memory");
         return -1;
     }
-    for (int y = 0; y < p->frame->height; y++)
-        memcpy(p->frame->data[0] + (ptrdiff_t)y * p->frame->linesize[0], gray + y * stride,
-               p->frame->width);
+    for (int y = 0; y < p->frame->height; y++) {
+        uint8_t *dst = p->frame->data[0] + (ptrdiff_t)y * p->frame->linesize[0];
+        const uint8_t *src = gray + y * stride;
+        if (p->expand)
+            for (int x = 0; x < p->frame->width; x++) dst[x] = p->lut[src[x]];
+        else
+            memcpy(dst, src, p->frame->width);
+    }
     p->frame->pts = index - 1;
 
     ret = avcodec_send_frame(p->enc, p->frame);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* A YUV4MPEG2 stream of gray frames (Cmono) to a file or stdout ("-"). The
- * header labels the samples full range: they are written as decoded, with
- * no range change, so readers must not expand them. */
+/* A YUV4MPEG2 stream of gray frames (Cmono) to a file or stdout ("-"), at
+ * the nominal frame rate. The samples are written as decoded, and the
+ * header labels their range: LIMITED when the source's levels were 16..235
+ * (readers expand them as they would the source's), else FULL. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -27,8 +28,8 @@ static int y4m_open(void *priv, const char *dest, const PnmfOutputInfo *info,
         pnmf_output_set_err(err, errlen, "cannot create: %s", PNMF_OUT_STRERROR(errno));
         return -1;
     }
-    if (fprintf(p->f, "YUV4MPEG2 W%d H%d F%d:%d Ip A1:1 Cmono XCOLORRANGE=FULL\n",
-                info->width, info->height, info->fps_num, info->fps_den) < 0) {
+    if (fprintf(p->f, "YUV4MPEG2 W%d H%d F%d:%d Ip A1:1 Cmono XCOLORRANGE=%s\n", info->width, info->height,
+                info->fps_num, info->fps_den, info->color_range == 1 ? "LIMITED" : "FULL") < 0) {
         pnmf_output_set_err(err, errlen, "cannot write: %s", PNMF_OUT_STRERROR(errno));
         if (!p->is_stdout)
             fclose(p->f);
@@ -38,9 +39,11 @@ static int y4m_open(void *priv, const char *dest, const PnmfOutputInfo *info,
     return 0;
 }
 
-static int y4m_write(void *priv, unsigned index, const uint8_t *gray, ptrdiff_t stride,
-                     char *err, size_t errlen)
+static int y4m_write(void *priv, unsigned index, const uint8_t *gray, ptrdiff_t stride, int64_t pts,
+                     int64_t duration, char *err, size_t errlen)
 {
+    (void)pts;
+    (void)duration;
     Y4mOut *p = priv;
     int ok = fwrite("FRAME\n", 1, 6, p->f) == 6;
     for (int y = 0; ok && y < p->height; y++)

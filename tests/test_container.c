@@ -1304,7 +1304,7 @@ static void test_times(void)
     uint8_t *file = write_timed(&n, &ret, &h);
     CHECK_MSG(ret == 0, "%d", ret);
     /* header extension, then a 'TIME' chunk before each window */
-    CHECK(pnmf_rl16(file + 8) == 8 && pnmf_rl16(file + 10) == 7 && pnmf_rl16(file + 12) == HS);
+    CHECK(pnmf_rl16(file + 8) == 8 && pnmf_rl16(file + 10) == 8 && pnmf_rl16(file + 12) == HS);
     CHECK(file[60] == 1 && file[61] == 1 && file[62] == 1 && file[63] == 1);
     CHECK(pnmf_rl32(file + 64) == 1 && pnmf_rl32(file + 68) == 100 && pnmf_rl32(file + 72) == 0);
     const size_t t0 = find_chunk(file, n, PNMF_CHUNK_TIME, 0), t1 = find_chunk(file, n, PNMF_CHUNK_TIME, 1);
@@ -1373,6 +1373,7 @@ static void test_times(void)
     CHECK(strstr(err, "frame times in a file without a time base") != NULL);
     /* a file of version 7 knows no 'TIME' chunk: skipped, as a v7 reader does */
     pnmf_wl16(q + 8, 7);
+    pnmf_wl16(q + 10, 7);
     fix_header_crc(q, HS);
     CHECK(read_bytes(q, n, 0, NULL, err, sizeof(err)) == 3);
     free(q);

@@ -23,13 +23,34 @@ static int sprites_on(const PnmfEncoder *e)
            e->s.algo != PNMF_ALGO_PAPER && !e->s.two_level && e->rows == e->vis_rows && e->cols == e->vis_cols;
 }
 
+/* The tolerance of the window's pose search: PNMF_SPRITE_TOL_LOSSY when
+ * its frames carry coding noise (many pixels change by a level or two
+ * from frame to frame, which drawn content does not do), else
+ * PNMF_SPRITE_TOL. */
+static int window_tol(const PnmfEncoder *e, int m)
+{
+    uint64_t still = 0, small = 0;
+    for (int j = 1; j < m; j++) {
+        const uint8_t *a = e->frames + (size_t)(j - 1) * e->nv, *b = a + e->nv;
+        for (size_t q = 0; q < e->nv; q++) {
+            const int d = abs(a[q] - b[q]);
+            still += d == 0;
+            small += d > 0 && d <= PNMF_SPRITE_NOISE_DIFF;
+        }
+    }
+    const int lossy = (double)small > PNMF_SPRITE_NOISE_SHARE * (double)(still + small);
+    return lossy ? PNMF_SPRITE_TOL_LOSSY : PNMF_SPRITE_TOL;
+}
+
 /* Every frame's placements, in found ids, for the m frames of the window:
  * the search runs on chunks of frames whose work space stays bounded. */
 static int find_poses(PnmfEncoder *e, int m, PnmfSpriteFrame *fr)
 {
     PnmfSpriteParams p;
     pnmf_sprite_params_default(&p);
-    p.tol = PNMF_SPRITE_TOL;
+    p.tol = window_tol(e, m);
+    if (p.tol > 0) p.budget = PNMF_SPRITE_BUDGET_LOSSY;
+    pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: sprite search within %d gray levels", e->windows, p.tol);
     const uint8_t **ptr = pnmf_malloc_array((size_t)m, sizeof(*ptr));
     if (!ptr) return PNMF_ERR_NOMEM;
     for (int j = 0; j < m; j++) ptr[j] = e->frames + (size_t)j * e->nv;

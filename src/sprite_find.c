@@ -19,7 +19,7 @@
 #define DEFAULT_DILATE    1   /* blobs join across gaps of up to 2 pixels (sprite pixels equal to
                                * the background split a sprite otherwise) */
 #define ANCHOR_TRIES      32  /* pixels of a pose tried as its anchor: a rare value leaves few shifts */
-#define SEARCH_BUDGET     512 
+#define SEARCH_BUDGET     512 /* pixels the shift search tests per blob pixel, at most, by default */
 #define DEFAULT_MIN_MATCH 8   /* smaller poses match too many places to be placed inside a blob */
 
 void pnmf_sprite_params_default(PnmfSpriteParams *p)
@@ -31,6 +31,7 @@ void pnmf_sprite_params_default(PnmfSpriteParams *p)
     p->max_blob_pixels = 0;
     p->max_poses = PNMF_SPRITE_MAX_POSES;
     p->max_pixels = PNMF_SPRITE_MAX_PIXELS;
+    p->budget = SEARCH_BUDGET;
 }
 
 void pnmf_sprite_window_free(PnmfSpriteWindow *win)
@@ -404,7 +405,7 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
     const int32_t *cov = s->cover + (size_t)j * w * h;
     /* the search's work (pixels tested) is bounded per blob pixel; past
      * the bound the greedy stops where it is */
-    const long budget = (long)SEARCH_BUDGET * b->npix;
+    const long budget = (long)p->budget * b->npix;
     long work = 0;
     for (; work < budget;) {
         int best = 0, bi = -1, bpy = 0, bpx = 0, nocc = 0;

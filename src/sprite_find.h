@@ -50,6 +50,7 @@ typedef struct PnmfSpriteParams {
                            * 0: a quarter of the frame */
     int max_poses;        /* dictionary caps: past either, a blob that no known pose */
     size_t max_pixels;    /* explains is left unexplained (for the residual layer) */
+    int budget;           /* the shift search tests at most this many pixels per blob pixel */
 } PnmfSpriteParams;
 
 typedef struct PnmfSpriteWindow {

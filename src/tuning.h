@@ -110,12 +110,24 @@
  * one placed once costs its pixels and saves no more than the residual
  * layer's coding of it. */
 #define PNMF_SPRITE_MIN_FRAMES 2
-/* Foreground and pose matches within this many gray levels (0: exact, the
- * sources of screen and sprite content are). */
+/* Foreground and pose matches within this many gray levels on an exact
+ * source (screen captures, synthetic animation) ... */
 #define PNMF_SPRITE_TOL 0
+/* ... and on a lossy one (sprites through H.264 and the like), whose
+ * coding noise an exact match never passes: a window is lossy when of
+ * its pixels that change by at most PNMF_SPRITE_NOISE_DIFF gray levels
+ * from one frame to the next, more than PNMF_SPRITE_NOISE_SHARE change. */
+#define PNMF_SPRITE_TOL_LOSSY 12
+#define PNMF_SPRITE_NOISE_DIFF 3
+#define PNMF_SPRITE_NOISE_SHARE 0.05
+/* The pose search's budget (pixels tested per blob pixel) on a lossy
+ * window: matches within a tolerance fail late, and a noisy window's blobs
+ * are many (pingus_pan: 12 s of search at the default budget, 4 s of all
+ * else). */
+#define PNMF_SPRITE_BUDGET_LOSSY 64
 /* A sprite layer whose cost at the model's step is under this many times
  * that of the residual layer alone goes on to the step pick, which weighs
  * the two at each step (a layer's worth grows at fine steps). */
-#define PNMF_SPRITE_MARGIN 1.5
+#define PNMF_SPRITE_MARGIN 1.1
 
 #endif /* PNMF_TUNING_H */

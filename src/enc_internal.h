@@ -25,6 +25,12 @@
 /* What coding the residual layer of a window works in: the model frames
  * j, j-1, the decoded frame j, the decoded frames j-1, j-2, ... and the
  * diamond product's accumulator. */
+/* A torus and the frame it shows (PnmfEncoder.geo). */
+typedef struct EncGeometry {
+    int rows, cols, vis_rows, vis_cols;
+    size_t n;
+} EncGeometry;
+
 typedef struct ResBufs {
     uint8_t *P, *Pp, *D;
     uint8_t *B, *mark;        /* the sprite layer's background, a scratch of zeros (sprite.h) */
@@ -50,9 +56,12 @@ struct PnmfEncoder {
     PnmfWindowModel alt;      /* try_repeats()'s model, for the keep step to weigh */
     int alt_extra;            /* its repeated entries */
 
-    /* the fit's work space */
+    /* the fit's work space, on the fit's torus (geo[1]) */
     PnmfFitter *ft;
     float *A, *W, *Wq, *Wtry; /* frames on the torus, components, quantized, a trial */
+    EncGeometry geo[2];       /* the frame's torus, the fit's: fit_d times coarser in each direction */
+    int fit_d;                /* 1: the fit works on the frame's torus */
+    int fit_on;               /* rows, cols, vis_*, n are the fit's torus (enc_fit_geometry) */
     PnmfAtom *H, *Hsave;
     uint8_t *rec, *seen;
     int probing;              /* fitting the probe's model (probe_model) */
@@ -141,7 +150,9 @@ static inline double enc_residual_lambda(int step16)
 /* The same for the encoder's -q: what a bit of the model is worth. */
 static inline double enc_quality_lambda(const PnmfEncoder *e)
 {
-    return enc_residual_lambda(pnmf_residual_step(e->model_q));
+    const double lambda = enc_residual_lambda(pnmf_residual_step(e->model_q));
+    /* on the fit's coarser torus a squared error stands for fit_d^2 times as much in the frame */
+    return e->fit_on ? lambda / ((double)e->fit_d * e->fit_d) : lambda;
 }
 
 /* The steps of encode_window(), in order. Each returns 0 or a PNMF_ERR_*;
@@ -155,6 +166,13 @@ int pnmf_window_choose_step(PnmfEncoder *e, EncWindow *w); /* enc_rate.c */
 int pnmf_window_update_refs(PnmfEncoder *e, EncWindow *w); /* enc_residual.c */
 /* enc_sprite.c: after the window is written, the decoder's dictionary. */
 int pnmf_window_sprites_commit(PnmfEncoder *e, EncWindow *w);
+
+/* enc_model.c: the fit's torus. enc_fit_choose() sets geo and fit_d from
+ * the frame's geometry (before the fit's buffers are sized by geo[1]);
+ * enc_fit_geometry(e, 1) makes rows, cols, vis_rows, vis_cols and n the
+ * fit's torus, enc_fit_geometry(e, 0) the frame's again. */
+void enc_fit_choose(PnmfEncoder *e);
+void enc_fit_geometry(PnmfEncoder *e, int on);
 
 /* enc_quant.c: the fitted model (e->W, e->H) quantized into md, closed
  * loop; the model with repeated entries tried into e->alt. */

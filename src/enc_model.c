@@ -87,15 +87,128 @@ done:
     return ret;
 }
 
-/* The window's frames as floats on the torus, in A. */
+/* The fit's torus. A fit's buffers (the frames in float, their residuals,
+ * k components in several copies and their spectra) and its FFTs grow
+ * with the torus; past PNMF_FIT_MAX_SAMPLES samples the model is fitted
+ * on the frames averaged over d x d blocks, the least d that brings the
+ * torus within it, and lifted to the frame's torus (lift_model): each
+ * component sample a d x d block, each shift d times as far. A 1080p
+ * window then fits in a few hundred MB, and its fit takes about 1/d^2 of
+ * the time; the residual layer codes what the coarser model misses. The
+ * torus model only: the vector model's and the canvas's shifts do not
+ * scale so. */
+void enc_fit_choose(PnmfEncoder *e)
+{
+    const EncGeometry g = { e->rows, e->cols, e->vis_rows, e->vis_cols, e->n };
+    int d = 1;
+    if (e->s.shift_model == PNMF_SHIFT_TORUS && e->s.components)
+        while ((size_t)(e->rows / d) * (size_t)(e->cols / d) > PNMF_FIT_MAX_SAMPLES && e->rows / (d + 1) >= 8 &&
+               e->cols / (d + 1) >= 8)
+            d++;
+    e->fit_d = d;
+    e->geo[0] = g;
+    e->geo[1] = (EncGeometry){ g.rows / d, g.cols / d, g.vis_rows / d, g.vis_cols / d,
+                               (size_t)(g.rows / d) * (size_t)(g.cols / d) };
+    e->fit_on = 0;
+}
+
+void enc_fit_geometry(PnmfEncoder *e, int on)
+{
+    if (e->fit_d == 1) return;
+    const EncGeometry *g = &e->geo[!!on];
+    e->rows = g->rows, e->cols = g->cols, e->vis_rows = g->vis_rows, e->vis_cols = g->vis_cols, e->n = g->n;
+    e->fit_on = !!on;
+}
+
+/* A model made on the fit's torus, on the frame's (a no-op when they are
+ * the same): each component sample repeated over a d x d block (carried
+ * components are the last model's, on the frame's torus already), each
+ * shift's rows and columns times d. The repeated levels cost little: each
+ * is predicted by its left neighbour. */
+static int lift_model(PnmfEncoder *e, PnmfWindowModel *md)
+{
+    const int d = e->fit_d;
+    const EncGeometry *g = &e->geo[0];
+    if (d == 1 || !md->comp || (md->rows == g->rows && md->cols == g->cols)) return 0;
+    for (int i = 0; i < md->k && !md->carries; i++) {
+        PnmfComp *c = &md->comp[i];
+        if (!c->bh) continue;
+        const int bh = c->bh * d, bw = c->bw * d;
+        int16_t *lev = pnmf_malloc_array((size_t)bh * bw, sizeof(int16_t));
+        if (!lev) return PNMF_ERR_NOMEM;
+        for (int y = 0; y < bh; y++)
+            for (int x = 0; x < bw; x++) lev[(size_t)y * bw + x] = c->lev[(size_t)(y / d) * c->bw + x / d];
+        pnmf_free(c->lev);
+        c->lev = lev, c->bh = bh, c->bw = bw;
+    }
+    for (int t = 0; md->first && t < md->first[md->m]; t++) {
+        const int p = md->ent[t].p;
+        md->ent[t].p = (p / md->cols) * d * g->cols + (p % md->cols) * d;
+    }
+    md->rows = g->rows, md->cols = g->cols, md->vis_rows = g->vis_rows, md->vis_cols = g->vis_cols;
+    return 0;
+}
+
+/* The window's frames as floats on the fit's torus, in A: on a coarser
+ * torus, each sample the mean of its d x d block of the frame. */
 static void load_frames(PnmfEncoder *e, int m)
 {
+    const int d = e->fit_on ? e->fit_d : 1;
+    const size_t stride = (size_t)e->geo[0].vis_cols;
+    const float inv = 1.0f / (float)(d * d);
     for (int j = 0; j < m; j++) {
         const uint8_t *f = e->frames + (size_t)j * e->nv;
         float *a = e->A + (size_t)j * e->n;
+        if (d == 1) {
+            for (int y = 0; y < e->vis_rows; y++)
+                for (int x = 0; x < e->vis_cols; x++) a[(size_t)y * e->cols + x] = f[(size_t)y * e->vis_cols + x];
+            continue;
+        }
         for (int y = 0; y < e->vis_rows; y++)
-            for (int x = 0; x < e->vis_cols; x++) a[(size_t)y * e->cols + x] = f[(size_t)y * e->vis_cols + x];
+            for (int x = 0; x < e->vis_cols; x++) {
+                unsigned sum = 0;
+                for (int dy = 0; dy < d; dy++) {
+                    const uint8_t *r = f + ((size_t)y * d + dy) * stride + (size_t)x * d;
+                    for (int dx = 0; dx < d; dx++) sum += r[dx];
+                }
+                a[(size_t)y * e->cols + x] = (float)sum * inv;
+            }
     }
+}
+
+/* The fit's frames in float (A) and the fitter, on the fit's torus: made
+ * for each carry or fit and freed after it (fit_close), so that the
+ * residual layer's codings, which follow, do not hold them too: at large
+ * frame sizes each is among the encoder's largest buffers. */
+static int fit_open(PnmfEncoder *e)
+{
+    const EncGeometry *g = &e->geo[1];
+    if (!e->A && !(e->A = pnmf_malloc_array((size_t)e->s.window * g->n, sizeof(float)))) return PNMF_ERR_NOMEM;
+    if (e->ft) return 0;
+    PNMF_CHECK(pnmf_fitter_open(&e->ft, g->rows, g->cols, e->s.window, e->s.components, e->s.threads));
+    return pnmf_fitter_set_options(e->ft, g->vis_rows, g->vis_cols, e->s.signed_components);
+}
+
+static void fit_close(PnmfEncoder *e)
+{
+    pnmf_fitter_close(&e->ft);
+    pnmf_freep(&e->A);
+}
+
+/* Component c of the last model (on the frame's torus), dequantized onto
+ * the torus in use: on a coarser one, averaged over d x d blocks. */
+static void last_component(PnmfEncoder *e, const PnmfComp *c, float *w)
+{
+    if (!e->fit_on) {
+        pnmf_dequant_component(e->rows, e->cols, c, e->w_step, w);
+        return;
+    }
+    const int d = e->fit_d;
+    const float f = (float)e->w_step / 256.0f / (float)(d * d);
+    memset(w, 0, e->n * sizeof(float));
+    for (int y = 0; y < c->bh; y++)
+        for (int x = 0; x < c->bw; x++)
+            w[(size_t)(y / d % e->rows) * e->cols + (size_t)(x / d % e->cols)] += c->lev[(size_t)y * c->bw + x] * f;
 }
 
 /* The window's entries over the last model's components as the decoder
@@ -103,12 +216,11 @@ static void load_frames(PnmfEncoder *e, int m)
  * components fixed, an H step from zero against the frames (twice, with
  * the canvas's invisible part imputed from the first), its coefficients
  * quantized. No fit, no W step: a few correlations per frame. */
-static int carry_model(PnmfEncoder *e, PnmfWindowModel *md, int m)
+static int carry_on_fit_torus(PnmfEncoder *e, PnmfWindowModel *md, int m)
 {
     const int k = e->s.components;
     float *W = e->Wtry;
-    for (int i = 0; i < k; i++)
-        pnmf_dequant_component(e->rows, e->cols, &e->last.comp[i], e->w_step, W + (size_t)i * e->n);
+    for (int i = 0; i < k; i++) last_component(e, &e->last.comp[i], W + (size_t)i * e->n);
     load_frames(e, m);
     PNMF_CHECK(pnmf_fitter_set_frames(e->ft, e->A, m));
     memset(e->H, 0, (size_t)m * k * sizeof(PnmfAtom));
@@ -121,6 +233,17 @@ static int carry_model(PnmfEncoder *e, PnmfWindowModel *md, int m)
     md->carries = 1;
     PNMF_CHECK(pnmf_model_copy_components(md, &e->last));
     return pnmf_window_add_entries(e, md, m, W, NULL);
+}
+
+/* carry_on_fit_torus() on the fit's torus, its model lifted to the frame's. */
+static int carry_model(PnmfEncoder *e, PnmfWindowModel *md, int m)
+{
+    int ret = fit_open(e);
+    enc_fit_geometry(e, 1);
+    if (ret >= 0) ret = carry_on_fit_torus(e, md, m);
+    enc_fit_geometry(e, 0);
+    fit_close(e);
+    return ret < 0 ? ret : lift_model(e, md);
 }
 
 /* A full fit that follows a probe stops after its automatic size and
@@ -161,7 +284,12 @@ static int check_fit(PnmfEncoder *e, int m, FitCheck *c)
     }
     double j[2], sse[2] = { 0, c->bare_sse };
     size_t model_bytes = 0, bare_bytes = c->bare_bytes;
-    if (ret >= 0) ret = pnmf_window_costs(e, &md, c->bare, m, c->step16, j, sse, &model_bytes, &bare_bytes);
+    if (ret >= 0) { /* coded on the frame's torus */
+        enc_fit_geometry(e, 0);
+        ret = lift_model(e, &md);
+        if (ret >= 0) ret = pnmf_window_costs(e, &md, c->bare, m, c->step16, j, sse, &model_bytes, &bare_bytes);
+        enc_fit_geometry(e, 1);
+    }
     if (ret >= 0) {
         c->dropped = j[0] > PNMF_CHECK_MARGIN * j[1];
         pnmf_log(&e->s.logger, PNMF_LOG_INFO, "window %d: after %d iterations: %s (cost ratio %.3f)", e->windows,
@@ -179,8 +307,9 @@ static int check_fit(PnmfEncoder *e, int m, FitCheck *c)
 
 /* Fit PermNMF to the window (or the two-level fit) and quantize it into
  * md, closed loop; with --repeats, the model with repeated entries tried
- * too (e->alt). chk: check the fit partway (check_fit), or NULL. */
-static int fit_model(PnmfEncoder *e, PnmfWindowModel *md, int m, FitCheck *chk)
+ * too (e->alt). chk: check the fit partway (check_fit), or NULL. On the
+ * torus in use. */
+static int fit_on_fit_torus(PnmfEncoder *e, PnmfWindowModel *md, int m, FitCheck *chk)
 {
     const int k = e->s.components;
     load_frames(e, m);
@@ -240,6 +369,19 @@ static int fit_model(PnmfEncoder *e, PnmfWindowModel *md, int m, FitCheck *chk)
     if (ret >= 0) ret = pnmf_window_try_repeats(e, md, m, W0, H0);
     pnmf_free(W0);
     pnmf_free(H0);
+    return ret;
+}
+
+/* fit_on_fit_torus() on the fit's torus, its models lifted to the frame's. */
+static int fit_model(PnmfEncoder *e, PnmfWindowModel *md, int m, FitCheck *chk)
+{
+    int ret = fit_open(e);
+    enc_fit_geometry(e, 1);
+    if (ret >= 0) ret = fit_on_fit_torus(e, md, m, chk);
+    enc_fit_geometry(e, 0);
+    fit_close(e);
+    if (ret >= 0) ret = lift_model(e, md);
+    if (ret >= 0) ret = lift_model(e, &e->alt);
     return ret;
 }
 

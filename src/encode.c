@@ -54,15 +54,18 @@ int pnmf_encoder_create(PnmfEncoder **out, const PnmfEncSettings *s, int width, 
     e->model_q = enc_model_quality(s);
     pnmf_quant_steps(e->model_q, &e->w_step, &e->r_step);
     const size_t w = (size_t)s->window, k = (size_t)(s->components ? s->components : 1);
+    /* the fit's buffers are on its torus; its frames in float (A) and the
+     * fitter are made for each fit and freed after it (enc_model.c) */
+    enc_fit_choose(e);
+    const EncGeometry *fg = &e->geo[1];
     e->frames = pnmf_malloc_array(w * e->nv, 1);
-    e->A = pnmf_malloc_array(w * e->n, sizeof(float));
-    e->W = pnmf_malloc_array(k * e->n, sizeof(float));
-    e->Wq = pnmf_malloc_array(k * e->n, sizeof(float));
+    e->W = pnmf_malloc_array(k * fg->n, sizeof(float));
+    e->Wq = pnmf_malloc_array(k * fg->n, sizeof(float));
     e->H = pnmf_malloc_array(w * k, sizeof(PnmfAtom));
-    e->Wtry = pnmf_malloc_array(k * e->n, sizeof(float));
+    e->Wtry = pnmf_malloc_array(k * fg->n, sizeof(float));
     e->Hsave = pnmf_malloc_array(w * k, sizeof(PnmfAtom));
     e->rec = pnmf_malloc_array(e->nv, 1);
-    e->seen = pnmf_malloc_array(e->n, 1);
+    e->seen = pnmf_malloc_array(fg->n, 1);
     e->lastP = pnmf_malloc_array(e->nv, 1);
     e->last_gray = pnmf_malloc_array(e->nv, 1);
     e->lastB = pnmf_malloc_array(e->nv, 1);
@@ -81,15 +84,9 @@ int pnmf_encoder_create(PnmfEncoder **out, const PnmfEncSettings *s, int width, 
     }
     for (int t = 0; t < PNMF_RES_REFS; t++) refs_ok &= !!(e->lastRef[t] = pnmf_malloc_array(e->nv, 1));
     int ret = PNMF_ERR_NOMEM;
-    if (!e->frames || !e->A || !e->W || !e->Wq || !e->Wtry || !e->H || !e->Hsave || !e->rec ||
+    if (!e->frames || !e->W || !e->Wq || !e->Wtry || !e->H || !e->Hsave || !e->rec ||
         !e->seen || !e->lastP || !e->last_gray || !refs_ok)
         goto error;
-    if (s->components) { /* -k 0: no model, the residual layer alone */
-        ret = pnmf_fitter_open(&e->ft, e->rows, e->cols, s->window, s->components, e->s.threads);
-        if (ret < 0) goto error;
-        ret = pnmf_fitter_set_options(e->ft, e->vis_rows, e->vis_cols, s->signed_components);
-        if (ret < 0) goto error;
-    }
     PnmfHeader h = { 0 };
     h.writer_version = PNMF_FORMAT_VERSION;
     h.min_reader_version = PNMF_MIN_READER_WRITTEN;

@@ -32,6 +32,8 @@
 /* Sweeps of those fits' H steps: short fits rank the sizes about as well as long ones, at half the time. */
 #define PNMF_GROW_SWEEPS 3
 
+/* Torus samples above which the model is fitted on a torus d times coarser each way, the least such d. */
+#define PNMF_FIT_MAX_SAMPLES 262144
 /* Relative objective decrease below which a fit stops iterating. */
 #define PNMF_FIT_TOL 1e-4
 /* Iterations after which a full fit that follows a probe is checked against no model. */

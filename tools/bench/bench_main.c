@@ -13,7 +13,10 @@
  *     against the frame size n, the window length m and the components k,
  *     with the exponent b of time ~ a x^b fitted to each;
  *  3. peak memory: encode + decode of the clip and of the clip 10 times
- *     over, each in a forked child (it must not grow with the length).
+ *     over, each in a forked child (it must not grow with the length);
+ *  4. with --memory-sizes, the encoder's peak memory on one window of the
+ *     clip resized to 320x240, 1280x720 and 1920x1080 (it must stay within
+ *     600 MB at 1080p at default settings, docs/scaling.md).
  *
  * Every measurement runs in a forked child (measure/run.c, shared with
  * pnmf-compare), so its memory and CPU time are its own and the parent
@@ -51,6 +54,7 @@ typedef struct Args {
     int threads;       /* encoder threads, --threads 0 resolved to the cores */
     int scaling, memory, quiet;
     int mem_k;         /* components of the memory runs */
+    int mem_sizes;     /* the encoder's peak memory at three frame sizes */
     const char *csv;
 } Args;
 
@@ -768,6 +772,130 @@ static int bench_memory(const Args *a, const CmpClip *clip)
     return 0;
 }
 
+/* ---- 4. peak memory by frame size ---- */
+
+typedef struct SizeJob {
+    const CmpClip *clip;
+    const PnmfEncSettings *s;
+    int width, height, frames;
+} SizeJob;
+
+/* Bilinear taps from a line of `from` samples onto `to`: for output i,
+ * the first input sample and the weight of the next, in 1/256. */
+static void resize_taps(int from, int to, int *idx, int *wt)
+{
+    for (int i = 0; i < to; i++) {
+        double x = ((double)i + 0.5) * from / to - 0.5;
+        if (x < 0) x = 0;
+        int x0 = (int)x;
+        if (x0 > from - 2) x0 = from > 1 ? from - 2 : 0;
+        double f = x - x0;
+        if (f > 1) f = 1;
+        idx[i] = x0;
+        wt[i] = from > 1 ? (int)lrint(f * 256) : 0;
+    }
+}
+
+/* In the child: the clip's first frames resized (bilinear), one frame at
+ * a time, into the encoder, which writes a temporary file; the child's
+ * peak RSS is then the encoder's (and the clip's, held by the parent). */
+static void size_child(void *ctx, void *out)
+{
+    const SizeJob *j = ctx;
+    MemRun *r = out;
+    const CmpClip *c = j->clip;
+    const int W = j->width, H = j->height;
+    uint8_t *buf = malloc((size_t)W * H);
+    int *xi = malloc(sizeof(int) * (size_t)(2 * W + 2 * H)), *xw = xi + W, *yi = xw + W, *yw = yi + H;
+    FILE *f = tmpfile();
+    PnmfEncoder *enc = NULL;
+    if (!f || !buf || !xi) {
+        snprintf(r->err, sizeof(r->err), "%s", !f ? "cannot create a temporary file" : "out of memory");
+        goto end;
+    }
+    resize_taps(c->width, W, xi, xw);
+    resize_taps(c->height, H, yi, yw);
+    const double t0 = cli_now();
+    int ret = pnmf_enc_open(&enc, j->s, W, H, c->fps_num, c->fps_den, f);
+    for (int i = 0; ret >= 0 && i < j->frames; i++) {
+        const uint8_t *src = cmp_clip_frame(c, i % c->frames);
+        const int cw = c->width, ch = c->height;
+        for (int y = 0; y < H; y++) {
+            const uint8_t *r0 = src + (size_t)yi[y] * cw, *r1 = ch > 1 ? r0 + cw : r0;
+            for (int x = 0; x < W; x++) {
+                const int x0 = xi[x], x1 = cw > 1 ? x0 + 1 : x0;
+                const int top = r0[x0] * (256 - xw[x]) + r0[x1] * xw[x];
+                const int bot = r1[x0] * (256 - xw[x]) + r1[x1] * xw[x];
+                buf[(size_t)y * W + x] = (uint8_t)((top * (256 - yw[y]) + bot * yw[y] + 32768) >> 16);
+            }
+        }
+        ret = pnmf_enc_push_frame(enc, buf, W);
+    }
+    if (ret >= 0) ret = pnmf_enc_finish(enc);
+    if (ret < 0) {
+        const char *m = enc ? pnmf_enc_errmsg(enc) : "";
+        snprintf(r->err, sizeof(r->err), "pnmf encoder: %s", *m ? m : pnmf_strerror(ret));
+        goto end;
+    }
+    PnmfEncStats st;
+    pnmf_enc_get_stats(enc, &st);
+    r->seconds = cli_now() - t0;
+    r->frames = st.frames;
+    r->windows = st.windows;
+    r->bytes = st.bytes;
+    r->psnr = st.psnr;
+    r->base_kib = cmp_measure_base_kib();
+    r->peak_kib = cmp_measure_peak_kib();
+    r->ok = 1;
+end:
+    pnmf_enc_close(&enc);
+    free(buf);
+    free(xi);
+    if (f) fclose(f);
+}
+
+static int bench_memory_sizes(const Args *a, const CmpClip *clip)
+{
+    static const int sizes[3][2] = { { 320, 240 }, { 1280, 720 }, { 1920, 1080 } };
+    printf("## Peak memory by frame size\n\n");
+    const int frames = clip->frames < a->s.window ? clip->frames : a->s.window;
+    char set[300];
+    pnmf_setting(set, sizeof(set), &a->s);
+    printf("pnmf encode of the clip's first %d frames (one window at most), each frame resized (bilinear) to "
+           "the size, to a temporary file, in a forked child; settings %s, %d thread%s. Peak RSS is the child's "
+           "VmHWM (reset at its start), which includes the clip held in memory (RSS at start).\n\n",
+           frames, set, a->s.threads, a->s.threads == 1 ? "" : "s");
+    printf("| size | frames | bytes | PSNR-Y dB | seconds | peak RSS MiB | peak RSS MB | RSS at start MiB |\n");
+    printf("|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    int failed = 0;
+    char b[32], item[32];
+    for (int i = 0; i < 3; i++) {
+        if (!a->quiet) fprintf(stderr, "%s: memory: %d frames at %dx%d\n", prog, frames, sizes[i][0], sizes[i][1]);
+        SizeJob job = { clip, &a->s, sizes[i][0], sizes[i][1], frames };
+        MemRun r;
+        memset(&r, 0, sizeof(r));
+        int status;
+        if (cmp_run_child(size_child, &job, &r, sizeof(r), &status) < 0) {
+            memset(&r, 0, sizeof(r));
+            child_failed(status, "memory run", r.err, sizeof(r.err));
+        }
+        if (!r.ok) {
+            fprintf(stderr, "%s: %s: %dx%d: %s\n", prog, clip->path, sizes[i][0], sizes[i][1], r.err);
+            printf("| %dx%d | failed: %s |\n", sizes[i][0], sizes[i][1], r.err);
+            failed = 1;
+            continue;
+        }
+        printf("| %dx%d | %d | %llu | %s | %.2f | %.1f | %.1f | %.1f |\n", sizes[i][0], sizes[i][1], r.frames,
+               (unsigned long long)r.bytes, psnr_str(b, sizeof(b), r.psnr), r.seconds, r.peak_kib / 1024,
+               r.peak_kib * 1024 / 1e6, r.base_kib / 1024);
+        snprintf(item, sizeof(item), "%dx%d", sizes[i][0], sizes[i][1]);
+        csv_put("memory_size", item, "peak_mib", r.peak_kib / 1024);
+        csv_put("memory_size", item, "seconds", r.seconds);
+    }
+    printf("\n");
+    return failed;
+}
+
 /* ---- command line ---- */
 
 static void usage(FILE *f)
@@ -788,6 +916,9 @@ static void usage(FILE *f)
             "      --no-memory      skip it\n"
             "      --memory-k N     components of the memory runs, 0..255 (default 0: the residual\n"
             "                       layer alone, so the %dx run stays short)\n"
+            "      --memory-sizes   also the encoder's peak memory on one window of the clip\n"
+            "                       resized to 320x240, 1280x720 and 1920x1080, at the settings\n"
+            "                       given (minutes at 1080p; default: off)\n"
             "      --csv FILE       also write every figure to FILE (section,item,key,value)\n"
             "  -Q, --quiet          no progress lines on stderr\n"
             "  -h, --help           this help\n"
@@ -802,7 +933,7 @@ static void usage(FILE *f)
 }
 
 enum { OPT_FRAMES = 256, OPT_THREADS, OPT_SCALING, OPT_NO_SCALING, OPT_MEMORY, OPT_NO_MEMORY, OPT_MEMORY_K,
-       OPT_CSV };
+       OPT_MEMORY_SIZES, OPT_CSV };
 
 /* Returns -1 to go on, else the exit code. */
 static int parse_args(int argc, char **argv, Args *a)
@@ -812,7 +943,7 @@ static int parse_args(int argc, char **argv, Args *a)
         { "threads", required_argument, NULL, OPT_THREADS }, { "scaling", no_argument, NULL, OPT_SCALING },
         { "no-scaling", no_argument, NULL, OPT_NO_SCALING }, { "memory", no_argument, NULL, OPT_MEMORY },
         { "no-memory", no_argument, NULL, OPT_NO_MEMORY }, { "memory-k", required_argument, NULL, OPT_MEMORY_K },
-        { "csv", required_argument, NULL, OPT_CSV },      { "quiet", no_argument, NULL, 'Q' },
+        { "memory-sizes", no_argument, NULL, OPT_MEMORY_SIZES }, { "csv", required_argument, NULL, OPT_CSV },      { "quiet", no_argument, NULL, 'Q' },
         { "help", no_argument, NULL, 'h' },               { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
@@ -847,6 +978,7 @@ static int parse_args(int argc, char **argv, Args *a)
         case OPT_MEMORY: a->memory = 1; break;
         case OPT_NO_MEMORY: a->memory = 0; break;
         case OPT_MEMORY_K: INT_OPT("--memory-k", 0, 255, a->mem_k); break;
+        case OPT_MEMORY_SIZES: a->mem_sizes = 1; break;
         case OPT_CSV: a->csv = optarg; break;
         case 'Q': a->quiet = 1; break;
         case 'h': usage(stdout); return PNMF_EXIT_OK;
@@ -921,6 +1053,8 @@ int main(int argc, char **argv)
     if (a.scaling) failed |= bench_scaling(&a, &clip);
     fflush(stdout);
     if (a.memory) failed |= bench_memory(&a, &clip);
+    fflush(stdout);
+    if (a.mem_sizes) failed |= bench_memory_sizes(&a, &clip);
     fflush(stdout);
     free(clip.pixels);
     code = failed ? PNMF_EXIT_FAIL : PNMF_EXIT_OK;

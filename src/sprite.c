@@ -211,7 +211,8 @@ void pnmf_sprite_background_update(const PnmfSpriteDict *d, const PnmfSpriteLaye
         return;
     }
     mark_frame(d, L, j, rows, cols, mark, 1);
-    for (size_t q = 0; q < n; q++) B[q] = mark[q] ? B[q] : D[q];
+    /* a select the compiler vectorizes: mark is 0 or 1 */
+    for (size_t q = 0; q < n; q++) B[q] = (uint8_t)(D[q] ^ ((B[q] ^ D[q]) & -mark[q]));
     mark_frame(d, L, j, rows, cols, mark, 0);
 }
 

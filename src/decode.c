@@ -265,6 +265,29 @@ int pnmf_decoder_frame_time(const PnmfDecoder *d, int64_t *pts, int64_t *duratio
     return 0;
 }
 
+/* step_frame() loads a window ahead of its first frame and counts win_pos
+ * past the frame it decodes, so the frame read last is win_pos - 1 of the
+ * loaded window; a seek leaves win_pos 0 until the next read. */
+int pnmf_decoder_frame_sprites(const PnmfDecoder *d, PnmfSpritePlacement *out, int max)
+{
+    if (!d->cr || !d->loaded || d->win_pos < 1 || !d->md.spr.present) return 0;
+    const PnmfSpriteLayer *L = &d->md.spr;
+    const int j = d->win_pos - 1, n = L->first[j + 1] - L->first[j];
+    for (int i = 0; i < n && i < max; i++) {
+        const PnmfSpritePlace *p = &L->place[L->first[j] + i];
+        out[i].sprite = p->pose, out[i].x = p->x, out[i].y = p->y;
+    }
+    return n;
+}
+
+int pnmf_decoder_sprite(const PnmfDecoder *d, int sprite, PnmfSprite *out)
+{
+    if (sprite < 0 || sprite >= d->sprites.count) return PNMF_ERR_ARG;
+    const PnmfSpritePose *ps = &d->sprites.pose[sprite];
+    out->w = ps->w, out->h = ps->h, out->pix = ps->pix, out->mask = ps->mask;
+    return 0;
+}
+
 const char *pnmf_decoder_errmsg(const PnmfDecoder *d) { return d->err; }
 
 void pnmf_decoder_destroy(PnmfDecoder **pd)

@@ -269,7 +269,8 @@ typedef struct PnmfSpritePlacement {
 /** The sprites painted in the frame pnmf_dec_read_frame() returned last,
  *  in paint order (back first): up to @p max of them into @p out.
  *  @return their number (may exceed @p max), 0 in a window without a sprite
- *          layer or before the first frame, or a negative code. */
+ *          layer or before the first frame read since the open or a seek,
+ *          or a negative code. */
 PNMF_API int pnmf_dec_frame_sprites(const PnmfDecoder *dec, PnmfSpritePlacement *out, int max);
 
 /** A sprite of the decoder's dictionary: an opaque image and its mask,

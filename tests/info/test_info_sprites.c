@@ -5,7 +5,8 @@
  * same corners); every sprite PNG is gray+alpha with alpha 0 or 255, and
  * no two hold the same image; a placed sprite's opaque pixels show in the
  * decoded frame (those inside the frame that no later placement of the
- * frame covers) exactly; and pnmf_dec_sprite() refuses an id out of range.
+ * frame covers) exactly in most placements; pnmf_dec_sprite() refuses an
+ * id out of range; after a seek, the frame read gives its placements.
  * usage: test_info_sprites FILE.pnmf DIR
  */
 #include <stdio.h>
@@ -193,6 +194,16 @@ int main(int argc, char **argv)
         r += n;
     }
     CHECK_MSG(r == nrows, "tracks.csv has %d rows past the decoded placements", nrows - r);
+    /* after a seek: nothing until a frame is read, then that frame's */
+    const int target = si->frame_count * 3 / 4;
+    int want = 0;
+    for (int i = 0; i < nrows; i++) want += rows[i].frame == target;
+    CHECK(pnmf_dec_seek(dec, target) == 0);
+    CHECK(pnmf_dec_frame_sprites(dec, pl, 1024) == 0);
+    CHECK(pnmf_dec_read_frame(dec, frame, W) == 0);
+    const int got = pnmf_dec_frame_sprites(dec, pl, 1024);
+    CHECK_MSG(got == want && want > 0, "frame %d after a seek: %d placements, %d rows", target, got, want);
+
     CHECK_MSG(placements == nrows, "%d placements decoded, %d rows", placements, nrows);
     /* the residual layer codes each frame over the painted sprites, so a
      * lossy file may move some of their pixels; most placements show the

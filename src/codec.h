@@ -22,6 +22,8 @@ const PnmfStreamInfo *pnmf_decoder_info(const PnmfDecoder *dec);
 int  pnmf_decoder_read(PnmfDecoder *dec, uint8_t *gray, ptrdiff_t stride);
 int  pnmf_decoder_seek(PnmfDecoder *dec, int frame);
 int  pnmf_decoder_frame_time(const PnmfDecoder *dec, int64_t *pts, int64_t *duration);
+int  pnmf_decoder_frame_sprites(const PnmfDecoder *dec, PnmfSpritePlacement *out, int max);
+int  pnmf_decoder_sprite(const PnmfDecoder *dec, int sprite, PnmfSprite *out);
 const char *pnmf_decoder_errmsg(const PnmfDecoder *dec);
 void pnmf_decoder_destroy(PnmfDecoder **dec);
 

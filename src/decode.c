@@ -22,6 +22,7 @@ struct PnmfDecoder {
     PnmfWindowModel md;
     PnmfWindowModel last;     /* the last model, whose components a window may carry over */
     int loaded, win_first, win_pos, next_frame, checked_end;
+    int read_last;            /* a frame was read since the open or the last seek */
     int64_t *acc;
     uint8_t *layout;
     uint8_t *P, *Pp, *D;      /* residual layer: model frames j, j-1; decoded frame j */
@@ -221,7 +222,9 @@ int pnmf_decoder_read(PnmfDecoder *d, uint8_t *gray, ptrdiff_t stride)
         return PNMF_ERR_EOF;
     }
     int ret = step_frame(d, gray, stride);
-    return ret < 0 ? fail(d, ret) : 0;
+    if (ret < 0) return fail(d, ret);
+    d->read_last = 1;
+    return 0;
 }
 
 int pnmf_decoder_seek(PnmfDecoder *d, int frame)
@@ -230,6 +233,7 @@ int pnmf_decoder_seek(PnmfDecoder *d, int frame)
     if (frame >= d->info.frame_count) return PNMF_ERR_ARG;
     uint32_t first;
     d->failed = 0;
+    d->read_last = 0;
     d->have_prev = 0;
     d->avail = 0;
     pnmf_model_free(&d->last); /* decoding starts again at a key window */
@@ -262,6 +266,30 @@ int pnmf_decoder_frame_time(const PnmfDecoder *d, int64_t *pts, int64_t *duratio
         return 0;
     }
     *pts = (int64_t)t[d->win_pos - 1], *duration = (int64_t)(t[d->win_pos] - t[d->win_pos - 1]);
+    return 0;
+}
+
+/* step_frame() loads a window ahead of its first frame and counts win_pos
+ * past the frame it decodes, so the frame read last is win_pos - 1 of the
+ * loaded window; a seek decodes the frames before its target the same way,
+ * which are not the caller's: nothing until the next read. */
+int pnmf_decoder_frame_sprites(const PnmfDecoder *d, PnmfSpritePlacement *out, int max)
+{
+    if (!d->cr || !d->read_last || !d->loaded || d->win_pos < 1 || !d->md.spr.present) return 0;
+    const PnmfSpriteLayer *L = &d->md.spr;
+    const int j = d->win_pos - 1, n = L->first[j + 1] - L->first[j];
+    for (int i = 0; i < n && i < max; i++) {
+        const PnmfSpritePlace *p = &L->place[L->first[j] + i];
+        out[i].sprite = p->pose, out[i].x = p->x, out[i].y = p->y;
+    }
+    return n;
+}
+
+int pnmf_decoder_sprite(const PnmfDecoder *d, int sprite, PnmfSprite *out)
+{
+    if (sprite < 0 || sprite >= d->sprites.count) return PNMF_ERR_ARG;
+    const PnmfSpritePose *ps = &d->sprites.pose[sprite];
+    out->w = ps->w, out->h = ps->h, out->pix = ps->pix, out->mask = ps->mask;
     return 0;
 }
 

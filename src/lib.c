@@ -257,6 +257,18 @@ int pnmf_dec_frame_time(const PnmfDecoder *dec, int64_t *pts, int64_t *duration)
     return pnmf_decoder_frame_time(dec, pts, duration);
 }
 
+int pnmf_dec_frame_sprites(const PnmfDecoder *dec, PnmfSpritePlacement *out, int max)
+{
+    if (!dec || max < 0 || (max > 0 && !out)) return PNMF_ERR_ARG;
+    return pnmf_decoder_frame_sprites(dec, out, max);
+}
+
+int pnmf_dec_sprite(const PnmfDecoder *dec, int sprite, PnmfSprite *out)
+{
+    if (!dec || !out) return PNMF_ERR_ARG;
+    return pnmf_decoder_sprite(dec, sprite, out);
+}
+
 int pnmf_dec_seek(PnmfDecoder *dec, int frame)
 {
     if (!dec || frame < 0) return PNMF_ERR_ARG;

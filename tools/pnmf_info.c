@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* pnmf-info: what a .pnmf file holds and where its bytes go; optionally a
- * mosaic image of one window's components. */
+ * mosaic image of one window's components, or the sprites the file paints
+ * and where (an object tracker). */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -49,8 +51,12 @@ static void usage(FILE *f)
             "                         png or pgm (default png)\n"
             "      --scale N          magnify every component N times; 0 = each component\n"
             "                         to about %d pixels a side, at most %dx (default 0)\n"
-            "  -y                     overwrite the --components file if it exists\n"
-            "  -n                     never overwrite it (default: ask on a terminal, else\n"
+            "      --sprites DIR      decode the file and write every distinct sprite as\n"
+            "                         DIR/sprite_NNNN.png (gray, its mask as alpha) and\n"
+            "                         DIR/tracks.csv: frame,sprite,x,y,coefficient per placement\n"
+            "  -y                     overwrite the --components file if it exists; in the\n"
+            "                         --sprites DIR, remove the sprite files and tracks.csv\n"
+            "  -n                     never overwrite (default: ask on a terminal, else\n"
             "                         refuse)\n"
             "  -h, --help             this help\n"
             "  -V, --version          print the version\n"
@@ -334,6 +340,286 @@ static void mosaic_legend(const Mosaic *m, const PnmfInfoBlocks *b, const PnmfIn
     free(t.cell);
 }
 
+/* ---- sprites --------------------------------------------------------- */
+
+/* The reader's I/O errors are on the input side. */
+static int in_exit_code(int err) { return err == PNMF_ERR_IO ? PNMF_EXIT_INPUT : cli_exit_code(err); }
+
+/* A sprite as written: the decoder's ids restart at each key window, so a
+ * sprite is known by its content (a hash, then the bytes compared), and a
+ * pose sent again after a key window keeps its number. */
+typedef struct Sprite {
+    int w, h;
+    uint64_t hash;
+    uint8_t *pix, *mask;
+} Sprite;
+
+typedef struct SpriteSet {
+    Sprite *s;
+    int count, cap;
+} SpriteSet;
+
+static uint64_t sprite_hash(const PnmfSprite *sp)
+{
+    uint64_t h = 14695981039346656037ULL; /* FNV-1a */
+    const size_t n = (size_t)sp->w * sp->h;
+    h = (h ^ (uint64_t)sp->w) * 1099511628211ULL;
+    h = (h ^ (uint64_t)sp->h) * 1099511628211ULL;
+    for (size_t i = 0; i < n; i++) h = (h ^ sp->mask[i]) * 1099511628211ULL;
+    for (size_t i = 0; i < n; i++) h = (h ^ sp->pix[i]) * 1099511628211ULL;
+    return h;
+}
+
+/* A file of ours in a --sprites DIR: sprite_ and 4 or more digits .png,
+ * tracks.csv, or a temporary name of either. */
+static int is_sprite_file(const char *name)
+{
+    if (!strcmp(name, "tracks.csv") || !strcmp(name, ".tracks.csv.tmp")) return 1;
+    if (strncmp(name, "sprite_", 7)) return 0;
+    const size_t digits = strspn(name + 7, "0123456789");
+    return digits >= 4 && !strcmp(name + 7 + digits, ".png");
+}
+
+/* Entries of dir other than . and .. (ours: those is_sprite_file()
+ * accepts), removing ours when remove is set. -1 (errno) if one cannot be
+ * removed. */
+static int dir_entries(const char *dir, int *ours, int remove)
+{
+    DIR *d = opendir(dir);
+    *ours = 0;
+    if (!d) return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        n++;
+        if (!is_sprite_file(e->d_name)) continue;
+        ++*ours;
+        char p[PATH_MAX];
+        if (!remove || snprintf(p, sizeof(p), "%s/%s", dir, e->d_name) >= (int)sizeof(p)) continue;
+        if (unlink(p) < 0 && errno != ENOENT) {
+            const int saved = errno;
+            closedir(d);
+            errno = saved;
+            return -1;
+        }
+    }
+    closedir(d);
+    return n;
+}
+
+/* Ahead of any write: a DIR that holds anything is refused unless -y (or
+ * a yes on a terminal), which removes the sprite files and tracks.csv of
+ * an earlier run, so none passes for this one's; a DIR holding other files
+ * is refused either way. 0 or an exit code, the reason printed. */
+static int sprites_check_dir(const char *dir, const char *inpath, int policy)
+{
+    int ours;
+    const int n = dir_entries(dir, &ours, 0);
+    if (n == 0) return 0;
+    if (n > ours) {
+        fprintf(stderr, "%s: %s: not empty, and holds files other than sprite_NNNN.png and tracks.csv\n",
+                prog, dir);
+        return PNMF_EXIT_OUTPUT;
+    }
+    int remove = policy == CLI_OUT_OVERWRITE;
+    if (policy == CLI_OUT_ASK && cli_can_ask(&inpath, 1)) {
+        char q[PATH_MAX + 96];
+        snprintf(q, sizeof(q), "Folder '%s' already holds %d sprite file%s. Remove %s?", dir, n,
+                 n == 1 ? "" : "s", n == 1 ? "it" : "them");
+        remove = cli_ask(q);
+    }
+    if (!remove) {
+        fprintf(stderr, "%s: %s: already holds %d sprite file%s; -y replaces %s\n", prog, dir, n,
+                n == 1 ? "" : "s", n == 1 ? "it" : "them");
+        return PNMF_EXIT_OUTPUT;
+    }
+    if (dir_entries(dir, &ours, 1) < 0) {
+        fprintf(stderr, "%s: %s: cannot remove the old sprite files: %s\n", prog, dir, strerror(errno));
+        return PNMF_EXIT_OUTPUT;
+    }
+    return 0;
+}
+
+/* dir/sprite_NNNN.png through the output module, which writes
+ * tmp/frame_000001.png: renamed into place once complete. */
+static int sprite_png(const char *dir, const char *tmp, int number, const Sprite *sp, char *err, size_t errlen)
+{
+    const size_t n = (size_t)sp->w * sp->h;
+    uint8_t *ya = malloc(2 * n);
+    if (!ya) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) ya[2 * i] = sp->pix[i], ya[2 * i + 1] = sp->mask[i] ? 255 : 0;
+    const PnmfOutputInfo oi = { .width = sp->w, .height = sp->h, .fps_num = 1, .fps_den = 1, .alpha = 1 };
+    char from[2 * PATH_MAX], to[2 * PATH_MAX];
+    snprintf(from, sizeof(from), "%s/frame_000001.png", tmp);
+    snprintf(to, sizeof(to), "%s/sprite_%04d.png", dir, number);
+    PnmfOutput *out = pnmf_output_open("png", tmp, &oi, err, errlen);
+    int ok = out && pnmf_output_write(out, ya, 2 * sp->w, err, errlen) == 0;
+    if (out && pnmf_output_close(&out, ok ? err : NULL, ok ? errlen : 0) < 0) ok = 0;
+    free(ya);
+    if (ok && rename(from, to) < 0) {
+        snprintf(err, errlen, "sprite_%04d.png: %s", number, strerror(errno));
+        ok = 0;
+    }
+    return ok ? 0 : -1;
+}
+
+/* The number of the sprite with sp's content, added and written as a PNG
+ * when new; -1 on failure (reason in err). */
+static int sprite_number(SpriteSet *set, const PnmfSprite *sp, const char *dir, const char *tmp, char *err,
+                         size_t errlen)
+{
+    const uint64_t h = sprite_hash(sp);
+    const size_t n = (size_t)sp->w * sp->h;
+    for (int i = 0; i < set->count; i++) {
+        const Sprite *q = &set->s[i];
+        if (q->hash == h && q->w == sp->w && q->h == sp->h && !memcmp(q->mask, sp->mask, n) &&
+            !memcmp(q->pix, sp->pix, n))
+            return i;
+    }
+    if (set->count == set->cap) {
+        const int cap = set->cap ? 2 * set->cap : 64;
+        void *p = realloc(set->s, (size_t)cap * sizeof(Sprite));
+        if (!p) goto nomem;
+        set->s = p, set->cap = cap;
+    }
+    Sprite *q = &set->s[set->count];
+    q->w = sp->w, q->h = sp->h, q->hash = h;
+    q->pix = malloc(n), q->mask = malloc(n);
+    if (!q->pix || !q->mask) {
+        free(q->pix);
+        free(q->mask);
+        goto nomem;
+    }
+    memcpy(q->pix, sp->pix, n);
+    memcpy(q->mask, sp->mask, n);
+    set->count++;
+    if (sprite_png(dir, tmp, set->count - 1, q, err, errlen) < 0) return -1;
+    return set->count - 1;
+nomem:
+    snprintf(err, errlen, "out of memory");
+    return -1;
+}
+
+/* Decode path and write the sprites it paints and tracks.csv into dir;
+ * the counts go to *nsprites and *nplaces. 0 or an exit code, the reason
+ * printed. */
+static int sprites_write(const char *path, const char *dir, int policy, int *nsprites, long *nplaces)
+{
+    int code = sprites_check_dir(dir, path, policy);
+    if (code) return code;
+    char err[PATH_MAX + 256] = "";
+    if (pnmf_output_mkdir(dir, err, sizeof(err)) < 0) {
+        fprintf(stderr, "%s: %s: %s\n", prog, dir, err);
+        return PNMF_EXIT_OUTPUT;
+    }
+    char csv_tmp[PATH_MAX + 32], csv[PATH_MAX + 32], tmp[PATH_MAX + 32];
+    if (snprintf(tmp, sizeof(tmp), "%s/.sprite.tmp.XXXXXX", dir) >= (int)sizeof(tmp) - 32) {
+        fprintf(stderr, "%s: %s: name too long\n", prog, dir);
+        return PNMF_EXIT_OUTPUT;
+    }
+    snprintf(csv_tmp, sizeof(csv_tmp), "%s/.tracks.csv.tmp", dir);
+    snprintf(csv, sizeof(csv), "%s/tracks.csv", dir);
+    FILE *in = fopen(path, "rb"), *f = NULL;
+    PnmfDecoder *dec = NULL;
+    SpriteSet set = { 0 };
+    PnmfSpritePlacement *pl = NULL;
+    uint8_t *frame = NULL;
+    int tmp_made = 0, maxpl = 0;
+    long places = 0;
+    if (!in) {
+        fprintf(stderr, "%s: %s: %s\n", prog, path, strerror(errno));
+        return PNMF_EXIT_INPUT;
+    }
+    int ret = pnmf_dec_open(&dec, in);
+    if (ret < 0) {
+        fprintf(stderr, "%s: %s: %s\n", prog, path, dec && *pnmf_dec_errmsg(dec) ? pnmf_dec_errmsg(dec) : pnmf_strerror(ret));
+        code = in_exit_code(ret);
+        goto end;
+    }
+    const PnmfStreamInfo *si = pnmf_dec_info(dec);
+    if (!mkdtemp(tmp)) {
+        fprintf(stderr, "%s: %s: cannot create a temporary directory: %s\n", prog, dir, strerror(errno));
+        code = PNMF_EXIT_OUTPUT;
+        goto end;
+    }
+    tmp_made = 1;
+    if (!(f = fopen(csv_tmp, "w"))) {
+        fprintf(stderr, "%s: %s: %s\n", prog, csv, strerror(errno));
+        code = PNMF_EXIT_OUTPUT;
+        goto end;
+    }
+    fprintf(f, "frame,sprite,x,y,coefficient\n");
+    if (!(frame = malloc((size_t)si->width * si->height))) goto nomem;
+    for (int j = 0;; j++) {
+        ret = pnmf_dec_read_frame(dec, frame, si->width);
+        if (ret == PNMF_ERR_EOF) break;
+        if (ret < 0) {
+            fprintf(stderr, "%s: %s: frame %d: %s\n", prog, path, j, *pnmf_dec_errmsg(dec) ? pnmf_dec_errmsg(dec) : pnmf_strerror(ret));
+            code = in_exit_code(ret);
+            goto end;
+        }
+        int np = pnmf_dec_frame_sprites(dec, pl, maxpl);
+        if (np > maxpl) {
+            free(pl);
+            if (!(pl = malloc((size_t)np * sizeof(*pl)))) goto nomem;
+            maxpl = np;
+            np = pnmf_dec_frame_sprites(dec, pl, maxpl);
+        }
+        for (int i = 0; i < np; i++) {
+            PnmfSprite sp;
+            if (pnmf_dec_sprite(dec, pl[i].sprite, &sp) < 0) {
+                fprintf(stderr, "%s: %s: frame %d: sprite %d is not in the dictionary\n", prog, path, j,
+                        pl[i].sprite);
+                code = PNMF_EXIT_CORRUPT;
+                goto end;
+            }
+            const int num = sprite_number(&set, &sp, dir, tmp, err, sizeof(err));
+            if (num < 0) {
+                fprintf(stderr, "%s: %s: %s\n", prog, dir, err);
+                code = PNMF_EXIT_OUTPUT;
+                goto end;
+            }
+            /* coefficient 1: sprites are painted opaque */
+            fprintf(f, "%d,%d,%d,%d,1\n", j, num, pl[i].x, pl[i].y);
+            places++;
+        }
+    }
+    if (ferror(f) | fclose(f)) {
+        f = NULL;
+        fprintf(stderr, "%s: %s: %s\n", prog, csv, strerror(errno));
+        code = PNMF_EXIT_OUTPUT;
+        goto end;
+    }
+    f = NULL;
+    if (rename(csv_tmp, csv) < 0) {
+        fprintf(stderr, "%s: %s: %s\n", prog, csv, strerror(errno));
+        code = PNMF_EXIT_OUTPUT;
+        goto end;
+    }
+    *nsprites = set.count, *nplaces = places;
+    goto end;
+nomem:
+    fprintf(stderr, "%s: %s: out of memory\n", prog, path);
+    code = PNMF_EXIT_FAIL;
+end:
+    if (f) {
+        fclose(f);
+        unlink(csv_tmp);
+    }
+    if (tmp_made) rmdir(tmp);
+    for (int i = 0; i < set.count; i++) free(set.s[i].pix), free(set.s[i].mask);
+    free(set.s);
+    free(pl);
+    free(frame);
+    pnmf_dec_close(&dec);
+    fclose(in);
+    return code;
+}
+
 /* ---- report ---------------------------------------------------------- */
 
 /* What the report keeps of a window: the statistics and its block sizes. */
@@ -572,12 +858,10 @@ static int print_tables(const char *path, const PnmfInfoHeader *h, const WinRow 
 
 /* ---- main ------------------------------------------------------------ */
 
-/* The reader's I/O errors are on the input side. */
-static int in_exit_code(int err) { return err == PNMF_ERR_IO ? PNMF_EXIT_INPUT : cli_exit_code(err); }
 
 int main(int argc, char **argv)
 {
-    enum { OPT_CSV = 256, OPT_LEVEL, OPT_COMPONENTS, OPT_WINDOW, OPT_FORMAT, OPT_SCALE };
+    enum { OPT_CSV = 256, OPT_LEVEL, OPT_COMPONENTS, OPT_WINDOW, OPT_FORMAT, OPT_SCALE, OPT_SPRITES };
     static const struct option longopts[] = {
         { "csv", no_argument, NULL, OPT_CSV },
         { "level", required_argument, NULL, OPT_LEVEL },
@@ -585,13 +869,14 @@ int main(int argc, char **argv)
         { "window", required_argument, NULL, OPT_WINDOW },
         { "components-format", required_argument, NULL, OPT_FORMAT },
         { "scale", required_argument, NULL, OPT_SCALE },
+        { "sprites", required_argument, NULL, OPT_SPRITES },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
     cli_init();
     opterr = 0;
-    const char *comp_path = NULL, *format = "png";
+    const char *comp_path = NULL, *format = "png", *sprite_dir = NULL;
     long long level = 19, window = 0, scale = 0, v;
     int csv = 0, window_given = 0, c, policy = CLI_OUT_ASK;
     while ((c = getopt_long(argc, argv, ":hVyn", longopts, NULL)) != -1) {
@@ -614,6 +899,13 @@ int main(int argc, char **argv)
             format = optarg;
             break;
         case OPT_SCALE: if (cli_parse_int(prog, "--scale", optarg, 0, 64, &v)) return PNMF_EXIT_USAGE; scale = v; break;
+        case OPT_SPRITES:
+            if (!*optarg) {
+                fprintf(stderr, "%s: option --sprites expects a folder name\n", prog);
+                return PNMF_EXIT_USAGE;
+            }
+            sprite_dir = optarg;
+            break;
         case 'y': policy = CLI_OUT_OVERWRITE; break;
         case 'n': policy = CLI_OUT_KEEP; break;
         case 'h': usage(stdout); return PNMF_EXIT_OK;
@@ -710,9 +1002,15 @@ int main(int argc, char **argv)
             goto end;
         }
     }
+    int nsprites = 0;
+    long nplaces = 0;
+    if (sprite_dir && (code = sprites_write(path, sprite_dir, policy, &nsprites, &nplaces))) goto end;
     if (csv) print_csv(rows, n, &tot);
     else if (print_tables(path, h, rows, n, &tot, (int)level) < 0) goto nomem;
     if (comp_path && !csv) mosaic_legend(&mosaic, blocks, &drawn, comp_path);
+    if (sprite_dir && !csv)
+        printf("\nsprites: %d written to %s/sprite_NNNN.png, %ld placements in %s/tracks.csv\n", nsprites,
+               sprite_dir, nplaces, sprite_dir);
     if (fflush(stdout) || ferror(stdout)) {
         fprintf(stderr, "%s: standard output: %s\n", prog, strerror(errno));
         code = PNMF_EXIT_OUTPUT;

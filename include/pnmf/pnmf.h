@@ -259,6 +259,35 @@ PNMF_API int pnmf_dec_read_frame(PnmfDecoder *dec, uint8_t *gray, ptrdiff_t stri
  *  @return 0, or PNMF_ERR_ARG before the first frame. */
 PNMF_API int pnmf_dec_frame_time(const PnmfDecoder *dec, int64_t *pts, int64_t *duration);
 
+/** A sprite painted in a frame (pnmf_dec_frame_sprites()). */
+typedef struct PnmfSpritePlacement {
+    int sprite;              ///< its id in the decoder's dictionary (pnmf_dec_sprite())
+    int x, y;                ///< the top-left corner of its box in the frame; negative or past
+                             ///< the frame where the edge cuts it
+} PnmfSpritePlacement;
+
+/** The sprites painted in the frame pnmf_dec_read_frame() returned last,
+ *  in paint order (back first): up to @p max of them into @p out.
+ *  @return their number (may exceed @p max), 0 in a window without a sprite
+ *          layer or before the first frame read since the open or a seek,
+ *          or a negative code. */
+PNMF_API int pnmf_dec_frame_sprites(const PnmfDecoder *dec, PnmfSpritePlacement *out, int max);
+
+/** A sprite of the decoder's dictionary: an opaque image and its mask,
+ *  cropped to the mask's bounding box. */
+typedef struct PnmfSprite {
+    int w, h;                ///< box size
+    const uint8_t *pix;      ///< w * h luma, row-major; 0 outside the mask
+    const uint8_t *mask;     ///< w * h: 1 opaque, 0 transparent
+} PnmfSprite;
+
+/** Sprite @p sprite (an id from pnmf_dec_frame_sprites()) of the dictionary
+ *  as it stands after the last frame read; the dictionary lives from a key
+ *  window to the next, so an id names a sprite until then. The pointers stay
+ *  valid until the next read, seek or close.
+ *  @return 0, or PNMF_ERR_ARG for an id out of range. */
+PNMF_API int pnmf_dec_sprite(const PnmfDecoder *dec, int sprite, PnmfSprite *out);
+
 /** Position the decoder so the next frame read is frame @p frame (0-based),
  *  through the file's index. */
 PNMF_API int pnmf_dec_seek(PnmfDecoder *dec, int frame);

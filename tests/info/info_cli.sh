@@ -16,7 +16,7 @@ mkdir "$T/out"
 # --help lists every option
 "$I" --help > "$T/help" 2>&1
 check '[ $? -eq 0 ]' "--help failed"
-for o in --csv --level --components --window --components-format --scale; do
+for o in --csv --level --components --window --components-format --scale --sprites; do
     check 'grep -q -- "$o" "$T/help"' "--help does not list $o"
 done
 

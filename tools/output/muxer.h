@@ -21,6 +21,9 @@ typedef struct PnmfOutputInfo {
     int color_range, color_primaries, color_trc, colorspace;
     /* The unit of pnmf_output_write_timed()'s times (0/0: 1 / frame rate). */
     int time_base_num, time_base_den;
+    /* png only, 1: each row of a frame is width (gray, alpha) byte pairs,
+     * written as gray+alpha (the alpha kept as it is). */
+    int alpha;
 } PnmfOutputInfo;
 
 /* pnmf_output_close()'s result when a digest differs from the one given to
@@ -58,6 +61,9 @@ int pnmf_output_close(PnmfOutput **out, char *err, size_t errlen);
 /* lut[v]: limited-range level v expanded to full range as libswscale
  * expands luma, (v - 16) * 255 / 219 rounded and clamped to 0..255. */
 void pnmf_output_range_lut(uint8_t lut[256]);
+
+/* Create dir and any missing parents (mkdir -p). 0 or -1. */
+int pnmf_output_mkdir(const char *dir, char *err, size_t errlen);
 
 /* The format a file name's extension asks for (".mkv" -> "mkv", ".y4m" ->
  * "y4m", ...), or NULL. */

@@ -171,6 +171,10 @@ PnmfOutput *pnmf_output_open(const char *format, const char *dest,
                             info->width, info->height, info->fps_num, info->fps_den);
         return NULL;
     }
+    if (info->alpha && strcmp(format, "png")) {
+        pnmf_output_set_err(err, errlen, "format '%s' has no alpha channel", format);
+        return NULL;
+    }
     pnmf_av_log_apply();
 
     PnmfOutput *out = calloc(1, sizeof(*out));

@@ -47,9 +47,6 @@ void pnmf_output_set_err(char *err, size_t errlen, const char *fmt, ...)
 const char *pnmf_output_strerror(int errnum, char *buf, size_t size);
 #define PNMF_OUT_STRERROR(e) pnmf_output_strerror((e), (char[128]){ 0 }, 128)
 
-/* Create dir and any missing parents (mkdir -p). 0 or -1. */
-int pnmf_output_mkdir(const char *dir, char *err, size_t errlen);
-
 /* Write dir/frame_NNNNNN.ext (index as %06u) from two byte ranges (head may
  * be NULL): into dir/.frame_NNNNNN.ext.tmp first, renamed into place once
  * complete; the temporary file is removed on failure. 0 or -1. */

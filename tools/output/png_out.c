@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* PNG files, one per frame (DIR/frame_000001.png, ...), gray8, encoded by
- * libavcodec's PNG encoder. PNG pixels are full range: limited-range frames
+/* PNG files, one per frame (DIR/frame_000001.png, ...), gray8 (or gray+alpha,
+ * PnmfOutputInfo.alpha), encoded by libavcodec's PNG encoder. PNG pixels are full range: limited-range frames
  * are expanded, as FFmpeg converts such a source to PNG. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +20,7 @@ typedef struct PngOut {
     AVFrame *frame;
     AVPacket *pkt;
     int expand;             /* limited-range frames: through lut */
+    int alpha;              /* rows of (gray, alpha) pairs, written as ya8 */
     uint8_t lut[256];
 } PngOut;
 
@@ -54,7 +55,8 @@ static int png_open(void *priv, const char *dest, const PnmfOutputInfo *info,
     }
     p->enc->width = info->width;
     p->enc->height = info->height;
-    p->enc->pix_fmt = AV_PIX_FMT_GRAY8;
+    p->alpha = info->alpha;
+    p->enc->pix_fmt = p->alpha ? AV_PIX_FMT_YA8 : AV_PIX_FMT_GRAY8;
     p->enc->color_range = AVCOL_RANGE_JPEG;
     p->expand = info->color_range == AVCOL_RANGE_MPEG;
     pnmf_output_range_lut(p->lut);
@@ -68,7 +70,7 @@ static int png_open(void *priv, const char *dest, const PnmfOutputInfo *info,
         goto error;
     }
 
-    p->frame->format = AV_PIX_FMT_GRAY8;
+    p->frame->format = p->enc->pix_fmt;
     p->frame->width = info->width;
     p->frame->height = info->height;
     ret = av_frame_get_buffer(p->frame, 0);
@@ -97,10 +99,10 @@ static int png_write(void *priv, unsigned index, const uint8_t *gray, ptrdiff_t 
     for (int y = 0; y < p->frame->height; y++) {
         uint8_t *dst = p->frame->data[0] + (ptrdiff_t)y * p->frame->linesize[0];
         const uint8_t *src = gray + y * stride;
+        const int bytes = p->frame->width << p->alpha, step = 1 + p->alpha; /* alpha: every second byte */
+        memcpy(dst, src, bytes);
         if (p->expand)
-            for (int x = 0; x < p->frame->width; x++) dst[x] = p->lut[src[x]];
-        else
-            memcpy(dst, src, p->frame->width);
+            for (int x = 0; x < bytes; x += step) dst[x] = p->lut[src[x]];
     }
     p->frame->pts = index - 1;
 

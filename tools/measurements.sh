@@ -36,7 +36,7 @@ bd_row() { # LABEL BD_CSV
         NR > 1 { v[$2] = ($8 == "ok") ? sprintf("%+.2f", $3) : "n/a" }
         END {
             printf "| %s", label
-            n = split("x264 x264-anim x265 aom aom-screen svtav1 vp9", c, " ")
+            n = split("x264 x264-anim x265 aom aom-screen svtav1 vp9 pnmf-k0", c, " ")
             for (i = 1; i <= n; i++) printf " | %s", (c[i] in v) ? v[c[i]] : "-"
             printf " |\n"
         }' "$2"
@@ -105,14 +105,16 @@ CLIPS="samples/sprites.mkv"
 {
     echo "## BD-rate of pnmf against each codec, %"
     echo
-    echo "\`pnmf-compare --out DIR CLIP\`, default settings, 6 points, 1 thread."
+    echo "\`pnmf-compare --codecs pnmf,pnmf-k0,x264,x264-anim,x265,aom,aom-screen,svtav1,vp9 --out DIR CLIP\`,"
+    echo "default settings, 6 points, 1 thread."
     echo
-    echo "| clip | x264 | x264 tune animation | x265 | libaom AV1 | libaom AV1 screen | SVT-AV1 | VP9 |"
-    echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+    echo "| clip | x264 | x264 tune animation | x265 | libaom AV1 | libaom AV1 screen | SVT-AV1 | VP9 | pnmf -k 0 |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 } >> "$T"
 for c in $CLIPS; do
     name=$(basename "$c" .mkv)
-    $N "$BUILD/pnmf-compare" -Q --out "$OUT/compare-$name" "$c" > "$OUT/compare-$name.md" ||
+    $N "$BUILD/pnmf-compare" -Q --codecs pnmf,pnmf-k0,x264,x264-anim,x265,aom,aom-screen,svtav1,vp9 \
+        --out "$OUT/compare-$name" "$c" > "$OUT/compare-$name.md" ||
         echo "measurements.sh: pnmf-compare $c: a point failed (see $OUT/compare-$name.md)" >&2
     bd_row "$name" "$OUT/compare-$name/bd.csv" >> "$T"
 done

@@ -558,7 +558,7 @@ int pnmf_sprite_find(PnmfSpriteDict *d, const PnmfSpriteParams *p, const uint8_t
     for (int j = 0; j < m; j++)
         if ((ret = find_blobs(&s, j, lab, dil, stack, &at, &ablob)) < 0) goto end;
     out->blobs = s.nblob;
-    qsort(s.blob, (size_t)s.nblob, sizeof(Blob), blob_cmp);
+    if (s.nblob) qsort(s.blob, (size_t)s.nblob, sizeof(Blob), blob_cmp);
     for (int b = 0; b < s.nblob; b++)
         if ((ret = explain_blob(&s, &s.blob[b], b + 1, pix, mask)) < 0) goto end;
     for (int j = 0; j < m; j++) {

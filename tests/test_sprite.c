@@ -230,9 +230,18 @@ static void test_payload(void)
      * placement off the frame */
     L.pose[0].sy = R - 2;
     CHECK(roundtrip(&L, M, R, C, &back, err, sizeof(err)) == PNMF_ERR_CORRUPT);
-    L.pose[0].sy = 1, L.pose[0].w = C + 1;
-    CHECK(roundtrip(&L, M, R, C, &back, err, sizeof(err)) == PNMF_ERR_CORRUPT);
-    L.pose[0].w = 2, L.pose[0].src = M;
+    L.pose[0].sy = 1;
+    {   /* a pose taller than the frame */
+        PnmfSpritePose keep = L.pose[0];
+        uint8_t tall[2 * (R + 1)];
+        memset(tall, 1, sizeof(tall));
+        CHECK(pnmf_sprite_pose_make(&L.pose[0], 2, R + 1, tall, tall) == 0);
+        L.pose[0].src = 0, L.pose[0].sy = 0, L.pose[0].sx = 0;
+        CHECK(roundtrip(&L, M, R, C, &back, err, sizeof(err)) == PNMF_ERR_CORRUPT);
+        pnmf_sprite_pose_free(&L.pose[0]);
+        L.pose[0] = keep;
+    }
+    L.pose[0].src = M;
     CHECK(roundtrip(&L, M, R, C, &back, err, sizeof(err)) == PNMF_ERR_CORRUPT);
     L.pose[0].src = 0, L.place[8].y = R;
     CHECK(roundtrip(&L, M, R, C, &back, err, sizeof(err)) == PNMF_ERR_CORRUPT);

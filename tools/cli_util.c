@@ -209,6 +209,21 @@ int cli_check_output(const char *prog, const char *out, const char *const *input
     return PNMF_EXIT_OUTPUT;
 }
 
+int cli_check_folder(const char *prog, const char *dir, const char *inpath, int n, const char *what, int policy)
+{
+    int remove = policy == CLI_OUT_OVERWRITE;
+    if (policy == CLI_OUT_ASK && cli_can_ask(&inpath, 1)) {
+        char q[PATH_MAX + 96];
+        snprintf(q, sizeof(q), "Folder '%s' already holds %d %s file%s. Remove %s?", dir, n, what,
+                 n == 1 ? "" : "s", n == 1 ? "it" : "them");
+        remove = cli_ask(q);
+    }
+    if (remove) return 0;
+    fprintf(stderr, "%s: %s: already holds %d %s file%s; -y replaces %s\n", prog, dir, n, what, n == 1 ? "" : "s",
+            n == 1 ? "it" : "them");
+    return PNMF_EXIT_OUTPUT;
+}
+
 double cli_now(void)
 {
     struct timespec ts;

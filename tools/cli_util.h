@@ -81,6 +81,13 @@ int cli_ask(const char *question);
 int cli_check_output(const char *prog, const char *out, const char *const *inputs, int ninputs,
                      int policy);
 
+/* A folder dir that already holds n > 0 files of the kind WHAT ("frame",
+ * "sprite") a run would write: they go (the caller removes them) with
+ * CLI_OUT_OVERWRITE, or with CLI_OUT_ASK when cli_can_ask(inpath) and the
+ * answer is yes. 0 to remove them and go on, or PNMF_EXIT_OUTPUT with one
+ * line printed: "PROG: DIR: already holds N WHAT files; -y replaces them". */
+int cli_check_folder(const char *prog, const char *dir, const char *inpath, int n, const char *what, int policy);
+
 /* Seconds on a monotonic clock. */
 double cli_now(void);
 

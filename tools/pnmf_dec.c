@@ -112,18 +112,8 @@ static int check_output(const char *format, const char *outpath, const char *inp
         return cli_check_output(prog, outpath, &inpath, 1, policy);
     const int n = frame_files(outpath, inpath, 0);
     if (n <= 0) return 0;
-    int remove = policy == CLI_OUT_OVERWRITE;
-    if (policy == CLI_OUT_ASK && cli_can_ask(&inpath, 1)) {
-        char q[PATH_MAX + 96];
-        snprintf(q, sizeof(q), "Folder '%s' already holds %d frame file%s. Remove %s?", outpath, n,
-                 n == 1 ? "" : "s", n == 1 ? "it" : "them");
-        remove = cli_ask(q);
-    }
-    if (!remove) {
-        fprintf(stderr, "%s: %s: already holds %d frame file%s; -y replaces %s\n", prog, outpath, n,
-                n == 1 ? "" : "s", n == 1 ? "it" : "them");
-        return PNMF_EXIT_OUTPUT;
-    }
+    const int ret = cli_check_folder(prog, outpath, inpath, n, "frame", policy);
+    if (ret) return ret;
     if (frame_files(outpath, inpath, 1) < 0) {
         fprintf(stderr, "%s: %s: cannot remove the old frame files: %s\n", prog, outpath, strerror(errno));
         return PNMF_EXIT_OUTPUT;

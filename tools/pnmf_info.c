@@ -422,18 +422,8 @@ static int sprites_check_dir(const char *dir, const char *inpath, int policy)
                 prog, dir);
         return PNMF_EXIT_OUTPUT;
     }
-    int remove = policy == CLI_OUT_OVERWRITE;
-    if (policy == CLI_OUT_ASK && cli_can_ask(&inpath, 1)) {
-        char q[PATH_MAX + 96];
-        snprintf(q, sizeof(q), "Folder '%s' already holds %d sprite file%s. Remove %s?", dir, n,
-                 n == 1 ? "" : "s", n == 1 ? "it" : "them");
-        remove = cli_ask(q);
-    }
-    if (!remove) {
-        fprintf(stderr, "%s: %s: already holds %d sprite file%s; -y replaces %s\n", prog, dir, n,
-                n == 1 ? "" : "s", n == 1 ? "it" : "them");
-        return PNMF_EXIT_OUTPUT;
-    }
+    const int ret = cli_check_folder(prog, dir, inpath, n, "sprite", policy);
+    if (ret) return ret;
     if (dir_entries(dir, &ours, 1) < 0) {
         fprintf(stderr, "%s: %s: cannot remove the old sprite files: %s\n", prog, dir, strerror(errno));
         return PNMF_EXIT_OUTPUT;

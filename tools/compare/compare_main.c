@@ -428,42 +428,26 @@ int main(int argc, char **argv)
 
     if (a.lossless) {
         cmp_report_lossless(stdout, &clip, &a.o, runs, nruns);
-        fflush(stdout);
-        code = failed ? PNMF_EXIT_FAIL : PNMF_EXIT_OK;
-        if (cmp_report_lossless_csv(a.out, &clip, runs, nruns, err, sizeof(err)) < 0) {
-            fprintf(stderr, "%s: %s\n", prog, err);
-            code = PNMF_EXIT_OUTPUT;
+    } else {
+        cmp_report_table(stdout, &clip, &a.o, runs, nruns);
+        if (nruns > a.ncodecs) {
+            printf("Read from `%s` (an earlier run), not measured here:", a.anchors);
+            for (int i = a.ncodecs; i < nruns; i++) printf("%s %s", i > a.ncodecs ? "," : "", runs[i].codec->name);
+            printf(".\n\n");
         }
-        if (strcmp(a.plot, "none")) {
-            int r = cmp_report_lossless_plot(a.out, a.plot, &clip, runs, nruns, plot_path, sizeof(plot_path), err,
-                                             sizeof(err));
-            if (r < 0) {
-                fprintf(stderr, "%s: %s\n", prog, err);
-                code = PNMF_EXIT_OUTPUT;
-            } else if (r > 0) {
-                fprintf(stderr, "%s: gnuplot is not installed (Debian: gnuplot-nox): no plot written\n", prog);
-            }
-        }
-        for (int i = 0; i < nruns; i++) free(runs[i].points);
-        free(clip.pixels);
-        return code;
+        cmp_report_bd(stdout, runs, nruns);
     }
-    cmp_report_table(stdout, &clip, &a.o, runs, nruns);
-    if (nruns > a.ncodecs) {
-        printf("Read from `%s` (an earlier run), not measured here:", a.anchors);
-        for (int i = a.ncodecs; i < nruns; i++) printf("%s %s", i > a.ncodecs ? "," : "", runs[i].codec->name);
-        printf(".\n\n");
-    }
-    cmp_report_bd(stdout, runs, nruns);
     fflush(stdout);
     code = failed ? PNMF_EXIT_FAIL : PNMF_EXIT_OK;
-    if (cmp_report_csv(a.out, &clip, runs, nruns, err, sizeof(err)) < 0) {
+    /* the CSV and the plot of the mode's table */
+    if ((a.lossless ? cmp_report_lossless_csv : cmp_report_csv)(a.out, &clip, runs, nruns, err, sizeof(err)) < 0) {
         fprintf(stderr, "%s: %s\n", prog, err);
         code = PNMF_EXIT_OUTPUT;
     }
     if (strcmp(a.plot, "none")) {
-        int r = cmp_report_plot(a.out, a.plot, &clip, runs, nruns, plot_path, sizeof(plot_path), err,
-                                sizeof(err));
+        int r = (a.lossless ? cmp_report_lossless_plot : cmp_report_plot)(a.out, a.plot, &clip, runs, nruns,
+                                                                          plot_path, sizeof(plot_path), err,
+                                                                          sizeof(err));
         if (r < 0) {
             fprintf(stderr, "%s: %s\n", prog, err);
             code = PNMF_EXIT_OUTPUT;

@@ -97,13 +97,7 @@ static void pnmf_run(const CmpCodec *c, const CmpClip *clip, const CmpOptions *o
         goto end;
     }
     pt->dec_seconds = dec_t;
-    pt->frames = score.frames;
-    pt->sse = score.sse;
-    pt->diff_pixels = score.diff_pixels;
-    pt->max_diff = score.max_diff;
-    pt->psnr = cmp_score_psnr(&score);
-    pt->ssim = cmp_score_ssim(&score);
-    pt->ok = 1;
+    cmp_point_scored(pt, &score);
 end:
     pnmf_enc_close(&enc);
     pnmf_dec_close(&dec);

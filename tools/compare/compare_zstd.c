@@ -79,13 +79,7 @@ static void zstd_run(const CmpCodec *c, const CmpClip *clip, const CmpOptions *o
             snprintf(pt->err, sizeof(pt->err), "zstd: out of memory");
             goto end;
         }
-    pt->frames = score.frames;
-    pt->sse = score.sse;
-    pt->diff_pixels = score.diff_pixels;
-    pt->max_diff = score.max_diff;
-    pt->psnr = cmp_score_psnr(&score);
-    pt->ssim = cmp_score_ssim(&score);
-    pt->ok = 1;
+    cmp_point_scored(pt, &score);
 end:
     ZSTD_freeCCtx(cc);
     ZSTD_freeDCtx(dc);

@@ -700,13 +700,7 @@ static void lavc_run(const CmpCodec *c, const CmpClip *clip, const CmpOptions *o
         if (run == 0 || dec_t < dec_best) dec_best = dec_t;
     }
     pt->dec_seconds = dec_best;
-    pt->frames = score.frames;
-    pt->sse = score.sse;
-    pt->diff_pixels = score.diff_pixels;
-    pt->max_diff = score.max_diff;
-    pt->psnr = cmp_score_psnr(&score);
-    pt->ssim = cmp_score_ssim(&score);
-    pt->ok = 1;
+    cmp_point_scored(pt, &score);
 end:
     av_free(whole);
     av_dict_free(&opts);
@@ -795,3 +789,14 @@ const CmpCodec *const cmp_lavc_lossless_codecs[] = {
 const CmpCodec *const cmp_lavc_codecs[] = {
     &x264_codec, &x264_anim_codec, &x265_codec, &aom_codec, &aom_screen_codec, &svtav1_codec, &vp9_codec, NULL,
 };
+
+void cmp_point_scored(CmpPoint *pt, const CmpScore *s)
+{
+    pt->frames = s->frames;
+    pt->sse = s->sse;
+    pt->diff_pixels = s->diff_pixels;
+    pt->max_diff = s->max_diff;
+    pt->psnr = cmp_score_psnr(s);
+    pt->ssim = cmp_score_ssim(s);
+    pt->ok = 1;
+}

@@ -61,6 +61,11 @@ typedef struct CmpPoint {
     char err[200];         /* why it failed */
 } CmpPoint;
 
+struct CmpScore;
+/* A point's scores from the frames scored into s (metrics.h): frames,
+ * error, exactness, PSNR-Y and SSIM-Y; ok set. */
+void cmp_point_scored(CmpPoint *pt, const struct CmpScore *s);
+
 typedef struct CmpCodec CmpCodec;
 
 /* A codec the tool compares. */

@@ -68,19 +68,12 @@ void pnmf_sprite_background(const uint8_t *const *frames, ptrdiff_t stride, int 
 }
 
 void pnmf_sprite_composite(const PnmfSpriteDict *d, const uint8_t *bg, int w, int h,
-                           const PnmfSpriteFrame *f, uint8_t *out, ptrdiff_t stride)
+                           const PnmfSpriteFrame *f, uint8_t *out)
 {
-    for (int y = 0; y < h; y++) memcpy(out + (ptrdiff_t)y * stride, bg + (size_t)y * w, (size_t)w);
-    for (int k = 0; k < f->count; k++) {
-        const PnmfSpritePlace *pl = &f->place[k];
-        const PnmfSpritePose *ps = &d->pose[pl->pose];
-        for (int i = 0; i < ps->npix; i++) {
-            const int dy = (int)(ps->list[i] >> 16), dx = (int)(ps->list[i] & 0xFFFF);
-            const int y = pl->y + dy, x = pl->x + dx;
-            if (y >= 0 && y < h && x >= 0 && x < w)
-                out[(ptrdiff_t)y * stride + x] = ps->pix[dy * ps->w + dx];
-        }
-    }
+    /* the frame's placements as the one frame of a layer: the decoder's painting */
+    int first[2] = { 0, f->count };
+    const PnmfSpriteLayer L = { .present = 1, .m = 1, .first = first, .place = f->place };
+    pnmf_sprite_paint(d, &L, 0, h, w, bg, out);
 }
 
 /* ---- the window's working state ---- */
@@ -345,13 +338,12 @@ static int crop_blob(const St *s, const Blob *b, uint8_t *pix, uint8_t *mask, in
     return n;
 }
 
-static int add_pose(PnmfSpriteDict *d, int w, int h, const uint8_t *pix, const uint8_t *mask, uint64_t hash,
-                    int edge)
+static int add_pose(PnmfSpriteDict *d, int w, int h, const uint8_t *pix, const uint8_t *mask, int edge)
 {
     const int id = pnmf_sprite_dict_add(d, w, h, pix, mask);
     if (id < 0) return id;
     PnmfSpritePose *ps = &d->pose[id];
-    ps->hash = hash, ps->edge = edge;
+    ps->edge = edge;
     ps->first_window = ps->last_window = d->windows;
     return id;
 }
@@ -502,7 +494,7 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
         return 0;
     }
     const int cut = by == 0 || bx == 0 || by + bh == h || bx + bw == w;
-    id = add_pose(d, bw, bh, pix, mask, pnmf_sprite_hash(bw, bh, pix, mask), cut);
+    id = add_pose(d, bw, bh, pix, mask, cut);
     if (id < 0) return id;
     PNMF_CHECK(push_place(s, id, by, bx));
     mark(s, &d->pose[id], j, by, bx, serial);

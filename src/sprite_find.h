@@ -80,9 +80,9 @@ int pnmf_sprite_find(PnmfSpriteDict *d, const PnmfSpriteParams *p, const uint8_t
                      ptrdiff_t stride, int w, int h, int m, PnmfSpriteWindow *out);
 void pnmf_sprite_window_free(PnmfSpriteWindow *win);
 
-/* out (w x h, rows stride apart) = bg, then every placement of f painted
- * in order. */
+/* out (w x h) = bg, then every placement of f painted in order
+ * (pnmf_sprite_paint()). */
 void pnmf_sprite_composite(const PnmfSpriteDict *d, const uint8_t *bg, int w, int h,
-                           const PnmfSpriteFrame *f, uint8_t *out, ptrdiff_t stride);
+                           const PnmfSpriteFrame *f, uint8_t *out);
 
 #endif /* PNMF_SPRITE_FIND_H */

@@ -125,7 +125,7 @@ static int bench(const char *path, int win, int tol)
             const int jj = k * win + j;
             const uint8_t *cur = frames + (size_t)jj * n;
             const PnmfSpriteFrame *f = &sw->frame[j];
-            pnmf_sprite_composite(&d, sw->bg, w, h, f, comp, w);
+            pnmf_sprite_composite(&d, sw->bg, w, h, f, comp);
             for (size_t i = 0; i < n; i++) owner[i] = -1;
             for (int e = 0; e < f->count; e++) {
                 const PnmfSpritePose *ps = &d.pose[f->place[e].pose];

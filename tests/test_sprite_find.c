@@ -133,7 +133,7 @@ static void test_recovery(void)
             CHECK_MSG(find_put(put[j], nput[j], s, pl->y, pl->x) >= 0,
                       "frame %d: sprite %d at (%d,%d) is not true", j, s, pl->y, pl->x);
         }
-        pnmf_sprite_composite(&d, win.bg, W, H, f, comp, W);
+        pnmf_sprite_composite(&d, win.bg, W, H, f, comp);
         CHECK_MSG(!memcmp(comp, frames[j], sizeof(comp)), "frame %d: composite differs", j);
     }
     /* occlusion order: the front sprite is painted after the one behind */
@@ -179,7 +179,7 @@ static void test_cap(void)
     for (int j = 0; j < M; j++) {
         un += win.frame[j].unexplained;
         /* what is placed is still exact */
-        pnmf_sprite_composite(&d, win.bg, W, H, &win.frame[j], comp, W);
+        pnmf_sprite_composite(&d, win.bg, W, H, &win.frame[j], comp);
         int bad = 0;
         for (int i = 0; i < W * H; i++) bad += comp[i] != frames[j][i] && comp[i] != win.bg[i];
         CHECK(bad == 0);

@@ -791,6 +791,12 @@ void pnmf_container_writer_set_continues(PnmfContainerWriter *w, int on)
     if (w) w->continues_next = !!on;
 }
 
+void pnmf_container_writer_need_reader(PnmfContainerWriter *w, int version)
+{
+    if (w && version > w->h.min_reader_version && version <= PNMF_FORMAT_VERSION)
+        w->h.min_reader_version = (uint16_t)version;
+}
+
 void pnmf_container_writer_close(PnmfContainerWriter **pw)
 {
     if (!pw || !*pw) return;

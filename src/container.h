@@ -15,9 +15,10 @@
 
 #include "pnmf/pnmf.h"
 
-#define PNMF_FORMAT_VERSION 8          /* what this writer writes */
-#define PNMF_MIN_READER_WRITTEN 8      /* the min_reader_version it writes: a sprite layer needs a v8 reader */
-#define PNMF_READER_VERSION 8          /* the newest format this reader reads */
+#define PNMF_FORMAT_VERSION 9          /* what this writer writes */
+#define PNMF_MIN_READER_WRITTEN 8      /* the min_reader_version it writes: a sprite layer needs a v8 reader
+                                        * (raised by pnmf_container_writer_need_reader()) */
+#define PNMF_READER_VERSION 9          /* the newest format this reader reads */
 #define PNMF_OLDEST_VERSION 2          /* the oldest format this reader reads */
 
 /* Limits checked before anything read from a file is used (docs/format.md). */
@@ -124,6 +125,9 @@ const PnmfHeader *pnmf_container_writer_header(const PnmfContainerWriter *w);
  * the previous window's payload (a raw prefix), and bit 31 of its
  * frame_count (chunk and index) says so. */
 void pnmf_container_writer_set_continues(PnmfContainerWriter *w, int on);
+/* A window written uses a feature of format version: the header's
+ * min_reader_version becomes at least that when the writer finishes. */
+void pnmf_container_writer_need_reader(PnmfContainerWriter *w, int version);
 /* Append the window chunk r read last (pnmf_container_read_window()) as
  * it is stored (after a 'TIME' chunk with its frames' durations when the
  * file is timed, its times going on from the windows written before): its zstd frame is not recompressed, its first_frame

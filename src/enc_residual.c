@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "container.h"
+#include "deblock.h"
 #include "diamond.h"
 #include "enc_internal.h"
 #include "entropy.h"
@@ -69,6 +70,23 @@ static int key_frame_cost(const PnmfEncoder *e, ResBufs *rb, const PnmfWindowMod
     return ret;
 }
 
+/* Whether the deblocking filter lowers the squared error of frame j's
+ * reconstruction D against its source src (nv samples); when it does, D
+ * becomes the filtered frame. tmp: nv bytes of scratch. */
+static int deblock_pays(const PnmfResidual *r, int j, const uint8_t *src, uint8_t *D, uint8_t *tmp, size_t nv)
+{
+    memcpy(tmp, D, nv);
+    pnmf_deblock_frame(r, j, tmp);
+    int64_t gain = 0;
+    for (size_t q = 0; q < nv; q++) {
+        const int a = (int)src[q] - D[q], b = (int)src[q] - tmp[q];
+        gain += a * a - b * b;
+    }
+    if (gain <= 0) return 0;
+    memcpy(D, tmp, nv);
+    return 1;
+}
+
 /* The window's block weights (e->weights; residual.h, enc_weight), from
  * its source frames: the same for every coding of the window. */
 int pnmf_window_weights(PnmfEncoder *e, int m)
@@ -115,8 +133,11 @@ int pnmf_window_code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel
     *sse = 0;
     /* the window's block weights (pnmf_window_weights()), faded below */
     const size_t nb = (size_t)md->res.bx * md->res.by;
-    uint8_t *weights = pnmf_malloc_array((size_t)m, nb);
-    if (!weights) return PNMF_ERR_NOMEM;
+    uint8_t *weights = pnmf_malloc_array((size_t)m, nb), *tmp = pnmf_malloc_array(e->nv, 1);
+    if (!weights || !tmp) {
+        pnmf_free(weights), pnmf_free(tmp);
+        return PNMF_ERR_NOMEM;
+    }
     int avail = restore_refs(e, rb);
     memcpy(weights, e->weights, (size_t)m * nb);
     /* at the bottom of the -q range (steps over -q 49's) the weights fade
@@ -135,6 +156,10 @@ int pnmf_window_code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel
         const uint8_t *src = e->frames + (size_t)j * e->nv;
         ret = pnmf_residual_encode_frame(&md->res, j, src, rb->P, rb->Pp, (const uint8_t *const *)rb->ref, avail,
                                          rb->D, j ? lambda : key_lambda);
+        /* the window filters its frames (window flags bit 7) when the
+         * filter lowers its first frame's error: frame 0 is coded
+         * unfiltered, then filtered or not as the choice says */
+        if (j == 0 && ret >= 0) md->res.deblock = deblock_pays(&md->res, 0, src, rb->D, tmp, e->nv);
         /* the background matters within the window only to a sprite layer */
         if (md->spr.present) {
             pnmf_sprite_background_update(&rb->dict, &md->spr, j, e->vis_rows, e->vis_cols, rb->D, rb->B, rb->mark);
@@ -149,6 +174,7 @@ int pnmf_window_code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel
     }
     md->res.enc_weight = NULL;
     pnmf_free(weights);
+    pnmf_free(tmp);
     return ret;
 }
 

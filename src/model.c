@@ -500,7 +500,7 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
     }
     const uint64_t known = PNMF_FLAG_RESIDUAL | PNMF_FLAG_CONTINUES | (version >= 5 ? PNMF_FLAG_CARRIES : 0) |
                            (version >= 6 ? PNMF_FLAG_RCLEVELS | PNMF_FLAG_KEYVARINTS : 0) |
-                           (version >= 8 ? PNMF_FLAG_SPRITES : 0);
+                           (version >= 8 ? PNMF_FLAG_SPRITES : 0) | (version >= 9 ? PNMF_FLAG_DEBLOCK : 0);
     if (v & ~known) {
         pnmf_set_err(err, errlen, "window flags 0x%llx: unknown features", (unsigned long long)v);
         return PNMF_ERR_CORRUPT;
@@ -527,6 +527,11 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
         pnmf_set_err(err, errlen, "window flags 0x%llx: a sprite layer without a residual layer", (unsigned long long)v);
         return PNMF_ERR_CORRUPT;
     }
+    if ((v & PNMF_FLAG_DEBLOCK) && !(v & PNMF_FLAG_RESIDUAL)) {
+        pnmf_set_err(err, errlen, "window flags 0x%llx: deblocking without a residual layer", (unsigned long long)v);
+        return PNMF_ERR_CORRUPT;
+    }
+    const int deblock = !!(v & PNMF_FLAG_DEBLOCK);
     const int has_residual = (int)(v & PNMF_FLAG_RESIDUAL), continues = !!(v & PNMF_FLAG_CONTINUES);
     const int sprites = !!(v & PNMF_FLAG_SPRITES);
     const int carries = !!(v & PNMF_FLAG_CARRIES);
@@ -694,6 +699,7 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
     if (has_residual) {
         ret = read_residual(&r, version, m, vis_rows, vis_cols, continues, rclev, &md->res, err, errlen);
         if (ret < 0) goto fail;
+        md->res.deblock = deblock;
     }
     if (r.p != r.end) FAIL("%zu unexpected bytes after the window payload", (size_t)(r.end - r.p));
     return 0;

@@ -116,7 +116,8 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
                                    (md->carries ? PNMF_FLAG_CARRIES : 0) |
                                    (md->res.rc_levels ? PNMF_FLAG_RCLEVELS : 0) |
                                    (md->res.rc_levels == 2 ? PNMF_FLAG_KEYVARINTS : 0) |
-                                   (md->spr.present ? PNMF_FLAG_SPRITES : 0)
+                                   (md->spr.present ? PNMF_FLAG_SPRITES : 0) |
+                                   (md->res.deblock ? PNMF_FLAG_DEBLOCK : 0)
                              : 0); /* flags */
     put_u(&b, (uint64_t)k);
     for (int i = 0; i < k && !md->carries; i++) {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "deblock.h"
 #include "internal.h"
 #include "residual.h"
 
@@ -27,7 +28,8 @@ int pnmf_residual_alloc(PnmfResidual *r, int m, int rows, int cols, int step16, 
     r->start = pnmf_calloc((size_t)m + 1, sizeof(size_t));
     r->mvstart = pnmf_calloc((size_t)m + 1, sizeof(size_t));
     r->gmv = pnmf_calloc((size_t)m * 2, sizeof(int16_t));
-    if (!r->modes || !r->start || !r->mvstart || !r->gmv) {
+    r->dbk = pnmf_malloc_array((size_t)r->bx * r->by, sizeof(*r->dbk));
+    if (!r->modes || !r->start || !r->mvstart || !r->gmv || !r->dbk) {
         pnmf_residual_free(r);
         return PNMF_ERR_NOMEM;
     }
@@ -43,6 +45,7 @@ void pnmf_residual_free(PnmfResidual *r)
     pnmf_free(r->mvref);
     pnmf_free(r->mvstart);
     pnmf_free(r->gmv);
+    pnmf_free(r->dbk);
     pnmf_free(r->enc_prev_mv);
     memset(r, 0, sizeof(*r));
 }
@@ -246,6 +249,7 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
                 copy_row(D + (size_t)y * r->cols + x0, pred + (y - y0) * PNMF_RES_BLOCK, w);
         }
     }
+    if (r->deblock) pnmf_deblock_frame(r, j, D);
 }
 
 int pnmf_residual_levels_read(RcDec *d, RcLevCtx *c, PnmfResidual *r, int from, int max_pixel)

@@ -85,6 +85,8 @@ typedef struct PnmfResidual {
     int reach;         /* frames before the window its references need */
     size_t nmv, mvcap; /* vectors (pairs) */
     size_t *mvstart;   /* m + 1: frame j's vectors are mv[2 mvstart[j] .. 2 mvstart[j+1]) */
+    int deblock;       /* window flags bit 7 (format 9): frames are filtered (deblock.h) */
+    struct PnmfDeblockBlock *dbk; /* the filter's scratch, one per block of a frame */
     int16_t *gmv;      /* m pairs: frame j's global vector (format 7), the displacement of
                         * its previous prediction: D_{j-1} at (y + gy, x + gx), clamped */
     /* The encoder's search state (residual_search.c), carried with the

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "deblock.h"
 #include "internal.h"
 #include "residual_search.h"
 #include "tuning.h"
@@ -965,5 +966,6 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
     r->enc_prev_mv = bmv;
     r->start[j + 1] = r->nlev;
     r->mvstart[j + 1] = r->nmv;
+    if (r->deblock) pnmf_deblock_frame(r, j, D);
     return 0;
 }

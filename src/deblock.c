@@ -85,7 +85,7 @@ static int strength(const BlockInfo *a, const BlockInfo *b)
     if ((a->flags | b->flags) & BF_INTRA) return PNMF_DEBLOCK_INTRA;
     if ((a->flags | b->flags) & BF_CODED) return PNMF_DEBLOCK_CODED;
     if (a->pred != b->pred) return PNMF_DEBLOCK_MOTION;
-    if (a->pred == PNMF_RES_SHIFTED && (a->dy != b->dy || a->dx != b->dx || a->t != b->t)) return PNMF_DEBLOCK_MOTION;
+    if (a->pred == PNMF_DEBLOCK_COPY && (a->dy != b->dy || a->dx != b->dx || a->t != b->t)) return PNMF_DEBLOCK_MOTION;
     return PNMF_DEBLOCK_SAME;
 }
 
@@ -111,7 +111,7 @@ static void filter_edge(uint8_t *D, int cols, int vertical, int at, int l0, int 
         for (int x = l0; x < l1; x++) filter_line(D + (size_t)at * cols + x, cols, &e);
 }
 
-void pnmf_deblock_frame(const PnmfResidual *r, int j, uint8_t *D)
+void pnmf_deblock_frame(const PnmfResidual *r, int j, const uint8_t *P, const uint8_t *Pp, uint8_t *D)
 {
     const int nb = r->bx * r->by, rows = r->rows, cols = r->cols;
     const uint8_t *modes = r->modes + (size_t)j * nb;
@@ -119,18 +119,29 @@ void pnmf_deblock_frame(const PnmfResidual *r, int j, uint8_t *D)
     const int16_t *mv = r->mv + 2 * r->mvstart[j];
     const uint8_t *mvref = r->mvref + r->mvstart[j];
     const int qp = j ? r->qp : r->key_qp, qs = pnmf_deblock_step_index(j ? r->step16 : r->key_step16);
+    const int gy = r->gmv[2 * j], gx = r->gmv[2 * j + 1];
     BlockInfo *bi = r->dbk;
     for (int b = 0; b < nb; b++) {
         int y0, y1, x0, x1;
         pnmf_residual_block(r->bx, rows, cols, (size_t)b, &y0, &y1, &x0, &x1);
         const int m = modes[b];
         BlockInfo *o = &bi[b];
-        o->pred = (uint8_t)(m & 7);
         o->flags = (uint8_t)((pnmf_residual_is_intra(m) ? BF_INTRA : 0) | (m & PNMF_RES_CODED ? BF_CODED : 0) |
                              (m & PNMF_RES_TRANSFORM ? BF_TRANSFORM : 0));
         o->q = (uint8_t)(m & PNMF_RES_TRANSFORM ? qp : qs);
         o->nz = 0, o->dy = o->dx = 0, o->t = 0;
-        if (o->pred == PNMF_RES_SHIFTED) o->dy = mv[0], o->dx = mv[1], o->t = *mvref++, mv += 2;
+        /* what the prediction copies: the previous prediction and a motion
+         * prediction where the model is still are copies of D_{j-1} */
+        o->pred = PNMF_DEBLOCK_COPY;
+        switch (m & 7) {
+        case PNMF_RES_MODEL: o->pred = PNMF_DEBLOCK_MODEL; break;
+        case PNMF_RES_PREVIOUS: o->dy = (int16_t)gy, o->dx = (int16_t)gx; break;
+        case PNMF_RES_MOTION:
+            if (!pnmf_residual_model_still(P, Pp, cols, y0, y1, x0, x1)) o->pred = PNMF_DEBLOCK_MOVED;
+            break;
+        case PNMF_RES_SHIFTED: o->dy = mv[0], o->dx = mv[1], o->t = *mvref++, mv += 2; break;
+        default: break; /* intra: its class decides */
+        }
         if (m & PNMF_RES_TRANSFORM) {
             for (int q = 0; q < 64; q++)
                 if (lev[q]) o->nz |= (uint8_t)(1 << (q >> 4));

@@ -26,11 +26,19 @@
 struct PnmfDeblockBlock {
     uint8_t q;      /* its quantizer index */
     uint8_t flags;  /* intra 1, coded 2, transform 4 */
-    uint8_t pred;   /* mode & 7 */
+    uint8_t pred;   /* what an uncoded block copies: PNMF_DEBLOCK_MODEL, _COPY or _MOVED */
     uint8_t nz;     /* a transform block: bit s for a quarter s with a nonzero level */
-    int16_t dy, dx; /* prediction 4: the vector */
-    int t;          /* and the reference */
+    int16_t dy, dx; /* a copy: of D_{j-1-t} displaced by (dy, dx) */
+    int t;
 };
+
+/* What an uncoded block's prediction is, for the strength of its edges:
+ * two blocks are predicted alike when both are the model frame, both the
+ * same displaced copy of one decoded frame, or both the motion prediction
+ * where the model moves. */
+#define PNMF_DEBLOCK_MODEL 0 /* prediction 0: P_j */
+#define PNMF_DEBLOCK_COPY  1 /* predictions 1, 4, and 2 where P_j = P_{j-1} on the block */
+#define PNMF_DEBLOCK_MOVED 2 /* prediction 2 where the model moves */
 
 /* The quantizer index (the transform's qp scale, 0..51) of a pixel step in
  * 1/16 gray level: the largest qp whose step is at most step16, 0 if none. */
@@ -48,9 +56,10 @@ int pnmf_deblock_tc0(int index, int strength);
 void pnmf_deblock_line(uint8_t *p, int step, int index, int strength);
 
 /* Filter decoded frame j of r (r->rows x r->cols, contiguous) in place, as
- * its modes, vectors, levels and quantizers say. The frame's modes,
- * vectors and levels must be in r (r->start[j + 1], r->mvstart[j + 1]
- * set). */
-void pnmf_deblock_frame(const PnmfResidual *r, int j, uint8_t *D);
+ * its modes, vectors, levels and quantizers say; P and Pp are the model
+ * frames j and j - 1 (read only where a block has prediction 2). The
+ * frame's modes, vectors and levels must be in r (r->start[j + 1],
+ * r->mvstart[j + 1] set). */
+void pnmf_deblock_frame(const PnmfResidual *r, int j, const uint8_t *P, const uint8_t *Pp, uint8_t *D);
 
 #endif /* PNMF_DEBLOCK_H */

@@ -71,12 +71,14 @@ static int key_frame_cost(const PnmfEncoder *e, ResBufs *rb, const PnmfWindowMod
 }
 
 /* Whether the deblocking filter lowers the squared error of frame j's
- * reconstruction D against its source src (nv samples); when it does, D
- * becomes the filtered frame. tmp: nv bytes of scratch. */
-static int deblock_pays(const PnmfResidual *r, int j, const uint8_t *src, uint8_t *D, uint8_t *tmp, size_t nv)
+ * reconstruction D (over the model frames P, Pp) against its source src
+ * (nv samples); when it does, D becomes the filtered frame. tmp: nv bytes
+ * of scratch. */
+static int deblock_pays(const PnmfResidual *r, int j, const uint8_t *src, const uint8_t *P, const uint8_t *Pp,
+                        uint8_t *D, uint8_t *tmp, size_t nv)
 {
     memcpy(tmp, D, nv);
-    pnmf_deblock_frame(r, j, tmp);
+    pnmf_deblock_frame(r, j, P, Pp, tmp);
     int64_t gain = 0;
     for (size_t q = 0; q < nv; q++) {
         const int a = (int)src[q] - D[q], b = (int)src[q] - tmp[q];
@@ -159,7 +161,7 @@ int pnmf_window_code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel
         /* the window filters its frames (window flags bit 7) when the
          * filter lowers its first frame's error: frame 0 is coded
          * unfiltered, then filtered or not as the choice says */
-        if (j == 0 && ret >= 0) md->res.deblock = deblock_pays(&md->res, 0, src, rb->D, tmp, e->nv);
+        if (j == 0 && ret >= 0) md->res.deblock = deblock_pays(&md->res, 0, src, rb->P, rb->Pp, rb->D, tmp, e->nv);
         /* the background matters within the window only to a sprite layer */
         if (md->spr.present) {
             pnmf_sprite_background_update(&rb->dict, &md->spr, j, e->vis_rows, e->vis_cols, rb->D, rb->B, rb->mark);

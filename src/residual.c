@@ -249,7 +249,7 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
                 copy_row(D + (size_t)y * r->cols + x0, pred + (y - y0) * PNMF_RES_BLOCK, w);
         }
     }
-    if (r->deblock) pnmf_deblock_frame(r, j, D);
+    if (r->deblock) pnmf_deblock_frame(r, j, P, Pp, D);
 }
 
 int pnmf_residual_levels_read(RcDec *d, RcLevCtx *c, PnmfResidual *r, int from, int max_pixel)

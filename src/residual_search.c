@@ -966,6 +966,6 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
     r->enc_prev_mv = bmv;
     r->start[j + 1] = r->nlev;
     r->mvstart[j + 1] = r->nmv;
-    if (r->deblock) pnmf_deblock_frame(r, j, D);
+    if (r->deblock) pnmf_deblock_frame(r, j, P, Pp, D);
     return 0;
 }

@@ -77,17 +77,21 @@ static void ref_line(uint8_t *s[6], int index, int bs)
     if (aq) *s[4] = (uint8_t)(q1 + clip(-tc0, tc0, (q2 + ((p0 + q0 + 1) >> 1) - 2 * q1) >> 1));
 }
 
+/* pred: what an uncoded block copies: 0 the model frame, 1 the decoded
+ * frame t back displaced by (dy, dx), 2 the motion prediction where the
+ * model moves */
 static int ref_strength(const RefBlock *a, const RefBlock *b)
 {
     if (a->intra || b->intra) return 3;
     if (a->coded || b->coded) return 2;
     if (a->pred != b->pred) return 1;
-    if (a->pred == 4 && (a->dy != b->dy || a->dx != b->dx || a->t != b->t)) return 1;
+    if (a->pred == 1 && (a->dy != b->dy || a->dx != b->dx || a->t != b->t)) return 1;
     return 0;
 }
 
-/* Frame j of r filtered sample by sample, as the specification says. */
-static void ref_deblock(const PnmfResidual *r, int j, uint8_t *D)
+/* Frame j of r (model frames P, Pp) filtered sample by sample, as the
+ * specification says. */
+static void ref_deblock(const PnmfResidual *r, int j, const uint8_t *P, const uint8_t *Pp, uint8_t *D)
 {
     const int rows = r->rows, cols = r->cols, bx = (cols + 7) / 8, by = (rows + 7) / 8;
     RefBlock *B = calloc((size_t)bx * by, sizeof(*B));
@@ -96,12 +100,21 @@ static void ref_deblock(const PnmfResidual *r, int j, uint8_t *D)
     for (int b = 0; b < bx * by; b++) {
         const int m = r->modes[(size_t)j * bx * by + b];
         RefBlock *o = &B[b];
-        o->pred = m & 7, o->coded = !!(m & 8), o->transform = !!(m & 16);
-        o->intra = o->pred == 3 || o->pred >= 5;
+        const int pred = m & 7;
+        o->coded = !!(m & 8), o->transform = !!(m & 16);
+        o->intra = pred == 3 || pred >= 5;
         o->q = o->transform ? qp : qs;
-        if (o->pred == 4) o->dy = r->mv[2 * vi], o->dx = r->mv[2 * vi + 1], o->t = r->mvref[vi], vi++;
         const int h = (b / bx) * 8 + 8 <= rows ? 8 : rows - (b / bx) * 8;
         const int w = (b % bx) * 8 + 8 <= cols ? 8 : cols - (b % bx) * 8;
+        o->pred = pred == 0 ? 0 : 1;
+        if (pred == 1) o->dy = r->gmv[2 * j], o->dx = r->gmv[2 * j + 1];
+        if (pred == 2)
+            for (int y = 0; y < h; y++)
+                for (int x = 0; x < w; x++) {
+                    const size_t q = (size_t)((b / bx) * 8 + y) * cols + (b % bx) * 8 + x;
+                    if (P[q] != Pp[q]) o->pred = 2;
+                }
+        if (pred == 4) o->dy = r->mv[2 * vi], o->dx = r->mv[2 * vi + 1], o->t = r->mvref[vi], vi++;
         if (o->transform)
             for (int k = 0; k < 64; k++) o->nz[k / 16] |= r->lev[lv + k] != 0;
         if (o->coded) lv += o->transform ? 64 : (size_t)w * h;
@@ -113,10 +126,10 @@ static void ref_deblock(const PnmfResidual *r, int j, uint8_t *D)
             for (int l = 0; l < other; l++) {
                 const int y = pass ? e : l, x = pass ? l : e; /* the first sample after the edge */
                 const int yp = pass ? e - 1 : l, xp = pass ? l : e - 1;
-                const RefBlock *P = &B[(yp / 8) * bx + xp / 8], *Q = &B[(y / 8) * bx + x / 8];
+                const RefBlock *Pb = &B[(yp / 8) * bx + xp / 8], *Q = &B[(y / 8) * bx + x / 8];
                 int bs, index;
                 if (e % 8 == 0) {
-                    bs = ref_strength(P, Q), index = (P->q + Q->q + 1) / 2;
+                    bs = ref_strength(Pb, Q), index = (Pb->q + Q->q + 1) / 2;
                 } else {
                     if (!Q->transform) continue;
                     /* the quarters on either side: (row half, column half) */
@@ -145,6 +158,7 @@ static void random_layer(PnmfResidual *r, int rows, int cols)
     static const int steps[] = { 16, 40, 96, 160, 320, 640, 1024, 2048, 4096 };
     CHECK(pnmf_residual_alloc(r, 2, rows, cols, steps[urn(9)], steps[urn(9)]) == 0);
     r->qp = (int)urn(52), r->key_qp = (int)urn(52);
+    for (int j = 0; j < 2; j++) r->gmv[2 * j] = (int16_t)(urn(2) * 2), r->gmv[2 * j + 1] = 0;
     const int nb = r->bx * r->by;
     r->lev = pnmf_malloc_array((size_t)2 * nb, 64 * sizeof(int16_t));
     r->mv = pnmf_malloc_array((size_t)2 * nb, 2 * sizeof(int16_t));
@@ -199,16 +213,20 @@ static void test_against_reference(void)
         const int rows = sizes[it % 12][0], cols = sizes[it % 12][1];
         PnmfResidual r;
         random_layer(&r, rows, cols);
-        uint8_t *D = malloc((size_t)rows * cols), *A = malloc((size_t)rows * cols), *B = malloc((size_t)rows * cols);
+        const size_t n = (size_t)rows * cols;
+        uint8_t *D = malloc(n), *A = malloc(n), *B = malloc(n), *P = malloc(n), *Pp = malloc(n);
         for (int j = 0; j < 2; j++) {
             random_frame(D, rows, cols);
-            memcpy(A, D, (size_t)rows * cols), memcpy(B, D, (size_t)rows * cols);
-            pnmf_deblock_frame(&r, j, A);
-            ref_deblock(&r, j, B);
+            /* model frames still in most places, not all */
+            for (size_t q = 0; q < n; q++) P[q] = Pp[q] = (uint8_t)(q * 7);
+            for (int k = 0; k < 3; k++) P[urn((unsigned)n)]++;
+            memcpy(A, D, n), memcpy(B, D, n);
+            pnmf_deblock_frame(&r, j, P, Pp, A);
+            ref_deblock(&r, j, P, Pp, B);
             same += !memcmp(A, B, (size_t)rows * cols), tried++;
             changed += memcmp(A, D, (size_t)rows * cols) != 0;
         }
-        free(D), free(A), free(B);
+        free(D), free(A), free(B), free(P), free(Pp);
         pnmf_residual_free(&r);
     }
     CHECK_MSG(same == tried, "%d of %d frames as the reference filters them", same, tried);
@@ -234,24 +252,33 @@ static void test_untouched(void)
     r.start[1] = 0, r.mvstart[1] = 0; /* every block uncoded, prediction 0: alike */
     random_frame(D, R, C);
     memcpy(A, D, sizeof D);
-    pnmf_deblock_frame(&r, 0, A);
+    pnmf_deblock_frame(&r, 0, NULL, NULL, A);
     CHECK(!memcmp(A, D, sizeof D));
-    for (int b = 0; b < r.bx * r.by; b++) r.modes[b] = (uint8_t)(b % 2 ? PNMF_RES_MODEL : PNMF_RES_MOTION);
+    /* a copy of the previous frame in place, as prediction 1 or as 2 where
+     * the model is still: alike (a still background is not filtered again
+     * in every frame) */
+    uint8_t P[R * C];
+    memset(P, 7, sizeof P);
+    r.continues = 1;
+    for (int b = 0; b < r.bx * r.by; b++) r.modes[b] = (uint8_t)(b % 2 ? PNMF_RES_PREVIOUS : PNMF_RES_MOTION);
+    pnmf_deblock_frame(&r, 0, P, P, A);
+    CHECK(!memcmp(A, D, sizeof D));
+    for (int b = 0; b < r.bx * r.by; b++) r.modes[b] = (uint8_t)(b % 2 ? PNMF_RES_MODEL : PNMF_RES_PREVIOUS);
     r.key_step16 = 16;
-    pnmf_deblock_frame(&r, 0, A); /* step 1: index 4, no edge filtered */
+    pnmf_deblock_frame(&r, 0, NULL, NULL, A); /* step 1: index 4, no edge filtered */
     CHECK(!memcmp(A, D, sizeof D));
     r.key_step16 = 4096;
-    pnmf_deblock_frame(&r, 0, A); /* now they are */
+    pnmf_deblock_frame(&r, 0, NULL, NULL, A); /* now they are */
     CHECK(memcmp(A, D, sizeof D) != 0);
     r.key_step16 = 320; /* index 30: alpha 25 */
     for (int y = 0; y < R; y++)
         for (int x = 0; x < C; x++) D[y * C + x] = (uint8_t)(x < 8 ? 100 : 126); /* a real edge of 26 */
     memcpy(A, D, sizeof D);
-    pnmf_deblock_frame(&r, 0, A);
+    pnmf_deblock_frame(&r, 0, NULL, NULL, A);
     CHECK(!memcmp(A, D, sizeof D));
     for (int y = 0; y < R; y++) D[y * C + 8] = 124; /* an edge of 24 */
     memcpy(A, D, sizeof D);
-    pnmf_deblock_frame(&r, 0, A);
+    pnmf_deblock_frame(&r, 0, NULL, NULL, A);
     CHECK(memcmp(A, D, sizeof D) != 0);
     pnmf_residual_free(&r);
 }

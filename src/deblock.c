@@ -3,8 +3,6 @@
  * docs/format.md "Deblocking filter"): the edge filter of H.264's luma
  * for boundary strengths below 4 (ITU-T H.264 8.7.2.3), with its alpha,
  * beta and tc0 tables, on pnmf's blocks and quantizers. */
-#include <stdlib.h>
-
 #include "deblock.h"
 #include "internal.h"
 
@@ -65,13 +63,6 @@ static void edge_init(Edge *e, int index, int strength)
 {
     e->alpha = pnmf_deblock_alpha(index), e->beta = pnmf_deblock_beta(index);
     e->tc0 = pnmf_deblock_tc0(index, strength);
-}
-
-void pnmf_deblock_line(uint8_t *p, int step, int index, int strength)
-{
-    Edge e;
-    edge_init(&e, index, strength);
-    if (strength > 0 && e.alpha) filter_line(p, step, &e);
 }
 
 #define BF_INTRA 1

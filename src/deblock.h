@@ -50,11 +50,6 @@ int pnmf_deblock_alpha(int index);
 int pnmf_deblock_beta(int index);
 int pnmf_deblock_tc0(int index, int strength);
 
-/* Filter one edge's line of samples: p[-3 * step] .. p[2 * step] across the
- * edge between p[-step] (last of the first side) and p[0] (first of the
- * second), with the thresholds of index and the strength class, 1..3. */
-void pnmf_deblock_line(uint8_t *p, int step, int index, int strength);
-
 /* Filter decoded frame j of r (r->rows x r->cols, contiguous) in place, as
  * its modes, vectors, levels and quantizers say; P and Pp are the model
  * frames j and j - 1 (read only where a block has prediction 2). The

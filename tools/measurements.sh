@@ -101,7 +101,8 @@ echo >> "$T"
 CLIPS="samples/sprites.mkv"
 [ "$MODE" = full ] && CLIPS="$CLIPS samples/devset/x11_oneko.mkv samples/devset/x11_penguins.mkv
     samples/devset/x11_fishtank.mkv samples/devset/pingus_pan.mkv samples/devset/cuts_mix.mkv
-    samples/devset/natural_vtest.mkv"
+    samples/devset/natural_vtest.mkv samples/devset/synfig_kid.mkv samples/devset/povray_spline.mkv
+    samples/devset/natural_cup.mkv"
 {
     echo "## BD-rate of pnmf against each codec, %"
     echo

@@ -6,21 +6,25 @@
 #   sh samples/devset/make_devset.sh pingus_pan    # only the named clip(s)
 #
 # Clips: x11_penguins x11_oneko x11_fishtank pingus_pan natural_vtest, and
-# cuts_mix, cut together from four of them (190 frames)
+# cuts_mix, cut together from four of them (190 frames); the smooth clips
+# synfig_kid (2-D cartoon), povray_spline (3-D animation) and natural_cup
+# (camera footage)
 #
 # For regeneration only: the clips are committed, the tests never run this.
 # Needs, on Debian 12 (bookworm, main):
 #   apt-get install ffmpeg xvfb x11-apps x11-utils xdotool \
-#                   xpenguins oneko xfishtank pingus-data
-# and, for natural_vtest, the file vtest.avi of opencv-doc: taken from
-# /usr/share/doc/opencv-doc/examples/data/ when the package is installed,
-# otherwise the script runs `apt-get download opencv-doc` (96 MB) into a
-# temporary directory and unpacks only that file with dpkg-deb.
+#                   xpenguins oneko xfishtank pingus-data synfig povray
+# The sample files come from opencv-doc (natural_vtest, natural_cup),
+# synfig-examples (synfig_kid) and povray-examples (povray_spline): each is
+# taken from its place under /usr/share/doc when the package is installed,
+# otherwise the script runs `apt-get download PACKAGE` (opencv-doc is 96 MB)
+# into a temporary directory and unpacks only that file with dpkg-deb.
 #
-# Determinism: pingus_pan and natural_vtest are pure FFmpeg filter graphs
-# over fixed package files: the same package versions and FFmpeg version
-# give the same pixels (and, with one encoder thread and bitexact muxing,
-# the same bytes). The x11_* clips are screen captures of programs that run
+# Determinism: pingus_pan, natural_vtest and natural_cup are pure FFmpeg
+# filter graphs over fixed package files, synfig_kid and povray_spline are
+# renders of fixed scenes (one synfig thread, no antialiasing jitter) run
+# through one: the same package versions and FFmpeg version give the same
+# pixels (and, with one encoder thread and bitexact muxing, the same bytes). The x11_* clips are screen captures of programs that run
 # on timers and random numbers (xpenguins, xfishtank) or chase a pointer
 # (oneko): the scene setup, the pointer path and the window drags are fixed,
 # but the exact frames differ from run to run.
@@ -243,23 +247,81 @@ clip_pingus_pan() {
     store pingus_pan yuv420p
 }
 
+# pkgfile PACKAGE FILE: print the path of FILE (an absolute path the
+# package installs): FILE itself when the package is installed, otherwise
+# FILE unpacked from the package's .deb, downloaded once per run.
+pkgfile() {
+    if [ -f "$2" ]; then echo "$2"; return; fi
+    need apt-get dpkg-deb
+    d=$tmp/deb-$1
+    if [ ! -d "$d" ]; then
+        mkdir -p "$d"
+        (cd "$d" && apt-get download "$1" >/dev/null 2>&1) ||
+            { echo "make_devset: apt-get download $1 failed" >&2; exit 1; }
+    fi
+    dpkg-deb --fsys-tarfile "$d/$1"_*.deb | tar -x -C "$d" ".$2"
+    echo "$d$2"
+}
+
 # ------------------------------------------------------------ natural ---
 # natural_vtest: OpenCV's sample video vtest.avi (a fixed camera over a
 # campus path, pedestrians walking; 768x576, 10 fps, MPEG-4 part 2): its
 # first 150 frames, scaled to 320x240 (area averaging), played at 20 fps.
 clip_natural_vtest() {
-    v=/usr/share/doc/opencv-doc/examples/data/vtest.avi
-    if [ ! -f "$v" ]; then
-        need apt-get dpkg-deb
-        mkdir -p "$tmp/deb"
-        (cd "$tmp/deb" && apt-get download opencv-doc >/dev/null)
-        dpkg-deb --fsys-tarfile "$tmp"/deb/opencv-doc_*.deb |
-            tar -x -C "$tmp/deb" ./usr/share/doc/opencv-doc/examples/data/vtest.avi
-        v=$tmp/deb/usr/share/doc/opencv-doc/examples/data/vtest.avi
-    fi
+    v=$(pkgfile opencv-doc /usr/share/doc/opencv-doc/examples/data/vtest.avi)
     vf="scale=$W:$H:flags=area"
     to_nut natural_vtest yuv420p -i "$v"
     store natural_vtest yuv420p
+}
+
+# ------------------------------------------------------------- smooth ---
+# natural_cup: the OpenCV.js tutorials' video cup.mp4 (a hand holds a black
+# cup in front of a plain light wall and tilts it; 640x480, 26.777 fps,
+# H.264): its first 150 frames, scaled to 320x240 (area averaging), played
+# at 20 fps. Decoded with one thread: FFmpeg's frame-threaded H.264 decoder
+# reports slice errors on this file, the single-threaded one does not.
+clip_natural_cup() {
+    g=$(pkgfile opencv-doc /usr/share/doc/opencv-doc/opencv4/html/cup.mp4.gz)
+    gzip -dc "$g" > "$tmp/cup.mp4"
+    vf="scale=$W:$H:flags=area"
+    to_nut natural_cup yuv420p -threads 1 -i "$tmp/cup.mp4"
+    store natural_cup yuv420p
+}
+
+# synfig_kid: synfig's example prologue_kid.sif (a cartoon boy in a cloak,
+# shaded with gradients and soft outlines, breathing and swaying over a
+# parchment background; 288x504, 5 s) rendered by the synfig CLI at
+# 320x560 and 30 fps (its 5 s become 150 frames, played at 20 fps), seen
+# through a 320x240 window that moves down 2 px a frame, head to boots.
+clip_synfig_kid() {
+    need synfig
+    s=$(pkgfile synfig-examples /usr/share/doc/synfig-examples/examples/prologue_kid.sif)
+    mkdir -p "$tmp/kid"
+    synfig -T 1 "$s" -t png -w $W -h 560 --fps 30 --begin-time 0 --end-time $((N - 1))f \
+        -o "$tmp/kid/k.png" >"$tmp/kid.log" 2>&1 ||
+        { cat "$tmp/kid.log" >&2; echo "make_devset: synfig failed" >&2; exit 1; }
+    vf="crop=$W:$H:0:'2*n'"
+    to_nut synfig_kid yuv420p -framerate $FPS -start_number 0 -i "$tmp/kid/k.%04d.png"
+    store synfig_kid yuv420p
+}
+
+# povray_spline: POV-Ray's animation example splinefollow.pov, overview
+# camera: six aircraft (phong-shaded cones and a glass canopy) fly along a
+# spline through a yellow and a blue ring and around a green pole, casting
+# shadows on a checkered floor under a gradient sky. Rendered at 320x240
+# with the example's antialiasing (threshold 0.3, depth 3, no jitter),
+# clock 0.0025 a frame (0 to 0.3725): the aircraft are 1/6 of the clock
+# apart, so no two frames of the clip are the same.
+clip_povray_spline() {
+    need povray
+    s=$(pkgfile povray-examples /usr/share/doc/povray/examples/animations/splinefollow/splinefollow.pov)
+    mkdir -p "$tmp/pov"
+    (cd "$tmp/pov" && povray -GA +I"$s" +O"$tmp/pov/f.png" +FN +W$W +H$H -D \
+        +A0.3 +R3 -J +KFI0 +KFF$((N - 1)) +KI0 +KF0.3725 >"$tmp/pov.log" 2>&1) ||
+        { tail -20 "$tmp/pov.log" >&2; echo "make_devset: povray failed" >&2; exit 1; }
+    vf=null
+    to_nut povray_spline yuv420p -framerate $FPS -start_number 0 -i "$tmp/pov/f%03d.png"
+    store povray_spline yuv420p
 }
 
 # ------------------------------------------------------------ cuts ------
@@ -277,7 +339,7 @@ clip_cuts_mix() {
 }
 
 need "$FFMPEG"
-clips=${*:-x11_penguins x11_oneko x11_fishtank pingus_pan natural_vtest cuts_mix}
+clips=${*:-x11_penguins x11_oneko x11_fishtank pingus_pan natural_vtest cuts_mix natural_cup synfig_kid povray_spline}
 for c in $clips; do
     "clip_$c"
 done

@@ -264,7 +264,7 @@ int pnmf_info_next_window(PnmfInfo *p, PnmfInfoWindow *st, int zstd_level)
     st->frames = (int)count;
     st->key = !md->res.continues;
     st->carried = md->carries;
-    st->rc_levels = md->res.step16 ? md->res.rc_levels : 0;
+    st->rc_levels = md->res.step16 ? md->res.rc_levels + (md->res.lx ? 2 : 0) : 0;
     if (md->res.step16)
         for (size_t b = 0; b < (size_t)md->m * md->res.bx * md->res.by; b++) {
             const uint8_t mo = md->res.modes[b];

@@ -98,7 +98,7 @@ int  pnmf_model_read(const uint8_t *buf, size_t size, int rows, int cols, int vi
  * over; 6: range-coded levels; 7: intra modes, global vectors and vector
  * candidates; 8: the sprite layer); pnmf_model_read() reads PNMF_PAYLOAD_VERSION, what
  * pnmf_model_write() writes, with no last model. */
-#define PNMF_PAYLOAD_VERSION 8
+#define PNMF_PAYLOAD_VERSION 9
 int  pnmf_model_read_version(int version, const uint8_t *buf, size_t size, int rows, int cols, int vis_rows,
                              int vis_cols, int m, int max_k, int w_step, int r_step,
                              PnmfWindowModel *md, char *err, size_t errlen);

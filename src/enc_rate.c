@@ -102,7 +102,9 @@ static int choose_fine(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
     int best_f = 0, best_i = 0, ret = 0, n = 0;
     /* the codings in pairs: with a model, one step with and without it;
      * without, two steps (two threads run them at once) */
-    for (int i = 0; ret >= 0 && i < PNMF_FINE_CODINGS; i += nfam == 2 ? 1 : 2) {
+    /* -q 0 keeps the least error: its own, lossless coding, which only a
+     * coarser coding as exact and smaller could beat; those are not tried */
+    for (int i = q ? 0 : PNMF_FINE_CODINGS - 1; ret >= 0 && i < PNMF_FINE_CODINGS; i += nfam == 2 ? 1 : 2) {
         StepJob job[2];
         int fj[2] = { 0, nfam - 1 }, at[2] = { i, nfam == 2 ? i : i + 1 }, run[2] = { 0, 0 }, nj = 0;
         for (; nj < 2 && at[nj] < PNMF_FINE_CODINGS; nj++) {

@@ -8,9 +8,9 @@
  * coarser steps are coded only until two in a row exceed the bound; -q 16,
  * the default, keeps the first coding without trying the others. Below
  * -q 16 the window is coded at the steps of -q 16, 14, ..., 2 and 0
- * (lossless), all of them, and pnmf_fine_pick keeps one (no more error
- * than -q 16's coding), so from -q 0 up to 15 too a higher -q gets no more
- * bytes and no less error. A window with a model is coded with and
+ * (lossless), all of them (-q 0 only its own: the least error), and
+ * pnmf_fine_pick keeps one (no more error than -q 16's coding), so from
+ * -q 0 up to 15 too a higher -q gets no more bytes and no less error. A window with a model is coded with and
  * without it at each step. What can still move the other way is what a
  * window leaves the next (its last frames are the next one's references,
  * its model the one the next may carry). With two threads two codings run

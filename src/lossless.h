@@ -6,7 +6,7 @@
  * from the decoded samples around it, its prediction and the levels
  * around it in this frame and the frame before. The decoder decodes them
  * while it reconstructs the frame (pnmf_residual_frame() calls
- * pnmf_lx_block()), since the contexts need the samples decoded so far;
+ * pnmf_lx_block()), as the contexts need the samples decoded so far;
  * the writer codes them from the decoded frames the encoder kept.
  */
 #ifndef PNMF_LOSSLESS_H

@@ -18,6 +18,7 @@
 #include "model.h"
 #include "permnmf.h"
 #include "pnmf/pnmf.h"
+#include "ratectl.h"
 #include "residual_search.h"
 #include "sprite_find.h"
 #include "tuning.h"
@@ -131,6 +132,12 @@ static inline double enc_now(void)
  * within the pick, so a window with a model keeps -q's order as one
  * without does. */
 static inline int enc_picks(const PnmfEncSettings *s) { return s->residual && s->target_psnr <= 0; }
+
+/* Whether a window coded lossless may have its pixel levels coded with
+ * the samples' contexts (format 9, lossless.h): below -q PNMF_PICK_FLOOR,
+ * where the fine pick may keep a lossless coding; those files need a v9
+ * reader. */
+static inline int enc_lossless_ctx(const PnmfEncSettings *s) { return enc_picks(s) && s->quality < PNMF_PICK_FLOOR; }
 
 /* The -q the model is fitted, quantized and weighed at. */
 static inline int enc_model_quality(const PnmfEncSettings *s) { return enc_picks(s) ? PNMF_MODEL_Q : s->quality; }

@@ -108,9 +108,8 @@ int pnmf_window_code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel
     PNMF_CHECK(pnmf_residual_alloc(&md->res, m, e->vis_rows, e->vis_cols, step16, key16));
     md->res.continues = e->continues;
     /* a lossless window keeps its decoded frames: the sample-context
-     * levels stream (lossless.h) reads them; only at -q 0, whose files
-     * announce a reader of format 9 */
-    if (!e->s.quality && step16 == PNMF_RES_MIN_STEP && key16 == PNMF_RES_MIN_STEP &&
+     * levels stream (lossless.h) reads them */
+    if (enc_lossless_ctx(&e->s) && step16 == PNMF_RES_MIN_STEP && key16 == PNMF_RES_MIN_STEP &&
         !(md->res.enc_dec = pnmf_malloc_array((size_t)m, e->nv)))
         return PNMF_ERR_NOMEM;
     /* a window that continues one whose levels were range-coded prices its

@@ -89,7 +89,7 @@ int pnmf_encoder_create(PnmfEncoder **out, const PnmfEncSettings *s, int width, 
         goto error;
     PnmfHeader h = { 0 };
     h.writer_version = PNMF_FORMAT_VERSION;
-    h.min_reader_version = s->residual && !s->quality ? PNMF_MIN_READER_LOSSLESS : PNMF_MIN_READER_WRITTEN;
+    h.min_reader_version = enc_lossless_ctx(s) ? PNMF_MIN_READER_LOSSLESS : PNMF_MIN_READER_WRITTEN;
     h.width = (uint32_t)width, h.height = (uint32_t)height;
     h.fps_num = (uint32_t)fps_num, h.fps_den = (uint32_t)fps_den;
     h.window = (uint16_t)s->window;

@@ -278,7 +278,7 @@ static void test_clip(int c)
 }
 
 /* The encoder at -q 0 through the public API: every clip decodes exactly,
- * and the files announce a reader of format 9. */
+ * and the files announce a reader of format 9 (at -q 16, of format 8). */
 static void test_encoder(const char *dir)
 {
     enum { H = 40, W = 56, N = 10 };
@@ -328,6 +328,19 @@ static void test_encoder(const char *dir)
         pnmf_dec_close(&dec);
         fclose(in);
         remove(path);
+        if (c == 4) { /* at -q 16 and above no window is lossless: a v8 reader reads the file */
+            s.quality = 16;
+            fo = fopen(path, "wb");
+            CHECK(fo && pnmf_enc_open(&enc, &s, W, H, 20, 1, fo) == 0);
+            for (int j = 0; j < N; j++) CHECK(pnmf_enc_push_frame(enc, f + (size_t)j * H * W, W) == 0);
+            CHECK(pnmf_enc_finish(enc) == 0);
+            pnmf_enc_close(&enc);
+            fclose(fo);
+            in = fopen(path, "rb");
+            CHECK(in && fread(hdr, 1, 12, in) == 12 && hdr[8] == 9 && hdr[10] == 8);
+            if (in) fclose(in);
+            remove(path);
+        }
     }
     free(f), free(out);
 }

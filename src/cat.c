@@ -111,6 +111,7 @@ int pnmf_cat(const PnmfIO *out, const PnmfIO *const *in, int n, int *bad, char *
             goto end;
         }
         frames += hi->frame_count;
+        /* the joined file needs the newest reader any part needs */
         if (hi->min_reader_version > h.min_reader_version) h.min_reader_version = hi->min_reader_version;
     }
     if (frames > PNMF_MAX_FRAMES) {

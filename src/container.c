@@ -379,7 +379,11 @@ int pnmf_container_writer_open_io(PnmfContainerWriter **out, const PnmfIO *io, c
     /* Version 2 changed the payload layout, so a reader needs version 2. */
     PnmfHeader hc = *h;
     hc.writer_version = PNMF_FORMAT_VERSION;
-    hc.min_reader_version = PNMF_MIN_READER_WRITTEN;
+    /* a file whose windows may use a newer feature (pnmf-enc -q 0's sample
+     * contexts, format 9) says so; any other needs a v8 reader */
+    hc.min_reader_version = h->min_reader_version > PNMF_MIN_READER_WRITTEN && h->min_reader_version <= PNMF_FORMAT_VERSION
+                                ? h->min_reader_version
+                                : PNMF_MIN_READER_WRITTEN;
     /* H.273's 0 (reserved, or the identity matrix of RGB) means nothing
      * for a luma-only stream: unspecified, 2 */
     if (!hc.color_primaries) hc.color_primaries = 2;

@@ -9,6 +9,7 @@
 #include "internal.h"
 #include "io.h"
 #include "log.h"
+#include "lossless.h"
 #include "model.h"
 
 struct PnmfDecoder {
@@ -182,6 +183,12 @@ static const uint8_t *next_layout(PnmfDecoder *d)
     if (d->md.spr.present) pnmf_sprite_paint(&d->sprites, &d->md.spr, d->win_pos, d->vis_rows, d->vis_cols, d->bg, d->P);
     else pnmf_diamond_int(&d->md, d->win_pos, d->w_step, d->r_step, d->acc, d->P);
     pnmf_residual_frame(&d->md.res, d->win_pos, d->P, d->Pp, (const uint8_t *const *)d->ref, d->D);
+    if (d->md.res.lx && d->md.res.lx->err) { /* format 9: decoded with the samples */
+        snprintf(d->err, sizeof(d->err), "window at frame %d: %s", d->win_first + 1,
+                 d->md.res.lx->err == -1 ? "residual level out of range"
+                                         : "a range-coded stream does not end where its length says");
+        return NULL;
+    }
     pnmf_sprite_background_update(&d->sprites, &d->md.spr, d->win_pos, d->vis_rows, d->vis_cols, d->D, d->bg, d->mark);
     pnmf_sprite_cut(&d->sprites, &d->md.spr, d->win_pos, d->vis_cols, d->D);
     pnmf_residual_push(d->ref, &d->D);
@@ -195,6 +202,7 @@ static int step_frame(PnmfDecoder *d, uint8_t *gray, ptrdiff_t stride)
 {
     if (!d->loaded || d->win_pos >= d->md.m) PNMF_CHECK(load_window(d));
     const uint8_t *layout = next_layout(d);
+    if (!layout) return PNMF_ERR_CORRUPT;
     if (gray) pnmf_layout_to_frame(d->info.shift_model, d->info.width, d->info.height, layout, gray, stride);
     d->win_pos++;
     d->next_frame++;

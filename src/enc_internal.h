@@ -18,6 +18,7 @@
 #include "model.h"
 #include "permnmf.h"
 #include "pnmf/pnmf.h"
+#include "ratectl.h"
 #include "residual_search.h"
 #include "sprite_find.h"
 #include "tuning.h"
@@ -132,6 +133,12 @@ static inline double enc_now(void)
  * without does. */
 static inline int enc_picks(const PnmfEncSettings *s) { return s->residual && s->target_psnr <= 0; }
 
+/* Whether a window coded lossless may have its pixel levels coded with
+ * the samples' contexts (format 9, lossless.h): below -q PNMF_PICK_FLOOR,
+ * where the fine pick may keep a lossless coding; those files need a v9
+ * reader. */
+static inline int enc_lossless_ctx(const PnmfEncSettings *s) { return enc_picks(s) && s->quality < PNMF_PICK_FLOOR; }
+
 /* The -q the model is fitted, quantized and weighed at. */
 static inline int enc_model_quality(const PnmfEncSettings *s) { return enc_picks(s) ? PNMF_MODEL_Q : s->quality; }
 
@@ -184,7 +191,9 @@ int pnmf_window_try_repeats(PnmfEncoder *e, PnmfWindowModel *md, int m, const fl
 int pnmf_window_weights(PnmfEncoder *e, int m);
 int pnmf_window_code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel *md, int m, int step16,
                               double *sse);
-int pnmf_window_codings(PnmfWindowModel *md, uint8_t *c[3], size_t size[3], int *n);
+#define PNMF_WINDOW_CODINGS 5 /* varints; range-coded, frame 0's varints; both with sample contexts */
+int pnmf_window_codings(PnmfWindowModel *md, uint8_t *c[PNMF_WINDOW_CODINGS], size_t size[PNMF_WINDOW_CODINGS],
+                        int *n);
 int pnmf_window_bytes(const PnmfEncoder *e, PnmfWindowModel *md, int m, size_t *bytes);
 int pnmf_window_cost(PnmfEncoder *e, PnmfWindowModel *md, int m, int step16, double *sse, size_t *bytes);
 int pnmf_window_costs(PnmfEncoder *e, PnmfWindowModel *md, PnmfWindowModel *bare, int m, int step16,

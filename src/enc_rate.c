@@ -8,9 +8,9 @@
  * coarser steps are coded only until two in a row exceed the bound; -q 16,
  * the default, keeps the first coding without trying the others. Below
  * -q 16 the window is coded at the steps of -q 16, 14, ..., 2 and 0
- * (lossless), all of them, and pnmf_fine_pick keeps one (no more error
- * than -q 16's coding), so from -q 0 up to 15 too a higher -q gets no more
- * bytes and no less error. A window with a model is coded with and
+ * (lossless), all of them (-q 0 only its own: the least error), and
+ * pnmf_fine_pick keeps one (no more error than -q 16's coding), so from
+ * -q 0 up to 15 too a higher -q gets no more bytes and no less error. A window with a model is coded with and
  * without it at each step. What can still move the other way is what a
  * window leaves the next (its last frames are the next one's references,
  * its model the one the next may carry). With two threads two codings run
@@ -102,7 +102,9 @@ static int choose_fine(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
     int best_f = 0, best_i = 0, ret = 0, n = 0;
     /* the codings in pairs: with a model, one step with and without it;
      * without, two steps (two threads run them at once) */
-    for (int i = 0; ret >= 0 && i < PNMF_FINE_CODINGS; i += nfam == 2 ? 1 : 2) {
+    /* -q 0 keeps the least error: its own, lossless coding, which only a
+     * coarser coding as exact and smaller could beat; those are not tried */
+    for (int i = q ? 0 : PNMF_FINE_CODINGS - 1; ret >= 0 && i < PNMF_FINE_CODINGS; i += nfam == 2 ? 1 : 2) {
         StepJob job[2];
         int fj[2] = { 0, nfam - 1 }, at[2] = { i, nfam == 2 ? i : i + 1 }, run[2] = { 0, 0 }, nj = 0;
         for (; nj < 2 && at[nj] < PNMF_FINE_CODINGS; nj++) {

@@ -127,6 +127,11 @@ int pnmf_window_code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel
     pnmf_residual_free(&md->res);
     PNMF_CHECK(pnmf_residual_alloc(&md->res, m, e->vis_rows, e->vis_cols, step16, key16));
     md->res.continues = e->continues;
+    /* a lossless window keeps its decoded frames: the sample-context
+     * levels stream (lossless.h) reads them */
+    if (enc_lossless_ctx(&e->s) && step16 == PNMF_RES_MIN_STEP && key16 == PNMF_RES_MIN_STEP &&
+        !(md->res.enc_dec = pnmf_malloc_array((size_t)m, e->nv)))
+        return PNMF_ERR_NOMEM;
     /* a window that continues one whose levels were range-coded prices its
      * levels with the levels stream's contexts (they will most likely be
      * range-coded too), others with the fixed table for zstd's varints */
@@ -162,6 +167,7 @@ int pnmf_window_code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel
          * filter lowers its first frame's error: frame 0 is coded
          * unfiltered, then filtered or not as the choice says */
         if (j == 0 && ret >= 0) md->res.deblock = deblock_pays(&md->res, 0, src, rb->P, rb->Pp, rb->D, tmp, e->nv);
+        if (md->res.enc_dec) memcpy(md->res.enc_dec + (size_t)j * e->nv, rb->D, e->nv);
         /* the background matters within the window only to a sprite layer */
         if (md->spr.present) {
             pnmf_sprite_background_update(&rb->dict, &md->spr, j, e->vis_rows, e->vis_cols, rb->D, rb->B, rb->mark);
@@ -186,22 +192,25 @@ int pnmf_window_code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel
  * 0's as varints and the others range-coded (a lossless first frame of
  * synthetic content, with zstd, and the rest in the stream); the third only
  * when frame 0 is lossless (step 1): a lossy first frame's levels go to
- * the stream as well as the others'. */
-int pnmf_window_codings(PnmfWindowModel *md, uint8_t *c[3], size_t size[3], int *n)
+ * the stream as well as the others'. A lossless window (its decoded frames
+ * kept) adds the range-coded ones with the pixel levels in the
+ * sample-context stream (format 9, lossless.h). */
+int pnmf_window_codings(PnmfWindowModel *md, uint8_t *c[PNMF_WINDOW_CODINGS], size_t size[PNMF_WINDOW_CODINGS],
+                        int *n)
 {
-    c[0] = c[1] = c[2] = NULL;
-    size[0] = size[1] = size[2] = 0;
+    for (int a = 0; a < PNMF_WINDOW_CODINGS; a++) c[a] = NULL, size[a] = 0;
     *n = 1;
     int ret = pnmf_model_write(md, &c[0], &size[0]);
     if (ret >= 0 && md->res.step16) {
         const int nalt = md->res.key_step16 == PNMF_RES_MIN_STEP && md->res.start[1] > 0 &&
                                  md->res.start[1] < md->res.nlev ? 2 : 1;
-        for (int a = 0; ret >= 0 && a < nalt; a++) {
-            md->res.rc_levels = a + 1;
-            ret = pnmf_model_write(md, &c[1 + a], &size[1 + a]);
-            if (ret >= 0) (*n)++;
-        }
-        md->res.rc_levels = 0;
+        for (int x = 0; x <= (md->res.enc_dec != NULL); x++)
+            for (int a = 0; ret >= 0 && a < nalt; a++) {
+                md->res.rc_levels = a + 1, md->res.ctx_levels = x;
+                ret = pnmf_model_write(md, &c[*n], &size[*n]);
+                if (ret >= 0) (*n)++;
+            }
+        md->res.rc_levels = md->res.ctx_levels = 0;
     }
     return ret;
 }
@@ -210,12 +219,12 @@ int pnmf_window_codings(PnmfWindowModel *md, uint8_t *c[3], size_t size[3], int 
  * for the chunk's framing. */
 int pnmf_window_bytes(const PnmfEncoder *e, PnmfWindowModel *md, int m, size_t *bytes)
 {
-    uint8_t *c[3];
-    size_t size[3];
+    uint8_t *c[PNMF_WINDOW_CODINGS];
+    size_t size[PNMF_WINDOW_CODINGS];
     int n;
     int ret = pnmf_window_codings(md, c, size, &n);
     if (ret >= 0) ret = pnmf_container_window_bytes(e->cw, (uint32_t)m, (const uint8_t *const *)c, size, n, bytes);
-    for (int a = 0; a < 3; a++) pnmf_free(c[a]);
+    for (int a = 0; a < PNMF_WINDOW_CODINGS; a++) pnmf_free(c[a]);
     return ret;
 }
 

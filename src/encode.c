@@ -89,7 +89,7 @@ int pnmf_encoder_create(PnmfEncoder **out, const PnmfEncSettings *s, int width, 
         goto error;
     PnmfHeader h = { 0 };
     h.writer_version = PNMF_FORMAT_VERSION;
-    h.min_reader_version = PNMF_MIN_READER_WRITTEN;
+    h.min_reader_version = enc_lossless_ctx(s) ? PNMF_MIN_READER_LOSSLESS : PNMF_MIN_READER_WRITTEN;
     h.width = (uint32_t)width, h.height = (uint32_t)height;
     h.fps_num = (uint32_t)fps_num, h.fps_den = (uint32_t)fps_den;
     h.window = (uint16_t)s->window;
@@ -143,8 +143,8 @@ static int start_window(PnmfEncoder *e, int m)
  * which keeps the smallest chunk of them. */
 static int write_window(PnmfEncoder *e, EncWindow *w)
 {
-    uint8_t *codings[3] = { NULL, NULL, NULL };
-    size_t sizes[3] = { 0, 0, 0 };
+    uint8_t *codings[PNMF_WINDOW_CODINGS] = { NULL };
+    size_t sizes[PNMF_WINDOW_CODINGS] = { 0 };
     int ncodings = 0, chosen = 0;
     int ret = pnmf_window_codings(&w->md, codings, sizes, &ncodings);
     if (ret >= 0 && pnmf_log_on(&e->s.logger)) {
@@ -160,7 +160,7 @@ static int write_window(PnmfEncoder *e, EncWindow *w)
         ret = pnmf_container_write_window_best(e->cw, (uint32_t)(e->frame_count - w->m), (uint32_t)w->m,
                                                (const uint8_t *const *)codings, sizes, ncodings, &chosen, e->err,
                                                sizeof(e->err));
-    for (int a = 0; a < 3; a++) pnmf_free(codings[a]);
+    for (int a = 0; a < PNMF_WINDOW_CODINGS; a++) pnmf_free(codings[a]);
     if (ret < 0) return ret;
     e->rc_level_windows += chosen > 0, e->last_rc = chosen > 0;
     e->sse += w->sse, e->carried += w->carried;

@@ -172,8 +172,8 @@ static int measure(int version, const PnmfWindowModel *md, const uint8_t *buf, s
     for (int s = 0; s < PNMF_INFO_SECTIONS; s++) {
         if (coded && (s == PNMF_INFO_SEC_RES_MODES || s == PNMF_INFO_SEC_RES_VECTORS)) continue;
         beg[s] = pos;
-        uint64_t lens[3] = { 0, 0, 0 };
-        const int streams = rs->rc_levels ? 3 : 2;
+        uint64_t lens[4] = { 0, 0, 0, 0 };
+        const int streams = rs->rc_levels ? (rs->lx ? 4 : 3) : 2;
         uint64_t nvar = values[s]; /* the varint levels */
         if (coded && s == PNMF_INFO_SEC_RES_LEVELS) {
             /* format 4: the streams' lengths, the levels, the streams;
@@ -196,7 +196,8 @@ static int measure(int version, const PnmfWindowModel *md, const uint8_t *buf, s
         if (coded && s == PNMF_INFO_SEC_RES_LEVELS) {
             if (lens[2] > size - pos || lens[0] > size - pos - lens[2] || lens[1] > size - pos - lens[2] - lens[0])
                 return PNMF_ERR_CORRUPT;
-            pos += (size_t)lens[2]; /* the levels stream closes the section */
+            if (lens[3] > size - pos - lens[2] - lens[0] - lens[1]) return PNMF_ERR_CORRUPT;
+            pos += (size_t)(lens[2] + lens[3]); /* the levels streams close the section */
             end[s] = pos;
             beg[PNMF_INFO_SEC_RES_MODES] = pos, end[PNMF_INFO_SEC_RES_MODES] = pos += (size_t)lens[0];
             beg[PNMF_INFO_SEC_RES_VECTORS] = pos, end[PNMF_INFO_SEC_RES_VECTORS] = pos += (size_t)lens[1];
@@ -263,7 +264,7 @@ int pnmf_info_next_window(PnmfInfo *p, PnmfInfoWindow *st, int zstd_level)
     st->frames = (int)count;
     st->key = !md->res.continues;
     st->carried = md->carries;
-    st->rc_levels = md->res.step16 ? md->res.rc_levels : 0;
+    st->rc_levels = md->res.step16 ? md->res.rc_levels + (md->res.lx ? 2 : 0) : 0;
     if (md->res.step16)
         for (size_t b = 0; b < (size_t)md->m * md->res.bx * md->res.by; b++) {
             const uint8_t mo = md->res.modes[b];

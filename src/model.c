@@ -16,6 +16,7 @@
 
 #include "internal.h"
 #include "model.h"
+#include "lossless.h"
 #include "rangecoder.h"
 #include "residual.h"
 #include "varint.h"
@@ -67,7 +68,7 @@ uint64_t pnmf_model_max_work(int rows, int cols, int m)
 
 /* The residual layer (residual.h): step, block size, a mode per block and
  * frame, the levels of the coded blocks. */
-static int read_residual(Rd *r, int version, int m, int rows, int cols, int continues, int rclev,
+static int read_residual(Rd *r, int version, int m, int rows, int cols, int continues, int rclev, int ctxlev,
                          PnmfResidual *rs, char *err, size_t errlen)
 {
     uint64_t step, key_step, qp, key_qp, bs, v;
@@ -98,15 +99,24 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
     RcDec rd = { 0 };
     RcModeCtx mc;
     const uint8_t *stream = NULL;
-    uint64_t vec_len = 0, lev_len = 0;
-    if (coded) { /* the two lengths (three: format 6's levels); the streams end the payload */
+    uint64_t vec_len = 0, lev_len = 0, ctx_len = 0;
+    if (ctxlev && (step != PNMF_RES_MIN_STEP || key_step != PNMF_RES_MIN_STEP)) {
+        pnmf_set_err(err, errlen, "sample-context levels with residual steps %llu/16, %llu/16 (lossless only)",
+                     (unsigned long long)step, (unsigned long long)key_step);
+        return PNMF_ERR_CORRUPT;
+    }
+    if (coded) { /* the two lengths (three: format 6's levels, four: format 9's sample
+                  * contexts); the streams end the payload */
         uint64_t mode_len;
         if (get_u(r, &mode_len) < 0 || get_u(r, &vec_len) < 0 || (rclev && get_u(r, &lev_len) < 0) ||
+            (ctxlev && get_u(r, &ctx_len) < 0) ||
             mode_len > (uint64_t)(r->end - r->p) || vec_len > (uint64_t)(r->end - r->p) - mode_len ||
-            lev_len > (uint64_t)(r->end - r->p) - mode_len - vec_len)
+            lev_len > (uint64_t)(r->end - r->p) - mode_len - vec_len ||
+            ctx_len > (uint64_t)(r->end - r->p) - mode_len - vec_len - lev_len)
             goto truncated;
         r->end -= mode_len + vec_len + lev_len; /* the varint levels end there */
         stream = r->end + lev_len; /* format 6: the levels stream first */
+        r->end -= ctx_len; /* format 9: the sample-context stream before it */
         rc_dec_init(&rd, stream, (size_t)mode_len);
         rc_mode_ctx_init(&mc);
     } else if ((uint64_t)m * nb > (uint64_t)(r->end - r->p)) {
@@ -251,8 +261,13 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
     rs->rc_levels = rclev;
     /* frames before jv have varints (item 8), the others the levels stream */
     const int jv = rclev == 2 ? 1 : rclev ? 0 : m;
+    if (ctxlev) {
+        rs->ctx_levels = 1;
+        rs->lx = pnmf_lx_new(r->end, (size_t)ctx_len, jv, m, rows, cols);
+        if (!rs->lx) return PNMF_ERR_NOMEM;
+    }
     if (rclev) {
-        const uint8_t *lstream = r->end;
+        const uint8_t *lstream = r->end + ctx_len;
         rc_dec_init(&rd, lstream, (size_t)lev_len);
         RcLevCtx lc;
         const int bad = pnmf_residual_levels_read(&rd, &lc, rs, jv, (int)max_pixel);
@@ -500,7 +515,8 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
     }
     const uint64_t known = PNMF_FLAG_RESIDUAL | PNMF_FLAG_CONTINUES | (version >= 5 ? PNMF_FLAG_CARRIES : 0) |
                            (version >= 6 ? PNMF_FLAG_RCLEVELS | PNMF_FLAG_KEYVARINTS : 0) |
-                           (version >= 8 ? PNMF_FLAG_SPRITES : 0) | (version >= 9 ? PNMF_FLAG_DEBLOCK : 0);
+                           (version >= 8 ? PNMF_FLAG_SPRITES : 0) | (version >= 9 ? PNMF_FLAG_DEBLOCK : 0) |
+                           (version >= 9 ? PNMF_FLAG_CTXLEVELS : 0);
     if (v & ~known) {
         pnmf_set_err(err, errlen, "window flags 0x%llx: unknown features", (unsigned long long)v);
         return PNMF_ERR_CORRUPT;
@@ -516,6 +532,11 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
     }
     if ((v & PNMF_FLAG_KEYVARINTS) && !(v & PNMF_FLAG_RCLEVELS)) {
         pnmf_set_err(err, errlen, "window flags 0x%llx: frame 0's levels as varints without a levels stream",
+                     (unsigned long long)v);
+        return PNMF_ERR_CORRUPT;
+    }
+    if ((v & PNMF_FLAG_CTXLEVELS) && !(v & PNMF_FLAG_RCLEVELS)) {
+        pnmf_set_err(err, errlen, "window flags 0x%llx: sample-context levels without a levels stream",
                      (unsigned long long)v);
         return PNMF_ERR_CORRUPT;
     }
@@ -536,6 +557,7 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
     const int sprites = !!(v & PNMF_FLAG_SPRITES);
     const int carries = !!(v & PNMF_FLAG_CARRIES);
     const int rclev = v & PNMF_FLAG_KEYVARINTS ? 2 : !!(v & PNMF_FLAG_RCLEVELS);
+    const int ctxlev = !!(v & PNMF_FLAG_CTXLEVELS);
     if (get_u(&r, &v) < 0) {
         pnmf_set_err(err, errlen, "truncated window payload");
         return PNMF_ERR_CORRUPT;
@@ -697,7 +719,7 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
         md->spr.bytes = (size_t)(r.p - at);
     }
     if (has_residual) {
-        ret = read_residual(&r, version, m, vis_rows, vis_cols, continues, rclev, &md->res, err, errlen);
+        ret = read_residual(&r, version, m, vis_rows, vis_cols, continues, rclev, ctxlev, &md->res, err, errlen);
         if (ret < 0) goto fail;
         md->res.deblock = deblock;
     }

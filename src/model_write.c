@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "lossless.h"
 #include "model_write.h"
 #include "rangecoder_enc.h"
 #include "residual_search.h"
@@ -117,7 +118,8 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
                                    (md->res.rc_levels ? PNMF_FLAG_RCLEVELS : 0) |
                                    (md->res.rc_levels == 2 ? PNMF_FLAG_KEYVARINTS : 0) |
                                    (md->spr.present ? PNMF_FLAG_SPRITES : 0) |
-                                   (md->res.deblock ? PNMF_FLAG_DEBLOCK : 0)
+                                   (md->res.deblock ? PNMF_FLAG_DEBLOCK : 0) |
+                                   (md->res.rc_levels && md->res.ctx_levels ? PNMF_FLAG_CTXLEVELS : 0)
                              : 0); /* flags */
     put_u(&b, (uint64_t)k);
     for (int i = 0; i < k && !md->carries; i++) {
@@ -256,6 +258,7 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
          * 0's as varints and the others' as the stream (2); the varints,
          * then the levels stream, come before the other two */
         const int first_rc = rs->rc_levels == 2 ? 1 : 0;
+        Buf rcx = { 0 };
         if (rs->rc_levels) {
             RcLevCtx lc;
             rc_enc_init(&re, &rcl);
@@ -264,13 +267,25 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
             rc_enc_finish(&re);
             put_u(&b, rcl.len);
         }
+        if (rs->rc_levels && rs->ctx_levels) { /* format 9: the pixel levels by their samples' contexts */
+            rc_enc_init(&re, &rcx);
+            RcBin o = { .enc = &re };
+            const int ret = pnmf_lx_stream(&o, rs, first_rc);
+            rc_enc_finish(&re);
+            if (ret < 0) {
+                pnmf_free(rcb.p), pnmf_free(rcv.p), pnmf_free(rcl.p), pnmf_free(rcx.p), pnmf_free(b.p);
+                return ret;
+            }
+            put_u(&b, rcx.len);
+        }
         const size_t nvar = pnmf_residual_varint_levels(rs);
         for (size_t q = 0; q < nvar; q++) put_u(&b, zigzag(rs->lev[q]));
+        put_bytes(&b, rcx.p, rcx.len);
         put_bytes(&b, rcl.p, rcl.len);
         put_bytes(&b, rcb.p, rcb.len);
         put_bytes(&b, rcv.p, rcv.len);
-        if (rcb.err || rcv.err || rcl.err) b.err = 1;
-        pnmf_free(rcb.p), pnmf_free(rcv.p), pnmf_free(rcl.p);
+        if (rcb.err || rcv.err || rcl.err || rcx.err) b.err = 1;
+        pnmf_free(rcb.p), pnmf_free(rcv.p), pnmf_free(rcl.p), pnmf_free(rcx.p);
     }
     if (b.err) {
         pnmf_free(b.p);

@@ -9,6 +9,7 @@
 
 #include "deblock.h"
 #include "internal.h"
+#include "lossless.h"
 #include "residual.h"
 
 int pnmf_residual_alloc(PnmfResidual *r, int m, int rows, int cols, int step16, int key_step16)
@@ -47,6 +48,8 @@ void pnmf_residual_free(PnmfResidual *r)
     pnmf_free(r->gmv);
     pnmf_free(r->dbk);
     pnmf_free(r->enc_prev_mv);
+    pnmf_free(r->enc_dec);
+    pnmf_lx_free(r->lx);
     memset(r, 0, sizeof(*r));
 }
 
@@ -172,6 +175,9 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
     int16_t dqt[2 * DQ_RANGE + 1];
     for (int l = -DQ_RANGE; l <= DQ_RANGE; l++) dqt[l + DQ_RANGE] = (int16_t)pnmf_residual_dequant(l, step16);
     const int16_t *dq = dqt + DQ_RANGE;
+    /* window flags bit 9: the pixel levels decoded as the samples are */
+    PnmfLx *lx = r->lx && j >= r->lx->from ? r->lx : NULL;
+    if (lx) pnmf_lx_frame_start(lx, j);
     for (int b = 0; b < r->bx * r->by; b++) {
         int y0, y1, x0, x1;
         pnmf_residual_block(r->bx, r->rows, r->cols, (size_t)b, &y0, &y1, &x0, &x1);
@@ -183,6 +189,13 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
             mode = PNMF_RES_SHIFTED, dy = gy, dx = gx, Dr = Dp;
         if (mode == PNMF_RES_MOTION && !coded && pnmf_residual_model_still(P, Pp, r->cols, y0, y1, x0, x1))
             mode = PNMF_RES_SHIFTED, dy = dx = 0, Dr = Dp; /* the model did not move here: a copy in place */
+        if (lx && coded && !(modes[b] & PNMF_RES_TRANSFORM)) {
+            if (mode != PNMF_RES_SPATIAL)
+                pnmf_residual_predict(mode, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1, x0, x1, dy, dx, pred);
+            pnmf_lx_block(lx, j, modes[b], mode == PNMF_RES_SPATIAL ? NULL : pred, D, y0, y1, x0, x1, (int16_t *)lev);
+            lev += (size_t)(y1 - y0) * (x1 - x0);
+            continue;
+        }
         if (mode == PNMF_RES_SPATIAL) { /* reads what it has just corrected: sample by sample */
             /* the median edge predictor on row pointers, the left sample
              * carried in a register: D may alias anything, so indexing
@@ -249,6 +262,7 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
                 copy_row(D + (size_t)y * r->cols + x0, pred + (y - y0) * PNMF_RES_BLOCK, w);
         }
     }
+    if (lx) pnmf_lx_frame_end(lx, j);
     if (r->deblock) pnmf_deblock_frame(r, j, P, Pp, D);
 }
 
@@ -263,6 +277,10 @@ int pnmf_residual_levels_read(RcDec *d, RcLevCtx *c, PnmfResidual *r, int from, 
             int y0, y1, x0, x1;
             pnmf_residual_block(r->bx, r->rows, r->cols, b, &y0, &y1, &x0, &x1);
             const int kind = rc_lev_kind(j, mode);
+            if (r->ctx_levels && !(mode & PNMF_RES_TRANSFORM)) { /* in the sample-context stream */
+                q += (size_t)(y1 - y0) * (x1 - x0);
+                continue;
+            }
             if (mode & PNMF_RES_TRANSFORM ? rc_decode_transform_levels(d, c, kind, r->lev + q, PNMF_RES_MAX_COEF)
                                           : rc_decode_pixel_levels(d, c, kind, y1 - y0, x1 - x0, r->lev + q, max_pixel))
                 return -1;

@@ -103,6 +103,15 @@ typedef struct PnmfResidual {
      * lambda is lambda * 2^(-enc_weight[b] / 2) (a block whose error later
      * frames will copy weighs more); enc_weight[b] < PNMF_RES_WEIGHTS */
     const uint8_t *enc_weight;
+    /* Window flags bit 9 (format 9, lossless.h): the pixel levels of the
+     * frames the levels stream covers are in the sample-context stream.
+     * ctx_levels: the writer codes them so; lx: the reader's decoder of
+     * them, which pnmf_residual_frame() runs (NULL: the levels are in lev);
+     * enc_dec: the encoder's decoded frames, m x rows x cols, which the
+     * writer's contexts read (NULL when it keeps none). */
+    int ctx_levels;
+    struct PnmfLx *lx;
+    uint8_t *enc_dec;
 } PnmfResidual;
 
 /* Allocate r for m frames of rows x cols at the steps given (modes, and

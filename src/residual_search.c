@@ -67,6 +67,10 @@ int pnmf_residual_levels_stream(RcBin *o, RcLevCtx *c, const PnmfResidual *r, in
             int y0, y1, x0, x1;
             pnmf_residual_block(r->bx, r->rows, r->cols, b, &y0, &y1, &x0, &x1);
             const int kind = rc_lev_kind(j, mode);
+            if (r->ctx_levels && !(mode & PNMF_RES_TRANSFORM)) { /* in the sample-context stream */
+                q += (size_t)(y1 - y0) * (x1 - x0);
+                continue;
+            }
             if (mode & PNMF_RES_TRANSFORM ? rc_transform_levels(o, c, kind, r->lev + q, PNMF_RES_MAX_COEF)
                                           : rc_pixel_levels(o, c, kind, y1 - y0, x1 - x0, r->lev + q, max_pixel))
                 return -1;

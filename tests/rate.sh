@@ -31,8 +31,12 @@ ladder() {
     done
 }
 
-# -q 0..64 in steps of 8: each point smaller and worse
-ladder q sprites.mkv "<" 0 8 16 24 32 40 48 56 64
+# -q 8..64 in steps of 8: each point smaller and worse; -q 0 no smaller
+# and no worse than -q 8 (whose pick may keep the lossless coding)
+ladder q sprites.mkv "<" 8 16 24 32 40 48 56 64
+ladder q sprites.mkv "<=" 0
+check 'awk "BEGIN{split(\"$(summary "$T/q8.log")\", a, \" \"); split(\"$(summary "$T/q0.log")\", b, \" \"); exit !(b[1] >= a[1] && b[2] >= a[2])}"' \
+    "sprites.mkv -q 0 ($(summary "$T/q0.log")) is smaller or worse than -q 8 ($(summary "$T/q8.log"))"
 # below -q 16 each window's coding is picked from its codings at the
 # steps of -q 16, 14, ..., 0 (ratectl.h, pnmf_fine_pick): every -q 0..16 on
 # x11_penguins, screen content where quantization noise at a step of 1.2
@@ -40,9 +44,11 @@ ladder q sprites.mkv "<" 0 8 16 24 32 40 48 56 64
 # so a finer -q could cost more bytes than a lossless coding if the pick
 # did not weigh both
 ladder f devset/x11_penguins.mkv "<=" 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16
-check '[ "$(summary "$T/f8.log" | cut -d" " -f2)" != 999.00 ]' "x11_penguins -q 8 is lossless: the test shows nothing"
-check '[ "$(summary "$T/f15.log" | cut -d" " -f1)" != "$(summary "$T/f8.log" | cut -d" " -f1)" ]' \
-    "x11_penguins -q 8 and 15 are one file: the test shows little"
+# the ladder shows something: a -q under 16 is not lossless, so that
+# -q 0..16 make at least two different files
+check '[ "$(summary "$T/f15.log" | cut -d" " -f2)" != 999.00 ]' "x11_penguins -q 15 is lossless: the test shows nothing"
+check '[ "$(for q in 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16; do summary "$T/f$q.log"; done | sort -u | wc -l)" -ge 2 ]' \
+    "x11_penguins -q 0..16 make one file: the test shows nothing"
 
 # above -q 16 each window's coding is picked from its codings at the
 # steps of -q 16, 20, ..., 64, the same for every -q (ratectl.h,

@@ -697,7 +697,7 @@ static int section_rows(Table *t, const char *label, const PnmfInfoWindow *w, in
         const PnmfInfoSectionBytes *x = &w->sec[s];
         /* format 6: the residual levels may be a range-coded stream */
         const int rc = s == PNMF_INFO_SEC_RES_LEVELS ? w->rc_levels : 0;
-        if (table_row(t, s ? "" : label, rc == 2 ? "res levels f0+rc" : rc ? "res levels rc" : pnmf_info_section_name(s),
+        if (table_row(t, s ? "" : label, rc == 4 ? "res levels f0+ctx" : rc == 3 ? "res levels ctx" : rc == 2 ? "res levels f0+rc" : rc ? "res levels rc" : pnmf_info_section_name(s),
                       num(x->values),
                       num(x->raw_bytes),
                       pct(x->raw_bytes, w->payload_bytes), level ? num(x->zstd_bytes) : "-",

@@ -80,7 +80,7 @@ typedef struct PnmfInfoWindow {
     int key;                 ///< 1 if it decodes on its own: no residual layer, or one that does not predict from the window before
     int components;          ///< components the payload lists (k)
     int carried;             ///< 1 if they are the last model's, carried over (the payload has no block sizes or levels)
-    int rc_levels;           ///< its residual levels: 0 varints for zstd, 1 a range-coded stream (format 6), 2 frame 0's varints and the others' the stream
+    int rc_levels;           ///< its residual levels: 0 varints for zstd, 1 a range-coded stream (format 6), 2 frame 0's varints and the others' the stream; 3 and 4: 1 and 2 with the pixel levels in the sample-context stream (format 9)
     int nonempty;            ///< components with a block (bh, bw > 0)
     int used;                ///< components with at least one entry
     int signed_levels;       ///< 1 if a component holds a negative level

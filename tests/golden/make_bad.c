@@ -303,6 +303,10 @@ int main(int argc, char **argv)
         pnmf_wl16(b.p + 8, 10);
         pnmf_wl16(b.p + 10, 10); /* writer and min reader version 10 */
         fix_header_crc(&b);
+        save(dir, "version_9.pnmf", &b);
+        pnmf_wl16(b.p + 8, 10);
+        pnmf_wl16(b.p + 10, 10); /* writer and min reader version 10: too new */
+        fix_header_crc(&b);
         save(dir, "version_10.pnmf", &b);
         pnmf_wl16(b.p + 8, 1);
         pnmf_wl16(b.p + 10, 1); /* a format v1 file: too old */

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The writer of the sample-context levels stream (lossless.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "lossless.h"
+#include "rangecoder_enc.h"
+#include "residual.h"
+
+int pnmf_lx_stream(RcBin *o, const PnmfResidual *r, int from)
+{
+    if (!r->enc_dec) return PNMF_ERR_ARG;
+    PnmfLx s;
+    memset(&s, 0, sizeof(s));
+    s.rows = r->rows, s.cols = r->cols;
+    const size_t n = (size_t)r->rows * r->cols, nb = (size_t)r->bx * r->by;
+    int16_t *e = pnmf_calloc(n ? n : 1, sizeof(int16_t)), *ep = pnmf_calloc(n ? n : 1, sizeof(int16_t));
+    int ret = e && ep ? 0 : PNMF_ERR_NOMEM;
+    rc_probs_init(&s.c.zero[0], sizeof(s.c) / sizeof(RcProb));
+    PnmfLxCtx *c = &s.c;
+    for (int j = from; ret >= 0 && j < r->m; j++) {
+        int16_t *t = ep;
+        ep = e, e = t;
+        memset(e, 0, n * sizeof(int16_t));
+        const uint8_t *D = r->enc_dec + (size_t)j * n;
+        size_t q = r->start[j];
+        for (size_t b = 0; ret >= 0 && b < nb; b++) {
+            const uint8_t mode = r->modes[(size_t)j * nb + b];
+            if (!(mode & PNMF_RES_CODED)) continue;
+            int y0, y1, x0, x1;
+            pnmf_residual_block(r->bx, r->rows, r->cols, b, &y0, &y1, &x0, &x1);
+            if (mode & PNMF_RES_TRANSFORM) {
+                q += (size_t)(y1 - y0) * (x1 - x0);
+                continue;
+            }
+            const int kind = rc_lev_kind(j, mode);
+            for (int y = y0; y < y1 && ret >= 0; y++)
+                for (int x = x0; x < x1; x++) {
+                    const int l = r->lev[q++], p = D[(size_t)y * s.cols + x] - l;
+                    if (p < 0 || p > 255 || l < -255 || l > 255) {
+                        ret = PNMF_ERR_ARG;
+                        break;
+                    }
+                    LxSample so;
+                    pnmf_lx_sample(&s, e, ep, D, y, x, y0, x1, p, kind, &so);
+                    e[(size_t)y * s.cols + x] = (int16_t)l;
+                    if (!rc_bin(o, &c->zero[so.set], l != 0)) continue;
+                    int hit = 0;
+                    for (int i = 0; i < so.ncand && !hit; i++)
+                        hit = rc_bin(o, &c->cand[kind][so.cls][so.idx[i]], p + l == so.cand[i]);
+                    if (hit) continue;
+                    rc_bin(o, &c->sign[so.set][so.sc], l < 0);
+                    const int a = abs(l);
+                    if (rc_bin(o, &c->gt1[so.set], a > 1)) rc_lev_rem(o, c->mag[so.set], 1, a - 2);
+                }
+        }
+    }
+    pnmf_free(e);
+    pnmf_free(ep);
+    return ret;
+}

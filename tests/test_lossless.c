@@ -1,0 +1,354 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The sample-context levels stream (src/lossless.h, docs/format.md
+ * "Sample-context levels stream", window flags bit 9): lossless residual
+ * layers of synthetic worst cases go through the writer, the reader and
+ * the reconstruction bit-exact; the stream decodes with a decoder written
+ * here from the format's rules alone; the reader refuses bit 9 where the
+ * format forbids it and a stream that stops short; and pnmf-enc -q 0
+ * decodes exactly through the public API.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "lossless.h"
+#include "model_write.h"
+#include "pnmf/pnmf.h"
+#include "residual_search.h"
+#include "test.h"
+
+static unsigned rs = 777;
+static unsigned urn(unsigned n) { rs = rs * 1103515245u + 12345u; return ((rs >> 8) & 0xFFFFFF) % n; }
+
+enum { ROWS = 21, COLS = 30, M = 6, NCLIPS = 6 };
+static const char *clip_name[NCLIPS] = { "noise", "one gray level", "alternating", "gradient", "moving square",
+                                         "few grays" };
+
+/* Clip c into src (M frames), its model P (a crude background). */
+static void make_clip(int c, uint8_t *src, uint8_t *P)
+{
+    for (int j = 0; j < M; j++)
+        for (int y = 0; y < ROWS; y++)
+            for (int x = 0; x < COLS; x++) {
+                const size_t q = (size_t)j * ROWS * COLS + (size_t)y * COLS + x;
+                int v, bg = 180 + (x * 7 + y * 3) % 40;
+                switch (c) {
+                case 0: v = (int)urn(256); break;
+                case 1: v = 93; break;
+                case 2: v = j & 1 ? 255 - bg : bg; break;
+                case 3: v = (x * 255) / (COLS - 1) + j; break;
+                case 4:
+                    v = bg;
+                    if (y >= 4 + j && y < 10 + j && x >= 3 + 2 * j && x < 11 + 2 * j) v = 20 + (int)urn(10);
+                    break;
+                default: v = 40 * (int)(((unsigned)(x / 3 + y / 2 + j) * 2654435761u >> 13) % 4); break;
+                }
+                P[q] = (uint8_t)bg;
+                src[q] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+            }
+}
+
+/* Lossless coding of the clip (step 16, a lambda too small to trade any
+ * error for bits); D gets the decoded frames. */
+static void encode_clip(PnmfResidual *r, const uint8_t *src, const uint8_t *P, uint8_t *D)
+{
+    const size_t n = (size_t)ROWS * COLS;
+    for (int j = 0; j < M; j++) {
+        const uint8_t *ref[PNMF_RES_REFS];
+        for (int t = 0; t < PNMF_RES_REFS; t++) ref[t] = j - 1 - t >= 0 ? D + (j - 1 - t) * n : NULL;
+        CHECK(pnmf_residual_encode_frame(r, j, src + j * n, P + j * n, j ? P + (j - 1) * n : NULL, ref,
+                                         j < PNMF_RES_REFS ? j : PNMF_RES_REFS, D + j * n, 1e-9) == 0);
+    }
+}
+
+/* Reconstruct the frames of r into D (what the decoder does). */
+static void decode_frames(const PnmfResidual *r, const uint8_t *P, uint8_t *D)
+{
+    const size_t n = (size_t)ROWS * COLS;
+    for (int j = 0; j < M; j++) {
+        const uint8_t *ref[PNMF_RES_REFS];
+        for (int t = 0; t < PNMF_RES_REFS; t++) ref[t] = j - 1 - t >= 0 ? D + (j - 1 - t) * n : NULL;
+        pnmf_residual_frame(r, j, P + j * n, j ? P + (j - 1) * n : NULL, ref, D + j * n);
+    }
+}
+
+/* ---- the stream decoded from docs/format.md's rules, nothing shared ---- */
+
+typedef struct Ref {
+    uint16_t zero[240], sign[240][3], gt1[240], mag[240][4], cand[4][6][4];
+} Ref;
+
+static int ref_class(int s) { return s < 3 ? s : s <= 4 ? 3 : s <= 8 ? 4 : 5; }
+static int ref_med(int a, int b, int c)
+{
+    const int mx = a > b ? a : b, mn = a < b ? a : b;
+    return c >= mx ? mn : c <= mn ? mx : a + b - c;
+}
+
+/* Decode the levels of frames from..M-1's pixel-coded blocks of r from the
+ * stream (len bytes at s), with the decoded frames D and the predictions
+ * pred (D - level, every step 16) standing for the decoder's; each level
+ * must equal r's. Returns the levels that differ. */
+static int ref_decode(const PnmfResidual *r, int from, const uint8_t *s, size_t len, const uint8_t *D)
+{
+    Ref c;
+    uint16_t *all = &c.zero[0];
+    for (size_t i = 0; i < sizeof(c) / sizeof(uint16_t); i++) all[i] = 1024;
+    RcDec d;
+    rc_dec_init(&d, s, len);
+    const size_t n = (size_t)ROWS * COLS, nb = (size_t)r->bx * r->by;
+    int16_t E[2][ROWS * COLS];
+    memset(E, 0, sizeof(E));
+    int bad = 0;
+    for (int j = from; j < M; j++) {
+        int16_t *e = E[j & 1], *ep = E[!(j & 1)];
+        if (j == from) memset(ep, 0, sizeof(E[0]));
+        memset(e, 0, sizeof(E[0]));
+        const uint8_t *Dj = D + (size_t)j * n;
+        size_t q = r->start[j];
+        for (size_t b = 0; b < nb; b++) {
+            const int mode = r->modes[(size_t)j * nb + b];
+            if (!(mode & PNMF_RES_CODED)) continue;
+            const int y0 = (int)(b / (size_t)r->bx) * 8, x0 = (int)(b % (size_t)r->bx) * 8;
+            const int y1 = y0 + 8 < ROWS ? y0 + 8 : ROWS, x1 = x0 + 8 < COLS ? x0 + 8 : COLS;
+            if (mode & PNMF_RES_TRANSFORM) {
+                q += (size_t)(y1 - y0) * (x1 - x0);
+                continue;
+            }
+            const int kind = (j != 0) + 2 * ((mode & 7) == 3 || (mode & 7) >= 5);
+            for (int y = y0; y < y1; y++)
+                for (int x = x0; x < x1; x++) {
+                    const int truth = r->lev[q++];
+                    const int p = Dj[y * COLS + x] - truth;
+                    int nbr[4];
+                    if (y == 0) {
+                        nbr[0] = x ? Dj[x - 1] : 128;
+                        nbr[1] = nbr[2] = nbr[3] = nbr[0];
+                    } else {
+                        nbr[1] = Dj[(y - 1) * COLS + x];
+                        nbr[0] = x ? Dj[y * COLS + x - 1] : nbr[1];
+                        nbr[2] = x ? Dj[(y - 1) * COLS + x - 1] : nbr[1];
+                        nbr[3] = x + 1 < COLS && (y == y0 || x + 1 < x1) ? Dj[(y - 1) * COLS + x + 1] : nbr[1];
+                    }
+                    const int la = x ? e[y * COLS + x - 1] : 0, lb = y ? e[(y - 1) * COLS + x] : 0;
+                    const int lc = x && y ? e[(y - 1) * COLS + x - 1] : 0;
+                    const int ld = y && x + 1 < COLS ? e[(y - 1) * COLS + x + 1] : 0;
+                    const int cls = ref_class(abs(la) + abs(lb) + (abs(lc) + abs(ld)) / 2);
+                    const int t = abs(p - ref_med(nbr[0], nbr[1], nbr[2]));
+                    const int act = t == 0 ? 0 : t <= 2 ? 1 : t <= 8 ? 2 : t <= 32 ? 3 : 4;
+                    const int S = ((kind * 6 + cls) * 5 + act) * 2 + (ep[y * COLS + x] != 0);
+                    const int sc = la + lb < 0 ? 0 : la + lb == 0 ? 1 : 2;
+                    int l = 0;
+                    if (rc_decode(&d, &c.zero[S])) {
+                        int kept[4], nk = 0, found = 0;
+                        for (int i = 0; i < 4 && !found; i++) {
+                            int skip = nbr[i] == p;
+                            for (int k = 0; k < nk; k++) skip |= kept[k] == nbr[i];
+                            if (skip) continue;
+                            kept[nk++] = nbr[i];
+                            if (rc_decode(&d, &c.cand[kind][cls][i])) l = nbr[i] - p, found = 1;
+                        }
+                        if (!found) {
+                            const int neg = rc_decode(&d, &c.sign[S][sc]);
+                            int a = 1;
+                            if (rc_decode(&d, &c.gt1[S])) {
+                                int rr = 0;
+                                while (rr < 14 && rc_decode(&d, &c.mag[S][rr < 3 ? rr : 3])) rr++;
+                                if (rr == 14) { /* Exp-Golomb of direct decisions */
+                                    int nbits = 0;
+                                    while (rc_decode_direct(&d)) nbits++;
+                                    unsigned xx = 1;
+                                    for (int i = 0; i < nbits; i++) xx = (xx << 1) | (unsigned)rc_decode_direct(&d);
+                                    rr = 14 + (int)(xx - 1);
+                                }
+                                a = rr + 2;
+                            }
+                            l = neg ? -a : a;
+                        }
+                    }
+                    bad += l != truth;
+                    e[y * COLS + x] = (int16_t)truth;
+                }
+        }
+    }
+    bad += !rc_dec_exact(&d, s);
+    return bad;
+}
+
+/* ---- the tests --------------------------------------------------------- */
+
+static void test_clip(int c)
+{
+    const size_t n = (size_t)ROWS * COLS;
+    uint8_t *src = malloc(M * n), *P = malloc(M * n), *D = malloc(M * n), *Dd = malloc(M * n);
+    make_clip(c, src, P);
+    PnmfWindowModel md, rd;
+    CHECK(pnmf_model_alloc(&md, ROWS, COLS, ROWS, COLS, M, 1, 0) == 0);
+    CHECK(pnmf_residual_alloc(&md.res, M, ROWS, COLS, PNMF_RES_MIN_STEP, PNMF_RES_MIN_STEP) == 0);
+    encode_clip(&md.res, src, P, D);
+    CHECK_MSG(!memcmp(D, src, M * n), "%s: the encoder's frames are not lossless", clip_name[c]);
+    md.res.enc_dec = malloc(M * n);
+    memcpy(md.res.enc_dec, D, M * n);
+    const size_t nb = (size_t)md.res.bx * md.res.by;
+    int pixel = 0;
+    for (size_t q = 0; q < M * nb; q++) pixel += (md.res.modes[q] & (PNMF_RES_CODED | PNMF_RES_TRANSFORM)) == PNMF_RES_CODED;
+    for (int rc = 1; rc <= 2; rc++) {
+        if (rc == 2 && !(md.res.start[1] > 0 && md.res.start[1] < md.res.nlev)) continue;
+        uint8_t *buf = NULL;
+        size_t size = 0;
+        md.res.rc_levels = rc, md.res.ctx_levels = 1;
+        CHECK(pnmf_model_write(&md, &buf, &size) == 0);
+        /* flags bits 0, 3, 9 (and 4): a two-byte varint */
+        const unsigned flags = (buf[0] & 0x7F) | (unsigned)buf[1] << 7;
+        CHECK_MSG(flags == (PNMF_FLAG_RESIDUAL | PNMF_FLAG_RCLEVELS | PNMF_FLAG_CTXLEVELS |
+                            (rc == 2 ? PNMF_FLAG_KEYVARINTS : 0)), "%s: flags 0x%x", clip_name[c], flags);
+        char err[200] = "";
+        CHECK_MSG(pnmf_model_read(buf, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) == 0, "%s: %s",
+                  clip_name[c], err);
+        CHECK(rd.res.lx && rd.res.lx->from == rc - 1);
+        /* the direct decoder of the format's rules reads every level */
+        if (rd.res.lx)
+            CHECK_MSG(ref_decode(&md.res, rc - 1, rd.res.lx->stream, rd.res.lx->len, D) == 0,
+                      "%s: the stream disagrees with docs/format.md", clip_name[c]);
+        memset(Dd, 0x55, M * n);
+        decode_frames(&rd.res, P, Dd);
+        CHECK_MSG(rd.res.lx && !rd.res.lx->err && !memcmp(Dd, src, M * n), "%s (rc %d): not bit-exact", clip_name[c],
+                  rc);
+        CHECK(!memcmp(rd.res.lev, md.res.lev, md.res.nlev * sizeof(int16_t)));
+        /* a reader of version 8 does not know bit 9 */
+        pnmf_model_free(&rd);
+        CHECK(pnmf_model_read_version(8, buf, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) ==
+                  PNMF_ERR_CORRUPT && strstr(err, "unknown features"));
+        /* bit 9 without bit 3 */
+        uint8_t *b2 = malloc(size);
+        memcpy(b2, buf, size);
+        b2[0] &= (uint8_t)~PNMF_FLAG_RCLEVELS;
+        if (rc == 2) b2[0] &= (uint8_t)~PNMF_FLAG_KEYVARINTS;
+        CHECK(pnmf_model_read(b2, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) ==
+                  PNMF_ERR_CORRUPT && strstr(err, "sample-context levels without a levels stream"));
+        free(b2);
+        /* a stream that stops short, or has a byte over: found as the
+         * window is reconstructed, at the latest after its last frame */
+        if (pixel) {
+            for (int d = -1; d <= 1; d += 2) {
+                CHECK(pnmf_model_read(buf, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) == 0);
+                PnmfLx *lx = rd.res.lx;
+                if (d > 0) { /* one more byte */
+                    uint8_t *longer = pnmf_malloc_array(lx->len + 1, 1);
+                    memcpy(longer, lx->stream, lx->len);
+                    longer[lx->len] = 0;
+                    pnmf_free(lx->stream);
+                    lx->stream = longer;
+                }
+                lx->len += (size_t)d;
+                decode_frames(&rd.res, P, Dd);
+                CHECK_MSG(lx->err == -2, "%s: a stream %s refused (%d)", clip_name[c],
+                          d < 0 ? "cut short not" : "with a byte over not", lx->err);
+                pnmf_model_free(&rd);
+            }
+        }
+        pnmf_free(buf);
+    }
+    /* the writer refuses levels that do not match the decoded frames */
+    if (pixel) {
+        uint8_t *buf = NULL;
+        size_t size = 0;
+        md.res.rc_levels = 1, md.res.ctx_levels = 1;
+        for (size_t q = 0; q < M * n; q++) md.res.enc_dec[q] ^= 0x80;
+        CHECK(pnmf_model_write(&md, &buf, &size) == PNMF_ERR_ARG);
+        pnmf_free(buf);
+    }
+    /* bit 9 with a lossy step: refused */
+    {
+        uint8_t *buf = NULL;
+        size_t size = 0;
+        memcpy(md.res.enc_dec, D, M * n);
+        md.res.step16 = 32;
+        CHECK(pnmf_model_write(&md, &buf, &size) == 0);
+        char err[200] = "";
+        CHECK(pnmf_model_read(buf, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) ==
+                  PNMF_ERR_CORRUPT && strstr(err, "lossless only"));
+        md.res.step16 = PNMF_RES_MIN_STEP;
+        pnmf_free(buf);
+    }
+    pnmf_model_free(&md);
+    free(src), free(P), free(D), free(Dd);
+}
+
+/* The encoder at -q 0 through the public API: every clip decodes exactly,
+ * and the files announce a reader of format 9 (at -q 16, of format 8). */
+static void test_encoder(const char *dir)
+{
+    enum { H = 40, W = 56, N = 10 };
+    uint8_t *f = malloc((size_t)N * H * W), *out = malloc((size_t)H * W);
+    for (int c = 0; c < NCLIPS; c++) {
+        for (int j = 0; j < N; j++)
+            for (int y = 0; y < H; y++)
+                for (int x = 0; x < W; x++) {
+                    int v, bg = 150 + (x * 5 + y * 3) % 60;
+                    switch (c) {
+                    case 0: v = (int)urn(256); break;
+                    case 1: v = 17; break;
+                    case 2: v = j & 1 ? 255 - bg : bg; break;
+                    case 3: v = (y * 255) / (H - 1); break;
+                    case 4:
+                        v = bg;
+                        if (y >= 6 + j && y < 14 + j && x >= 5 + 3 * j && x < 15 + 3 * j) v = 30 + (x * 11 + y * 7) % 50;
+                        break;
+                    default: v = 60 * (int)(((unsigned)(x / 4 + y / 3 + j) * 2654435761u >> 13) % 4); break;
+                    }
+                    f[((size_t)j * H + y) * W + x] = (uint8_t)v;
+                }
+        char path[1024];
+        snprintf(path, sizeof path, "%s/test_lossless_%d.pnmf", dir, c);
+        PnmfEncSettings s;
+        pnmf_enc_default_settings(&s);
+        s.quality = 0, s.threads = 1, s.window = 4;
+        FILE *fo = fopen(path, "wb");
+        PnmfEncoder *enc = NULL;
+        CHECK(fo && pnmf_enc_open(&enc, &s, W, H, 20, 1, fo) == 0);
+        for (int j = 0; j < N; j++) CHECK(pnmf_enc_push_frame(enc, f + (size_t)j * H * W, W) == 0);
+        CHECK(pnmf_enc_finish(enc) == 0);
+        pnmf_enc_close(&enc);
+        fclose(fo);
+        FILE *in = fopen(path, "rb");
+        uint8_t hdr[12];
+        CHECK(in && fread(hdr, 1, 12, in) == 12 && hdr[8] == 9 && hdr[10] == 9);
+        rewind(in);
+        PnmfDecoder *dec = NULL;
+        CHECK(pnmf_dec_open(&dec, in) == 0);
+        int diff = 0;
+        for (int j = 0; j < N; j++) {
+            CHECK(pnmf_dec_read_frame(dec, out, W) == 0);
+            diff += memcmp(out, f + (size_t)j * H * W, (size_t)H * W) != 0;
+        }
+        CHECK_MSG(!diff, "%s: %d frames differ at -q 0", clip_name[c], diff);
+        pnmf_dec_close(&dec);
+        fclose(in);
+        remove(path);
+        if (c == 4) { /* at -q 16 and above no window is lossless: a v8 reader reads the file */
+            s.quality = 16;
+            fo = fopen(path, "wb");
+            CHECK(fo && pnmf_enc_open(&enc, &s, W, H, 20, 1, fo) == 0);
+            for (int j = 0; j < N; j++) CHECK(pnmf_enc_push_frame(enc, f + (size_t)j * H * W, W) == 0);
+            CHECK(pnmf_enc_finish(enc) == 0);
+            pnmf_enc_close(&enc);
+            fclose(fo);
+            in = fopen(path, "rb");
+            CHECK(in && fread(hdr, 1, 12, in) == 12 && hdr[8] == 9 && hdr[10] == 8);
+            if (in) fclose(in);
+            remove(path);
+        }
+    }
+    free(f), free(out);
+}
+
+int main(int argc, char **argv)
+{
+    const char *dir = argc > 1 ? argv[1] : ".";
+    for (int c = 0; c < NCLIPS; c++) test_clip(c);
+    test_encoder(dir);
+    return test_summary("test_lossless");
+}

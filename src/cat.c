@@ -21,7 +21,8 @@
  * can: every field the decoder reads must be the same. */
 static const char *header_mismatch(const PnmfHeader *a, const PnmfHeader *b, char *why, size_t len)
 {
-    if (b->writer_version != PNMF_FORMAT_VERSION || b->min_reader_version != PNMF_MIN_READER_WRITTEN)
+    if (b->writer_version != PNMF_FORMAT_VERSION || b->min_reader_version < PNMF_MIN_READER_WRITTEN ||
+        b->min_reader_version > PNMF_FORMAT_VERSION)
         snprintf(why, len, "format version %u: only version %d files are joined (encode it again)",
                  b->writer_version, PNMF_FORMAT_VERSION);
     else if (a->width != b->width || a->height != b->height)
@@ -110,6 +111,7 @@ int pnmf_cat(const PnmfIO *out, const PnmfIO *const *in, int n, int *bad, char *
             goto end;
         }
         frames += hi->frame_count;
+        if (hi->min_reader_version > h.min_reader_version) h.min_reader_version = hi->min_reader_version;
     }
     if (frames > PNMF_MAX_FRAMES) {
         pnmf_set_err(err, errlen, "%llu frames in all, over the limit %d", (unsigned long long)frames,
@@ -123,6 +125,8 @@ int pnmf_cat(const PnmfIO *out, const PnmfIO *const *in, int n, int *bad, char *
         i = -1;
         goto end;
     }
+    /* a part's windows may need a newer reader than the writer's default */
+    pnmf_container_writer_need_reader(w, h.min_reader_version);
     for (i = 0; i < n; i++) {
         int writing;
         ret = copy_part(w, r[i], &writing, err, errlen);

@@ -759,6 +759,12 @@ static int writer_finish(PnmfContainerWriter *w, uint32_t frame_count, char *err
     return 0;
 }
 
+void pnmf_container_writer_need_reader(PnmfContainerWriter *w, int version)
+{
+    if (w && version > w->h.min_reader_version && version <= PNMF_FORMAT_VERSION)
+        w->h.min_reader_version = (uint16_t)version;
+}
+
 int pnmf_container_writer_finish(PnmfContainerWriter *w, uint32_t frame_count,
                                  char *err, size_t errlen)
 {

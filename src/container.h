@@ -15,9 +15,10 @@
 
 #include "pnmf/pnmf.h"
 
-#define PNMF_FORMAT_VERSION 8          /* what this writer writes */
+#define PNMF_FORMAT_VERSION 9          /* what this writer writes */
 #define PNMF_MIN_READER_WRITTEN 8      /* the min_reader_version it writes: a sprite layer needs a v8 reader */
-#define PNMF_READER_VERSION 8          /* the newest format this reader reads */
+#define PNMF_MIN_READER_SUBPEL 9       /* ... raised to this when a window has sub-pixel vectors */
+#define PNMF_READER_VERSION 9          /* the newest format this reader reads */
 #define PNMF_OLDEST_VERSION 2          /* the oldest format this reader reads */
 
 /* Limits checked before anything read from a file is used (docs/format.md). */
@@ -118,6 +119,10 @@ uint64_t pnmf_container_nominal_duration(const PnmfHeader *h);
  * final frame_count. The stream must be seekable. */
 int  pnmf_container_writer_finish(PnmfContainerWriter *w, uint32_t frame_count,
                                   char *err, size_t errlen);
+/* A window written needs a reader of version `version`: the header written
+ * when the writer finishes says so (min_reader_version is raised, never
+ * lowered; version at most PNMF_FORMAT_VERSION). */
+void pnmf_container_writer_need_reader(PnmfContainerWriter *w, int version);
 uint64_t pnmf_container_writer_bytes(const PnmfContainerWriter *w);
 const PnmfHeader *pnmf_container_writer_header(const PnmfContainerWriter *w);
 /* The next window continues the previous one: its zstd frame is built on

@@ -84,6 +84,7 @@ int pnmf_window_weights(PnmfEncoder *e, int m)
     e->weights = pnmf_malloc_array((size_t)m, nb);
     if (!e->weights) return PNMF_ERR_NOMEM;
     PNMF_CHECK(pnmf_residual_copy_weights(e->frames, m, e->nv, e->vis_rows, e->vis_cols, e->weights));
+    { const char *ev = getenv("PNMF_SUBPEL"); e->subpel = ev && *ev == '1'; }
     return pnmf_residual_match_weights(e->frames, m, e->nv, e->vis_rows, e->vis_cols, e->weights);
 }
 
@@ -107,6 +108,7 @@ int pnmf_window_code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel
     pnmf_residual_free(&md->res);
     PNMF_CHECK(pnmf_residual_alloc(&md->res, m, e->vis_rows, e->vis_cols, step16, key16));
     md->res.continues = e->continues;
+    md->res.subpel = e->subpel;
     /* a window that continues one whose levels were range-coded prices its
      * levels with the levels stream's contexts (they will most likely be
      * range-coded too), others with the fixed table for zstd's varints */

@@ -161,6 +161,7 @@ static int write_window(PnmfEncoder *e, EncWindow *w)
                                                sizeof(e->err));
     for (int a = 0; a < 3; a++) pnmf_free(codings[a]);
     if (ret < 0) return ret;
+    if (w->md.res.subpel) pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_SUBPEL);
     e->rc_level_windows += chosen > 0, e->last_rc = chosen > 0;
     e->sse += w->sse, e->carried += w->carried;
     return 0;

@@ -116,7 +116,8 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
                                    (md->carries ? PNMF_FLAG_CARRIES : 0) |
                                    (md->res.rc_levels ? PNMF_FLAG_RCLEVELS : 0) |
                                    (md->res.rc_levels == 2 ? PNMF_FLAG_KEYVARINTS : 0) |
-                                   (md->spr.present ? PNMF_FLAG_SPRITES : 0)
+                                   (md->spr.present ? PNMF_FLAG_SPRITES : 0) |
+                                   (md->res.subpel ? PNMF_FLAG_SUBPEL : 0)
                              : 0); /* flags */
     put_u(&b, (uint64_t)k);
     for (int i = 0; i < k && !md->carries; i++) {
@@ -233,7 +234,8 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
                 const int t = rs->mvref[q], vy = rs->mv[2 * q], vx = rs->mv[2 * q + 1];
                 q++;
                 const int dy = t < PNMF_RES_REFS ? vy - st.last[t][0] : 0, dx = t < PNMF_RES_REFS ? vx - st.last[t][1] : 0;
-                if (t >= PNMF_RES_REFS || abs(dy) > 2 * PNMF_RES_MAX_MV || abs(dx) > 2 * PNMF_RES_MAX_MV) {
+                const int maxv = rs->subpel ? PNMF_RES_QPEL_MAX_MV : PNMF_RES_MAX_MV;
+                if (t >= PNMF_RES_REFS || abs(dy) > 2 * maxv || abs(dx) > 2 * maxv) {
                     pnmf_free(cur), pnmf_free(rcb.p), pnmf_free(rcv.p), pnmf_free(b.p);
                     return PNMF_ERR_ARG;
                 }

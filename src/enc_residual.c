@@ -84,7 +84,12 @@ int pnmf_window_weights(PnmfEncoder *e, int m)
     e->weights = pnmf_malloc_array((size_t)m, nb);
     if (!e->weights) return PNMF_ERR_NOMEM;
     PNMF_CHECK(pnmf_residual_copy_weights(e->frames, m, e->nv, e->vis_rows, e->vis_cols, e->weights));
-    { const char *ev = getenv("PNMF_SUBPEL"); e->subpel = ev && *ev == '1'; }
+    /* sub-pixel vectors where the window's motion is not whole samples
+     * (camera footage, rendered animation), never for pixel-exact motion */
+    double gain, exact;
+    e->subpel = pnmf_residual_subpel_pays(e->frames, m, e->nv, e->vis_rows, e->vis_cols, &gain, &exact);
+    pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: sub-pixel gain %.3f, exact %.3f: %s", e->windows, gain, exact,
+             e->subpel ? "quarter samples" : "whole samples");
     return pnmf_residual_match_weights(e->frames, m, e->nv, e->vis_rows, e->vis_cols, e->weights);
 }
 

@@ -653,6 +653,50 @@ static inline int shifted_pred(const PnmfResidual *r, int *dy, int *dx)
     return PNMF_RES_SHIFTED;
 }
 
+/* Whether sub-pixel vectors pay in a window of m source frames (see
+ * residual_search.h): in the first PNMF_SUBPEL_PROBE_FRAMES frames after
+ * the first, every other block that changed, matched against the frame
+ * before it at the whole-sample vectors within +-PNMF_SUBPEL_PROBE_RANGE,
+ * then at the quarter positions around the best. Blocks some whole vector
+ * matches exactly (screen content, sprites) gain nothing from sub-pixel
+ * vectors and count against them; the others count the share of their
+ * SAD the quarter positions save. */
+int pnmf_residual_subpel_pays(const uint8_t *frames, int m, size_t stride, int rows, int cols, double *gain,
+                              double *exact)
+{
+    const int bx = pnmf_residual_blocks(cols), by = pnmf_residual_blocks(rows), R = PNMF_SUBPEL_PROBE_RANGE;
+    double sad_int = 0, sad_q = 0;
+    long changed = 0, exact_n = 0;
+    for (int j = 1; j < m && j <= PNMF_SUBPEL_PROBE_FRAMES; j++) {
+        const uint8_t *src = frames + (size_t)j * stride, *prev = src - stride;
+        for (int b = 0; b < bx * by; b++) {
+            int y0, y1, x0, x1;
+            if (((b % bx) + (b / bx)) & 1) continue; /* a checkerboard of the blocks */
+            pnmf_residual_block(bx, rows, cols, (size_t)b, &y0, &y1, &x0, &x1);
+            if (y1 - y0 < PNMF_RES_BLOCK || x1 - x0 < PNMF_RES_BLOCK) continue;
+            int best = block_sad(src, prev, rows, cols, y0, y1, x0, x1, 0, 0, 0x7fffffff), iy = 0, ix = 0;
+            if (!best) continue; /* unchanged */
+            changed++;
+            for (int dy = -R; dy <= R && best; dy++)
+                for (int dx = -R; dx <= R && best; dx++) {
+                    const int sad = block_sad(src, prev, rows, cols, y0, y1, x0, x1, dy, dx, best);
+                    if (sad < best) best = sad, iy = dy, ix = dx;
+                }
+            if (!best) {
+                exact_n++;
+                continue;
+            }
+            int qy, qx;
+            const int q = refine_qpel(src, prev, rows, cols, y0, y1, x0, x1, NULL, 0, 4 * iy, 4 * ix, 0.0, iy, ix,
+                                      &qy, &qx);
+            sad_int += best, sad_q += q;
+        }
+    }
+    *gain = sad_int > 0 ? (sad_int - sad_q) / sad_int : 0;
+    *exact = changed ? (double)exact_n / changed : 0;
+    return changed > 0 && *exact <= PNMF_SUBPEL_MAX_EXACT && *gain >= PNMF_SUBPEL_MIN_GAIN;
+}
+
 /* The frame's motions per frame (each shifted block's vector over the
  * frames back to its reference, where that divides), the most used first
  * (ties: the shorter, then the first met): the next frame's candidates. */

@@ -113,79 +113,28 @@ static inline void copy_row(uint8_t *dst, const uint8_t *src, int w)
     else memcpy(dst, src, (size_t)w);
 }
 
-/* The sub-pixel planes (residual.h): H.264's luma interpolation (ITU-T
- * H.264, 8.4.2.2.1) over clamped coordinates, in 32-bit integers. */
-/* The planes of mask (bit i: plane i) only. */
-static void subpel_planes(const uint8_t *R, int rows, int cols, int Y, int X, int gh, int gw, int mask,
-                          PnmfSubpelPlanes *p)
-{
-    enum { WN = PNMF_SUBPEL_GRID + 5 };
-    int win[WN][WN], b1[WN][PNMF_SUBPEL_GRID];
-    /* the integer samples rows Y - 2 .. Y + gh + 2, columns X - 2 .. X + gw + 2 */
-    for (int r = 0; r < gh + 5; r++) {
-        int sy = Y - 2 + r;
-        sy = sy < 0 ? 0 : sy >= rows ? rows - 1 : sy;
-        const uint8_t *row = R + (size_t)sy * cols;
-        for (int c = 0; c < gw + 5; c++) {
-            int sx = X - 2 + c;
-            sx = sx < 0 ? 0 : sx >= cols ? cols - 1 : sx;
-            win[r][c] = row[sx];
-        }
-    }
-    if (mask & 10) /* b and j: the horizontal half samples, unscaled */
-        for (int r = 0; r < gh + 5; r++)
-            for (int k = 0; k < gw; k++)
-                b1[r][k] = pnmf_tap6(win[r][k], win[r][k + 1], win[r][k + 2], win[r][k + 3], win[r][k + 4], win[r][k + 5]);
-    for (int i = 0; i < gh; i++)
-        for (int k = 0; k < gw; k++) {
-            if (mask & 1) p->g[0][i][k] = (uint8_t)win[i + 2][k + 2];
-            if (mask & 2) p->g[1][i][k] = (uint8_t)pnmf_residual_clip8((b1[i + 2][k] + 16) >> 5);
-            if (mask & 4) {
-                const int h1 = pnmf_tap6(win[i][k + 2], win[i + 1][k + 2], win[i + 2][k + 2], win[i + 3][k + 2],
-                                         win[i + 4][k + 2], win[i + 5][k + 2]);
-                p->g[2][i][k] = (uint8_t)pnmf_residual_clip8((h1 + 16) >> 5);
-            }
-            if (mask & 8) {
-                const int j1 = pnmf_tap6(b1[i][k], b1[i + 1][k], b1[i + 2][k], b1[i + 3][k], b1[i + 4][k], b1[i + 5][k]);
-                p->g[3][i][k] = (uint8_t)pnmf_residual_clip8((j1 + 512) >> 10);
-            }
-        }
-}
-
-void pnmf_subpel_planes(const uint8_t *R, int rows, int cols, int Y, int X, int gh, int gw, PnmfSubpelPlanes *p)
-{
-    subpel_planes(R, rows, cols, Y, X, gh, gw, 15, p);
-}
-
-/* For each quarter phase (fy, fx): the two samples it averages, each as
- * (plane: 0 G, 1 b, 2 h, 3 j; row offset; column offset); a half or
- * integer phase names its sample twice. */
-static const int8_t subpel_pair[4][4][6] = {
-    { { 0, 0, 0, 0, 0, 0 }, { 0, 0, 0, 1, 0, 0 }, { 1, 0, 0, 1, 0, 0 }, { 0, 0, 1, 1, 0, 0 } },
-    { { 0, 0, 0, 2, 0, 0 }, { 1, 0, 0, 2, 0, 0 }, { 1, 0, 0, 3, 0, 0 }, { 1, 0, 0, 2, 0, 1 } },
-    { { 2, 0, 0, 2, 0, 0 }, { 2, 0, 0, 3, 0, 0 }, { 3, 0, 0, 3, 0, 0 }, { 3, 0, 0, 2, 0, 1 } },
-    { { 0, 1, 0, 2, 0, 0 }, { 2, 0, 0, 1, 1, 0 }, { 3, 0, 0, 1, 1, 0 }, { 2, 0, 1, 1, 1, 0 } },
-};
-
-void pnmf_subpel_pick(const PnmfSubpelPlanes *p, int oy, int ox, int fy, int fx, int h, int w, uint8_t *pred)
-{
-    const int8_t *t = subpel_pair[fy][fx];
-    for (int y = 0; y < h; y++) {
-        const uint8_t *a = &p->g[t[0]][oy + y + t[1]][ox + t[2]], *b = &p->g[t[3]][oy + y + t[4]][ox + t[5]];
-        uint8_t *o = pred + y * PNMF_RES_BLOCK;
-        for (int x = 0; x < w; x++) o[x] = (uint8_t)((a[x] + b[x] + 1) >> 1);
-    }
-}
-
+/* The quarter-sample prediction (residual.h): bilinear between the four
+ * whole samples around each position, coordinates clamped to the frame. */
 void pnmf_residual_subpel(const uint8_t *R, int rows, int cols, int y0, int y1, int x0, int x1, int qy, int qx,
                           uint8_t *pred)
 {
-    /* qy = 4 iy + fy, fy in 0..3 (the same across) */
+    /* qy = 4 iy + fy, fy in 0..3 (the same for every sample) */
     const int fy = (qy % 4 + 4) % 4, fx = (qx % 4 + 4) % 4, iy = (qy - fy) / 4, ix = (qx - fx) / 4;
-    PnmfSubpelPlanes p;
-    const int8_t *t = subpel_pair[fy][fx];
-    subpel_planes(R, rows, cols, y0 + iy, x0 + ix, y1 - y0 + 1, x1 - x0 + 1, 1 << t[0] | 1 << t[3], &p);
-    pnmf_subpel_pick(&p, 0, 0, fy, fx, y1 - y0, x1 - x0, pred);
+    const int wa = (4 - fy) * (4 - fx), wb = (4 - fy) * fx, wc = fy * (4 - fx), wd = fy * fx;
+    int xs[PNMF_RES_BLOCK + 1]; /* the columns x + ix, x + ix + 1, clamped */
+    for (int x = 0; x <= x1 - x0; x++) {
+        const int sx = x0 + x + ix;
+        xs[x] = sx < 0 ? 0 : sx >= cols ? cols - 1 : sx;
+    }
+    for (int y = y0; y < y1; y++) {
+        int sa = y + iy, sb = sa + 1;
+        sa = sa < 0 ? 0 : sa >= rows ? rows - 1 : sa;
+        sb = sb < 0 ? 0 : sb >= rows ? rows - 1 : sb;
+        const uint8_t *a = R + (size_t)sa * cols, *b = R + (size_t)sb * cols;
+        uint8_t *o = pred + (y - y0) * PNMF_RES_BLOCK;
+        for (int x = 0; x < x1 - x0; x++)
+            o[x] = (uint8_t)((wa * a[xs[x]] + wb * a[xs[x + 1]] + wc * b[xs[x]] + wd * b[xs[x + 1]] + 8) >> 4);
+    }
 }
 
 /* Row copies where the mode is a copy. */

@@ -230,32 +230,9 @@ static inline int pnmf_residual_model_still(const uint8_t *P, const uint8_t *Pp,
 
 /* ---- sub-pixel prediction (window flags bit 6) ----------------------------- */
 
-/* The 6-tap filter (1, -5, 20, 20, -5, 1) of H.264's half samples, unscaled. */
-static inline int pnmf_tap6(int a, int b, int c, int d, int e, int f)
-{
-    return a + f - 5 * (b + e) + 20 * (c + d);
-}
-
-/* The largest grid pnmf_subpel_planes() makes: a block and one more row and column on each side. */
-#define PNMF_SUBPEL_GRID (PNMF_RES_BLOCK + 2)
-
-/* The integer samples G, the half samples b (to the right), h (below) and
- * j (below right) of reference R on a gh x gw grid (gh, gw <= PNMF_SUBPEL_GRID)
- * whose origin is sample (Y, X), coordinates clamped to the frame: every
- * quarter position whose integer part lies on the grid but its last row
- * and column is the rounded mean of two of them (pnmf_subpel_pick()). */
-typedef struct PnmfSubpelPlanes {
-    uint8_t g[4][PNMF_SUBPEL_GRID][PNMF_SUBPEL_GRID]; /* G, b, h, j */
-} PnmfSubpelPlanes;
-
-void pnmf_subpel_planes(const uint8_t *R, int rows, int cols, int Y, int X, int gh, int gw, PnmfSubpelPlanes *p);
-
-/* The h x w prediction at quarter phase (fy, fx), 0..3 each, whose
- * integer part is grid sample (oy, ox), into pred (rows PNMF_RES_BLOCK apart). */
-void pnmf_subpel_pick(const PnmfSubpelPlanes *p, int oy, int ox, int fy, int fx, int h, int w, uint8_t *pred);
-
 /* The prediction of block [y0, y1) x [x0, x1) from R displaced by the
- * quarter-sample vector (qy, qx) (docs/format.md, "Sub-pixel motion"). */
+ * quarter-sample vector (qy, qx) (docs/format.md, "Sub-pixel motion"):
+ * bilinear between the four whole samples around each position. */
 void pnmf_residual_subpel(const uint8_t *R, int rows, int cols, int y0, int y1, int x0, int x1, int qy, int qx,
                           uint8_t *pred);
 

@@ -606,16 +606,13 @@ static int pred_sad(const uint8_t *src, int cols, int y0, int x0, int h, int w, 
  * fractional candidates (in quarter samples; those the whole-sample search
  * could only try rounded), then the eight half positions around the best,
  * then the eight quarter positions around that, each kept only where SAD +
- * lam * the vector's bits (from (qpy, qpx)) is lower. The positions within
- * three quarters of (iy, ix) come from one set of planes. Returns the SAD
- * of the vector left in (*qy, *qx). */
+ * lam * the vector's bits (from (qpy, qpx)) is lower. Returns the SAD of
+ * the vector left in (*qy, *qx). */
 static int refine_qpel(const uint8_t *src, const uint8_t *R, int rows, int cols, int y0, int y1, int x0, int x1,
                        const int16_t (*cand)[2], int ncand, int qpy, int qpx, double lam, int iy, int ix, int *qy,
                        int *qx)
 {
     const int h = y1 - y0, w = x1 - x0;
-    PnmfSubpelPlanes p;
-    pnmf_subpel_planes(R, rows, cols, y0 + iy - 1, x0 + ix - 1, h + 2, w + 2, &p);
     uint8_t pred[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
     int vy = 4 * iy, vx = 4 * ix;
     int bsad = block_sad(src, R, rows, cols, y0, y1, x0, x1, iy, ix, 0x7fffffff);
@@ -623,9 +620,7 @@ static int refine_qpel(const uint8_t *src, const uint8_t *R, int rows, int cols,
 #define TRYQ(ty, tx) do { \
         const int ty_ = (ty), tx_ = (tx); \
         if (abs(ty_) > PNMF_RES_QPEL_MAX_MV || abs(tx_) > PNMF_RES_QPEL_MAX_MV) break; \
-        const int fy_ = ty_ & 3, fx_ = tx_ & 3, oy_ = (ty_ - fy_) / 4 - iy + 1, ox_ = (tx_ - fx_) / 4 - ix + 1; \
-        if (oy_ >= 0 && oy_ <= 1 && ox_ >= 0 && ox_ <= 1) pnmf_subpel_pick(&p, oy_, ox_, fy_, fx_, h, w, pred); \
-        else pnmf_residual_subpel(R, rows, cols, y0, y1, x0, x1, ty_, tx_, pred); \
+        pnmf_residual_subpel(R, rows, cols, y0, y1, x0, x1, ty_, tx_, pred); \
         const int sad_ = pred_sad(src, cols, y0, x0, h, w, pred); \
         const double c_ = sad_ + lam * mv_bits(ty_, tx_, qpy, qpx); \
         if (c_ < best) best = c_, bsad = sad_, vy = ty_, vx = tx_; \

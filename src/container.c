@@ -763,6 +763,12 @@ static int writer_finish(PnmfContainerWriter *w, uint32_t frame_count, char *err
     return 0;
 }
 
+void pnmf_container_writer_need_reader(PnmfContainerWriter *w, int version)
+{
+    if (w && version > w->h.min_reader_version && version <= PNMF_FORMAT_VERSION)
+        w->h.min_reader_version = (uint16_t)version;
+}
+
 int pnmf_container_writer_finish(PnmfContainerWriter *w, uint32_t frame_count,
                                  char *err, size_t errlen)
 {
@@ -793,12 +799,6 @@ const PnmfHeader *pnmf_container_writer_header(const PnmfContainerWriter *w)
 void pnmf_container_writer_set_continues(PnmfContainerWriter *w, int on)
 {
     if (w) w->continues_next = !!on;
-}
-
-void pnmf_container_writer_need_reader(PnmfContainerWriter *w, int version)
-{
-    if (w && version > w->h.min_reader_version && version <= PNMF_FORMAT_VERSION)
-        w->h.min_reader_version = (uint16_t)version;
 }
 
 void pnmf_container_writer_close(PnmfContainerWriter **pw)

@@ -18,7 +18,8 @@
 #define PNMF_FORMAT_VERSION 9          /* what this writer writes */
 #define PNMF_MIN_READER_WRITTEN 8      /* the min_reader_version it writes: a sprite layer needs a v8 reader
                                         * (raised by pnmf_container_writer_need_reader()) */
-#define PNMF_MIN_READER_LOSSLESS 9     /* ... below -q 16: the sample-context levels stream needs a v9 reader */
+#define PNMF_MIN_READER_V9 9           /* ... raised to this by a window with sub-pixel vectors or the deblocking
+                                        * filter, and below -q 16 (the sample-context levels stream) */
 #define PNMF_READER_VERSION 9          /* the newest format this reader reads */
 #define PNMF_OLDEST_VERSION 2          /* the oldest format this reader reads */
 
@@ -120,15 +121,16 @@ uint64_t pnmf_container_nominal_duration(const PnmfHeader *h);
  * final frame_count. The stream must be seekable. */
 int  pnmf_container_writer_finish(PnmfContainerWriter *w, uint32_t frame_count,
                                   char *err, size_t errlen);
+/* A window written needs a reader of version `version`: the header written
+ * when the writer finishes says so (min_reader_version is raised, never
+ * lowered; version at most PNMF_FORMAT_VERSION). */
+void pnmf_container_writer_need_reader(PnmfContainerWriter *w, int version);
 uint64_t pnmf_container_writer_bytes(const PnmfContainerWriter *w);
 const PnmfHeader *pnmf_container_writer_header(const PnmfContainerWriter *w);
 /* The next window continues the previous one: its zstd frame is built on
  * the previous window's payload (a raw prefix), and bit 31 of its
  * frame_count (chunk and index) says so. */
 void pnmf_container_writer_set_continues(PnmfContainerWriter *w, int on);
-/* A window written uses a feature of format version: the header's
- * min_reader_version becomes at least that when the writer finishes. */
-void pnmf_container_writer_need_reader(PnmfContainerWriter *w, int version);
 /* Append the window chunk r read last (pnmf_container_read_window()) as
  * it is stored (after a 'TIME' chunk with its frames' durations when the
  * file is timed, its times going on from the windows written before): its zstd frame is not recompressed, its first_frame

@@ -104,6 +104,12 @@ int pnmf_window_weights(PnmfEncoder *e, int m)
     e->weights = pnmf_malloc_array((size_t)m, nb);
     if (!e->weights) return PNMF_ERR_NOMEM;
     PNMF_CHECK(pnmf_residual_copy_weights(e->frames, m, e->nv, e->vis_rows, e->vis_cols, e->weights));
+    /* sub-pixel vectors where the window's motion is not whole samples
+     * (camera footage, rendered animation), never for pixel-exact motion */
+    double gain, exact;
+    e->subpel = pnmf_residual_subpel_pays(e->frames, m, e->nv, e->vis_rows, e->vis_cols, &gain, &exact);
+    pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: sub-pixel gain %.3f, exact %.3f: %s", e->windows, gain, exact,
+             e->subpel ? "quarter samples" : "whole samples");
     return pnmf_residual_match_weights(e->frames, m, e->nv, e->vis_rows, e->vis_cols, e->weights);
 }
 
@@ -127,6 +133,7 @@ int pnmf_window_code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel
     pnmf_residual_free(&md->res);
     PNMF_CHECK(pnmf_residual_alloc(&md->res, m, e->vis_rows, e->vis_cols, step16, key16));
     md->res.continues = e->continues;
+    md->res.subpel = e->subpel;
     /* a lossless window keeps its decoded frames: the sample-context
      * levels stream (lossless.h) reads them */
     if (enc_lossless_ctx(&e->s) && step16 == PNMF_RES_MIN_STEP && key16 == PNMF_RES_MIN_STEP &&

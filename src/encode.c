@@ -89,7 +89,7 @@ int pnmf_encoder_create(PnmfEncoder **out, const PnmfEncSettings *s, int width, 
         goto error;
     PnmfHeader h = { 0 };
     h.writer_version = PNMF_FORMAT_VERSION;
-    h.min_reader_version = enc_lossless_ctx(s) ? PNMF_MIN_READER_LOSSLESS : PNMF_MIN_READER_WRITTEN;
+    h.min_reader_version = enc_lossless_ctx(s) ? PNMF_MIN_READER_V9 : PNMF_MIN_READER_WRITTEN;
     h.width = (uint32_t)width, h.height = (uint32_t)height;
     h.fps_num = (uint32_t)fps_num, h.fps_den = (uint32_t)fps_den;
     h.window = (uint16_t)s->window;
@@ -155,7 +155,8 @@ static int write_window(PnmfEncoder *e, EncWindow *w)
             len += (size_t)snprintf(blocks + len, sizeof(blocks) - len, " %dx%d", w->md.comp[i].bh, w->md.comp[i].bw);
         pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: payload %zu bytes; blocks%s", e->windows, sizes[0], blocks);
     }
-    if (ret >= 0 && w->md.res.deblock) pnmf_container_writer_need_reader(e->cw, 9); /* the deblocking filter */
+    /* sub-pixel vectors and the deblocking filter need a v9 reader */
+    if (ret >= 0 && (w->md.res.subpel || w->md.res.deblock)) pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V9);
     if (ret >= 0)
         ret = pnmf_container_write_window_best(e->cw, (uint32_t)(e->frame_count - w->m), (uint32_t)w->m,
                                                (const uint8_t *const *)codings, sizes, ncodings, &chosen, e->err,

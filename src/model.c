@@ -68,9 +68,11 @@ uint64_t pnmf_model_max_work(int rows, int cols, int m)
 
 /* The residual layer (residual.h): step, block size, a mode per block and
  * frame, the levels of the coded blocks. */
-static int read_residual(Rd *r, int version, int m, int rows, int cols, int continues, int rclev, int ctxlev,
+static int read_residual(Rd *r, int version, int m, int rows, int cols, int continues, int rclev, int ctxlev, int subpel,
                          PnmfResidual *rs, char *err, size_t errlen)
 {
+    /* a vector component's bound: quarter samples with window flags bit 6 */
+    const int maxv = subpel ? PNMF_RES_QPEL_MAX_MV : PNMF_RES_MAX_MV;
     uint64_t step, key_step, qp, key_qp, bs, v;
     int16_t (*cur)[3] = NULL; /* format 7: a frame's vectors by block, for the candidates */
     if (get_u(r, &step) < 0 || get_u(r, &key_step) < 0 || get_u(r, &qp) < 0 || get_u(r, &key_qp) < 0 ||
@@ -125,6 +127,7 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
     PNMF_CHECK(pnmf_residual_alloc(rs, m, rows, cols, (int)step, (int)key_step));
     rs->qp = (int)qp, rs->key_qp = (int)key_qp;
     rs->continues = continues;
+    rs->subpel = subpel;
     uint64_t total = 0, nmv = 0;
     for (int j = 0; j < m; j++) {
         rs->start[j] = (size_t)total;
@@ -233,15 +236,15 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
             for (int c = 0; c < 2; c++) {
                 if (coded) {
                     const int32_t dv = rc_decode_mvd(&rd, &vc, c, z0, c && !diff[0]);
-                    if (dv < -2 * PNMF_RES_MAX_MV || dv > 2 * PNMF_RES_MAX_MV) goto bad_mv;
+                    if (dv < -2 * maxv || dv > 2 * maxv) goto bad_mv;
                     v = zigzag(dv);
                 } else if (get_u(r, &v) < 0) {
                     goto truncated;
                 }
-                if ((v >> 1) > 2 * PNMF_RES_MAX_MV) goto bad_mv;
+                if ((v >> 1) > 2 * (uint64_t)maxv) goto bad_mv;
                 diff[c] = (int)unzigzag(v);
                 const int64_t d = diff[c] + last[t][c];
-                if (d < -PNMF_RES_MAX_MV || d > PNMF_RES_MAX_MV) goto bad_mv;
+                if (d < -maxv || d > maxv) goto bad_mv;
                 rs->mv[2 * q + c] = (int16_t)d;
             }
             pnmf_vec_push(&st, rs->mv[2 * q], rs->mv[2 * q + 1], t, 0);
@@ -315,7 +318,7 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
     return 0;
 bad_mv:
     pnmf_free(cur);
-    pnmf_set_err(err, errlen, "residual vector out of range (at most %d)", PNMF_RES_MAX_MV);
+    pnmf_set_err(err, errlen, "residual vector out of range (at most %d)", maxv);
     return PNMF_ERR_CORRUPT;
 truncated:
     pnmf_free(cur);
@@ -515,7 +518,7 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
     }
     const uint64_t known = PNMF_FLAG_RESIDUAL | PNMF_FLAG_CONTINUES | (version >= 5 ? PNMF_FLAG_CARRIES : 0) |
                            (version >= 6 ? PNMF_FLAG_RCLEVELS | PNMF_FLAG_KEYVARINTS : 0) |
-                           (version >= 8 ? PNMF_FLAG_SPRITES : 0) | (version >= 9 ? PNMF_FLAG_DEBLOCK : 0) |
+                           (version >= 8 ? PNMF_FLAG_SPRITES : 0) | (version >= 9 ? PNMF_FLAG_SUBPEL | PNMF_FLAG_DEBLOCK : 0) |
                            (version >= 9 ? PNMF_FLAG_CTXLEVELS : 0);
     if (v & ~known) {
         pnmf_set_err(err, errlen, "window flags 0x%llx: unknown features", (unsigned long long)v);
@@ -548,6 +551,12 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
         pnmf_set_err(err, errlen, "window flags 0x%llx: a sprite layer without a residual layer", (unsigned long long)v);
         return PNMF_ERR_CORRUPT;
     }
+    if ((v & PNMF_FLAG_SUBPEL) && !(v & PNMF_FLAG_RESIDUAL)) {
+        pnmf_set_err(err, errlen, "window flags 0x%llx: sub-pixel vectors without a residual layer",
+                     (unsigned long long)v);
+        return PNMF_ERR_CORRUPT;
+    }
+    const int subpel = !!(v & PNMF_FLAG_SUBPEL);
     if ((v & PNMF_FLAG_DEBLOCK) && !(v & PNMF_FLAG_RESIDUAL)) {
         pnmf_set_err(err, errlen, "window flags 0x%llx: deblocking without a residual layer", (unsigned long long)v);
         return PNMF_ERR_CORRUPT;
@@ -719,7 +728,7 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
         md->spr.bytes = (size_t)(r.p - at);
     }
     if (has_residual) {
-        ret = read_residual(&r, version, m, vis_rows, vis_cols, continues, rclev, ctxlev, &md->res, err, errlen);
+        ret = read_residual(&r, version, m, vis_rows, vis_cols, continues, rclev, ctxlev, subpel, &md->res, err, errlen);
         if (ret < 0) goto fail;
         md->res.deblock = deblock;
     }

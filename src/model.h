@@ -36,6 +36,7 @@
 #define PNMF_FLAG_KEYVARINTS 16      /* ... but frame 0's, varints (format 6; with RCLEVELS) */
 #define PNMF_FLAG_SPRITES    32      /* a sprite layer follows the entries (format 8; with RESIDUAL):
                                       * it, not the components, makes the model frames */
+#define PNMF_FLAG_SUBPEL     64      /* shifted blocks' vectors in quarter samples (format 9; with RESIDUAL) */
 #define PNMF_FLAG_DEBLOCK    128     /* the residual layer's frames are filtered (format 9; with
                                       * RESIDUAL): deblock.h */
 #define PNMF_MAX_OCCURRENCES 64      /* entries of one component in one frame */
@@ -98,8 +99,8 @@ int  pnmf_model_read(const uint8_t *buf, size_t size, int rows, int cols, int vi
 /* The same for a payload of format `version` (2, 3: the residual layer's
  * modes and vectors as varints; 4: range-coded; 5: components carried
  * over; 6: range-coded levels; 7: intra modes, global vectors and vector
- * candidates; 8: the sprite layer; 9: the deblocking filter, the
- * sample-context levels stream); pnmf_model_read() reads
+ * candidates; 8: the sprite layer; 9: sub-pixel vectors, the deblocking
+ * filter, the sample-context levels stream); pnmf_model_read() reads
  * PNMF_PAYLOAD_VERSION, what pnmf_model_write() writes, with no last model. */
 #define PNMF_PAYLOAD_VERSION 9
 int  pnmf_model_read_version(int version, const uint8_t *buf, size_t size, int rows, int cols, int vis_rows,

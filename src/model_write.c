@@ -118,6 +118,7 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
                                    (md->res.rc_levels ? PNMF_FLAG_RCLEVELS : 0) |
                                    (md->res.rc_levels == 2 ? PNMF_FLAG_KEYVARINTS : 0) |
                                    (md->spr.present ? PNMF_FLAG_SPRITES : 0) |
+                                   (md->res.subpel ? PNMF_FLAG_SUBPEL : 0) |
                                    (md->res.deblock ? PNMF_FLAG_DEBLOCK : 0) |
                                    (md->res.rc_levels && md->res.ctx_levels ? PNMF_FLAG_CTXLEVELS : 0)
                              : 0); /* flags */
@@ -236,7 +237,8 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
                 const int t = rs->mvref[q], vy = rs->mv[2 * q], vx = rs->mv[2 * q + 1];
                 q++;
                 const int dy = t < PNMF_RES_REFS ? vy - st.last[t][0] : 0, dx = t < PNMF_RES_REFS ? vx - st.last[t][1] : 0;
-                if (t >= PNMF_RES_REFS || abs(dy) > 2 * PNMF_RES_MAX_MV || abs(dx) > 2 * PNMF_RES_MAX_MV) {
+                const int maxv = rs->subpel ? PNMF_RES_QPEL_MAX_MV : PNMF_RES_MAX_MV;
+                if (t >= PNMF_RES_REFS || abs(dy) > 2 * maxv || abs(dx) > 2 * maxv) {
                     pnmf_free(cur), pnmf_free(rcb.p), pnmf_free(rcv.p), pnmf_free(b.p);
                     return PNMF_ERR_ARG;
                 }

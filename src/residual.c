@@ -119,11 +119,50 @@ static inline void copy_row(uint8_t *dst, const uint8_t *src, int w)
     else memcpy(dst, src, (size_t)w);
 }
 
+/* The quarter-sample prediction (residual.h): bilinear between the four
+ * whole samples around each position, coordinates clamped to the frame. */
+void pnmf_residual_subpel(const uint8_t *R, int rows, int cols, int y0, int y1, int x0, int x1, int qy, int qx,
+                          uint8_t *pred)
+{
+    /* qy = 4 iy + fy, fy in 0..3 (the same for every sample) */
+    const int fy = (qy % 4 + 4) % 4, fx = (qx % 4 + 4) % 4, iy = (qy - fy) / 4, ix = (qx - fx) / 4;
+    const int wa = (4 - fy) * (4 - fx), wb = (4 - fy) * fx, wc = fy * (4 - fx), wd = fy * fx;
+    const int w = x1 - x0;
+    if (y0 + iy >= 0 && y1 + iy < rows && x0 + ix >= 0 && x1 + ix < cols) {
+        /* inside the frame: no clamping, straight rows the compiler vectorizes */
+        for (int y = y0; y < y1; y++) {
+            const uint8_t *a = R + (size_t)(y + iy) * cols + x0 + ix, *b = a + cols;
+            uint8_t *o = pred + (y - y0) * PNMF_RES_BLOCK;
+            for (int x = 0; x < w; x++)
+                o[x] = (uint8_t)((wa * a[x] + wb * a[x + 1] + wc * b[x] + wd * b[x + 1] + 8) >> 4);
+        }
+        return;
+    }
+    int xs[PNMF_RES_BLOCK + 1]; /* the columns x + ix, x + ix + 1, clamped */
+    for (int x = 0; x <= w; x++) {
+        const int sx = x0 + x + ix;
+        xs[x] = sx < 0 ? 0 : sx >= cols ? cols - 1 : sx;
+    }
+    for (int y = y0; y < y1; y++) {
+        int sa = y + iy, sb = sa + 1;
+        sa = sa < 0 ? 0 : sa >= rows ? rows - 1 : sa;
+        sb = sb < 0 ? 0 : sb >= rows ? rows - 1 : sb;
+        const uint8_t *a = R + (size_t)sa * cols, *b = R + (size_t)sb * cols;
+        uint8_t *o = pred + (y - y0) * PNMF_RES_BLOCK;
+        for (int x = 0; x < w; x++)
+            o[x] = (uint8_t)((wa * a[xs[x]] + wb * a[xs[x + 1]] + wc * b[xs[x]] + wd * b[xs[x + 1]] + 8) >> 4);
+    }
+}
+
 /* Row copies where the mode is a copy. */
 void pnmf_residual_predict(int mode, const uint8_t *P, const uint8_t *Pp, const uint8_t *Dp, const uint8_t *Dr,
                            const uint8_t *D, int rows, int cols, int y0, int y1, int x0, int x1, int dy, int dx,
                            uint8_t *pred)
 {
+    if (mode == PNMF_RES_SHIFTED_QPEL) {
+        pnmf_residual_subpel(Dr, rows, cols, y0, y1, x0, x1, dy, dx, pred);
+        return;
+    }
     if (mode >= PNMF_RES_INTRA_DC) {
         predict_intra(mode, D, cols, y0, y1, x0, x1, pred);
         return;
@@ -183,8 +222,12 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
         pnmf_residual_block(r->bx, r->rows, r->cols, (size_t)b, &y0, &y1, &x0, &x1);
         int mode = modes[b] & 7;
         const int coded = modes[b] & PNMF_RES_CODED;
-        int dy = 0, dx = 0;
+        int dy = 0, dx = 0, frac = 0;
         if (mode == PNMF_RES_SHIFTED) dy = mv[0], dx = mv[1], mv += 2, Dr = ref[*mvref++];
+        if (mode == PNMF_RES_SHIFTED && r->subpel) { /* quarter samples: whole ones are copies */
+            frac = (dy % 4) || (dx % 4);
+            if (!frac) dy /= 4, dx /= 4;
+        }
         if (mode == PNMF_RES_PREVIOUS && (gy || gx)) /* the previous frame, displaced */
             mode = PNMF_RES_SHIFTED, dy = gy, dx = gx, Dr = Dp;
         if (mode == PNMF_RES_MOTION && !coded && pnmf_residual_model_still(P, Pp, r->cols, y0, y1, x0, x1))
@@ -224,7 +267,7 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
             continue;
         }
         const int w = x1 - x0;
-        if (!coded && mode != PNMF_RES_MOTION && mode < PNMF_RES_INTRA_DC &&
+        if (!coded && !frac && mode != PNMF_RES_MOTION && mode < PNMF_RES_INTRA_DC &&
             (mode != PNMF_RES_SHIFTED || (y0 + dy >= 0 && y1 + dy <= r->rows && x0 + dx >= 0 && x1 + dx <= r->cols))) {
             /* a copy: from where the prediction lies straight into D */
             const uint8_t *src = mode == PNMF_RES_MODEL ? P : mode == PNMF_RES_PREVIOUS ? Dp : Dr + dy * r->cols + dx;
@@ -233,7 +276,9 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
             continue;
         }
         const int intra = mode >= PNMF_RES_INTRA_DC;
-        if (!intra || !(modes[b] & PNMF_RES_TRANSFORM))
+        if (frac)
+            pnmf_residual_subpel(Dr, r->rows, r->cols, y0, y1, x0, x1, dy, dx, pred);
+        else if (!intra || !(modes[b] & PNMF_RES_TRANSFORM))
             pnmf_residual_predict(mode, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1, x0, x1, dy, dx, pred);
         if (modes[b] & PNMF_RES_TRANSFORM) { /* whole 8x8 blocks only (the reader checks) */
             for (int sb = 0; sb < 4; sb++) {

@@ -58,6 +58,9 @@
 #define PNMF_RES_WEIGHTS   16     /* the encoder's block weight classes (enc_weight) */
 #define PNMF_RES_MAX_COEF  2048   /* |level| of a transform coefficient */
 #define PNMF_RES_MAX_MV    64     /* |dy|, |dx| of a shifted block */
+#define PNMF_RES_QPEL_MAX_MV (4 * PNMF_RES_MAX_MV) /* the same in quarter samples (window flags bit 6) */
+#define PNMF_RES_SHIFTED_QPEL 12  /* not a mode byte: prediction 4 at a quarter-sample vector, for
+                                   * pnmf_residual_predict() */
 #define PNMF_RES_MOTIONS   4      /* the encoder's candidate motions from the last frame */
 #define PNMF_RES_REFS      16     /* a shifted block's reference: D_{j-1} .. D_{j-16} (format 2: .. D_{j-4}) */
 #define PNMF_RES_MIN_STEP  16     /* 1 gray level: finer only wastes levels */
@@ -74,6 +77,7 @@ typedef struct PnmfResidual {
                         * flags bit 3, format 6); 2: frame 0's varints, the others'
                         * the stream (bits 3 and 4) */
     int m, rows, cols; /* frames; the frame's height and width */
+    int subpel;        /* shifted blocks' vectors in quarter samples (window flags bit 6, format 9) */
     int bx, by;        /* blocks across and down */
     uint8_t *modes;    /* m * bx * by, frame by frame, blocks in raster order */
     int16_t *lev;      /* levels of the coded blocks in the same order, each
@@ -235,11 +239,20 @@ static inline int pnmf_residual_model_still(const uint8_t *P, const uint8_t *Pp,
     return 1;
 }
 
+/* ---- sub-pixel prediction (window flags bit 6) ----------------------------- */
+
+/* The prediction of block [y0, y1) x [x0, x1) from R displaced by the
+ * quarter-sample vector (qy, qx) (docs/format.md, "Sub-pixel motion"):
+ * bilinear between the four whole samples around each position. */
+void pnmf_residual_subpel(const uint8_t *R, int rows, int cols, int y0, int y1, int x0, int x1, int qy, int qx,
+                          uint8_t *pred);
+
 /* The prediction of block [y0, y1) x [x0, x1) for prediction mode (bits
  * 0-2) but the spatial one (which reads the samples it is correcting),
  * into pred (rows PNMF_RES_BLOCK apart). Dp is the previous decoded frame,
- * Dr the shifted mode's reference, displaced by (dy, dx); D the frame
- * being decoded, which the intra modes read. */
+ * Dr the shifted mode's reference, displaced by (dy, dx) (in quarter
+ * samples for PNMF_RES_SHIFTED_QPEL); D the frame being decoded, which the
+ * intra modes read. */
 void pnmf_residual_predict(int mode, const uint8_t *P, const uint8_t *Pp, const uint8_t *Dp, const uint8_t *Dr,
                            const uint8_t *D, int rows, int cols, int y0, int y1, int x0, int x1, int dy, int dx,
                            uint8_t *pred);

@@ -586,6 +586,117 @@ static int search_block(const uint8_t *src, const uint8_t *Dp, int rows, int col
     return block_sad(src, Dp, rows, cols, y0, y1, x0, x1, vy, vx, 0x7fffffff);
 }
 
+/* ---- sub-pixel refinement (window flags bit 6) ---------------------------- */
+
+/* v quarter samples rounded to the nearest whole sample (halves up). */
+static inline int qround(int v)
+{
+    const int t = v + 2;
+    return t >= 0 ? t / 4 : -((-t + 3) / 4);
+}
+
+/* The SAD of the h x w block of src at (y0, x0) against pred (rows
+ * PNMF_RES_BLOCK apart). */
+static int pred_sad(const uint8_t *src, int cols, int y0, int x0, int h, int w, const uint8_t *pred)
+{
+    int sad = 0;
+    for (int y = 0; y < h; y++) {
+        const uint8_t *s = src + (size_t)(y0 + y) * cols + x0, *p = pred + y * PNMF_RES_BLOCK;
+        for (int x = 0; x < w; x++) sad += abs((int)s[x] - p[x]);
+    }
+    return sad;
+}
+
+/* The block's integer vector (iy, ix) refined in quarter samples: the
+ * fractional candidates (in quarter samples; those the whole-sample search
+ * could only try rounded), then the eight half positions around the best,
+ * then the eight quarter positions around that, each kept only where SAD +
+ * lam * the vector's bits (from (qpy, qpx)) is lower. Returns the SAD of
+ * the vector left in (*qy, *qx). */
+static int refine_qpel(const uint8_t *src, const uint8_t *R, int rows, int cols, int y0, int y1, int x0, int x1,
+                       const int16_t (*cand)[2], int ncand, int qpy, int qpx, double lam, int iy, int ix, int *qy,
+                       int *qx)
+{
+    const int h = y1 - y0, w = x1 - x0;
+    uint8_t pred[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
+    int vy = 4 * iy, vx = 4 * ix;
+    int bsad = block_sad(src, R, rows, cols, y0, y1, x0, x1, iy, ix, 0x7fffffff);
+    double best = bsad + lam * mv_bits(vy, vx, qpy, qpx);
+#define TRYQ(ty, tx) do { \
+        const int ty_ = (ty), tx_ = (tx); \
+        if (abs(ty_) > PNMF_RES_QPEL_MAX_MV || abs(tx_) > PNMF_RES_QPEL_MAX_MV) break; \
+        pnmf_residual_subpel(R, rows, cols, y0, y1, x0, x1, ty_, tx_, pred); \
+        const int sad_ = pred_sad(src, cols, y0, x0, h, w, pred); \
+        const double c_ = sad_ + lam * mv_bits(ty_, tx_, qpy, qpx); \
+        if (c_ < best) best = c_, bsad = sad_, vy = ty_, vx = tx_; \
+    } while (0)
+    for (int c = 0; c < ncand; c++)
+        if ((cand[c][0] & 3) || (cand[c][1] & 3)) TRYQ(cand[c][0], cand[c][1]);
+    for (int step = 2; step >= 1; step--) {
+        const int cy = vy, cx = vx;
+        for (int d = 0; d < 9; d++)
+            if (d != 4) TRYQ(cy + (d / 3 - 1) * step, cx + (d % 3 - 1) * step);
+    }
+#undef TRYQ
+    *qy = vy, *qx = vx;
+    return bsad;
+}
+
+/* The prediction a shifted block's vector (dy, dx) makes: under window
+ * flags bit 6 the vector is in quarter samples, a whole one a plain copy
+ * ((dy, dx) then in samples). */
+static inline int shifted_pred(const PnmfResidual *r, int *dy, int *dx)
+{
+    if (!r->subpel) return PNMF_RES_SHIFTED;
+    if (*dy % 4 || *dx % 4) return PNMF_RES_SHIFTED_QPEL;
+    *dy /= 4, *dx /= 4;
+    return PNMF_RES_SHIFTED;
+}
+
+/* Whether sub-pixel vectors pay in a window of m source frames (see
+ * residual_search.h): in the first PNMF_SUBPEL_PROBE_FRAMES frames after
+ * the first, every other block that changed, matched against the frame
+ * before it at the whole-sample vectors within +-PNMF_SUBPEL_PROBE_RANGE,
+ * then at the quarter positions around the best. Blocks some whole vector
+ * matches exactly (screen content, sprites) gain nothing from sub-pixel
+ * vectors and count against them; the others count the share of their
+ * SAD the quarter positions save. */
+int pnmf_residual_subpel_pays(const uint8_t *frames, int m, size_t stride, int rows, int cols, double *gain,
+                              double *exact)
+{
+    const int bx = pnmf_residual_blocks(cols), by = pnmf_residual_blocks(rows), R = PNMF_SUBPEL_PROBE_RANGE;
+    double sad_int = 0, sad_q = 0;
+    long changed = 0, exact_n = 0;
+    for (int j = 1; j < m && j <= PNMF_SUBPEL_PROBE_FRAMES; j++) {
+        const uint8_t *src = frames + (size_t)j * stride, *prev = src - stride;
+        for (int b = 0; b < bx * by; b++) {
+            int y0, y1, x0, x1;
+            if (((b % bx) + (b / bx)) & 1) continue; /* a checkerboard of the blocks */
+            pnmf_residual_block(bx, rows, cols, (size_t)b, &y0, &y1, &x0, &x1);
+            if (y1 - y0 < PNMF_RES_BLOCK || x1 - x0 < PNMF_RES_BLOCK) continue;
+            int best = block_sad(src, prev, rows, cols, y0, y1, x0, x1, 0, 0, 0x7fffffff), iy = 0, ix = 0;
+            if (!best) continue; /* unchanged */
+            changed++;
+            for (int dy = -R; dy <= R && best; dy++)
+                for (int dx = -R; dx <= R && best; dx++) {
+                    const int sad = block_sad(src, prev, rows, cols, y0, y1, x0, x1, dy, dx, best);
+                    if (sad < best) best = sad, iy = dy, ix = dx;
+                }
+            if (!best) {
+                exact_n++;
+                continue;
+            }
+            int qy, qx;
+            const int q = refine_qpel(src, prev, rows, cols, y0, y1, x0, x1, NULL, 0, 4 * iy, 4 * ix, 0.0, iy, ix,
+                                      &qy, &qx);
+            sad_int += best, sad_q += q;
+        }
+    }
+    *gain = sad_int > 0 ? (sad_int - sad_q) / sad_int : 0;
+    *exact = changed ? (double)exact_n / changed : 0;
+    return changed > 0 && *exact <= PNMF_SUBPEL_MAX_EXACT && *gain >= PNMF_SUBPEL_MIN_GAIN;
+}
+
 /* The frame's motions per frame (each shifted block's vector over the
  * frames back to its reference, where that divides), the most used first
  * (ties: the shorter, then the first met): the next frame's candidates. */
@@ -786,6 +897,9 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
     r->gmv[2 * j] = (int16_t)fgy, r->gmv[2 * j + 1] = (int16_t)fgx;
     /* the previous prediction as the block functions see it */
     const int prev_mode = fgy || fgx ? PNMF_RES_SHIFTED : PNMF_RES_PREVIOUS;
+    /* vectors of shifted blocks in quarter samples under window flags bit 6:
+     * their bound, and the global vectors in their unit */
+    const int qs = r->subpel ? 4 : 1, maxv = qs * PNMF_RES_MAX_MV;
     /* the vector and reference chosen so far in this frame, per block */
     int16_t (*bmv)[3] = pnmf_calloc(nb, sizeof(*bmv));
     if (!bmv) return PNMF_ERR_NOMEM;
@@ -860,6 +974,8 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                 /* each reference's best vector by SAD + lam * bits; the best of those */
                 double bc = 1e300;
                 int good = 0; /* a reference so far matched well: no wide search in the next */
+                int16_t qcand[6 + 3 + PNMF_RES_MOTIONS][2]; /* the best reference's candidates */
+                int nq = 0;
                 for (int tt = 0; tt < nref; tt++) {
                     int16_t cand[6 + 3 + PNMF_RES_MOTIONS][2] = { { 0, 0 },
                                                                   { (int16_t)vs.last[tt][0], (int16_t)vs.last[tt][1] } };
@@ -871,15 +987,15 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                      * frames back to tt */
                     if (pm && pm[b][2] >= 0 && pm[b][0] % (pm[b][2] + 1) == 0 && pm[b][1] % (pm[b][2] + 1) == 0) {
                         const int sy = pm[b][0] / (pm[b][2] + 1) * (tt + 1), sx = pm[b][1] / (pm[b][2] + 1) * (tt + 1);
-                        if (abs(sy) <= PNMF_RES_MAX_MV && abs(sx) <= PNMF_RES_MAX_MV)
+                        if (abs(sy) <= maxv && abs(sx) <= maxv)
                             cand[nc][0] = (int16_t)sy, cand[nc][1] = (int16_t)sx, nc++;
                     }
                     for (int k = 0; k < r->enc_nmot; k++) {
                         const int sy = r->enc_mot[k][0] * (tt + 1), sx = r->enc_mot[k][1] * (tt + 1);
-                        if (abs(sy) <= PNMF_RES_MAX_MV && abs(sx) <= PNMF_RES_MAX_MV)
+                        if (abs(sy) <= maxv && abs(sx) <= maxv)
                             cand[nc][0] = (int16_t)sy, cand[nc][1] = (int16_t)sx, nc++;
                     }
-                    if (tt == 0) cand[nc][0] = (int16_t)gy, cand[nc][1] = (int16_t)gx, nc++;
+                    if (tt == 0) cand[nc][0] = (int16_t)(qs * gy), cand[nc][1] = (int16_t)(qs * gx), nc++;
                     if (b % r->bx && bmv[b - 1][2] == tt) cand[nc][0] = bmv[b - 1][0], cand[nc][1] = bmv[b - 1][1], nc++;
                     if (b >= (size_t)r->bx && bmv[b - r->bx][2] == tt)
                         cand[nc][0] = bmv[b - r->bx][0], cand[nc][1] = bmv[b - r->bx][1], nc++;
@@ -889,34 +1005,55 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                         shrink4(ref[tt], r->cols, o, r4, c4);
                         wide[tt].ref = o;
                     }
-                    const int sad = search_block(src, ref[tt], r->rows, r->cols, y0, y1, x0, x1,
+                    int sad;
+                    if (!r->subpel) {
+                        sad = search_block(src, ref[tt], r->rows, r->cols, y0, y1, x0, x1,
                                                  (const int16_t (*)[2])cand, nc, vs.last[tt][0], vs.last[tt][1], lam_sad,
                                                  tt < PNMF_GRID_REFS ? PNMF_GRID_STEP : PNMF_GRID_STEP_FAR, tt < nwide && !good ? &wide[tt] : NULL, &ty,
                                                  &tx);
+                    } else { /* the whole-sample search on the candidates rounded, then the refinement */
+                        int16_t icand[sizeof(cand) / sizeof(cand[0])][2];
+                        for (int c = 0; c < nc; c++)
+                            icand[c][0] = (int16_t)qround(cand[c][0]), icand[c][1] = (int16_t)qround(cand[c][1]);
+                        int iy, ix;
+                        sad = search_block(src, ref[tt], r->rows, r->cols, y0, y1, x0, x1, (const int16_t (*)[2])icand,
+                                           nc, qround(vs.last[tt][0]), qround(vs.last[tt][1]), lam_sad,
+                                           tt < PNMF_GRID_REFS ? PNMF_GRID_STEP : PNMF_GRID_STEP_FAR,
+                                           tt < nwide && !good ? &wide[tt] : NULL, &iy, &ix);
+                        ty = 4 * iy, tx = 4 * ix;
+                    }
                     good |= sad <= PNMF_WIDE_POOR * (y1 - y0) * (x1 - x0);
                     const double c = sad + lam_sad * vector_bits(r, &vs, &vk, tt, ty, tx, 0);
-                    if (c < bc) bc = c, dy = ty, dx = tx, t = tt;
+                    if (c < bc) {
+                        bc = c, dy = ty, dx = tx, t = tt;
+                        if (r->subpel) memcpy(qcand, cand, (size_t)nc * sizeof(cand[0])), nq = nc;
+                    }
                 }
-                if (!t && dy == fgy && dx == fgx) continue; /* the previous prediction, cheaper */
+                if (r->subpel && bc < 1e300) /* the best reference's vector to quarter samples */
+                    refine_qpel(src, ref[t], r->rows, r->cols, y0, y1, x0, x1, (const int16_t (*)[2])qcand, nq,
+                                vs.last[t][0], vs.last[t][1], lam_sad, dy / 4, dx / 4, &dy, &dx);
+                if (!t && dy == qs * fgy && dx == qs * fgx) continue; /* the previous prediction, cheaper */
                 Dr = ref[t];
                 extra = lambda * vector_bits(r, &vs, &vk, t, dy, dx, 0);
             }
+            int pdy = dy, pdx = dx; /* the prediction's displacement */
+            const int pm_ = mode == PNMF_RES_SHIFTED ? shifted_pred(r, &pdy, &pdx) : em;
             for (int coded = 0; coded < 2; coded++) {
                 const int byte = mode | (coded ? PNMF_RES_CODED : 0);
                 /* the block's error and levels only add to what the mode
                  * and vector cost: past the best so far, it cannot win */
                 const double lb = extra + lambda * rc_mode_step(&r->enc_modes, byte, left, above, prev, 0);
                 if (lb >= bj) continue;
-                const double jj = lb + try_block(em, coded, ltp, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows,
-                                                 r->cols, y0, y1, x0, x1, dy, dx, NULL, lc, kind);
+                const double jj = lb + try_block(pm_, coded, ltp, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows,
+                                                 r->cols, y0, y1, x0, x1, pdy, pdx, NULL, lc, kind);
                 if (jj < bj) bj = jj, best = byte, vy = dy, vx = dx, vt = t;
             }
             if (mode != PNMF_RES_SPATIAL && full) { /* intra too: each quarter from the ones before */
                 const int byte = mode | PNMF_RES_CODED | PNMF_RES_TRANSFORM;
                 const double lb = extra + lambda * rc_mode_step(&r->enc_modes, byte, left, above, prev, 0);
                 const double jj = lb >= bj ? lb
-                                           : lb + try_transform(em, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows,
-                                                                r->cols, y0, x0, dy, dx, NULL, lc, kind);
+                                           : lb + try_transform(pm_, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows,
+                                                                r->cols, y0, x0, pdy, pdx, NULL, lc, kind);
                 if (jj < bj) bj = jj, best = byte, vy = dy, vx = dx, vt = t;
             }
         }
@@ -943,7 +1080,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
             /* a displaced previous block moved as the pan: a motion the
              * next frame and the neighbours' searches try (not a vector of
              * the stream: no candidate) */
-            bmv[b][0] = (int16_t)fgy, bmv[b][1] = (int16_t)fgx;
+            bmv[b][0] = (int16_t)(qs * fgy), bmv[b][1] = (int16_t)(qs * fgx);
             bmv[b][2] = (int16_t)((best & 7) == PNMF_RES_PREVIOUS && prev_mode == PNMF_RES_SHIFTED ? 0 : -1);
         }
         const size_t area = (size_t)(y1 - y0) * (x1 - x0); /* 64 for a transform block */
@@ -956,7 +1093,8 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
             levs = r->lev + r->nlev;
             r->nlev += area;
         }
-        const int em = (best & 7) == PNMF_RES_PREVIOUS ? prev_mode : best & 7;
+        int em = (best & 7) == PNMF_RES_PREVIOUS ? prev_mode : best & 7;
+        if ((best & 7) == PNMF_RES_SHIFTED) em = shifted_pred(r, &vy, &vx);
         if (best & PNMF_RES_TRANSFORM)
             try_transform(em, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, x0, vy, vx, levs, lc, kind);
         else

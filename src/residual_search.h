@@ -51,6 +51,15 @@ int  pnmf_residual_copy_weights(const uint8_t *frames, int m, size_t stride, int
  * PNMF_ERR_NOMEM. */
 int  pnmf_residual_match_weights(const uint8_t *frames, int m, size_t stride, int rows, int cols, uint8_t *w);
 
+/* Whether a window of m source frames (frame j at frames + j * stride)
+ * should code its shifted blocks' vectors in quarter samples (window flags
+ * bit 6): the share of the SAD of changed blocks that quarter positions
+ * save (*gain) and the share of changed blocks a whole vector matches
+ * exactly (*exact), measured on a few frames, against PNMF_SUBPEL_MIN_GAIN
+ * and PNMF_SUBPEL_MAX_EXACT. */
+int  pnmf_residual_subpel_pays(const uint8_t *frames, int m, size_t stride, int rows, int cols, double *gain,
+                               double *exact);
+
 /* The levels of frames from..m-1 of r through the levels stream's
  * decisions (rangecoder_enc.h), coded or priced as o says, with fresh
  * contexts c, in the order pnmf_residual_levels_read() reads them; pixel

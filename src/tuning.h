@@ -91,6 +91,14 @@
 #define PNMF_GRID_REFS 4
 /* Rounds of steps from the best vector, at each step size. */
 #define PNMF_REFINE_ITERS 8
+/* Frames after a window's first that decide on sub-pixel vectors (residual_search.c). */
+#define PNMF_SUBPEL_PROBE_FRAMES 4
+/* Reach of the whole-sample search of that probe (+-). */
+#define PNMF_SUBPEL_PROBE_RANGE 3
+/* Share of the changed blocks' SAD the quarter positions must save. */
+#define PNMF_SUBPEL_MIN_GAIN 0.03
+/* Largest share of changed blocks matched exactly by a whole vector. */
+#define PNMF_SUBPEL_MAX_EXACT 0.10
 /* Reach of the wide search on 4x4 box means (+-). */
 #define PNMF_WIDE_RANGE PNMF_RES_MAX_MV
 /* SAD per sample above which a block is poorly predicted and searched wide. */

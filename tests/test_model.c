@@ -431,10 +431,11 @@ static void test_reader_rules(void)
         pnmf_model_free(&md);
     }
 
-    /* flags: bits 0 to 5 are defined (the residual layer and its options,
-     * carried components, the sprite layer: test_sprite), any other bit is
-     * refused */
-    for (uint64_t f = 64; f; f <<= 9) {
+    /* flags: bits 0 to 7 and 9 are defined (the residual layer and its
+     * options, carried components, the sprite layer: test_sprite, sub-pixel
+     * vectors: test_subpel, deblocking: test_deblock, sample-context levels:
+     * test_lossless), bit 10 and above are refused */
+    for (uint64_t f = 1024; f; f <<= 9) {
         p = one(f, 1, 1, 0, 0, 0);
         REFUSED(p, 1, PNMF_ERR_CORRUPT, "unknown features");
     }

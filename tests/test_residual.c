@@ -805,8 +805,8 @@ static void test_payload(void)
         CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0 &&
               strstr(err, "out of range"));
         memcpy(bad, buf, size);
-        bad[0] = 65; /* unknown flag (bit 6) */
-        CHECK(pnmf_model_read(bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0 &&
+        bad[0] = 65; /* sub-pixel vectors (bit 6): unknown before format 9 */
+        CHECK(pnmf_model_read_version(8, bad, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) < 0 &&
               strstr(err, "unknown features"));
         check_payload_hostile(buf, size, "varint levels");
         free(bad);

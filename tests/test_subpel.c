@@ -1,0 +1,270 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Sub-pixel motion (window flags bit 6, format 9; docs/format.md,
+ * "Sub-pixel motion"): the bilinear interpolation against a definition
+ * written out here sample by sample, at every quarter phase and across the
+ * frame's edges; a window whose shifted blocks use fractional vectors decodes to
+ * what the encoder measured, through the payload; the reader refuses
+ * vectors past the quarter-sample bound, bit 6 in a payload of format 8,
+ * and bit 6 without a residual layer; the encoder's probe tells a
+ * fractional pan from pixel-exact motion.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "model_write.h"
+#include "residual_search.h"
+#include "test.h"
+
+static unsigned rs = 777;
+static unsigned urn(unsigned n) { rs = rs * 1103515245u + 12345u; return ((rs >> 8) & 0xFFFFFF) % n; }
+
+/* ---- the definition, in the words of the format's subsection ------------ */
+
+static const uint8_t *F;
+static int FR, FC;
+
+static int fdiv(int a, int b) { return (a - ((a % b) + b) % b) / b; } /* floor(a / b) */
+static int clip(int v) { return v < 0 ? 0 : v > 255 ? 255 : v; }
+
+/* the integer sample (y, x), coordinates clamped to the frame */
+static int G(int y, int x)
+{
+    y = y < 0 ? 0 : y >= FR ? FR - 1 : y;
+    x = x < 0 ? 0 : x >= FC ? FC - 1 : x;
+    return F[y * FC + x];
+}
+
+/* The sample at quarter-sample position (qy, qx): the four whole samples
+ * around it, each weighed by its nearness in quarters along both axes. */
+static int Q(int qy, int qx)
+{
+    const int y = fdiv(qy, 4), x = fdiv(qx, 4), fy = qy - 4 * y, fx = qx - 4 * x;
+    int s = 8;
+    for (int i = 0; i < 2; i++)
+        for (int k = 0; k < 2; k++) s += (i ? fy : 4 - fy) * (k ? fx : 4 - fx) * G(y + i, x + k);
+    return s >> 4;
+}
+
+/* Every phase, blocks anywhere in the frame (clipped ones too), vectors
+ * reaching past every edge. */
+static void test_interpolation(void)
+{
+    const int sizes[3][2] = { { 21, 30 }, { 8, 8 }, { 5, 13 } };
+    long checked = 0, bad = 0;
+    for (int s = 0; s < 3; s++) {
+        FR = sizes[s][0], FC = sizes[s][1];
+        uint8_t *f = malloc((size_t)FR * FC);
+        for (int q = 0; q < FR * FC; q++) f[q] = (uint8_t)(q % 7 == 0 ? 255 * (urn(2)) : urn(256)); /* extremes often */
+        F = f;
+        const int bx = pnmf_residual_blocks(FC), by = pnmf_residual_blocks(FR);
+        for (int b = 0; b < bx * by; b++)
+            for (int ph = 0; ph < 16; ph++)
+                for (int rep = 0; rep < 3; rep++) {
+                    int y0, y1, x0, x1;
+                    pnmf_residual_block(bx, FR, FC, (size_t)b, &y0, &y1, &x0, &x1);
+                    /* whole parts within +-12 samples: past the edges of the small frames */
+                    const int qy = 4 * ((int)urn(25) - 12) + ph / 4, qx = 4 * ((int)urn(25) - 12) + ph % 4;
+                    uint8_t pred[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
+                    pnmf_residual_subpel(f, FR, FC, y0, y1, x0, x1, qy, qx, pred);
+                    for (int y = y0; y < y1; y++)
+                        for (int x = x0; x < x1; x++) {
+                            const int want = Q(4 * y + qy, 4 * x + qx);
+                            bad += pred[(y - y0) * PNMF_RES_BLOCK + x - x0] != want;
+                            checked++;
+                        }
+                    /* the same through the prediction the encoder calls */
+                    uint8_t p2[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
+                    pnmf_residual_predict(PNMF_RES_SHIFTED_QPEL, NULL, NULL, NULL, f, NULL, FR, FC, y0, y1, x0, x1, qy,
+                                          qx, p2);
+                    for (int y = 0; y < y1 - y0; y++)
+                        bad += memcmp(p2 + y * PNMF_RES_BLOCK, pred + y * PNMF_RES_BLOCK, (size_t)(x1 - x0)) != 0;
+                }
+        free(f);
+    }
+    CHECK_MSG(bad == 0, "%ld of %ld samples differ from the definition", bad, checked);
+    CHECK(checked > 30000);
+    /* a phase of 0 is the integer copy; a flat frame interpolates to itself */
+    FR = 9, FC = 9;
+    uint8_t flat[81];
+    memset(flat, 77, sizeof flat);
+    uint8_t p[64];
+    pnmf_residual_subpel(flat, 9, 9, 0, 8, 0, 8, 6, -3, p);
+    int all = 1;
+    for (int q = 0; q < 64; q++) all &= p[q] == 77;
+    CHECK(all);
+}
+
+/* ---- a window with fractional vectors ----------------------------------- */
+
+enum { R = 32, C = 40, M = 6 };
+
+/* A smooth pattern panned by 0.75 sample a frame down and 0.5 across. */
+static uint8_t pan_sample(int j, int y, int x)
+{
+    const double yy = y - 0.75 * j, xx = x - 0.5 * j;
+    const double v = 128 + 60 * sin(yy * 0.45) * cos(xx * 0.33) + 30 * sin((xx + yy) * 0.21);
+    return (uint8_t)clip((int)lrint(v));
+}
+
+static void make_pan(uint8_t *src)
+{
+    for (int j = 0; j < M; j++)
+        for (int y = 0; y < R; y++)
+            for (int x = 0; x < C; x++) src[((size_t)j * R + y) * C + x] = pan_sample(j, y, x);
+}
+
+/* Code the clip over an empty model with r->subpel as set; decode it from
+ * r and from the payload read back; returns the squared error. */
+static double code_pan(PnmfWindowModel *md, const uint8_t *src, int subpel, int *fractional)
+{
+    const size_t n = (size_t)R * C;
+    PnmfResidual *r = &md->res;
+    CHECK(pnmf_residual_alloc(r, M, R, C, 64, 64) == 0);
+    r->subpel = subpel;
+    static uint8_t P[R * C], De[M][R * C], Dd[M][R * C], Dr[M][R * C];
+    memset(P, 128, sizeof P);
+    const double lambda = 64.0 * 64 / 256 * 0.1;
+    for (int j = 0; j < M; j++) {
+        const uint8_t *ref[PNMF_RES_REFS];
+        for (int t = 0; t < PNMF_RES_REFS; t++) ref[t] = j - 1 - t >= 0 ? De[j - 1 - t] : NULL;
+        CHECK(pnmf_residual_encode_frame(r, j, src + j * n, P, P, ref, j < PNMF_RES_REFS ? j : PNMF_RES_REFS, De[j],
+                                         lambda) == 0);
+    }
+    *fractional = 0;
+    for (size_t q = 0; q < r->nmv; q++) *fractional += (r->mv[2 * q] % 4 || r->mv[2 * q + 1] % 4);
+    for (int j = 0; j < M; j++) {
+        const uint8_t *ref[PNMF_RES_REFS];
+        for (int t = 0; t < PNMF_RES_REFS; t++) ref[t] = j - 1 - t >= 0 ? Dd[j - 1 - t] : NULL;
+        pnmf_residual_frame(r, j, P, P, ref, Dd[j]);
+    }
+    CHECK_MSG(!memcmp(De, Dd, sizeof De), "subpel %d: the decoder differs from the encoder", subpel);
+    uint8_t *buf = NULL;
+    size_t size = 0;
+    CHECK(pnmf_model_write(md, &buf, &size) == 0);
+    CHECK(buf && (buf[0] & PNMF_FLAG_SUBPEL) == (subpel ? PNMF_FLAG_SUBPEL : 0));
+    PnmfWindowModel rd;
+    char err[200] = "";
+    CHECK_MSG(pnmf_model_read(buf, size, R, C, R, C, M, 1, 4, 2, &rd, err, sizeof err) == 0, "%s", err);
+    if (rd.res.step16) {
+        CHECK(rd.res.subpel == subpel && rd.res.nmv == r->nmv);
+        CHECK(!r->nmv || !memcmp(rd.res.mv, r->mv, 2 * r->nmv * sizeof(int16_t)));
+        for (int j = 0; j < M; j++) {
+            const uint8_t *ref[PNMF_RES_REFS];
+            for (int t = 0; t < PNMF_RES_REFS; t++) ref[t] = j - 1 - t >= 0 ? Dr[j - 1 - t] : NULL;
+            pnmf_residual_frame(&rd.res, j, P, P, ref, Dr[j]);
+        }
+        CHECK(!memcmp(De, Dr, sizeof De));
+        pnmf_model_free(&rd);
+    }
+    /* a payload of format 8 cannot say it */
+    if (subpel)
+        CHECK(pnmf_model_read_version(8, buf, size, R, C, R, C, M, 1, 4, 2, &rd, err, sizeof err) < 0 &&
+              strstr(err, "unknown features"));
+    pnmf_free(buf);
+    double sse = 0;
+    const uint8_t *dec = &De[0][0];
+    for (size_t q = 0; q < M * n; q++) {
+        const int d = (int)src[q] - dec[q];
+        sse += d * d;
+    }
+    return sse;
+}
+
+static void test_window(void)
+{
+    uint8_t *src = malloc((size_t)M * R * C);
+    make_pan(src);
+    int frac_on = 0, frac_off = 0;
+    PnmfWindowModel a, b;
+    CHECK(pnmf_model_alloc(&a, R, C, R, C, M, 1, 0) == 0);
+    CHECK(pnmf_model_alloc(&b, R, C, R, C, M, 1, 0) == 0);
+    const double sse_on = code_pan(&a, src, 1, &frac_on);
+    const double sse_off = code_pan(&b, src, 0, &frac_off);
+    CHECK_MSG(frac_on > 0, "no fractional vector on a fractional pan (%zu vectors)", a.res.nmv);
+    /* the pan is fractional: quarter samples predict it better for the
+     * same step (fewer levels or less error) */
+    CHECK_MSG(a.res.nlev < b.res.nlev || sse_on < sse_off, "levels %zu vs %zu, sse %.0f vs %.0f", a.res.nlev,
+              b.res.nlev, sse_on, sse_off);
+
+    /* vectors at the bound: 256 quarter samples is read, 257 refused */
+    PnmfResidual *r = &a.res;
+    CHECK(r->nmv > 0);
+    const int16_t keep = r->mv[0];
+    uint8_t *buf = NULL;
+    size_t size = 0;
+    PnmfWindowModel rd;
+    char err[200] = "";
+    for (int v = 255; v <= 258; v++) {
+        r->mv[0] = (int16_t)v;
+        CHECK(pnmf_model_write(&a, &buf, &size) == 0);
+        const int ret = pnmf_model_read(buf, size, R, C, R, C, M, 1, 4, 2, &rd, err, sizeof err);
+        if (v <= PNMF_RES_QPEL_MAX_MV) {
+            CHECK_MSG(ret == 0, "vector %d: %s", v, err);
+            if (!ret) pnmf_model_free(&rd);
+        } else {
+            CHECK_MSG(ret == PNMF_ERR_CORRUPT && strstr(err, "vector out of range"), "vector %d: %d %s", v, ret, err);
+        }
+        pnmf_free(buf);
+        buf = NULL;
+    }
+    /* without bit 6 the bound is 64 samples */
+    a.res.subpel = 0;
+    r->mv[0] = PNMF_RES_MAX_MV + 1;
+    CHECK(pnmf_model_write(&a, &buf, &size) == 0);
+    CHECK(pnmf_model_read(buf, size, R, C, R, C, M, 1, 4, 2, &rd, err, sizeof err) == PNMF_ERR_CORRUPT &&
+          strstr(err, "vector out of range"));
+    pnmf_free(buf);
+    /* with it, the same number is 16.25 samples */
+    a.res.subpel = 1;
+    CHECK(pnmf_model_write(&a, &buf, &size) == 0);
+    CHECK(pnmf_model_read(buf, size, R, C, R, C, M, 1, 4, 2, &rd, err, sizeof err) == 0);
+    pnmf_model_free(&rd);
+    pnmf_free(buf);
+    r->mv[0] = keep;
+    pnmf_model_free(&a);
+    pnmf_model_free(&b);
+
+    /* the probe: a fractional pan pays, the same pan by whole samples
+     * (pixel-exact motion) does not */
+    double gain, exact;
+    CHECK(pnmf_residual_subpel_pays(src, M, (size_t)R * C, R, C, &gain, &exact) == 1);
+    CHECK(gain > 0.03 && exact == 0);
+    for (int j = 0; j < M; j++)
+        for (int y = 0; y < R; y++)
+            for (int x = 0; x < C; x++) src[((size_t)j * R + y) * C + x] = pan_sample(0, y - j, x - 2 * j);
+    CHECK(pnmf_residual_subpel_pays(src, M, (size_t)R * C, R, C, &gain, &exact) == 0);
+    CHECK(exact > 0.5);
+    free(src);
+}
+
+/* Bit 6 needs a residual layer. */
+static void test_flags(void)
+{
+    PnmfWindowModel md, rd;
+    CHECK(pnmf_model_alloc(&md, R, C, R, C, 2, 1, 0) == 0);
+    CHECK(pnmf_residual_alloc(&md.res, 2, R, C, 64, 64) == 0);
+    md.res.subpel = 1;
+    uint8_t *buf = NULL;
+    size_t size = 0;
+    char err[200] = "";
+    CHECK(pnmf_model_write(&md, &buf, &size) == 0);
+    CHECK(buf[0] == (PNMF_FLAG_RESIDUAL | PNMF_FLAG_SUBPEL));
+    CHECK_MSG(pnmf_model_read(buf, size, R, C, R, C, 2, 1, 4, 2, &rd, err, sizeof err) == 0, "%s", err);
+    pnmf_model_free(&rd);
+    buf[0] = PNMF_FLAG_SUBPEL;
+    CHECK(pnmf_model_read(buf, size, R, C, R, C, 2, 1, 4, 2, &rd, err, sizeof err) == PNMF_ERR_CORRUPT &&
+          strstr(err, "without a residual layer"));
+    pnmf_free(buf);
+    pnmf_model_free(&md);
+}
+
+int main(void)
+{
+    test_interpolation();
+    test_window();
+    test_flags();
+    return test_summary("test_subpel");
+}

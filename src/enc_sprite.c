@@ -3,10 +3,11 @@
  * The sprite step of a window: poses found in its frames (sprite_find.c),
  * the layer that sends the poses the decoder lacks and places them frame
  * by frame, and the residual layer coded over its composite against the
- * residual layer alone, both at the step the model is weighed at. A layer
- * not far from paying there is offered, against the residual layer alone,
- * at every step the pick tries (enc_rate.c), which keeps whichever costs
- * less at the step it chooses; the window then needs no PermNMF fit.
+ * residual layer alone, both at the first step the pick tries (the step the
+ * model is weighed at, where no pick runs). A layer not far from paying
+ * there is offered, against the residual layer alone, at every step the
+ * pick tries (enc_rate.c), which keeps whichever costs less at the step it
+ * chooses; the window then needs no PermNMF fit.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -116,6 +116,8 @@ typedef struct EncWindow {
     int sprites;              /* md's model is a sprite layer, coded and kept */
     int *spr_new;             /* the found poses md's layer sends, in order */
     int spr_nnew;
+    PnmfWindowModel floor_bare; /* a dropped sprite layer's coding over no model at the pick's first step */
+    double floor_sse;         /* its squared error */
 } EncWindow;
 
 static inline double enc_now(void)

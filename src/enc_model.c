@@ -521,6 +521,13 @@ int pnmf_window_keep(PnmfEncoder *e, EncWindow *w)
     if (!(w->md.first[m] > 0)) {
         if (w->md.res.step16) return 0; /* the probe's coding */
         const int step16 = enc_picks(&e->s) ? pnmf_residual_step(PNMF_PICK_FLOOR) : w->step16;
+        if (w->floor_bare.res.step16 == step16 && !pnmf_model_has_components(&w->md)) {
+            /* the sprite step's coding over no model, at this step */
+            pnmf_model_free(&w->md);
+            w->md = w->floor_bare, w->sse = w->floor_sse;
+            memset(&w->floor_bare, 0, sizeof(w->floor_bare));
+            return 0;
+        }
         return pnmf_window_code_residual(e, &e->rb[0], &w->md, m, step16, &w->sse);
     }
     double j[2], sse[2] = { 0, w->bare_sse };

@@ -276,9 +276,16 @@ int pnmf_window_choose_step(PnmfEncoder *e, EncWindow *w)
     const int m = w->m;
     if (e->s.target_psnr > 0) return target_residual(e, &w->md, m, &w->sse);
     if (w->md.res.step16 <= PNMF_RES_MIN_STEP) return 0;
+    const int nfam = 1 + (w->bare_bytes && w->bare.res.step16 && (pnmf_model_present(&w->md) || pnmf_model_present(&w->bare)));
+    if (nfam == 1 && w->floor_bare.res.step16 && !pnmf_model_present(&w->md) && !pnmf_model_has_components(&w->md)) {
+        /* a window without a model: the coding over no model the sprite
+         * step made at the pick's first step is the one the pick starts with */
+        pnmf_model_free(&w->md);
+        w->md = w->floor_bare, w->sse = w->floor_sse;
+        memset(&w->floor_bare, 0, sizeof(w->floor_bare));
+    }
     PnmfWindowModel fam[2] = { w->md, w->bare };
     double fsse[2] = { w->sse, w->bare_sse };
-    const int nfam = 1 + (w->bare_bytes && w->bare.res.step16 && (pnmf_model_present(&w->md) || pnmf_model_present(&w->bare)));
     const int ret = choose_step(e, fam, nfam, m, fsse);
     w->md = fam[0], w->bare = fam[1], w->sse = fsse[0];
     return ret;

@@ -3,10 +3,11 @@
  * The sprite step of a window: poses found in its frames (sprite_find.c),
  * the layer that sends the poses the decoder lacks and places them frame
  * by frame, and the residual layer coded over its composite against the
- * residual layer alone, both at the step the model is weighed at. A layer
- * not far from paying there is offered, against the residual layer alone,
- * at every step the pick tries (enc_rate.c), which keeps whichever costs
- * less at the step it chooses; the window then needs no PermNMF fit.
+ * residual layer alone, both at the first step the pick tries (the step the
+ * model is weighed at, where no pick runs). A layer not far from paying
+ * there is offered, against the residual layer alone, at every step the
+ * pick tries (enc_rate.c), which keeps whichever costs less at the step it
+ * chooses; the window then needs no PermNMF fit.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,8 @@
 #include "enc_internal.h"
 #include "internal.h"
 #include "log.h"
+#include "ratectl.h"
+#include "residual_search.h"
 
 /* Whether the window looks for sprites: they need the residual layer (the
  * composite is its prediction) and frames on the plain torus. */
@@ -203,14 +206,25 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
     if (!e->continues) pnmf_sprite_dict_free(&e->wdict);
     if (ret >= 0) ret = pnmf_sprite_dict_commit(&e->wdict, &md.spr, e->continues, e->vis_rows, e->vis_cols, why,
                                                 sizeof(why));
+    /* weighed at the first step the pick tries, where it picks: the pick
+     * reuses both codings, and a layer kept meets the residual layer alone
+     * there again */
+    const int gate16 = enc_picks(&e->s) ? pnmf_residual_step(PNMF_PICK_FLOOR) : w->step16;
     double j[2], sse[2] = { 0, 0 };
     size_t bytes = 0;
-    if (ret >= 0) ret = pnmf_window_costs(e, &md, &w->bare, m, w->step16, j, sse, &bytes, &w->bare_bytes);
+    if (ret >= 0) ret = pnmf_window_costs(e, &md, &w->bare, m, gate16, j, sse, &bytes, &w->bare_bytes);
     w->bare_sse = sse[1];
     if (ret >= 0 && j[0] < PNMF_SPRITE_MARGIN * j[1]) {
         w->md = md, w->sprites = 1, w->sse = sse[0];
     } else {
         pnmf_model_free(&md);
+        if (gate16 != w->step16) {
+            /* the carry and the probe weigh at the model's step: the coding
+             * over no model waits for the pick, which starts with it */
+            w->floor_bare = w->bare, w->floor_sse = w->bare_sse;
+            memset(&w->bare, 0, sizeof(w->bare));
+            w->bare_bytes = 0, w->bare_sse = 0;
+        }
     }
     if (ret >= 0)
         pnmf_log(&e->s.logger, PNMF_LOG_INFO, "window %d: sprites: %d placed, %d new: %s (cost ratio %.3f)",

@@ -199,6 +199,7 @@ static int encode_window(PnmfEncoder *e)
     if (ret >= 0) ret = pnmf_window_update_refs(e, &w);
     pnmf_model_free(&w.md);
     pnmf_model_free(&w.bare);
+    pnmf_model_free(&w.floor_bare);
     pnmf_model_free(&e->alt);
     pnmf_free(w.spr_new);
     e->t_residual += lap(&t);

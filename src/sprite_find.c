@@ -98,12 +98,43 @@ typedef struct St {
     int nblob;
     PnmfSpritePlace *cand; /* the current blob's placements, front first */
     int ncand, acand;
-    int32_t *bpos;      /* the search region's positions, grouped by value */
+    uint32_t *bpos;     /* the search region's positions (y << 16) | x, grouped by value */
     int bstart[257];    /* value v: bpos[bstart[v] .. bstart[v + 1]) */
-    int32_t *occ;       /* the region's positions painted by the current blob's placements */
+    uint32_t *occ;      /* the region's positions (y << 16) | x painted by the current blob's placements */
     PnmfSpriteWindow *out;
     int *fcap;          /* capacity of out->frame[j].place */
+    struct PoseTests *tests; /* per pose id, made when the pose is first tried */
+    int ntests;
+    int32_t *unexp;     /* the search region's foreground pixels nothing explains, summed over */
+    int uy0, ux0, uw;   /* the rectangles from its corner (uy0, ux0); its rows are uw + 1 wide */
 } St;
+
+/* Foreground pixels nothing explains in rows y0 .. y1 - 1, columns x0 .. x1 - 1
+ * of the search region (clipped to it). */
+static int unexplained(const St *s, int y0, int x0, int y1, int x1)
+{
+    y0 -= s->uy0, y1 -= s->uy0, x0 -= s->ux0, x1 -= s->ux0;
+    if (y0 < 0) y0 = 0;
+    if (x0 < 0) x0 = 0;
+    const int32_t *u = s->unexp;
+    const int uw = s->uw + 1;
+    return u[y1 * uw + x1] - u[y0 * uw + x1] - u[y1 * uw + x0] + u[y0 * uw + x0];
+}
+
+/* A mask pixel of a pose as try_place() tests it: offset in the box and value. */
+typedef struct TestPix {
+    int32_t foff, qoff; /* dy * stride + dx, dy * w + dx */
+    int16_t dy, dx;
+    int32_t v;
+} TestPix;
+
+/* A pose's pixels in try_place()'s order and its 8 extreme pixels (edge
+ * anchors): they depend on the pose alone, so each is made once per search
+ * rather than at every shift tried. */
+typedef struct PoseTests {
+    TestPix *ord; /* NULL until made */
+    int anc[8], na;
+} PoseTests;
 
 static int abs_i(int a) { return a < 0 ? -a : a; }
 
@@ -210,38 +241,102 @@ static int test_step(int n)
 
 /* Does pose ps at (py, px) of frame j fit: every in-frame mask pixel
  * matches the frame or is painted by a placement of this blob (serial),
- * in front of it? Returns the count of foreground pixels it explains that
- * nothing explains yet, or -1. */
-static int try_place(const St *s, const PnmfSpritePose *ps, int j, int py, int px, int serial,
-                     long *work)
+ * in front of it? ord: its pixels in the order tested (pose_tests()).
+ * Returns the count of foreground pixels it explains that nothing explains
+ * yet, or -1. *work grows by the pixels tested. */
+static int try_place(const St *s, const PnmfSpritePose *ps, const TestPix *ord, int j, int py, int px,
+                     int serial, long *work)
 {
-    const int w = s->w, h = s->h, tol = s->p->tol;
+    const int w = s->w, h = s->h, tol = s->p->tol, np = ps->npix;
+    const ptrdiff_t stride = s->stride;
     const uint8_t *fr = s->frames[j];
     const uint8_t *fg = s->fg + (size_t)j * w * h;
     const int32_t *cov = s->cover + (size_t)j * w * h;
-    int vis = 0, in = 0, fresh = 0;
-    /* pixels far apart first: a wrong shift over a flat area fails sooner */
-    const int step = test_step(ps->npix);
-    for (int k = 0, i = 0; k < ps->npix; k++, i = (i + step) % ps->npix) {
-        const int dy = (int)(ps->list[i] >> 16), dx = (int)(ps->list[i] & 0xFFFF);
-        ++*work;
-        const int y = py + dy, x = px + dx;
-        if (y < 0 || y >= h || x < 0 || x >= w) continue;
-        in++;
-        const int q = y * w + x;
-        if (abs_i(fr[(ptrdiff_t)y * s->stride + x] - ps->pix[dy * ps->w + dx]) <= tol) {
-            vis++;
-            if (fg[q] && !cov[q]) fresh++;
-        } else if (cov[q] != serial) {
-            return -1;
+    int vis = 0, in = 0, fresh = 0, k = 0;
+    if (py >= 0 && px >= 0 && py + ps->h <= h && px + ps->w <= w) {
+        /* the whole box in the frame: no pixel to skip; the first pass
+         * finds a mismatch (most shifts have one), the second counts */
+        in = np;
+        const uint8_t *f0 = fr + (ptrdiff_t)py * stride + px;
+        const ptrdiff_t q0 = (ptrdiff_t)py * w + px;
+        const uint8_t *g0 = fg + q0;
+        const int32_t *c0 = cov + q0;
+        for (; k < np; k++)
+            if (abs_i(f0[ord[k].foff] - ord[k].v) > tol && c0[ord[k].qoff] != serial) {
+                *work += k + 1;
+                return -1;
+            }
+        *work += np;
+        /* no foreground pixel left to explain under the box: none fresh */
+        if (!unexplained(s, py, px, py + ps->h, px + ps->w)) return -1;
+        *work -= np;
+        for (k = 0; k < np; k++)
+            if (abs_i(f0[ord[k].foff] - ord[k].v) <= tol) {
+                vis++;
+                fresh += g0[ord[k].qoff] && !c0[ord[k].qoff];
+            }
+    } else {
+        for (; k < np; k++) {
+            const int y = py + ord[k].dy, x = px + ord[k].dx;
+            if (y < 0 || y >= h || x < 0 || x >= w) continue;
+            in++;
+            const int q = y * w + x;
+            if (abs_i(fr[(ptrdiff_t)y * stride + x] - ord[k].v) <= tol) {
+                vis++;
+                fresh += fg[q] && !cov[q];
+            } else if (cov[q] != serial) {
+                *work += k + 1;
+                return -1;
+            }
         }
     }
+    *work += np;
     /* At least half of what is in the frame shows (a pose hidden behind
      * others is no evidence of itself), and at least half of what shows is
      * not explained yet (a flat pose would otherwise tile a flat region
      * with copies a pixel apart). */
     if (fresh == 0 || 2 * vis < in || 2 * fresh < vis) return -1;
     return fresh;
+}
+
+/* Pose id's tests (PoseTests), made on first use: its pixels far apart
+ * first (a wrong shift over a flat area fails sooner), and its extreme
+ * pixels along y, -y, x, -x, y+x, y-x, x-y, -y-x, repeats dropped. */
+static const PoseTests *pose_tests(St *s, int id)
+{
+    if (id >= s->ntests) {
+        int na = s->ntests ? s->ntests : 64;
+        while (na <= id) na *= 2;
+        PoseTests *t = pnmf_realloc(s->tests, sizeof(*t) * (size_t)na);
+        if (!t) return NULL;
+        memset(t + s->ntests, 0, sizeof(*t) * (size_t)(na - s->ntests));
+        s->tests = t, s->ntests = na;
+    }
+    PoseTests *t = &s->tests[id];
+    if (t->ord) return t;
+    const PnmfSpritePose *ps = &s->d->pose[id];
+    t->ord = pnmf_malloc_array((size_t)ps->npix, sizeof(TestPix));
+    if (!t->ord) return NULL;
+    const int step = test_step(ps->npix);
+    for (int k = 0, i = 0; k < ps->npix; k++, i = (i + step) % ps->npix) {
+        const int dy = (int)(ps->list[i] >> 16), dx = (int)(ps->list[i] & 0xFFFF);
+        t->ord[k] = (TestPix){ (int32_t)(dy * s->stride + dx), dy * s->w + dx, (int16_t)dy, (int16_t)dx,
+                               ps->pix[dy * ps->w + dx] };
+    }
+    int bestv[8], anc[8];
+    for (int q = 0; q < ps->npix; q++) {
+        const int qy = (int)(ps->list[q] >> 16), qx = (int)(ps->list[q] & 0xFFFF);
+        const int v[8] = { qy, -qy, qx, -qx, qy + qx, qy - qx, qx - qy, -qy - qx };
+        for (int e = 0; e < 8; e++)
+            if (q == 0 || v[e] > bestv[e]) bestv[e] = v[e], anc[e] = q;
+    }
+    t->na = 0;
+    for (int e = 0; e < 8; e++) { /* drop repeats */
+        int dup = 0;
+        for (int f = 0; f < t->na; f++) dup |= t->anc[f] == anc[e];
+        if (!dup) t->anc[t->na++] = anc[e];
+    }
+    return t;
 }
 
 static int push_place(St *s, int pose, int y, int x)
@@ -392,7 +487,7 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
         int fill[256];
         memcpy(fill, s->bstart, sizeof(fill));
         for (int y = ry0; y < ry1; y++)
-            for (int x = rx0; x < rx1; x++) s->bpos[fill[fr[(ptrdiff_t)y * s->stride + x]]++] = y * w + x;
+            for (int x = rx0; x < rx1; x++) s->bpos[fill[fr[(ptrdiff_t)y * s->stride + x]]++] = (uint32_t)y << 16 | (uint32_t)x;
     }
     const int32_t *cov = s->cover + (size_t)j * w * h;
     /* the search's work (pixels tested) is bounded per blob pixel; past
@@ -401,9 +496,21 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
     long work = 0;
     for (; work < budget;) {
         int best = 0, bi = -1, bpy = 0, bpx = 0, nocc = 0;
-        for (int y = ry0; y < ry1; y++)
-            for (int x = rx0; x < rx1; x++)
-                if (cov[y * w + x] == serial) s->occ[nocc++] = y * w + x;
+        const uint8_t *fg = s->fg + (size_t)j * w * h;
+        const int uw = rx1 - rx0 + 1;
+        s->uy0 = ry0, s->ux0 = rx0, s->uw = rx1 - rx0;
+        memset(s->unexp, 0, (size_t)uw * sizeof(int32_t));
+        for (int y = ry0; y < ry1; y++) {
+            int32_t *u = s->unexp + (size_t)(y - ry0 + 1) * uw;
+            int row = 0;
+            u[0] = 0;
+            for (int x = rx0; x < rx1; x++) {
+                const int q = y * w + x;
+                if (cov[q] == serial) s->occ[nocc++] = (uint32_t)y << 16 | (uint32_t)x;
+                row += fg[q] && !cov[q];
+                u[x - rx0 + 1] = u[x - rx0 + 1 - uw] + row;
+            }
+        }
         for (int i = 0; i < d->count && work < budget; i++) {
             const PnmfSpritePose *ps = &d->pose[i];
             if (ps->npix < p->min_match) continue;
@@ -416,6 +523,8 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
              * pose's 8 extreme pixels (largest y, -y, x, -x, y+x, y-x, x-y,
              * -y-x) is an anchor in turn; a view so thin that none of them
              * is in the frame is not searched. */
+            const PoseTests *pt = pose_tests(s, i);
+            if (!pt) return PNMF_ERR_NOMEM;
             int anc[8], na = 0;
             if (!edge) {
                 int an = -1;
@@ -429,23 +538,13 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
                 }
                 na = 1;
             } else {
-                int bestv[8];
-                for (int q = 0; q < ps->npix; q++) {
-                    const int qy = (int)(ps->list[q] >> 16), qx = (int)(ps->list[q] & 0xFFFF);
-                    const int v[8] = { qy, -qy, qx, -qx, qy + qx, qy - qx, qx - qy, -qy - qx };
-                    for (int e = 0; e < 8; e++)
-                        if (q == 0 || v[e] > bestv[e]) bestv[e] = v[e], anc[e] = q;
-                }
-                for (int e = 0; e < 8; e++) { /* drop repeats */
-                    int dup = 0;
-                    for (int f = 0; f < na; f++) dup |= anc[f] == anc[e];
-                    if (!dup) anc[na++] = anc[e];
-                }
+                na = pt->na;
+                memcpy(anc, pt->anc, sizeof(anc));
             }
 #define TRY(PY, PX) do { \
                 const int py_ = (PY), px_ = (PX); \
                 if (py_ >= ylo && py_ <= yhi && px_ >= xlo && px_ <= xhi) { \
-                    const int f_ = try_place(s, ps, j, py_, px_, serial, &work); \
+                    const int f_ = try_place(s, ps, pt->ord, j, py_, px_, serial, &work); \
                     if (f_ > best || (f_ == best && bi == i && (py_ < bpy || (py_ == bpy && px_ < bpx)))) \
                         best = f_, bi = i, bpy = py_, bpx = px_; \
                 } \
@@ -454,9 +553,21 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
                 const int ay = (int)(ps->list[anc[a]] >> 16), ax = (int)(ps->list[anc[a]] & 0xFFFF);
                 const int av = ps->pix[ay * ps->w + ax];
                 const int v0 = av - p->tol < 0 ? 0 : av - p->tol, v1 = av + p->tol > 255 ? 255 : av + p->tol;
-                for (int k = s->bstart[v0]; k < s->bstart[v1 + 1]; k++)
-                    TRY(s->bpos[k] / w - ay, s->bpos[k] % w - ax);
-                for (int k = 0; k < nocc; k++) TRY(s->occ[k] / w - ay, s->occ[k] % w - ax);
+                /* each value's positions are in raster order: only the
+                 * rows that put the pose in range */
+                const uint32_t klo = (uint32_t)(ylo + ay < 0 ? 0 : ylo + ay) << 16;
+                const int ylast = yhi + ay;
+                for (int v = v0; v <= v1; v++) {
+                    int lo = s->bstart[v], hi = s->bstart[v + 1];
+                    while (lo < hi) {
+                        const int mid = lo + (hi - lo) / 2;
+                        if (s->bpos[mid] < klo) lo = mid + 1;
+                        else hi = mid;
+                    }
+                    for (int k = lo; k < s->bstart[v + 1] && (int)(s->bpos[k] >> 16) <= ylast; k++)
+                        TRY((int)(s->bpos[k] >> 16) - ay, (int)(s->bpos[k] & 0xFFFF) - ax);
+                }
+                for (int k = 0; k < nocc; k++) TRY((int)(s->occ[k] >> 16) - ay, (int)(s->occ[k] & 0xFFFF) - ax);
             }
 #undef TRY
         }
@@ -523,11 +634,12 @@ int pnmf_sprite_find(PnmfSpriteDict *d, const PnmfSpriteParams *p, const uint8_t
     int32_t *stack = pnmf_malloc_array(n, sizeof(int32_t));
     uint8_t *dil = pnmf_malloc_array(n, 2);
     uint8_t *pix = pnmf_malloc(n), *mask = pnmf_malloc(n);
-    s.bpos = pnmf_malloc_array(n, sizeof(int32_t));
-    s.occ = pnmf_malloc_array(n, sizeof(int32_t));
+    s.bpos = pnmf_malloc_array(n, sizeof(uint32_t));
+    s.occ = pnmf_malloc_array(n, sizeof(uint32_t));
+    s.unexp = pnmf_malloc_array((size_t)(w + 1) * (h + 1), sizeof(int32_t));
     int ret = PNMF_ERR_NOMEM, ablob = 0;
     if (!out->bg || !out->frame || !s.fcap || !s.fg || !s.cover || !lab || !stack || !dil || !pix ||
-        !mask || !s.bpos || !s.occ)
+        !mask || !s.bpos || !s.occ || !s.unexp)
         goto end;
 
     pnmf_sprite_background(frames, stride, w, h, m, out->bg);
@@ -564,7 +676,9 @@ int pnmf_sprite_find(PnmfSpriteDict *d, const PnmfSpriteParams *p, const uint8_t
     ret = 0;
 end:
     pnmf_free(s.fcap), pnmf_free(s.fg), pnmf_free(s.cover), pnmf_free(s.pixels), pnmf_free(s.blob);
-    pnmf_free(s.cand), pnmf_free(s.bpos), pnmf_free(s.occ);
+    pnmf_free(s.cand), pnmf_free(s.bpos), pnmf_free(s.occ), pnmf_free(s.unexp);
+    for (int i = 0; i < s.ntests; i++) pnmf_free(s.tests[i].ord);
+    pnmf_free(s.tests);
     pnmf_free(lab), pnmf_free(stack), pnmf_free(dil), pnmf_free(pix), pnmf_free(mask);
     if (ret < 0) pnmf_sprite_window_free(out);
     return ret;

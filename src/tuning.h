@@ -135,9 +135,9 @@
  * are many (pingus_pan: 12 s of search at the default budget, 4 s of all
  * else). */
 #define PNMF_SPRITE_BUDGET_LOSSY 64
-/* A sprite layer whose cost at the model's step is under this many times
- * that of the residual layer alone goes on to the step pick, which weighs
- * the two at each step (a layer's worth grows at fine steps). */
+/* A sprite layer whose cost at the pick's first step (the model's step
+ * without a pick) is under this many times that of the residual layer alone
+ * goes on to the step pick, which weighs the two at each step. */
 #define PNMF_SPRITE_MARGIN 1.1
 
 #endif /* PNMF_TUNING_H */

@@ -15,9 +15,9 @@
 
 #include "pnmf/pnmf.h"
 
-#define PNMF_FORMAT_VERSION 8          /* what this writer writes */
-#define PNMF_MIN_READER_WRITTEN 8      /* the min_reader_version it writes: a sprite layer needs a v8 reader */
-#define PNMF_READER_VERSION 8          /* the newest format this reader reads */
+#define PNMF_FORMAT_VERSION 9          /* what this writer writes */
+#define PNMF_MIN_READER_WRITTEN 9      /* the min_reader_version it writes: the 8x8 transform needs a v9 reader */
+#define PNMF_READER_VERSION 9          /* the newest format this reader reads */
 #define PNMF_OLDEST_VERSION 2          /* the oldest format this reader reads */
 
 /* Limits checked before anything read from a file is used (docs/format.md). */

@@ -17,6 +17,7 @@
 #include "log.h"
 #include "quant.h"
 #include "tuning.h"
+#include "tx8.h"
 
 static int fail(PnmfEncoder *e, int ret, const char *what)
 {
@@ -161,7 +162,9 @@ static int write_window(PnmfEncoder *e, EncWindow *w)
                                                sizeof(e->err));
     for (int a = 0; a < 3; a++) pnmf_free(codings[a]);
     if (ret < 0) return ret;
-    e->rc_level_windows += chosen > 0, e->last_rc = chosen > 0;
+    /* a window with 8x8 transform blocks has one coding, the levels stream */
+    const int rc = chosen > 0 || (w->md.res.step16 && pnmf_tx8_used(&w->md.res, 0, w->md.res.m));
+    e->rc_level_windows += rc, e->last_rc = rc;
     e->sse += w->sse, e->carried += w->carried;
     return 0;
 }

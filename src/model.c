@@ -67,7 +67,7 @@ uint64_t pnmf_model_max_work(int rows, int cols, int m)
 
 /* The residual layer (residual.h): step, block size, a mode per block and
  * frame, the levels of the coded blocks. */
-static int read_residual(Rd *r, int version, int m, int rows, int cols, int continues, int rclev,
+static int read_residual(Rd *r, int version, int m, int rows, int cols, int continues, int rclev, int tx8,
                          PnmfResidual *rs, char *err, size_t errlen)
 {
     uint64_t step, key_step, qp, key_qp, bs, v;
@@ -115,6 +115,7 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
     PNMF_CHECK(pnmf_residual_alloc(rs, m, rows, cols, (int)step, (int)key_step));
     rs->qp = (int)qp, rs->key_qp = (int)key_qp;
     rs->continues = continues;
+    rs->tx8_on = tx8;
     uint64_t total = 0, nmv = 0;
     for (int j = 0; j < m; j++) {
         rs->start[j] = (size_t)total;
@@ -500,7 +501,7 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
     }
     const uint64_t known = PNMF_FLAG_RESIDUAL | PNMF_FLAG_CONTINUES | (version >= 5 ? PNMF_FLAG_CARRIES : 0) |
                            (version >= 6 ? PNMF_FLAG_RCLEVELS | PNMF_FLAG_KEYVARINTS : 0) |
-                           (version >= 8 ? PNMF_FLAG_SPRITES : 0);
+                           (version >= 8 ? PNMF_FLAG_SPRITES : 0) | (version >= 9 ? PNMF_FLAG_TX8 : 0);
     if (v & ~known) {
         pnmf_set_err(err, errlen, "window flags 0x%llx: unknown features", (unsigned long long)v);
         return PNMF_ERR_CORRUPT;
@@ -527,6 +528,11 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
         pnmf_set_err(err, errlen, "window flags 0x%llx: a sprite layer without a residual layer", (unsigned long long)v);
         return PNMF_ERR_CORRUPT;
     }
+    if ((v & PNMF_FLAG_TX8) && !(v & PNMF_FLAG_RCLEVELS)) {
+        pnmf_set_err(err, errlen, "window flags 0x%llx: 8x8 transform without a levels stream", (unsigned long long)v);
+        return PNMF_ERR_CORRUPT;
+    }
+    const int tx8 = !!(v & PNMF_FLAG_TX8);
     const int has_residual = (int)(v & PNMF_FLAG_RESIDUAL), continues = !!(v & PNMF_FLAG_CONTINUES);
     const int sprites = !!(v & PNMF_FLAG_SPRITES);
     const int carries = !!(v & PNMF_FLAG_CARRIES);
@@ -692,7 +698,7 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
         md->spr.bytes = (size_t)(r.p - at);
     }
     if (has_residual) {
-        ret = read_residual(&r, version, m, vis_rows, vis_cols, continues, rclev, &md->res, err, errlen);
+        ret = read_residual(&r, version, m, vis_rows, vis_cols, continues, rclev, tx8, &md->res, err, errlen);
         if (ret < 0) goto fail;
     }
     if (r.p != r.end) FAIL("%zu unexpected bytes after the window payload", (size_t)(r.end - r.p));

@@ -36,6 +36,8 @@
 #define PNMF_FLAG_KEYVARINTS 16      /* ... but frame 0's, varints (format 6; with RCLEVELS) */
 #define PNMF_FLAG_SPRITES    32      /* a sprite layer follows the entries (format 8; with RESIDUAL):
                                       * it, not the components, makes the model frames */
+#define PNMF_FLAG_TX8        256     /* transform blocks may be one 8x8 transform (format 9; with
+                                      * RCLEVELS): the levels stream says which (tx8.h) */
 #define PNMF_MAX_OCCURRENCES 64      /* entries of one component in one frame */
 #define PNMF_MAX_RES_LEVELS  (1 << 30) /* residual levels of a window with range-coded levels (others:
                                         * at least a byte each of the payload, at most 2^30) */

@@ -131,5 +131,10 @@
  * that of the residual layer alone goes on to the step pick, which weighs
  * the two at each step (a layer's worth grows at fine steps). */
 #define PNMF_SPRITE_MARGIN 1.1
+/* Whether the encoder tries the 8x8 transform (format 9) on transform
+ * blocks: 0 builds an encoder whose output has no 8x8 block. */
+#ifndef PNMF_TX8_ENCODE
+#define PNMF_TX8_ENCODE 1
+#endif
 
 #endif /* PNMF_TUNING_H */

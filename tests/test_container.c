@@ -378,13 +378,12 @@ static void test_round_trip(void)
     ret = read_file(f, &h2, &back, err, sizeof(err));
     fclose(f);
     CHECK_MSG(ret == 3, "%d %s", ret, err);
-    CHECK(PNMF_FORMAT_VERSION == 8 && PNMF_READER_VERSION == 8 && PNMF_OLDEST_VERSION == 2);
-    CHECK(h2.writer_version == 8 && pnmf_rl16(file + 8) == 8);
-    /* a v8 file's windows may have a sprite layer, which a v7 reader
-     * cannot read (docs/format.md, "Versioning"): it needs reader 8, even
-     * though a v7 reader could skip the header extension and 'TIME' chunks */
-    CHECK_MSG(h2.min_reader_version == 8 && pnmf_rl16(file + 10) == 8,
-              "the writer writes min_reader_version %u, format v8 needs 8", (unsigned)pnmf_rl16(file + 10));
+    CHECK(PNMF_FORMAT_VERSION == 9 && PNMF_READER_VERSION == 9 && PNMF_OLDEST_VERSION == 2);
+    CHECK(h2.writer_version == 9 && pnmf_rl16(file + 8) == 9);
+    /* a v9 file's windows may have 8x8 transform blocks, which a v8 reader
+     * cannot read (docs/format.md, "Versioning"): it needs reader 9 */
+    CHECK_MSG(h2.min_reader_version == 9 && pnmf_rl16(file + 10) == 9,
+              "the writer writes min_reader_version %u, format v9 needs 9", (unsigned)pnmf_rl16(file + 10));
     CHECK(h2.canvas_height == 0 && h2.canvas_width == 0);
     CHECK(h2.width == h.width && h2.height == h.height);
     CHECK(h2.fps_num == h.fps_num && h2.fps_den == h.fps_den);
@@ -540,20 +539,20 @@ static void test_header_checks(void)
     int ret;
     uint8_t *file = write_file(&h, &w, &n, &ret);
 
-    /* A file from the future: writer 9, needs reader 9. */
+    /* A file from the future: writer 10, needs reader 10. */
     uint8_t *p = malloc(n);
     memcpy(p, file, n);
-    pnmf_wl16(p + 8, 9);
-    pnmf_wl16(p + 10, 9);
+    pnmf_wl16(p + 8, 10);
+    pnmf_wl16(p + 10, 10);
     fix_header_crc(p, HS);
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == PNMF_ERR_VERSION);
-    CHECK(strstr(err, "needs reader version 9 (this is version 8)") != NULL);
-    /* Written by version 9 but readable by 8: fine. */
-    pnmf_wl16(p + 10, 8);
+    CHECK(strstr(err, "needs reader version 10 (this is version 9)") != NULL);
+    /* Written by version 10 but readable by 9: fine. */
+    pnmf_wl16(p + 10, 9);
     fix_header_crc(p, HS);
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == 3);
-    /* ... and by 1 (whatever a v1 reader would make of it): a v8 reader
-     * reads it, the writer being v9 */
+    /* ... and by 1 (whatever a v1 reader would make of it): a v9 reader
+     * reads it, the writer being v10 */
     pnmf_wl16(p + 10, 1);
     fix_header_crc(p, HS);
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == 3);
@@ -582,11 +581,11 @@ static void test_header_checks(void)
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == PNMF_ERR_VERSION);
     free(p);
     CHECK(read_patched(file, n, 10, 2, 0, err, sizeof(err)) == PNMF_ERR_CORRUPT);
-    CHECK(read_patched(file, n, 10, 2, 9, err, sizeof(err)) == PNMF_ERR_CORRUPT); /* min reader > writer */
-    CHECK(strstr(err, "bad version fields (writer 8, min reader 9)") != NULL);
-    /* writer 1 with min reader 8: the fields contradict each other */
+    CHECK(read_patched(file, n, 10, 2, 10, err, sizeof(err)) == PNMF_ERR_CORRUPT); /* min reader > writer */
+    CHECK(strstr(err, "bad version fields (writer 9, min reader 10)") != NULL);
+    /* writer 1 with min reader 9: the fields contradict each other */
     CHECK(read_patched(file, n, 8, 2, 1, err, sizeof(err)) == PNMF_ERR_CORRUPT);
-    CHECK(strstr(err, "bad version fields (writer 1, min reader 8)") != NULL);
+    CHECK(strstr(err, "bad version fields (writer 1, min reader 9)") != NULL);
 
     CHECK(read_patched(file, n, 16, 4, 20000, err, sizeof(err)) == PNMF_ERR_LIMIT);
     CHECK(strstr(err, "20000") != NULL);
@@ -1304,7 +1303,7 @@ static void test_times(void)
     uint8_t *file = write_timed(&n, &ret, &h);
     CHECK_MSG(ret == 0, "%d", ret);
     /* header extension, then a 'TIME' chunk before each window */
-    CHECK(pnmf_rl16(file + 8) == 8 && pnmf_rl16(file + 10) == 8 && pnmf_rl16(file + 12) == HS);
+    CHECK(pnmf_rl16(file + 8) == 9 && pnmf_rl16(file + 10) == 9 && pnmf_rl16(file + 12) == HS);
     CHECK(file[60] == 1 && file[61] == 1 && file[62] == 1 && file[63] == 1);
     CHECK(pnmf_rl32(file + 64) == 1 && pnmf_rl32(file + 68) == 100 && pnmf_rl32(file + 72) == 0);
     const size_t t0 = find_chunk(file, n, PNMF_CHUNK_TIME, 0), t1 = find_chunk(file, n, PNMF_CHUNK_TIME, 1);

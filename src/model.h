@@ -98,9 +98,9 @@ int  pnmf_model_read(const uint8_t *buf, size_t size, int rows, int cols, int vi
 /* The same for a payload of format `version` (2, 3: the residual layer's
  * modes and vectors as varints; 4: range-coded; 5: components carried
  * over; 6: range-coded levels; 7: intra modes, global vectors and vector
- * candidates; 8: the sprite layer); pnmf_model_read() reads PNMF_PAYLOAD_VERSION, what
- * pnmf_model_write() writes, with no last model. */
-#define PNMF_PAYLOAD_VERSION 8
+ * candidates; 8: the sprite layer; 9: the 8x8 transform); pnmf_model_read() reads
+ * PNMF_PAYLOAD_VERSION, what pnmf_model_write() writes, with no last model. */
+#define PNMF_PAYLOAD_VERSION 9
 int  pnmf_model_read_version(int version, const uint8_t *buf, size_t size, int rows, int cols, int vis_rows,
                              int vis_cols, int m, int max_k, int w_step, int r_step,
                              PnmfWindowModel *md, char *err, size_t errlen);

@@ -298,10 +298,12 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
 }
 
 /* try_transform() with one 8x8 transform (tx8.h) instead of four 4x4
- * quarters; an intra prediction predicts the whole block. */
+ * quarters; an intra prediction predicts the whole block. A block whose
+ * squared error alone reaches budget is not priced (it cannot win). */
 static double try_transform8(int mode, int qp, double lambda, const uint8_t *src, const uint8_t *P,
                              const uint8_t *Pp, const uint8_t *Dp, const uint8_t *Dr, uint8_t *D, int rows,
-                             int cols, int y0, int x0, int dy, int dx, int16_t *levs, RcLevCtx *lc, int kind)
+                             int cols, int y0, int x0, int dy, int dx, int16_t *levs, RcLevCtx *lc, int kind,
+                             double budget)
 {
     int16_t lv[64];
     int x[64], w[64], res[64];
@@ -315,6 +317,11 @@ static double try_transform8(int mode, int qp, double lambda, const uint8_t *src
     const double inv = 1.0 / (double)((int64_t)1 << shift);
     double lb[3];
     for (int l = 0; l < 3; l++) lb[l] = lambda * level_bits(l);
+    /* the squared error the levels add, in the transform's domain: past
+     * budget with a margin for the rounding and clipping of the samples,
+     * the block is not finished */
+    double dist = 0;
+    const double cut = PNMF_TX8_PRUNE * budget + 64;
     pnmf_residual_predict(mode, P, Pp, Dp, Dr, D, rows, cols, y0, y0 + 8, x0, x0 + 8, dy, dx, pb);
     for (int q = 0; q < 64; q++) x[q] = (int)src[(size_t)(y0 + (q >> 3)) * cols + x0 + (q & 7)] - pb[q];
     pnmf_tx8_fdct(x, w);
@@ -336,6 +343,8 @@ static double try_transform8(int mode, int qp, double lambda, const uint8_t *src
         lv[z] = (int16_t)(w[q] < 0 ? -l : l);
         bits += level_bits(lv[z]);
         nz |= lv[z];
+        dist += (xr - (double)l) * (xr - (double)l) * q2;
+        if (dist > cut) return dist + lambda * bits; /* the error it adds already loses */
     }
     if (levs) memcpy(levs, lv, sizeof(lv));
     if (!nz) return 1e300;
@@ -348,7 +357,7 @@ static double try_transform8(int mode, int qp, double lambda, const uint8_t *src
         const int e = (int)src[p] - v;
         sse += e * e;
     }
-    if (lc) {
+    if (lc && sse < budget) {
         RcBin o = { .update = levs != NULL };
         pnmf_tx8_levels(&o, lc, kind | pnmf_residual_is_intra(mode) << 1, lv, PNMF_TX8_MAX_COEF);
         bits = o.bits;
@@ -996,7 +1005,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                     const double f8 = lb + lambda * tx8_flag_bits(r, lc, j, b, tk, 1, 0);
                     const double j8 = f8 >= bj ? f8
                                                : f8 + try_transform8(em, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows,
-                                                                     r->cols, y0, x0, dy, dx, NULL, lc, kind);
+                                                                     r->cols, y0, x0, dy, dx, NULL, lc, kind, bj - f8);
                     if (j8 < bj) bj = j8, best = byte, vy = dy, vx = dx, vt = t, best8 = 1;
                 }
             }
@@ -1042,7 +1051,8 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
             tx8_flag_bits(r, lc, j, b, kind | pnmf_residual_is_intra(best) << 1, best8, 1);
         r->tx8[(size_t)j * nb + b] = (uint8_t)best8;
         if (best8)
-            try_transform8(em, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, x0, vy, vx, levs, lc, kind);
+            try_transform8(em, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, x0, vy, vx, levs, lc, kind,
+                           1e300);
         else if (best & PNMF_RES_TRANSFORM)
             try_transform(em, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, x0, vy, vx, levs, lc, kind);
         else

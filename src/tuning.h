@@ -136,5 +136,8 @@
 #ifndef PNMF_TX8_ENCODE
 #define PNMF_TX8_ENCODE 1
 #endif
+/* An 8x8 transform block whose quantization error (in the transform's
+ * domain) exceeds this many times what it may cost is given up unpriced. */
+#define PNMF_TX8_PRUNE 1.5
 
 #endif /* PNMF_TUNING_H */

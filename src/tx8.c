@@ -13,37 +13,32 @@ const uint8_t pnmf_tx8_zigzag[64] = { 0,  1,  8,  16, 9,  2,  3,  10, 17, 24, 32
                                       35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23, 30, 37, 44, 51,
                                       58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61, 54, 47, 55, 62, 63 };
 
-/* H.264's normAdjust8x8 values v, by qp % 6 and pnmf_tx8_class(). */
+/* H.264's normAdjust8x8 values v, by qp % 6 and pnmf_tx8_classes[]. */
 static const int tx8_v[6][6] = { { 20, 18, 32, 19, 25, 24 }, { 22, 19, 35, 21, 28, 26 },
                                  { 26, 23, 42, 24, 33, 31 }, { 28, 25, 45, 26, 35, 33 },
                                  { 32, 28, 51, 30, 40, 38 }, { 36, 32, 58, 34, 46, 43 } };
 
-/* The forward quantizer's multipliers, about 2^22 / (v * the squared norm
+/* The forward quantizer's multipliers (tx8.h), about 2^22 / (v * the squared norm
  * of the forward basis), as x264 has them (common/set.c, quant8_scale). */
-static const int tx8_mf[6][6] = { { 13107, 11428, 20972, 12222, 16777, 15481 },
+const int pnmf_tx8_quant[6][6] = { { 13107, 11428, 20972, 12222, 16777, 15481 },
                                   { 11916, 10826, 19174, 11058, 14980, 14290 },
                                   { 10082, 8943, 15978, 9675, 12710, 11985 },
                                   { 9362, 8228, 14913, 8931, 11984, 11259 },
                                   { 8192, 7346, 13159, 7740, 10486, 9777 },
                                   { 7282, 6428, 11570, 6830, 9118, 8640 } };
 
-int pnmf_tx8_class(int q)
-{
-    const int i = q >> 3, j = q & 7;
-    if (i % 4 == 0 && j % 4 == 0) return 0;
-    if (i % 2 == 1 && j % 2 == 1) return 1;
-    if (i % 4 == 2 && j % 4 == 2) return 2;
-    if ((i % 4 == 0 && j % 2 == 1) || (i % 2 == 1 && j % 4 == 0)) return 3;
-    if ((i % 4 == 0 && j % 4 == 2) || (i % 4 == 2 && j % 4 == 0)) return 4;
-    return 5;
-}
+/* The class of each raster position: 0 both indices multiples of 4; 1
+ * both odd; 2 both 2 mod 4; 3 one a multiple of 4, the other odd; 4 one a
+ * multiple of 4, the other 2 mod 4; 5 the rest (one odd, one 2 mod 4). */
+const uint8_t pnmf_tx8_classes[64] = { 0, 3, 4, 3, 0, 3, 4, 3, 3, 1, 5, 1, 3, 1, 5, 1, 4, 5, 2, 5, 4, 5,
+                                     2, 5, 3, 1, 5, 1, 3, 1, 5, 1, 0, 3, 4, 3, 0, 3, 4, 3, 3, 1, 5, 1,
+                                     3, 1, 5, 1, 4, 5, 2, 5, 4, 5, 2, 5, 3, 1, 5, 1, 3, 1, 5, 1 };
 
-int pnmf_tx8_mf(int qp, int q) { return tx8_mf[qp % 6][pnmf_tx8_class(q)]; }
 
 /* LevelScale8 = 16 * v (flat scaling), then H.264's 8.5.13.1 shift. */
 int32_t pnmf_tx8_dequant(int l, int qp, int q)
 {
-    const int32_t s = (int32_t)l * 16 * tx8_v[qp % 6][pnmf_tx8_class(q)];
+    const int32_t s = (int32_t)l * 16 * tx8_v[qp % 6][pnmf_tx8_classes[q]];
     if (qp >= 36) return s * (1 << (qp / 6 - 6));
     return (s + (1 << (5 - qp / 6))) >> (6 - qp / 6);
 }

@@ -28,8 +28,9 @@ struct RcBin; /* rangecoder_enc.h, the encoder's */
 /* The zigzag order of an 8x8 block's coefficients (raster positions). */
 extern const uint8_t pnmf_tx8_zigzag[64];
 
-/* The dequantization's column (0..5) of raster position q of an 8x8 block. */
-int pnmf_tx8_class(int q);
+/* The dequantization's column (0..5) of each raster position of an 8x8 block. */
+extern const uint8_t pnmf_tx8_classes[64];
+static inline int pnmf_tx8_class(int q) { return pnmf_tx8_classes[q]; }
 
 /* The dequantized coefficient of level l at raster position q (normative). */
 int32_t pnmf_tx8_dequant(int l, int qp, int q);
@@ -41,7 +42,8 @@ void pnmf_tx8_idct(const int16_t *lev, int qp, int *r);
 /* The encoder's forward 8x8 integer transform of the residual x (raster)
  * into w (raster); a level is about |w| * pnmf_tx8_mf(qp, q) / 2^(16 + qp / 6). */
 void pnmf_tx8_fdct(const int *x, int *w);
-int  pnmf_tx8_mf(int qp, int q);
+extern const int pnmf_tx8_quant[6][6];
+static inline int pnmf_tx8_mf(int qp, int q) { return pnmf_tx8_quant[qp % 6][pnmf_tx8_classes[q]]; }
 
 /* The context of block b's decision in frame j: how many of the blocks to
  * its left and above in the frame are 8x8 transform blocks (0..2). */

@@ -300,10 +300,10 @@ int main(int argc, char **argv)
     /* Header. */
     {
         Bytes b = with_payload0(&p0);
-        pnmf_wl16(b.p + 8, 9);
-        pnmf_wl16(b.p + 10, 9); /* writer and min reader version 9 */
+        pnmf_wl16(b.p + 8, 10);
+        pnmf_wl16(b.p + 10, 10); /* writer and min reader version 10 */
         fix_header_crc(&b);
-        save(dir, "version_9.pnmf", &b);
+        save(dir, "version_10.pnmf", &b);
         pnmf_wl16(b.p + 8, 1);
         pnmf_wl16(b.p + 10, 1); /* a format v1 file: too old */
         fix_header_crc(&b);

@@ -113,10 +113,11 @@ int pnmf_window_code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel
      * range-coded too), others with the fixed table for zstd's varints */
     md->res.enc_rc_price = e->continues && e->last_rc;
     /* format 9: 8x8 transform blocks need the levels stream (window flags
-     * bit 8), which a window after a range-coded one most likely has; the
-     * others keep the varints' coding open (sprite animation's exact
-     * repeats, which zstd finds) */
-    md->res.enc_tx8 = PNMF_TX8_ENCODE && e->last_rc;
+     * bit 8), which a window continuing a range-coded one most likely has;
+     * the others keep the varints' coding open (sprite animation's exact
+     * repeats, which zstd finds). Key windows never: a segment encoded on
+     * its own makes the same bytes. */
+    md->res.enc_tx8 = PNMF_TX8_ENCODE && e->continues && e->last_rc;
     const double lambda = enc_residual_lambda(step16), key_lambda = enc_residual_lambda(key16);
     *sse = 0;
     /* the window's block weights (pnmf_window_weights()), faded below */

@@ -17,6 +17,7 @@
 #include "internal.h"
 #include "model_write.h"
 #include "residual_search.h"
+#include "tx8.h"
 #include "varint.h"
 
 /* Before a window's residual layer: the references the previous window
@@ -143,6 +144,12 @@ int pnmf_window_code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel
      * levels with the levels stream's contexts (they will most likely be
      * range-coded too), others with the fixed table for zstd's varints */
     md->res.enc_rc_price = e->continues && e->last_rc;
+    /* format 9: 8x8 transform blocks need the levels stream (window flags
+     * bit 8), which a window continuing a range-coded one most likely has;
+     * the others keep the varints' coding open (sprite animation's exact
+     * repeats, which zstd finds). Key windows never: a segment encoded on
+     * its own makes the same bytes. */
+    md->res.enc_tx8 = PNMF_TX8_ENCODE && e->continues && e->last_rc;
     const double lambda = enc_residual_lambda(step16), key_lambda = enc_residual_lambda(key16);
     *sse = 0;
     /* the window's block weights (pnmf_window_weights()), faded below */
@@ -207,6 +214,13 @@ int pnmf_window_codings(PnmfWindowModel *md, uint8_t *c[PNMF_WINDOW_CODINGS], si
 {
     for (int a = 0; a < PNMF_WINDOW_CODINGS; a++) c[a] = NULL, size[a] = 0;
     *n = 1;
+    if (md->res.step16 && pnmf_tx8_used(&md->res, 0, md->res.m)) {
+        /* 8x8 transform blocks: the levels stream is the only coding */
+        md->res.rc_levels = 1;
+        const int ret = pnmf_model_write(md, &c[0], &size[0]);
+        md->res.rc_levels = 0;
+        return ret;
+    }
     int ret = pnmf_model_write(md, &c[0], &size[0]);
     if (ret >= 0 && md->res.step16) {
         const int nalt = md->res.key_step16 == PNMF_RES_MIN_STEP && md->res.start[1] > 0 &&

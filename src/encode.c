@@ -17,6 +17,7 @@
 #include "log.h"
 #include "quant.h"
 #include "tuning.h"
+#include "tx8.h"
 
 static int fail(PnmfEncoder *e, int ret, const char *what)
 {
@@ -155,15 +156,19 @@ static int write_window(PnmfEncoder *e, EncWindow *w)
             len += (size_t)snprintf(blocks + len, sizeof(blocks) - len, " %dx%d", w->md.comp[i].bh, w->md.comp[i].bw);
         pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: payload %zu bytes; blocks%s", e->windows, sizes[0], blocks);
     }
-    /* sub-pixel vectors and the deblocking filter need a v9 reader */
-    if (ret >= 0 && (w->md.res.subpel || w->md.res.deblock)) pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V9);
+    /* sub-pixel vectors, the deblocking filter and 8x8 transform blocks need a v9 reader */
+    const int tx8 = w->md.res.step16 && pnmf_tx8_used(&w->md.res, 0, w->md.res.m);
+    if (ret >= 0 && (w->md.res.subpel || w->md.res.deblock || tx8))
+        pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V9);
     if (ret >= 0)
         ret = pnmf_container_write_window_best(e->cw, (uint32_t)(e->frame_count - w->m), (uint32_t)w->m,
                                                (const uint8_t *const *)codings, sizes, ncodings, &chosen, e->err,
                                                sizeof(e->err));
     for (int a = 0; a < PNMF_WINDOW_CODINGS; a++) pnmf_free(codings[a]);
     if (ret < 0) return ret;
-    e->rc_level_windows += chosen > 0, e->last_rc = chosen > 0;
+    /* a window with 8x8 transform blocks has one coding, the levels stream */
+    const int rc = chosen > 0 || tx8;
+    e->rc_level_windows += rc, e->last_rc = rc;
     e->sse += w->sse, e->carried += w->carried;
     return 0;
 }

@@ -39,6 +39,8 @@
 #define PNMF_FLAG_SUBPEL     64      /* shifted blocks' vectors in quarter samples (format 9; with RESIDUAL) */
 #define PNMF_FLAG_DEBLOCK    128     /* the residual layer's frames are filtered (format 9; with
                                       * RESIDUAL): deblock.h */
+#define PNMF_FLAG_TX8        256     /* transform blocks may be one 8x8 transform (format 9; with
+                                      * RCLEVELS): the levels stream says which (tx8.h) */
 #define PNMF_MAX_OCCURRENCES 64      /* entries of one component in one frame */
 #define PNMF_MAX_RES_LEVELS  (1 << 30) /* residual levels of a window with range-coded levels (others:
                                         * at least a byte each of the payload, at most 2^30) */
@@ -100,7 +102,7 @@ int  pnmf_model_read(const uint8_t *buf, size_t size, int rows, int cols, int vi
  * modes and vectors as varints; 4: range-coded; 5: components carried
  * over; 6: range-coded levels; 7: intra modes, global vectors and vector
  * candidates; 8: the sprite layer; 9: sub-pixel vectors, the deblocking
- * filter, the sample-context levels stream); pnmf_model_read() reads
+ * filter, the sample-context levels stream, the 8x8 transform); pnmf_model_read() reads
  * PNMF_PAYLOAD_VERSION, what pnmf_model_write() writes, with no last model. */
 #define PNMF_PAYLOAD_VERSION 9
 int  pnmf_model_read_version(int version, const uint8_t *buf, size_t size, int rows, int cols, int vis_rows,

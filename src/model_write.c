@@ -9,6 +9,7 @@
 #include "model_write.h"
 #include "rangecoder_enc.h"
 #include "residual_search.h"
+#include "tx8.h"
 #include "varint.h"
 
 int pnmf_model_add(PnmfWindowModel *md, int j, int i, uint32_t c, int32_t p)
@@ -113,14 +114,22 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
     if (pnmf_model_work(md) > pnmf_model_max_work(md->rows, md->cols, m)) return PNMF_ERR_LIMIT;
     if (md->carries && (!md->res.step16 || !md->res.continues)) return PNMF_ERR_ARG;
     if (md->spr.present && (!md->res.step16 || md->first[m] > 0 || md->spr.m != m)) return PNMF_ERR_ARG;
+    /* format 9: 8x8 transform blocks need the levels stream, which carries
+     * their decision (window flags bit 8): a coding that would put any of
+     * them among the varints is the levels stream's */
+    PnmfResidual rsv = md->res;
+    const int jv = rsv.rc_levels == 2 ? 1 : rsv.rc_levels ? 0 : rsv.m;
+    if (rsv.step16 && pnmf_tx8_used(&rsv, 0, jv)) rsv.rc_levels = 1;
+    const int tx8 = rsv.step16 && rsv.rc_levels && pnmf_tx8_used(&rsv, rsv.rc_levels == 2, rsv.m);
     put_u(&b, md->res.step16 ? PNMF_FLAG_RESIDUAL | (md->res.continues ? PNMF_FLAG_CONTINUES : 0) |
                                    (md->carries ? PNMF_FLAG_CARRIES : 0) |
-                                   (md->res.rc_levels ? PNMF_FLAG_RCLEVELS : 0) |
-                                   (md->res.rc_levels == 2 ? PNMF_FLAG_KEYVARINTS : 0) |
+                                   (rsv.rc_levels ? PNMF_FLAG_RCLEVELS : 0) |
+                                   (rsv.rc_levels == 2 ? PNMF_FLAG_KEYVARINTS : 0) |
                                    (md->spr.present ? PNMF_FLAG_SPRITES : 0) |
                                    (md->res.subpel ? PNMF_FLAG_SUBPEL : 0) |
                                    (md->res.deblock ? PNMF_FLAG_DEBLOCK : 0) |
-                                   (md->res.rc_levels && md->res.ctx_levels ? PNMF_FLAG_CTXLEVELS : 0)
+                                   (tx8 ? PNMF_FLAG_TX8 : 0) |
+                                   (rsv.rc_levels && md->res.ctx_levels ? PNMF_FLAG_CTXLEVELS : 0)
                              : 0); /* flags */
     put_u(&b, (uint64_t)k);
     for (int i = 0; i < k && !md->carries; i++) {
@@ -171,7 +180,7 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
         }
     if (md->spr.present) write_sprites(&b, &md->spr);
     if (md->res.step16) {
-        const PnmfResidual *rs = &md->res;
+        const PnmfResidual *rs = &rsv;
         if (rs->m != m || rs->rows != md->vis_rows || rs->cols != md->vis_cols) {
             pnmf_free(b.p);
             return PNMF_ERR_ARG;

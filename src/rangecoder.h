@@ -205,6 +205,7 @@ static inline int rc_decode_ref(RcDec *d, RcVecCtx *c, int lastref)
 #define RC_LEV_UNARY 14 /* unary bins of a magnitude before the Exp-Golomb escape */
 #define RC_LEV_CLASSES 6
 #define RC_LEV_KINDS 4 /* rc_lev_kind() */
+#define RC_TX8_POS 14  /* rc_tx8_pos() */
 
 /* Contexts of the levels stream, each by the block's kind (rc_lev_kind):
  * bit 0, not frame 0 of the window (frame 0 of a key window has a finer
@@ -221,7 +222,17 @@ typedef struct RcLevCtx {
     RcProb last[RC_LEV_KINDS][15];                /* the last one? by zigzag position */
     RcProb tgt1[RC_LEV_KINDS][5];                 /* |level| > 1? by the levels after it (>1 seen: 0; else 1 + ones, at most 4) */
     RcProb tmag[RC_LEV_KINDS][5];                 /* unary bins of |level| - 2, by min(levels > 1 after it, 4) */
+    /* format 9: the 8x8 transform (tx8.h) */
+    RcProb t8[RC_LEV_KINDS][3];                   /* one 8x8 transform? by the neighbours that are */
+    RcProb sig8[RC_LEV_KINDS][RC_TX8_POS];        /* level != 0? by class of zigzag position */
+    RcProb last8[RC_LEV_KINDS][RC_TX8_POS];       /* the last one? by class of zigzag position */
+    RcProb tgt1_8[RC_LEV_KINDS][5];               /* as tgt1 */
+    RcProb tmag8[RC_LEV_KINDS][5];                /* as tmag */
 } RcLevCtx;
+
+/* The context class of zigzag position i (0..62) of an 8x8 block: one per
+ * position where levels are frequent, wider toward the high frequencies. */
+static inline int rc_tx8_pos(int i) { return i < 8 ? i : i < 16 ? 8 + (i - 8) / 4 : i < 32 ? 10 + (i - 16) / 8 : 12 + (i - 32) / 16; }
 
 static inline int rc_lev_kind(int j, int mode) { return (j != 0) | ((mode & 7) == 3 || (mode & 7) >= 5) << 1; }
 

@@ -11,6 +11,7 @@
 #include "internal.h"
 #include "lossless.h"
 #include "residual.h"
+#include "tx8.h"
 
 int pnmf_residual_alloc(PnmfResidual *r, int m, int rows, int cols, int step16, int key_step16)
 {
@@ -26,11 +27,12 @@ int pnmf_residual_alloc(PnmfResidual *r, int m, int rows, int cols, int step16, 
     r->bx = pnmf_residual_blocks(cols);
     r->by = pnmf_residual_blocks(rows);
     r->modes = pnmf_calloc((size_t)m * r->bx * r->by, 1);
+    r->tx8 = pnmf_calloc((size_t)m * r->bx * r->by, 1);
     r->start = pnmf_calloc((size_t)m + 1, sizeof(size_t));
     r->mvstart = pnmf_calloc((size_t)m + 1, sizeof(size_t));
     r->gmv = pnmf_calloc((size_t)m * 2, sizeof(int16_t));
     r->dbk = pnmf_malloc_array((size_t)r->bx * r->by, sizeof(*r->dbk));
-    if (!r->modes || !r->start || !r->mvstart || !r->gmv || !r->dbk) {
+    if (!r->modes || !r->tx8 || !r->start || !r->mvstart || !r->gmv || !r->dbk) {
         pnmf_residual_free(r);
         return PNMF_ERR_NOMEM;
     }
@@ -40,6 +42,7 @@ int pnmf_residual_alloc(PnmfResidual *r, int m, int rows, int cols, int step16, 
 void pnmf_residual_free(PnmfResidual *r)
 {
     pnmf_free(r->modes);
+    pnmf_free(r->tx8);
     pnmf_free(r->lev);
     pnmf_free(r->start);
     pnmf_free(r->mv);
@@ -276,11 +279,18 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
             continue;
         }
         const int intra = mode >= PNMF_RES_INTRA_DC;
+        const int tx8 = r->tx8[(size_t)j * r->bx * r->by + b];
         if (frac)
             pnmf_residual_subpel(Dr, r->rows, r->cols, y0, y1, x0, x1, dy, dx, pred);
-        else if (!intra || !(modes[b] & PNMF_RES_TRANSFORM))
+        else if (!intra || !(modes[b] & PNMF_RES_TRANSFORM) || tx8)
             pnmf_residual_predict(mode, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1, x0, x1, dy, dx, pred);
-        if (modes[b] & PNMF_RES_TRANSFORM) { /* whole 8x8 blocks only (the reader checks) */
+        if (tx8) { /* one 8x8 transform, an intra prediction of the whole block */
+            int res[64];
+            pnmf_tx8_idct(lev, qp, res);
+            lev += 64;
+            for (int q = 0; q < 64; q++)
+                D[(size_t)(y0 + (q >> 3)) * r->cols + x0 + (q & 7)] = (uint8_t)pnmf_residual_clip8(pred[q] + res[q]);
+        } else if (modes[b] & PNMF_RES_TRANSFORM) { /* whole 8x8 blocks only (the reader checks) */
             for (int sb = 0; sb < 4; sb++) {
                 int res[16];
                 pnmf_residual_idct4(lev, qp, res);
@@ -323,11 +333,18 @@ int pnmf_residual_levels_read(RcDec *d, RcLevCtx *c, PnmfResidual *r, int from, 
             pnmf_residual_block(r->bx, r->rows, r->cols, b, &y0, &y1, &x0, &x1);
             const int kind = rc_lev_kind(j, mode);
             if (r->ctx_levels && !(mode & PNMF_RES_TRANSFORM)) { /* in the sample-context stream */
+                r->tx8[(size_t)j * nb + b] = 0;
                 q += (size_t)(y1 - y0) * (x1 - x0);
                 continue;
             }
-            if (mode & PNMF_RES_TRANSFORM ? rc_decode_transform_levels(d, c, kind, r->lev + q, PNMF_RES_MAX_COEF)
-                                          : rc_decode_pixel_levels(d, c, kind, y1 - y0, x1 - x0, r->lev + q, max_pixel))
+            /* format 9: a transform block's 8x8 decision first */
+            const int tx8 = r->tx8_on && (mode & PNMF_RES_TRANSFORM) &&
+                            rc_decode(d, &c->t8[kind][pnmf_tx8_ctx(r, j, b)]);
+            r->tx8[(size_t)j * nb + b] = (uint8_t)tx8;
+            if (tx8 ? pnmf_tx8_levels_read(d, c, kind, r->lev + q, PNMF_TX8_MAX_COEF)
+                : mode & PNMF_RES_TRANSFORM
+                    ? rc_decode_transform_levels(d, c, kind, r->lev + q, PNMF_RES_MAX_COEF)
+                    : rc_decode_pixel_levels(d, c, kind, y1 - y0, x1 - x0, r->lev + q, max_pixel))
                 return -1;
             if (d->over) return -2;
             q += (size_t)(y1 - y0) * (x1 - x0);

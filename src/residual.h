@@ -80,6 +80,10 @@ typedef struct PnmfResidual {
     int subpel;        /* shifted blocks' vectors in quarter samples (window flags bit 6, format 9) */
     int bx, by;        /* blocks across and down */
     uint8_t *modes;    /* m * bx * by, frame by frame, blocks in raster order */
+    uint8_t *tx8;      /* format 9, the same blocks: 1 for a transform block coded as
+                        * one 8x8 transform (tx8.h), 0 for any other */
+    int tx8_on;        /* format 9, window flags bit 8: the levels stream carries
+                        * each transform block's 8x8 decision */
     int16_t *lev;      /* levels of the coded blocks in the same order, each
                         * block's pixels (clipped to the frame) row-major */
     size_t nlev, cap;
@@ -103,6 +107,7 @@ typedef struct PnmfResidual {
     RcVecCtx enc_vectors; /* as the writer will have them after the frames coded so far */
     RcLevCtx enc_levels;  /* the levels stream's, when the encoder prices levels with them */
     int enc_rc_price;     /* the encoder's: price levels with enc_levels, not the fixed table */
+    int enc_tx8;          /* the encoder's: try the 8x8 transform on transform blocks */
     /* the encoder's, when not NULL: per block of the frame being coded, its
      * lambda is lambda * 2^(-enc_weight[b] / 2) (a block whose error later
      * frames will copy weighs more); enc_weight[b] < PNMF_RES_WEIGHTS */

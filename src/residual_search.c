@@ -14,6 +14,7 @@
 #include "internal.h"
 #include "residual_search.h"
 #include "tuning.h"
+#include "tx8.h"
 
 /* The step for quality q: 2^(q/8) gray levels. */
 int pnmf_residual_step(int q)
@@ -60,6 +61,7 @@ int pnmf_residual_levels_stream(RcBin *o, RcLevCtx *c, const PnmfResidual *r, in
 {
     const size_t nb = (size_t)r->bx * r->by;
     rc_lev_ctx_init(c);
+    const int tx8_on = pnmf_tx8_used(r, from, r->m); /* format 9: window flags bit 8 */
     for (int j = from; j < r->m; j++)
         for (size_t b = 0, q = r->start[j]; b < nb; b++) {
             const uint8_t mode = r->modes[(size_t)j * nb + b];
@@ -71,8 +73,12 @@ int pnmf_residual_levels_stream(RcBin *o, RcLevCtx *c, const PnmfResidual *r, in
                 q += (size_t)(y1 - y0) * (x1 - x0);
                 continue;
             }
-            if (mode & PNMF_RES_TRANSFORM ? rc_transform_levels(o, c, kind, r->lev + q, PNMF_RES_MAX_COEF)
-                                          : rc_pixel_levels(o, c, kind, y1 - y0, x1 - x0, r->lev + q, max_pixel))
+            const int tx8 = r->tx8[(size_t)j * nb + b];
+            if (tx8_on && (mode & PNMF_RES_TRANSFORM)) rc_bin(o, &c->t8[kind][pnmf_tx8_ctx(r, j, b)], tx8);
+            if (tx8 ? pnmf_tx8_levels(o, c, kind, r->lev + q, PNMF_TX8_MAX_COEF)
+                : mode & PNMF_RES_TRANSFORM
+                    ? rc_transform_levels(o, c, kind, r->lev + q, PNMF_RES_MAX_COEF)
+                    : rc_pixel_levels(o, c, kind, y1 - y0, x1 - x0, r->lev + q, max_pixel))
                 return -1;
             q += (size_t)(y1 - y0) * (x1 - x0);
         }
@@ -294,6 +300,85 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
         bits = o.bits;
     }
     return sse + lambda * bits;
+}
+
+/* try_transform() with one 8x8 transform (tx8.h) instead of four 4x4
+ * quarters; an intra prediction predicts the whole block. A block whose
+ * squared error alone reaches budget is not priced (it cannot win). */
+static double try_transform8(int mode, int qp, double lambda, const uint8_t *src, const uint8_t *P,
+                             const uint8_t *Pp, const uint8_t *Dp, const uint8_t *Dr, uint8_t *D, int rows,
+                             int cols, int y0, int x0, int dy, int dx, int16_t *levs, RcLevCtx *lc, int kind,
+                             double budget)
+{
+    int16_t lv[64];
+    int x[64], w[64], res[64];
+    uint8_t pb[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
+    double bits = 0;
+    int nz = 0;
+    const int shift = 16 + qp / 6;
+    /* each level as try_transform() chooses it: the H.264 8x8 transform
+     * with its scaling is near orthonormal too, with the same step */
+    const double qs = 0.625 * pow(2.0, qp / 6.0), q2 = qs * qs;
+    const double inv = 1.0 / (double)((int64_t)1 << shift);
+    double lb[3];
+    for (int l = 0; l < 3; l++) lb[l] = lambda * level_bits(l);
+    /* the squared error the levels add, in the transform's domain: past
+     * budget with a margin for the rounding and clipping of the samples,
+     * the block is not finished */
+    double dist = 0;
+    const double cut = PNMF_TX8_PRUNE * budget + 64;
+    pnmf_residual_predict(mode, P, Pp, Dp, Dr, D, rows, cols, y0, y0 + 8, x0, x0 + 8, dy, dx, pb);
+    for (int q = 0; q < 64; q++) x[q] = (int)src[(size_t)(y0 + (q >> 3)) * cols + x0 + (q & 7)] - pb[q];
+    pnmf_tx8_fdct(x, w);
+    for (int z = 0; z < 64; z++) {
+        const int q = pnmf_tx8_zigzag[z];
+        const int64_t a = w[q] < 0 ? -(int64_t)w[q] : w[q];
+        const double xr = (double)(a * pnmf_tx8_mf(qp, q)) * inv;
+        int64_t l = 0;
+        if (xr >= 0.5) {
+            const int64_t lf = (int64_t)xr;
+            double bc = xr * xr * q2 + lb[0];
+            for (int64_t c = lf > 1 ? lf : 1; c <= lf + 1; c++) {
+                const double jc =
+                    (xr - (double)c) * (xr - (double)c) * q2 + (c < 3 ? lb[c] : lambda * level_bits((int)c));
+                if (jc < bc) bc = jc, l = c;
+            }
+        }
+        if (l > PNMF_TX8_MAX_COEF) l = PNMF_TX8_MAX_COEF;
+        lv[z] = (int16_t)(w[q] < 0 ? -l : l);
+        bits += level_bits(lv[z]);
+        nz |= lv[z];
+        dist += (xr - (double)l) * (xr - (double)l) * q2;
+        if (dist > cut) return dist + lambda * bits; /* the error it adds already loses */
+    }
+    if (levs) memcpy(levs, lv, sizeof(lv));
+    if (!nz) return 1e300;
+    pnmf_tx8_idct(lv, qp, res);
+    int sse = 0;
+    for (int q = 0; q < 64; q++) {
+        const size_t p = (size_t)(y0 + (q >> 3)) * cols + x0 + (q & 7);
+        const int v = pnmf_residual_clip8(pb[q] + res[q]);
+        D[p] = (uint8_t)v;
+        const int e = (int)src[p] - v;
+        sse += e * e;
+    }
+    if (lc && sse < budget) {
+        RcBin o = { .update = levs != NULL };
+        pnmf_tx8_levels(&o, lc, kind | pnmf_residual_is_intra(mode) << 1, lv, PNMF_TX8_MAX_COEF);
+        bits = o.bits;
+    }
+    return (double)sse + lambda * bits;
+}
+
+/* The bits of a transform block's 8x8 decision (format 9), with the
+ * levels stream's contexts when the encoder prices with them (moved when
+ * update), else one bit. */
+static double tx8_flag_bits(const PnmfResidual *r, RcLevCtx *lc, int j, size_t b, int kind, int bit, int update)
+{
+    if (!lc) return 1.0;
+    RcBin o = { .update = update };
+    rc_bin(&o, &lc->t8[kind][pnmf_tx8_ctx(r, j, b)], bit);
+    return o.bits;
 }
 
 /* Sum of absolute differences of the block of src against Dp displaced by
@@ -932,7 +1017,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
         const double lam_sad = sqrt(lambda);
         int y0, y1, x0, x1;
         pnmf_residual_block(r->bx, r->rows, r->cols, b, &y0, &y1, &x0, &x1);
-        int best = PNMF_RES_MODEL, vy = 0, vx = 0, vt = 0;
+        int best = PNMF_RES_MODEL, vy = 0, vx = 0, vt = 0, best8 = 0;
         const int left = b % r->bx ? modes[b - 1] : -1, above = b >= (size_t)r->bx ? modes[b - r->bx] : -1;
         const int prev = j ? modes[b - nb] : -1;
         const int full = y1 - y0 == PNMF_RES_BLOCK && x1 - x0 == PNMF_RES_BLOCK;
@@ -1046,15 +1131,25 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                 if (lb >= bj) continue;
                 const double jj = lb + try_block(pm_, coded, ltp, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows,
                                                  r->cols, y0, y1, x0, x1, pdy, pdx, NULL, lc, kind);
-                if (jj < bj) bj = jj, best = byte, vy = dy, vx = dx, vt = t;
+                if (jj < bj) bj = jj, best = byte, vy = dy, vx = dx, vt = t, best8 = 0;
             }
             if (mode != PNMF_RES_SPATIAL && full) { /* intra too: each quarter from the ones before */
                 const int byte = mode | PNMF_RES_CODED | PNMF_RES_TRANSFORM;
                 const double lb = extra + lambda * rc_mode_step(&r->enc_modes, byte, left, above, prev, 0);
-                const double jj = lb >= bj ? lb
-                                           : lb + try_transform(pm_, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows,
-                                                                r->cols, y0, x0, pdy, pdx, NULL, lc, kind);
-                if (jj < bj) bj = jj, best = byte, vy = dy, vx = dx, vt = t;
+                const int tk = kind | pnmf_residual_is_intra(mode) << 1;
+                const double f4 = r->enc_tx8 ? lambda * tx8_flag_bits(r, lc, j, b, tk, 0, 0) : 0;
+                const double jj = lb + f4 >= bj ? lb + f4
+                                                : lb + f4 + try_transform(pm_, qp, lambda, src, P, Pp, Dp, Dr, D,
+                                                                          r->rows, r->cols, y0, x0, pdy, pdx, NULL, lc,
+                                                                          kind);
+                if (jj < bj) bj = jj, best = byte, vy = dy, vx = dx, vt = t, best8 = 0;
+                if (r->enc_tx8) { /* format 9: or one 8x8 transform */
+                    const double f8 = lb + lambda * tx8_flag_bits(r, lc, j, b, tk, 1, 0);
+                    const double j8 = f8 >= bj ? f8
+                                               : f8 + try_transform8(pm_, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows,
+                                                                     r->cols, y0, x0, pdy, pdx, NULL, lc, kind, bj - f8);
+                    if (j8 < bj) bj = j8, best = byte, vy = dy, vx = dx, vt = t, best8 = 1;
+                }
             }
         }
         modes[b] = (uint8_t)best;
@@ -1095,7 +1190,13 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
         }
         int em = (best & 7) == PNMF_RES_PREVIOUS ? prev_mode : best & 7;
         if ((best & 7) == PNMF_RES_SHIFTED) em = shifted_pred(r, &vy, &vx);
-        if (best & PNMF_RES_TRANSFORM)
+        if ((best & PNMF_RES_TRANSFORM) && r->enc_tx8)
+            tx8_flag_bits(r, lc, j, b, kind | pnmf_residual_is_intra(best) << 1, best8, 1);
+        r->tx8[(size_t)j * nb + b] = (uint8_t)best8;
+        if (best8)
+            try_transform8(em, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, x0, vy, vx, levs, lc, kind,
+                           1e300);
+        else if (best & PNMF_RES_TRANSFORM)
             try_transform(em, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, x0, vy, vx, levs, lc, kind);
         else
             try_block(em, best & PNMF_RES_CODED, ltp, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1,

@@ -139,5 +139,13 @@
  * without a pick) is under this many times that of the residual layer alone
  * goes on to the step pick, which weighs the two at each step. */
 #define PNMF_SPRITE_MARGIN 1.1
+/* Whether the encoder tries the 8x8 transform (format 9) on transform
+ * blocks: 0 builds an encoder whose output has no 8x8 block. */
+#ifndef PNMF_TX8_ENCODE
+#define PNMF_TX8_ENCODE 1
+#endif
+/* An 8x8 transform block whose quantization error (in the transform's
+ * domain) exceeds this many times what it may cost is given up unpriced. */
+#define PNMF_TX8_PRUNE 1.5
 
 #endif /* PNMF_TUNING_H */

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The 8x8 transform of the residual layer (tx8.h): the normative
+ * dequantization and inverse transform, the encoder's forward transform,
+ * and the levels stream's decisions of an 8x8 block as the reader reads
+ * them (tx8_enc.c writes them). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tx8.h"
+
+const uint8_t pnmf_tx8_zigzag[64] = { 0,  1,  8,  16, 9,  2,  3,  10, 17, 24, 32, 25, 18, 11, 4,  5,
+                                      12, 19, 26, 33, 40, 48, 41, 34, 27, 20, 13, 6,  7,  14, 21, 28,
+                                      35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23, 30, 37, 44, 51,
+                                      58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61, 54, 47, 55, 62, 63 };
+
+/* H.264's normAdjust8x8 values v, by qp % 6 and pnmf_tx8_classes[]. */
+static const int tx8_v[6][6] = { { 20, 18, 32, 19, 25, 24 }, { 22, 19, 35, 21, 28, 26 },
+                                 { 26, 23, 42, 24, 33, 31 }, { 28, 25, 45, 26, 35, 33 },
+                                 { 32, 28, 51, 30, 40, 38 }, { 36, 32, 58, 34, 46, 43 } };
+
+/* The forward quantizer's multipliers (tx8.h), about 2^22 / (v * the squared norm
+ * of the forward basis), as x264 has them (common/set.c, quant8_scale). */
+const int pnmf_tx8_quant[6][6] = { { 13107, 11428, 20972, 12222, 16777, 15481 },
+                                  { 11916, 10826, 19174, 11058, 14980, 14290 },
+                                  { 10082, 8943, 15978, 9675, 12710, 11985 },
+                                  { 9362, 8228, 14913, 8931, 11984, 11259 },
+                                  { 8192, 7346, 13159, 7740, 10486, 9777 },
+                                  { 7282, 6428, 11570, 6830, 9118, 8640 } };
+
+/* The class of each raster position: 0 both indices multiples of 4; 1
+ * both odd; 2 both 2 mod 4; 3 one a multiple of 4, the other odd; 4 one a
+ * multiple of 4, the other 2 mod 4; 5 the rest (one odd, one 2 mod 4). */
+const uint8_t pnmf_tx8_classes[64] = { 0, 3, 4, 3, 0, 3, 4, 3, 3, 1, 5, 1, 3, 1, 5, 1, 4, 5, 2, 5, 4, 5,
+                                     2, 5, 3, 1, 5, 1, 3, 1, 5, 1, 0, 3, 4, 3, 0, 3, 4, 3, 3, 1, 5, 1,
+                                     3, 1, 5, 1, 4, 5, 2, 5, 4, 5, 2, 5, 3, 1, 5, 1, 3, 1, 5, 1 };
+
+
+/* LevelScale8 = 16 * v (flat scaling), then H.264's 8.5.13.1 shift. */
+int32_t pnmf_tx8_dequant(int l, int qp, int q)
+{
+    const int32_t s = (int32_t)l * 16 * tx8_v[qp % 6][pnmf_tx8_classes[q]];
+    if (qp >= 36) return s * (1 << (qp / 6 - 6));
+    return (s + (1 << (5 - qp / 6))) >> (6 - qp / 6);
+}
+
+/* One 8-point inverse of H.264 (8.5.13.2) on d[0], d[s], .. d[7 s], in place. */
+static inline void idct8_1d(int32_t *d, int s)
+{
+    const int32_t d0 = d[0], d1 = d[s], d2 = d[2 * s], d3 = d[3 * s];
+    const int32_t d4 = d[4 * s], d5 = d[5 * s], d6 = d[6 * s], d7 = d[7 * s];
+    const int32_t e0 = d0 + d4, e1 = d0 - d4, e2 = (d2 >> 1) - d6, e3 = d2 + (d6 >> 1);
+    const int32_t e4 = -d3 + d5 - d7 - (d7 >> 1), e5 = d1 + d7 - d3 - (d3 >> 1);
+    const int32_t e6 = -d1 + d7 + d5 + (d5 >> 1), e7 = d3 + d5 + d1 + (d1 >> 1);
+    const int32_t f0 = e0 + e3, f2 = e1 + e2, f4 = e1 - e2, f6 = e0 - e3;
+    const int32_t f1 = e4 + (e7 >> 2), f3 = e5 + (e6 >> 2), f5 = (e5 >> 2) - e6, f7 = e7 - (e4 >> 2);
+    d[0] = f0 + f7, d[s] = f2 + f5, d[2 * s] = f4 + f3, d[3 * s] = f6 + f1;
+    d[4 * s] = f6 - f1, d[5 * s] = f4 - f3, d[6 * s] = f2 - f5, d[7 * s] = f0 - f7;
+}
+
+void pnmf_tx8_idct(const int16_t *lev, int qp, int *r)
+{
+    int32_t d[64];
+    for (int z = 0; z < 64; z++) {
+        const int q = pnmf_tx8_zigzag[z];
+        d[q] = lev[z] ? pnmf_tx8_dequant(lev[z], qp, q) : 0;
+    }
+    for (int i = 0; i < 8; i++) idct8_1d(d + 8 * i, 1); /* rows */
+    for (int j = 0; j < 8; j++) idct8_1d(d + j, 8);     /* then columns */
+    for (int q = 0; q < 64; q++) r[q] = (d[q] + 32) >> 6;
+}
+
+/* x264's 8-point forward transform (common/dct.c) on x[0], x[s], ..., into w. */
+static inline void fdct8_1d(const int *x, int *w, int s)
+{
+    const int s07 = x[0] + x[7 * s], s16 = x[s] + x[6 * s], s25 = x[2 * s] + x[5 * s], s34 = x[3 * s] + x[4 * s];
+    const int a0 = s07 + s34, a1 = s16 + s25, a2 = s07 - s34, a3 = s16 - s25;
+    const int d07 = x[0] - x[7 * s], d16 = x[s] - x[6 * s], d25 = x[2 * s] - x[5 * s], d34 = x[3 * s] - x[4 * s];
+    const int a4 = d16 + d25 + (d07 + (d07 >> 1)), a5 = d07 - d34 - (d25 + (d25 >> 1));
+    const int a6 = d07 + d34 - (d16 + (d16 >> 1)), a7 = d16 - d25 + (d34 + (d34 >> 1));
+    w[0] = a0 + a1, w[s] = a4 + (a7 >> 2), w[2 * s] = a2 + (a3 >> 1), w[3 * s] = a5 + (a6 >> 2);
+    w[4 * s] = a0 - a1, w[5 * s] = a6 - (a5 >> 2), w[6 * s] = (a2 >> 1) - a3, w[7 * s] = (a4 >> 2) - a7;
+}
+
+void pnmf_tx8_fdct(const int *x, int *w)
+{
+    int t[64];
+    for (int i = 0; i < 8; i++) fdct8_1d(x + 8 * i, t + 8 * i, 1);
+    for (int j = 0; j < 8; j++) fdct8_1d(t + j, w + j, 8);
+}
+
+int pnmf_tx8_ctx(const PnmfResidual *r, int j, size_t b)
+{
+    const uint8_t *t = r->tx8 + (size_t)j * r->bx * r->by;
+    return (b % (size_t)r->bx ? t[b - 1] : 0) + (b >= (size_t)r->bx ? t[b - r->bx] : 0);
+}
+
+int pnmf_tx8_used(const PnmfResidual *r, int from, int to)
+{
+    const size_t nb = (size_t)r->bx * r->by;
+    if (!r->tx8 || from >= to) return 0;
+    const uint8_t *t = r->tx8 + (size_t)from * nb, *e = r->tx8 + (size_t)to * nb;
+    for (; t < e; t++)
+        if (*t) return 1;
+    return 0;
+}
+
+int pnmf_tx8_levels_read(RcDec *d, RcLevCtx *c, int kind, int16_t *lev, int max_l)
+{
+    int i = 0, end = 63;
+    for (; i < 63; i++) {
+        const int s = rc_decode(d, &c->sig8[kind][rc_tx8_pos(i)]);
+        lev[i] = (int16_t)s;
+        if (s && rc_decode(d, &c->last8[kind][rc_tx8_pos(i)])) {
+            end = i;
+            break;
+        }
+    }
+    for (int t = end + 1; t < 64; t++) lev[t] = 0;
+    if (end == 63) lev[63] = 1; /* no level before it was the last: it has one */
+    int gt1 = 0, ones = 0;
+    for (i = end; i >= 0; i--) {
+        if (!lev[i]) continue;
+        int a = 1;
+        if (rc_decode(d, &c->tgt1_8[kind][gt1 ? 0 : 1 + (ones < 3 ? ones : 3)])) {
+            const int r = rc_decode_lev_rem(d, c->tmag8[kind] + (gt1 < 4 ? gt1 : 4), 0);
+            if (r < 0 || r + 2 > max_l) return -1;
+            a = r + 2;
+            gt1++;
+        } else {
+            ones++;
+        }
+        lev[i] = (int16_t)(rc_decode_direct(d) ? -a : a);
+    }
+    return 0;
+}

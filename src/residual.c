@@ -236,7 +236,9 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
         if (mode == PNMF_RES_MOTION && !coded && pnmf_residual_model_still(P, Pp, r->cols, y0, y1, x0, x1))
             mode = PNMF_RES_SHIFTED, dy = dx = 0, Dr = Dp; /* the model did not move here: a copy in place */
         if (lx && coded && !(modes[b] & PNMF_RES_TRANSFORM)) {
-            if (mode != PNMF_RES_SPATIAL)
+            if (frac) /* a quarter-sample vector (window flags bit 6) */
+                pnmf_residual_subpel(Dr, r->rows, r->cols, y0, y1, x0, x1, dy, dx, pred);
+            else if (mode != PNMF_RES_SPATIAL)
                 pnmf_residual_predict(mode, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1, x0, x1, dy, dx, pred);
             pnmf_lx_block(lx, j, modes[b], mode == PNMF_RES_SPATIAL ? NULL : pred, D, y0, y1, x0, x1, (int16_t *)lev);
             lev += (size_t)(y1 - y0) * (x1 - x0);

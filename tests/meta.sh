@@ -18,7 +18,7 @@ png_bytes() { ffmpeg -v error -i "$1" -f rawvideo -pix_fmt "$2" - | od -An -tu1 
 pts_list() { ffprobe -v error -select_streams v -show_entries packet=pts_time -of csv=p=0 "$1" | tr '\n' ' '; }
 
 # A limited-range H.264 clip of a black-to-white ramp, lossless.
-ffmpeg -v error -y -f lavfi -i "gradients=s=64x48:r=10:c0=black:c1=white:d=0.5" \
+ffmpeg -v error -y -f lavfi -i "gradients=s=64x48:r=10:c0=black:c1=white:d=0.5:seed=1" \
     -vf "format=yuv420p,scale=out_range=tv" -color_range tv -c:v libx264 -qp 0 "$T/lim.mp4" ||
     die "ffmpeg cannot make the limited-range clip"
 mkdir "$T/ff"

@@ -230,6 +230,24 @@ static double try_block(int mode, int coded, const LevelTab *lt, int step16, dou
     return (double)sse + lambda * bits;
 }
 
+/* A transform coefficient's level: xr its magnitude in steps of size
+ * sqrt(q2), the level of 0, floor(xr) and floor(xr) + 1 (at least 1) with
+ * the least squared error + lambda * bits; lb[l] = lambda * level_bits(l)
+ * for l < 3. Below 0.5, 0 is nearer and cheaper. */
+static inline int64_t coef_level(double xr, double q2, const double lb[3], double lambda)
+{
+    int64_t l = 0;
+    if (xr >= 0.5) {
+        const int64_t lf = (int64_t)xr;
+        double bc = xr * xr * q2 + lb[0];
+        for (int64_t c = lf > 1 ? lf : 1; c <= lf + 1; c++) {
+            const double jc = (xr - (double)c) * (xr - (double)c) * q2 + (c < 3 ? lb[c] : lambda * level_bits((int)c));
+            if (jc < bc) bc = jc, l = c;
+        }
+    }
+    return l;
+}
+
 /* A transform-coded block (whole 8x8 only): quantize the four quarters'
  * coefficients with a dead zone, writing D and, when levs is not NULL,
  * the levels; returns squared error + lambda * bits, or 1e300 when every
@@ -267,16 +285,7 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
             const int q = pnmf_residual_zigzag4[z];
             const int64_t a = w[q] < 0 ? -(int64_t)w[q] : w[q];
             const double xr = (double)(a * tr_mf[qp % 6][pnmf_residual_coef_class(q)]) * inv;
-            int64_t l = 0;
-            if (xr >= 0.5) { /* below, 0 is nearer and cheaper */
-                const int64_t lf = (int64_t)xr;
-                double bc = xr * xr * q2 + lb[0];
-                for (int64_t c = lf > 1 ? lf : 1; c <= lf + 1; c++) {
-                    const double jc =
-                        (xr - (double)c) * (xr - (double)c) * q2 + (c < 3 ? lb[c] : lambda * level_bits((int)c));
-                    if (jc < bc) bc = jc, l = c;
-                }
-            }
+            int64_t l = coef_level(xr, q2, lb, lambda);
             if (l > PNMF_RES_MAX_COEF) l = PNMF_RES_MAX_COEF;
             lv[z] = (int16_t)(w[q] < 0 ? -l : l);
             bits += level_bits(lv[z]);
@@ -334,16 +343,7 @@ static double try_transform8(int mode, int qp, double lambda, const uint8_t *src
         const int q = pnmf_tx8_zigzag[z];
         const int64_t a = w[q] < 0 ? -(int64_t)w[q] : w[q];
         const double xr = (double)(a * pnmf_tx8_mf(qp, q)) * inv;
-        int64_t l = 0;
-        if (xr >= 0.5) {
-            const int64_t lf = (int64_t)xr;
-            double bc = xr * xr * q2 + lb[0];
-            for (int64_t c = lf > 1 ? lf : 1; c <= lf + 1; c++) {
-                const double jc =
-                    (xr - (double)c) * (xr - (double)c) * q2 + (c < 3 ? lb[c] : lambda * level_bits((int)c));
-                if (jc < bc) bc = jc, l = c;
-            }
-        }
+        int64_t l = coef_level(xr, q2, lb, lambda);
         if (l > PNMF_TX8_MAX_COEF) l = PNMF_TX8_MAX_COEF;
         lv[z] = (int16_t)(w[q] < 0 ? -l : l);
         bits += level_bits(lv[z]);

@@ -275,6 +275,8 @@ int pnmf_info_next_window(PnmfInfo *p, PnmfInfoWindow *st, int zstd_level)
     st->components = md->k;
     st->entries = (uint64_t)md->first[md->m];
     st->sprites = md->spr.present;
+    Rd fr = { payload, payload + size }; /* the payload opens with its flags */
+    if (get_u(&fr, &st->flags) < 0) st->flags = 0;
     st->sprite_poses = md->spr.present ? md->spr.npose : 0;
     st->sprite_places = md->spr.present ? (uint64_t)md->spr.first[md->m] : 0;
     memset(p->comp_entries, 0, (size_t)p->h.components * sizeof(uint64_t));

@@ -667,13 +667,25 @@ static void add_window(PnmfInfoWindow *tot, const PnmfInfoWindow *w)
     }
 }
 
+/* The window's optional residual tools as letters, one per flags bit
+ * (docs/format.md, "Window payload" item 1). */
+static void tools_cell(char *out, uint64_t flags)
+{
+    static const struct { int bit; char letter; } tool[] = { { 6, 'q' }, { 7, 'd' }, { 8, '8' }, { 9, 'c' } };
+    int n = 0;
+    for (size_t i = 0; i < sizeof(tool) / sizeof(tool[0]); i++)
+        if (flags >> tool[i].bit & 1) out[n++] = tool[i].letter;
+    if (!n) out[n++] = '-';
+    out[n] = 0;
+}
+
 static void print_csv(const WinRow *rows, int n, const PnmfInfoWindow *tot)
 {
     printf("window,first_frame,frames,components,nonempty,used,entries,repeat_frames,"
            "max_occurrences,chunk_bytes,payload_bytes,payload_zstd_bytes");
     for (int s = 0; s < PNMF_INFO_SECTIONS; s++)
         printf(",%s_values,%s_raw,%s_zstd", sec_csv[s], sec_csv[s], sec_csv[s]);
-    printf(",blocks\n");
+    printf(",blocks,tools\n");
     for (int r = 0; r <= n; r++) {
         const PnmfInfoWindow *w = r < n ? &rows[r].st : tot;
         if (r < n) printf("%d,%d,", w->index, w->first_frame);
@@ -685,7 +697,9 @@ static void print_csv(const WinRow *rows, int n, const PnmfInfoWindow *tot)
         for (int s = 0; s < PNMF_INFO_SECTIONS; s++)
             printf(",%llu,%llu,%llu", (unsigned long long)w->sec[s].values,
                    (unsigned long long)w->sec[s].raw_bytes, (unsigned long long)w->sec[s].zstd_bytes);
-        printf(",%s\n", r < n ? rows[r].blocks : "");
+        char tl[CELL] = "";
+        if (r < n) tools_cell(tl, w->flags);
+        printf(",%s,%s\n", r < n ? rows[r].blocks : "", tl);
     }
 }
 
@@ -749,9 +763,9 @@ static int print_tables(const char *path, const PnmfInfoHeader *h, const WinRow 
     printf("quality       -q %d: component step %d/256, coefficient step %d/16\n", h->quality,
            h->w_step, h->r_step);
 
-    Table t = { 14, "rrrrrrrrrrrrrr", 0, 0, NULL };
+    Table t = { 15, "rrrrrrrrrrrrrrr", 0, 0, NULL };
     char c[6][CELL];
-    int ret = table_row(&t, "window", "first", "frames", "key", "comps", "used", "entries", "repeat",
+    int ret = table_row(&t, "window", "first", "frames", "key", "tools", "comps", "used", "entries", "repeat",
                         "max occ", "levels", "poses", "places", "chunk", "payload");
     for (int r = 0; r < n && ret == 0; r++) {
         const PnmfInfoWindow *w = &rows[r].st;
@@ -766,7 +780,9 @@ static int print_tables(const char *path, const PnmfInfoHeader *h, const WinRow 
         char np[CELL], pl[CELL];
         snprintf(np, CELL, "%s", w->sprites ? num((uint64_t)w->sprite_poses) : "-");
         snprintf(pl, CELL, "%s", w->sprites ? num(w->sprite_places) : "-");
-        ret = table_row(&t, c[0], c[1], c[2], w->key ? "yes" : "no", c[3], c[4], num(w->entries), c[5], mo,
+        char tl[CELL];
+        tools_cell(tl, w->flags);
+        ret = table_row(&t, c[0], c[1], c[2], w->key ? "yes" : "no", tl, c[3], c[4], num(w->entries), c[5], mo,
                         num(w->levels), np, pl, num(w->chunk_bytes), num(w->payload_bytes));
     }
     if (ret == 0) {
@@ -777,7 +793,7 @@ static int print_tables(const char *path, const PnmfInfoHeader *h, const WinRow 
         char np[CELL], pl[CELL];
         snprintf(np, CELL, "%s", num((uint64_t)tot->sprite_poses));
         snprintf(pl, CELL, "%s", num(tot->sprite_places));
-        ret = table_row(&t, "all", "", c[2], "", "", "", num(tot->entries), c[5], mo, num(tot->levels), np, pl,
+        ret = table_row(&t, "all", "", c[2], "", "", "", "", num(tot->entries), c[5], mo, num(tot->levels), np, pl,
                         num(tot->chunk_bytes), num(tot->payload_bytes));
     }
     if (ret < 0) {
@@ -787,8 +803,10 @@ static int print_tables(const char *path, const PnmfInfoHeader *h, const WinRow 
     printf("\n");
     table_print(&t, "");
     printf("(first: 0-based frame; key: yes if it decodes on its own (a key window, or no\n"
-           " residual layer), no if it predicts from the window before; comps: components in\n"
-           " the payload, c: carried over from the last model (no blocks in the payload);\n"
+           " residual layer), no if it predicts from the window before; tools: the residual\n"
+           " layer's optional tools (q quarter-sample vectors, d deblocking, 8 8x8 transform,\n"
+           " c sample-context levels; '-' none); comps: components in the payload, c:\n"
+           " carried over from the last model (no blocks in the payload);\n"
            " used: with an entry; entries: (component, coefficient, shift) triples of all\n"
            " frames; repeat: frames in which a component appears more than once; max occ:\n"
            " most entries of one component in a frame; levels: samples of the blocks in the\n"

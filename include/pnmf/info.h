@@ -103,6 +103,9 @@ typedef struct PnmfInfoWindow {
     int sprites;             ///< 1 if the window has a sprite layer
     int sprite_poses;        ///< poses it adds to the sprite dictionary
     uint64_t sprite_places;  ///< its placements, all frames
+    uint64_t flags;          ///< the payload's flags (docs/format.md, "Window payload" item 1):
+                             ///< bit 6 sub-pixel vectors, 7 deblocking, 8 8x8 transform,
+                             ///< 9 sample-context levels, and the others the format lists
 } PnmfInfoWindow;
 
 /** A window's components as stored: signed levels, l * w_step / 256 being

@@ -151,11 +151,15 @@ static void check_image(const char *what, const Image *got, const Image *want)
 
 int main(int argc, char **argv)
 {
-    if (argc != 5) {
-        fprintf(stderr, "usage: test_info FILE.pnmf WINDOW MOSAIC.png MOSAIC.pgm\n");
+    /* FILE.pnmf --bit N: the windows only, and at least one has flags bit N */
+    const int tools_only = argc == 4 && !strcmp(argv[2], "--bit");
+    if (argc != 5 && !tools_only) {
+        fprintf(stderr, "usage: test_info FILE.pnmf WINDOW MOSAIC.png MOSAIC.pgm | FILE.pnmf --bit N\n");
         return 2;
     }
-    const int want_window = atoi(argv[2]);
+    const int want_window = tools_only ? -1 : atoi(argv[2]);
+    const int want_bit = tools_only ? atoi(argv[3]) : -1;
+    int bit_seen = 0;
     FILE *fa = fopen(argv[1], "rb"), *fb = fopen(argv[1], "rb");
     CHECK(fa && fb);
     if (!fa || !fb) return test_summary("test_info");
@@ -198,6 +202,15 @@ int main(int argc, char **argv)
         CHECK(st.index == windows);
         CHECK(st.first_frame == (int)first && st.frames == (int)count && st.first_frame == frames);
         CHECK(st.payload_bytes == size);
+        /* the flags against what the model read made of the payload */
+        CHECK_MSG((st.flags & 1) == (md.res.step16 != 0), "window %d: flags 0x%llx, residual layer %d", windows,
+                  (unsigned long long)st.flags, md.res.step16 != 0);
+        CHECK((st.flags >> 5 & 1) == (uint64_t)(md.spr.present != 0));
+        CHECK((st.flags >> 6 & 1) == (uint64_t)(md.res.step16 && md.res.subpel));
+        CHECK((st.flags >> 7 & 1) == (uint64_t)(md.res.step16 && md.res.deblock));
+        CHECK((st.flags >> 8 & 1) == (uint64_t)(md.res.step16 && md.res.tx8_on));
+        CHECK((st.flags >> 9 & 1) == (uint64_t)(md.res.step16 && md.res.lx != NULL));
+        if (want_bit >= 0) bit_seen |= (int)(st.flags >> want_bit & 1);
         CHECK(st.chunk_bytes > 20); /* 20 bytes of framing and the zstd frame */
         CHECK(st.components == md.k);
         /* entries and repeats, counted from the decoder's lists */
@@ -240,12 +253,17 @@ int main(int argc, char **argv)
         uint64_t raw = 0;
         for (int s = 0; s < PNMF_INFO_SECTIONS; s++) {
             raw += st.sec[s].raw_bytes;
-            CHECK(st.sec[s].raw_bytes >= st.sec[s].values); /* a varint is a byte at least */
+            /* a varint is a byte at least; the range-coded streams of the
+             * residual layer (modes, vectors, levels) may take less */
+            const int ranged = md.res.step16 && (s == PNMF_INFO_SEC_RES_MODES || s == PNMF_INFO_SEC_RES_VECTORS ||
+                                                 (s == PNMF_INFO_SEC_RES_LEVELS && md.res.rc_levels));
+            if (!ranged) CHECK(st.sec[s].raw_bytes >= st.sec[s].values);
             CHECK(!st.sec[s].raw_bytes || st.sec[s].zstd_bytes > 0);
         }
         CHECK_MSG(raw == size, "window %d: sections %llu bytes, payload %zu", windows,
                   (unsigned long long)raw, size);
-        CHECK(st.sec[PNMF_INFO_SEC_HEAD].raw_bytes == 2);
+        /* flags and k, varints: flags of bits 7 and up take a second byte */
+        CHECK(st.sec[PNMF_INFO_SEC_HEAD].raw_bytes == 2u + (st.flags >= 128) + (st.flags >= (uint64_t)1 << 14));
         CHECK(st.sec[PNMF_INFO_SEC_LEVELS].values == levels);
         CHECK(st.sec[PNMF_INFO_SEC_COUNTS].values == (uint64_t)md.k * md.m);
         CHECK(st.sec[PNMF_INFO_SEC_COUNTS].raw_bytes == (uint64_t)md.k * md.m); /* counts <= 64 */
@@ -280,6 +298,14 @@ int main(int argc, char **argv)
     CHECK(pnmf_info_next_window(NULL, &st, 0) == PNMF_ERR_ARG);
     CHECK(pnmf_info_next_window(info, &st, 23) == PNMF_ERR_ARG);
 
+    if (tools_only) {
+        CHECK_MSG(bit_seen, "no window has flags bit %d", want_bit);
+        pnmf_info_close(&info);
+        pnmf_container_reader_close(&cr);
+        fclose(fa);
+        fclose(fb);
+        return test_summary("test_info");
+    }
     CHECK(blocks != NULL);
     if (blocks) {
         Image want, png = { 0 }, pgm = { 0 };

@@ -215,7 +215,8 @@ static int choose_step(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
     for (int i = 0; ret >= 0 && i >= 0 && !(q == PNMF_PICK_FLOOR && srch.have[0]); i = pnmf_step_search_next(&srch)) {
         /* without a model, lo's step and the one below it, which the
          * search always codes after it, at once on two threads */
-        const int at[2] = { i, i - 1 }, qs[2] = { PNMF_PICK_FLOOR + i * PNMF_PICK_GRID, PNMF_PICK_FLOOR + (i - 1) * PNMF_PICK_GRID };
+        const int at[2] = { i, i - 1 };
+        const int qs[2] = { PNMF_PICK_FLOOR + i * PNMF_PICK_GRID, PNMF_PICK_FLOOR + (i - 1) * PNMF_PICK_GRID };
         const int ns = nfam == 1 && e->rb[1].P && i == srch.lo && i >= 2 && !srch.have[i - 1] && held[0] != i ? 2 : 1;
         ret = code_steps(e, fam, nfam, m, sse, held, at, qs, ns, res, of, r, d);
         for (int k = 0; ret >= 0 && k < ns; k++) pnmf_step_search_add(&srch, at[k], r[at[k]], d[at[k]]);

@@ -67,10 +67,13 @@ int pnmf_step_search_next(const PnmfStepSearch *s)
     int fin = s->lo;
     while (fin > 1 && s->have[fin - 1]) fin--;
     if (fin > 1 && (pnmf_step_search_pick(s) == fin || search_cost(s, fin) < search_cost(s, fin + 1))) return fin - 1;
-    if (PNMF_PICK_COARSER) {
+    /* coarser, where the error at lo's step is no more than step 0's (the
+     * step does not show in the error: exact content), while the coarsest
+     * coding made stays within the bound */
+    if (s->d[s->lo] <= s->d[0]) {
         int hi = s->lo;
         while (hi + 1 < PNMF_PICK_CODINGS && s->have[hi + 1]) hi++;
-        if (hi + 1 < PNMF_PICK_CODINGS && (hi == s->lo || s->d[hi] <= search_bound(s))) return hi + 1;
+        if (hi + 1 < PNMF_PICK_CODINGS && s->d[hi] <= search_bound(s)) return hi + 1;
     }
     return -1;
 }

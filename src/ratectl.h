@@ -27,8 +27,10 @@
  * The search: steps 0, lo and lo - 1 (above step 0), then one step finer
  * at a time while the finest coding made is the pick or costs less than
  * the one above it (the cost still falls towards the finer steps), then,
- * where PNMF_PICK_COARSER is set, one step coarser than lo at a time while
- * the coarsest one made is within the bound. Where the cost has one
+ * where the error at lo's step is no more than step 0's (content the
+ * steps code exactly, where a coarser step can have no more error and
+ * fewer bytes), one step coarser than lo at a time while the coarsest one
+ * made is within the bound. Where the cost has one
  * minimum over the grid, that is the pick an exhaustive sweep of the grid
  * makes with the same rule (tests/test_step_pick.c), found with two or
  * three codings besides step 0 instead of up to PNMF_PICK_CODINGS - 1. A
@@ -39,8 +41,6 @@
 #define PNMF_PICK_FLOOR   16
 #define PNMF_PICK_GRID    4
 #define PNMF_PICK_CODINGS ((PNMF_MAX_QUALITY - PNMF_PICK_FLOOR) / PNMF_PICK_GRID + 1)
-/* 1: the search also codes steps coarser than lo's while they stay within the bound. */
-#define PNMF_PICK_COARSER 0
 
 typedef struct PnmfStepSearch {
     int q, lo;                 /* -q; the grid step at or below q's */

@@ -68,12 +68,14 @@ int pnmf_step_search_next(const PnmfStepSearch *s)
     while (fin > 1 && s->have[fin - 1]) fin--;
     if (fin > 1 && (pnmf_step_search_pick(s) == fin || search_cost(s, fin) < search_cost(s, fin + 1))) return fin - 1;
     /* coarser, where the error at lo's step is no more than step 0's (the
-     * step does not show in the error: exact content), while the coarsest
-     * coding made stays within the bound */
+     * step does not show in the error: exact content), until two codings
+     * in a row past lo's step exceed the bound (exact content can have an
+     * error at one step and none at the next) */
     if (s->d[s->lo] <= s->d[0]) {
         int hi = s->lo;
         while (hi + 1 < PNMF_PICK_CODINGS && s->have[hi + 1]) hi++;
-        if (hi + 1 < PNMF_PICK_CODINGS && s->d[hi] <= search_bound(s)) return hi + 1;
+        const double b = search_bound(s);
+        if (hi + 1 < PNMF_PICK_CODINGS && !(hi >= s->lo + 2 && s->d[hi] > b && s->d[hi - 1] > b)) return hi + 1;
     }
     return -1;
 }

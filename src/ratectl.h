@@ -29,8 +29,8 @@
  * the one above it (the cost still falls towards the finer steps), then,
  * where the error at lo's step is no more than step 0's (content the
  * steps code exactly, where a coarser step can have no more error and
- * fewer bytes), one step coarser than lo at a time while the coarsest one
- * made is within the bound. Where the cost has one
+ * fewer bytes), one step coarser than lo at a time until two in a row
+ * past lo's step exceed the bound. Where the cost has one
  * minimum over the grid, that is the pick an exhaustive sweep of the grid
  * makes with the same rule (tests/test_step_pick.c), found with two or
  * three codings besides step 0 instead of up to PNMF_PICK_CODINGS - 1. A

@@ -1,20 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The residual step of each window. Where enc_picks(), the residual layer
- * is coded at the steps of -q 16, 20, ..., 64, the same steps whatever -q
- * is, and pnmf_step_pick (quant.h) keeps the coding with the lowest
- * squared error + lambda * bits within an error bound that rises with -q:
- * a higher -q gets no more bytes and no less error in each window. The
- * coarser steps are coded only until two in a row exceed the bound; -q 16,
- * the default, keeps the first coding without trying the others. Below
- * -q 16 the window is coded at the steps of -q 16, 14, ..., 2 and 0
- * (lossless), all of them (-q 0 only its own: the least error), and
- * pnmf_fine_pick keeps one (no more error than -q 16's coding), so from
- * -q 0 up to 15 too a higher -q gets no more bytes and no less error. A window with a model is coded with and
- * without it at each step. What can still move the other way is what a
- * window leaves the next (its last frames are the next one's references,
- * its model the one the next may carry). With two threads two codings run
- * at once, with the same result.
+ * may be coded at the steps of -q 16, 20, ..., 64, the same steps whatever
+ * -q is, and a search (ratectl.h, pnmf_step_search) codes a few of them:
+ * the first (-q 16's, usually held from the sprite step), the one at or
+ * below -q's and the one below that, then finer ones while the cost
+ * squared error + lambda * bits still falls that way. It keeps the coding
+ * with the lowest cost among those with no more bytes and no less error
+ * than -q 16's and an error within a bound that rises with -q; -q 16, the
+ * default, keeps the first coding without trying the others. Below -q 16
+ * the window is coded at the steps of -q 16, 14, ..., 2 and 0 (lossless),
+ * all of them (-q 0 only its own: the least error), and pnmf_fine_pick
+ * keeps one (no more error than -q 16's coding), so from -q 0 up to 15 a
+ * higher -q gets no more bytes and no less error. A window with a model
+ * is coded with and without it at each step. With two threads two
+ * codings run at once, with the same result.
  *
  * With --target-psnr the step is found by bisection instead.
  */
@@ -48,10 +48,10 @@ static void *step_job(void *arg)
     return NULL;
 }
 
-/* A held coding (fam's residual layer, at grid step i) moved into a job. */
-static void held_job(PnmfEncoder *e, StepJob *j, PnmfWindowModel *fam, int i, double sse, int m)
+/* A held coding (fam's residual layer, at the step of -q q) moved into a job. */
+static void held_job(PnmfEncoder *e, StepJob *j, PnmfWindowModel *fam, int q, double sse, int m)
 {
-    *j = (StepJob){ e, &e->rb[0], *fam, m, PNMF_PICK_FLOOR + i * PNMF_PICK_GRID, 0, sse, 0 };
+    *j = (StepJob){ e, &e->rb[0], *fam, m, q, 0, sse, 0 };
     j->ret = pnmf_window_bytes(e, fam, m, &j->bytes);
     memset(&fam->res, 0, sizeof(fam->res));
 }
@@ -88,73 +88,108 @@ static void step_offers(const StepJob job[2], int nj, int nfam, int offer[2])
     }
 }
 
-/* choose_step() below -q PNMF_PICK_FLOOR: the window's codings at -q
- * PNMF_PICK_FLOOR, - PNMF_FINE_GRID, ..., 0 (with its model and without,
- * as choose_step()), all of them, kept by pnmf_fine_pick. held: as in
- * choose_step() (a coding at the floor's step is the first). */
-static int choose_fine(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, double sse[2], const int held[2])
+/* choose_step() below -q PNMF_PICK_FLOOR: the window's codings at the
+ * steps of -q PNMF_PICK_FLOOR, - PNMF_FINE_GRID, ..., 0 that the search
+ * (ratectl.h, pnmf_fine_search) asks for, with its model and without as
+ * choose_step(), kept by pnmf_fine_pick. held: as in choose_step() (a
+ * coding at the floor's step is the first). */
+static int code_steps(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, const double sse[2], int held[2],
+                      const int *at, const int *qs, int ns, PnmfResidual *res, int *of, double *r, double *d);
+
+/* Whether the search below the floor makes step i whatever its codings are. */
+static int fine_first(const PnmfFineSearch *s, int i)
+{
+    return s->q && (i == 0 || i == PNMF_FINE_CODINGS - 1 || (i >= s->start - 1 && i <= s->start + 1));
+}
+
+static int choose_fine(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, double sse[2], const int held_grid[2])
 {
     const int q = e->s.quality;
     /* a byte weighs as at the step of -q + PNMF_FINE_LAMBDA_Q (-q 0: bytes weigh nothing) */
     const double lambda = q ? 8 * enc_residual_lambda(pnmf_residual_step(q + PNMF_FINE_LAMBDA_Q)) : 0;
-    double r[PNMF_FINE_CODINGS], d[PNMF_FINE_CODINGS], best_d = 0;
-    PnmfResidual best = { 0 };
-    int best_f = 0, best_i = 0, ret = 0, n = 0;
-    /* the codings in pairs: with a model, one step with and without it;
-     * without, two steps (two threads run them at once) */
-    /* -q 0 keeps the least error: its own, lossless coding, which only a
-     * coarser coding as exact and smaller could beat; those are not tried */
-    for (int i = q ? 0 : PNMF_FINE_CODINGS - 1; ret >= 0 && i < PNMF_FINE_CODINGS; i += nfam == 2 ? 1 : 2) {
-        StepJob job[2];
-        int fj[2] = { 0, nfam - 1 }, at[2] = { i, nfam == 2 ? i : i + 1 }, run[2] = { 0, 0 }, nj = 0;
-        for (; nj < 2 && at[nj] < PNMF_FINE_CODINGS; nj++) {
-            const int f = fj[nj];
-            if (at[nj] == 0 && held[f] == 0) {
-                held_job(e, &job[nj], &fam[f], 0, sse[f], m);
-                continue;
-            }
-            job[nj] = (StepJob){ e, &e->rb[nj], fam[f], m, PNMF_PICK_FLOOR - at[nj] * PNMF_FINE_GRID, 0, 0, 0 };
-            memset(&job[nj].md.res, 0, sizeof(job[nj].md.res));
-            run[nj] = 1;
+    PnmfFineSearch srch;
+    pnmf_fine_search_init(&srch, q, lambda);
+    /* only a coding at the floor's step is one of this grid's */
+    int held[2] = { held_grid[0] == 0 ? 0 : -1, held_grid[1] == 0 ? 0 : -1 };
+    PnmfResidual res[PNMF_FINE_CODINGS] = { { 0 } };
+    int of[PNMF_FINE_CODINGS] = { 0 }, ret = 0;
+    double r[PNMF_FINE_CODINGS], d[PNMF_FINE_CODINGS];
+    for (int i = pnmf_fine_search_next(&srch); ret >= 0 && i >= 0; i = pnmf_fine_search_next(&srch)) {
+        /* without a model, two steps at once on two threads where the
+         * search asks for both anyway (its first codings) */
+        int at[2] = { i, -1 }, ns = 1;
+        if (nfam == 1 && e->rb[1].P && i != held[0]) {
+            srch.have[i] = 1; /* as if made, to see the step after it */
+            at[1] = pnmf_fine_search_next(&srch);
+            srch.have[i] = 0;
+            /* both among the steps the search makes whatever the codings are */
+            if (at[1] >= 0 && at[1] != held[0] && fine_first(&srch, i) && fine_first(&srch, at[1])) ns = 2;
         }
-        ret = run_step_jobs(e, job, run, nj);
-        int offer[2] = { 0, 0 };
-        if (ret >= 0) step_offers(job, nj, nfam, offer);
-        for (int k = 0; k < nj; k++) {
-            if (ret >= 0 && offer[k]) {
-                r[n] = (double)job[k].bytes, d[n] = job[k].sse;
-                if (pnmf_fine_pick(r, d, n + 1, lambda) == n) {
-                    pnmf_residual_free(&best);
-                    best = job[k].md.res, best_f = fj[k], best_i = at[k], best_d = d[n];
-                    job[k].md.res = (PnmfResidual){ 0 };
-                }
-                n++;
-            }
-            pnmf_residual_free(&job[k].md.res);
-        }
+        const int qs[2] = { PNMF_PICK_FLOOR - at[0] * PNMF_FINE_GRID, PNMF_PICK_FLOOR - at[1] * PNMF_FINE_GRID };
+        ret = code_steps(e, fam, nfam, m, sse, held, at, qs, ns, res, of, r, d);
+        for (int k = 0; ret >= 0 && k < ns; k++) pnmf_fine_search_add(&srch, at[k], r[at[k]], d[at[k]]);
     }
     for (int f = 0; f < nfam; f++) pnmf_residual_free(&fam[f].res); /* held codings never offered */
-    if (ret < 0) {
-        pnmf_residual_free(&best);
-        return ret;
-    }
-    if (best_f) {
+    const int best = pnmf_fine_search_pick(&srch);
+    for (int i = 0; i < PNMF_FINE_CODINGS; i++)
+        if (i != best || ret < 0) pnmf_residual_free(&res[i]);
+    if (ret < 0) return ret;
+    if (of[best]) {
         const PnmfWindowModel t = fam[0];
         fam[0] = fam[1], fam[1] = t;
     }
-    fam[0].res = best, sse[0] = best_d;
+    fam[0].res = res[best], sse[0] = srch.d[best];
     pnmf_log(&e->s.logger, PNMF_LOG_INFO, "window %d: the step of -q %d%s", e->windows,
-             PNMF_PICK_FLOOR - best_i * PNMF_FINE_GRID,
+             PNMF_PICK_FLOOR - best * PNMF_FINE_GRID,
              nfam == 1 ? "" : pnmf_model_present(&fam[0]) ? ", with the model" : ", without the model");
     return 0;
 }
 
-/* nfam 1: fam[0]'s residual layer at each step of the grid. nfam 2: the
- * window with its model (fam[0] or fam[1]) and without: at each step of
- * the grid the pick is offered the one of the two with the lower squared
- * error + lambda * bits, lambda that step's own, so what it is offered
- * does not depend on -q. sse[f]: the error of fam[f]'s coding, if it holds
- * one. fam[0] gets the coding kept, *sse its error. */
+/* The codings at the steps of -q qs[0 .. ns), numbered at[] in their grid,
+ * for a search (ns 2 only with nfam 1: two threads run both at once).
+ * nfam 1: fam[0]'s residual layer at each; nfam 2 (ns 1): with the model
+ * and without, also at once, and the search is offered the one with the
+ * lower squared error + lambda * bits at the step's own lambda, so what it
+ * is offered does not depend on -q. res[i], of[i], r[i] and d[i] get the
+ * residual layer offered at step at[k] = i, its family, bytes and error.
+ * held[f]: the step at which fam[f] holds a coding (-1: none), not coded
+ * again. */
+static int code_steps(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, const double sse[2], int held[2],
+                      const int *at, const int *qs, int ns, PnmfResidual *res, int *of, double *r, double *d)
+{
+    StepJob job[2];
+    int run[2] = { 0, 0 }, fj[2] = { 0, 0 }, sj[2] = { at[0], at[ns - 1] }, qj[2] = { qs[0], qs[ns - 1] };
+    const int nj = nfam == 2 ? 2 : ns;
+    for (int k = 0; k < nj; k++) {
+        const int f = fj[k] = nfam == 2 ? k : 0, i = sj[k];
+        if (i == held[f]) {
+            held_job(e, &job[k], &fam[f], qj[k], sse[f], m);
+            held[f] = -1;
+            continue;
+        }
+        job[k] = (StepJob){ e, &e->rb[k], fam[f], m, qj[k], 0, 0, 0 };
+        memset(&job[k].md.res, 0, sizeof(job[k].md.res));
+        run[k] = 1;
+    }
+    const int ret = run_step_jobs(e, job, run, nj);
+    int offer[2] = { 0, 0 };
+    if (ret >= 0) step_offers(job, nj, nfam, offer);
+    for (int k = 0; k < nj; k++) {
+        if (ret >= 0 && offer[k]) {
+            const int i = sj[k];
+            res[i] = job[k].md.res, of[i] = fj[k], r[i] = (double)job[k].bytes, d[i] = job[k].sse;
+        } else {
+            pnmf_residual_free(&job[k].md.res);
+        }
+    }
+    return ret;
+}
+
+/* nfam 1: fam[0]'s residual layer at the steps of the grid the search
+ * (ratectl.h, pnmf_step_search) asks for. nfam 2: the window with its
+ * model (fam[0] or fam[1]) and without, offered at each step the one
+ * with the lower cost there. sse[f]: the error of fam[f]'s coding, if it
+ * holds one. fam[0] gets the coding kept, *sse its error. */
 static int choose_step(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, double sse[2])
 {
     if (!enc_picks(&e->s)) return 0;
@@ -162,9 +197,6 @@ static int choose_step(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
      * lambda the finer steps won nearly always; -q 64, the bottom of the
      * range, takes the fewest bytes */
     const int q = e->s.quality;
-    PnmfStepPick pick;
-    const double pick_lambda = 8 * enc_residual_lambda(pnmf_residual_step(q + PNMF_PICK_LAMBDA_Q));
-    pnmf_step_pick_init(&pick, q, q < PNMF_MAX_QUALITY ? pick_lambda : INFINITY);
     /* a coding held, where it is one of the grid's, is not coded again */
     int held[2] = { -1, -1 };
     for (int f = 0; f < nfam; f++) {
@@ -173,54 +205,34 @@ static int choose_step(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
         if (held[f] < 0) pnmf_residual_free(&fam[f].res);
     }
     if (q < PNMF_PICK_FLOOR) return choose_fine(e, fam, nfam, m, sse, held);
-    PnmfResidual best = { 0 };
-    int best_f = 0, ret = 0;
+    PnmfStepSearch srch;
+    const double pick_lambda = 8 * enc_residual_lambda(pnmf_residual_step(q + PNMF_PICK_LAMBDA_Q));
+    pnmf_step_search_init(&srch, q, q < PNMF_MAX_QUALITY ? pick_lambda : INFINITY);
+    PnmfResidual res[PNMF_PICK_CODINGS] = { { 0 } };
+    int of[PNMF_PICK_CODINGS] = { 0 }, ret = 0;
+    double r[PNMF_PICK_CODINGS], d[PNMF_PICK_CODINGS];
     /* -q PNMF_PICK_FLOOR keeps the first coding: the pick's floor */
-    const int floor = q == PNMF_PICK_FLOOR;
-    for (int i = 0; ret >= 0 && !pick.done && !(floor && i);) {
-        StepJob job[2];
-        int fj[2] = { 0, nfam - 1 }, run[2] = { 0, 0 }, nj = 0;
-        for (; nj < 2; nj++) {
-            /* without a model: two steps at once only where the pick
-             * cannot be done after the first; with: the step with and
-             * without the model */
-            const int f = fj[nj], at = nfam == 2 ? i : i + nj;
-            if (at >= PNMF_PICK_CODINGS ||
-                (nfam == 1 && nj && (floor || at == held[0] || !e->rb[1].P || pnmf_step_pick_may_end(&pick))))
-                break;
-            if (at == held[f]) {
-                held_job(e, &job[nj], &fam[f], at, sse[f], m);
-                continue;
-            }
-            job[nj] = (StepJob){ e, &e->rb[nj], fam[f], m, PNMF_PICK_FLOOR + at * PNMF_PICK_GRID, 0, 0, 0 };
-            memset(&job[nj].md.res, 0, sizeof(job[nj].md.res));
-            run[nj] = 1;
-        }
-        ret = run_step_jobs(e, job, run, nj);
-        int offer[2] = { 0, 0 };
-        if (ret >= 0) step_offers(job, nj, nfam, offer);
-        for (int k = 0; k < nj; k++) {
-            if (ret >= 0 && offer[k] && pnmf_step_pick_offer(&pick, (double)job[k].bytes, job[k].sse)) {
-                pnmf_residual_free(&best);
-                best = job[k].md.res, best_f = fj[k];
-            } else {
-                pnmf_residual_free(&job[k].md.res);
-            }
-        }
-        i += nfam == 2 ? 1 : nj;
+    for (int i = 0; ret >= 0 && i >= 0 && !(q == PNMF_PICK_FLOOR && srch.have[0]); i = pnmf_step_search_next(&srch)) {
+        /* without a model, lo's step and the one below it, which the
+         * search always codes after it, at once on two threads */
+        const int at[2] = { i, i - 1 };
+        const int qs[2] = { PNMF_PICK_FLOOR + i * PNMF_PICK_GRID, PNMF_PICK_FLOOR + (i - 1) * PNMF_PICK_GRID };
+        const int ns = nfam == 1 && e->rb[1].P && i == srch.lo && i >= 2 && !srch.have[i - 1] && held[0] != i ? 2 : 1;
+        ret = code_steps(e, fam, nfam, m, sse, held, at, qs, ns, res, of, r, d);
+        for (int k = 0; ret >= 0 && k < ns; k++) pnmf_step_search_add(&srch, at[k], r[at[k]], d[at[k]]);
     }
     for (int f = 0; f < nfam; f++) pnmf_residual_free(&fam[f].res); /* held codings never offered */
-    if (ret < 0) {
-        pnmf_residual_free(&best);
-        return ret;
-    }
-    if (best_f) {
+    const int best = pnmf_step_search_pick(&srch);
+    for (int i = 0; i < PNMF_PICK_CODINGS; i++)
+        if (i != best || ret < 0) pnmf_residual_free(&res[i]);
+    if (ret < 0) return ret;
+    if (of[best]) {
         const PnmfWindowModel t = fam[0];
         fam[0] = fam[1], fam[1] = t;
     }
-    fam[0].res = best, sse[0] = pick.bd;
+    fam[0].res = res[best], sse[0] = srch.d[best];
     pnmf_log(&e->s.logger, PNMF_LOG_INFO, "window %d: the step of -q %d%s", e->windows,
-             PNMF_PICK_FLOOR + pick.best * PNMF_PICK_GRID,
+             PNMF_PICK_FLOOR + best * PNMF_PICK_GRID,
              nfam == 1 ? "" : pnmf_model_present(&fam[0]) ? ", with the model" : ", without the model");
     return 0;
 }

@@ -1,77 +1,83 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Rate control's choice of a window's coding among those at a grid of
- * steps (ratectl.h). */
+ * steps, and which of them to code (ratectl.h). */
 #include <math.h>
 #include <string.h>
 
 #include "ratectl.h"
+#include "tuning.h"
 
-void pnmf_step_pick_init(PnmfStepPick *p, int q, double lambda)
+void pnmf_step_search_init(PnmfStepSearch *s, int q, double lambda)
 {
-    memset(p, 0, sizeof(*p));
-    p->q = q < PNMF_PICK_FLOOR + 1 ? PNMF_PICK_FLOOR + 1 : q > PNMF_MAX_QUALITY ? PNMF_MAX_QUALITY : q;
-    p->lambda = lambda;
-    p->best = -1;
+    memset(s, 0, sizeof(*s));
+    s->q = q < PNMF_PICK_FLOOR + 1 ? PNMF_PICK_FLOOR + 1 : q > PNMF_MAX_QUALITY ? PNMF_MAX_QUALITY : q;
+    s->lo = (s->q - PNMF_PICK_FLOOR) / PNMF_PICK_GRID;
+    s->t = (double)(s->q - PNMF_PICK_FLOOR - s->lo * PNMF_PICK_GRID) / PNMF_PICK_GRID;
+    s->lambda = lambda;
 }
 
-/* The bound of -q q over the codings offered (p->n of them), once they
- * reach the step above q's (or the last); -1 before. */
-static double pick_bound(const PnmfStepPick *p, int q)
+void pnmf_step_search_add(PnmfStepSearch *s, int i, double r, double d)
 {
-    const int lo = (q - PNMF_PICK_FLOOR) / PNMF_PICK_GRID, hi = lo + 1 < PNMF_PICK_CODINGS ? lo + 1 : lo;
-    if (hi >= p->n) return -1;
+    if (i < 0 || i >= PNMF_PICK_CODINGS) return;
+    s->have[i] = 1, s->r[i] = r, s->d[i] = d;
+}
+
+/* q's bound over the codings made (ratectl.h). */
+static double search_bound(const PnmfStepSearch *s)
+{
     double env = 0;
-    for (int i = 0; i <= lo; i++) env = p->d[i] > env ? p->d[i] : env;
-    const double t = (double)(q - PNMF_PICK_FLOOR - lo * PNMF_PICK_GRID) / PNMF_PICK_GRID;
-    return env + t * (p->d[hi] > env ? p->d[hi] - env : 0);
+    for (int i = 0; i <= s->lo; i++)
+        if (s->have[i] && s->d[i] > env) env = s->d[i];
+    const int hi = s->lo + 1;
+    if (hi < PNMF_PICK_CODINGS && s->have[hi] && s->d[hi] > env) env += s->t * (s->d[hi] - env);
+    return env;
 }
 
-/* The last coding -q q is offered, if the codings so far tell; -1 if not. */
-static int pick_last(const PnmfStepPick *p, int q)
+/* A coding's cost: d + lambda * r; with an infinite lambda, r. */
+static double search_cost(const PnmfStepSearch *s, int i)
 {
-    const int lo = (q - PNMF_PICK_FLOOR) / PNMF_PICK_GRID;
-    const double b = pick_bound(p, q);
-    if (b < 0) return -1;
-    for (int i = lo + 2; i < p->n; i++)
-        if (p->d[i] > b && p->d[i - 1] > b) return i;
-    return p->n == PNMF_PICK_CODINGS ? PNMF_PICK_CODINGS - 1 : -1;
+    return isinf(s->lambda) ? s->r[i] : s->d[i] + s->lambda * s->r[i];
 }
 
-int pnmf_step_pick_offer(PnmfStepPick *p, double r, double d)
+int pnmf_step_search_pick(const PnmfStepSearch *s)
 {
-    if (p->done || p->n >= PNMF_PICK_CODINGS) return 0;
-    const int i = p->n++;
-    p->r[i] = r, p->d[i] = d;
-    const int last = pick_last(p, p->q);
-    p->done = last >= 0;
-    if (r > p->r[0] || d < p->d[0]) return 0;
-    /* within q's bound (unknown until the coding at the step above q's,
-     * and the codings before it are within it: it is at least their
-     * largest error) */
-    const double b = pick_bound(p, p->q);
-    if (b >= 0 && d > b) return 0;
-    /* a lower -q that stopped before this coding never saw it: it must be
-     * above that -q's bound, or the lower -q could have had a worse pick */
-    for (int q2 = PNMF_PICK_FLOOR + 1; q2 < p->q; q2++) {
-        const int l2 = pick_last(p, q2);
-        if (l2 >= 0 && l2 < i && d <= pick_bound(p, q2)) return 0;
+    if (!s->have[0]) return 0;
+    const double b = search_bound(s);
+    const int bytes_only = isinf(s->lambda);
+    int best = 0; /* step 0 is within every bound: the bound is at least its error */
+    double bj = bytes_only ? s->d[0] : s->d[0] + s->lambda * s->r[0];
+    for (int i = 1; i < PNMF_PICK_CODINGS; i++) {
+        if (!s->have[i] || s->r[i] > s->r[0] || s->d[i] < s->d[0] || s->d[i] > b) continue;
+        const double j = bytes_only ? s->d[i] : s->d[i] + s->lambda * s->r[i];
+        /* the finer step among equals: i only where strictly better */
+        if (bytes_only ? s->r[i] < s->r[best] || (s->r[i] == s->r[best] && j < bj)
+                       : j < bj || (j == bj && s->r[i] < s->r[best]))
+            best = i, bj = j;
     }
-    /* an infinite lambda: the fewest bytes, then the least error */
-    const int bytes_only = isinf(p->lambda);
-    const double j = bytes_only ? d : d + p->lambda * r;
-    if (p->best >= 0 && (bytes_only ? r > p->br || (r == p->br && d >= p->bd)
-                                    : j > p->bj || (j == p->bj && r >= p->br)))
-        return 0;
-    p->best = i, p->br = r, p->bd = d, p->bj = j;
-    return 1;
+    return best;
 }
 
-int pnmf_step_pick_may_end(const PnmfStepPick *p)
+int pnmf_step_search_next(const PnmfStepSearch *s)
 {
-    if (p->done || p->n + 1 >= PNMF_PICK_CODINGS) return 1;
-    /* the stop needs two codings in a row past q's grid step above the bound */
-    const int lo = (p->q - PNMF_PICK_FLOOR) / PNMF_PICK_GRID;
-    return p->n >= lo + 2 && p->d[p->n - 1] > pick_bound(p, p->q);
+    if (!s->have[0]) return 0;
+    if (!s->have[s->lo]) return s->lo;
+    if (s->lo >= 2 && !s->have[s->lo - 1]) return s->lo - 1;
+    /* finer while the finest coding made is the pick or costs less than
+     * the one above it: the cost still falls towards the finer steps */
+    int fin = s->lo;
+    while (fin > 1 && s->have[fin - 1]) fin--;
+    if (fin > 1 && (pnmf_step_search_pick(s) == fin || search_cost(s, fin) < search_cost(s, fin + 1))) return fin - 1;
+    /* coarser, where the error at lo's step is no more than step 0's (the
+     * step does not show in the error: exact content), until two codings
+     * in a row past lo's step exceed the bound (exact content can have an
+     * error at one step and none at the next) */
+    if (s->d[s->lo] <= s->d[0]) {
+        int hi = s->lo;
+        while (hi + 1 < PNMF_PICK_CODINGS && s->have[hi + 1]) hi++;
+        const double b = search_bound(s);
+        if (hi + 1 < PNMF_PICK_CODINGS && !(hi >= s->lo + 2 && s->d[hi] > b && s->d[hi - 1] > b)) return hi + 1;
+    }
+    return -1;
 }
 
 int pnmf_fine_pick(const double *r, const double *d, int n, double lambda)
@@ -84,4 +90,51 @@ int pnmf_fine_pick(const double *r, const double *d, int n, double lambda)
         if (j < bj || (j == bj && r[i] < r[best])) best = i, bj = j;
     }
     return best;
+}
+
+void pnmf_fine_search_init(PnmfFineSearch *s, int q, double lambda)
+{
+    memset(s, 0, sizeof(*s));
+    s->q = q < 0 ? 0 : q >= PNMF_PICK_FLOOR ? PNMF_PICK_FLOOR - 1 : q;
+    s->lambda = lambda;
+    /* the step of -q + PNMF_FINE_LAMBDA_Q, at most the floor's */
+    const int q8 = s->q + PNMF_FINE_LAMBDA_Q;
+    s->start = q8 >= PNMF_PICK_FLOOR ? 0 : (PNMF_PICK_FLOOR - q8) / PNMF_FINE_GRID;
+}
+
+void pnmf_fine_search_add(PnmfFineSearch *s, int i, double r, double d)
+{
+    if (i < 0 || i >= PNMF_FINE_CODINGS) return;
+    s->have[i] = 1, s->r[i] = r, s->d[i] = d;
+}
+
+int pnmf_fine_search_pick(const PnmfFineSearch *s)
+{
+    if (!s->q || !s->have[0]) return PNMF_FINE_CODINGS - 1;
+    double r[PNMF_FINE_CODINGS], d[PNMF_FINE_CODINGS];
+    int at[PNMF_FINE_CODINGS], n = 0;
+    for (int i = 0; i < PNMF_FINE_CODINGS; i++)
+        if (s->have[i]) at[n] = i, r[n] = s->r[i], d[n] = s->d[i], n++;
+    return at[pnmf_fine_pick(r, d, n, s->lambda)];
+}
+
+static double fine_cost(const PnmfFineSearch *s, int i) { return s->d[i] + s->lambda * s->r[i]; }
+
+int pnmf_fine_search_next(const PnmfFineSearch *s)
+{
+    const int last = PNMF_FINE_CODINGS - 1;
+    if (!s->q) return s->have[last] ? -1 : last;
+    const int order[5] = { 0, last, s->start, s->start + 1, s->start - 1 };
+    for (int k = 0; k < 5; k++)
+        if (order[k] >= 0 && order[k] <= last && !s->have[order[k]]) return order[k];
+    const int pick = pnmf_fine_search_pick(s);
+    /* finer, up to the step before lossless */
+    int fin = s->start;
+    while (fin + 1 < last && s->have[fin + 1]) fin++;
+    if (fin + 1 < last && fin > s->start && (pick == fin || fine_cost(s, fin) < fine_cost(s, fin - 1))) return fin + 1;
+    /* coarser, down to the floor's (made already) */
+    int co = s->start;
+    while (co - 1 > 0 && s->have[co - 1]) co--;
+    if (co - 1 > 0 && co < s->start && (pick == co || fine_cost(s, co) < fine_cost(s, co + 1))) return co - 1;
+    return -1;
 }

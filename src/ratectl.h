@@ -7,46 +7,55 @@
 #include "pnmf/common.h"
 
 /*
- * Rate control's choice of a window's coding (encode.c, choose_step): the
- * window is coded at the steps of -q PNMF_PICK_FLOOR, + PNMF_PICK_GRID,
- * ..., PNMF_MAX_QUALITY (PNMF_PICK_CODINGS codings, the same whatever -q
- * is), offered here in that order with their bytes r and squared errors
- * d. The bound of a -q: at a -q of the grid, the largest error of the
- * codings at its step and the finer ones; between two -q of the grid, a
- * line from one's bound to the next's. A -q q above PNMF_PICK_FLOOR is
- * offered codings until two in a row past its grid step exceed its bound
- * (done is set then: the caller codes no more), and it picks the coding
- * with the lowest d + lambda * r (then the fewer bytes, then the first;
- * with an infinite lambda, the fewest bytes, then the least error), lambda
- * rising with q, among those with
- * - no more bytes and no less error than the first coding's (what -q
+ * Rate control's choice of a window's coding above -q PNMF_PICK_FLOOR
+ * (enc_rate.c, choose_step). The steps it may code are those of -q
+ * PNMF_PICK_FLOOR, + PNMF_PICK_GRID, ..., PNMF_MAX_QUALITY (the grid,
+ * PNMF_PICK_CODINGS steps, numbered from 0), the same whatever -q is; a
+ * search codes a few of them, told which by pnmf_step_search_next(), and
+ * keeps one. For -q q, lo is the grid step at or below q's and t how far
+ * q lies past it towards the next (0 .. 3/4).
+ *
+ * The pick, over the codings made: the lowest d + lambda * r, then the
+ * fewer bytes, then the finer step (with an infinite lambda, the fewest
+ * bytes, then the least error), lambda rising with q, among those with
+ * - no more bytes and no less error than the coding at step 0 (what -q
  *   PNMF_PICK_FLOOR keeps);
- * - an error within q's bound;
- * - an error above the bound of each lower -q that was not offered it.
- * A higher q has a bound no lower and is offered no fewer codings, so it
- * picks from more codings with a larger lambda: no more bytes and no
- * less error (where its pick was open to the lower q, as on a convex
- * hull; where it was not, its error is above the lower q's bound, and
- * its cost, no higher than the lower q's pick's, then needs fewer
- * bytes).
+ * - an error within q's bound: the largest error of the codings made at
+ *   lo's step and finer, and where the coding at lo + 1 is made and has
+ *   more error, t of the way from that to its error.
+ *
+ * The search: steps 0, lo and lo - 1 (above step 0), then one step finer
+ * at a time while the finest coding made is the pick or costs less than
+ * the one above it (the cost still falls towards the finer steps), then,
+ * where the error at lo's step is no more than step 0's (content the
+ * steps code exactly, where a coarser step can have no more error and
+ * fewer bytes), one step coarser than lo at a time until two in a row
+ * past lo's step exceed the bound. Where the cost has one
+ * minimum over the grid, that is the pick an exhaustive sweep of the grid
+ * makes with the same rule (tests/test_step_pick.c), found with two or
+ * three codings besides step 0 instead of up to PNMF_PICK_CODINGS - 1. A
+ * higher -q still weighs bytes more and allows more error, but it sees
+ * other codings than a lower one, so its pick is no longer bound to have
+ * no more bytes and no less error in every window.
  */
 #define PNMF_PICK_FLOOR   16
 #define PNMF_PICK_GRID    4
 #define PNMF_PICK_CODINGS ((PNMF_MAX_QUALITY - PNMF_PICK_FLOOR) / PNMF_PICK_GRID + 1)
 
-typedef struct PnmfStepPick {
-    int q, n, best, done;      /* -q; codings offered; the pick (-1: none); no more needed */
-    double lambda;             /* the weight of a byte */
+typedef struct PnmfStepSearch {
+    int q, lo;                 /* -q; the grid step at or below q's */
+    double t, lambda;          /* q's place past lo (0 .. 1); the weight of a byte */
+    unsigned char have[PNMF_PICK_CODINGS];
     double r[PNMF_PICK_CODINGS], d[PNMF_PICK_CODINGS];
-    double br, bd, bj;         /* the pick's bytes, error and cost */
-} PnmfStepPick;
+} PnmfStepSearch;
 
-void pnmf_step_pick_init(PnmfStepPick *p, int q, double lambda);
-/* The next coding of the grid: 1 when it is now the pick. */
-int  pnmf_step_pick_offer(PnmfStepPick *p, double r, double d);
-/* Whether the next coding offered may set done (a caller coding two at
- * once codes one only then). */
-int  pnmf_step_pick_may_end(const PnmfStepPick *p);
+void pnmf_step_search_init(PnmfStepSearch *s, int q, double lambda);
+/* The next step to code, -1 when the search is done. */
+int  pnmf_step_search_next(const PnmfStepSearch *s);
+/* The coding at step i: its bytes r and squared error d. */
+void pnmf_step_search_add(PnmfStepSearch *s, int i, double r, double d);
+/* The pick among the codings made so far (0 before step 0 is). */
+int  pnmf_step_search_pick(const PnmfStepSearch *s);
 
 /*
  * Below PNMF_PICK_FLOOR: the window is coded at the steps of -q
@@ -67,5 +76,32 @@ int  pnmf_step_pick_may_end(const PnmfStepPick *p);
 #define PNMF_FINE_GRID    2
 #define PNMF_FINE_CODINGS (PNMF_PICK_FLOOR / PNMF_FINE_GRID + 1)
 int pnmf_fine_pick(const double *r, const double *d, int n, double lambda);
+
+/*
+ * The search below the floor: which of the PNMF_FINE_CODINGS steps to
+ * code, the pick being pnmf_fine_pick's over the codings made (in the
+ * grid's order). -q 0 codes only the last (lossless): the least error.
+ * Above it: the first (the floor's), the last (lossless, whose bytes
+ * follow exact repeats rather than the step: on screen content it can
+ * cost less than every step near it), the step of -q + PNMF_FINE_LAMBDA_Q
+ * (where the cost of a smooth curve is lowest, at most the floor's) and
+ * its two neighbours, then one step further either way while the
+ * outermost coding made on that side is the pick or costs less than its
+ * neighbour inside. Where the cost, lossless aside, has one minimum, the
+ * pick is pnmf_fine_pick's over all the codings (tests/test_step_pick.c).
+ */
+typedef struct PnmfFineSearch {
+    int q, start;              /* -q; the step the search starts from */
+    double lambda;
+    unsigned char have[PNMF_FINE_CODINGS];
+    double r[PNMF_FINE_CODINGS], d[PNMF_FINE_CODINGS];
+} PnmfFineSearch;
+
+void pnmf_fine_search_init(PnmfFineSearch *s, int q, double lambda);
+/* The next step to code (an index of the grid above), -1 when done. */
+int  pnmf_fine_search_next(const PnmfFineSearch *s);
+void pnmf_fine_search_add(PnmfFineSearch *s, int i, double r, double d);
+/* The pick among the codings made (the last at -q 0). */
+int  pnmf_fine_search_pick(const PnmfFineSearch *s);
 
 #endif /* PNMF_RATECTL_H */

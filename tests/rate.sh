@@ -51,10 +51,10 @@ check '[ "$(for q in 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16; do summary "$T/f$
     "x11_penguins -q 0..16 make one file: the test shows nothing"
 
 # above -q 16 each window's coding is picked from its codings at the
-# steps of -q 16, 20, ..., 64, the same for every -q (ratectl.h,
-# pnmf_step_pick): where a window has no model, a higher -q can only get
-# fewer bytes and a lower PSNR-Y. Every even -q, and odd ones between, so
-# that a pick over a window of steps around -q alone would show up
+# steps of -q 16, 20, ..., 64 that a search around -q's step makes
+# (ratectl.h, pnmf_step_search): a higher -q weighs bytes more and allows
+# more error, so it gets fewer bytes and a lower PSNR-Y. Every even -q, and
+# odd ones between, so that a pick that sees too few codings shows up
 ladder e sprites.mkv "<=" 16 18 20 22 24 26 28 30 32 34 35 36 38 40 42 44 46 47 48 50 52 54 56 58 60 61 62 64
 # and at default settings on x11_oneko, whose bytes hardly depend on -q
 # (a model probed, none kept): small differences between the steps'

@@ -1,17 +1,28 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Rate control's choice of a window's coding (ratectl.h, pnmf_step_pick,
- * and below the floor pnmf_fine_pick) against its definition, on made-up
- * codings: for every -q above the floor, the pick fed one coding at a
- * time is the coding a brute force over all of them finds (the lowest
- * error + lambda * bytes, then fewest bytes, then first, among those with
- * no more bytes and no less error than the first coding, an error within
- * -q's bound and above that of each lower -q that stopped before it,
- * offered until two codings in a row past -q's grid step exceed the
- * bound), and it says it is done there; and over -q the picks' bytes
- * never rise and their errors never fall, the first coding standing for
- * the floor's own -q. The codings: noisy curves (what an encoder gives),
- * curves with flats and ties, and plain noise.
+ * Rate control's choice of a window's coding (ratectl.h): above the floor
+ * the search (pnmf_step_search), which codes a few steps of the grid,
+ * against an exhaustive sweep that codes them all; below it
+ * pnmf_fine_pick against its definition and the search there
+ * (pnmf_fine_search) against pnmf_fine_pick over all the codings.
+ *
+ * The sweep, written out here: among all the grid's codings, those with
+ * no more bytes and no less error than step 0's and an error within -q's
+ * bound (the largest error at -q's grid step and finer, a fraction t of
+ * the way to the next step's where that is larger), the lowest error +
+ * lambda * bytes. Checked, for every -q from 17 to 64:
+ * - with every coding known, pnmf_step_search_pick is the sweep;
+ * - the search never asks for a step twice, ends, and its pick is
+ *   admissible to the sweep too (its bound is never above the sweep's), so
+ *   its cost is never below the sweep's optimum;
+ * - on curves whose cost has one minimum (bytes falling and error rising
+ *   geometrically with the step) it finds
+ *   the sweep's pick exactly, coding only step 0 and the steps between
+ *   -q's and the pick and one or two beyond, and
+ *   picks fewer bytes and more error as -q rises;
+ * - on noisy curves (each coding off the curve by up to 2 % or 10 %) and
+ *   on the codings of three real windows, recorded, its cost is within
+ *   COST_TOL_2 (real windows too) / COST_TOL_10 of the sweep's optimum.
  */
 #include <stdlib.h>
 
@@ -19,83 +30,96 @@
 #include "test.h"
 
 #define N PNMF_PICK_CODINGS
+/* the search's cost over the sweep's optimum, at most, on curves 2 % and 10 % off */
+#define COST_TOL_2  1.02
+#define COST_TOL_10 1.10
 
 static unsigned rs = 777;
 static double urand(void) { rs = rs * 1103515245u + 12345u; return ((rs >> 8) & 0xFFFFFF) / 16777216.0; }
 
-/* The bound of q from the definition: the largest error of the codings
- * at q's grid step and finer, and between two grid steps the line from
- * one's to the next's. */
-static double bound_of(const double *d, int q)
+/* lambda: the weight of a byte at q (any rising function will do; -q 64: bytes only) */
+static double lambda_of(int q) { return q < PNMF_MAX_QUALITY ? 0.05 * exp2(q / 4.0) : INFINITY; }
+
+static double cost(const double *r, const double *d, int i, double l) { return isinf(l) ? r[i] : d[i] + l * r[i]; }
+
+/* The sweep's bound of q over all the codings. */
+static double sweep_bound(const double *d, int q)
 {
     const int lo = (q - PNMF_PICK_FLOOR) / PNMF_PICK_GRID;
     const double t = (double)(q - PNMF_PICK_FLOOR - lo * PNMF_PICK_GRID) / PNMF_PICK_GRID;
-    double e_lo = 0, e_hi = 0;
-    for (int i = 0; i <= lo; i++) e_lo = d[i] > e_lo ? d[i] : e_lo;
-    e_hi = e_lo;
-    if (lo + 1 < N) e_hi = d[lo + 1] > e_lo ? d[lo + 1] : e_lo;
-    return t > 0 ? e_lo + t * (e_hi - e_lo) : e_lo;
+    double env = 0;
+    for (int i = 0; i <= lo; i++) env = d[i] > env ? d[i] : env;
+    if (lo + 1 < N && d[lo + 1] > env) env += t * (d[lo + 1] - env);
+    return env;
 }
 
-/* lambda: the weight of a byte at q (any rising function will do) */
-static double lambda_of(int q) { return q < PNMF_MAX_QUALITY ? 0.05 * exp2(q / 4.0) : INFINITY; }
-
-/* the last coding offered to q: the second of the first two in a row
- * past q's grid step whose errors exceed q's bound, or the last */
-static int last_of(const double *d, int q)
+static int sweep_admits(const double *r, const double *d, int q, int i)
 {
-    const int lo = (q - PNMF_PICK_FLOOR) / PNMF_PICK_GRID;
-    const double b = bound_of(d, q);
-    for (int i = lo + 2; i < N; i++)
-        if (d[i] > b && d[i - 1] > b) return i;
-    return N - 1;
+    return r[i] <= r[0] && d[i] >= d[0] && d[i] <= sweep_bound(d, q);
 }
 
-/* the pick of q by its definition; *last: the last coding offered */
-static int brute(const double *r, const double *d, int q, int *last)
+/* The sweep's pick: the lowest cost, then the fewer bytes, then the
+ * finer (bytes only: the fewest, then the least error). */
+static int sweep(const double *r, const double *d, int q)
 {
-    const double b = bound_of(d, q), l = lambda_of(q);
-    int best = -1;
-    *last = last_of(d, q);
-    for (int i = 0; i <= *last; i++) {
-        if (r[i] > r[0] || d[i] < d[0] || d[i] > b) continue;
-        int hidden = 0; /* from a lower -q that was not offered it, and within its bound */
-        for (int q2 = PNMF_PICK_FLOOR + 1; q2 < q; q2++)
-            if (last_of(d, q2) < i && d[i] <= bound_of(d, q2)) hidden = 1;
-        if (hidden) continue;
-        if (isinf(l)) { /* the fewest bytes, then the least error */
-            if (best < 0 || r[i] < r[best] || (r[i] == r[best] && d[i] < d[best])) best = i;
-            continue;
-        }
-        const double j = d[i] + l * r[i], jb = best < 0 ? 0 : d[best] + l * r[best];
-        if (best < 0 || j < jb || (j == jb && r[i] < r[best])) best = i;
+    const double l = lambda_of(q);
+    int best = 0;
+    for (int i = 1; i < N; i++) {
+        if (!sweep_admits(r, d, q, i)) continue;
+        const double j = cost(r, d, i, l), jb = cost(r, d, best, l);
+        if (isinf(l) ? r[i] < r[best] || (r[i] == r[best] && d[i] < d[best]) : j < jb || (j == jb && r[i] < r[best]))
+            best = i;
     }
     return best;
 }
 
-static void one_set(const double *r, const double *d)
+/* The search on one -q, fed from r and d; *n: codings made. */
+static int search(const double *r, const double *d, int q, int *n)
 {
-    int prev = 0; /* -q PNMF_PICK_FLOOR keeps the first coding */
+    PnmfStepSearch s;
+    pnmf_step_search_init(&s, q, lambda_of(q));
+    int coded[N] = { 0 };
+    *n = 0;
+    for (int i = pnmf_step_search_next(&s); i >= 0; i = pnmf_step_search_next(&s)) {
+        CHECK_MSG(i < N && !coded[i], "-q %d: step %d asked for again", q, i);
+        if (i >= N || coded[i] || *n > N) break;
+        coded[i] = 1, ++*n;
+        pnmf_step_search_add(&s, i, r[i], d[i]);
+    }
+    return pnmf_step_search_pick(&s);
+}
+
+/* worst cost ratio seen on noisy curves */
+static double worst;
+
+/* One set of codings: unimodal 1 for a curve whose cost has one minimum
+ * (exact agreement expected), 0 for a noisy one (cost within tol). */
+static void one_set(const double *r, const double *d, int unimodal, double tol)
+{
+    int prev = 0; /* -q PNMF_PICK_FLOOR keeps step 0 */
     for (int q = PNMF_PICK_FLOOR + 1; q <= PNMF_MAX_QUALITY; q++) {
-        PnmfStepPick p;
-        pnmf_step_pick_init(&p, q, lambda_of(q));
-        int took = -1, i = 0;
-        for (; i < N && !p.done; i++) {
-            const int may_end = pnmf_step_pick_may_end(&p);
-            if (pnmf_step_pick_offer(&p, r[i], d[i])) took = i;
-            CHECK_MSG(may_end || !p.done, "-q %d: done at coding %d, unforeseen", q, i);
+        /* the pick with every coding known is the sweep */
+        PnmfStepSearch all;
+        pnmf_step_search_init(&all, q, lambda_of(q));
+        for (int i = 0; i < N; i++) pnmf_step_search_add(&all, i, r[i], d[i]);
+        const int want = sweep(r, d, q);
+        CHECK_MSG(pnmf_step_search_pick(&all) == want, "-q %d: the pick over all %d, the sweep %d", q,
+                  pnmf_step_search_pick(&all), want);
+        int n;
+        const int got = search(r, d, q, &n), lo = (q - PNMF_PICK_FLOOR) / PNMF_PICK_GRID;
+        CHECK_MSG(sweep_admits(r, d, q, got), "-q %d: the search's pick %d is not the sweep's to make", q, got);
+        const double l = lambda_of(q), jg = cost(r, d, got, l), jw = cost(r, d, want, l);
+        if (unimodal) {
+            CHECK_MSG(got == want, "-q %d: the search picked %d, the sweep %d", q, got, want);
+            CHECK_MSG(n <= 4 + abs(lo - got), "-q %d: %d codings for step %d", q, n, got);
+            CHECK_MSG(r[got] <= r[prev] && d[got] >= d[prev],
+                      "-q %d: step %d (%g bytes, error %g) after step %d (%g, %g)",
+                      q, got, r[got], d[got], prev, r[prev], d[prev]);
+            prev = got;
+        } else if (!isinf(l)) {
+            CHECK_MSG(jg <= jw * tol, "-q %d: cost %g against the sweep's %g", q, jg, jw);
+            if (jg / jw > worst) worst = jg / jw;
         }
-        int last;
-        const int want = brute(r, d, q, &last);
-        CHECK_MSG(p.done && i == last + 1, "-q %d: done after %d codings, the definition %d", q, i, last + 1);
-        CHECK_MSG(p.best == want && took == want, "-q %d: picked %d (last accepted %d), the definition %d", q,
-                  p.best, took, want);
-        if (p.best < 0) return;
-        CHECK_MSG(r[p.best] <= r[prev] && d[p.best] >= d[prev],
-                  "-q %d: coding %d (%g bytes, error %g) after coding %d (%g, %g)", q, p.best, r[p.best],
-                  d[p.best], prev, r[prev], d[prev]);
-        CHECK(p.br == r[p.best] && p.bd == d[p.best]);
-        prev = p.best;
     }
 }
 
@@ -142,6 +166,62 @@ static void fine_set(const double *r, const double *d)
     }
 }
 
+/* Bytes and squared errors of three windows of synfig_kid.mkv coded at
+ * each step of the grid (-q 16, 20, ..., 64), as the encoder measured
+ * them. */
+static const double kid[3][N][2] = {
+    { { 135553, 2060092 }, { 109826, 3908617 }, { 80541, 8328616 }, { 60253, 14827343 }, { 40521, 26587539 },
+      { 27598, 45564463 }, { 16627, 73320059 }, { 10952, 114119272 }, { 7871, 172960161 }, { 6370, 243033008 },
+      { 4166, 345712261 }, { 2748, 550976114 }, { 1476, 857480986 } },
+    { { 64521, 3090261 }, { 48442, 5277077 }, { 43108, 8261131 }, { 34240, 12198786 }, { 21318, 17711533 },
+      { 13737, 27612776 }, { 9985, 45507160 }, { 6691, 77067451 }, { 4564, 132573797 }, { 3792, 210980843 },
+      { 1891, 341959410 }, { 784, 574508862 }, { 250, 1224534742 } },
+    { { 42702, 1481751 }, { 32367, 2474264 }, { 27872, 3842446 }, { 20354, 5493909 }, { 13398, 7864346 },
+      { 9794, 12193660 }, { 7396, 20168048 }, { 5625, 32729608 }, { 4180, 56298988 }, { 3108, 92414205 },
+      { 2021, 155704646 }, { 856, 286924131 }, { 235, 681990805 } },
+};
+
+/* The search below the floor (pnmf_fine_search) on one -q, fed from r
+ * and d; *n: codings made. */
+static int fine_search(const double *r, const double *d, int q, int *n)
+{
+    PnmfFineSearch s;
+    pnmf_fine_search_init(&s, q, fine_lambda(q));
+    int coded[NF] = { 0 };
+    *n = 0;
+    for (int i = pnmf_fine_search_next(&s); i >= 0; i = pnmf_fine_search_next(&s)) {
+        CHECK_MSG(i < NF && !coded[i], "-q %d: fine step %d asked for again", q, i);
+        if (i >= NF || coded[i] || *n > NF) break;
+        coded[i] = 1, ++*n;
+        pnmf_fine_search_add(&s, i, r[i], d[i]);
+    }
+    return pnmf_fine_search_pick(&s);
+}
+
+/* For every -q below the floor: the search's pick against
+ * pnmf_fine_pick over all the codings (checked above against its
+ * definition): the same where unimodal (the cost of the steps before
+ * lossless has one minimum), else a cost within tol; -q 0 makes only the
+ * lossless coding. */
+static void fine_search_set(const double *r, const double *d, int unimodal, double tol)
+{
+    for (int q = 0; q < PNMF_PICK_FLOOR; q++) {
+        int n;
+        const double l = fine_lambda(q);
+        const int got = fine_search(r, d, q, &n), want = pnmf_fine_pick(r, d, NF, l);
+        if (!q) {
+            CHECK_MSG(got == NF - 1 && n == 1, "-q 0: picked %d after %d codings", got, n);
+            continue;
+        }
+        CHECK_MSG(d[got] <= d[0], "-q %d: step %d has more error than the floor's", q, got);
+        if (unimodal)
+            CHECK_MSG(got == want, "-q %d: the search picked %d, all the codings %d", q, got, want);
+        else
+            CHECK_MSG(d[got] + l * r[got] <= tol * (d[want] + l * r[want]), "-q %d: cost %g against %g", q,
+                      d[got] + l * r[got], d[want] + l * r[want]);
+    }
+}
+
 int main(void)
 {
     {
@@ -161,6 +241,27 @@ int main(void)
             if (kind == 0) d[NF - 1] = 0;
             fine_set(r, d);
         }
+        /* the search below the floor: clean curves (bytes rising and
+         * error falling geometrically towards the finer steps) with a
+         * lossless coding of any bytes, the same pick; curves 5 % off, a
+         * cost within COST_TOL_10; and the codings of a window of
+         * x11_penguins.mkv (-k 0, 30 frames), recorded, whose lossless
+         * coding has fewer bytes than the three steps before it, the same
+         * pick */
+        for (int set = 0; set < 3000; set++) {
+            const double a = 1.05 + 0.4 * urand(), b = 0.3 + 0.6 * urand();
+            const double R = 1e3 * exp2(10 * urand()), D = R * exp2(8 * urand() - 2), noise = set % 3 ? 0.05 : 0;
+            for (int i = 0; i < NF; i++)
+                r[i] = R * pow(a, i) * (1 + noise * (2 * urand() - 1)),
+                d[i] = D * pow(b, i) * (1 + noise * (2 * urand() - 1));
+            r[NF - 1] = R * pow(a, NF - 1) * (0.3 + 1.4 * urand()), d[NF - 1] = 0;
+            fine_search_set(r, d, noise == 0, COST_TOL_10);
+        }
+        static const double pen[NF][2] = { { 27898, 96303 }, { 28893, 68798 }, { 29709, 43669 },
+                                           { 30607, 38695 }, { 31128, 33370 }, { 32361, 24349 },
+                                           { 33981, 9008 },  { 33682, 4719 },  { 31454, 0 } };
+        for (int i = 0; i < NF; i++) r[i] = pen[i][0], d[i] = pen[i][1];
+        fine_search_set(r, d, 1, 0);
         /* a clean curve with bytes weighing much: -q 0 lossless, the
          * largest -q the floor's own coding */
         for (int i = 0; i < NF; i++) r[i] = 1000 + 100 * i, d[i] = 40 - 10 * i;
@@ -176,49 +277,73 @@ int main(void)
     }
 
     double r[N], d[N];
+    /* clean curves: bytes falling and error rising geometrically with the
+     * step, at several rates and scales (their costs, sums of two
+     * exponentials, have one minimum) */
+    for (int set = 0; set < 400; set++) {
+        const double a = 0.55 + 0.35 * urand(), b = 1.4 + 0.9 * urand();
+        const double R = 1e3 * exp2(10 * urand()), D = 1e3 * exp2(14 * urand());
+        for (int i = 0; i < N; i++) r[i] = R * pow(a, i), d[i] = D * pow(b, i);
+        one_set(r, d, 1, 0);
+    }
+    /* the recorded windows: the third one's cost has a second minimum,
+     * two steps finer than the first, which the search does not reach
+     * (costs 1.0357e7 and 1.0451e7 at -q 49) */
+    for (int w = 0; w < 3; w++) {
+        for (int i = 0; i < N; i++) r[i] = kid[w][i][0], d[i] = kid[w][i][1];
+        one_set(r, d, 0, COST_TOL_2);
+    }
     /* noisy rate-distortion curves: bytes fall and error rises with the
-     * step, each coding off the curve by up to 10 % */
+     * step, each coding off the curve by up to 2 % or 10 % */
     for (int set = 0; set < 2000; set++) {
         const double noise = set % 2 ? 0.1 : 0.02;
         for (int i = 0; i < N; i++) {
-            r[i] = 10000 * exp(-0.15 * i) * (1 + noise * (2 * urand() - 1));
-            d[i] = 500 * exp(0.35 * i) * (1 + noise * (2 * urand() - 1));
+            r[i] = 10000 * exp(-0.35 * i) * (1 + noise * (2 * urand() - 1));
+            d[i] = 500 * exp(0.7 * i) * (1 + noise * (2 * urand() - 1));
         }
-        one_set(r, d);
+        one_set(r, d, 0, set % 2 ? COST_TOL_10 : COST_TOL_2);
     }
-    /* flats and ties (bytes that hardly depend on the step, equal errors) */
+    printf("noisy curves: the search's cost at most %.4f times the sweep's\n", worst);
+    /* flats and ties, and plain noise: only the rules (admissible, no step
+     * twice, an end) */
     for (int set = 0; set < 2000; set++) {
         for (int i = 0; i < N; i++) {
-            r[i] = 1000 + (int)(urand() * 4);
-            d[i] = (int)(urand() * 3) * 100;
+            r[i] = set % 2 ? 1000 + (int)(urand() * 4) : urand() * 1000;
+            d[i] = set % 2 ? (int)(urand() * 3) * 100 : urand() * 1000;
         }
-        one_set(r, d);
+        one_set(r, d, 0, INFINITY);
     }
-    /* plain noise */
-    for (int set = 0; set < 2000; set++) {
-        for (int i = 0; i < N; i++) r[i] = urand() * 1000, d[i] = urand() * 1000;
-        one_set(r, d);
-    }
-    /* the first coding alone counts when every other one is larger or
-     * better: every -q keeps it */
+    /* step 0 alone counts when every other one is larger or better */
     for (int i = 0; i < N; i++) r[i] = 100 + i, d[i] = 50 - i;
     for (int q = PNMF_PICK_FLOOR + 1; q <= PNMF_MAX_QUALITY; q += 7) {
-        PnmfStepPick p;
-        pnmf_step_pick_init(&p, q, lambda_of(q));
-        for (int i = 0; i < N && !p.done; i++) pnmf_step_pick_offer(&p, r[i], d[i]);
-        CHECK(p.best == 0);
+        int n;
+        CHECK(search(r, d, q, &n) == 0);
     }
-    /* on a clean curve, with bytes weighing much, a -q of the grid picks
-     * its own step's coding (the coarsest within its bound), -q 64 the
-     * coarsest of all; and it is done two codings past its own */
+    /* on a clean line, with bytes weighing much, a -q of the grid picks its
+     * own step (the coarsest within its bound) after three codings: step 0,
+     * its own and the one below it */
     for (int i = 0; i < N; i++) r[i] = 1000 - 10 * i, d[i] = 10 + 10 * i;
     for (int i = 1; i < N; i++) {
-        PnmfStepPick p;
-        pnmf_step_pick_init(&p, PNMF_PICK_FLOOR + i * PNMF_PICK_GRID, 1e3);
-        int k = 0;
-        for (; k < N && !p.done; k++) pnmf_step_pick_offer(&p, r[k], d[k]);
-        CHECK_MSG(p.best == i, "-q %d picked coding %d", PNMF_PICK_FLOOR + i * PNMF_PICK_GRID, p.best);
-        CHECK_MSG(k == (i + 3 < N ? i + 3 : N), "-q %d: %d codings offered", PNMF_PICK_FLOOR + i * PNMF_PICK_GRID, k);
+        int n;
+        const int q = PNMF_PICK_FLOOR + i * PNMF_PICK_GRID;
+        CHECK_MSG(search(r, d, q, &n) == i, "-q %d picked step %d", q, search(r, d, q, &n));
+        CHECK_MSG(n == (i >= 2 ? 3 : 2), "-q %d: %d codings", q, n);
+    }
+    /* content every step codes exactly (error 0 at each, as
+     * samples/life.mkv): the search goes up to the coarsest step, the
+     * sweep's pick, at every -q */
+    for (int i = 0; i < N; i++) r[i] = 1000 - 50 * i + 20 * (i % 2), d[i] = 0;
+    one_set(r, d, 1, 0);
+    for (int q = PNMF_PICK_FLOOR + 1; q <= PNMF_MAX_QUALITY; q++) {
+        int n;
+        CHECK_MSG(search(r, d, q, &n) == N - 1, "-q %d: exact content, step %d", q, search(r, d, q, &n));
+    }
+    /* and where the cost falls all the way to the finest steps (bytes
+     * weighing little), the search goes down to step 1 */
+    for (int i = 0; i < N; i++) r[i] = 1000 - 10 * i, d[i] = 10 + 1000 * i;
+    {
+        int n;
+        CHECK(search(r, d, 60, &n) == sweep(r, d, 60));
     }
     return test_summary("test_step_pick");
 }

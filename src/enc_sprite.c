@@ -9,14 +9,115 @@
  * pick tries (enc_rate.c), which keeps whichever costs less at the step it
  * chooses; the window then needs no PermNMF fit.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "enc_internal.h"
 #include "internal.h"
 #include "log.h"
+#include "rangecoder_enc.h"
 #include "ratectl.h"
 #include "residual_search.h"
+
+/* Earlier new poses a pose's mask is compared with for its reference. */
+#define MASK_REF_CANDIDATES 64
+
+/* One mask through the context model: its bits priced with the
+ * probabilities as they stand (e NULL, adapt 0), or priced and the
+ * probabilities moved (adapt 1), or coded into e. */
+static double mask_pass(RcProb *prob, const PnmfSpritePose *ps, const PnmfSpritePose *r, int dy, int dx, int adapt,
+                        RcEnc *e)
+{
+    double bits = 0;
+    for (int y = 0; y < ps->h; y++)
+        for (int x = 0; x < ps->w; x++) {
+            const int c = pnmf_sprite_mask_context(ps->mask, ps->w, y, x, r ? r->mask : NULL, r ? r->w : 0,
+                                                   r ? r->h : 0, dy, dx);
+            const int bit = ps->mask[(size_t)y * ps->w + x];
+            if (e) {
+                rc_encode(e, &prob[c], bit);
+                continue;
+            }
+            const double p0 = (double)prob[c] / RC_PROB_ONE;
+            bits -= log2(bit ? 1.0 - p0 : p0);
+            if (adapt) rc_adapt(&prob[c], bit);
+        }
+    return bits;
+}
+
+/* Samples of ps's box where r placed at (dy, dx) differs from it. */
+static long mask_mismatch(const PnmfSpritePose *ps, const PnmfSpritePose *r, int dy, int dx, long stop)
+{
+    long n = 0;
+    for (int y = 0; y < ps->h && n < stop; y++)
+        for (int x = 0; x < ps->w; x++) {
+            const int u = y - dy, v = x - dx;
+            const int rv = u >= 0 && v >= 0 && u < r->h && v < r->w ? r->mask[(size_t)u * r->w + v] : 0;
+            n += rv != ps->mask[(size_t)y * ps->w + x];
+        }
+    return n;
+}
+
+void pnmf_sprite_masks_plan(PnmfSpriteLayer *L)
+{
+    RcProb prob[PNMF_SPRITE_MASK_CTX];
+    rc_probs_init(prob, PNMF_SPRITE_MASK_CTX);
+    for (int i = 0; i < L->npose; i++) {
+        PnmfSpritePose *ps = &L->pose[i];
+        /* the earlier pose and offset (its box aligned at a corner or the
+         * centre of ps's, then a sample around the best) closest to ps */
+        long best = (long)ps->w * ps->h + 1;
+        int bk = -1, bdy = 0, bdx = 0;
+        for (int k = i - 1; k >= 0 && k >= i - MASK_REF_CANDIDATES; k--) {
+            const PnmfSpritePose *r = &L->pose[k];
+            const int th = ps->h / 4 > 4 ? ps->h / 4 : 4, tw = ps->w / 4 > 4 ? ps->w / 4 : 4;
+            if (abs(r->h - ps->h) > th || abs(r->w - ps->w) > tw) continue;
+            const int oy[3] = { 0, ps->h - r->h, (ps->h - r->h) / 2 }, ox[3] = { 0, ps->w - r->w, (ps->w - r->w) / 2 };
+            for (int a = 0; a < 3; a++)
+                for (int b = 0; b < 3; b++) {
+                    const long n = mask_mismatch(ps, r, oy[a], ox[b], best);
+                    if (n < best) best = n, bk = k, bdy = oy[a], bdx = ox[b];
+                }
+        }
+        if (bk >= 0) {
+            const int cy = bdy, cx = bdx;
+            for (int a = -1; a <= 1; a++)
+                for (int b = -1; b <= 1; b++) {
+                    const long n = mask_mismatch(ps, &L->pose[bk], cy + a, cx + b, best);
+                    if (n < best) best = n, bdy = cy + a, bdx = cx + b;
+                }
+        }
+        ps->mref = 0, ps->mdy = 0, ps->mdx = 0;
+        if (bk >= 0) {
+            /* priced as coded, the probabilities adapting (on copies) */
+            RcProb t[PNMF_SPRITE_MASK_CTX];
+            memcpy(t, prob, sizeof(t));
+            const double with = mask_pass(t, ps, &L->pose[bk], bdy, bdx, 1, NULL);
+            memcpy(t, prob, sizeof(t));
+            if (with < mask_pass(t, ps, NULL, 0, 0, 1, NULL)) ps->mref = i - bk, ps->mdy = bdy, ps->mdx = bdx;
+        }
+        mask_pass(prob, ps, ps->mref ? &L->pose[bk] : NULL, ps->mdy, ps->mdx, 1, NULL);
+    }
+}
+
+void pnmf_sprite_masks_write(Buf *b, const PnmfSpriteLayer *L)
+{
+    RcProb prob[PNMF_SPRITE_MASK_CTX];
+    rc_probs_init(prob, PNMF_SPRITE_MASK_CTX);
+    Buf s = { 0 };
+    RcEnc e;
+    rc_enc_init(&e, &s);
+    for (int i = 0; i < L->npose; i++) {
+        const PnmfSpritePose *ps = &L->pose[i];
+        mask_pass(prob, ps, ps->mref ? &L->pose[i - ps->mref] : NULL, ps->mdy, ps->mdx, 0, &e);
+    }
+    rc_enc_finish(&e);
+    if (s.err) b->err = 1;
+    put_u(b, (uint64_t)s.len);
+    put_bytes(b, s.p, s.len);
+    pnmf_free(s.p);
+}
 
 /* Whether the window looks for sprites: they need the residual layer (the
  * composite is its prediction) and frames on the plain torus. */
@@ -168,6 +269,8 @@ static int build_layer(PnmfEncoder *e, EncWindow *w, PnmfSpriteFrame *fr, PnmfSp
         }
     }
     L->first[m] = n;
+    L->ctxmasks = 1;
+    pnmf_sprite_masks_plan(L);
     w->spr_nnew = L->npose;
     ret = n;
 end:

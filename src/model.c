@@ -428,8 +428,8 @@ static int read_sprites(Rd *r, int m, int rows, int cols, int ctxmasks, PnmfSpri
             if (get_u(r, &ref) < 0 || (ref && (get_u(r, &dy) < 0 || get_u(r, &dx) < 0))) goto truncated;
             const int64_t ydy = unzigzag(dy), xdx = unzigzag(dx);
             if (ref > (uint64_t)i || ydy < -(1 << 20) || ydy > (1 << 20) || xdx < -(1 << 20) || xdx > (1 << 20)) {
-                pnmf_set_err(err, errlen, "sprite %d: its mask refers to sprite -%llu at (%lld, %lld)", i,
-                             (unsigned long long)ref, (long long)ydy, (long long)xdx);
+                pnmf_set_err(err, errlen, "sprite %d: its mask is read against sprite %lld at (%lld, %lld), not an "
+                             "earlier new one", i, (long long)i - (long long)ref, (long long)ydy, (long long)xdx);
                 return PNMF_ERR_CORRUPT;
             }
             L->pose[i].w = (int)w, L->pose[i].h = (int)h, L->pose[i].mref = (int)ref;

@@ -117,8 +117,11 @@ void pnmf_sprite_masks_write(Buf *b, const PnmfSpriteLayer *L)
     RcEnc e;
     rc_enc_init(&e, &s);
     for (int i = 0; i < L->npose; i++) {
+        /* a reference naming no earlier pose (which readers refuse; the
+         * tests write such layers) leaves the mask coded alone */
         const PnmfSpritePose *ps = &L->pose[i];
-        mask_pass(prob, ps, ps->mref ? &L->pose[i - ps->mref] : NULL, ps->mdy, ps->mdx, 0, &e);
+        const int ok = ps->mref >= 1 && ps->mref <= i;
+        mask_pass(prob, ps, ok ? &L->pose[i - ps->mref] : NULL, ps->mdy, ps->mdx, 0, &e);
     }
     rc_enc_finish(&e);
     if (s.err) b->err = 1;

@@ -393,7 +393,8 @@ static int read_sprites(Rd *r, int m, int rows, int cols, int ctxmasks, PnmfSpri
     uint8_t *mask = NULL;
     L->present = 1, L->m = m, L->ctxmasks = ctxmasks;
     if (get_u(r, &v) < 0) goto truncated;
-    /* a pose takes 6 bytes at least: its frame, box and a mask byte */
+    /* a pose takes 6 bytes at least: its frame, box and a mask byte (or its
+     * mask reference, with context-coded masks) */
     if (v > PNMF_SPRITE_MAX_POSES || 6 * v > (uint64_t)(r->end - r->p)) {
         pnmf_set_err(err, errlen, "%llu new sprites, over %d or past the payload", (unsigned long long)v,
                      PNMF_SPRITE_MAX_POSES);

@@ -9,14 +9,126 @@
  * pick tries (enc_rate.c), which keeps whichever costs less at the step it
  * chooses; the window then needs no PermNMF fit.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "enc_internal.h"
 #include "internal.h"
 #include "log.h"
+#include "rangecoder_enc.h"
 #include "ratectl.h"
 #include "residual_search.h"
+
+/* Earlier new poses a pose's mask is compared with for its reference. */
+#define MASK_REF_CANDIDATES 64
+/* A pose is sent when at least this many frames after its source show it
+ * where the frame before does not show it at all: a pose the frame before
+ * shows (in place, or moved) the residual layer predicts from that frame. */
+#define PNMF_SPRITE_MIN_FRESH 1
+/* ... or at least this many where the frame before does not show it in place */
+#define PNMF_SPRITE_MIN_NOVEL 3
+/* the sets of poses a window weighs */
+#define SPRITE_RULES 3
+
+/* One mask through the context model: its bits priced with the
+ * probabilities as they stand (e NULL, adapt 0), or priced and the
+ * probabilities moved (adapt 1), or coded into e. */
+static double mask_pass(RcProb *prob, const PnmfSpritePose *ps, const PnmfSpritePose *r, int dy, int dx, int adapt,
+                        RcEnc *e)
+{
+    double bits = 0;
+    for (int y = 0; y < ps->h; y++)
+        for (int x = 0; x < ps->w; x++) {
+            const int c = pnmf_sprite_mask_context(ps->mask, ps->w, y, x, r ? r->mask : NULL, r ? r->w : 0,
+                                                   r ? r->h : 0, dy, dx);
+            const int bit = ps->mask[(size_t)y * ps->w + x];
+            if (e) {
+                rc_encode(e, &prob[c], bit);
+                continue;
+            }
+            const double p0 = (double)prob[c] / RC_PROB_ONE;
+            bits -= log2(bit ? 1.0 - p0 : p0);
+            if (adapt) rc_adapt(&prob[c], bit);
+        }
+    return bits;
+}
+
+/* Samples of ps's box where r placed at (dy, dx) differs from it. */
+static long mask_mismatch(const PnmfSpritePose *ps, const PnmfSpritePose *r, int dy, int dx, long stop)
+{
+    long n = 0;
+    for (int y = 0; y < ps->h && n < stop; y++)
+        for (int x = 0; x < ps->w; x++) {
+            const int u = y - dy, v = x - dx;
+            const int rv = u >= 0 && v >= 0 && u < r->h && v < r->w ? r->mask[(size_t)u * r->w + v] : 0;
+            n += rv != ps->mask[(size_t)y * ps->w + x];
+        }
+    return n;
+}
+
+void pnmf_sprite_masks_plan(PnmfSpriteLayer *L)
+{
+    RcProb prob[PNMF_SPRITE_MASK_CTX];
+    rc_probs_init(prob, PNMF_SPRITE_MASK_CTX);
+    for (int i = 0; i < L->npose; i++) {
+        PnmfSpritePose *ps = &L->pose[i];
+        /* the earlier pose and offset (its box aligned at a corner or the
+         * centre of ps's, then a sample around the best) closest to ps */
+        long best = (long)ps->w * ps->h + 1;
+        int bk = -1, bdy = 0, bdx = 0;
+        for (int k = i - 1; k >= 0 && k >= i - MASK_REF_CANDIDATES; k--) {
+            const PnmfSpritePose *r = &L->pose[k];
+            const int th = ps->h / 4 > 4 ? ps->h / 4 : 4, tw = ps->w / 4 > 4 ? ps->w / 4 : 4;
+            if (abs(r->h - ps->h) > th || abs(r->w - ps->w) > tw) continue;
+            const int oy[3] = { 0, ps->h - r->h, (ps->h - r->h) / 2 }, ox[3] = { 0, ps->w - r->w, (ps->w - r->w) / 2 };
+            for (int a = 0; a < 3; a++)
+                for (int b = 0; b < 3; b++) {
+                    const long n = mask_mismatch(ps, r, oy[a], ox[b], best);
+                    if (n < best) best = n, bk = k, bdy = oy[a], bdx = ox[b];
+                }
+        }
+        if (bk >= 0) {
+            const int cy = bdy, cx = bdx;
+            for (int a = -1; a <= 1; a++)
+                for (int b = -1; b <= 1; b++) {
+                    const long n = mask_mismatch(ps, &L->pose[bk], cy + a, cx + b, best);
+                    if (n < best) best = n, bdy = cy + a, bdx = cx + b;
+                }
+        }
+        ps->mref = 0, ps->mdy = 0, ps->mdx = 0;
+        if (bk >= 0) {
+            /* priced as coded, the probabilities adapting (on copies) */
+            RcProb t[PNMF_SPRITE_MASK_CTX];
+            memcpy(t, prob, sizeof(t));
+            const double with = mask_pass(t, ps, &L->pose[bk], bdy, bdx, 1, NULL);
+            memcpy(t, prob, sizeof(t));
+            if (with < mask_pass(t, ps, NULL, 0, 0, 1, NULL)) ps->mref = i - bk, ps->mdy = bdy, ps->mdx = bdx;
+        }
+        mask_pass(prob, ps, ps->mref ? &L->pose[bk] : NULL, ps->mdy, ps->mdx, 1, NULL);
+    }
+}
+
+void pnmf_sprite_masks_write(Buf *b, const PnmfSpriteLayer *L)
+{
+    RcProb prob[PNMF_SPRITE_MASK_CTX];
+    rc_probs_init(prob, PNMF_SPRITE_MASK_CTX);
+    Buf s = { 0 };
+    RcEnc e;
+    rc_enc_init(&e, &s);
+    for (int i = 0; i < L->npose; i++) {
+        /* a reference naming no earlier pose (which readers refuse; the
+         * tests write such layers) leaves the mask coded alone */
+        const PnmfSpritePose *ps = &L->pose[i];
+        const int ok = ps->mref >= 1 && ps->mref <= i;
+        mask_pass(prob, ps, ok ? &L->pose[i - ps->mref] : NULL, ps->mdy, ps->mdx, 0, &e);
+    }
+    rc_enc_finish(&e);
+    if (s.err) b->err = 1;
+    put_u(b, (uint64_t)s.len);
+    put_bytes(b, s.p, s.len);
+    pnmf_free(s.p);
+}
 
 /* Whether the window looks for sprites: they need the residual layer (the
  * composite is its prediction) and frames on the plain torus. */
@@ -99,22 +211,42 @@ static int source_ok(const PnmfEncoder *e, const PnmfSpriteFrame *f, int q)
     return 1;
 }
 
+/* Whether frame g shows the pose of placement q of frame f (in_place:
+ * at the same place). */
+static int pose_shown(const PnmfSpriteFrame *f, int q, const PnmfSpriteFrame *g, int in_place)
+{
+    const PnmfSpritePlace *pl = &f->place[q];
+    for (int t = 0; t < g->count; t++)
+        if (g->place[t].pose == pl->pose && (!in_place || (g->place[t].y == pl->y && g->place[t].x == pl->x)))
+            return 1;
+    return 0;
+}
+
 /* The layer of the window from the found placements: the poses the
  * decoder holds keep their ids; another is sent, cut from the first frame
  * that shows it whole, when later frames of the window place it in enough
- * frames and the dictionary's caps allow. Placements of poses the layer
+ * frames, enough of them where the frame before does not show it (rule),
+ * and the dictionary's caps allow. Placements of poses the layer
  * does not hold (yet) are left to the residual layer. */
-static int build_layer(PnmfEncoder *e, EncWindow *w, PnmfSpriteFrame *fr, PnmfSpriteLayer *L)
+typedef struct PoseRule {
+    int fresh, novel; /* frames after the source that show the pose where the frame before does not show it,
+                       * or not there */
+} PoseRule;
+
+static int build_layer(PnmfEncoder *e, int m, PnmfSpriteFrame *fr, const PoseRule *rule, PnmfSpriteLayer *L,
+                       int **spr_new, int *spr_nnew)
 {
-    const int m = w->m, nf = e->sfound.count;
+    const int nf = e->sfound.count;
     const size_t nn = nf ? (size_t)nf : 1;
     int *src = pnmf_malloc_array(nn, sizeof(int));    /* the source frame of a pose not held, or -1 */
     int *srcq = pnmf_malloc_array(nn, sizeof(int));   /* its placement there */
     int *later = pnmf_calloc(nn, sizeof(int));        /* frames after the source placing it */
+    int *fresh = pnmf_calloc(nn, sizeof(int));        /* ... where the frame before does not show it */
+    int *novel = pnmf_calloc(nn, sizeof(int));        /* ... where it does not show it there */
     int *last = pnmf_malloc_array(nn, sizeof(int));
     int *id = pnmf_malloc_array(nn, sizeof(int));     /* its id in the layer, -1: not placed */
     int ret = PNMF_ERR_NOMEM;
-    if (!src || !srcq || !later || !last || !id) goto end;
+    if (!src || !srcq || !later || !fresh || !novel || !last || !id) goto end;
     for (int i = 0; i < nf; i++) src[i] = last[i] = -1, id[i] = e->continues ? e->slot[i] : -1;
     int total = 0;
     for (int j = 0; j < m; j++)
@@ -126,6 +258,8 @@ static int build_layer(PnmfEncoder *e, EncWindow *w, PnmfSpriteFrame *fr, PnmfSp
                 if (source_ok(e, &fr[j], q)) src[f] = j, srcq[f] = q, last[f] = j;
             } else if (last[f] != j) {
                 later[f]++, last[f] = j;
+                fresh[f] += !pose_shown(&fr[j], q, &fr[j - 1], 0);
+                novel[f] += !pose_shown(&fr[j], q, &fr[j - 1], 1);
             }
         }
     const int base = e->continues ? e->sdict.count : 0;
@@ -134,8 +268,8 @@ static int build_layer(PnmfEncoder *e, EncWindow *w, PnmfSpriteFrame *fr, PnmfSp
     L->first = pnmf_calloc((size_t)m + 1, sizeof(int));
     L->place = pnmf_malloc_array(total ? (size_t)total : 1, sizeof(PnmfSpritePlace));
     L->pose = pnmf_calloc(nn, sizeof(PnmfSpritePose));
-    w->spr_new = pnmf_malloc_array(nn, sizeof(int));
-    if (!L->first || !L->place || !L->pose || !w->spr_new) goto end;
+    *spr_new = pnmf_malloc_array(nn, sizeof(int));
+    if (!L->first || !L->place || !L->pose || !*spr_new) goto end;
     /* each frame's placements of poses the layer holds, within the
      * painting's bound; the poses sent from this frame on */
     const uint64_t max_work = (uint64_t)PNMF_SPRITE_WORK * e->nv + PNMF_SPRITE_WORK_MIN;
@@ -155,7 +289,9 @@ static int build_layer(PnmfEncoder *e, EncWindow *w, PnmfSpriteFrame *fr, PnmfSp
         /* poses cut from this frame, in placement order */
         for (int q = 0; q < fr[j].count; q++) {
             const int f = fr[j].place[q].pose;
-            if (id[f] >= 0 || src[f] != j || srcq[f] != q || later[f] < PNMF_SPRITE_MIN_FRAMES - 1) continue;
+            if (id[f] >= 0 || src[f] != j || srcq[f] != q || later[f] < PNMF_SPRITE_MIN_FRAMES - 1 ||
+                fresh[f] < rule->fresh || novel[f] < rule->novel)
+                continue;
             const PnmfSpritePose *ps = &e->sfound.pose[f];
             if (base + L->npose >= PNMF_SPRITE_MAX_POSES || pixels + (size_t)ps->w * ps->h > PNMF_SPRITE_MAX_PIXELS)
                 continue; /* over a cap: left to the residual layer */
@@ -164,19 +300,33 @@ static int build_layer(PnmfEncoder *e, EncWindow *w, PnmfSpriteFrame *fr, PnmfSp
             np->src = j, np->sy = fr[j].place[q].y, np->sx = fr[j].place[q].x;
             pixels += (size_t)ps->w * ps->h;
             id[f] = base + L->npose;
-            w->spr_new[L->npose++] = f;
+            (*spr_new)[L->npose++] = f;
         }
     }
     L->first[m] = n;
-    w->spr_nnew = L->npose;
+    L->ctxmasks = 1;
+    pnmf_sprite_masks_plan(L);
+    *spr_nnew = L->npose;
     ret = n;
 end:
     pnmf_free(src);
     pnmf_free(srcq);
     pnmf_free(later);
+    pnmf_free(fresh);
+    pnmf_free(novel);
     pnmf_free(last);
     pnmf_free(id);
     return ret;
+}
+
+/* e->wdict: the dictionary as the window with layer L would leave it, for
+ * its composite. */
+static int window_dict(PnmfEncoder *e, PnmfSpriteLayer *L)
+{
+    char why[160];
+    int ret = e->continues ? pnmf_sprite_dict_copy(&e->wdict, &e->sdict) : 0;
+    if (!e->continues) pnmf_sprite_dict_free(&e->wdict);
+    return ret < 0 ? ret : pnmf_sprite_dict_commit(&e->wdict, L, e->continues, e->vis_rows, e->vis_cols, why, sizeof(why));
 }
 
 int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
@@ -186,33 +336,63 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
     const double t0 = enc_now();
     PnmfSpriteFrame *fr = pnmf_calloc((size_t)m, sizeof(*fr));
     if (!fr) return PNMF_ERR_NOMEM;
-    PnmfWindowModel md;
-    memset(&md, 0, sizeof(md));
+    /* layers of three sets of poses, each weighed at the gate: every pose
+     * placed in two frames; those some frame shows where the frame before
+     * does not show them (what the frame before shows, the residual layer
+     * may predict from it for less than the pose costs); those that move
+     * or change in three frames at least */
+    static const PoseRule rules[SPRITE_RULES] = { { 0, 0 }, { PNMF_SPRITE_MIN_FRESH, 0 }, { 0, PNMF_SPRITE_MIN_NOVEL } };
+    PnmfWindowModel cand[SPRITE_RULES];
+    int *cnew[SPRITE_RULES] = { NULL }, cn[SPRITE_RULES] = { 0 }, cplaced[SPRITE_RULES] = { 0 };
+    memset(cand, 0, sizeof(cand));
     int ret = find_poses(e, m, fr);
     if (ret >= 0) ret = grow_slots(e);
-    if (ret >= 0) ret = pnmf_model_alloc(&md, e->rows, e->cols, e->vis_rows, e->vis_cols, m, e->s.components, 0);
-    if (ret >= 0) ret = build_layer(e, w, fr, &md.spr);
-    const int placed = ret;
+    for (int r = 0; ret >= 0 && r < SPRITE_RULES; r++) {
+        ret = pnmf_model_alloc(&cand[r], e->rows, e->cols, e->vis_rows, e->vis_cols, m, e->s.components, 0);
+        if (ret >= 0) ret = cplaced[r] = build_layer(e, m, fr, &rules[r], &cand[r].spr, &cnew[r], &cn[r]);
+        if (ret >= 0 && !cplaced[r] && !r) break; /* nothing placed */
+    }
+    const int placed = cplaced[0];
     for (int j = 0; j < m; j++) pnmf_free(fr[j].place);
     pnmf_free(fr);
     e->t_sprites += enc_now() - t0;
-    if (ret <= 0) { /* an error, or nothing placed */
-        pnmf_model_free(&md);
-        return ret < 0 ? ret : 0;
-    }
-    /* the dictionary as this window would leave it, for its composite */
-    char why[160];
-    ret = e->continues ? pnmf_sprite_dict_copy(&e->wdict, &e->sdict) : 0;
-    if (!e->continues) pnmf_sprite_dict_free(&e->wdict);
-    if (ret >= 0) ret = pnmf_sprite_dict_commit(&e->wdict, &md.spr, e->continues, e->vis_rows, e->vis_cols, why,
-                                                sizeof(why));
     /* weighed at the first step the pick tries, where it picks: the pick
      * reuses both codings, and a layer kept meets the residual layer alone
      * there again */
     const int gate16 = enc_picks(&e->s) ? pnmf_residual_step(PNMF_PICK_FLOOR) : w->step16;
-    double j[2], sse[2] = { 0, 0 };
+    double j[2], sse[2] = { 0, 0 }, jc[SPRITE_RULES];
     size_t bytes = 0;
-    if (ret >= 0) ret = pnmf_window_costs(e, &md, &w->bare, m, gate16, j, sse, &bytes, &w->bare_bytes);
+    int best = 0;
+    /* the smaller layers (each other than the ones before it) first, the
+     * best coded again last: its coding is the one the pick reuses */
+    for (int r = 1; ret >= 0 && placed > 0 && r < SPRITE_RULES; r++) {
+        int dup = cplaced[r] <= 0;
+        for (int o = 0; !dup && o < r; o++)
+            dup = cplaced[o] > 0 && cn[o] == cn[r] && !memcmp(cnew[o], cnew[r], (size_t)cn[r] * sizeof(int));
+        jc[r] = -1;
+        if (dup) continue;
+        double s;
+        size_t b;
+        ret = window_dict(e, &cand[r].spr);
+        if (ret >= 0) ret = pnmf_window_cost(e, &cand[r], m, gate16, &s, &b);
+        jc[r] = s + enc_residual_lambda(gate16) * 8 * (double)b;
+    }
+    if (ret >= 0 && placed > 0) ret = window_dict(e, &cand[0].spr);
+    if (ret >= 0 && placed > 0) ret = pnmf_window_costs(e, &cand[0], &w->bare, m, gate16, j, sse, &bytes, &w->bare_bytes);
+    for (int r = 1; ret >= 0 && placed > 0 && r < SPRITE_RULES; r++)
+        if (jc[r] >= 0 && jc[r] < (best ? jc[best] : j[0])) best = r;
+    if (ret >= 0 && best) {
+        ret = window_dict(e, &cand[best].spr);
+        if (ret >= 0) ret = pnmf_window_costs(e, &cand[best], &w->bare, m, gate16, j, sse, &bytes, &w->bare_bytes);
+    }
+    PnmfWindowModel md = cand[best];
+    w->spr_new = cnew[best], w->spr_nnew = cn[best];
+    for (int r = 0; r < SPRITE_RULES; r++)
+        if (r != best) pnmf_model_free(&cand[r]), pnmf_free(cnew[r]);
+    if (ret < 0 || placed <= 0) { /* an error, or nothing placed */
+        pnmf_model_free(&md);
+        return ret < 0 ? ret : 0;
+    }
     w->bare_sse = sse[1];
     if (ret >= 0 && j[0] < PNMF_SPRITE_MARGIN * j[1]) {
         w->md = md, w->sprites = 1, w->sse = sse[0];
@@ -227,9 +407,9 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
         }
     }
     if (ret >= 0)
-        pnmf_log(&e->s.logger, PNMF_LOG_INFO, "window %d: sprites: %d placed, %d new: %s (cost ratio %.3f)",
-                 e->windows, placed, w->spr_nnew, w->sprites ? "kept" : "dropped",
-                 j[0] / j[1]);
+        pnmf_log(&e->s.logger, PNMF_LOG_INFO, "window %d: sprites: %d placed, %d new%s: %s (cost ratio %.3f)",
+                 e->windows, placed, w->spr_nnew, best == 1 ? " (fresh poses)" : best == 2 ? " (moving poses)" : "",
+                 w->sprites ? "kept" : "dropped", j[0] / j[1]);
     return ret;
 }
 

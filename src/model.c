@@ -332,18 +332,69 @@ bad_stream:
 
 #define FAIL(...) do { pnmf_set_err(err, errlen, __VA_ARGS__); ret = PNMF_ERR_CORRUPT; goto fail; } while (0)
 
+/* The new poses' context-coded masks: the stream's length, the stream,
+ * then each pose made from its mask (pose i's box and reference are read
+ * into L->pose[i], its mask zeroed). */
+static int read_masks(Rd *r, PnmfSpriteLayer *L, int np, char *err, size_t errlen)
+{
+    uint64_t len;
+    int ret = PNMF_ERR_NOMEM;
+    if (get_u(r, &len) < 0 || len > (uint64_t)(r->end - r->p)) {
+        pnmf_set_err(err, errlen, "truncated sprite layer");
+        return PNMF_ERR_CORRUPT;
+    }
+    uint8_t **masks = pnmf_malloc_array((size_t)np, sizeof(*masks));
+    int *a = pnmf_malloc_array((size_t)np * 5, sizeof(int));
+    if (!masks || !a) goto end;
+    for (int i = 0; i < np; i++) {
+        const PnmfSpritePose *ps = &L->pose[i];
+        masks[i] = ps->mask, a[i] = ps->w, a[np + i] = ps->h, a[2 * np + i] = ps->mref;
+        a[3 * np + i] = ps->mdy, a[4 * np + i] = ps->mdx;
+    }
+    if (pnmf_sprite_masks_read(r->p, (size_t)len, np, masks, a, a + np, a + 2 * np, a + 3 * np, a + 4 * np) < 0) {
+        pnmf_set_err(err, errlen, "the sprites' mask stream is not exactly its %llu bytes", (unsigned long long)len);
+        ret = PNMF_ERR_CORRUPT;
+        goto end;
+    }
+    r->p += len;
+    for (int i = 0; i < np; i++) {
+        PnmfSpritePose *ps = &L->pose[i];
+        const PnmfSpritePose keep = *ps;
+        size_t npix = 0;
+        for (size_t q = 0; q < (size_t)keep.w * keep.h; q++) npix += keep.mask[q];
+        if (!npix) {
+            pnmf_set_err(err, errlen, "sprite %d has no opaque pixel", i);
+            ret = PNMF_ERR_CORRUPT;
+            goto end;
+        }
+        memset(ps, 0, sizeof(*ps));
+        ret = pnmf_sprite_pose_make(ps, keep.w, keep.h, keep.mask, keep.mask);
+        ps->src = keep.src, ps->sy = keep.sy, ps->sx = keep.sx;
+        ps->mref = keep.mref, ps->mdy = keep.mdy, ps->mdx = keep.mdx;
+        pnmf_free(keep.mask);
+        if (ret < 0) goto end;
+    }
+    ret = 0;
+end:
+    pnmf_free(masks);
+    pnmf_free(a);
+    return ret;
+}
+
 /* The sprite layer (docs/format.md, "Sprite layer"): the new poses, then
  * each frame's placements. What needs the dictionary (pose ids, a
  * placement's reach into the frame, the painting's work) is checked by
  * pnmf_sprite_dict_commit(). */
-static int read_sprites(Rd *r, int m, int rows, int cols, PnmfSpriteLayer *L, char *err, size_t errlen)
+static int read_sprites(Rd *r, int m, int rows, int cols, int ctxmasks, PnmfSpriteLayer *L, char *err,
+                        size_t errlen)
 {
     uint64_t v, h, w;
     int ret = 0;
     uint8_t *mask = NULL;
-    L->present = 1, L->m = m;
+    L->present = 1, L->m = m, L->ctxmasks = ctxmasks;
     if (get_u(r, &v) < 0) goto truncated;
-    /* a pose takes 6 bytes at least: its frame, box and a mask byte */
+    /* a pose takes 6 bytes at least: its frame, box and a mask byte (or its
+     * mask reference, with context-coded masks) */
     if (v > PNMF_SPRITE_MAX_POSES || 6 * v > (uint64_t)(r->end - r->p)) {
         pnmf_set_err(err, errlen, "%llu new sprites, over %d or past the payload", (unsigned long long)v,
                      PNMF_SPRITE_MAX_POSES);
@@ -372,6 +423,23 @@ static int read_sprites(Rd *r, int m, int rows, int cols, PnmfSpriteLayer *L, ch
                          PNMF_SPRITE_MAX_PIXELS);
             return PNMF_ERR_CORRUPT;
         }
+        if (ctxmasks) {
+            /* the reference, then the masks together after the last pose */
+            uint64_t ref, dy = 0, dx = 0;
+            if (get_u(r, &ref) < 0 || (ref && (get_u(r, &dy) < 0 || get_u(r, &dx) < 0))) goto truncated;
+            const int64_t ydy = unzigzag(dy), xdx = unzigzag(dx);
+            if (ref > (uint64_t)i || ydy < -(1 << 20) || ydy > (1 << 20) || xdx < -(1 << 20) || xdx > (1 << 20)) {
+                pnmf_set_err(err, errlen, "sprite %d: its mask is read against sprite %lld at (%lld, %lld), not an "
+                             "earlier new one", i, (long long)i - (long long)ref, (long long)ydy, (long long)xdx);
+                return PNMF_ERR_CORRUPT;
+            }
+            L->pose[i].w = (int)w, L->pose[i].h = (int)h, L->pose[i].mref = (int)ref;
+            L->pose[i].mdy = (int)ydy, L->pose[i].mdx = (int)xdx;
+            L->pose[i].src = (int)src, L->pose[i].sy = (int)sy, L->pose[i].sx = (int)sx;
+            if (!(L->pose[i].mask = pnmf_calloc(n, 1))) return PNMF_ERR_NOMEM;
+            L->npose = i + 1;
+            continue;
+        }
         if (mbytes > (size_t)(r->end - r->p)) goto truncated;
         mask = pnmf_calloc(n, 1);
         if (!mask) return PNMF_ERR_NOMEM;
@@ -391,6 +459,7 @@ static int read_sprites(Rd *r, int m, int rows, int cols, PnmfSpriteLayer *L, ch
         L->pose[i].src = (int)src, L->pose[i].sy = (int)sy, L->pose[i].sx = (int)sx;
         L->npose = i + 1;
     }
+    if (ctxmasks && np > 0 && (ret = read_masks(r, L, np, err, errlen)) < 0) return ret;
     /* placements: a frame's count, then each as new (0, pose, y, x) or as
      * 1 + (the reference's distance from the expected one, zigzag) * 2 +
      * moved, then when moved the differences from the reference */
@@ -520,7 +589,7 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
     const uint64_t known = PNMF_FLAG_RESIDUAL | PNMF_FLAG_CONTINUES | (version >= 5 ? PNMF_FLAG_CARRIES : 0) |
                            (version >= 6 ? PNMF_FLAG_RCLEVELS | PNMF_FLAG_KEYVARINTS : 0) |
                            (version >= 8 ? PNMF_FLAG_SPRITES : 0) | (version >= 9 ? PNMF_FLAG_SUBPEL | PNMF_FLAG_DEBLOCK | PNMF_FLAG_TX8 : 0) |
-                           (version >= 9 ? PNMF_FLAG_CTXLEVELS : 0);
+                           (version >= 9 ? PNMF_FLAG_CTXLEVELS | PNMF_FLAG_SPRMASKS : 0);
     if (v & ~known) {
         pnmf_set_err(err, errlen, "window flags 0x%llx: unknown features", (unsigned long long)v);
         return PNMF_ERR_CORRUPT;
@@ -570,6 +639,12 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
     const int tx8 = !!(v & PNMF_FLAG_TX8);
     const int has_residual = (int)(v & PNMF_FLAG_RESIDUAL), continues = !!(v & PNMF_FLAG_CONTINUES);
     const int sprites = !!(v & PNMF_FLAG_SPRITES);
+    if ((v & PNMF_FLAG_SPRMASKS) && !sprites) {
+        pnmf_set_err(err, errlen, "window flags 0x%llx: context-coded masks without a sprite layer",
+                     (unsigned long long)v);
+        return PNMF_ERR_CORRUPT;
+    }
+    const int ctxmasks = !!(v & PNMF_FLAG_SPRMASKS);
     const int carries = !!(v & PNMF_FLAG_CARRIES);
     const int rclev = v & PNMF_FLAG_KEYVARINTS ? 2 : !!(v & PNMF_FLAG_RCLEVELS);
     const int ctxlev = !!(v & PNMF_FLAG_CTXLEVELS);
@@ -729,7 +804,7 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
     if (sprites) {
         if (md->first[m] > 0) FAIL("a window with a sprite layer has entries");
         const uint8_t *at = r.p;
-        ret = read_sprites(&r, m, vis_rows, vis_cols, &md->spr, err, errlen);
+        ret = read_sprites(&r, m, vis_rows, vis_cols, ctxmasks, &md->spr, err, errlen);
         if (ret < 0) goto fail;
         md->spr.bytes = (size_t)(r.p - at);
     }

@@ -51,12 +51,18 @@ static void write_sprites(Buf *b, const PnmfSpriteLayer *L)
         put_u(b, (uint64_t)ps->sx);
         put_u(b, (uint64_t)ps->h);
         put_u(b, (uint64_t)ps->w);
+        if (L->ctxmasks) {
+            put_u(b, (uint64_t)ps->mref);
+            if (ps->mref) put_u(b, zigzag(ps->mdy)), put_u(b, zigzag(ps->mdx));
+            continue;
+        }
         for (size_t q = 0; q < n; q += 8) {
             uint8_t v = 0;
             for (size_t t = 0; t < 8 && q + t < n; t++) v |= (uint8_t)((ps->mask[q + t] != 0) << t);
             put_byte(b, v);
         }
     }
+    if (L->ctxmasks && L->npose) pnmf_sprite_masks_write(b, L);
     for (int j = 0; j < L->m; j++) {
         const int f0 = L->first[j], f1 = L->first[j + 1];
         const int p0 = j ? L->first[j - 1] : 0, p1 = j ? f0 : 0;
@@ -126,6 +132,7 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
                                    (rsv.rc_levels ? PNMF_FLAG_RCLEVELS : 0) |
                                    (rsv.rc_levels == 2 ? PNMF_FLAG_KEYVARINTS : 0) |
                                    (md->spr.present ? PNMF_FLAG_SPRITES : 0) |
+                                   (md->spr.present && md->spr.ctxmasks ? PNMF_FLAG_SPRMASKS : 0) |
                                    (md->res.subpel ? PNMF_FLAG_SUBPEL : 0) |
                                    (md->res.deblock ? PNMF_FLAG_DEBLOCK : 0) |
                                    (tx8 ? PNMF_FLAG_TX8 : 0) |

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "rangecoder.h"
 #include "sprite.h"
 
 void pnmf_sprite_dict_init(PnmfSpriteDict *d) { memset(d, 0, sizeof(*d)); }
@@ -227,4 +228,52 @@ uint64_t pnmf_sprite_hash(int w, int h, const uint8_t *pix, const uint8_t *mask)
     }
 #undef MIX
     return x;
+}
+
+/* The sample of mask m (w x h) at (y, x), 0 outside its box. */
+static inline int msample(const uint8_t *m, int w, int h, int y, int x)
+{
+    return y >= 0 && x >= 0 && y < h && x < w ? m[(size_t)y * w + x] : 0;
+}
+
+/* Without a reference, ten causal neighbours: two rows above (x-1..x+1),
+ * the row above (x-2..x+2), the row itself (x-2, x-1); with one, four
+ * causal neighbours (the row above x-1..x+1, left) and the reference at
+ * (y, x) and its four neighbours. Samples outside the box are 0. The
+ * sample's own row below y is not known, so h does not bound the rows
+ * above: y - 2 >= 0 is all they need. */
+int pnmf_sprite_mask_context(const uint8_t *m, int w, int y, int x, const uint8_t *r, int rw, int rh, int dy,
+                             int dx)
+{
+    const int h = y + 1;
+#define M(yy, xx) msample(m, w, h, (yy), (xx))
+    if (!r)
+        return M(y - 2, x - 1) << 9 | M(y - 2, x) << 8 | M(y - 2, x + 1) << 7 | M(y - 1, x - 2) << 6 |
+               M(y - 1, x - 1) << 5 | M(y - 1, x) << 4 | M(y - 1, x + 1) << 3 | M(y - 1, x + 2) << 2 |
+               M(y, x - 2) << 1 | M(y, x - 1);
+#define R(yy, xx) msample(r, rw, rh, (yy) - dy, (xx) - dx)
+    return 1024 + (M(y - 1, x - 1) << 8 | M(y - 1, x) << 7 | M(y - 1, x + 1) << 6 | M(y, x - 1) << 5 |
+                   R(y, x) << 4 | R(y - 1, x) << 3 | R(y + 1, x) << 2 | R(y, x - 1) << 1 | R(y, x + 1));
+#undef R
+#undef M
+}
+
+int pnmf_sprite_masks_read(const uint8_t *p, size_t n, int np, uint8_t *const *masks, const int *w, const int *h,
+                           const int *ref, const int *dy, const int *dx)
+{
+    RcProb prob[PNMF_SPRITE_MASK_CTX];
+    rc_probs_init(prob, PNMF_SPRITE_MASK_CTX);
+    RcDec d;
+    rc_dec_init(&d, p, n);
+    for (int i = 0; i < np; i++) {
+        const int k = ref[i] ? i - ref[i] : -1;
+        const uint8_t *r = k >= 0 ? masks[k] : NULL;
+        for (int y = 0; y < h[i]; y++)
+            for (int x = 0; x < w[i]; x++) {
+                const int c = pnmf_sprite_mask_context(masks[i], w[i], y, x, r, k >= 0 ? w[k] : 0,
+                                                       k >= 0 ? h[k] : 0, dy[i], dx[i]);
+                masks[i][(size_t)y * w[i] + x] = (uint8_t)rc_decode(&d, &prob[c]);
+            }
+    }
+    return rc_dec_exact(&d, p) ? 0 : -1;
 }

@@ -45,6 +45,8 @@ typedef struct PnmfSpritePose {
     uint32_t *list;       /* npix opaque pixels in raster order, (y << 16) | x in the box */
     uint64_t hash;        /* of w, h, mask and the opaque pixels (pnmf_sprite_hash()) */
     int src, sy, sx;      /* a layer's new pose: cut from its window's frame src, box at (sy, sx) */
+    int mref, mdy, mdx;   /* a layer's new pose with context-coded masks: its mask read against the
+                           * mask of new pose i - mref placed at (mdy, mdx) of its box; 0: none */
     int edge;             /* the encoder's: cut from a blob touching the frame edge */
     int first_window;     /* the encoder's: window that added it */
     int last_window;      /* the encoder's: last window that placed it */
@@ -77,6 +79,7 @@ typedef struct PnmfSpriteFrame {
  * frame's placements. */
 typedef struct PnmfSpriteLayer {
     int present;          /* window flags bit 5 */
+    int ctxmasks;         /* window flags bit 11: the masks context-coded */
     int base;             /* the id of its first new pose (pnmf_sprite_dict_commit() sets it) */
     int npose;            /* new poses, appended to the dictionary in this order */
     PnmfSpritePose *pose;
@@ -128,6 +131,26 @@ void pnmf_sprite_background_update(const PnmfSpriteDict *d, const PnmfSpriteLaye
                                    int cols, const uint8_t *D, uint8_t *B, uint8_t *mark);
 
 /* FNV-1a over w, h, the mask and the opaque pixels of a w x h box. */
+/* Context-coded masks (window flags bit 11, docs/format.md "Sprite
+ * layer"): the probabilities' count, the context of sample (y, x) of mask
+ * m (w x h, its samples before (y, x) in raster order known) with the
+ * reference mask r (rw x rh placed at (dy, dx) of m's box; NULL: none),
+ * and the reading of the stream of a layer's np masks. */
+#define PNMF_SPRITE_MASK_CTX (1024 + 512)
+int pnmf_sprite_mask_context(const uint8_t *m, int w, int y, int x, const uint8_t *r, int rw, int rh, int dy,
+                             int dx);
+/* masks[i] (w[i] x h[i], zeroed) of the np poses of a layer, reference
+ * ref[i] (0: none, else pose i - ref[i]) at (dy[i], dx[i]); 0, or -1 when
+ * the n bytes at p are not exactly the stream. */
+int pnmf_sprite_masks_read(const uint8_t *p, size_t n, int np, uint8_t *const *masks, const int *w, const int *h,
+                           const int *ref, const int *dy, const int *dx);
+
+/* The encoder's (enc_sprite.c): each new pose's mask reference, chosen
+ * for what its mask costs, and the layer's masks as the stream. */
+struct Buf;
+void pnmf_sprite_masks_plan(PnmfSpriteLayer *L);
+void pnmf_sprite_masks_write(struct Buf *b, const PnmfSpriteLayer *L);
+
 uint64_t pnmf_sprite_hash(int w, int h, const uint8_t *pix, const uint8_t *mask);
 
 #endif /* PNMF_SPRITE_H */

@@ -3,7 +3,9 @@
  * The sprite layer (sprite.h, docs/format.md "Sprite layer"): the
  * composite and the background against their per-pixel definitions, the
  * dictionary's rules (key windows, cut pixels, refusals), and the payload's
- * sprite section written and read back, hostile values refused.
+ * sprite section written and read back, hostile values refused; the
+ * context-coded masks' contexts against their definition, their stream
+ * written and read back, damaged streams and references refused.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,7 @@
 #include "model_write.h"
 #include "sprite.h"
 #include "test.h"
+#include "varint.h"
 
 static unsigned rs = 4242;
 static int urn(int n) { rs = rs * 1103515245u + 12345u; return (int)(((rs >> 8) & 0xFFFFFF) % (unsigned)n); }
@@ -251,8 +254,130 @@ static void test_payload(void)
     pnmf_sprite_layer_free(&L);
 }
 
+/* The definition of a mask sample's context (docs/format.md, "Sprite
+ * layer"): the samples at the listed offsets, 0 outside the box and at or
+ * after (y, x) in raster order, first offset the highest bit. */
+static int ctx_ref(const uint8_t *m, int w, int h, int y, int x, const uint8_t *r, int rw, int rh, int dy, int dx)
+{
+    static const int own10[10][2] = { { -2, -1 }, { -2, 0 }, { -2, 1 }, { -1, -2 }, { -1, -1 },
+                                      { -1, 0 },  { -1, 1 }, { -1, 2 }, { 0, -2 },  { 0, -1 } };
+    static const int own4[4][2] = { { -1, -1 }, { -1, 0 }, { -1, 1 }, { 0, -1 } };
+    static const int ref5[5][2] = { { 0, 0 }, { -1, 0 }, { 1, 0 }, { 0, -1 }, { 0, 1 } };
+    int c = 0;
+    const int n = r ? 4 : 10;
+    for (int i = 0; i < n; i++) {
+        const int yy = y + (r ? own4 : own10)[i][0], xx = x + (r ? own4 : own10)[i][1];
+        const int known = yy >= 0 && xx >= 0 && yy < h && xx < w && (yy < y || (yy == y && xx < x));
+        c = 2 * c + (known ? m[yy * w + xx] : 0);
+    }
+    if (!r) return c;
+    for (int i = 0; i < 5; i++) {
+        const int u = y + ref5[i][0] - dy, v = x + ref5[i][1] - dx;
+        c = 2 * c + (u >= 0 && v >= 0 && u < rh && v < rw ? r[u * rw + v] : 0);
+    }
+    return 1024 + c;
+}
+
+static void test_mask_contexts(void)
+{
+    uint8_t m[81], r[81];
+    int bad = 0;
+    for (int t = 0; t < 300; t++) {
+        const int w = 1 + urn(9), h = 1 + urn(9), rw = 1 + urn(9), rh = 1 + urn(9);
+        const int dy = urn(9) - 4, dx = urn(9) - 4;
+        for (int i = 0; i < 81; i++) m[i] = (uint8_t)urn(2), r[i] = (uint8_t)urn(2);
+        for (int y = 0; y < h; y++)
+            for (int x = 0; x < w; x++) {
+                /* the samples from (y, x) on are not known yet: any value */
+                bad += pnmf_sprite_mask_context(m, w, y, x, NULL, 0, 0, 0, 0) != ctx_ref(m, w, h, y, x, NULL, 0, 0, 0, 0);
+                bad += pnmf_sprite_mask_context(m, w, y, x, r, rw, rh, dy, dx) !=
+                       ctx_ref(m, w, h, y, x, r, rw, rh, dy, dx);
+            }
+    }
+    CHECK(bad == 0);
+}
+
+/* A disc of radius rad centred at (cy, cx) in a w x h box. */
+static void disc(uint8_t *mask, int w, int h, int cy, int cx, int rad)
+{
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) mask[y * w + x] = (uint8_t)((y - cy) * (y - cy) + (x - cx) * (x - cx) <= rad * rad);
+}
+
+static void test_mask_stream(void)
+{
+    enum { R = 40, C = 40, M = 3, NP = 4 };
+    char err[200];
+    PnmfSpriteLayer L;
+    memset(&L, 0, sizeof(L));
+    L.present = 1, L.ctxmasks = 1, L.m = M, L.npose = NP;
+    L.pose = calloc(NP, sizeof(PnmfSpritePose));
+    L.first = calloc(M + 1, sizeof(int)); /* no placements */
+    uint8_t mask[24 * 24];
+    /* a disc, a random mask, the disc one sample lower in a taller box, a
+     * smaller disc */
+    disc(mask, 20, 20, 10, 10, 8);
+    CHECK(pnmf_sprite_pose_make(&L.pose[0], 20, 20, mask, mask) == 0);
+    for (int i = 0; i < 15 * 11; i++) mask[i] = (uint8_t)urn(2);
+    mask[0] = 1;
+    CHECK(pnmf_sprite_pose_make(&L.pose[1], 15, 11, mask, mask) == 0);
+    disc(mask, 20, 22, 11, 10, 8);
+    CHECK(pnmf_sprite_pose_make(&L.pose[2], 20, 22, mask, mask) == 0);
+    disc(mask, 9, 9, 4, 4, 3);
+    CHECK(pnmf_sprite_pose_make(&L.pose[3], 9, 9, mask, mask) == 0);
+    for (int i = 0; i < NP; i++) L.pose[i].src = 0, L.pose[i].sy = i, L.pose[i].sx = i;
+    pnmf_sprite_masks_plan(&L);
+    /* the shifted disc is read against the disc, one row down */
+    CHECK(L.pose[0].mref == 0 && L.pose[2].mref == 2 && L.pose[2].mdy == 1 && L.pose[2].mdx == 0);
+    PnmfWindowModel back;
+    CHECK(roundtrip(&L, M, R, C, &back, err, sizeof(err)) == 0);
+    int same = back.spr.present && back.spr.ctxmasks && back.spr.npose == NP;
+    for (int i = 0; same && i < NP; i++)
+        same = back.spr.pose[i].w == L.pose[i].w && back.spr.pose[i].h == L.pose[i].h &&
+               back.spr.pose[i].sy == i && back.spr.pose[i].mref == L.pose[i].mref &&
+               !memcmp(back.spr.pose[i].mask, L.pose[i].mask, (size_t)L.pose[i].w * L.pose[i].h);
+    CHECK(same);
+    pnmf_model_free(&back);
+
+    /* the stream alone: read back exactly, refused one byte short or long */
+    Buf b = { 0 };
+    pnmf_sprite_masks_write(&b, &L);
+    Rd rd = { b.p, b.p + b.len };
+    uint64_t len = 0;
+    CHECK(get_u(&rd, &len) == 0 && len == (uint64_t)(rd.end - rd.p));
+    uint8_t *masks[NP];
+    int w[NP], h[NP], ref[NP], dy[NP], dx[NP];
+    for (int i = 0; i < NP; i++) {
+        w[i] = L.pose[i].w, h[i] = L.pose[i].h, ref[i] = L.pose[i].mref, dy[i] = L.pose[i].mdy, dx[i] = L.pose[i].mdx;
+        masks[i] = calloc((size_t)w[i] * h[i], 1);
+    }
+    CHECK(pnmf_sprite_masks_read(rd.p, (size_t)len, NP, masks, w, h, ref, dy, dx) == 0);
+    for (int i = 0; i < NP; i++) CHECK(!memcmp(masks[i], L.pose[i].mask, (size_t)w[i] * h[i]));
+    for (int i = 0; i < NP; i++) memset(masks[i], 0, (size_t)w[i] * h[i]);
+    CHECK(pnmf_sprite_masks_read(rd.p, (size_t)len - 1, NP, masks, w, h, ref, dy, dx) < 0);
+    uint8_t *longer = calloc((size_t)len + 1, 1);
+    memcpy(longer, rd.p, (size_t)len);
+    for (int i = 0; i < NP; i++) memset(masks[i], 0, (size_t)w[i] * h[i]);
+    CHECK(pnmf_sprite_masks_read(longer, (size_t)len + 1, NP, masks, w, h, ref, dy, dx) < 0);
+    free(longer);
+    for (int i = 0; i < NP; i++) free(masks[i]);
+    free(b.p);
+
+    /* hostile: a reference to a pose after it, or to itself */
+    L.pose[0].mref = 1;
+    CHECK(roundtrip(&L, M, R, C, &back, err, sizeof(err)) == PNMF_ERR_CORRUPT);
+    L.pose[0].mref = 0, L.pose[2].mref = 3;
+    CHECK(roundtrip(&L, M, R, C, &back, err, sizeof(err)) == PNMF_ERR_CORRUPT);
+    L.pose[2].mref = 2;
+    memset(L.pose[3].mask, 0, 81); /* no opaque pixel */
+    CHECK(roundtrip(&L, M, R, C, &back, err, sizeof(err)) == PNMF_ERR_CORRUPT);
+    pnmf_sprite_layer_free(&L);
+}
+
 int main(void)
 {
+    test_mask_contexts();
+    test_mask_stream();
     test_composite();
     test_dictionary();
     test_payload();

@@ -23,6 +23,9 @@
 #include "entropy.h"
 #include "internal.h"
 #include "model_write.h"
+#include "residual.h"
+#include "sprite.h"
+#include "varint.h"
 
 #define W 8
 #define H 6
@@ -674,6 +677,78 @@ int main(int argc, char **argv)
         fix_header_crc(&f);
         save(dir, "work_over.pnmf", &f);
         free(f.p);
+    }
+
+    /* Context-coded sprite masks (window flags bit 11, docs/format.md
+     * "Sprite layer"): window 0 with a residual layer of uncoded model
+     * blocks and a sprite layer of two new poses (a 3x2 L cut from frame 0,
+     * placed in frames 1 and 2, and a 2x2 square read against it), written
+     * by the library's writer and then damaged. */
+    {
+        PnmfSpriteLayer L;
+        memset(&L, 0, sizeof(L));
+        L.present = 1, L.ctxmasks = 1, L.m = 3, L.npose = 2;
+        if (!(L.pose = calloc(2, sizeof(PnmfSpritePose))) || !(L.first = calloc(4, sizeof(int))) ||
+            !(L.place = calloc(2, sizeof(PnmfSpritePlace))))
+            abort();
+        const uint8_t ell[6] = { 1, 0, 1, 0, 1, 1 }, sq[4] = { 1, 1, 1, 1 };
+        if (pnmf_sprite_pose_make(&L.pose[0], 2, 3, ell, ell) < 0 || pnmf_sprite_pose_make(&L.pose[1], 2, 2, sq, sq) < 0)
+            abort();
+        L.pose[0].sy = 1, L.pose[0].sx = 2, L.pose[1].sy = 3, L.pose[1].sx = 4;
+        L.pose[1].mref = 1, L.pose[1].mdy = 0, L.pose[1].mdx = 1;
+        L.first[2] = 1, L.first[3] = 2;
+        L.place[0] = (PnmfSpritePlace){ 0, 1, 3 }, L.place[1] = (PnmfSpritePlace){ 0, 2, 4 };
+        for (int variant = 0; variant < 3; variant++) {
+            PnmfWindowModel md;
+            if (pnmf_model_alloc(&md, H, W, H, W, 3, 2, 0) < 0 || pnmf_residual_alloc(&md.res, 3, H, W, 32, 16) < 0)
+                abort();
+            if (variant == 1) L.pose[0].mref = 1; /* pose 0 read against pose 1, after it */
+            md.spr = L;
+            uint8_t *p;
+            size_t n;
+            if (pnmf_model_write(&md, &p, &n) < 0) abort();
+            memset(&md.spr, 0, sizeof(md.spr));
+            pnmf_model_free(&md);
+            L.pose[0].mref = 0;
+            Bytes pl = { 0 };
+            if (variant == 2) {
+                /* the mask stream one byte longer than its coding: its
+                 * length (one byte) and a zero byte after it */
+                Buf ms = { 0 };
+                pnmf_sprite_masks_write(&ms, &L);
+                size_t at = 0;
+                while (at + ms.len <= n && memcmp(p + at, ms.p, ms.len)) at++;
+                if (at + ms.len > n || ms.p[0] >= 0x7F) abort();
+                add(&pl, p, at);
+                const uint8_t len1 = (uint8_t)(ms.p[0] + 1), zero = 0;
+                add(&pl, &len1, 1);
+                add(&pl, ms.p + 1, ms.len - 1);
+                add(&pl, &zero, 1);
+                add(&pl, p + at + ms.len, n - at - ms.len);
+                free(ms.p);
+            } else {
+                add(&pl, p, n);
+            }
+            pnmf_free(p);
+            if (variant == 0) {
+                /* the flags with bit 11 but not bit 5: two varint bytes for one */
+                Bytes q = { 0 };
+                uint64_t flags = 0;
+                Rd r = { pl.p, pl.p + pl.n };
+                if (get_u(&r, &flags) < 0) abort();
+                add_varint(&q, (flags & ~(uint64_t)PNMF_FLAG_SPRITES) | PNMF_FLAG_SPRMASKS);
+                add(&q, r.p, (size_t)(r.end - r.p));
+                free(pl.p);
+                pl = q;
+            }
+            Bytes f = with_payload0(&pl);
+            static const char *const names[3] = { "sprite_masks_no_layer.pnmf", "sprite_mask_ref_later.pnmf",
+                                                  "sprite_mask_stream_long.pnmf" };
+            save(dir, names[variant], &f);
+            free(f.p);
+            free(pl.p);
+        }
+        pnmf_sprite_layer_free(&L);
     }
 
     free(p0.p);

@@ -142,6 +142,15 @@ static inline int enc_picks(const PnmfEncSettings *s) { return s->residual && s-
  * reader. */
 static inline int enc_lossless_ctx(const PnmfEncSettings *s) { return enc_picks(s) && s->quality < PNMF_PICK_FLOOR; }
 
+/* The first step the pick codes a window at (step16: the model's, where
+ * no pick runs): -q PNMF_PICK_FLOOR's, or at -q 0, which codes only its
+ * own, the lossless step. */
+static inline int enc_pick_first_step(const PnmfEncoder *e, int step16)
+{
+    if (!enc_picks(&e->s)) return step16;
+    return pnmf_residual_step(e->s.quality ? PNMF_PICK_FLOOR : 0);
+}
+
 /* The -q the model is fitted, quantized and weighed at. */
 static inline int enc_model_quality(const PnmfEncSettings *s) { return enc_picks(s) ? PNMF_MODEL_Q : s->quality; }
 

@@ -48,10 +48,10 @@ static void *step_job(void *arg)
     return NULL;
 }
 
-/* A held coding (fam's residual layer, at grid step i) moved into a job. */
-static void held_job(PnmfEncoder *e, StepJob *j, PnmfWindowModel *fam, int i, double sse, int m)
+/* A held coding (fam's residual layer, at the -q q) moved into a job. */
+static void held_job(PnmfEncoder *e, StepJob *j, PnmfWindowModel *fam, int q, double sse, int m)
 {
-    *j = (StepJob){ e, &e->rb[0], *fam, m, PNMF_PICK_FLOOR + i * PNMF_PICK_GRID, 0, sse, 0 };
+    *j = (StepJob){ e, &e->rb[0], *fam, m, q, 0, sse, 0 };
     j->ret = pnmf_window_bytes(e, fam, m, &j->bytes);
     memset(&fam->res, 0, sizeof(fam->res));
 }
@@ -91,7 +91,7 @@ static void step_offers(const StepJob job[2], int nj, int nfam, int offer[2])
 /* choose_step() below -q PNMF_PICK_FLOOR: the window's codings at -q
  * PNMF_PICK_FLOOR, - PNMF_FINE_GRID, ..., 0 (with its model and without,
  * as choose_step()), all of them, kept by pnmf_fine_pick. held: as in
- * choose_step() (a coding at the floor's step is the first). */
+ * choose_step(), the index in this grid of the coding fam[f] holds. */
 static int choose_fine(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, double sse[2], const int held[2])
 {
     const int q = e->s.quality;
@@ -109,8 +109,8 @@ static int choose_fine(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
         int fj[2] = { 0, nfam - 1 }, at[2] = { i, nfam == 2 ? i : i + 1 }, run[2] = { 0, 0 }, nj = 0;
         for (; nj < 2 && at[nj] < PNMF_FINE_CODINGS; nj++) {
             const int f = fj[nj];
-            if (at[nj] == 0 && held[f] == 0) {
-                held_job(e, &job[nj], &fam[f], 0, sse[f], m);
+            if (at[nj] == held[f]) {
+                held_job(e, &job[nj], &fam[f], PNMF_PICK_FLOOR - at[nj] * PNMF_FINE_GRID, sse[f], m);
                 continue;
             }
             job[nj] = (StepJob){ e, &e->rb[nj], fam[f], m, PNMF_PICK_FLOOR - at[nj] * PNMF_FINE_GRID, 0, 0, 0 };
@@ -168,8 +168,11 @@ static int choose_step(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
     /* a coding held, where it is one of the grid's, is not coded again */
     int held[2] = { -1, -1 };
     for (int f = 0; f < nfam; f++) {
-        for (int i = 0; i < PNMF_PICK_CODINGS; i++)
+        /* below the floor, the fine grid's steps (-q 0's lossless coding among them) */
+        for (int i = 0; q >= PNMF_PICK_FLOOR && i < PNMF_PICK_CODINGS; i++)
             if (fam[f].res.step16 == pnmf_residual_step(PNMF_PICK_FLOOR + i * PNMF_PICK_GRID)) held[f] = i;
+        for (int i = 0; q < PNMF_PICK_FLOOR && i < PNMF_FINE_CODINGS; i++)
+            if (fam[f].res.step16 == pnmf_residual_step(PNMF_PICK_FLOOR - i * PNMF_FINE_GRID)) held[f] = i;
         if (held[f] < 0) pnmf_residual_free(&fam[f].res);
     }
     if (q < PNMF_PICK_FLOOR) return choose_fine(e, fam, nfam, m, sse, held);
@@ -189,7 +192,7 @@ static int choose_step(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
                 (nfam == 1 && nj && (floor || at == held[0] || !e->rb[1].P || pnmf_step_pick_may_end(&pick))))
                 break;
             if (at == held[f]) {
-                held_job(e, &job[nj], &fam[f], at, sse[f], m);
+                held_job(e, &job[nj], &fam[f], PNMF_PICK_FLOOR + at * PNMF_PICK_GRID, sse[f], m);
                 continue;
             }
             job[nj] = (StepJob){ e, &e->rb[nj], fam[f], m, PNMF_PICK_FLOOR + at * PNMF_PICK_GRID, 0, 0, 0 };
@@ -275,7 +278,7 @@ int pnmf_window_choose_step(PnmfEncoder *e, EncWindow *w)
     if (!e->s.residual) return 0;
     const int m = w->m;
     if (e->s.target_psnr > 0) return target_residual(e, &w->md, m, &w->sse);
-    if (w->md.res.step16 <= PNMF_RES_MIN_STEP) return 0;
+    if (w->md.res.step16 <= PNMF_RES_MIN_STEP && e->s.quality) return 0;
     const int nfam = 1 + (w->bare_bytes && w->bare.res.step16 && (pnmf_model_present(&w->md) || pnmf_model_present(&w->bare)));
     if (nfam == 1 && w->floor_bare.res.step16 && !pnmf_model_present(&w->md) && !pnmf_model_has_components(&w->md)) {
         /* a window without a model: the coding over no model the sprite

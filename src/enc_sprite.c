@@ -206,10 +206,10 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
     if (!e->continues) pnmf_sprite_dict_free(&e->wdict);
     if (ret >= 0) ret = pnmf_sprite_dict_commit(&e->wdict, &md.spr, e->continues, e->vis_rows, e->vis_cols, why,
                                                 sizeof(why));
-    /* weighed at the first step the pick tries, where it picks: the pick
-     * reuses both codings, and a layer kept meets the residual layer alone
-     * there again */
-    const int gate16 = enc_picks(&e->s) ? pnmf_residual_step(PNMF_PICK_FLOOR) : w->step16;
+    /* weighed at the first step the pick tries, where it picks (-q 0:
+     * lossless): the pick reuses both codings, and a layer kept meets the
+     * residual layer alone there again */
+    const int gate16 = enc_pick_first_step(e, w->step16);
     double j[2], sse[2] = { 0, 0 };
     size_t bytes = 0;
     if (ret >= 0) ret = pnmf_window_costs(e, &md, &w->bare, m, gate16, j, sse, &bytes, &w->bare_bytes);

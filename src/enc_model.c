@@ -456,6 +456,12 @@ int pnmf_window_probe(PnmfEncoder *e, EncWindow *w)
 {
     if (w->carried || w->sprites || !e->s.components || !e->s.residual || e->s.two_level || e->s.iterations <= 1)
         return 0;
+    if (!e->s.quality && enc_picks(&e->s)) {
+        /* -q 0 codes the window lossless, where the components' prediction
+         * saves less than their bytes: no model, no fit */
+        w->drop = 1;
+        return 0;
+    }
     if (e->probe_skips > 0) {
         e->probe_skips--, w->drop = 1;
         pnmf_log(&e->s.logger, PNMF_LOG_INFO, "window %d: no model (the probe far from paying)", e->windows);

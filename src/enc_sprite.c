@@ -53,6 +53,9 @@ static int find_poses(PnmfEncoder *e, int m, PnmfSpriteFrame *fr)
     pnmf_sprite_params_default(&p);
     p.tol = window_tol(e, m);
     if (p.tol > 0) p.budget = PNMF_SPRITE_BUDGET_LOSSY;
+    /* -q 0 codes the window lossless: poses that match only within the
+     * noise predict no sample exactly, the search is not made */
+    if (p.tol > 0 && !e->s.quality && enc_picks(&e->s)) return 0;
     pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: sprite search within %d gray levels", e->windows, p.tol);
     const uint8_t **ptr = pnmf_malloc_array((size_t)m, sizeof(*ptr));
     if (!ptr) return PNMF_ERR_NOMEM;

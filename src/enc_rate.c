@@ -38,21 +38,23 @@ typedef struct StepJob {
     int m, q, ret;
     double sse;
     size_t bytes;
+    int uncounted;            /* the only coding offered: its bytes decide nothing, left at 0 */
 } StepJob;
 
 static void *step_job(void *arg)
 {
     StepJob *j = arg;
     j->ret = pnmf_window_code_residual(j->e, j->rb, &j->md, j->m, pnmf_residual_step(j->q), &j->sse);
-    if (j->ret >= 0) j->ret = pnmf_window_bytes(j->e, &j->md, j->m, &j->bytes);
+    if (j->ret >= 0 && !j->uncounted) j->ret = pnmf_window_bytes(j->e, &j->md, j->m, &j->bytes);
     return NULL;
 }
 
-/* A held coding (fam's residual layer, at the -q q) moved into a job. */
-static void held_job(PnmfEncoder *e, StepJob *j, PnmfWindowModel *fam, int q, double sse, int m)
+/* A held coding (fam's residual layer, at the -q q) moved into a job;
+ * its bytes counted unless uncounted. */
+static void held_job(PnmfEncoder *e, StepJob *j, PnmfWindowModel *fam, int q, double sse, int m, int uncounted)
 {
-    *j = (StepJob){ e, &e->rb[0], *fam, m, q, 0, sse, 0 };
-    j->ret = pnmf_window_bytes(e, fam, m, &j->bytes);
+    *j = (StepJob){ e, &e->rb[0], *fam, m, q, 0, sse, 0, uncounted };
+    if (!uncounted) j->ret = pnmf_window_bytes(e, fam, m, &j->bytes);
     memset(&fam->res, 0, sizeof(fam->res));
 }
 
@@ -104,16 +106,18 @@ static int choose_fine(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
      * without, two steps (two threads run them at once) */
     /* -q 0 keeps the least error: its own, lossless coding, which only a
      * coarser coding as exact and smaller could beat; those are not tried */
+    /* -q 0 without a model: one coding, kept whatever its bytes */
+    const int single = !q && nfam == 1;
     for (int i = q ? 0 : PNMF_FINE_CODINGS - 1; ret >= 0 && i < PNMF_FINE_CODINGS; i += nfam == 2 ? 1 : 2) {
         StepJob job[2];
         int fj[2] = { 0, nfam - 1 }, at[2] = { i, nfam == 2 ? i : i + 1 }, run[2] = { 0, 0 }, nj = 0;
         for (; nj < 2 && at[nj] < PNMF_FINE_CODINGS; nj++) {
             const int f = fj[nj];
             if (at[nj] == held[f]) {
-                held_job(e, &job[nj], &fam[f], PNMF_PICK_FLOOR - at[nj] * PNMF_FINE_GRID, sse[f], m);
+                held_job(e, &job[nj], &fam[f], PNMF_PICK_FLOOR - at[nj] * PNMF_FINE_GRID, sse[f], m, single);
                 continue;
             }
-            job[nj] = (StepJob){ e, &e->rb[nj], fam[f], m, PNMF_PICK_FLOOR - at[nj] * PNMF_FINE_GRID, 0, 0, 0 };
+            job[nj] = (StepJob){ e, &e->rb[nj], fam[f], m, PNMF_PICK_FLOOR - at[nj] * PNMF_FINE_GRID, 0, 0, 0, single };
             memset(&job[nj].md.res, 0, sizeof(job[nj].md.res));
             run[nj] = 1;
         }
@@ -192,10 +196,10 @@ static int choose_step(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
                 (nfam == 1 && nj && (floor || at == held[0] || !e->rb[1].P || pnmf_step_pick_may_end(&pick))))
                 break;
             if (at == held[f]) {
-                held_job(e, &job[nj], &fam[f], PNMF_PICK_FLOOR + at * PNMF_PICK_GRID, sse[f], m);
+                held_job(e, &job[nj], &fam[f], PNMF_PICK_FLOOR + at * PNMF_PICK_GRID, sse[f], m, 0);
                 continue;
             }
-            job[nj] = (StepJob){ e, &e->rb[nj], fam[f], m, PNMF_PICK_FLOOR + at * PNMF_PICK_GRID, 0, 0, 0 };
+            job[nj] = (StepJob){ e, &e->rb[nj], fam[f], m, PNMF_PICK_FLOOR + at * PNMF_PICK_GRID, 0, 0, 0, 0 };
             memset(&job[nj].md.res, 0, sizeof(job[nj].md.res));
             run[nj] = 1;
         }

@@ -643,10 +643,11 @@ static int search_block(const uint8_t *src, const uint8_t *Dp, int rows, int col
     for (int c = 0; c < ncand; c++) TRY(cand[c][0], cand[c][1]);
     /* exact (a lossless coding): a candidate that predicts the block
      * exactly is kept, the grid and the refinement could only save a few
-     * bits of its vector */
-    if (exact && !bsad) {
+     * bits of its vector; exact 2 (a nearer reference predicts the block
+     * exactly): the candidates alone, which may cost fewer bits */
+    if ((exact && !bsad) || exact == 2) {
         *by = vy, *bx = vx;
-        return 0;
+        return bsad;
     }
     for (int dy = -PNMF_LOCAL_RANGE; dy <= PNMF_LOCAL_RANGE; dy += grid)
         for (int dx = -PNMF_LOCAL_RANGE; dx <= PNMF_LOCAL_RANGE; dx += grid) TRY(dy, dx);
@@ -1072,7 +1073,9 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                 int good = 0; /* a reference so far matched well: no wide search in the next */
                 int16_t qcand[6 + 3 + PNMF_RES_MOTIONS][2]; /* the best reference's candidates */
                 int nq = 0;
+                int hit = 0; /* exact: a reference so far predicts the block exactly */
                 for (int tt = 0; tt < nref; tt++) {
+                    const int xs = exact ? 1 + hit : 0;
                     int16_t cand[6 + 3 + PNMF_RES_MOTIONS][2] = { { 0, 0 },
                                                                   { (int16_t)vs.last[tt][0], (int16_t)vs.last[tt][1] } };
                     int nc = 2;
@@ -1105,7 +1108,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                     if (!r->subpel) {
                         sad = search_block(src, ref[tt], r->rows, r->cols, y0, y1, x0, x1,
                                                  (const int16_t (*)[2])cand, nc, vs.last[tt][0], vs.last[tt][1], lam_sad,
-                                                 tt < PNMF_GRID_REFS ? PNMF_GRID_STEP : PNMF_GRID_STEP_FAR, tt < nwide && !good ? &wide[tt] : NULL, exact, &ty,
+                                                 tt < PNMF_GRID_REFS ? PNMF_GRID_STEP : PNMF_GRID_STEP_FAR, tt < nwide && !good ? &wide[tt] : NULL, xs, &ty,
                                                  &tx);
                     } else { /* the whole-sample search on the candidates rounded, then the refinement */
                         int16_t icand[sizeof(cand) / sizeof(cand[0])][2];
@@ -1115,10 +1118,11 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                         sad = search_block(src, ref[tt], r->rows, r->cols, y0, y1, x0, x1, (const int16_t (*)[2])icand,
                                            nc, qround(vs.last[tt][0]), qround(vs.last[tt][1]), lam_sad,
                                            tt < PNMF_GRID_REFS ? PNMF_GRID_STEP : PNMF_GRID_STEP_FAR,
-                                           tt < nwide && !good ? &wide[tt] : NULL, exact, &iy, &ix);
+                                           tt < nwide && !good ? &wide[tt] : NULL, xs, &iy, &ix);
                         ty = 4 * iy, tx = 4 * ix;
                     }
                     good |= sad <= PNMF_WIDE_POOR * (y1 - y0) * (x1 - x0);
+                    hit |= !sad;
                     const double c = sad + lam_sad * vector_bits(r, &vs, &vk, tt, ty, tx, 0);
                     if (c < bc) {
                         bc = c, dy = ty, dx = tx, t = tt;

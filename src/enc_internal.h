@@ -203,7 +203,7 @@ int pnmf_window_try_repeats(PnmfEncoder *e, PnmfWindowModel *md, int m, const fl
 int pnmf_window_weights(PnmfEncoder *e, int m);
 int pnmf_window_code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel *md, int m, int step16,
                               double *sse);
-#define PNMF_WINDOW_CODINGS 5 /* varints; range-coded, frame 0's varints; both with sample contexts */
+#define PNMF_WINDOW_CODINGS 5 /* varints; range-coded, frame 0's varints; both with sample contexts (at most) */
 int pnmf_window_codings(PnmfWindowModel *md, uint8_t *c[PNMF_WINDOW_CODINGS], size_t size[PNMF_WINDOW_CODINGS],
                         int *n, int *rc_from);
 int pnmf_window_bytes(const PnmfEncoder *e, PnmfWindowModel *md, int m, size_t *bytes);

@@ -142,6 +142,15 @@ static inline int enc_picks(const PnmfEncSettings *s) { return s->residual && s-
  * reader. */
 static inline int enc_lossless_ctx(const PnmfEncSettings *s) { return enc_picks(s) && s->quality < PNMF_PICK_FLOOR; }
 
+/* The first step the pick codes a window at (step16: the model's, where
+ * no pick runs): -q PNMF_PICK_FLOOR's, or at -q 0, which codes only its
+ * own, the lossless step. */
+static inline int enc_pick_first_step(const PnmfEncoder *e, int step16)
+{
+    if (!enc_picks(&e->s)) return step16;
+    return pnmf_residual_step(e->s.quality ? PNMF_PICK_FLOOR : 0);
+}
+
 /* The -q the model is fitted, quantized and weighed at. */
 static inline int enc_model_quality(const PnmfEncSettings *s) { return enc_picks(s) ? PNMF_MODEL_Q : s->quality; }
 
@@ -194,9 +203,9 @@ int pnmf_window_try_repeats(PnmfEncoder *e, PnmfWindowModel *md, int m, const fl
 int pnmf_window_weights(PnmfEncoder *e, int m);
 int pnmf_window_code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel *md, int m, int step16,
                               double *sse);
-#define PNMF_WINDOW_CODINGS 5 /* varints; range-coded, frame 0's varints; both with sample contexts */
+#define PNMF_WINDOW_CODINGS 5 /* varints; range-coded, frame 0's varints; both with sample contexts (at most) */
 int pnmf_window_codings(PnmfWindowModel *md, uint8_t *c[PNMF_WINDOW_CODINGS], size_t size[PNMF_WINDOW_CODINGS],
-                        int *n);
+                        int *n, int *rc_from);
 int pnmf_window_bytes(const PnmfEncoder *e, PnmfWindowModel *md, int m, size_t *bytes);
 int pnmf_window_cost(PnmfEncoder *e, PnmfWindowModel *md, int m, int step16, double *sse, size_t *bytes);
 int pnmf_window_costs(PnmfEncoder *e, PnmfWindowModel *md, PnmfWindowModel *bare, int m, int step16,

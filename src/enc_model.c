@@ -456,6 +456,12 @@ int pnmf_window_probe(PnmfEncoder *e, EncWindow *w)
 {
     if (w->carried || w->sprites || !e->s.components || !e->s.residual || e->s.two_level || e->s.iterations <= 1)
         return 0;
+    if (!e->s.quality && enc_picks(&e->s)) {
+        /* -q 0 codes the window lossless, where the components' prediction
+         * saves less than their bytes: no model, no fit */
+        w->drop = 1;
+        return 0;
+    }
     if (e->probe_skips > 0) {
         e->probe_skips--, w->drop = 1;
         pnmf_log(&e->s.logger, PNMF_LOG_INFO, "window %d: no model (the probe far from paying)", e->windows);
@@ -520,7 +526,7 @@ int pnmf_window_keep(PnmfEncoder *e, EncWindow *w)
     if (w->carried || w->sprites) return 0; /* coded, and kept, by the carry or the sprite step */
     if (!(w->md.first[m] > 0)) {
         if (w->md.res.step16) return 0; /* the probe's coding */
-        const int step16 = enc_picks(&e->s) ? pnmf_residual_step(PNMF_PICK_FLOOR) : w->step16;
+        const int step16 = enc_pick_first_step(e, w->step16);
         if (w->floor_bare.res.step16 == step16 && !pnmf_model_has_components(&w->md)) {
             /* the sprite step's coding over no model, at this step */
             pnmf_model_free(&w->md);

@@ -38,21 +38,23 @@ typedef struct StepJob {
     int m, q, ret;
     double sse;
     size_t bytes;
+    int uncounted;            /* the only coding offered: its bytes decide nothing, left at 0 */
 } StepJob;
 
 static void *step_job(void *arg)
 {
     StepJob *j = arg;
     j->ret = pnmf_window_code_residual(j->e, j->rb, &j->md, j->m, pnmf_residual_step(j->q), &j->sse);
-    if (j->ret >= 0) j->ret = pnmf_window_bytes(j->e, &j->md, j->m, &j->bytes);
+    if (j->ret >= 0 && !j->uncounted) j->ret = pnmf_window_bytes(j->e, &j->md, j->m, &j->bytes);
     return NULL;
 }
 
-/* A held coding (fam's residual layer, at the step of -q q) moved into a job. */
-static void held_job(PnmfEncoder *e, StepJob *j, PnmfWindowModel *fam, int q, double sse, int m)
+/* A held coding (fam's residual layer, at the step of -q q) moved into a
+ * job; its bytes counted unless uncounted. */
+static void held_job(PnmfEncoder *e, StepJob *j, PnmfWindowModel *fam, int q, double sse, int m, int uncounted)
 {
-    *j = (StepJob){ e, &e->rb[0], *fam, m, q, 0, sse, 0 };
-    j->ret = pnmf_window_bytes(e, fam, m, &j->bytes);
+    *j = (StepJob){ e, &e->rb[0], *fam, m, q, 0, sse, 0, uncounted };
+    if (!uncounted) j->ret = pnmf_window_bytes(e, fam, m, &j->bytes);
     memset(&fam->res, 0, sizeof(fam->res));
 }
 
@@ -88,13 +90,9 @@ static void step_offers(const StepJob job[2], int nj, int nfam, int offer[2])
     }
 }
 
-/* choose_step() below -q PNMF_PICK_FLOOR: the window's codings at the
- * steps of -q PNMF_PICK_FLOOR, - PNMF_FINE_GRID, ..., 0 that the search
- * (ratectl.h, pnmf_fine_search) asks for, with its model and without as
- * choose_step(), kept by pnmf_fine_pick. held: as in choose_step() (a
- * coding at the floor's step is the first). */
 static int code_steps(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, const double sse[2], int held[2],
-                      const int *at, const int *qs, int ns, PnmfResidual *res, int *of, double *r, double *d);
+                      const int *at, const int *qs, int ns, int uncounted, PnmfResidual *res, int *of, double *r,
+                      double *d);
 
 /* Whether the search below the floor makes step i whatever its codings are. */
 static int fine_first(const PnmfFineSearch *s, int i)
@@ -102,6 +100,11 @@ static int fine_first(const PnmfFineSearch *s, int i)
     return s->q && (i == 0 || i == PNMF_FINE_CODINGS - 1 || (i >= s->start - 1 && i <= s->start + 1));
 }
 
+/* choose_step() below -q PNMF_PICK_FLOOR: the window's codings at the
+ * steps of -q PNMF_PICK_FLOOR, - PNMF_FINE_GRID, ..., 0 that the search
+ * (ratectl.h, pnmf_fine_search) asks for, with its model and without as
+ * choose_step(), kept by pnmf_fine_pick. held_grid: as in choose_step(),
+ * the index in this grid of the coding fam[f] holds. */
 static int choose_fine(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, double sse[2], const int held_grid[2])
 {
     const int q = e->s.quality;
@@ -109,8 +112,10 @@ static int choose_fine(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
     const double lambda = q ? 8 * enc_residual_lambda(pnmf_residual_step(q + PNMF_FINE_LAMBDA_Q)) : 0;
     PnmfFineSearch srch;
     pnmf_fine_search_init(&srch, q, lambda);
-    /* only a coding at the floor's step is one of this grid's */
-    int held[2] = { held_grid[0] == 0 ? 0 : -1, held_grid[1] == 0 ? 0 : -1 };
+    /* a held coding at any of this grid's steps (-q 0's lossless one from the sprite gate) */
+    int held[2] = { held_grid[0], held_grid[1] };
+    /* -q 0 without a model: one coding, kept whatever its bytes */
+    const int single = !q && nfam == 1;
     PnmfResidual res[PNMF_FINE_CODINGS] = { { 0 } };
     int of[PNMF_FINE_CODINGS] = { 0 }, ret = 0;
     double r[PNMF_FINE_CODINGS], d[PNMF_FINE_CODINGS];
@@ -126,7 +131,7 @@ static int choose_fine(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
             if (at[1] >= 0 && at[1] != held[0] && fine_first(&srch, i) && fine_first(&srch, at[1])) ns = 2;
         }
         const int qs[2] = { PNMF_PICK_FLOOR - at[0] * PNMF_FINE_GRID, PNMF_PICK_FLOOR - at[1] * PNMF_FINE_GRID };
-        ret = code_steps(e, fam, nfam, m, sse, held, at, qs, ns, res, of, r, d);
+        ret = code_steps(e, fam, nfam, m, sse, held, at, qs, ns, single, res, of, r, d);
         for (int k = 0; ret >= 0 && k < ns; k++) pnmf_fine_search_add(&srch, at[k], r[at[k]], d[at[k]]);
     }
     for (int f = 0; f < nfam; f++) pnmf_residual_free(&fam[f].res); /* held codings never offered */
@@ -155,7 +160,8 @@ static int choose_fine(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
  * held[f]: the step at which fam[f] holds a coding (-1: none), not coded
  * again. */
 static int code_steps(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, const double sse[2], int held[2],
-                      const int *at, const int *qs, int ns, PnmfResidual *res, int *of, double *r, double *d)
+                      const int *at, const int *qs, int ns, int uncounted, PnmfResidual *res, int *of, double *r,
+                      double *d)
 {
     StepJob job[2];
     int run[2] = { 0, 0 }, fj[2] = { 0, 0 }, sj[2] = { at[0], at[ns - 1] }, qj[2] = { qs[0], qs[ns - 1] };
@@ -163,11 +169,11 @@ static int code_steps(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, c
     for (int k = 0; k < nj; k++) {
         const int f = fj[k] = nfam == 2 ? k : 0, i = sj[k];
         if (i == held[f]) {
-            held_job(e, &job[k], &fam[f], qj[k], sse[f], m);
+            held_job(e, &job[k], &fam[f], qj[k], sse[f], m, uncounted);
             held[f] = -1;
             continue;
         }
-        job[k] = (StepJob){ e, &e->rb[k], fam[f], m, qj[k], 0, 0, 0 };
+        job[k] = (StepJob){ e, &e->rb[k], fam[f], m, qj[k], 0, 0, 0, uncounted };
         memset(&job[k].md.res, 0, sizeof(job[k].md.res));
         run[k] = 1;
     }
@@ -200,8 +206,11 @@ static int choose_step(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
     /* a coding held, where it is one of the grid's, is not coded again */
     int held[2] = { -1, -1 };
     for (int f = 0; f < nfam; f++) {
-        for (int i = 0; i < PNMF_PICK_CODINGS; i++)
+        /* below the floor, the fine grid's steps (-q 0's lossless coding among them) */
+        for (int i = 0; q >= PNMF_PICK_FLOOR && i < PNMF_PICK_CODINGS; i++)
             if (fam[f].res.step16 == pnmf_residual_step(PNMF_PICK_FLOOR + i * PNMF_PICK_GRID)) held[f] = i;
+        for (int i = 0; q < PNMF_PICK_FLOOR && i < PNMF_FINE_CODINGS; i++)
+            if (fam[f].res.step16 == pnmf_residual_step(PNMF_PICK_FLOOR - i * PNMF_FINE_GRID)) held[f] = i;
         if (held[f] < 0) pnmf_residual_free(&fam[f].res);
     }
     if (q < PNMF_PICK_FLOOR) return choose_fine(e, fam, nfam, m, sse, held);
@@ -218,7 +227,7 @@ static int choose_step(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
         const int at[2] = { i, i - 1 };
         const int qs[2] = { PNMF_PICK_FLOOR + i * PNMF_PICK_GRID, PNMF_PICK_FLOOR + (i - 1) * PNMF_PICK_GRID };
         const int ns = nfam == 1 && e->rb[1].P && i == srch.lo && i >= 2 && !srch.have[i - 1] && held[0] != i ? 2 : 1;
-        ret = code_steps(e, fam, nfam, m, sse, held, at, qs, ns, res, of, r, d);
+        ret = code_steps(e, fam, nfam, m, sse, held, at, qs, ns, 0, res, of, r, d);
         for (int k = 0; ret >= 0 && k < ns; k++) pnmf_step_search_add(&srch, at[k], r[at[k]], d[at[k]]);
     }
     for (int f = 0; f < nfam; f++) pnmf_residual_free(&fam[f].res); /* held codings never offered */
@@ -287,7 +296,7 @@ int pnmf_window_choose_step(PnmfEncoder *e, EncWindow *w)
     if (!e->s.residual) return 0;
     const int m = w->m;
     if (e->s.target_psnr > 0) return target_residual(e, &w->md, m, &w->sse);
-    if (w->md.res.step16 <= PNMF_RES_MIN_STEP) return 0;
+    if (w->md.res.step16 <= PNMF_RES_MIN_STEP && e->s.quality) return 0;
     const int nfam = 1 + (w->bare_bytes && w->bare.res.step16 && (pnmf_model_present(&w->md) || pnmf_model_present(&w->bare)));
     if (nfam == 1 && w->floor_bare.res.step16 && !pnmf_model_present(&w->md) && !pnmf_model_has_components(&w->md)) {
         /* a window without a model: the coding over no model the sprite

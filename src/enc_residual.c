@@ -207,26 +207,39 @@ int pnmf_window_code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel
  * synthetic content, with zstd, and the rest in the stream); the third only
  * when frame 0 is lossless (step 1): a lossy first frame's levels go to
  * the stream as well as the others'. A lossless window (its decoded frames
- * kept) adds the range-coded ones with the pixel levels in the
- * sample-context stream (format 9, lossless.h). */
+ * kept) is offered the range-coded levels and the pixel levels in the
+ * sample-context stream (format 9, lossless.h), alone and after frame 0's
+ * varints: the varints of every frame, and frame 0's before the plain
+ * range-coded stream, lose to those (the development set never keeps them)
+ * and cost zstd's slowest levels on the largest payloads. *rc_from: the
+ * first coding whose levels are range-coded. */
 int pnmf_window_codings(PnmfWindowModel *md, uint8_t *c[PNMF_WINDOW_CODINGS], size_t size[PNMF_WINDOW_CODINGS],
-                        int *n)
+                        int *n, int *rc_from)
 {
     for (int a = 0; a < PNMF_WINDOW_CODINGS; a++) c[a] = NULL, size[a] = 0;
-    *n = 1;
+    *n = 0, *rc_from = 1;
     if (md->res.step16 && pnmf_tx8_used(&md->res, 0, md->res.m)) {
         /* 8x8 transform blocks: the levels stream is the only coding */
         md->res.rc_levels = 1;
         const int ret = pnmf_model_write(md, &c[0], &size[0]);
         md->res.rc_levels = 0;
+        *n = 1, *rc_from = 0;
         return ret;
     }
-    int ret = pnmf_model_write(md, &c[0], &size[0]);
+    const int lossless = md->res.step16 && md->res.enc_dec != NULL;
+    int ret = 0;
+    if (!lossless) {
+        ret = pnmf_model_write(md, &c[0], &size[0]);
+        *n = 1;
+    } else {
+        *rc_from = 0;
+    }
     if (ret >= 0 && md->res.step16) {
         const int nalt = md->res.key_step16 == PNMF_RES_MIN_STEP && md->res.start[1] > 0 &&
                                  md->res.start[1] < md->res.nlev ? 2 : 1;
         for (int x = 0; x <= (md->res.enc_dec != NULL); x++)
             for (int a = 0; ret >= 0 && a < nalt; a++) {
+                if (lossless && !x && a) continue;
                 md->res.rc_levels = a + 1, md->res.ctx_levels = x;
                 ret = pnmf_model_write(md, &c[*n], &size[*n]);
                 if (ret >= 0) (*n)++;
@@ -242,8 +255,8 @@ int pnmf_window_bytes(const PnmfEncoder *e, PnmfWindowModel *md, int m, size_t *
 {
     uint8_t *c[PNMF_WINDOW_CODINGS];
     size_t size[PNMF_WINDOW_CODINGS];
-    int n;
-    int ret = pnmf_window_codings(md, c, size, &n);
+    int n, rc_from;
+    int ret = pnmf_window_codings(md, c, size, &n, &rc_from);
     if (ret >= 0) ret = pnmf_container_window_bytes(e->cw, (uint32_t)m, (const uint8_t *const *)c, size, n, bytes);
     for (int a = 0; a < PNMF_WINDOW_CODINGS; a++) pnmf_free(c[a]);
     return ret;

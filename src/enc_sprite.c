@@ -165,6 +165,9 @@ static int find_poses(PnmfEncoder *e, int m, PnmfSpriteFrame *fr)
     pnmf_sprite_params_default(&p);
     p.tol = window_tol(e, m);
     if (p.tol > 0) p.budget = PNMF_SPRITE_BUDGET_LOSSY;
+    /* -q 0 codes the window lossless: poses that match only within the
+     * noise predict no sample exactly, the search is not made */
+    if (p.tol > 0 && !e->s.quality && enc_picks(&e->s)) return 0;
     pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: sprite search within %d gray levels", e->windows, p.tol);
     const uint8_t **ptr = pnmf_malloc_array((size_t)m, sizeof(*ptr));
     if (!ptr) return PNMF_ERR_NOMEM;
@@ -356,10 +359,10 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
     for (int j = 0; j < m; j++) pnmf_free(fr[j].place);
     pnmf_free(fr);
     e->t_sprites += enc_now() - t0;
-    /* weighed at the first step the pick tries, where it picks: the pick
-     * reuses both codings, and a layer kept meets the residual layer alone
-     * there again */
-    const int gate16 = enc_picks(&e->s) ? pnmf_residual_step(PNMF_PICK_FLOOR) : w->step16;
+    /* weighed at the first step the pick tries, where it picks (-q 0:
+     * lossless): the pick reuses both codings, and a layer kept meets the
+     * residual layer alone there again */
+    const int gate16 = enc_pick_first_step(e, w->step16);
     double j[2], sse[2] = { 0, 0 }, jc[SPRITE_RULES];
     size_t bytes = 0;
     int best = 0;

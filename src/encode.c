@@ -146,8 +146,8 @@ static int write_window(PnmfEncoder *e, EncWindow *w)
 {
     uint8_t *codings[PNMF_WINDOW_CODINGS] = { NULL };
     size_t sizes[PNMF_WINDOW_CODINGS] = { 0 };
-    int ncodings = 0, chosen = 0;
-    int ret = pnmf_window_codings(&w->md, codings, sizes, &ncodings);
+    int ncodings = 0, chosen = 0, rc_from = 1;
+    int ret = pnmf_window_codings(&w->md, codings, sizes, &ncodings, &rc_from);
     if (ret >= 0 && pnmf_log_on(&e->s.logger)) {
         char blocks[PNMF_MAX_COMPONENTS * 12 + 1];
         size_t len = 0;
@@ -167,8 +167,7 @@ static int write_window(PnmfEncoder *e, EncWindow *w)
                                                sizeof(e->err));
     for (int a = 0; a < PNMF_WINDOW_CODINGS; a++) pnmf_free(codings[a]);
     if (ret < 0) return ret;
-    /* a window with 8x8 transform blocks has one coding, the levels stream */
-    const int rc = chosen > 0 || tx8;
+    const int rc = chosen >= rc_from;
     e->rc_level_windows += rc, e->last_rc = rc;
     e->sse += w->sse, e->carried += w->carried;
     return 0;

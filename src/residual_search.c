@@ -627,20 +627,28 @@ static double vector_bits(PnmfResidual *r, const PnmfVecState *vs, const RcVecCa
  * refined by two-, then one-pixel steps; returns its SAD. */
 static int search_block(const uint8_t *src, const uint8_t *Dp, int rows, int cols, int y0, int y1,
                         int x0, int x1, const int16_t (*cand)[2], int ncand, int py, int px, double lam,
-                        int grid, const Coarse *wide, int *by, int *bx)
+                        int grid, const Coarse *wide, int exact, int *by, int *bx)
 {
     /* cost: SAD + lam * the vector's bits, so that among near-equal
      * matches (flat areas) the predicted vector wins */
     double best = 1e300;
-    int vy = 0, vx = 0;
+    int vy = 0, vx = 0, bsad = 1;
 #define TRY(ty, tx) do { \
         const int lim_ = best > 0x7ffffff0 ? 0x7fffffff : (int)best + 1; \
-        const double c_ = block_sad(src, Dp, rows, cols, y0, y1, x0, x1, (ty), (tx), lim_) + \
-                          lam * mv_bits((ty), (tx), py, px); \
-        if (c_ < best) best = c_, vy = (ty), vx = (tx), moved = 1; \
+        const int s_ = block_sad(src, Dp, rows, cols, y0, y1, x0, x1, (ty), (tx), lim_); \
+        const double c_ = s_ + lam * mv_bits((ty), (tx), py, px); \
+        if (c_ < best) best = c_, vy = (ty), vx = (tx), moved = 1, bsad = s_; \
     } while (0)
     int moved = 0;
     for (int c = 0; c < ncand; c++) TRY(cand[c][0], cand[c][1]);
+    /* exact (a lossless coding): a candidate that predicts the block
+     * exactly is kept, the grid and the refinement could only save a few
+     * bits of its vector; exact 2 (a nearer reference predicts the block
+     * exactly): the candidates alone, which may cost fewer bits */
+    if ((exact && !bsad) || exact == 2) {
+        *by = vy, *bx = vx;
+        return bsad;
+    }
     for (int dy = -PNMF_LOCAL_RANGE; dy <= PNMF_LOCAL_RANGE; dy += grid)
         for (int dx = -PNMF_LOCAL_RANGE; dx <= PNMF_LOCAL_RANGE; dx += grid) TRY(dy, dx);
     if (wide &&
@@ -1009,6 +1017,10 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
     }
     RcLevCtx *lc = r->enc_rc_price ? &r->enc_levels : NULL;
     const int kind = j != 0;
+    /* a lossless window (its decoded frames kept for the sample-context
+     * stream): no transform block is exact, and an exact vector ends the
+     * search */
+    const int exact = r->enc_dec != NULL;
     for (size_t b = 0; b < nb; b++) {
         const int wc = r->enc_weight && r->enc_weight[b] < PNMF_RES_WEIGHTS ? r->enc_weight[b] : 0;
         lambda = wc ? lambda0 * exp2(-0.5 * wc) : lambda0;
@@ -1061,7 +1073,9 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                 int good = 0; /* a reference so far matched well: no wide search in the next */
                 int16_t qcand[6 + 3 + PNMF_RES_MOTIONS][2]; /* the best reference's candidates */
                 int nq = 0;
+                int hit = 0; /* exact: a reference so far predicts the block exactly */
                 for (int tt = 0; tt < nref; tt++) {
+                    const int xs = exact ? 1 + hit : 0;
                     int16_t cand[6 + 3 + PNMF_RES_MOTIONS][2] = { { 0, 0 },
                                                                   { (int16_t)vs.last[tt][0], (int16_t)vs.last[tt][1] } };
                     int nc = 2;
@@ -1094,7 +1108,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                     if (!r->subpel) {
                         sad = search_block(src, ref[tt], r->rows, r->cols, y0, y1, x0, x1,
                                                  (const int16_t (*)[2])cand, nc, vs.last[tt][0], vs.last[tt][1], lam_sad,
-                                                 tt < PNMF_GRID_REFS ? PNMF_GRID_STEP : PNMF_GRID_STEP_FAR, tt < nwide && !good ? &wide[tt] : NULL, &ty,
+                                                 tt < PNMF_GRID_REFS ? PNMF_GRID_STEP : PNMF_GRID_STEP_FAR, tt < nwide && !good ? &wide[tt] : NULL, xs, &ty,
                                                  &tx);
                     } else { /* the whole-sample search on the candidates rounded, then the refinement */
                         int16_t icand[sizeof(cand) / sizeof(cand[0])][2];
@@ -1104,10 +1118,11 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                         sad = search_block(src, ref[tt], r->rows, r->cols, y0, y1, x0, x1, (const int16_t (*)[2])icand,
                                            nc, qround(vs.last[tt][0]), qround(vs.last[tt][1]), lam_sad,
                                            tt < PNMF_GRID_REFS ? PNMF_GRID_STEP : PNMF_GRID_STEP_FAR,
-                                           tt < nwide && !good ? &wide[tt] : NULL, &iy, &ix);
+                                           tt < nwide && !good ? &wide[tt] : NULL, xs, &iy, &ix);
                         ty = 4 * iy, tx = 4 * ix;
                     }
                     good |= sad <= PNMF_WIDE_POOR * (y1 - y0) * (x1 - x0);
+                    hit |= !sad;
                     const double c = sad + lam_sad * vector_bits(r, &vs, &vk, tt, ty, tx, 0);
                     if (c < bc) {
                         bc = c, dy = ty, dx = tx, t = tt;
@@ -1133,7 +1148,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                                                  r->cols, y0, y1, x0, x1, pdy, pdx, NULL, lc, kind);
                 if (jj < bj) bj = jj, best = byte, vy = dy, vx = dx, vt = t, best8 = 0;
             }
-            if (mode != PNMF_RES_SPATIAL && full) { /* intra too: each quarter from the ones before */
+            if (mode != PNMF_RES_SPATIAL && full && !exact) { /* intra too: each quarter from the ones before */
                 const int byte = mode | PNMF_RES_CODED | PNMF_RES_TRANSFORM;
                 const double lb = extra + lambda * rc_mode_step(&r->enc_modes, byte, left, above, prev, 0);
                 const int tk = kind | pnmf_residual_is_intra(mode) << 1;

@@ -261,17 +261,24 @@ static int try_place(const St *s, const PnmfSpritePose *ps, const TestPix *ord, 
         const ptrdiff_t q0 = (ptrdiff_t)py * w + px;
         const uint8_t *g0 = fg + q0;
         const int32_t *c0 = cov + q0;
-        for (; k < np; k++)
-            if (abs_i(f0[ord[k].foff] - ord[k].v) > tol && c0[ord[k].qoff] != serial) {
-                *work += k + 1;
-                return -1;
-            }
+        /* (tol 0, lossless sources: an equality, the common case) */
+        if (!tol) {
+            for (; k < np; k++)
+                if (f0[ord[k].foff] != ord[k].v && c0[ord[k].qoff] != serial) break;
+        } else {
+            for (; k < np; k++)
+                if (abs_i(f0[ord[k].foff] - ord[k].v) > tol && c0[ord[k].qoff] != serial) break;
+        }
+        if (k < np) {
+            *work += k + 1;
+            return -1;
+        }
         *work += np;
         /* no foreground pixel left to explain under the box: none fresh */
         if (!unexplained(s, py, px, py + ps->h, px + ps->w)) return -1;
         *work -= np;
         for (k = 0; k < np; k++)
-            if (abs_i(f0[ord[k].foff] - ord[k].v) <= tol) {
+            if (tol ? abs_i(f0[ord[k].foff] - ord[k].v) <= tol : f0[ord[k].foff] == ord[k].v) {
                 vis++;
                 fresh += g0[ord[k].qoff] && !c0[ord[k].qoff];
             }

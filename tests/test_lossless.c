@@ -6,7 +6,7 @@
  * the reconstruction bit-exact; the stream decodes with a decoder written
  * here from the format's rules alone; the reader refuses bit 9 where the
  * format forbids it and a stream that stops short; and pnmf-enc -q 0
- * decodes exactly through the public API.
+ * decodes exactly through the public API, every window range-coded.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -188,13 +188,20 @@ static void test_clip(int c)
     PnmfWindowModel md, rd;
     CHECK(pnmf_model_alloc(&md, ROWS, COLS, ROWS, COLS, M, 1, 0) == 0);
     CHECK(pnmf_residual_alloc(&md.res, M, ROWS, COLS, PNMF_RES_MIN_STEP, PNMF_RES_MIN_STEP) == 0);
+    /* enc_dec set before the search, as the encoder's lossless windows
+     * have it: the search of a lossless window (no transform trials, an
+     * exact vector ends a search) */
+    md.res.enc_dec = malloc(M * n);
     encode_clip(&md.res, src, P, D);
     CHECK_MSG(!memcmp(D, src, M * n), "%s: the encoder's frames are not lossless", clip_name[c]);
-    md.res.enc_dec = malloc(M * n);
     memcpy(md.res.enc_dec, D, M * n);
     const size_t nb = (size_t)md.res.bx * md.res.by;
-    int pixel = 0;
-    for (size_t q = 0; q < M * nb; q++) pixel += (md.res.modes[q] & (PNMF_RES_CODED | PNMF_RES_TRANSFORM)) == PNMF_RES_CODED;
+    int pixel = 0, transform = 0;
+    for (size_t q = 0; q < M * nb; q++) {
+        pixel += (md.res.modes[q] & (PNMF_RES_CODED | PNMF_RES_TRANSFORM)) == PNMF_RES_CODED;
+        transform += (md.res.modes[q] & PNMF_RES_TRANSFORM) != 0;
+    }
+    CHECK_MSG(!transform, "%s: %d transform blocks in a lossless window", clip_name[c], transform);
     for (int rc = 1; rc <= 2; rc++) {
         if (rc == 2 && !(md.res.start[1] > 0 && md.res.start[1] < md.res.nlev)) continue;
         uint8_t *buf = NULL;
@@ -328,6 +335,17 @@ static void test_encoder(const char *dir)
         }
         CHECK_MSG(!diff, "%s: %d frames differ at -q 0", clip_name[c], diff);
         pnmf_dec_close(&dec);
+        /* every window lossless: its levels range-coded, the pixel levels in
+         * the sample-context stream or not, never zstd's varints alone
+         * (pnmf_window_codings offers a lossless window no other) */
+        rewind(in);
+        PnmfInfo *li = NULL;
+        CHECK(pnmf_info_open(&li, in) == 0);
+        PnmfInfoWindow lw;
+        int lwin = 0, varints = 0;
+        while (li && pnmf_info_next_window(li, &lw, 0) == 1) lwin++, varints += lw.rc_levels == 0 || lw.rc_levels == 2;
+        CHECK_MSG(lwin > 0 && !varints, "%s: -q 0: %d of %d windows with varint levels", clip_name[c], varints, lwin);
+        pnmf_info_close(&li);
         fclose(in);
         remove(path);
         if (c == 4) { /* at -q 16 and above no window is lossless: a v8 reader reads the file */

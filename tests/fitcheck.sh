@@ -16,8 +16,9 @@ set -u
 B=$1
 S=$2
 . "$(dirname "$0")/lib.sh"
-# "     0      0      30  yes      4     0  ..." -> the window's "used" column
-used() { awk '$1 == "0" && $2 == "0" { print $6; exit }' "$1"; }
+# "     0      0      30  yes      -      4     0  ..." -> the window's "used"
+# column (window, first, frames, key, tools, comps, used)
+used() { awk '$1 == "0" && $2 == "0" { print $7; exit }' "$1"; }
 
 "$B/pnmf-enc" --no-sprites -k 4 -q 44 --target-psnr 40 --frames 30 "$S/devset/x11_penguins.mkv" "$T/p.pnmf" > "$T/p.log" 2>&1
 check '[ $? -eq 0 ]' "encode: $(cat "$T/p.log")"

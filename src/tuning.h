@@ -144,6 +144,12 @@
 #ifndef PNMF_TX8_ENCODE
 #define PNMF_TX8_ENCODE 1
 #endif
+
+/* The encoder tries palette blocks (window flags bit 13, palette.h);
+ * -DPNMF_PAL_ENCODE=0 builds one that never does, for comparisons. */
+#ifndef PNMF_PAL_ENCODE
+#define PNMF_PAL_ENCODE 1
+#endif
 /* An 8x8 transform block whose quantization error (in the transform's
  * domain) exceeds this many times what it may cost is given up unpriced. */
 #define PNMF_TX8_PRUNE 1.5

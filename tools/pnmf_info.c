@@ -658,6 +658,7 @@ static void add_window(PnmfInfoWindow *tot, const PnmfInfoWindow *w)
     for (int i = 0; i < 8; i++) tot->res_pred[i] += w->res_pred[i];
     tot->res_coded += w->res_coded;
     tot->res_transform += w->res_transform;
+    tot->res_palette += w->res_palette;
     tot->sprite_poses += w->sprite_poses;
     tot->sprite_places += w->sprite_places;
     for (int s = 0; s < PNMF_INFO_SECTIONS; s++) {
@@ -811,6 +812,9 @@ static int print_tables(const char *path, const PnmfInfoHeader *h, const WinRow 
         for (int i = 0; i < 8; i++)
             printf("%s%s %s (%.1f%%)%s", i % 4 ? ", " : "  ", pred[i], num(tot->res_pred[i]),
                    100.0 * (double)tot->res_pred[i] / (double)nres, i % 4 == 3 ? "\n" : "");
+        if (tot->res_palette) /* format 9: drawn from their palettes, counted under model */
+            printf("  of the model's, palette blocks %s (%.1f%%)\n", num(tot->res_palette),
+                   100.0 * (double)tot->res_palette / (double)nres);
     }
 
     if (level) printf("\nbytes by section of the payload (zstd: the section compressed alone at level %d)\n", level);

@@ -103,6 +103,7 @@ typedef struct PnmfInfoWindow {
     int sprites;             ///< 1 if the window has a sprite layer
     int sprite_poses;        ///< poses it adds to the sprite dictionary
     uint64_t sprite_places;  ///< its placements, all frames
+    uint64_t res_palette;    ///< residual layer: palette blocks (format 9; counted in res_pred[0] too)
 } PnmfInfoWindow;
 
 /** A window's components as stored: signed levels, l * w_step / 256 being

@@ -214,7 +214,7 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
             if (palat) memset(palat, 0xff, nb * sizeof(int32_t));
             for (size_t q = 0; q < nb; q++) {
                 const uint8_t *mo = rs->modes + (size_t)j * nb + q;
-                if (*mo > 31 || (*mo == PNMF_RES_PALETTE && np >= rs->npal)) {
+                if (*mo > 31 || (*mo == PNMF_RES_PALETTE && rs->npal && np >= rs->npal)) {
                     pnmf_free(rcb.p), pnmf_free(rcv.p), pnmf_free(b.p), pnmf_free(palat);
                     return PNMF_ERR_ARG;
                 }

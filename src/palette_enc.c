@@ -93,7 +93,7 @@ static long pal_fit(const uint8_t *src, size_t cols, int h, int w, PnmfPalBlock 
 }
 
 double pnmf_pal_search(const uint8_t *src, size_t cols, int h, int w, const PnmfPalBlock *left,
-                       const PnmfPalBlock *above, const PnmfPalCtx *c, double lambda, PnmfPalBlock *p)
+                       const PnmfPalBlock *above, const PnmfPalCtx *c, double lambda, PnmfPalBlock *p, double *bits)
 {
     int cnt[256] = { 0 };
     for (int y = 0; y < h; y++)
@@ -136,7 +136,7 @@ double pnmf_pal_search(const uint8_t *src, size_t cols, int h, int w, const Pnmf
                     RcBin o = { .enc = NULL, .bits = 0, .update = 1 };
                     if (pnmf_pal_code(&o, &cc, left, above, h, w, &t) == 0) {
                         const double j = (double)sse + lambda * o.bits;
-                        if (j < best) best = j, *p = t;
+                        if (j < best) best = j, *p = t, *bits = o.bits;
                     }
                 }
             }

@@ -11,9 +11,10 @@
  * apart) after the left and above palettes (NULL: none): the palette of
  * 1..8 colours, grouping neighbouring gray levels, with the least squared
  * error + lambda * bits of its decisions priced with c as it stands. The
- * block into p, its cost returned (1e300 when not tried: more than
- * PNMF_PAL_SEARCH_MAX gray levels). */
+ * block into p, its bits into *bits, its cost returned (1e300 when not
+ * tried: more than PNMF_PAL_SEARCH_MAX gray levels). */
 double pnmf_pal_search(const uint8_t *src, size_t cols, int h, int w, const PnmfPalBlock *left,
-                       const PnmfPalBlock *above, const PnmfPalCtx *c, double lambda, PnmfPalBlock *p);
+                       const PnmfPalBlock *above, const PnmfPalCtx *c, double lambda, PnmfPalBlock *p,
+                       double *bits);
 
 #endif

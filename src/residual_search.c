@@ -964,7 +964,11 @@ static void palette_neighbours(const PnmfResidual *r, const int32_t *at, size_t 
 }
 
 /* The cost of block b as a palette block (its best palette into *p), or
- * 1e300 when it cannot beat bj, the best cost so far. */
+ * 1e300 when it cannot beat bj, the best cost so far. lambda is the
+ * frame's, without the block's weight: a palette makes a block of few
+ * gray levels exact, and the weight (the error later frames copy) would
+ * buy that exactness at any price where the other modes cannot reach it,
+ * as in the new edge of a panning sky. */
 static double palette_try(PnmfResidual *r, const int32_t *at, size_t b, const uint8_t *src, int y0, int y1, int x0,
                           int x1, int L, int A, int Pm, double lambda, double bj, PnmfPalBlock *p)
 {
@@ -972,8 +976,9 @@ static double palette_try(PnmfResidual *r, const int32_t *at, size_t b, const ui
     if (mb >= bj) return 1e300;
     const PnmfPalBlock *left, *above;
     palette_neighbours(r, at, b, &left, &above);
+    double bits = 0;
     return mb + pnmf_pal_search(src + (size_t)y0 * r->cols + x0, (size_t)r->cols, y1 - y0, x1 - x0, left, above,
-                                &r->enc_pal, lambda, p);
+                                &r->enc_pal, lambda, p, &bits);
 }
 
 /* Block b coded as palette block p: kept in r->pal, the palette contexts
@@ -1208,7 +1213,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
         }
         PnmfPalBlock pal;
         if (palat) {
-            const double jp = palette_try(r, palat, b, src, y0, y1, x0, x1, left, above, prev, lambda, bj, &pal);
+            const double jp = palette_try(r, palat, b, src, y0, y1, x0, x1, left, above, prev, lambda0, bj, &pal);
             if (jp < bj) bj = jp, best = PNMF_RES_PALETTE, vy = vx = vt = 0, best8 = 0;
         }
         modes[b] = (uint8_t)best;

@@ -194,17 +194,17 @@ static void test_hostile(void)
 
 enum { ROWS = 36, COLS = 44, M = 3 };
 
-/* Flat shapes of a few gray levels on a background, moving, with one
- * noisy region (many levels: no palette there); P, the "model", flat. */
+/* Fine moving patterns of three gray levels, which no prediction finds,
+ * over a noisy region (many levels: no palette there); P, the "model",
+ * flat. */
 static void make_drawing(uint8_t *src, uint8_t *P)
 {
     for (int j = 0; j < M; j++)
         for (int y = 0; y < ROWS; y++)
             for (int x = 0; x < COLS; x++) {
                 const size_t q = (size_t)j * ROWS * COLS + (size_t)y * COLS + x;
-                int v = 165;
-                if ((x + 2 * j) % 11 < 4) v = 20;
-                if ((y * 3 + x) % 13 < 2) v = 240;
+                static const uint8_t lv[3] = { 20, 165, 240 };
+                int v = lv[((x + 2 * j) * (y + 1) + y / 2) % 3]; /* fine patterns no prediction finds */
                 if (x > 2 * j + 5 && x < 2 * j + 17 && y > 4 && y < 15) v = 60 + 40 * ((x + y) % 3);
                 if (y >= 24) v = 100 + (int)urn(120);
                 src[q] = (uint8_t)v;
@@ -344,20 +344,22 @@ static void test_search(void)
     pnmf_pal_ctx_init(&c);
     rc_cost_init();
     PnmfPalBlock p;
-    double j = pnmf_pal_search(blk, 8, 8, 8, NULL, NULL, &c, 0.001, &p);
-    CHECK(j < 1e300 && p.n <= PNMF_PAL_MAX);
+    double bits = 0;
+    double j = pnmf_pal_search(blk, 8, 8, 8, NULL, NULL, &c, 0.001, &p, &bits);
+    CHECK(j < 1e300 && p.n <= PNMF_PAL_MAX && bits > 0);
     long sse = 0;
     for (int q = 0; q < 64; q++) sse += (blk[q] - p.col[p.idx[q]]) * (blk[q] - p.col[p.idx[q]]);
     CHECK_MSG(sse == 0 || p.n == PNMF_PAL_MAX, "n %d sse %ld", p.n, sse);
     const int n_small = p.n;
-    j = pnmf_pal_search(blk, 8, 8, 8, NULL, NULL, &c, 1000, &p);
+    j = pnmf_pal_search(blk, 8, 8, 8, NULL, NULL, &c, 1000, &p, &bits);
     CHECK(j < 1e300 && p.n < n_small);
     for (int q = 0; q < 64; q++) blk[q] = (uint8_t)(q * 3 % 40 + 100);
-    CHECK(pnmf_pal_search(blk, 8, 8, 8, NULL, NULL, &c, 1, &p) == 1e300);
+    CHECK(pnmf_pal_search(blk, 8, 8, 8, NULL, NULL, &c, 1, &p, &bits) == 1e300);
     /* a neighbour's colours are reused rather than sent */
     for (int q = 0; q < 64; q++) blk[q] = (uint8_t)(q % 3 ? 77 : 201);
     PnmfPalBlock left = { .n = 2, .col = { 77, 201 } };
-    CHECK(pnmf_pal_search(blk, 8, 8, 8, &left, NULL, &c, 10, &p) < pnmf_pal_search(blk, 8, 8, 8, NULL, NULL, &c, 10, &p));
+    CHECK(pnmf_pal_search(blk, 8, 8, 8, &left, NULL, &c, 10, &p, &bits) <
+          pnmf_pal_search(blk, 8, 8, 8, NULL, NULL, &c, 10, &p, &bits));
 }
 
 int main(void)

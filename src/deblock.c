@@ -117,6 +117,11 @@ void pnmf_deblock_frame(const PnmfResidual *r, int j, const uint8_t *P, const ui
         pnmf_residual_block(r->bx, rows, cols, (size_t)b, &y0, &y1, &x0, &x1);
         const int m = modes[b];
         BlockInfo *o = &bi[b];
+        if (m == PNMF_RES_PALETTE) { /* window flags bit 13: intra, of the pixel step's index */
+            o->flags = BF_INTRA, o->q = (uint8_t)qs, o->nz = 0, o->dy = o->dx = 0, o->t = 0;
+            o->pred = PNMF_DEBLOCK_COPY;
+            continue;
+        }
         o->flags = (uint8_t)((pnmf_residual_is_intra(m) ? BF_INTRA : 0) | (m & PNMF_RES_CODED ? BF_CODED : 0) |
                              (m & PNMF_RES_TRANSFORM ? BF_TRANSFORM : 0));
         o->q = (uint8_t)(m & PNMF_RES_TRANSFORM ? qp : qs);

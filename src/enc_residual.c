@@ -48,12 +48,17 @@ static int key_frame_cost(const PnmfEncoder *e, ResBufs *rb, const PnmfWindowMod
     /* coded with its own step's lambda, weighed with the caller's */
     PnmfResidual r;
     PNMF_CHECK(pnmf_residual_alloc(&r, 1, e->vis_rows, e->vis_cols, key16, key16));
+    r.enc_palette = PNMF_PAL_ENCODE;
     model_frame(e, rb, md, &e->wdict, 0);
     int ret = pnmf_residual_encode_frame(&r, 0, e->frames, rb->P, rb->P, NULL, 0, rb->D, enc_residual_lambda(key16));
     Buf b = { 0 };
     if (ret >= 0) {
         for (size_t q = 0; q < (size_t)r.bx * r.by; q++) put_u(&b, r.modes[q]);
         for (size_t q = 0; q < r.nlev; q++) put_u(&b, zigzag(r.lev[q]));
+        for (size_t q = 0; q < r.npal; q++) { /* palette blocks: their colours and indices */
+            put_bytes(&b, r.pal[q].col, r.pal[q].n);
+            put_bytes(&b, r.pal[q].idx, sizeof(r.pal[q].idx));
+        }
         if (b.err) ret = PNMF_ERR_NOMEM;
     }
     uint8_t *z = NULL;
@@ -150,6 +155,7 @@ int pnmf_window_code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel
      * repeats, which zstd finds). Key windows never: a segment encoded on
      * its own makes the same bytes. */
     md->res.enc_tx8 = PNMF_TX8_ENCODE && e->continues && e->last_rc;
+    md->res.enc_palette = PNMF_PAL_ENCODE;
     const double lambda = enc_residual_lambda(step16), key_lambda = enc_residual_lambda(key16);
     *sse = 0;
     /* the window's block weights (pnmf_window_weights()), faded below */

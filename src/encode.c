@@ -156,10 +156,11 @@ static int write_window(PnmfEncoder *e, EncWindow *w)
             len += (size_t)snprintf(blocks + len, sizeof(blocks) - len, " %dx%d", w->md.comp[i].bh, w->md.comp[i].bw);
         pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: payload %zu bytes; blocks%s", e->windows, sizes[0], blocks);
     }
-    /* sub-pixel vectors, the deblocking filter, 8x8 transform blocks and
-     * context-coded masks need a v9 reader */
+    /* sub-pixel vectors, the deblocking filter, 8x8 transform blocks,
+     * palette blocks and context-coded masks need a v9 reader */
     const int tx8 = w->md.res.step16 && pnmf_tx8_used(&w->md.res, 0, w->md.res.m);
-    if (ret >= 0 && (w->md.res.subpel || w->md.res.deblock || tx8 || (w->md.spr.present && w->md.spr.ctxmasks)))
+    if (ret >= 0 && (w->md.res.subpel || w->md.res.deblock || tx8 || w->md.res.npal ||
+                     (w->md.spr.present && w->md.spr.ctxmasks)))
         pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V9);
     if (ret >= 0)
         ret = pnmf_container_write_window_best(e->cw, (uint32_t)(e->frame_count - w->m), (uint32_t)w->m,

@@ -270,7 +270,8 @@ int pnmf_info_next_window(PnmfInfo *p, PnmfInfoWindow *st, int zstd_level)
             const uint8_t mo = md->res.modes[b];
             st->res_pred[mo & 7]++;
             st->res_coded += (mo & PNMF_RES_CODED) != 0;
-            st->res_transform += (mo & PNMF_RES_TRANSFORM) != 0;
+            st->res_transform += (mo & PNMF_RES_CODED) && (mo & PNMF_RES_TRANSFORM);
+            st->res_palette += mo == PNMF_RES_PALETTE && md->res.palette;
         }
     st->components = md->k;
     st->entries = (uint64_t)md->first[md->m];

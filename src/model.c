@@ -68,8 +68,28 @@ uint64_t pnmf_model_max_work(int rows, int cols, int m)
 
 /* The residual layer (residual.h): step, block size, a mode per block and
  * frame, the levels of the coded blocks. */
+/* Window flags bit 13 (format 9): palette block b of frame j read from the
+ * modes stream into rs->pal (palette.h); at[] holds the frame's palette
+ * blocks' places in rs->pal (-1: another mode), for their neighbours'
+ * caches. 0, PNMF_ERR_NOMEM, or -1 for a block the format refuses. */
+static int read_palette_block(RcDec *d, PnmfPalCtx *pc, PnmfResidual *rs, size_t b, int h, int w, int32_t *at)
+{
+    if (rs->npal == rs->palcap) {
+        const size_t cap = rs->palcap ? 2 * rs->palcap : 64;
+        PnmfPalBlock *np = pnmf_realloc(rs->pal, cap * sizeof(*np));
+        if (!np) return PNMF_ERR_NOMEM;
+        rs->pal = np, rs->palcap = cap;
+    }
+    const int bx = rs->bx;
+    const PnmfPalBlock *left = b % (size_t)bx && at[b - 1] >= 0 ? rs->pal + at[b - 1] : NULL;
+    const PnmfPalBlock *above = b >= (size_t)bx && at[b - bx] >= 0 ? rs->pal + at[b - bx] : NULL;
+    if (pnmf_pal_read(d, pc, left, above, h, w, rs->pal + rs->npal) < 0) return -1;
+    at[b] = (int32_t)rs->npal++;
+    return 0;
+}
+
 static int read_residual(Rd *r, int version, int m, int rows, int cols, int continues, int rclev, int ctxlev, int subpel, int tx8,
-                         PnmfResidual *rs, char *err, size_t errlen)
+                         int palette, PnmfResidual *rs, char *err, size_t errlen)
 {
     /* a vector component's bound: quarter samples with window flags bit 6 */
     const int maxv = subpel ? PNMF_RES_QPEL_MAX_MV : PNMF_RES_MAX_MV;
@@ -130,9 +150,16 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
     rs->subpel = subpel;
     rs->tx8_on = tx8;
     uint64_t total = 0, nmv = 0;
+    PnmfPalCtx pc;
+    pnmf_pal_ctx_init(&pc);
+    int32_t *palat = palette ? pnmf_malloc_array((size_t)nb, sizeof(int32_t)) : NULL;
+    if (palette && !palat) return PNMF_ERR_NOMEM;
+    rs->palette = palette;
     for (int j = 0; j < m; j++) {
         rs->start[j] = (size_t)total;
         rs->mvstart[j] = (size_t)nmv;
+        rs->palstart[j] = rs->npal;
+        if (palat) memset(palat, 0xff, (size_t)nb * sizeof(int32_t));
         for (uint64_t b = 0; b < nb; b++) {
             if (coded) {
                 const uint8_t *mo = rs->modes + (uint64_t)j * nb + b;
@@ -146,6 +173,18 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
             pnmf_residual_block(rs->bx, rows, cols, (size_t)b, &y0, &y1, &x0, &x1);
             const int h = y1 - y0, w = x1 - x0;
             /* format 7: the intra predictions 5-7 */
+            if (palette && v == PNMF_RES_PALETTE) { /* window flags bit 13 */
+                const int pr = read_palette_block(&rd, &pc, rs, (size_t)b, h, w, palat);
+                if (pr < 0) {
+                    pnmf_free(palat);
+                    if (pr == PNMF_ERR_NOMEM) return pr;
+                    pnmf_set_err(err, errlen, "frame %d, block %llu: palette block out of range", j,
+                                 (unsigned long long)b);
+                    return PNMF_ERR_CORRUPT;
+                }
+                rs->modes[(uint64_t)j * nb + b] = (uint8_t)v;
+                continue;
+            }
             if (v > 31 || pred >= (version >= 7 ? PNMF_RES_PREDS : PNMF_RES_INTRA_DC) ||
                 ((v & PNMF_RES_TRANSFORM) &&
                  (!(v & PNMF_RES_CODED) || pred == PNMF_RES_SPATIAL || h < PNMF_RES_BLOCK || w < PNMF_RES_BLOCK)) ||
@@ -153,6 +192,7 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
                  (pred == PNMF_RES_PREVIOUS || pred == PNMF_RES_MOTION || pred == PNMF_RES_SHIFTED))) {
                 pnmf_set_err(err, errlen, "frame %d, block %llu: residual mode %llu not allowed", j,
                              (unsigned long long)b, (unsigned long long)v);
+                pnmf_free(palat);
                 return PNMF_ERR_CORRUPT;
             }
             rs->modes[(uint64_t)j * nb + b] = (uint8_t)v;
@@ -160,8 +200,10 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
             if (v & PNMF_RES_CODED) total += (uint64_t)h * w;
         }
     }
+    pnmf_free(palat);
     rs->start[m] = (size_t)total;
     rs->mvstart[m] = (size_t)nmv;
+    rs->palstart[m] = rs->npal;
     if (coded && !rc_dec_exact(&rd, stream)) goto bad_stream;
     RcVecCtx vc;
     if (coded) {
@@ -589,7 +631,7 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
     const uint64_t known = PNMF_FLAG_RESIDUAL | PNMF_FLAG_CONTINUES | (version >= 5 ? PNMF_FLAG_CARRIES : 0) |
                            (version >= 6 ? PNMF_FLAG_RCLEVELS | PNMF_FLAG_KEYVARINTS : 0) |
                            (version >= 8 ? PNMF_FLAG_SPRITES : 0) | (version >= 9 ? PNMF_FLAG_SUBPEL | PNMF_FLAG_DEBLOCK | PNMF_FLAG_TX8 : 0) |
-                           (version >= 9 ? PNMF_FLAG_CTXLEVELS | PNMF_FLAG_SPRMASKS : 0);
+                           (version >= 9 ? PNMF_FLAG_CTXLEVELS | PNMF_FLAG_SPRMASKS | PNMF_FLAG_PALETTE : 0);
     if (v & ~known) {
         pnmf_set_err(err, errlen, "window flags 0x%llx: unknown features", (unsigned long long)v);
         return PNMF_ERR_CORRUPT;
@@ -637,6 +679,11 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
         return PNMF_ERR_CORRUPT;
     }
     const int tx8 = !!(v & PNMF_FLAG_TX8);
+    if ((v & PNMF_FLAG_PALETTE) && !(v & PNMF_FLAG_RESIDUAL)) {
+        pnmf_set_err(err, errlen, "window flags 0x%llx: palette blocks without a residual layer", (unsigned long long)v);
+        return PNMF_ERR_CORRUPT;
+    }
+    const int palette = !!(v & PNMF_FLAG_PALETTE);
     const int has_residual = (int)(v & PNMF_FLAG_RESIDUAL), continues = !!(v & PNMF_FLAG_CONTINUES);
     const int sprites = !!(v & PNMF_FLAG_SPRITES);
     if ((v & PNMF_FLAG_SPRMASKS) && !sprites) {
@@ -809,7 +856,8 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
         md->spr.bytes = (size_t)(r.p - at);
     }
     if (has_residual) {
-        ret = read_residual(&r, version, m, vis_rows, vis_cols, continues, rclev, ctxlev, subpel, tx8, &md->res, err, errlen);
+        ret = read_residual(&r, version, m, vis_rows, vis_cols, continues, rclev, ctxlev, subpel, tx8, palette, &md->res, err,
+                            errlen);
         if (ret < 0) goto fail;
         md->res.deblock = deblock;
     }

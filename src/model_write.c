@@ -7,6 +7,7 @@
 #include "internal.h"
 #include "lossless.h"
 #include "model_write.h"
+#include "palette_enc.h"
 #include "rangecoder_enc.h"
 #include "residual_search.h"
 #include "tx8.h"
@@ -136,7 +137,8 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
                                    (md->res.subpel ? PNMF_FLAG_SUBPEL : 0) |
                                    (md->res.deblock ? PNMF_FLAG_DEBLOCK : 0) |
                                    (tx8 ? PNMF_FLAG_TX8 : 0) |
-                                   (rsv.rc_levels && md->res.ctx_levels ? PNMF_FLAG_CTXLEVELS : 0)
+                                   (rsv.rc_levels && md->res.ctx_levels ? PNMF_FLAG_CTXLEVELS : 0) |
+                                   (md->res.npal ? PNMF_FLAG_PALETTE : 0)
                              : 0); /* flags */
     put_u(&b, (uint64_t)k);
     for (int i = 0; i < k && !md->carries; i++) {
@@ -207,16 +209,40 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
         RcModeCtx mc;
         rc_mode_ctx_init(&mc);
         rc_enc_init(&re, &rcb);
-        for (int j = 0; j < m; j++)
+        PnmfPalCtx pc; /* window flags bit 13: each palette block after its mode */
+        pnmf_pal_ctx_init(&pc);
+        int32_t *palat = rs->npal ? pnmf_malloc_array(nb, sizeof(int32_t)) : NULL;
+        if (rs->npal && !palat) {
+            pnmf_free(rcb.p), pnmf_free(rcv.p), pnmf_free(b.p);
+            return PNMF_ERR_NOMEM;
+        }
+        size_t np = 0;
+        for (int j = 0; j < m; j++) {
+            if (palat) memset(palat, 0xff, nb * sizeof(int32_t));
             for (size_t q = 0; q < nb; q++) {
                 const uint8_t *mo = rs->modes + (size_t)j * nb + q;
-                if (*mo > 31) {
-                    pnmf_free(rcb.p), pnmf_free(rcv.p), pnmf_free(b.p);
+                if (*mo > 31 || (*mo == PNMF_RES_PALETTE && rs->npal && np >= rs->npal)) {
+                    pnmf_free(rcb.p), pnmf_free(rcv.p), pnmf_free(b.p), pnmf_free(palat);
                     return PNMF_ERR_ARG;
                 }
                 rc_encode_mode(&re, &mc, *mo, q % rs->bx ? mo[-1] : -1, q >= (size_t)rs->bx ? mo[-rs->bx] : -1,
                                j ? mo[-(ptrdiff_t)nb] : -1);
+                if (*mo == PNMF_RES_PALETTE && rs->npal) {
+                    int y0, y1, x0, x1;
+                    pnmf_residual_block(rs->bx, rs->rows, rs->cols, q, &y0, &y1, &x0, &x1);
+                    RcBin o = { .enc = &re };
+                    const PnmfPalBlock *left = q % rs->bx && palat[q - 1] >= 0 ? rs->pal + palat[q - 1] : NULL;
+                    const PnmfPalBlock *above =
+                        q >= (size_t)rs->bx && palat[q - rs->bx] >= 0 ? rs->pal + palat[q - rs->bx] : NULL;
+                    if (pnmf_pal_code(&o, &pc, left, above, y1 - y0, x1 - x0, rs->pal + np) < 0) {
+                        pnmf_free(rcb.p), pnmf_free(rcv.p), pnmf_free(b.p), pnmf_free(palat);
+                        return PNMF_ERR_ARG;
+                    }
+                    palat[q] = (int32_t)np++;
+                }
             }
+        }
+        pnmf_free(palat);
         rc_enc_finish(&re);
         /* vectors: the reference, then the difference from the frame's
          * previous vector of the same reference */

@@ -24,6 +24,7 @@ int pnmf_residual_alloc(PnmfResidual *r, int m, int rows, int cols, int step16, 
     rc_mode_ctx_init(&r->enc_modes);
     rc_vec_ctx_init(&r->enc_vectors);
     rc_lev_ctx_init(&r->enc_levels);
+    pnmf_pal_ctx_init(&r->enc_pal);
     r->bx = pnmf_residual_blocks(cols);
     r->by = pnmf_residual_blocks(rows);
     r->modes = pnmf_calloc((size_t)m * r->bx * r->by, 1);
@@ -31,8 +32,9 @@ int pnmf_residual_alloc(PnmfResidual *r, int m, int rows, int cols, int step16, 
     r->start = pnmf_calloc((size_t)m + 1, sizeof(size_t));
     r->mvstart = pnmf_calloc((size_t)m + 1, sizeof(size_t));
     r->gmv = pnmf_calloc((size_t)m * 2, sizeof(int16_t));
+    r->palstart = pnmf_calloc((size_t)m + 1, sizeof(size_t));
     r->dbk = pnmf_malloc_array((size_t)r->bx * r->by, sizeof(*r->dbk));
-    if (!r->modes || !r->tx8 || !r->start || !r->mvstart || !r->gmv || !r->dbk) {
+    if (!r->modes || !r->tx8 || !r->start || !r->mvstart || !r->gmv || !r->dbk || !r->palstart) {
         pnmf_residual_free(r);
         return PNMF_ERR_NOMEM;
     }
@@ -49,6 +51,8 @@ void pnmf_residual_free(PnmfResidual *r)
     pnmf_free(r->mvref);
     pnmf_free(r->mvstart);
     pnmf_free(r->gmv);
+    pnmf_free(r->pal);
+    pnmf_free(r->palstart);
     pnmf_free(r->dbk);
     pnmf_free(r->enc_prev_mv);
     pnmf_free(r->enc_dec);
@@ -206,6 +210,7 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
     const int16_t *lev = r->lev + r->start[j];
     const int16_t *mv = r->mv + 2 * r->mvstart[j];
     const uint8_t *mvref = r->mvref + r->mvstart[j];
+    const PnmfPalBlock *pal = r->pal ? r->pal + r->palstart[j] : NULL;
     const uint8_t *Dp = ref ? ref[0] : NULL, *Dr = Dp;
     const int step16 = j ? r->step16 : r->key_step16;
     const int qp = j ? r->qp : r->key_qp;
@@ -223,6 +228,10 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
     for (int b = 0; b < r->bx * r->by; b++) {
         int y0, y1, x0, x1;
         pnmf_residual_block(r->bx, r->rows, r->cols, (size_t)b, &y0, &y1, &x0, &x1);
+        if (modes[b] == PNMF_RES_PALETTE) { /* window flags bit 13: drawn from its palette */
+            pnmf_pal_draw(pal++, y1 - y0, x1 - x0, D + (size_t)y0 * r->cols + x0, (size_t)r->cols);
+            continue;
+        }
         int mode = modes[b] & 7;
         const int coded = modes[b] & PNMF_RES_CODED;
         int dy = 0, dx = 0, frac = 0;

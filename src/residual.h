@@ -40,6 +40,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "palette.h"
 #include "rangecoder.h"
 
 #define PNMF_RES_BLOCK     8
@@ -121,6 +122,17 @@ typedef struct PnmfResidual {
     int ctx_levels;
     struct PnmfLx *lx;
     uint8_t *enc_dec;
+    /* Window flags bit 13 (format 9, palette.h): blocks of mode
+     * PNMF_RES_PALETTE, their palettes and indices in block order,
+     * frame j's at pal[palstart[j] .. palstart[j+1]). palette: the window
+     * may have them (the reader's flag); enc_palette: the encoder tries
+     * them, pricing with enc_pal, the contexts as the writer will have them. */
+    int palette;
+    PnmfPalBlock *pal;
+    size_t npal, palcap;
+    size_t *palstart;
+    int enc_palette;
+    PnmfPalCtx enc_pal;
 } PnmfResidual;
 
 /* Allocate r for m frames of rows x cols at the steps given (modes, and

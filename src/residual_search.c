@@ -12,6 +12,7 @@
 
 #include "deblock.h"
 #include "internal.h"
+#include "palette_enc.h"
 #include "residual_search.h"
 #include "tuning.h"
 #include "tx8.h"
@@ -959,6 +960,56 @@ int pnmf_residual_match_weights(const uint8_t *frames, int m, size_t stride, int
     return 0;
 }
 
+/* ---- palette blocks (window flags bit 13, palette.h) ---------------------- */
+
+/* The palettes of block b's left and above neighbours in this frame, from
+ * at[] (each palette block's place in r->pal, -1 for other modes). */
+static void palette_neighbours(const PnmfResidual *r, const int32_t *at, size_t b, const PnmfPalBlock **left,
+                               const PnmfPalBlock **above)
+{
+    *left = b % (size_t)r->bx && at[b - 1] >= 0 ? r->pal + at[b - 1] : NULL;
+    *above = b >= (size_t)r->bx && at[b - r->bx] >= 0 ? r->pal + at[b - r->bx] : NULL;
+}
+
+/* The cost of block b as a palette block (its best palette into *p), or
+ * 1e300 when it cannot beat bj, the best cost so far. lambda is the
+ * frame's, without the block's weight: a palette makes a block of few
+ * gray levels exact, and the weight (the error later frames copy) would
+ * buy that exactness at any price where the other modes cannot reach it,
+ * as in the new edge of a panning sky. */
+static double palette_try(PnmfResidual *r, const int32_t *at, size_t b, const uint8_t *src, int y0, int y1, int x0,
+                          int x1, int L, int A, int Pm, double lambda, double bj, PnmfPalBlock *p)
+{
+    const double mb = lambda * rc_mode_step(&r->enc_modes, PNMF_RES_PALETTE, L, A, Pm, 0);
+    if (mb >= bj) return 1e300;
+    const PnmfPalBlock *left, *above;
+    palette_neighbours(r, at, b, &left, &above);
+    double bits = 0;
+    return mb + pnmf_pal_search(src + (size_t)y0 * r->cols + x0, (size_t)r->cols, y1 - y0, x1 - x0, left, above,
+                                &r->enc_pal, lambda, p, &bits);
+}
+
+/* Block b coded as palette block p: kept in r->pal, the palette contexts
+ * moved as the writer will move them, its samples drawn into D. */
+static int palette_commit(PnmfResidual *r, int32_t *at, size_t b, const PnmfPalBlock *p, int y0, int y1, int x0,
+                          int x1, uint8_t *D)
+{
+    if (r->npal == r->palcap) {
+        const size_t cap = r->palcap ? 2 * r->palcap : 64;
+        PnmfPalBlock *np = pnmf_realloc(r->pal, cap * sizeof(*np));
+        if (!np) return PNMF_ERR_NOMEM;
+        r->pal = np, r->palcap = cap;
+    }
+    const PnmfPalBlock *left, *above;
+    palette_neighbours(r, at, b, &left, &above);
+    RcBin o = { .enc = NULL, .update = 1 };
+    pnmf_pal_code(&o, &r->enc_pal, left, above, y1 - y0, x1 - x0, p);
+    r->pal[r->npal] = *p;
+    at[b] = (int32_t)r->npal++;
+    pnmf_pal_draw(p, y1 - y0, x1 - x0, D + (size_t)y0 * r->cols + x0, (size_t)r->cols);
+    return 0;
+}
+
 int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const uint8_t *P,
                                const uint8_t *Pp, const uint8_t *const *ref, int nref, uint8_t *D,
                                double lambda)
@@ -996,6 +1047,14 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
     /* the vector and reference chosen so far in this frame, per block */
     int16_t (*bmv)[3] = pnmf_calloc(nb, sizeof(*bmv));
     if (!bmv) return PNMF_ERR_NOMEM;
+    /* window flags bit 13: each block's place in r->pal, -1 for other modes */
+    int32_t *palat = r->enc_palette ? pnmf_malloc_array(nb, sizeof(int32_t)) : NULL;
+    if (r->enc_palette && !palat) {
+        pnmf_free(bmv);
+        return PNMF_ERR_NOMEM;
+    }
+    if (palat) memset(palat, 0xff, nb * sizeof(int32_t));
+    r->palstart[j] = r->npal;
     /* the last frame's, when it was coded just before with these references */
     const int16_t (*pm)[3] = j && nref ? (const int16_t (*)[3])r->enc_prev_mv : NULL;
     /* the box means of the frame and of the references, made when the wide
@@ -1012,7 +1071,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
     LevelTab *lts = pnmf_malloc_array(r->enc_weight ? PNMF_RES_WEIGHTS : 1, sizeof(LevelTab));
     uint8_t lt_made[PNMF_RES_WEIGHTS] = { 0 };
     if (!lts) {
-        pnmf_free(bmv), pnmf_free(cbuf);
+        pnmf_free(bmv), pnmf_free(cbuf), pnmf_free(palat);
         return PNMF_ERR_NOMEM;
     }
     RcLevCtx *lc = r->enc_rc_price ? &r->enc_levels : NULL;
@@ -1167,6 +1226,11 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                 }
             }
         }
+        PnmfPalBlock pal;
+        if (palat) {
+            const double jp = palette_try(r, palat, b, src, y0, y1, x0, x1, left, above, prev, lambda0, bj, &pal);
+            if (jp < bj) bj = jp, best = PNMF_RES_PALETTE, vy = vx = vt = 0, best8 = 0;
+        }
         modes[b] = (uint8_t)best;
         rc_mode_step(&r->enc_modes, best, left, above, prev, 1);
         const uint8_t *Dr = Dp;
@@ -1174,7 +1238,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
             uint8_t *nr = NULL;
             if (grow((void **)&r->mv, &r->mvcap, 2 * (r->nmv + 1), sizeof(int16_t)) < 0 ||
                 !(nr = pnmf_realloc(r->mvref, r->mvcap / 2 + 1))) {
-                pnmf_free(bmv), pnmf_free(cbuf), pnmf_free(lts);
+                pnmf_free(bmv), pnmf_free(cbuf), pnmf_free(lts), pnmf_free(palat);
                 return PNMF_ERR_NOMEM;
             }
             r->mvref = nr;
@@ -1197,7 +1261,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
         int16_t *levs = NULL;
         if (best & PNMF_RES_CODED) {
             if (grow((void **)&r->lev, &r->cap, r->nlev + area, sizeof(int16_t)) < 0) {
-                pnmf_free(bmv), pnmf_free(cbuf), pnmf_free(lts);
+                pnmf_free(bmv), pnmf_free(cbuf), pnmf_free(lts), pnmf_free(palat);
                 return PNMF_ERR_NOMEM;
             }
             levs = r->lev + r->nlev;
@@ -1205,10 +1269,15 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
         }
         int em = (best & 7) == PNMF_RES_PREVIOUS ? prev_mode : best & 7;
         if ((best & 7) == PNMF_RES_SHIFTED) em = shifted_pred(r, &vy, &vx);
-        if ((best & PNMF_RES_TRANSFORM) && r->enc_tx8)
+        if ((best & PNMF_RES_CODED) && (best & PNMF_RES_TRANSFORM) && r->enc_tx8)
             tx8_flag_bits(r, lc, j, b, kind | pnmf_residual_is_intra(best) << 1, best8, 1);
         r->tx8[(size_t)j * nb + b] = (uint8_t)best8;
-        if (best8)
+        if (best == PNMF_RES_PALETTE) {
+            if (palette_commit(r, palat, b, &pal, y0, y1, x0, x1, D) < 0) {
+                pnmf_free(bmv), pnmf_free(cbuf), pnmf_free(lts), pnmf_free(palat);
+                return PNMF_ERR_NOMEM;
+            }
+        } else if (best8)
             try_transform8(em, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, x0, vy, vx, levs, lc, kind,
                            1e300);
         else if (best & PNMF_RES_TRANSFORM)
@@ -1219,6 +1288,8 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
     }
     pnmf_free(cbuf);
     pnmf_free(lts);
+    pnmf_free(palat);
+    r->palstart[j + 1] = r->npal;
     frame_motions(r, bmv, nb);
     pnmf_free(r->enc_prev_mv);
     r->enc_prev_mv = bmv;

@@ -658,6 +658,7 @@ static void add_window(PnmfInfoWindow *tot, const PnmfInfoWindow *w)
     for (int i = 0; i < 8; i++) tot->res_pred[i] += w->res_pred[i];
     tot->res_coded += w->res_coded;
     tot->res_transform += w->res_transform;
+    tot->res_palette += w->res_palette;
     tot->sprite_poses += w->sprite_poses;
     tot->sprite_places += w->sprite_places;
     for (int s = 0; s < PNMF_INFO_SECTIONS; s++) {
@@ -667,11 +668,11 @@ static void add_window(PnmfInfoWindow *tot, const PnmfInfoWindow *w)
     }
 }
 
-/* The window's optional residual tools as letters, one per flags bit
+/* The window's optional tools as letters, one per flags bit
  * (docs/format.md, "Window payload" item 1). */
 static void tools_cell(char *out, uint64_t flags)
 {
-    static const struct { int bit; char letter; } tool[] = { { 6, 'q' }, { 7, 'd' }, { 8, '8' }, { 9, 'c' } };
+    static const struct { int bit; char letter; } tool[] = { { 6, 'q' }, { 7, 'd' }, { 8, '8' }, { 9, 'c' }, { 11, 'm' }, { 13, 'p' } };
     int n = 0;
     for (size_t i = 0; i < sizeof(tool) / sizeof(tool[0]); i++)
         if (flags >> tool[i].bit & 1) out[n++] = tool[i].letter;
@@ -805,7 +806,8 @@ static int print_tables(const char *path, const PnmfInfoHeader *h, const WinRow 
     printf("(first: 0-based frame; key: yes if it decodes on its own (a key window, or no\n"
            " residual layer), no if it predicts from the window before; tools: the residual\n"
            " layer's optional tools (q quarter-sample vectors, d deblocking, 8 8x8 transform,\n"
-           " c sample-context levels; '-' none); comps: components in the payload, c:\n"
+           " c sample-context levels, p palette blocks, m context-coded sprite masks; '-'\n"
+           " none); comps: components in the payload, c:\n"
            " carried over from the last model (no blocks in the payload);\n"
            " used: with an entry; entries: (component, coefficient, shift) triples of all\n"
            " frames; repeat: frames in which a component appears more than once; max occ:\n"
@@ -829,6 +831,9 @@ static int print_tables(const char *path, const PnmfInfoHeader *h, const WinRow 
         for (int i = 0; i < 8; i++)
             printf("%s%s %s (%.1f%%)%s", i % 4 ? ", " : "  ", pred[i], num(tot->res_pred[i]),
                    100.0 * (double)tot->res_pred[i] / (double)nres, i % 4 == 3 ? "\n" : "");
+        if (tot->res_palette) /* format 9: drawn from their palettes, counted under model */
+            printf("  of the model's, palette blocks %s (%.1f%%)\n", num(tot->res_palette),
+                   100.0 * (double)tot->res_palette / (double)nres);
     }
 
     if (level) printf("\nbytes by section of the payload (zstd: the section compressed alone at level %d)\n", level);

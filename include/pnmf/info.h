@@ -105,7 +105,9 @@ typedef struct PnmfInfoWindow {
     uint64_t sprite_places;  ///< its placements, all frames
     uint64_t flags;          ///< the payload's flags (docs/format.md, "Window payload" item 1):
                              ///< bit 6 sub-pixel vectors, 7 deblocking, 8 8x8 transform,
-                             ///< 9 sample-context levels, and the others the format lists
+                             ///< 9 sample-context levels, 11 context-coded sprite masks,
+                             ///< 13 palette blocks, and the others the format lists
+    uint64_t res_palette;    ///< residual layer: palette blocks (format 9; counted in res_pred[0] too)
 } PnmfInfoWindow;
 
 /** A window's components as stored: signed levels, l * w_step / 256 being

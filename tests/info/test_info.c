@@ -210,6 +210,8 @@ int main(int argc, char **argv)
         CHECK((st.flags >> 7 & 1) == (uint64_t)(md.res.step16 && md.res.deblock));
         CHECK((st.flags >> 8 & 1) == (uint64_t)(md.res.step16 && md.res.tx8_on));
         CHECK((st.flags >> 9 & 1) == (uint64_t)(md.res.step16 && md.res.lx != NULL));
+        CHECK((st.flags >> 11 & 1) == (uint64_t)(md.spr.present && md.spr.ctxmasks));
+        CHECK((st.flags >> 13 & 1) == (uint64_t)(md.res.step16 && md.res.palette));
         if (want_bit >= 0) bit_seen |= (int)(st.flags >> want_bit & 1);
         CHECK(st.chunk_bytes > 20); /* 20 bytes of framing and the zstd frame */
         CHECK(st.components == md.k);
@@ -235,13 +237,17 @@ int main(int argc, char **argv)
         }
         CHECK(per_comp == entries && st.levels == levels);
         /* residual blocks by prediction, from the decoder's modes */
-        uint64_t pred[8] = { 0 }, coded = 0, tr = 0, nres = 0;
+        uint64_t pred[8] = { 0 }, coded = 0, tr = 0, pal = 0, nres = 0;
         if (md.res.step16)
             for (size_t b = 0; b < (size_t)md.m * md.res.bx * md.res.by; b++) {
-                pred[md.res.modes[b] & 7]++;
-                coded += (md.res.modes[b] & PNMF_RES_CODED) != 0;
-                tr += (md.res.modes[b] & PNMF_RES_TRANSFORM) != 0;
+                const uint8_t mo = md.res.modes[b];
+                pred[mo & 7]++;
+                coded += (mo & PNMF_RES_CODED) != 0;
+                /* mode 16 alone: a palette block (window flags bit 13), not a transform */
+                if (mo == PNMF_RES_PALETTE) pal++;
+                else tr += (mo & PNMF_RES_TRANSFORM) != 0;
             }
+        CHECK(st.res_palette == pal);
         for (int i = 0; i < 8; i++) {
             CHECK_MSG(st.res_pred[i] == pred[i], "window %d: prediction %d: %llu blocks, decoder %llu", windows, i,
                       (unsigned long long)st.res_pred[i], (unsigned long long)pred[i]);

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The encoder's palette blocks (palette.h). */
+#ifndef PNMF_PALETTE_ENC_H
+#define PNMF_PALETTE_ENC_H
+
+#include "palette.h"
+
+#define PNMF_PAL_SEARCH_MAX 32 /* a block of more gray levels is not tried (camera noise, gradients) */
+
+/* The best palette block for the h x w source samples at src (rows cols
+ * apart) after the left and above palettes (NULL: none): the palette of
+ * 1..8 colours, grouping neighbouring gray levels, with the least squared
+ * error + lambda * bits of its decisions priced with c as it stands. The
+ * block into p, its bits into *bits, its cost returned (1e300 when not
+ * tried: more than PNMF_PAL_SEARCH_MAX gray levels). */
+double pnmf_pal_search(const uint8_t *src, size_t cols, int h, int w, const PnmfPalBlock *left,
+                       const PnmfPalBlock *above, const PnmfPalCtx *c, double lambda, PnmfPalBlock *p,
+                       double *bits);
+
+#endif

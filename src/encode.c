@@ -14,6 +14,7 @@
 #include "diamond.h"
 #include "enc_internal.h"
 #include "internal.h"
+#include "intra.h"
 #include "log.h"
 #include "quant.h"
 #include "tuning.h"
@@ -156,8 +157,10 @@ static int write_window(PnmfEncoder *e, EncWindow *w)
             len += (size_t)snprintf(blocks + len, sizeof(blocks) - len, " %dx%d", w->md.comp[i].bh, w->md.comp[i].bw);
         pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: payload %zu bytes; blocks%s", e->windows, sizes[0], blocks);
     }
-    /* sub-pixel vectors, the deblocking filter and 8x8 transform blocks need a v9 reader */
-    const int tx8 = w->md.res.step16 && pnmf_tx8_used(&w->md.res, 0, w->md.res.m);
+    /* sub-pixel vectors, the deblocking filter, 8x8 transform blocks and
+     * intra directions need a v9 reader */
+    const int tx8 = w->md.res.step16 && (pnmf_tx8_used(&w->md.res, 0, w->md.res.m) ||
+                                         pnmf_intra_used(&w->md.res, 0, w->md.res.m)); /* or directions */
     if (ret >= 0 && (w->md.res.subpel || w->md.res.deblock || tx8))
         pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V9);
     if (ret >= 0)
@@ -166,7 +169,7 @@ static int write_window(PnmfEncoder *e, EncWindow *w)
                                                sizeof(e->err));
     for (int a = 0; a < PNMF_WINDOW_CODINGS; a++) pnmf_free(codings[a]);
     if (ret < 0) return ret;
-    /* a window with 8x8 transform blocks has one coding, the levels stream */
+    /* a window with 8x8 transform blocks or directions has one coding, the levels stream */
     const int rc = chosen > 0 || tx8;
     e->rc_level_windows += rc, e->last_rc = rc;
     e->sse += w->sse, e->carried += w->carried;

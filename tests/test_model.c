@@ -431,11 +431,12 @@ static void test_reader_rules(void)
         pnmf_model_free(&md);
     }
 
-    /* flags: bits 0 to 7 and 9 are defined (the residual layer and its
+    /* flags: bits 0 to 10 are defined (the residual layer and its
      * options, carried components, the sprite layer: test_sprite, sub-pixel
      * vectors: test_subpel, deblocking: test_deblock, sample-context levels:
-     * test_lossless), bit 10 and above are refused */
-    for (uint64_t f = 1024; f; f <<= 9) {
+     * test_lossless, directional intra: test_intra), bit 11 and above are
+     * refused */
+    for (uint64_t f = 2048; f; f <<= 9) {
         p = one(f, 1, 1, 0, 0, 0);
         REFUSED(p, 1, PNMF_ERR_CORRUPT, "unknown features");
     }

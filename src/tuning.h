@@ -140,9 +140,10 @@
  * goes on to the step pick, which weighs the two at each step. */
 #define PNMF_SPRITE_MARGIN 1.1
 /* Whether the encoder tries the intra directions (format 9, window flags
- * bit 10) on intra transform blocks: 0 builds an encoder without them. */
+ * bit 10) on intra transform blocks: off, as on the devset they cost
+ * +0.2 to +0.7 % BD-rate (docs/measurements.md, "Directional intra"). */
 #ifndef PNMF_INTRA_ENCODE
-#define PNMF_INTRA_ENCODE 1
+#define PNMF_INTRA_ENCODE 0
 #endif
 /* The intra directions of least SAD a block tries with the transforms. */
 #define PNMF_INTRA_TRY 2

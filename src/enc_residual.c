@@ -15,6 +15,7 @@
 #include "enc_internal.h"
 #include "entropy.h"
 #include "internal.h"
+#include "intra.h"
 #include "model_write.h"
 #include "residual_search.h"
 #include "tx8.h"
@@ -156,6 +157,8 @@ int pnmf_window_code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel
      * its own makes the same bytes. */
     md->res.enc_tx8 = PNMF_TX8_ENCODE && e->continues && e->last_rc;
     md->res.enc_palette = PNMF_PAL_ENCODE;
+    /* format 9: intra directions (window flags bit 10) under the same rule */
+    md->res.enc_idir = PNMF_INTRA_ENCODE && e->continues && e->last_rc;
     const double lambda = enc_residual_lambda(step16), key_lambda = enc_residual_lambda(key16);
     *sse = 0;
     /* the window's block weights (pnmf_window_weights()), faded below */
@@ -224,8 +227,8 @@ int pnmf_window_codings(PnmfWindowModel *md, uint8_t *c[PNMF_WINDOW_CODINGS], si
 {
     for (int a = 0; a < PNMF_WINDOW_CODINGS; a++) c[a] = NULL, size[a] = 0;
     *n = 0, *rc_from = 1;
-    if (md->res.step16 && pnmf_tx8_used(&md->res, 0, md->res.m)) {
-        /* 8x8 transform blocks: the levels stream is the only coding */
+    if (md->res.step16 && (pnmf_tx8_used(&md->res, 0, md->res.m) || pnmf_intra_used(&md->res, 0, md->res.m))) {
+        /* 8x8 transform blocks or intra directions: the levels stream is the only coding */
         md->res.rc_levels = 1;
         const int ret = pnmf_model_write(md, &c[0], &size[0]);
         md->res.rc_levels = 0;

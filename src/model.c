@@ -89,7 +89,7 @@ static int read_palette_block(RcDec *d, PnmfPalCtx *pc, PnmfResidual *rs, size_t
 }
 
 static int read_residual(Rd *r, int version, int m, int rows, int cols, int continues, int rclev, int ctxlev, int subpel, int tx8,
-                         int palette, PnmfResidual *rs, char *err, size_t errlen)
+                         int idir, int palette, PnmfResidual *rs, char *err, size_t errlen)
 {
     /* a vector component's bound: quarter samples with window flags bit 6 */
     const int maxv = subpel ? PNMF_RES_QPEL_MAX_MV : PNMF_RES_MAX_MV;
@@ -149,6 +149,7 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
     rs->continues = continues;
     rs->subpel = subpel;
     rs->tx8_on = tx8;
+    rs->idir_on = idir;
     uint64_t total = 0, nmv = 0;
     PnmfPalCtx pc;
     pnmf_pal_ctx_init(&pc);
@@ -319,6 +320,10 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
         const int bad = pnmf_residual_levels_read(&rd, &lc, rs, jv, (int)max_pixel);
         if (bad == -1) {
             pnmf_set_err(err, errlen, "residual level out of range");
+            return PNMF_ERR_CORRUPT;
+        }
+        if (bad == -3) {
+            pnmf_set_err(err, errlen, "residual intra direction out of range");
             return PNMF_ERR_CORRUPT;
         }
         if (bad) goto bad_stream; /* read past its end: stopped there */
@@ -631,7 +636,7 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
     const uint64_t known = PNMF_FLAG_RESIDUAL | PNMF_FLAG_CONTINUES | (version >= 5 ? PNMF_FLAG_CARRIES : 0) |
                            (version >= 6 ? PNMF_FLAG_RCLEVELS | PNMF_FLAG_KEYVARINTS : 0) |
                            (version >= 8 ? PNMF_FLAG_SPRITES : 0) | (version >= 9 ? PNMF_FLAG_SUBPEL | PNMF_FLAG_DEBLOCK | PNMF_FLAG_TX8 : 0) |
-                           (version >= 9 ? PNMF_FLAG_CTXLEVELS | PNMF_FLAG_SPRMASKS | PNMF_FLAG_PALETTE : 0);
+                           (version >= 9 ? PNMF_FLAG_CTXLEVELS | PNMF_FLAG_INTRA | PNMF_FLAG_SPRMASKS | PNMF_FLAG_PALETTE : 0);
     if (v & ~known) {
         pnmf_set_err(err, errlen, "window flags 0x%llx: unknown features", (unsigned long long)v);
         return PNMF_ERR_CORRUPT;
@@ -679,6 +684,12 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
         return PNMF_ERR_CORRUPT;
     }
     const int tx8 = !!(v & PNMF_FLAG_TX8);
+    if ((v & PNMF_FLAG_INTRA) && !(v & PNMF_FLAG_RCLEVELS)) {
+        pnmf_set_err(err, errlen, "window flags 0x%llx: intra directions without a levels stream",
+                     (unsigned long long)v);
+        return PNMF_ERR_CORRUPT;
+    }
+    const int idir = !!(v & PNMF_FLAG_INTRA);
     if ((v & PNMF_FLAG_PALETTE) && !(v & PNMF_FLAG_RESIDUAL)) {
         pnmf_set_err(err, errlen, "window flags 0x%llx: palette blocks without a residual layer", (unsigned long long)v);
         return PNMF_ERR_CORRUPT;
@@ -856,8 +867,8 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
         md->spr.bytes = (size_t)(r.p - at);
     }
     if (has_residual) {
-        ret = read_residual(&r, version, m, vis_rows, vis_cols, continues, rclev, ctxlev, subpel, tx8, palette, &md->res, err,
-                            errlen);
+        ret = read_residual(&r, version, m, vis_rows, vis_cols, continues, rclev, ctxlev, subpel, tx8, idir, palette,
+                            &md->res, err, errlen);
         if (ret < 0) goto fail;
         md->res.deblock = deblock;
     }

@@ -41,6 +41,8 @@
                                       * RESIDUAL): deblock.h */
 #define PNMF_FLAG_TX8        256     /* transform blocks may be one 8x8 transform (format 9; with
                                       * RCLEVELS): the levels stream says which (tx8.h) */
+#define PNMF_FLAG_INTRA      1024    /* intra transform blocks may have a direction (format 9; with
+                                      * RCLEVELS): the levels stream says which (intra.h) */
 #define PNMF_FLAG_SPRMASKS   2048    /* the sprite layer's masks are context-coded (format 9; with
                                       * SPRITES): docs/format.md, "Sprite layer" */
 #define PNMF_MAX_OCCURRENCES 64      /* entries of one component in one frame */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "intra.h"
 #include "lossless.h"
 #include "model_write.h"
 #include "palette_enc.h"
@@ -126,8 +127,9 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
      * them among the varints is the levels stream's */
     PnmfResidual rsv = md->res;
     const int jv = rsv.rc_levels == 2 ? 1 : rsv.rc_levels ? 0 : rsv.m;
-    if (rsv.step16 && pnmf_tx8_used(&rsv, 0, jv)) rsv.rc_levels = 1;
+    if (rsv.step16 && (pnmf_tx8_used(&rsv, 0, jv) || pnmf_intra_used(&rsv, 0, jv))) rsv.rc_levels = 1;
     const int tx8 = rsv.step16 && rsv.rc_levels && pnmf_tx8_used(&rsv, rsv.rc_levels == 2, rsv.m);
+    const int idir = rsv.step16 && rsv.rc_levels && pnmf_intra_used(&rsv, rsv.rc_levels == 2, rsv.m);
     put_u(&b, md->res.step16 ? PNMF_FLAG_RESIDUAL | (md->res.continues ? PNMF_FLAG_CONTINUES : 0) |
                                    (md->carries ? PNMF_FLAG_CARRIES : 0) |
                                    (rsv.rc_levels ? PNMF_FLAG_RCLEVELS : 0) |
@@ -136,7 +138,7 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
                                    (md->spr.present && md->spr.ctxmasks ? PNMF_FLAG_SPRMASKS : 0) |
                                    (md->res.subpel ? PNMF_FLAG_SUBPEL : 0) |
                                    (md->res.deblock ? PNMF_FLAG_DEBLOCK : 0) |
-                                   (tx8 ? PNMF_FLAG_TX8 : 0) |
+                                   (tx8 ? PNMF_FLAG_TX8 : 0) | (idir ? PNMF_FLAG_INTRA : 0) |
                                    (rsv.rc_levels && md->res.ctx_levels ? PNMF_FLAG_CTXLEVELS : 0) |
                                    (md->res.npal ? PNMF_FLAG_PALETTE : 0)
                              : 0); /* flags */

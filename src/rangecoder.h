@@ -228,6 +228,9 @@ typedef struct RcLevCtx {
     RcProb last8[RC_LEV_KINDS][RC_TX8_POS];       /* the last one? by class of zigzag position */
     RcProb tgt1_8[RC_LEV_KINDS][5];               /* as tgt1 */
     RcProb tmag8[RC_LEV_KINDS][5];                /* as tmag */
+    /* format 9: directional intra (intra.h) */
+    RcProb idir[2][3];                            /* a direction? by frame 0 or not, prediction 5..7 */
+    RcProb idk[3][3];                             /* its index: high bit, low bit by the high one */
 } RcLevCtx;
 
 /* The context class of zigzag position i (0..62) of an 8x8 block: one per

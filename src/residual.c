@@ -9,6 +9,7 @@
 
 #include "deblock.h"
 #include "internal.h"
+#include "intra.h"
 #include "lossless.h"
 #include "residual.h"
 #include "tx8.h"
@@ -29,12 +30,13 @@ int pnmf_residual_alloc(PnmfResidual *r, int m, int rows, int cols, int step16, 
     r->by = pnmf_residual_blocks(rows);
     r->modes = pnmf_calloc((size_t)m * r->bx * r->by, 1);
     r->tx8 = pnmf_calloc((size_t)m * r->bx * r->by, 1);
+    r->idir = pnmf_calloc((size_t)m * r->bx * r->by, 1);
     r->start = pnmf_calloc((size_t)m + 1, sizeof(size_t));
     r->mvstart = pnmf_calloc((size_t)m + 1, sizeof(size_t));
     r->gmv = pnmf_calloc((size_t)m * 2, sizeof(int16_t));
     r->palstart = pnmf_calloc((size_t)m + 1, sizeof(size_t));
     r->dbk = pnmf_malloc_array((size_t)r->bx * r->by, sizeof(*r->dbk));
-    if (!r->modes || !r->tx8 || !r->start || !r->mvstart || !r->gmv || !r->dbk || !r->palstart) {
+    if (!r->modes || !r->tx8 || !r->idir || !r->start || !r->mvstart || !r->gmv || !r->dbk || !r->palstart) {
         pnmf_residual_free(r);
         return PNMF_ERR_NOMEM;
     }
@@ -45,6 +47,7 @@ void pnmf_residual_free(PnmfResidual *r)
 {
     pnmf_free(r->modes);
     pnmf_free(r->tx8);
+    pnmf_free(r->idir);
     pnmf_free(r->lev);
     pnmf_free(r->start);
     pnmf_free(r->mv);
@@ -291,8 +294,11 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
         }
         const int intra = mode >= PNMF_RES_INTRA_DC;
         const int tx8 = r->tx8[(size_t)j * r->bx * r->by + b];
+        const int dir = r->idir[(size_t)j * r->bx * r->by + b]; /* window flags bit 10 */
         if (frac)
             pnmf_residual_subpel(Dr, r->rows, r->cols, y0, y1, x0, x1, dy, dx, pred);
+        else if (dir)
+            pnmf_intra_predict(dir, D, r->cols, y0, x0, pred, PNMF_RES_BLOCK);
         else if (!intra || !(modes[b] & PNMF_RES_TRANSFORM) || tx8)
             pnmf_residual_predict(mode, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1, x0, x1, dy, dx, pred);
         if (tx8) { /* one 8x8 transform, an intra prediction of the whole block */
@@ -309,7 +315,7 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
                 const int sy = (sb >> 1) * 4, sx = (sb & 1) * 4;
                 /* an intra block predicts each quarter from the samples
                  * around it, those of the quarters before it decoded */
-                if (intra) predict_intra(mode, D, r->cols, y0 + sy, y0 + sy + 4, x0 + sx, x0 + sx + 4,
+                if (intra && !dir) predict_intra(mode, D, r->cols, y0 + sy, y0 + sy + 4, x0 + sx, x0 + sx + 4,
                                          pred + sy * PNMF_RES_BLOCK + sx);
                 for (int q = 0; q < 16; q++) {
                     const int y = sy + (q >> 2), x = sx + (q & 3);
@@ -344,11 +350,17 @@ int pnmf_residual_levels_read(RcDec *d, RcLevCtx *c, PnmfResidual *r, int from, 
             pnmf_residual_block(r->bx, r->rows, r->cols, b, &y0, &y1, &x0, &x1);
             const int kind = rc_lev_kind(j, mode);
             if (r->ctx_levels && !(mode & PNMF_RES_TRANSFORM)) { /* in the sample-context stream */
-                r->tx8[(size_t)j * nb + b] = 0;
+                r->tx8[(size_t)j * nb + b] = r->idir[(size_t)j * nb + b] = 0;
                 q += (size_t)(y1 - y0) * (x1 - x0);
                 continue;
             }
-            /* format 9: a transform block's 8x8 decision first */
+            /* format 9: an intra transform block's direction first */
+            int dir = 0;
+            if (r->idir_on && (mode & PNMF_RES_TRANSFORM) && (mode & 7) >= PNMF_RES_INTRA_DC &&
+                (dir = pnmf_intra_read(d, c, kind, mode & 7)) < 0)
+                return -3;
+            r->idir[(size_t)j * nb + b] = (uint8_t)dir;
+            /* then a transform block's 8x8 decision */
             const int tx8 = r->tx8_on && (mode & PNMF_RES_TRANSFORM) &&
                             rc_decode(d, &c->t8[kind][pnmf_tx8_ctx(r, j, b)]);
             r->tx8[(size_t)j * nb + b] = (uint8_t)tx8;

@@ -85,6 +85,10 @@ typedef struct PnmfResidual {
                         * one 8x8 transform (tx8.h), 0 for any other */
     int tx8_on;        /* format 9, window flags bit 8: the levels stream carries
                         * each transform block's 8x8 decision */
+    uint8_t *idir;     /* format 9, the same blocks: an intra transform block's direction
+                        * (intra.h), 0 for none and for any other block */
+    int idir_on;       /* format 9, window flags bit 10: the levels stream carries each
+                        * intra transform block's direction */
     int16_t *lev;      /* levels of the coded blocks in the same order, each
                         * block's pixels (clipped to the frame) row-major */
     size_t nlev, cap;
@@ -109,6 +113,7 @@ typedef struct PnmfResidual {
     RcLevCtx enc_levels;  /* the levels stream's, when the encoder prices levels with them */
     int enc_rc_price;     /* the encoder's: price levels with enc_levels, not the fixed table */
     int enc_tx8;          /* the encoder's: try the 8x8 transform on transform blocks */
+    int enc_idir;         /* the encoder's: try the directions on intra transform blocks */
     /* the encoder's, when not NULL: per block of the frame being coded, its
      * lambda is lambda * 2^(-enc_weight[b] / 2) (a block whose error later
      * frames will copy weighs more); enc_weight[b] < PNMF_RES_WEIGHTS */
@@ -221,7 +226,7 @@ static inline size_t pnmf_residual_varint_levels(const PnmfResidual *r)
 /* Decode the levels stream of frames from..m-1 of r into r->lev (r->start
  * set) with fresh contexts c; pixel levels bounded by max_pixel. Returns
  * 0, -1 for a level out of range, -2 for a stream read past its end
- * (decoding stops at that block). */
+ * (decoding stops at that block), -3 for an intra direction out of range. */
 int  pnmf_residual_levels_read(RcDec *d, RcLevCtx *c, PnmfResidual *r, int from, int max_pixel);
 
 /* ---- the predictions, which the encoder's search reproduces --------------- */

@@ -12,6 +12,7 @@
 
 #include "deblock.h"
 #include "internal.h"
+#include "intra.h"
 #include "palette_enc.h"
 #include "residual_search.h"
 #include "tuning.h"
@@ -58,11 +59,25 @@ static inline int spatial(const uint8_t *D, int cols, int y, int x)
     return c >= mx ? mn : c <= mn ? mx : a + b - c;
 }
 
+/* An intra transform block's direction (intra.h) in the levels stream:
+ * whether it has one, then its index in the family of its prediction. */
+static void intra_dir_code(RcBin *o, RcLevCtx *c, int kind, int mode, int dir)
+{
+    const int f = mode - PNMF_RES_INTRA_DC;
+    int fm, k;
+    rc_bin(o, &c->idir[kind & 1][f], dir != 0);
+    if (!dir) return;
+    pnmf_intra_family(dir, &fm, &k);
+    rc_bin(o, &c->idk[f][0], k >> 1);
+    rc_bin(o, &c->idk[f][1 + (k >> 1)], k & 1);
+}
+
 int pnmf_residual_levels_stream(RcBin *o, RcLevCtx *c, const PnmfResidual *r, int from, int max_pixel)
 {
     const size_t nb = (size_t)r->bx * r->by;
     rc_lev_ctx_init(c);
     const int tx8_on = pnmf_tx8_used(r, from, r->m); /* format 9: window flags bit 8 */
+    const int idir_on = pnmf_intra_used(r, from, r->m); /* and bit 10 */
     for (int j = from; j < r->m; j++)
         for (size_t b = 0, q = r->start[j]; b < nb; b++) {
             const uint8_t mode = r->modes[(size_t)j * nb + b];
@@ -75,6 +90,8 @@ int pnmf_residual_levels_stream(RcBin *o, RcLevCtx *c, const PnmfResidual *r, in
                 continue;
             }
             const int tx8 = r->tx8[(size_t)j * nb + b];
+            if (idir_on && (mode & PNMF_RES_TRANSFORM) && (mode & 7) >= PNMF_RES_INTRA_DC)
+                intra_dir_code(o, c, kind, mode & 7, r->idir[(size_t)j * nb + b]);
             if (tx8_on && (mode & PNMF_RES_TRANSFORM)) rc_bin(o, &c->t8[kind][pnmf_tx8_ctx(r, j, b)], tx8);
             if (tx8 ? pnmf_tx8_levels(o, c, kind, r->lev + q, PNMF_TX8_MAX_COEF)
                 : mode & PNMF_RES_TRANSFORM
@@ -255,7 +272,8 @@ static inline int64_t coef_level(double xr, double q2, const double lb[3], doubl
  * level is 0 (the skip block is the same). */
 static double try_transform(int mode, int qp, double lambda, const uint8_t *src, const uint8_t *P,
                             const uint8_t *Pp, const uint8_t *Dp, const uint8_t *Dr, uint8_t *D, int rows, int cols,
-                            int y0, int x0, int dy, int dx, int16_t *levs, RcLevCtx *lc, int kind)
+                            int y0, int x0, int dy, int dx, int16_t *levs, RcLevCtx *lc, int kind,
+                            const uint8_t *pre)
 {
     int16_t all[64];
     double sse = 0, bits = 0;
@@ -275,7 +293,10 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
         int pred[16], x[16], w[16], res[16];
         int16_t lv[16];
         uint8_t pb[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
-        pnmf_residual_predict(mode, P, Pp, Dp, Dr, D, rows, cols, sy, sy + 4, sx, sx + 4, dy, dx, pb);
+        if (pre) /* a direction: the whole block predicted at once */
+            for (int y = 0; y < 4; y++) memcpy(pb + y * PNMF_RES_BLOCK, pre + (sy - y0 + y) * PNMF_RES_BLOCK + sx - x0, 4);
+        else
+            pnmf_residual_predict(mode, P, Pp, Dp, Dr, D, rows, cols, sy, sy + 4, sx, sx + 4, dy, dx, pb);
         for (int q = 0; q < 16; q++) {
             const int y = sy + (q >> 2), xx = sx + (q & 3);
             pred[q] = pb[(q >> 2) * PNMF_RES_BLOCK + (q & 3)];
@@ -318,7 +339,7 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
 static double try_transform8(int mode, int qp, double lambda, const uint8_t *src, const uint8_t *P,
                              const uint8_t *Pp, const uint8_t *Dp, const uint8_t *Dr, uint8_t *D, int rows,
                              int cols, int y0, int x0, int dy, int dx, int16_t *levs, RcLevCtx *lc, int kind,
-                             double budget)
+                             double budget, const uint8_t *pre)
 {
     int16_t lv[64];
     int x[64], w[64], res[64];
@@ -337,7 +358,8 @@ static double try_transform8(int mode, int qp, double lambda, const uint8_t *src
      * the block is not finished */
     double dist = 0;
     const double cut = PNMF_TX8_PRUNE * budget + 64;
-    pnmf_residual_predict(mode, P, Pp, Dp, Dr, D, rows, cols, y0, y0 + 8, x0, x0 + 8, dy, dx, pb);
+    if (pre) memcpy(pb, pre, sizeof(pb));
+    else pnmf_residual_predict(mode, P, Pp, Dp, Dr, D, rows, cols, y0, y0 + 8, x0, x0 + 8, dy, dx, pb);
     for (int q = 0; q < 64; q++) x[q] = (int)src[(size_t)(y0 + (q >> 3)) * cols + x0 + (q & 7)] - pb[q];
     pnmf_tx8_fdct(x, w);
     for (int z = 0; z < 64; z++) {
@@ -371,6 +393,29 @@ static double try_transform8(int mode, int qp, double lambda, const uint8_t *src
     return (double)sse + lambda * bits;
 }
 
+/* The PNMF_INTRA_TRY directions (intra.h) whose predictions of the 8 x 8
+ * block at (y0, x0) (into pred[dir], from the decoded frame D) have the
+ * least SAD against src, into dir[] (best first). */
+static void intra_dir_pick(const uint8_t *src, const uint8_t *D, int cols, int y0, int x0,
+                           uint8_t (*pred)[PNMF_RES_BLOCK * PNMF_RES_BLOCK], int *dir)
+{
+    PnmfIntraEdge e;
+    int best[PNMF_INTRA_TRY];
+    pnmf_intra_edge(D, cols, y0, x0, &e);
+    for (int i = 0; i < PNMF_INTRA_TRY; i++) best[i] = 0x7fffffff, dir[i] = 0;
+    for (int d = 1; d < PNMF_INTRA_DIRS; d++) {
+        pnmf_intra_predict_edge(d, &e, pred[d], PNMF_RES_BLOCK);
+        int sad = 0;
+        for (int q = 0; q < 64; q++) sad += abs((int)src[(size_t)(y0 + (q >> 3)) * cols + x0 + (q & 7)] - pred[d][q]);
+        for (int i = 0; i < PNMF_INTRA_TRY; i++)
+            if (sad < best[i]) {
+                for (int k = PNMF_INTRA_TRY - 1; k > i; k--) best[k] = best[k - 1], dir[k] = dir[k - 1];
+                best[i] = sad, dir[i] = d;
+                break;
+            }
+    }
+}
+
 /* The bits of a transform block's 8x8 decision (format 9), with the
  * levels stream's contexts when the encoder prices with them (moved when
  * update), else one bit. */
@@ -379,6 +424,17 @@ static double tx8_flag_bits(const PnmfResidual *r, RcLevCtx *lc, int j, size_t b
     if (!lc) return 1.0;
     RcBin o = { .update = update };
     rc_bin(&o, &lc->t8[kind][pnmf_tx8_ctx(r, j, b)], bit);
+    return o.bits;
+}
+
+/* The bits of an intra transform block's direction (0: none), with the
+ * levels stream's contexts when the encoder prices with them (moved when
+ * update), else a guess. */
+static double intra_dir_bits(RcLevCtx *lc, int kind, int mode, int dir, int update)
+{
+    if (!lc) return dir ? PNMF_INTRA_DIR_BITS : PNMF_INTRA_NODIR_BITS;
+    RcBin o = { .update = update };
+    intra_dir_code(&o, lc, kind, mode, dir);
     return o.bits;
 }
 
@@ -1088,7 +1144,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
         const double lam_sad = sqrt(lambda);
         int y0, y1, x0, x1;
         pnmf_residual_block(r->bx, r->rows, r->cols, b, &y0, &y1, &x0, &x1);
-        int best = PNMF_RES_MODEL, vy = 0, vx = 0, vt = 0, best8 = 0;
+        int best = PNMF_RES_MODEL, vy = 0, vx = 0, vt = 0, best8 = 0, bdir = 0;
         const int left = b % r->bx ? modes[b - 1] : -1, above = b >= (size_t)r->bx ? modes[b - r->bx] : -1;
         const int prev = j ? modes[b - nb] : -1;
         const int full = y1 - y0 == PNMF_RES_BLOCK && x1 - x0 == PNMF_RES_BLOCK;
@@ -1104,6 +1160,11 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
         RcVecCand vk; /* the vectors a shifted block here copies without coding them */
         pnmf_vec_cands(&vs, b >= (size_t)r->bx && (modes[b - r->bx] & 7) == PNMF_RES_SHIFTED ? bmv[b - r->bx] : NULL,
                        &vk);
+        /* format 9: the intra directions worth a transform's trial, those of
+         * least SAD (window flags bit 10) */
+        int tdir[PNMF_INTRA_TRY] = { 0 };
+        uint8_t dpred[PNMF_INTRA_DIRS][PNMF_RES_BLOCK * PNMF_RES_BLOCK];
+        if (r->enc_idir && full) intra_dir_pick(src, D, r->cols, y0, x0, dpred, tdir);
         double bj = 1e300;
         for (int mode = 0; mode < PNMF_RES_PREDS; mode++) {
             const int needs_prev = mode == PNMF_RES_PREVIOUS || mode == PNMF_RES_MOTION || mode == PNMF_RES_SHIFTED;
@@ -1205,24 +1266,44 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                 if (lb >= bj) continue;
                 const double jj = lb + try_block(pm_, coded, ltp, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows,
                                                  r->cols, y0, y1, x0, x1, pdy, pdx, NULL, lc, kind);
-                if (jj < bj) bj = jj, best = byte, vy = dy, vx = dx, vt = t, best8 = 0;
+                if (jj < bj) bj = jj, best = byte, vy = dy, vx = dx, vt = t, best8 = 0, bdir = 0;
             }
             if (mode != PNMF_RES_SPATIAL && full && !exact) { /* intra too: each quarter from the ones before */
                 const int byte = mode | PNMF_RES_CODED | PNMF_RES_TRANSFORM;
                 const double lb = extra + lambda * rc_mode_step(&r->enc_modes, byte, left, above, prev, 0);
                 const int tk = kind | pnmf_residual_is_intra(mode) << 1;
-                const double f4 = r->enc_tx8 ? lambda * tx8_flag_bits(r, lc, j, b, tk, 0, 0) : 0;
+                const int dirs = r->enc_idir && mode >= PNMF_RES_INTRA_DC; /* the block codes its direction */
+                const double fd = dirs ? lambda * intra_dir_bits(lc, tk, mode, 0, 0) : 0;
+                const double f4 = fd + (r->enc_tx8 ? lambda * tx8_flag_bits(r, lc, j, b, tk, 0, 0) : 0);
                 const double jj = lb + f4 >= bj ? lb + f4
                                                 : lb + f4 + try_transform(pm_, qp, lambda, src, P, Pp, Dp, Dr, D,
                                                                           r->rows, r->cols, y0, x0, pdy, pdx, NULL, lc,
-                                                                          kind);
-                if (jj < bj) bj = jj, best = byte, vy = dy, vx = dx, vt = t, best8 = 0;
+                                                                          kind, NULL);
+                if (jj < bj) bj = jj, best = byte, vy = dy, vx = dx, vt = t, best8 = 0, bdir = 0;
                 if (r->enc_tx8) { /* format 9: or one 8x8 transform */
-                    const double f8 = lb + lambda * tx8_flag_bits(r, lc, j, b, tk, 1, 0);
+                    const double f8 = lb + fd + lambda * tx8_flag_bits(r, lc, j, b, tk, 1, 0);
                     const double j8 = f8 >= bj ? f8
                                                : f8 + try_transform8(pm_, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows,
-                                                                     r->cols, y0, x0, pdy, pdx, NULL, lc, kind, bj - f8);
-                    if (j8 < bj) bj = j8, best = byte, vy = dy, vx = dx, vt = t, best8 = 1;
+                                                                     r->cols, y0, x0, pdy, pdx, NULL, lc, kind, bj - f8,
+                                                                     NULL);
+                    if (j8 < bj) bj = j8, best = byte, vy = dy, vx = dx, vt = t, best8 = 1, bdir = 0;
+                }
+                for (int i = 0; dirs && i < PNMF_INTRA_TRY; i++) { /* format 9: a direction of its family */
+                    int fm, k;
+                    pnmf_intra_family(tdir[i], &fm, &k);
+                    if (!tdir[i] || fm != mode) continue;
+                    const double fdi = lb + lambda * intra_dir_bits(lc, tk, mode, tdir[i], 0);
+                    for (int e8 = 0; e8 <= r->enc_tx8; e8++) {
+                        const double fl = fdi + (r->enc_tx8 ? lambda * tx8_flag_bits(r, lc, j, b, tk, e8, 0) : 0);
+                        const double jd = fl >= bj ? fl
+                                          : fl + (e8 ? try_transform8(pm_, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows,
+                                                                      r->cols, y0, x0, pdy, pdx, NULL, lc, kind,
+                                                                      bj - fl, dpred[tdir[i]])
+                                                     : try_transform(pm_, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows,
+                                                                     r->cols, y0, x0, pdy, pdx, NULL, lc, kind,
+                                                                     dpred[tdir[i]]));
+                        if (jd < bj) bj = jd, best = byte, vy = dy, vx = dx, vt = t, best8 = e8, bdir = tdir[i];
+                    }
                 }
             }
         }
@@ -1269,9 +1350,13 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
         }
         int em = (best & 7) == PNMF_RES_PREVIOUS ? prev_mode : best & 7;
         if ((best & 7) == PNMF_RES_SHIFTED) em = shifted_pred(r, &vy, &vx);
+        if ((best & PNMF_RES_CODED) && (best & PNMF_RES_TRANSFORM) && r->enc_idir && (best & 7) >= PNMF_RES_INTRA_DC)
+            intra_dir_bits(lc, kind | 2, best & 7, bdir, 1);
         if ((best & PNMF_RES_CODED) && (best & PNMF_RES_TRANSFORM) && r->enc_tx8)
             tx8_flag_bits(r, lc, j, b, kind | pnmf_residual_is_intra(best) << 1, best8, 1);
         r->tx8[(size_t)j * nb + b] = (uint8_t)best8;
+        r->idir[(size_t)j * nb + b] = (uint8_t)bdir;
+        const uint8_t *pre = bdir ? dpred[bdir] : NULL;
         if (best == PNMF_RES_PALETTE) {
             if (palette_commit(r, palat, b, &pal, y0, y1, x0, x1, D) < 0) {
                 pnmf_free(bmv), pnmf_free(cbuf), pnmf_free(lts), pnmf_free(palat);
@@ -1279,9 +1364,10 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
             }
         } else if (best8)
             try_transform8(em, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, x0, vy, vx, levs, lc, kind,
-                           1e300);
+                           1e300, pre);
         else if (best & PNMF_RES_TRANSFORM)
-            try_transform(em, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, x0, vy, vx, levs, lc, kind);
+            try_transform(em, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, x0, vy, vx, levs, lc, kind,
+                          pre);
         else
             try_block(em, best & PNMF_RES_CODED, ltp, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1,
                       x0, x1, vy, vx, levs, lc, kind);

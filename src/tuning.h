@@ -139,6 +139,18 @@
  * without a pick) is under this many times that of the residual layer alone
  * goes on to the step pick, which weighs the two at each step. */
 #define PNMF_SPRITE_MARGIN 1.1
+/* Whether the encoder tries the intra directions (format 9, window flags
+ * bit 10) on intra transform blocks: off, as on the devset they cost
+ * +0.2 to +0.7 % BD-rate (docs/measurements.md, "Directional intra"). */
+#ifndef PNMF_INTRA_ENCODE
+#define PNMF_INTRA_ENCODE 0
+#endif
+/* The intra directions of least SAD a block tries with the transforms. */
+#define PNMF_INTRA_TRY 2
+/* Guessed bits of a block's direction (none; one) without the levels
+ * stream's contexts to price it. */
+#define PNMF_INTRA_NODIR_BITS 0.2
+#define PNMF_INTRA_DIR_BITS   4.0
 /* Whether the encoder tries the 8x8 transform (format 9) on transform
  * blocks: 0 builds an encoder whose output has no 8x8 block. */
 #ifndef PNMF_TX8_ENCODE

@@ -431,12 +431,15 @@ static void test_reader_rules(void)
         pnmf_model_free(&md);
     }
 
-    /* flags: bits 0 to 7 and 9 are defined (the residual layer and its
-     * options, carried components, the sprite layer: test_sprite, sub-pixel
-     * vectors: test_subpel, deblocking: test_deblock, sample-context levels:
-     * test_lossless), bit 10 and above are refused */
-    for (uint64_t f = 1024; f; f <<= 9) {
-        p = one(f, 1, 1, 0, 0, 0);
+    /* flags: bits 0 to 11 and 13 are defined (the residual layer and its
+     * options, carried components, the sprite layer and its masks:
+     * test_sprite, sub-pixel vectors: test_subpel, deblocking: test_deblock,
+     * sample-context levels: test_lossless, directional intra: test_intra,
+     * palette blocks: test_palette), bit 12 and bits 14 and above are
+     * refused */
+    const uint64_t undefined[] = { 1u << 12, 1u << 14, 1u << 15, 1ull << 24, 1ull << 33, 1ull << 42, 1ull << 51, 1ull << 60, 1ull << 63 };
+    for (size_t u = 0; u < sizeof(undefined) / sizeof(undefined[0]); u++) {
+        p = one(undefined[u], 1, 1, 0, 0, 0);
         REFUSED(p, 1, PNMF_ERR_CORRUPT, "unknown features");
     }
     /* k */

@@ -22,6 +22,7 @@
 #include "container.h"
 #include "entropy.h"
 #include "internal.h"
+#include "intra.h"
 #include "model_write.h"
 #include "residual.h"
 #include "sprite.h"
@@ -749,6 +750,34 @@ int main(int argc, char **argv)
             free(pl.p);
         }
         pnmf_sprite_layer_free(&L);
+    }
+
+    /* Format 9, window flags bit 10: one 8x8 frame whose only block is an
+     * intra DC transform block with direction index 2, past DC's two (the
+     * writer codes the index diagonal down-right has in its own family). */
+    {
+        PnmfHeader h = header();
+        h.width = 8, h.height = 8, h.window = 1;
+        PnmfWindowModel md;
+        if (pnmf_model_alloc(&md, 8, 8, 8, 8, 1, 1, 0) < 0 || pnmf_residual_alloc(&md.res, 1, 8, 8, 64, 64) < 0 ||
+            !(md.res.lev = pnmf_calloc(64, sizeof(int16_t))))
+            abort();
+        md.res.modes[0] = PNMF_RES_INTRA_DC | PNMF_RES_CODED | PNMF_RES_TRANSFORM;
+        md.res.lev[0] = 3;
+        md.res.nlev = md.res.cap = 64, md.res.start[1] = 64;
+        md.res.idir[0] = PNMF_INTRA_DDR;
+        md.res.rc_levels = 1;
+        uint8_t *p;
+        size_t n;
+        if (pnmf_model_write(&md, &p, &n) < 0) abort();
+        pnmf_model_free(&md);
+        Bytes pl = { 0 };
+        add(&pl, p, n);
+        pnmf_free(p);
+        const int count[1] = { 1 };
+        Bytes f = write_file(&h, 1, count, &pl);
+        save(dir, "intra_dir_range.pnmf", &f);
+        free(f.p), free(pl.p);
     }
 
     free(p0.p);

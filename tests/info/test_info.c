@@ -210,6 +210,7 @@ int main(int argc, char **argv)
         CHECK((st.flags >> 7 & 1) == (uint64_t)(md.res.step16 && md.res.deblock));
         CHECK((st.flags >> 8 & 1) == (uint64_t)(md.res.step16 && md.res.tx8_on));
         CHECK((st.flags >> 9 & 1) == (uint64_t)(md.res.step16 && md.res.lx != NULL));
+        CHECK((st.flags >> 10 & 1) == (uint64_t)(md.res.step16 && md.res.idir_on));
         CHECK((st.flags >> 11 & 1) == (uint64_t)(md.spr.present && md.spr.ctxmasks));
         CHECK((st.flags >> 13 & 1) == (uint64_t)(md.res.step16 && md.res.palette));
         if (want_bit >= 0) bit_seen |= (int)(st.flags >> want_bit & 1);

@@ -5,7 +5,7 @@
 # build.
 set -eu
 cd "$(dirname "$0")/.."
-PKGS="build-essential cmake pkg-config libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libfftw3-dev libzstd-dev libwebp-dev ffmpeg gnuplot-nox parallel openssh-client"
+PKGS="build-essential cmake pkg-config libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libfftw3-dev libzstd-dev libwebp-dev ffmpeg gnuplot-nox parallel openssh-client python3"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

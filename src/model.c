@@ -641,67 +641,31 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
         pnmf_set_err(err, errlen, "window flags 0x%llx: unknown features", (unsigned long long)v);
         return PNMF_ERR_CORRUPT;
     }
-    if ((v & PNMF_FLAG_CONTINUES) && !(v & PNMF_FLAG_RESIDUAL)) {
-        pnmf_set_err(err, errlen, "window flags 0x%llx: continues without a residual layer", (unsigned long long)v);
-        return PNMF_ERR_CORRUPT;
-    }
-    if ((v & PNMF_FLAG_RCLEVELS) && !(v & PNMF_FLAG_RESIDUAL)) {
-        pnmf_set_err(err, errlen, "window flags 0x%llx: range-coded levels without a residual layer",
-                     (unsigned long long)v);
-        return PNMF_ERR_CORRUPT;
-    }
-    if ((v & PNMF_FLAG_KEYVARINTS) && !(v & PNMF_FLAG_RCLEVELS)) {
-        pnmf_set_err(err, errlen, "window flags 0x%llx: frame 0's levels as varints without a levels stream",
-                     (unsigned long long)v);
-        return PNMF_ERR_CORRUPT;
-    }
-    if ((v & PNMF_FLAG_CTXLEVELS) && !(v & PNMF_FLAG_RCLEVELS)) {
-        pnmf_set_err(err, errlen, "window flags 0x%llx: sample-context levels without a levels stream",
-                     (unsigned long long)v);
-        return PNMF_ERR_CORRUPT;
-    }
-    if ((v & PNMF_FLAG_CARRIES) && !(v & PNMF_FLAG_CONTINUES)) {
-        pnmf_set_err(err, errlen, "window flags 0x%llx: carries components into a key window", (unsigned long long)v);
-        return PNMF_ERR_CORRUPT;
-    }
-    if ((v & PNMF_FLAG_SPRITES) && !(v & PNMF_FLAG_RESIDUAL)) {
-        pnmf_set_err(err, errlen, "window flags 0x%llx: a sprite layer without a residual layer", (unsigned long long)v);
-        return PNMF_ERR_CORRUPT;
-    }
-    if ((v & PNMF_FLAG_SUBPEL) && !(v & PNMF_FLAG_RESIDUAL)) {
-        pnmf_set_err(err, errlen, "window flags 0x%llx: sub-pixel vectors without a residual layer",
-                     (unsigned long long)v);
-        return PNMF_ERR_CORRUPT;
-    }
-    const int subpel = !!(v & PNMF_FLAG_SUBPEL);
-    if ((v & PNMF_FLAG_DEBLOCK) && !(v & PNMF_FLAG_RESIDUAL)) {
-        pnmf_set_err(err, errlen, "window flags 0x%llx: deblocking without a residual layer", (unsigned long long)v);
-        return PNMF_ERR_CORRUPT;
-    }
-    const int deblock = !!(v & PNMF_FLAG_DEBLOCK);
-    if ((v & PNMF_FLAG_TX8) && !(v & PNMF_FLAG_RCLEVELS)) {
-        pnmf_set_err(err, errlen, "window flags 0x%llx: 8x8 transform without a levels stream", (unsigned long long)v);
-        return PNMF_ERR_CORRUPT;
-    }
-    const int tx8 = !!(v & PNMF_FLAG_TX8);
-    if ((v & PNMF_FLAG_INTRA) && !(v & PNMF_FLAG_RCLEVELS)) {
-        pnmf_set_err(err, errlen, "window flags 0x%llx: intra directions without a levels stream",
-                     (unsigned long long)v);
-        return PNMF_ERR_CORRUPT;
-    }
-    const int idir = !!(v & PNMF_FLAG_INTRA);
-    if ((v & PNMF_FLAG_PALETTE) && !(v & PNMF_FLAG_RESIDUAL)) {
-        pnmf_set_err(err, errlen, "window flags 0x%llx: palette blocks without a residual layer", (unsigned long long)v);
-        return PNMF_ERR_CORRUPT;
-    }
-    const int palette = !!(v & PNMF_FLAG_PALETTE);
+    /* each feature bit needs another (docs/format.md, "Window payload"
+     * item 1), checked in this order: the first broken rule is reported */
+    static const struct { uint64_t bit, needs; const char *what; } rule[] = {
+        { PNMF_FLAG_CONTINUES, PNMF_FLAG_RESIDUAL, "continues without a residual layer" },
+        { PNMF_FLAG_RCLEVELS, PNMF_FLAG_RESIDUAL, "range-coded levels without a residual layer" },
+        { PNMF_FLAG_KEYVARINTS, PNMF_FLAG_RCLEVELS, "frame 0's levels as varints without a levels stream" },
+        { PNMF_FLAG_CTXLEVELS, PNMF_FLAG_RCLEVELS, "sample-context levels without a levels stream" },
+        { PNMF_FLAG_CARRIES, PNMF_FLAG_CONTINUES, "carries components into a key window" },
+        { PNMF_FLAG_SPRITES, PNMF_FLAG_RESIDUAL, "a sprite layer without a residual layer" },
+        { PNMF_FLAG_SUBPEL, PNMF_FLAG_RESIDUAL, "sub-pixel vectors without a residual layer" },
+        { PNMF_FLAG_DEBLOCK, PNMF_FLAG_RESIDUAL, "deblocking without a residual layer" },
+        { PNMF_FLAG_TX8, PNMF_FLAG_RCLEVELS, "8x8 transform without a levels stream" },
+        { PNMF_FLAG_INTRA, PNMF_FLAG_RCLEVELS, "intra directions without a levels stream" },
+        { PNMF_FLAG_PALETTE, PNMF_FLAG_RESIDUAL, "palette blocks without a residual layer" },
+        { PNMF_FLAG_SPRMASKS, PNMF_FLAG_SPRITES, "context-coded masks without a sprite layer" },
+    };
+    for (size_t i = 0; i < sizeof(rule) / sizeof(rule[0]); i++)
+        if ((v & rule[i].bit) && !(v & rule[i].needs)) {
+            pnmf_set_err(err, errlen, "window flags 0x%llx: %s", (unsigned long long)v, rule[i].what);
+            return PNMF_ERR_CORRUPT;
+        }
+    const int subpel = !!(v & PNMF_FLAG_SUBPEL), deblock = !!(v & PNMF_FLAG_DEBLOCK);
+    const int tx8 = !!(v & PNMF_FLAG_TX8), idir = !!(v & PNMF_FLAG_INTRA), palette = !!(v & PNMF_FLAG_PALETTE);
     const int has_residual = (int)(v & PNMF_FLAG_RESIDUAL), continues = !!(v & PNMF_FLAG_CONTINUES);
     const int sprites = !!(v & PNMF_FLAG_SPRITES);
-    if ((v & PNMF_FLAG_SPRMASKS) && !sprites) {
-        pnmf_set_err(err, errlen, "window flags 0x%llx: context-coded masks without a sprite layer",
-                     (unsigned long long)v);
-        return PNMF_ERR_CORRUPT;
-    }
     const int ctxmasks = !!(v & PNMF_FLAG_SPRMASKS);
     const int carries = !!(v & PNMF_FLAG_CARRIES);
     const int rclev = v & PNMF_FLAG_KEYVARINTS ? 2 : !!(v & PNMF_FLAG_RCLEVELS);

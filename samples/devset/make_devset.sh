@@ -10,7 +10,8 @@
 # synfig_kid (2-D cartoon), povray_spline (3-D animation) and natural_cup
 # (camera footage)
 #
-# For regeneration only: the clips are committed, the tests never run this.
+# The clips are stored but natural_cup (2 MB), which this makes on demand
+# (the same bytes on Debian 12); the tests never run this.
 # Needs, on Debian 12 (bookworm, main):
 #   apt-get install ffmpeg xvfb x11-apps x11-utils xdotool \
 #                   xpenguins oneko xfishtank pingus-data synfig povray

@@ -12,6 +12,7 @@
 #include "internal.h"
 #include "model_write.h"
 #include "residual_search.h"
+#include "residual_window.h"
 #include "test.h"
 #include "tx8.h"
 #include "varint.h"
@@ -279,27 +280,6 @@ static void make_smooth(uint8_t *src, uint8_t *P)
                 double v = base + 25 * sin((x + 1.7 * j) / 5.0) * cos((y - 1.3 * j) / 6.0) + (int)urn(3) - 1;
                 src[q] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
             }
-}
-
-static void encode_window(PnmfResidual *r, const uint8_t *src, const uint8_t *P, double lambda, uint8_t *Denc)
-{
-    const size_t n = (size_t)ROWS * COLS;
-    for (int j = 0; j < M; j++) {
-        const uint8_t *ref[PNMF_RES_REFS];
-        for (int t = 0; t < PNMF_RES_REFS; t++) ref[t] = j - 1 - t >= 0 ? Denc + (j - 1 - t) * n : NULL;
-        CHECK(pnmf_residual_encode_frame(r, j, src + j * n, P + j * n, j ? P + (j - 1) * n : NULL, ref,
-                                         j < PNMF_RES_REFS ? j : PNMF_RES_REFS, Denc + j * n, lambda) == 0);
-    }
-}
-
-static void decode_window(const PnmfResidual *r, const uint8_t *P, uint8_t *D)
-{
-    const size_t n = (size_t)ROWS * COLS;
-    for (int j = 0; j < M; j++) {
-        const uint8_t *ref[PNMF_RES_REFS];
-        for (int t = 0; t < PNMF_RES_REFS; t++) ref[t] = j - 1 - t >= 0 ? D + (j - 1 - t) * n : NULL;
-        pnmf_residual_frame(r, j, P + j * n, j ? P + (j - 1) * n : NULL, ref, D + j * n);
-    }
 }
 
 static int read_v(int version, const uint8_t *buf, size_t size, PnmfWindowModel *rd, char *err, size_t errlen)

@@ -156,7 +156,6 @@ int pnmf_window_code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel
      * repeats, which zstd finds). Key windows never: a segment encoded on
      * its own makes the same bytes. */
     md->res.enc_tx8 = PNMF_TX8_ENCODE && e->continues && e->last_rc;
-    md->res.enc_palette = PNMF_PAL_ENCODE;
     /* format 9: intra directions (window flags bit 10) under the same rule */
     md->res.enc_idir = PNMF_INTRA_ENCODE && e->continues && e->last_rc;
     const double lambda = enc_residual_lambda(step16), key_lambda = enc_residual_lambda(key16);
@@ -180,6 +179,12 @@ int pnmf_window_code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel
     int ret = md->spr.present ? pnmf_sprite_dict_copy(&rb->dict, &e->wdict) : 0;
     for (int j = 0; ret >= 0 && j < m; j++) {
         md->res.enc_weight = weights + (size_t)j * nb;
+        /* format 9: palette blocks in a key window's first frame alone
+         * (window flags bit 13), where screen content's flat colours and
+         * sharp edges are coded without a prediction; later frames copy
+         * them, and a palette there would compete with the predictions
+         * for the error the step pick weighs */
+        md->res.enc_palette = PNMF_PAL_ENCODE && j == 0 && !e->continues;
         uint8_t *t = rb->Pp;
         rb->Pp = rb->P, rb->P = t;
         model_frame(e, rb, md, &rb->dict, j);

@@ -21,6 +21,7 @@
 #include "residual_search.h"
 #include "residual_window.h"
 #include "test.h"
+#include "tuning.h"
 #include "varint.h"
 
 static unsigned rs = 4242;
@@ -411,6 +412,25 @@ static void test_encoder(void)
     remove(path);
 }
 
+/* The screen statistic: a drawn frame is a screen, noise is not, and a
+ * frame of noise is one from PNMF_PAL_SCREEN_SHARE of its blocks drawn on
+ * (blocks of 8 levels count, of 9 do not). */
+static void test_screen_like(void)
+{
+    static uint8_t f[SW * SH];
+    screen_frame(0, f);
+    CHECK(pnmf_pal_screen_like(f, SH, SW));
+    const int nb = (SW / 8) * (SH / 8), need = (int)ceil(PNMF_PAL_SCREEN_SHARE * nb);
+    for (int k = need - 1; k <= need; k++) {
+        for (int q = 0; q < SW * SH; q++) f[q] = (uint8_t)urn(256);
+        for (int b = 0; b < nb; b++) /* block b: 8 levels when drawn, else 9 (its first row's noise stays) */
+            for (int y = b < k ? 0 : 1; y < 8; y++)
+                for (int x = 0; x < 8; x++) f[(b / (SW / 8) * 8 + y) * SW + b % (SW / 8) * 8 + x] = (uint8_t)(10 * x);
+        for (int b = k; b < nb; b++) f[(b / (SW / 8) * 8) * SW + b % (SW / 8) * 8] = 255; /* a ninth level */
+        CHECK_MSG(pnmf_pal_screen_like(f, SH, SW) == (k >= need), "%d of %d blocks drawn", k, nb);
+    }
+}
+
 int main(void)
 {
     rc_cost_init();
@@ -419,6 +439,7 @@ int main(void)
     test_hostile();
     test_search();
     test_window();
+    test_screen_like();
     test_encoder();
     return test_summary("test_palette");
 }

@@ -166,7 +166,7 @@
 /* The share of a key window's first frame's 8x8 blocks of at most 8 gray
  * levels from which the encoder tries palettes there (the devset's screen,
  * cartoon and rendered clips 0.5-0.98, camera footage of vtest 0.03). */
-#define PNMF_PAL_SCREEN_SHARE 0.25
+#define PNMF_PAL_SCREEN_SHARE 0.85
 /* An 8x8 transform block whose quantization error (in the transform's
  * domain) exceeds this many times what it may cost is given up unpriced. */
 #define PNMF_TX8_PRUNE 1.5

@@ -131,11 +131,13 @@ int pnmf_window_code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel
     int key16 = e->continues ? step16 : (step16 + PNMF_KEY_STEP_DIV / 2) / PNMF_KEY_STEP_DIV;
     if (key16 < PNMF_RES_MIN_STEP) key16 = PNMF_RES_MIN_STEP;
     /* format 9: palette blocks in a key window's first frame alone
-     * (window flags bit 13), where a screen's or drawing's flat colours
-     * and sharp edges are coded without a prediction and later frames copy
-     * them; in later frames a palette competes with the predictions for
-     * the error the step pick weighs, and camera footage has no such
-     * blocks */
+     * (window flags bit 13), where a screen's flat colours and sharp edges
+     * are coded without a prediction and later frames copy them; in later
+     * frames a palette competes with the predictions for the error the
+     * step pick weighs. Only where the frame looks like a captured screen:
+     * on camera footage and rendered gradients a palette's few levels
+     * stand for a noisy or graded block, and the step pick turns that
+     * into a coarser window. */
     const int palette = PNMF_PAL_ENCODE && !e->continues && pnmf_pal_screen_like(e->frames, e->vis_rows, e->vis_cols);
     if (!e->continues && key16 > PNMF_RES_MIN_STEP) {
         /* a lossless first frame can cost less than a lossy one (exact

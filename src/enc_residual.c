@@ -17,6 +17,7 @@
 #include "internal.h"
 #include "intra.h"
 #include "model_write.h"
+#include "palette_enc.h"
 #include "residual_search.h"
 #include "tx8.h"
 #include "varint.h"
@@ -44,12 +45,12 @@ static void model_frame(const PnmfEncoder *e, ResBufs *rb, const PnmfWindowModel
 /* The cost (squared error + lambda * 8 * zstd bytes) of coding a key
  * window's first frame alone with the step key16. */
 static int key_frame_cost(const PnmfEncoder *e, ResBufs *rb, const PnmfWindowModel *md, int key16, double lambda,
-                          double *cost)
+                          int palette, double *cost)
 {
     /* coded with its own step's lambda, weighed with the caller's */
     PnmfResidual r;
     PNMF_CHECK(pnmf_residual_alloc(&r, 1, e->vis_rows, e->vis_cols, key16, key16));
-    r.enc_palette = PNMF_PAL_ENCODE;
+    r.enc_palette = palette;
     model_frame(e, rb, md, &e->wdict, 0);
     int ret = pnmf_residual_encode_frame(&r, 0, e->frames, rb->P, rb->P, NULL, 0, rb->D, enc_residual_lambda(key16));
     Buf b = { 0 };
@@ -129,12 +130,21 @@ int pnmf_window_code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel
     /* a key window's first frame is what later frames copy: a finer step */
     int key16 = e->continues ? step16 : (step16 + PNMF_KEY_STEP_DIV / 2) / PNMF_KEY_STEP_DIV;
     if (key16 < PNMF_RES_MIN_STEP) key16 = PNMF_RES_MIN_STEP;
+    /* format 9: palette blocks in a key window's first frame alone
+     * (window flags bit 13), where a screen's flat colours and sharp edges
+     * are coded without a prediction and later frames copy them; in later
+     * frames a palette competes with the predictions for the error the
+     * step pick weighs. Only where the frame looks like a captured screen:
+     * on camera footage and rendered gradients a palette's few levels
+     * stand for a noisy or graded block, and the step pick turns that
+     * into a coarser window. */
+    const int palette = PNMF_PAL_ENCODE && !e->continues && pnmf_pal_screen_like(e->frames, e->vis_rows, e->vis_cols);
     if (!e->continues && key16 > PNMF_RES_MIN_STEP) {
         /* a lossless first frame can cost less than a lossy one (exact
          * repeats compress; quantization noise does not): try both */
         double j_lossy, j_lossless;
-        PNMF_CHECK(key_frame_cost(e, rb, md, key16, enc_residual_lambda(key16), &j_lossy));
-        PNMF_CHECK(key_frame_cost(e, rb, md, PNMF_RES_MIN_STEP, enc_residual_lambda(key16), &j_lossless));
+        PNMF_CHECK(key_frame_cost(e, rb, md, key16, enc_residual_lambda(key16), palette, &j_lossy));
+        PNMF_CHECK(key_frame_cost(e, rb, md, PNMF_RES_MIN_STEP, enc_residual_lambda(key16), palette, &j_lossless));
         if (j_lossless <= j_lossy) key16 = PNMF_RES_MIN_STEP;
     }
     pnmf_residual_free(&md->res);
@@ -156,7 +166,6 @@ int pnmf_window_code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel
      * repeats, which zstd finds). Key windows never: a segment encoded on
      * its own makes the same bytes. */
     md->res.enc_tx8 = PNMF_TX8_ENCODE && e->continues && e->last_rc;
-    md->res.enc_palette = PNMF_PAL_ENCODE;
     /* format 9: intra directions (window flags bit 10) under the same rule */
     md->res.enc_idir = PNMF_INTRA_ENCODE && e->continues && e->last_rc;
     const double lambda = enc_residual_lambda(step16), key_lambda = enc_residual_lambda(key16);
@@ -180,6 +189,7 @@ int pnmf_window_code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel
     int ret = md->spr.present ? pnmf_sprite_dict_copy(&rb->dict, &e->wdict) : 0;
     for (int j = 0; ret >= 0 && j < m; j++) {
         md->res.enc_weight = weights + (size_t)j * nb;
+        md->res.enc_palette = palette && j == 0;
         uint8_t *t = rb->Pp;
         rb->Pp = rb->P, rb->P = t;
         model_frame(e, rb, md, &rb->dict, j);

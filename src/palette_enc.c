@@ -4,6 +4,7 @@
 #include "palette.h"
 #include "palette_enc.h"
 #include "rangecoder_enc.h"
+#include "tuning.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -158,4 +159,21 @@ double pnmf_pal_search(const uint8_t *src, size_t cols, int h, int w, const Pnmf
         nc--;
     }
     return best;
+}
+
+int pnmf_pal_screen_like(const uint8_t *src, int rows, int cols)
+{
+    long few = 0, all = 0;
+    for (int y0 = 0; y0 + 8 <= rows; y0 += 8)
+        for (int x0 = 0; x0 + 8 <= cols; x0 += 8) {
+            uint32_t seen[8] = { 0 };
+            int n = 0;
+            for (int y = 0; y < 8 && n <= PNMF_PAL_MAX; y++)
+                for (int x = 0; x < 8; x++) {
+                    const int v = src[(size_t)(y0 + y) * cols + x0 + x];
+                    if (!(seen[v >> 5] >> (v & 31) & 1)) seen[v >> 5] |= 1u << (v & 31), n++;
+                }
+            few += n <= PNMF_PAL_MAX, all++;
+        }
+    return all && (double)few >= PNMF_PAL_SCREEN_SHARE * (double)all;
 }

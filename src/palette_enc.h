@@ -17,4 +17,10 @@ double pnmf_pal_search(const uint8_t *src, size_t cols, int h, int w, const Pnmf
                        const PnmfPalBlock *above, const PnmfPalCtx *c, double lambda, PnmfPalBlock *p,
                        double *bits);
 
+/* Whether the rows x cols frame at src looks like a captured screen: at
+ * least PNMF_PAL_SCREEN_SHARE of its whole 8x8 blocks hold at most
+ * PNMF_PAL_MAX gray levels (flat colours, sharp edges; camera noise and
+ * rendered gradients give many blocks more). */
+int pnmf_pal_screen_like(const uint8_t *src, int rows, int cols);
+
 #endif

@@ -158,13 +158,13 @@
 #endif
 
 /* Whether the encoder tries palette blocks (window flags bit 13,
- * palette.h): off, as the blocks' choice by rate and distortion gains on
- * x11_fishtank but loses 1-3 % on pingus_pan, cuts_mix, x11_oneko and
- * natural_vtest (docs/measurements.md); -DPNMF_PAL_ENCODE=1 builds an
- * encoder that tries them. Readers read them either way. */
+ * palette.h) in a key window's first frame (enc_residual.c): 0 builds an
+ * encoder whose output has none. Readers read them either way. */
 #ifndef PNMF_PAL_ENCODE
-#define PNMF_PAL_ENCODE 0
+#define PNMF_PAL_ENCODE 1
 #endif
+/* Share of a key frame's blocks of <= 8 levels from which palettes are tried (X11 captures 0.89-0.98, others <= 0.76). */
+#define PNMF_PAL_SCREEN_SHARE 0.85
 /* An 8x8 transform block whose quantization error (in the transform's
  * domain) exceeds this many times what it may cost is given up unpriced. */
 #define PNMF_TX8_PRUNE 1.5

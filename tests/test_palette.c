@@ -3,19 +3,25 @@
  * Palette blocks (palette.h, window flags bit 13): the decisions read back
  * as written, the reader refuses what the format forbids, the decoder
  * draws every sample of a palette block as the direct definition says,
- * the encoder finds exact palettes for blocks of few gray levels, and a
- * window with palette blocks writes flag bit 13 and reads back the same.
+ * the encoder finds exact palettes for blocks of few gray levels, a
+ * window with palette blocks writes flag bit 13 and reads back the same,
+ * and the default encoder codes a screen's first frame with them.
  */
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
+#include "pnmf/info.h"
+#include "pnmf/pnmf.h"
 #include "model_write.h"
 #include "palette_enc.h"
 #include "rangecoder_enc.h"
 #include "residual_search.h"
 #include "residual_window.h"
 #include "test.h"
+#include "tuning.h"
 #include "varint.h"
 
 static unsigned rs = 4242;
@@ -342,6 +348,89 @@ static void test_search(void)
           pnmf_pal_search(blk, 8, 8, 8, NULL, NULL, &c, 10, &p, &bits));
 }
 
+/* The default encoder (PNMF_PAL_ENCODE) on a drawn screen: striped boxes
+ * of a few gray levels on white, moving one sample a frame, two windows
+ * (a key window and one that continues it). Palette blocks go to the key
+ * window's first frame alone (at most a frame's blocks), none to the
+ * window that continues, and the file decodes to what the encoder said. */
+enum { SW = 64, SH = 48, SM = 8 };
+
+static void screen_frame(int j, uint8_t *f)
+{
+    memset(f, 235, SW * SH);
+    for (int y = 0; y < 20; y++)
+        for (int x = 0; x < 28; x++) {
+            f[(6 + y) * SW + 4 + j + x] = (uint8_t)((x / 3 + y / 4) % 2 ? 40 : 120);
+            f[(24 + y) * SW + 30 - j + x] = (uint8_t)(x % 5 < 2 ? 16 : y % 6 < 3 ? 90 : 200);
+        }
+}
+
+static void test_encoder(void)
+{
+    char path[512];
+    const char *dir = getenv("TMPDIR");
+    snprintf(path, sizeof path, "%s/test_palette_enc.pnmf", dir ? dir : "/tmp");
+    PnmfEncSettings s;
+    pnmf_enc_default_settings(&s);
+    s.components = 0, s.window = SM / 2, s.threads = 1, s.quality = 35;
+    static uint8_t f[SM][SW * SH], d[SW * SH];
+    FILE *out = fopen(path, "wb");
+    PnmfEncoder *enc = NULL;
+    CHECK(out && pnmf_enc_open(&enc, &s, SW, SH, 20, 1, out) == 0);
+    for (int j = 0; j < SM; j++) {
+        screen_frame(j, f[j]);
+        CHECK(pnmf_enc_push_frame(enc, f[j], SW) == 0);
+    }
+    CHECK(pnmf_enc_finish(enc) == 0);
+    PnmfEncStats st;
+    pnmf_enc_get_stats(enc, &st);
+    pnmf_enc_close(&enc);
+    fclose(out);
+    FILE *in = fopen(path, "rb");
+    PnmfInfo *info = NULL;
+    CHECK(in && pnmf_info_open(&info, in) == 0);
+    PnmfInfoWindow w[2];
+    CHECK(pnmf_info_next_window(info, &w[0], 0) == 1 && pnmf_info_next_window(info, &w[1], 0) == 1);
+    const uint64_t per_frame = (SW / 8) * (SH / 8);
+    CHECK_MSG(w[0].res_palette > 0 && w[0].res_palette <= per_frame && w[1].res_palette == 0,
+              "palette blocks: %llu in the key window, %llu in the next", (unsigned long long)w[0].res_palette,
+              (unsigned long long)w[1].res_palette);
+    pnmf_info_close(&info);
+    fclose(in);
+    in = fopen(path, "rb");
+    PnmfDecoder *dec = NULL;
+    CHECK(in && pnmf_dec_open(&dec, in) == 0);
+    double sse = 0;
+    for (int j = 0; j < SM; j++) {
+        CHECK(pnmf_dec_read_frame(dec, d, SW) == 0);
+        for (int q = 0; q < SW * SH; q++) sse += ((double)f[j][q] - d[q]) * ((double)f[j][q] - d[q]);
+    }
+    pnmf_dec_close(&dec);
+    fclose(in);
+    const double psnr = sse > 0 ? 10 * log10(255.0 * 255 * SM * SW * SH / sse) : 999;
+    CHECK_MSG(fabs(psnr - st.psnr) < 1e-6, "decoded %.3f dB, the encoder said %.3f", psnr, st.psnr);
+    remove(path);
+}
+
+/* The screen statistic: a drawn frame is a screen, noise is not, and a
+ * frame of noise is one from PNMF_PAL_SCREEN_SHARE of its blocks drawn on
+ * (blocks of 8 levels count, of 9 do not). */
+static void test_screen_like(void)
+{
+    static uint8_t f[SW * SH];
+    screen_frame(0, f);
+    CHECK(pnmf_pal_screen_like(f, SH, SW));
+    const int nb = (SW / 8) * (SH / 8), need = (int)ceil(PNMF_PAL_SCREEN_SHARE * nb);
+    for (int k = need - 1; k <= need; k++) {
+        for (int q = 0; q < SW * SH; q++) f[q] = (uint8_t)urn(256);
+        for (int b = 0; b < nb; b++) /* block b: 8 levels when drawn, else 9 (its first row's noise stays) */
+            for (int y = b < k ? 0 : 1; y < 8; y++)
+                for (int x = 0; x < 8; x++) f[(b / (SW / 8) * 8 + y) * SW + b % (SW / 8) * 8 + x] = (uint8_t)(10 * x);
+        for (int b = k; b < nb; b++) f[(b / (SW / 8) * 8) * SW + b % (SW / 8) * 8] = 255; /* a ninth level */
+        CHECK_MSG(pnmf_pal_screen_like(f, SH, SW) == (k >= need), "%d of %d blocks drawn", k, nb);
+    }
+}
+
 int main(void)
 {
     rc_cost_init();
@@ -350,5 +439,7 @@ int main(void)
     test_hostile();
     test_search();
     test_window();
+    test_screen_like();
+    test_encoder();
     return test_summary("test_palette");
 }

@@ -363,22 +363,23 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
      * lossless): the pick reuses both codings, and a layer kept meets the
      * residual layer alone there again */
     const int gate16 = enc_pick_first_step(e, w->step16);
-    double j[2], sse[2] = { 0, 0 }, jc[SPRITE_RULES];
+    const double lambda8 = enc_residual_lambda(gate16) * 8;
+    double j[2], sse[2] = { 0, 0 }, jc[SPRITE_RULES], sc[SPRITE_RULES];
     size_t bytes = 0;
     int best = 0;
-    /* the smaller layers (each other than the ones before it) first, the
-     * best coded again last: its coding is the one the pick reuses */
+    /* the smaller layers (each other than the ones before it) first, then
+     * every pose placed twice with the residual layer alone beside it;
+     * each coding stays in its candidate, where the pick reuses it */
     for (int r = 1; ret >= 0 && placed > 0 && r < SPRITE_RULES; r++) {
         int dup = cplaced[r] <= 0;
         for (int o = 0; !dup && o < r; o++)
             dup = cplaced[o] > 0 && cn[o] == cn[r] && !memcmp(cnew[o], cnew[r], (size_t)cn[r] * sizeof(int));
         jc[r] = -1;
         if (dup) continue;
-        double s;
         size_t b;
         ret = window_dict(e, &cand[r].spr);
-        if (ret >= 0) ret = pnmf_window_cost(e, &cand[r], m, gate16, &s, &b);
-        jc[r] = s + enc_residual_lambda(gate16) * 8 * (double)b;
+        if (ret >= 0) ret = pnmf_window_cost(e, &cand[r], m, gate16, &sc[r], &b);
+        jc[r] = sc[r] + lambda8 * (double)b;
     }
     if (ret >= 0 && placed > 0) ret = window_dict(e, &cand[0].spr);
     if (ret >= 0 && placed > 0) ret = pnmf_window_costs(e, &cand[0], &w->bare, m, gate16, j, sse, &bytes, &w->bare_bytes);
@@ -386,7 +387,7 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
         if (jc[r] >= 0 && jc[r] < (best ? jc[best] : j[0])) best = r;
     if (ret >= 0 && best) {
         ret = window_dict(e, &cand[best].spr);
-        if (ret >= 0) ret = pnmf_window_costs(e, &cand[best], &w->bare, m, gate16, j, sse, &bytes, &w->bare_bytes);
+        j[0] = jc[best], sse[0] = sc[best];
     }
     PnmfWindowModel md = cand[best];
     w->spr_new = cnew[best], w->spr_nnew = cn[best];

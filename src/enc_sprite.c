@@ -364,28 +364,41 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
      * residual layer alone there again */
     const int gate16 = enc_pick_first_step(e, w->step16);
     const double lambda8 = enc_residual_lambda(gate16) * 8;
-    double j[2], sse[2] = { 0, 0 }, jc[SPRITE_RULES], sc[SPRITE_RULES];
+    double j[2] = { 0, 0 }, sse[2] = { 0, 0 }, jc[SPRITE_RULES], sc[SPRITE_RULES];
     size_t bytes = 0;
-    int best = 0;
-    /* the smaller layers (each other than the ones before it) first, then
-     * every pose placed twice with the residual layer alone beside it;
-     * each coding stays in its candidate, where the pick reuses it */
-    for (int r = 1; ret >= 0 && placed > 0 && r < SPRITE_RULES; r++) {
-        int dup = cplaced[r] <= 0;
-        for (int o = 0; !dup && o < r; o++)
-            dup = cplaced[o] > 0 && cn[o] == cn[r] && !memcmp(cnew[o], cnew[r], (size_t)cn[r] * sizeof(int));
-        jc[r] = -1;
-        if (dup) continue;
-        size_t b;
-        ret = window_dict(e, &cand[r].spr);
-        if (ret >= 0) ret = pnmf_window_cost(e, &cand[r], m, gate16, &sc[r], &b);
-        jc[r] = sc[r] + lambda8 * (double)b;
+    int best = -1, same[SPRITE_RULES];
+    /* each set is coded once, unless an earlier one sends the same poses;
+     * every pose placed twice only where one of the smaller sets places
+     * nothing or equals it: a pose the frame before shows, or shows in
+     * place, the residual layer mostly predicts from that frame for less
+     * than the pose costs, so that set seldom wins against both smaller
+     * ones (docs/sprites.md, "Pose sets") */
+    for (int r = 0; r < SPRITE_RULES; r++) {
+        same[r] = -1;
+        for (int o = 0; same[r] < 0 && o < r; o++)
+            if (cplaced[o] > 0 && cplaced[r] > 0 && cn[o] == cn[r] &&
+                !memcmp(cnew[o], cnew[r], (size_t)cn[r] * sizeof(int)))
+                same[r] = o;
     }
-    if (ret >= 0 && placed > 0) ret = window_dict(e, &cand[0].spr);
-    if (ret >= 0 && placed > 0) ret = pnmf_window_costs(e, &cand[0], &w->bare, m, gate16, j, sse, &bytes, &w->bare_bytes);
-    for (int r = 1; ret >= 0 && placed > 0 && r < SPRITE_RULES; r++)
-        if (jc[r] >= 0 && jc[r] < (best ? jc[best] : j[0])) best = r;
-    if (ret >= 0 && best) {
+    const int skip0 = cplaced[1] > 0 && cplaced[2] > 0 && same[1] != 0 && same[2] != 0;
+    /* the first set coded beside the residual layer alone (on two
+     * threads where there are), the others after it; each coding stays in
+     * its candidate, where the pick reuses it */
+    for (int r = 0; ret >= 0 && placed > 0 && r < SPRITE_RULES; r++) {
+        jc[r] = -1;
+        if ((!r && skip0) || cplaced[r] <= 0 || same[r] >= 0) continue;
+        ret = window_dict(e, &cand[r].spr);
+        if (ret >= 0 && best < 0) {
+            ret = pnmf_window_costs(e, &cand[r], &w->bare, m, gate16, j, sse, &bytes, &w->bare_bytes);
+            jc[r] = j[0], sc[r] = sse[0];
+        } else if (ret >= 0) {
+            ret = pnmf_window_cost(e, &cand[r], m, gate16, &sc[r], &bytes);
+            jc[r] = sc[r] + lambda8 * (double)bytes;
+        }
+        if (ret >= 0 && (best < 0 || jc[r] < jc[best])) best = r;
+    }
+    if (best < 0) best = 0;
+    if (ret >= 0 && placed > 0) {
         ret = window_dict(e, &cand[best].spr);
         j[0] = jc[best], sse[0] = sc[best];
     }

@@ -225,6 +225,7 @@ static int pose_shown(const PnmfSpriteFrame *f, int q, const PnmfSpriteFrame *g,
     return 0;
 }
 
+
 /* The layer of the window from the found placements: the poses the
  * decoder holds keep their ids; another is sent, cut from the first frame
  * that shows it whole, when later frames of the window place it in enough
@@ -369,10 +370,12 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
     int best = -1, same[SPRITE_RULES];
     /* each set is coded once, unless an earlier one sends the same poses;
      * every pose placed twice only where one of the smaller sets places
-     * nothing or equals it: a pose the frame before shows, or shows in
-     * place, the residual layer mostly predicts from that frame for less
-     * than the pose costs, so that set seldom wins against both smaller
-     * ones (docs/sprites.md, "Pose sets") */
+     * nothing or equals it: the poses it adds are shown by the frame
+     * before, which the residual layer predicts them from for about what
+     * they cost, and on the development set's sprite clips it wins in no
+     * window where both smaller sets differ from it (on synthetic sprites
+     * that stay in place it can, by 1 to 3 %: tests/test_sprite_find.c).
+     * One coding fewer per window (docs/algorithms.md, the sprite layer). */
     for (int r = 0; r < SPRITE_RULES; r++) {
         same[r] = -1;
         for (int o = 0; same[r] < 0 && o < r; o++)
@@ -380,7 +383,7 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
                 !memcmp(cnew[o], cnew[r], (size_t)cn[r] * sizeof(int)))
                 same[r] = o;
     }
-    const int skip0 = cplaced[1] > 0 && cplaced[2] > 0 && same[1] != 0 && same[2] != 0;
+    const int skip0 = !e->sprite_every_set && cplaced[1] > 0 && cplaced[2] > 0 && same[1] != 0 && same[2] != 0;
     /* the first set coded beside the residual layer alone (on two
      * threads where there are), the others after it; each coding stays in
      * its candidate, where the pick reuses it */
@@ -398,6 +401,9 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
         if (ret >= 0 && (best < 0 || jc[r] < jc[best])) best = r;
     }
     if (best < 0) best = 0;
+    if (placed > 0)
+        pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: pose sets coded:%s%s%s", e->windows, jc[0] >= 0 ? " every" : "",
+                 jc[1] >= 0 ? " fresh" : "", jc[2] >= 0 ? " moving" : "");
     if (ret >= 0 && placed > 0) {
         ret = window_dict(e, &cand[best].spr);
         j[0] = jc[best], sse[0] = sc[best];

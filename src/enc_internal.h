@@ -97,6 +97,7 @@ struct PnmfEncoder {
     double t_probe, t_fit, t_residual, t_write, t_total; /* seconds by stage */
     double t_sprites;         /* of t_residual, the pose search */
     int sprite_windows;       /* windows written with a sprite layer */
+    int sprite_every_set;     /* the tests': code every distinct pose set (enc_sprite.c), none skipped */
 
     int failed, finished;
     char err[256];

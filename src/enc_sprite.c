@@ -225,6 +225,7 @@ static int pose_shown(const PnmfSpriteFrame *f, int q, const PnmfSpriteFrame *g,
     return 0;
 }
 
+
 /* The layer of the window from the found placements: the poses the
  * decoder holds keep their ids; another is sent, cut from the first frame
  * that shows it whole, when later frames of the window place it in enough
@@ -363,30 +364,49 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
      * lossless): the pick reuses both codings, and a layer kept meets the
      * residual layer alone there again */
     const int gate16 = enc_pick_first_step(e, w->step16);
-    double j[2], sse[2] = { 0, 0 }, jc[SPRITE_RULES];
+    const double lambda8 = enc_residual_lambda(gate16) * 8;
+    double j[2] = { 0, 0 }, sse[2] = { 0, 0 }, jc[SPRITE_RULES], sc[SPRITE_RULES];
     size_t bytes = 0;
-    int best = 0;
-    /* the smaller layers (each other than the ones before it) first, the
-     * best coded again last: its coding is the one the pick reuses */
-    for (int r = 1; ret >= 0 && placed > 0 && r < SPRITE_RULES; r++) {
-        int dup = cplaced[r] <= 0;
-        for (int o = 0; !dup && o < r; o++)
-            dup = cplaced[o] > 0 && cn[o] == cn[r] && !memcmp(cnew[o], cnew[r], (size_t)cn[r] * sizeof(int));
-        jc[r] = -1;
-        if (dup) continue;
-        double s;
-        size_t b;
-        ret = window_dict(e, &cand[r].spr);
-        if (ret >= 0) ret = pnmf_window_cost(e, &cand[r], m, gate16, &s, &b);
-        jc[r] = s + enc_residual_lambda(gate16) * 8 * (double)b;
+    int best = -1, same[SPRITE_RULES];
+    /* each set is coded once, unless an earlier one sends the same poses;
+     * every pose placed twice only where one of the smaller sets places
+     * nothing or equals it: the poses it adds are shown by the frame
+     * before, which the residual layer predicts them from for about what
+     * they cost, and on the development set's sprite clips it wins in no
+     * window where both smaller sets differ from it (on synthetic sprites
+     * that stay in place it can, by 1 to 3 %: tests/test_sprite_find.c).
+     * One coding fewer per window (docs/algorithms.md, the sprite layer). */
+    for (int r = 0; r < SPRITE_RULES; r++) {
+        same[r] = -1;
+        for (int o = 0; same[r] < 0 && o < r; o++)
+            if (cplaced[o] > 0 && cplaced[r] > 0 && cn[o] == cn[r] &&
+                !memcmp(cnew[o], cnew[r], (size_t)cn[r] * sizeof(int)))
+                same[r] = o;
     }
-    if (ret >= 0 && placed > 0) ret = window_dict(e, &cand[0].spr);
-    if (ret >= 0 && placed > 0) ret = pnmf_window_costs(e, &cand[0], &w->bare, m, gate16, j, sse, &bytes, &w->bare_bytes);
-    for (int r = 1; ret >= 0 && placed > 0 && r < SPRITE_RULES; r++)
-        if (jc[r] >= 0 && jc[r] < (best ? jc[best] : j[0])) best = r;
-    if (ret >= 0 && best) {
+    const int skip0 = !e->sprite_every_set && cplaced[1] > 0 && cplaced[2] > 0 && same[1] != 0 && same[2] != 0;
+    /* the first set coded beside the residual layer alone (on two
+     * threads where there are), the others after it; each coding stays in
+     * its candidate, where the pick reuses it */
+    for (int r = 0; ret >= 0 && placed > 0 && r < SPRITE_RULES; r++) {
+        jc[r] = -1;
+        if ((!r && skip0) || cplaced[r] <= 0 || same[r] >= 0) continue;
+        ret = window_dict(e, &cand[r].spr);
+        if (ret >= 0 && best < 0) {
+            ret = pnmf_window_costs(e, &cand[r], &w->bare, m, gate16, j, sse, &bytes, &w->bare_bytes);
+            jc[r] = j[0], sc[r] = sse[0];
+        } else if (ret >= 0) {
+            ret = pnmf_window_cost(e, &cand[r], m, gate16, &sc[r], &bytes);
+            jc[r] = sc[r] + lambda8 * (double)bytes;
+        }
+        if (ret >= 0 && (best < 0 || jc[r] < jc[best])) best = r;
+    }
+    if (best < 0) best = 0;
+    if (placed > 0)
+        pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: pose sets coded:%s%s%s", e->windows, jc[0] >= 0 ? " every" : "",
+                 jc[1] >= 0 ? " fresh" : "", jc[2] >= 0 ? " moving" : "");
+    if (ret >= 0 && placed > 0) {
         ret = window_dict(e, &cand[best].spr);
-        if (ret >= 0) ret = pnmf_window_costs(e, &cand[best], &w->bare, m, gate16, j, sse, &bytes, &w->bare_bytes);
+        j[0] = jc[best], sse[0] = sc[best];
     }
     PnmfWindowModel md = cand[best];
     w->spr_new = cnew[best], w->spr_nnew = cn[best];

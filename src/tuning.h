@@ -18,6 +18,15 @@
 /* How many times finer than the window's step a key window's first frame is coded. */
 #define PNMF_KEY_STEP_DIV 4
 
+/* Window flags bit 12: every this many frames (0: none) is coded at a finer step ... */
+#ifndef PNMF_CASC_PERIOD
+#define PNMF_CASC_PERIOD 4
+#endif
+/* ... this many transform quantizers (1/6 octave each) finer than the window's. */
+#ifndef PNMF_CASC_QP
+#define PNMF_CASC_QP 2
+#endif
+
 /* Step choice */
 
 /* Above the pick's floor, a byte weighs as at the step of -q + this. */

@@ -207,7 +207,7 @@ int pnmf_window_code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel
         const uint8_t *src = e->frames + (size_t)j * e->nv;
         ret = pnmf_residual_encode_frame(&md->res, j, src, rb->P, rb->Pp, (const uint8_t *const *)rb->ref, avail,
                                          rb->D,
-                                         !j ? key_lambda : casc16 && j % PNMF_CASC_PERIOD == 0 ? casc_lambda : lambda);
+                                         !j ? key_lambda : casc16 && j % md->res.casc_period == 0 ? casc_lambda : lambda);
         /* the window filters its frames (window flags bit 7) when the
          * filter lowers its first frame's error: frame 0 is coded
          * unfiltered, then filtered or not as the choice says */

@@ -109,7 +109,7 @@ void pnmf_deblock_frame(const PnmfResidual *r, int j, const uint8_t *P, const ui
     const int16_t *lev = r->lev + r->start[j];
     const int16_t *mv = r->mv + 2 * r->mvstart[j];
     const uint8_t *mvref = r->mvref + r->mvstart[j];
-    const int qp = j ? r->qp : r->key_qp, qs = pnmf_deblock_step_index(j ? r->step16 : r->key_step16);
+    const int qp = pnmf_residual_frame_qp(r, j), qs = pnmf_deblock_step_index(pnmf_residual_frame_step(r, j));
     const int gy = r->gmv[2 * j], gx = r->gmv[2 * j + 1];
     BlockInfo *bi = r->dbk;
     for (int b = 0; b < nb; b++) {

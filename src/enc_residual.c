@@ -121,14 +121,30 @@ int pnmf_window_weights(PnmfEncoder *e, int m)
     return pnmf_residual_match_weights(e->frames, m, e->nv, e->vis_rows, e->vis_cols, e->weights);
 }
 
+/* The step of a cascade's finer frames (window flags bit 12): step16
+ * PNMF_CASC_QP transform quantizers finer, 0 (no cascade) where that is
+ * not finer. */
+static int casc_step(int step16)
+{
+    int s = (int)lrint(step16 * pow(2.0, -PNMF_CASC_QP / 6.0));
+    if (s < PNMF_RES_MIN_STEP) s = PNMF_RES_MIN_STEP;
+    return s < step16 ? s : 0;
+}
+
 /* The residual layer over the quantized model (residual.h), frame by frame
  * in the decoder's order; *sse gets the squared error of what the decoder
  * will show. */
 int pnmf_window_code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel *md, int m, int step16,
                               double *sse)
 {
+    /* window flags bit 12, in windows of sub-pixel motion (camera footage,
+     * rendered animation; not screen content, whose exact copies carry a
+     * frame's quality on by themselves): every PNMF_CASC_PERIOD-th frame,
+     * the one the next frames reach back to, at a finer step; a continuing
+     * window's first frame is one of them */
+    const int casc16 = PNMF_CASC_PERIOD && e->subpel ? casc_step(step16) : 0;
     /* a key window's first frame is what later frames copy: a finer step */
-    int key16 = e->continues ? step16 : (step16 + PNMF_KEY_STEP_DIV / 2) / PNMF_KEY_STEP_DIV;
+    int key16 = e->continues ? (casc16 ? casc16 : step16) : (step16 + PNMF_KEY_STEP_DIV / 2) / PNMF_KEY_STEP_DIV;
     if (key16 < PNMF_RES_MIN_STEP) key16 = PNMF_RES_MIN_STEP;
     /* format 9: palette blocks in a key window's first frame alone
      * (window flags bit 13), where a screen's flat colours and sharp edges
@@ -151,6 +167,10 @@ int pnmf_window_code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel
     PNMF_CHECK(pnmf_residual_alloc(&md->res, m, e->vis_rows, e->vis_cols, step16, key16));
     md->res.continues = e->continues;
     md->res.subpel = e->subpel;
+    if (casc16) {
+        md->res.casc_period = PNMF_CASC_PERIOD;
+        md->res.casc_step16 = casc16, md->res.casc_qp = pnmf_residual_qp(casc16);
+    }
     /* a lossless window keeps its decoded frames: the sample-context
      * levels stream (lossless.h) reads them */
     if (enc_lossless_ctx(&e->s) && step16 == PNMF_RES_MIN_STEP && key16 == PNMF_RES_MIN_STEP &&
@@ -169,6 +189,7 @@ int pnmf_window_code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel
     /* format 9: intra directions (window flags bit 10) under the same rule */
     md->res.enc_idir = PNMF_INTRA_ENCODE && e->continues && e->last_rc;
     const double lambda = enc_residual_lambda(step16), key_lambda = enc_residual_lambda(key16);
+    const double casc_lambda = casc16 ? enc_residual_lambda(casc16) : lambda;
     *sse = 0;
     /* the window's block weights (pnmf_window_weights()), faded below */
     const size_t nb = (size_t)md->res.bx * md->res.by;
@@ -195,7 +216,8 @@ int pnmf_window_code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel
         model_frame(e, rb, md, &rb->dict, j);
         const uint8_t *src = e->frames + (size_t)j * e->nv;
         ret = pnmf_residual_encode_frame(&md->res, j, src, rb->P, rb->Pp, (const uint8_t *const *)rb->ref, avail,
-                                         rb->D, j ? lambda : key_lambda);
+                                         rb->D,
+                                         !j ? key_lambda : casc16 && j % md->res.casc_period == 0 ? casc_lambda : lambda);
         /* the window filters its frames (window flags bit 7) when the
          * filter lowers its first frame's error: frame 0 is coded
          * unfiltered, then filtered or not as the choice says */

@@ -163,7 +163,7 @@ static int measure(int version, const PnmfWindowModel *md, const uint8_t *buf, s
     values[PNMF_INFO_SEC_COLSHIFTS] = n;
     values[PNMF_INFO_SEC_SPRITES] = md->spr.present ? (uint64_t)md->spr.npose + (uint64_t)md->spr.first[md->m] : 0;
     const PnmfResidual *rs = &md->res;
-    values[PNMF_INFO_SEC_RES_HEAD] = rs->step16 ? 5 : 0;
+    values[PNMF_INFO_SEC_RES_HEAD] = rs->step16 ? (rs->casc_period ? 8 : 5) : 0; /* window flags bit 12: 3 more */
     values[PNMF_INFO_SEC_RES_MODES] = rs->step16 ? (uint64_t)rs->m * rs->bx * rs->by : 0;
     values[PNMF_INFO_SEC_RES_VECTORS] = rs->step16 ? 3 * (uint64_t)rs->nmv : 0;
     values[PNMF_INFO_SEC_RES_LEVELS] = rs->step16 ? rs->nlev : 0;

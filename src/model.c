@@ -89,15 +89,23 @@ static int read_palette_block(RcDec *d, PnmfPalCtx *pc, PnmfResidual *rs, size_t
 }
 
 static int read_residual(Rd *r, int version, int m, int rows, int cols, int continues, int rclev, int ctxlev, int subpel, int tx8,
-                         int idir, int palette, PnmfResidual *rs, char *err, size_t errlen)
+                         int idir, int palette, int casc, PnmfResidual *rs, char *err, size_t errlen)
 {
     /* a vector component's bound: quarter samples with window flags bit 6 */
     const int maxv = subpel ? PNMF_RES_QPEL_MAX_MV : PNMF_RES_MAX_MV;
-    uint64_t step, key_step, qp, key_qp, bs, v;
+    uint64_t step, key_step, qp, key_qp, bs, v, period = 0, casc_step = 0, casc_qp = 0;
     int16_t (*cur)[3] = NULL; /* format 7: a frame's vectors by block, for the candidates */
     if (get_u(r, &step) < 0 || get_u(r, &key_step) < 0 || get_u(r, &qp) < 0 || get_u(r, &key_qp) < 0 ||
         get_u(r, &bs) < 0)
         goto truncated;
+    /* window flags bit 12 (format 9): the step cascade's period, step and quantizer */
+    if (casc && (get_u(r, &period) < 0 || get_u(r, &casc_step) < 0 || get_u(r, &casc_qp) < 0)) goto truncated;
+    if (casc && (period < 1 || period > PNMF_RES_MAX_PERIOD || casc_step < PNMF_RES_MIN_STEP ||
+                 casc_step > PNMF_RES_MAX_STEP || casc_qp > PNMF_RES_MAX_QP)) {
+        pnmf_set_err(err, errlen, "step cascade: period %llu, step %llu/16, quantizer %llu out of range",
+                     (unsigned long long)period, (unsigned long long)casc_step, (unsigned long long)casc_qp);
+        return PNMF_ERR_CORRUPT;
+    }
     if (qp > PNMF_RES_MAX_QP || key_qp > PNMF_RES_MAX_QP) {
         pnmf_set_err(err, errlen, "residual transform quantizers %llu, %llu over %d", (unsigned long long)qp,
                      (unsigned long long)key_qp, PNMF_RES_MAX_QP);
@@ -122,7 +130,7 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
     RcModeCtx mc;
     const uint8_t *stream = NULL;
     uint64_t vec_len = 0, lev_len = 0, ctx_len = 0;
-    if (ctxlev && (step != PNMF_RES_MIN_STEP || key_step != PNMF_RES_MIN_STEP)) {
+    if (ctxlev && (step != PNMF_RES_MIN_STEP || key_step != PNMF_RES_MIN_STEP || (casc && casc_step != PNMF_RES_MIN_STEP))) {
         pnmf_set_err(err, errlen, "sample-context levels with residual steps %llu/16, %llu/16 (lossless only)",
                      (unsigned long long)step, (unsigned long long)key_step);
         return PNMF_ERR_CORRUPT;
@@ -146,6 +154,7 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
     }
     PNMF_CHECK(pnmf_residual_alloc(rs, m, rows, cols, (int)step, (int)key_step));
     rs->qp = (int)qp, rs->key_qp = (int)key_qp;
+    rs->casc_period = (int)period, rs->casc_step16 = (int)casc_step, rs->casc_qp = (int)casc_qp;
     rs->continues = continues;
     rs->subpel = subpel;
     rs->tx8_on = tx8;
@@ -304,7 +313,9 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
     /* pixel levels: beyond one that spans 0..255 from any prediction is
      * never needed; transform levels: PNMF_RES_MAX_COEF keeps the inverse
      * transform within 32 bits */
-    const int64_t max_pixel = (255 * 16) / (int64_t)(step < key_step ? step : key_step) + 1;
+    uint64_t min_step = step < key_step ? step : key_step;
+    if (casc && casc_step < min_step) min_step = casc_step;
+    const int64_t max_pixel = (255 * 16) / (int64_t)min_step + 1;
     rs->rc_levels = rclev;
     /* frames before jv have varints (item 8), the others the levels stream */
     const int jv = rclev == 2 ? 1 : rclev ? 0 : m;
@@ -636,7 +647,8 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
     const uint64_t known = PNMF_FLAG_RESIDUAL | PNMF_FLAG_CONTINUES | (version >= 5 ? PNMF_FLAG_CARRIES : 0) |
                            (version >= 6 ? PNMF_FLAG_RCLEVELS | PNMF_FLAG_KEYVARINTS : 0) |
                            (version >= 8 ? PNMF_FLAG_SPRITES : 0) | (version >= 9 ? PNMF_FLAG_SUBPEL | PNMF_FLAG_DEBLOCK | PNMF_FLAG_TX8 : 0) |
-                           (version >= 9 ? PNMF_FLAG_CTXLEVELS | PNMF_FLAG_INTRA | PNMF_FLAG_SPRMASKS | PNMF_FLAG_PALETTE : 0);
+                           (version >= 9 ? PNMF_FLAG_CTXLEVELS | PNMF_FLAG_INTRA | PNMF_FLAG_SPRMASKS | PNMF_FLAG_PALETTE : 0) |
+                           (version >= 9 ? PNMF_FLAG_CASCADE : 0);
     if (v & ~known) {
         pnmf_set_err(err, errlen, "window flags 0x%llx: unknown features", (unsigned long long)v);
         return PNMF_ERR_CORRUPT;
@@ -655,6 +667,7 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
         { PNMF_FLAG_TX8, PNMF_FLAG_RCLEVELS, "8x8 transform without a levels stream" },
         { PNMF_FLAG_INTRA, PNMF_FLAG_RCLEVELS, "intra directions without a levels stream" },
         { PNMF_FLAG_PALETTE, PNMF_FLAG_RESIDUAL, "palette blocks without a residual layer" },
+        { PNMF_FLAG_CASCADE, PNMF_FLAG_RESIDUAL, "a step cascade without a residual layer" },
         { PNMF_FLAG_SPRMASKS, PNMF_FLAG_SPRITES, "context-coded masks without a sprite layer" },
     };
     for (size_t i = 0; i < sizeof(rule) / sizeof(rule[0]); i++)
@@ -670,6 +683,7 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
     const int carries = !!(v & PNMF_FLAG_CARRIES);
     const int rclev = v & PNMF_FLAG_KEYVARINTS ? 2 : !!(v & PNMF_FLAG_RCLEVELS);
     const int ctxlev = !!(v & PNMF_FLAG_CTXLEVELS);
+    const int casc = !!(v & PNMF_FLAG_CASCADE);
     if (get_u(&r, &v) < 0) {
         pnmf_set_err(err, errlen, "truncated window payload");
         return PNMF_ERR_CORRUPT;
@@ -831,7 +845,7 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
         md->spr.bytes = (size_t)(r.p - at);
     }
     if (has_residual) {
-        ret = read_residual(&r, version, m, vis_rows, vis_cols, continues, rclev, ctxlev, subpel, tx8, idir, palette,
+        ret = read_residual(&r, version, m, vis_rows, vis_cols, continues, rclev, ctxlev, subpel, tx8, idir, palette, casc,
                             &md->res, err, errlen);
         if (ret < 0) goto fail;
         md->res.deblock = deblock;

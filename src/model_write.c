@@ -140,7 +140,8 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
                                    (md->res.deblock ? PNMF_FLAG_DEBLOCK : 0) |
                                    (tx8 ? PNMF_FLAG_TX8 : 0) | (idir ? PNMF_FLAG_INTRA : 0) |
                                    (rsv.rc_levels && md->res.ctx_levels ? PNMF_FLAG_CTXLEVELS : 0) |
-                                   (md->res.npal ? PNMF_FLAG_PALETTE : 0)
+                                   (md->res.npal ? PNMF_FLAG_PALETTE : 0) |
+                                   (md->res.casc_period ? PNMF_FLAG_CASCADE : 0)
                              : 0); /* flags */
     put_u(&b, (uint64_t)k);
     for (int i = 0; i < k && !md->carries; i++) {
@@ -201,6 +202,11 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
         put_u(&b, (uint64_t)rs->qp);
         put_u(&b, (uint64_t)rs->key_qp);
         put_u(&b, PNMF_RES_BLOCK);
+        if (rs->casc_period) { /* window flags bit 12 */
+            put_u(&b, (uint64_t)rs->casc_period);
+            put_u(&b, (uint64_t)rs->casc_step16);
+            put_u(&b, (uint64_t)rs->casc_qp);
+        }
         /* modes and vectors: two range-coded streams (rangecoder_enc.h);
          * their lengths, the levels, then the streams at the end of the
          * payload (random-looking bytes among the levels' varints would

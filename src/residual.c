@@ -215,8 +215,8 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
     const uint8_t *mvref = r->mvref + r->mvstart[j];
     const PnmfPalBlock *pal = r->pal ? r->pal + r->palstart[j] : NULL;
     const uint8_t *Dp = ref ? ref[0] : NULL, *Dr = Dp;
-    const int step16 = j ? r->step16 : r->key_step16;
-    const int qp = j ? r->qp : r->key_qp;
+    const int step16 = pnmf_residual_frame_step(r, j);
+    const int qp = pnmf_residual_frame_qp(r, j);
     const uint8_t *modes = r->modes + (size_t)j * r->bx * r->by;
     const int gy = r->gmv[2 * j], gx = r->gmv[2 * j + 1];
     uint8_t pred[PNMF_RES_BLOCK * PNMF_RES_BLOCK];

@@ -66,12 +66,17 @@
 #define PNMF_RES_REFS      16     /* a shifted block's reference: D_{j-1} .. D_{j-16} (format 2: .. D_{j-4}) */
 #define PNMF_RES_MIN_STEP  16     /* 1 gray level: finer only wastes levels */
 #define PNMF_RES_MAX_STEP  4096   /* 256 gray levels */
+#define PNMF_FLAG_CASCADE  4096   /* window flags bit 12 (format 9): a step cascade (casc_period) */
+#define PNMF_RES_MAX_PERIOD 1024  /* a cascade's period, at most (a window's frames) */
 
 typedef struct PnmfResidual {
     int step16;        /* 0: the window has no residual layer */
     int key_step16;    /* the step of the window's first frame, which later
                         * frames copy: finer, as a codec's key frame */
     int qp, key_qp;    /* transform blocks' quantizer, 0..51 (step 0.625 * 2^(qp/6)) */
+    int casc_period;   /* window flags bit 12 (format 9): frames j > 0 with j % casc_period == 0
+                        * are coded at casc_step16 and casc_qp (0: no such frames) */
+    int casc_step16, casc_qp;
     int continues;     /* frame 0 predicts from the previous window's last frame
                         * (window flags bit 1): modes 1, 2 and 4 allowed there */
     int rc_levels;     /* 0: the levels are varints; 1: a range-coded stream (window
@@ -160,6 +165,18 @@ void pnmf_residual_free(PnmfResidual *r);
  * decoded frame. All rows x cols, contiguous. */
 void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const uint8_t *Pp,
                          const uint8_t *const *ref, uint8_t *D);
+
+/* Frame j's pixel step and transform quantizer: the key step in frame 0,
+ * the cascade's in every casc_period-th frame after it (window flags bit
+ * 12), the window's in the others. */
+static inline int pnmf_residual_frame_step(const PnmfResidual *r, int j)
+{
+    return !j ? r->key_step16 : r->casc_period && j % r->casc_period == 0 ? r->casc_step16 : r->step16;
+}
+static inline int pnmf_residual_frame_qp(const PnmfResidual *r, int j)
+{
+    return !j ? r->key_qp : r->casc_period && j % r->casc_period == 0 ? r->casc_qp : r->qp;
+}
 
 /* The blocks across n samples (the last one clipped). */
 static inline int pnmf_residual_blocks(int n) { return (n + PNMF_RES_BLOCK - 1) / PNMF_RES_BLOCK; }

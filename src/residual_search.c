@@ -1073,7 +1073,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
     pthread_once(&level_bits_once, level_bits_init);
     const size_t nb = (size_t)r->bx * r->by;
     uint8_t *modes = r->modes + (size_t)j * nb;
-    const int step16 = j ? r->step16 : r->key_step16, qp = j ? r->qp : r->key_qp;
+    const int step16 = pnmf_residual_frame_step(r, j), qp = pnmf_residual_frame_qp(r, j);
     const uint8_t *Dp = nref > 0 ? ref[0] : NULL;
     if (nref > PNMF_RES_REFS) nref = PNMF_RES_REFS;
     if (j == 0 && !r->continues) nref = 0;

@@ -18,6 +18,19 @@
 /* How many times finer than the window's step a key window's first frame is coded. */
 #define PNMF_KEY_STEP_DIV 4
 
+/* Window flags bit 12: in windows with sub-pixel motion every this many
+ * frames is coded at a finer step (0: none, the default: period 4 gains
+ * 1.2 % BD-rate on natural_cup, loses 0.7 % on natural_vtest and
+ * povray_spline, docs/measurements.md "Step cascade"); -DPNMF_CASC_PERIOD=4
+ * builds an encoder that uses it. Readers read it either way. */
+#ifndef PNMF_CASC_PERIOD
+#define PNMF_CASC_PERIOD 0
+#endif
+/* ... this many transform quantizers (1/6 octave each) finer than the window's. */
+#ifndef PNMF_CASC_QP
+#define PNMF_CASC_QP 2
+#endif
+
 /* Step choice */
 
 /* Above the pick's floor, a byte weighs as at the step of -q + this. */

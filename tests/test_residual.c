@@ -234,6 +234,79 @@ static void test_shifted(void)
     pnmf_model_free(&md);
 }
 
+/* Window flags bit 12 against its definition: frame 0 at key_step, every
+ * period-th frame after it at casc_step, the others at step; pixel levels
+ * decoded directly from that table, after the payload's round trip, and
+ * a period of 0 or a cascade step under 16 refused. */
+static void test_cascade(void)
+{
+    const int rows = 16, cols = 16, m = 7, period = 3;
+    const int step = 72, key = 20, casc = 40;
+    PnmfWindowModel md;
+    CHECK(pnmf_model_alloc(&md, rows, cols, rows, cols, m, 1, 0) == 0);
+    PnmfResidual *r = &md.res;
+    CHECK(pnmf_residual_alloc(r, m, rows, cols, step, key) == 0);
+    r->casc_period = period, r->casc_step16 = casc, r->casc_qp = 17;
+    const size_t nb = (size_t)r->bx * r->by, n = (size_t)rows * cols;
+    r->lev = malloc((size_t)m * n * sizeof(int16_t));
+    r->nlev = r->cap = (size_t)m * n;
+    for (int j = 0; j < m; j++) {
+        for (size_t b = 0; b < nb; b++) r->modes[(size_t)j * nb + b] = PNMF_RES_MODEL | PNMF_RES_CODED;
+        r->start[j + 1] = (size_t)(j + 1) * n;
+    }
+    for (size_t q = 0; q < (size_t)m * n; q++) r->lev[q] = (int16_t)((int)urn(9) - 4);
+    uint8_t *buf = NULL;
+    size_t size = 0;
+    CHECK(pnmf_model_write(&md, &buf, &size) == 0);
+    PnmfWindowModel rd;
+    char err[200] = "";
+    /* a v8 reader does not know bit 12 */
+    CHECK(pnmf_model_read_version(8, buf, size, rows, cols, rows, cols, m, 4, 4, 2, &rd, err, sizeof err) < 0 &&
+          strstr(err, "unknown features"));
+    CHECK_MSG(pnmf_model_read(buf, size, rows, cols, rows, cols, m, 4, 4, 2, &rd, err, sizeof err) == 0, "%s", err);
+    pnmf_free(buf);
+    CHECK(rd.res.casc_period == period && rd.res.casc_step16 == casc && rd.res.casc_qp == 17);
+    uint8_t P[16 * 16], D[16 * 16];
+    memset(P, 100, sizeof(P));
+    int same = 1;
+    for (int j = 0; j < m; j++) {
+        const int s = j == 0 ? key : j % period == 0 ? casc : step;
+        pnmf_residual_frame(&rd.res, j, P, P, NULL, D);
+        /* blocks in raster order, each block's samples row-major */
+        for (size_t b = 0; b < nb; b++)
+            for (int q = 0; q < 64; q++) {
+                const int l = r->lev[(size_t)j * n + b * 64 + (size_t)q];
+                const int v = 100 + (l * s + (l > 0 ? 8 : l < 0 ? -8 : 0)) / 16;
+                const int y = (int)(b / (size_t)r->bx) * 8 + q / 8, x = (int)(b % (size_t)r->bx) * 8 + q % 8;
+                same &= D[y * cols + x] == v;
+            }
+    }
+    CHECK(same);
+    pnmf_model_free(&rd);
+    /* out of range: a period of 0, a step under 16 */
+    for (int bad = 0; bad < 2; bad++) {
+        r->casc_period = bad ? period : 0, r->casc_step16 = bad ? 15 : casc;
+        /* period 0 writes no cascade: flag the payload's window by hand */
+        CHECK(pnmf_model_write(&md, &buf, &size) == 0);
+        if (!bad) {
+            /* the flags varint first: set bit 12 and insert the three
+             * varints after the block size, by writing with period 1 and
+             * patching its varint to 0 */
+            pnmf_free(buf);
+            r->casc_period = 1;
+            CHECK(pnmf_model_write(&md, &buf, &size) == 0);
+            size_t at = 0; /* the varints step, key, qp, key_qp, 8, 1, casc: find "8, 1, casc" */
+            while (at + 3 <= size && !(buf[at] == 8 && buf[at + 1] == 1 && buf[at + 2] == casc)) at++;
+            CHECK(at + 3 <= size);
+            buf[at + 1] = 0;
+        }
+        CHECK(pnmf_model_read(buf, size, rows, cols, rows, cols, m, 4, 4, 2, &rd, err, sizeof err) < 0 &&
+              strstr(err, "step cascade"));
+        pnmf_free(buf);
+    }
+    pnmf_model_free(&md);
+}
+
 /* Format 7's global vectors against the definition: a previous block of
  * frame j predicts sample (y + gy, x + gx) of the frame before, clamped,
  * (gy, gx) the frame's global vector; uncoded and with pixel levels;
@@ -1182,6 +1255,7 @@ int main(void)
     test_intra();
     test_vector_candidates();
     test_payload();
+    test_cascade();
     test_payload_rc_levels();
     test_rc_pricing();
     test_motion_goes_on();

@@ -780,6 +780,28 @@ int main(int argc, char **argv)
         free(f.p), free(pl.p);
     }
 
+    /* Format 9, window flags bit 12: a step cascade whose step is 15/16
+     * of a gray level, under the least step 16. */
+    {
+        PnmfHeader h = header();
+        h.width = 8, h.height = 8, h.window = 2;
+        PnmfWindowModel md;
+        if (pnmf_model_alloc(&md, 8, 8, 8, 8, 2, 1, 0) < 0 || pnmf_residual_alloc(&md.res, 2, 8, 8, 64, 64) < 0)
+            abort();
+        md.res.casc_period = 1, md.res.casc_step16 = 15, md.res.casc_qp = 10;
+        uint8_t *p;
+        size_t n;
+        if (pnmf_model_write(&md, &p, &n) < 0) abort();
+        pnmf_model_free(&md);
+        Bytes pl = { 0 };
+        add(&pl, p, n);
+        pnmf_free(p);
+        const int count[1] = { 2 };
+        Bytes f = write_file(&h, 1, count, &pl);
+        save(dir, "cascade_step_range.pnmf", &f);
+        free(f.p), free(pl.p);
+    }
+
     free(p0.p);
     free(good.p);
     return 0;

@@ -11,13 +11,12 @@
 #define LXM_B PNMF_RES_BLOCK
 
 /* One indexed reference: the positions (y * w + x, w = cols - 7) of its
- * blocks in chains by hash bucket, each with the hash's high bits. */
+ * blocks in chains by hash bucket. */
 typedef struct LxmSlot {
     long tag; /* the frame it indexes: j - 1 - t of frame j's reference t */
     int used, built; /* assigned to the frame; its index made (when a lookup first needs it) */
     const uint8_t *frame;
     int32_t *next;
-    uint32_t *chk;
     int32_t *head;
 } LxmSlot;
 
@@ -32,7 +31,7 @@ struct PnmfLxMatch {
 /* A block's hash: its rows' 8 bytes as words r_k, each times an odd
  * constant, summed as a polynomial in P (Horner: rows rolled in from the
  * top), so that the next block down is one row's product away
- * (index_frame()); then mixed for the buckets. Arithmetic mod 2^64. */
+ * (index_frame()); its high bits pick the bucket. Arithmetic mod 2^64. */
 #define LXM_K 0x9E3779B97F4A7C15ull
 #define LXM_P 0xC2B2AE3D27D4EB4Full
 
@@ -48,13 +47,6 @@ static inline uint64_t raw_hash(const uint8_t *p, size_t cols)
     uint64_t h = 0;
     for (int y = 0; y < LXM_B; y++) h = h * LXM_P + row_word(p + (size_t)y * cols);
     return h;
-}
-
-static inline uint64_t mix(uint64_t h)
-{
-    h ^= h >> 31;
-    h *= 0xBF58476D1CE4E5B9ull;
-    return h ^ (h >> 32);
 }
 
 static int same_block(const uint8_t *a, const uint8_t *b, size_t cols)
@@ -87,7 +79,6 @@ void pnmf_lxm_free(void *p)
     if (!m) return;
     for (int s = 0; s <= PNMF_RES_REFS; s++) {
         pnmf_free(m->slot[s].next);
-        pnmf_free(m->slot[s].chk);
         pnmf_free(m->slot[s].head);
     }
     pnmf_free(m->up);
@@ -104,12 +95,11 @@ static int index_frame(PnmfLxMatch *m, LxmSlot *s, const uint8_t *f)
     const size_t n = (size_t)m->w * m->h, nh = (size_t)1 << m->bits, cols = (size_t)m->cols;
     if (!s->next) {
         s->next = pnmf_malloc_array(n, sizeof(int32_t));
-        s->chk = pnmf_malloc_array(n, sizeof(uint32_t));
         s->head = pnmf_malloc_array(nh, sizeof(int32_t));
-        if (!s->next || !s->chk || !s->head) return PNMF_ERR_NOMEM;
+        if (!s->next || !s->head) return PNMF_ERR_NOMEM;
     }
     memset(s->head, 0xff, nh * sizeof(int32_t));
-    const uint64_t mask = nh - 1;
+    const int shift = 64 - m->bits;
     uint64_t p7 = 1; /* P^7: the top row's weight */
     for (int k = 1; k < LXM_B; k++) p7 *= LXM_P;
     uint64_t *col = m->up; /* each column's block hash, rolled down row by row */
@@ -121,9 +111,7 @@ static int index_frame(PnmfLxMatch *m, LxmSlot *s, const uint8_t *f)
             const uint64_t raw = y ? (up - row_word(row + x - cols) * p7) * LXM_P + row_word(row + x + 7 * cols)
                                    : raw_hash(row + x, cols);
             col[x] = raw;
-            const uint64_t h = mix(raw);
             const size_t p = (size_t)y * m->w + x;
-            s->chk[p] = (uint32_t)(h >> 32);
             /* equal hashes stand for equal blocks here: a collision only
              * leaves a place out, a lookup compares the samples */
             const int run = (x % PNMF_LXM_RUN && raw == left) || (y % PNMF_LXM_RUN && raw == up);
@@ -132,8 +120,8 @@ static int index_frame(PnmfLxMatch *m, LxmSlot *s, const uint8_t *f)
                 s->next[p] = -2; /* not in a chain */
                 continue;
             }
-            s->next[p] = s->head[h & mask];
-            s->head[h & mask] = (int32_t)p;
+            s->next[p] = s->head[raw >> shift];
+            s->head[raw >> shift] = (int32_t)p;
         }
     }
     s->built = 1;
@@ -170,14 +158,11 @@ int pnmf_lxm_find(PnmfLxMatch *m, int t, const uint8_t *src, int y0, int x0, int
     if (!s->used) return 0;
     if (!s->built && index_frame(m, s, s->frame) < 0) return PNMF_ERR_NOMEM;
     const uint8_t *b = src + (size_t)y0 * m->cols + x0;
-    const uint64_t h = mix(raw_hash(b, (size_t)m->cols));
-    const uint32_t chk = (uint32_t)(h >> 32);
+    const uint64_t h = raw_hash(b, (size_t)m->cols);
     int n = 0, far[PNMF_LXM_CAP];
     if (cap > PNMF_LXM_CAP) cap = PNMF_LXM_CAP;
     int walked = 0;
-    for (int32_t p = s->head[h & (((uint64_t)1 << m->bits) - 1)]; p >= 0 && walked < PNMF_LXM_CHAIN;
-         p = s->next[p], walked++) {
-        if (s->chk[p] != chk) continue;
+    for (int32_t p = s->head[h >> (64 - m->bits)]; p >= 0 && walked < PNMF_LXM_CHAIN; p = s->next[p], walked++) {
         const int y = p / m->w, x = p % m->w, dy = y - y0, dx = x - x0;
         if (abs(dy) > maxv || abs(dx) > maxv) continue;
         if (!same_block(b, s->frame + (size_t)y * m->cols + x, (size_t)m->cols)) continue;

@@ -729,7 +729,8 @@ static int search_block(const uint8_t *src, const uint8_t *Dp, int rows, int col
      * exactly is kept, the grid and the refinement could only save a few
      * bits of its vector; exact 2 (a candidate is known to predict the
      * block exactly): the candidates alone, which may cost fewer bits;
-     * exact 3: as 1, but no grid */
+     * exact 3: as 1, but no grid, and the wide search only for a block
+     * predicted worse than PNMF_LXM_WIDE_POOR a sample */
     if ((exact && !bsad) || exact == 2) {
         *by = vy, *bx = vx;
         return bsad;
@@ -737,8 +738,8 @@ static int search_block(const uint8_t *src, const uint8_t *Dp, int rows, int col
     if (exact != 3)
         for (int dy = -PNMF_LOCAL_RANGE; dy <= PNMF_LOCAL_RANGE; dy += grid)
             for (int dx = -PNMF_LOCAL_RANGE; dx <= PNMF_LOCAL_RANGE; dx += grid) TRY(dy, dx);
-    if (wide &&
-        block_sad(src, Dp, rows, cols, y0, y1, x0, x1, vy, vx, 0x7fffffff) > PNMF_WIDE_POOR * (y1 - y0) * (x1 - x0)) {
+    const int poor = exact == 3 ? PNMF_LXM_WIDE_POOR : PNMF_WIDE_POOR;
+    if (wide && block_sad(src, Dp, rows, cols, y0, y1, x0, x1, vy, vx, 0x7fffffff) > poor * (y1 - y0) * (x1 - x0)) {
         int16_t wc[PNMF_WIDE_KEEP][2];
         const int nw = coarse_search(wide, y0, x0, wc);
         for (int k = 0; k < nw; k++)

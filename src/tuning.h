@@ -115,6 +115,8 @@
 #define PNMF_LX_PROBE_MARGIN 1.05
 /* Lossless: references a block with no exact match anywhere searches whole (the others: candidates). */
 #define PNMF_LXM_FULL_REFS 1
+/* Lossless: SAD per sample above which a farther reference's search goes wide. */
+#define PNMF_LXM_WIDE_POOR 16
 /* Lossless: exact places a hash lookup gives a block per reference, nearest the predicted vector first. */
 #define PNMF_LXM_CAP 4
 /* Lossless: of a run of equal blocks along a row or column, the index keeps every this-th place. */

@@ -1316,7 +1316,10 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
             }
             int pdy = dy, pdx = dx; /* the prediction's displacement */
             const int pm_ = mode == PNMF_RES_SHIFTED ? shifted_pred(r, &pdy, &pdx) : em;
-            for (int coded = 0; coded < 2; coded++) {
+            /* lossless: a block the previous prediction copies exactly
+             * costs only its mode's bits; levels (64 decisions, one at
+             * least not zero) cost more: the uncoded trials alone */
+            for (int coded = 0; coded < 2 - (exact && still); coded++) {
                 const int byte = mode | (coded ? PNMF_RES_CODED : 0);
                 /* the block's error and levels only add to what the mode
                  * and vector cost: past the best so far, it cannot win */

@@ -729,8 +729,9 @@ static int search_block(const uint8_t *src, const uint8_t *Dp, int rows, int col
      * exactly is kept, the grid and the refinement could only save a few
      * bits of its vector; exact 2 (a candidate is known to predict the
      * block exactly): the candidates alone, which may cost fewer bits;
-     * exact 3: as 1, but no grid, and the wide search only for a block
-     * predicted worse than PNMF_LXM_WIDE_POOR a sample */
+     * exact 3: as 1, but no grid, the wide search only for a block
+     * predicted worse than PNMF_LXM_WIDE_POOR a sample, and no
+     * refinement (a farther reference's inexact vector seldom wins) */
     if ((exact && !bsad) || exact == 2) {
         *by = vy, *bx = vx;
         return bsad;
@@ -748,7 +749,7 @@ static int search_block(const uint8_t *src, const uint8_t *Dp, int rows, int col
                 if (abs(ty) <= PNMF_RES_MAX_MV && abs(tx) <= PNMF_RES_MAX_MV) TRY(ty, tx);
             }
     }
-    for (int step = 2; step >= 1; step--) {
+    for (int step = 2; step >= 1 && exact != 3; step--) {
         moved = 1;
         for (int it = 0; moved && it < PNMF_REFINE_ITERS; it++) {
             moved = 0;
@@ -791,11 +792,13 @@ static int pred_sad(const uint8_t *src, int cols, int y0, int x0, int h, int w, 
  * fractional candidates (in quarter samples; those the whole-sample search
  * could only try rounded), then the eight half positions around the best,
  * then the eight quarter positions around that, each kept only where SAD +
- * lam * the vector's bits (from (qpy, qpx)) is lower. Returns the SAD of
- * the vector left in (*qy, *qx). */
+ * lam * the vector's bits (from (qpy, qpx)) is lower; with half (a
+ * lossless coding, where a vector's fraction saves few levels on the
+ * noise that keeps a block inexact) the eight half positions alone.
+ * Returns the SAD of the vector left in (*qy, *qx). */
 static int refine_qpel(const uint8_t *src, const uint8_t *R, int rows, int cols, int y0, int y1, int x0, int x1,
-                       const int16_t (*cand)[2], int ncand, int qpy, int qpx, double lam, int iy, int ix, int *qy,
-                       int *qx)
+                       const int16_t (*cand)[2], int ncand, int qpy, int qpx, double lam, int iy, int ix, int half,
+                       int *qy, int *qx)
 {
     const int h = y1 - y0, w = x1 - x0;
     uint8_t pred[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
@@ -810,9 +813,9 @@ static int refine_qpel(const uint8_t *src, const uint8_t *R, int rows, int cols,
         const double c_ = sad_ + lam * mv_bits(ty_, tx_, qpy, qpx); \
         if (c_ < best) best = c_, bsad = sad_, vy = ty_, vx = tx_; \
     } while (0)
-    for (int c = 0; c < ncand; c++)
+    for (int c = 0; c < ncand && !half; c++)
         if ((cand[c][0] & 3) || (cand[c][1] & 3)) TRYQ(cand[c][0], cand[c][1]);
-    for (int step = 2; step >= 1; step--) {
+    for (int step = 2; step >= 1 + half; step--) {
         const int cy = vy, cx = vx;
         for (int d = 0; d < 9; d++)
             if (d != 4) TRYQ(cy + (d / 3 - 1) * step, cx + (d % 3 - 1) * step);
@@ -867,7 +870,7 @@ int pnmf_residual_subpel_pays(const uint8_t *frames, int m, size_t stride, int r
                 continue;
             }
             int qy, qx;
-            const int q = refine_qpel(src, prev, rows, cols, y0, y1, x0, x1, NULL, 0, 4 * iy, 4 * ix, 0.0, iy, ix,
+            const int q = refine_qpel(src, prev, rows, cols, y0, y1, x0, x1, NULL, 0, 4 * iy, 4 * ix, 0.0, iy, ix, 0,
                                       &qy, &qx);
             sad_int += best, sad_q += q;
         }
@@ -1309,7 +1312,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                 }
                 if (r->subpel && bc < 1e300) /* the best reference's vector to quarter samples */
                     refine_qpel(src, ref[t], r->rows, r->cols, y0, y1, x0, x1, (const int16_t (*)[2])qcand, nq,
-                                vs.last[t][0], vs.last[t][1], lam_sad, dy / 4, dx / 4, &dy, &dx);
+                                vs.last[t][0], vs.last[t][1], lam_sad, dy / 4, dx / 4, exact, &dy, &dx);
                 if (!t && dy == qs * fgy && dx == qs * fgx) continue; /* the previous prediction, cheaper */
                 Dr = ref[t];
                 extra = lambda * vector_bits(r, &vs, &vk, t, dy, dx, 0);

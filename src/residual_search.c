@@ -1276,6 +1276,10 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                                                              qround(vs.last[tt][1] * 4 / qs), hv, PNMF_LXM_CAP)
                                              : 0;
                         if (nh < 0) lxm = NULL, nh = 0; /* no memory for an index: the searches alone */
+                        /* a nearer reference predicts the block exactly and
+                         * this one holds it nowhere: none of its vectors can
+                         * do better */
+                        if (lxm && full && hit && !nh) continue;
                         for (int k = 0; k < nh; k++) cand[nc][0] = (int16_t)(qs * hv[k][0]), cand[nc][1] = (int16_t)(qs * hv[k][1]), nc++;
                         xs = hit || nh ? 2 : lxm && full && tt >= PNMF_LXM_FULL_REFS ? 3 : 1;
                     }

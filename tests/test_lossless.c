@@ -185,6 +185,8 @@ static int ref_decode(const PnmfResidual *r, int from, const uint8_t *s, size_t 
 
 /* ---- the tests --------------------------------------------------------- */
 
+static int probe_sides; /* 1: a clip the sample contexts win by far, 2: one they lose by far */
+
 static void test_clip(int c)
 {
     const size_t n = (size_t)ROWS * COLS;
@@ -207,6 +209,21 @@ static void test_clip(int c)
         transform += (md.res.modes[q] & PNMF_RES_TRANSFORM) != 0;
     }
     CHECK_MSG(!transform, "%s: %d transform blocks in a lossless window", clip_name[c], transform);
+    /* the probe (pnmf_lx_pays) against the two streams' prices over the
+     * whole window: it offers the sample-context stream where that is far
+     * smaller, and not where it is far larger */
+    {
+        RcBin ox = { .update = 1 }, ol = { .update = 1 };
+        RcLevCtx lc;
+        CHECK(pnmf_lx_stream(&ox, &md.res, 0) == 0);
+        CHECK(pnmf_residual_levels_stream(&ol, &lc, &md.res, 0, INT16_MAX) == 0);
+        const int pays = pnmf_lx_pays(&md.res, 0);
+        if (ox.bits < 0.8 * ol.bits)
+            CHECK_MSG(pays, "%s: probe refuses a stream of %.0f bits against %.0f", clip_name[c], ox.bits, ol.bits);
+        if (ox.bits > 1.25 * ol.bits)
+            CHECK_MSG(!pays, "%s: probe offers a stream of %.0f bits against %.0f", clip_name[c], ox.bits, ol.bits);
+        probe_sides |= ox.bits < 0.8 * ol.bits ? 1 : ox.bits > 1.25 * ol.bits ? 2 : 0;
+    }
     for (int rc = 1; rc <= 2; rc++) {
         if (rc == 2 && !(md.res.start[1] > 0 && md.res.start[1] < md.res.nlev)) continue;
         uint8_t *buf = NULL;
@@ -470,6 +487,7 @@ int main(int argc, char **argv)
 {
     const char *dir = argc > 1 ? argv[1] : ".";
     for (int c = 0; c < NCLIPS; c++) test_clip(c);
+    CHECK_MSG(probe_sides & 1, "no clip whose sample-context stream wins by far: the probe went untested");
     test_matcher();
     test_encoder(dir);
     return test_summary("test_lossless");

@@ -16,6 +16,7 @@
 #include "entropy.h"
 #include "internal.h"
 #include "intra.h"
+#include "lossless.h"
 #include "model_write.h"
 #include "palette_enc.h"
 #include "residual_search.h"
@@ -278,7 +279,9 @@ int pnmf_window_codings(PnmfWindowModel *md, uint8_t *c[PNMF_WINDOW_CODINGS], si
     if (ret >= 0 && md->res.step16) {
         const int nalt = md->res.key_step16 == PNMF_RES_MIN_STEP && md->res.start[1] > 0 &&
                                  md->res.start[1] < md->res.nlev ? 2 : 1;
-        for (int x = 0; x <= (md->res.enc_dec != NULL); x++)
+        /* the sample-context codings where their probe says they may win */
+        const int ctx = md->res.enc_dec != NULL && pnmf_lx_pays(&md->res, 0);
+        for (int x = 0; x <= ctx; x++)
             for (int a = 0; ret >= 0 && a < nalt; a++) {
                 if (lossless && !x && a) continue;
                 md->res.rc_levels = a + 1, md->res.ctx_levels = x;

@@ -122,4 +122,13 @@ struct RcBin;
  * PNMF_ERR_ARG when a level does not match them, PNMF_ERR_NOMEM. */
 int pnmf_lx_stream(struct RcBin *o, const struct PnmfResidual *r, int from);
 
+/* Whether the sample-context stream of r's pixel levels from frame from
+ * on may beat the plain levels stream's: priced over its first
+ * PNMF_LX_PROBE_FRAMES frames, fresh contexts each, within
+ * PNMF_LX_PROBE_MARGIN of it. Where it does not (camera noise, whose
+ * samples' contexts say little), the writer is spared coding every
+ * frame's levels a second and third time. 1 when r keeps no decoded
+ * frames (no probe). */
+int pnmf_lx_pays(const struct PnmfResidual *r, int from);
+
 #endif /* PNMF_LOSSLESS_H */

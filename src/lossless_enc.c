@@ -7,8 +7,11 @@
 #include "lossless.h"
 #include "rangecoder_enc.h"
 #include "residual.h"
+#include "tuning.h"
 
-int pnmf_lx_stream(RcBin *o, const PnmfResidual *r, int from)
+/* The stream's decisions for the pixel levels of frames from..to-1
+ * (contexts fresh at from), coded or priced as o says. */
+static int lx_code(RcBin *o, const PnmfResidual *r, int from, int to)
 {
     if (!r->enc_dec) return PNMF_ERR_ARG;
     PnmfLx s;
@@ -19,7 +22,7 @@ int pnmf_lx_stream(RcBin *o, const PnmfResidual *r, int from)
     int ret = e && ep ? 0 : PNMF_ERR_NOMEM;
     rc_probs_init(&s.c.zero[0], sizeof(s.c) / sizeof(RcProb));
     PnmfLxCtx *c = &s.c;
-    for (int j = from; ret >= 0 && j < r->m; j++) {
+    for (int j = from; ret >= 0 && j < to; j++) {
         int16_t *t = ep;
         ep = e, e = t;
         memset(e, 0, n * sizeof(int16_t));
@@ -59,4 +62,29 @@ int pnmf_lx_stream(RcBin *o, const PnmfResidual *r, int from)
     pnmf_free(e);
     pnmf_free(ep);
     return ret;
+}
+
+int pnmf_lx_stream(RcBin *o, const PnmfResidual *r, int from) { return lx_code(o, r, from, r->m); }
+
+int pnmf_lx_pays(const PnmfResidual *r, int from)
+{
+    if (!r->enc_dec || from >= r->m) return 1;
+    const int to = from + PNMF_LX_PROBE_FRAMES < r->m ? from + PNMF_LX_PROBE_FRAMES : r->m;
+    RcBin ox = { .update = 1 }, ol = { .update = 1 };
+    if (lx_code(&ox, r, from, to) < 0) return 1;
+    /* the plain levels stream's pixel levels of the same frames */
+    const size_t nb = (size_t)r->bx * r->by;
+    RcLevCtx lc;
+    rc_lev_ctx_init(&lc);
+    for (int j = from; j < to; j++)
+        for (size_t b = 0, q = r->start[j]; b < nb; b++) {
+            const uint8_t mode = r->modes[(size_t)j * nb + b];
+            if (!(mode & PNMF_RES_CODED)) continue;
+            int y0, y1, x0, x1;
+            pnmf_residual_block(r->bx, r->rows, r->cols, b, &y0, &y1, &x0, &x1);
+            if (!(mode & PNMF_RES_TRANSFORM))
+                rc_pixel_levels(&ol, &lc, rc_lev_kind(j, mode), y1 - y0, x1 - x0, r->lev + q, INT16_MAX);
+            q += (size_t)(y1 - y0) * (x1 - x0);
+        }
+    return ox.bits <= ol.bits * PNMF_LX_PROBE_MARGIN;
 }

@@ -60,6 +60,7 @@ void pnmf_residual_free(PnmfResidual *r)
     pnmf_free(r->enc_prev_mv);
     pnmf_free(r->enc_dec);
     pnmf_lx_free(r->lx);
+    if (r->enc_match_free) r->enc_match_free(r->enc_match);
     memset(r, 0, sizeof(*r));
 }
 

@@ -119,6 +119,8 @@ typedef struct PnmfResidual {
     int enc_rc_price;     /* the encoder's: price levels with enc_levels, not the fixed table */
     int enc_tx8;          /* the encoder's: try the 8x8 transform on transform blocks */
     int enc_idir;         /* the encoder's: try the directions on intra transform blocks */
+    void *enc_match;      /* the encoder's exact block matcher of a lossless window (lossless_match.h) */
+    void (*enc_match_free)(void *); /* and what frees it */
     /* the encoder's, when not NULL: per block of the frame being coded, its
      * lambda is lambda * 2^(-enc_weight[b] / 2) (a block whose error later
      * frames will copy weighs more); enc_weight[b] < PNMF_RES_WEIGHTS */

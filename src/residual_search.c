@@ -13,6 +13,7 @@
 #include "deblock.h"
 #include "internal.h"
 #include "intra.h"
+#include "lossless_match.h"
 #include "palette_enc.h"
 #include "residual_search.h"
 #include "tuning.h"
@@ -504,6 +505,10 @@ static int block_sad(const uint8_t *src, const uint8_t *Dp, int rows, int cols, 
 static long grid_sad(const uint8_t *src, const uint8_t *Dp, int rows, int cols, int dy, int dx, long best)
 {
     long sad = 0;
+#if defined(__SSE2__)
+    /* bytes 2, 6, 10 and 14 of 16: four grid samples per PSADBW */
+    const __m128i keep = _mm_set1_epi32(0x00ff0000);
+#endif
     for (int y = 2; y < rows && (best < 0 || sad <= best); y += 4) {
         int sy = y + dy;
         sy = sy < 0 ? 0 : sy >= rows ? rows - 1 : sy;
@@ -512,6 +517,15 @@ static long grid_sad(const uint8_t *src, const uint8_t *Dp, int rows, int cols, 
          * inside it, right of it */
         int x = 2;
         for (; x < cols && x + dx < 0; x += 4) sad += abs((int)s[x] - d[0]);
+#if defined(__SSE2__)
+        for (; x < cols && x + dx < cols && x - 2 + dx < 0; x += 4) sad += abs((int)s[x] - d[x + dx]);
+        for (; x + 14 <= cols && x + dx + 14 <= cols; x += 16) { /* 16 bytes from x - 2 in both rows */
+            const __m128i a = _mm_and_si128(_mm_loadu_si128((const __m128i *)(s + x - 2)), keep);
+            const __m128i b = _mm_and_si128(_mm_loadu_si128((const __m128i *)(d + x + dx - 2)), keep);
+            const __m128i v = _mm_sad_epu8(a, b);
+            sad += _mm_cvtsi128_si32(v) + _mm_extract_epi16(v, 4);
+        }
+#endif
         for (; x < cols && x + dx < cols; x += 4) sad += abs((int)s[x] - d[x + dx]);
         for (; x < cols; x += 4) sad += abs((int)s[x] - d[cols - 1]);
     }
@@ -556,11 +570,18 @@ static void global_motion(const uint8_t *src, const uint8_t *Dp, int rows, int c
                 int sy = y + dy;
                 sy = sy < 0 ? 0 : sy >= r4 ? r4 - 1 : sy;
                 const uint8_t *s = a + (size_t)y * c4, *d = b + (size_t)sy * c4;
-                for (int x = 0; x < c4; x++) {
-                    int sx = x + dx;
-                    sx = sx < 0 ? 0 : sx >= c4 ? c4 - 1 : sx;
-                    sad += abs((int)s[x] - d[sx]);
+                /* three runs: x + dx left of the row (clamped), inside it, right of it */
+                int x = 0;
+                for (; x < c4 && x + dx < 0; x++) sad += abs((int)s[x] - d[0]);
+#if defined(__SSE2__)
+                for (; x + 16 <= c4 && x + dx + 16 <= c4; x += 16) {
+                    const __m128i v = _mm_sad_epu8(_mm_loadu_si128((const __m128i *)(s + x)),
+                                                   _mm_loadu_si128((const __m128i *)(d + x + dx)));
+                    sad += _mm_cvtsi128_si32(v) + _mm_extract_epi16(v, 4);
                 }
+#endif
+                for (; x < c4 && x + dx < c4; x++) sad += abs((int)s[x] - d[x + dx]);
+                for (; x < c4; x++) sad += abs((int)s[x] - d[c4 - 1]);
             }
             if (best < 0 || sad < best) best = sad, cy = 4 * dy, cx = 4 * dx;
         }
@@ -574,6 +595,12 @@ static void global_motion(const uint8_t *src, const uint8_t *Dp, int rows, int c
     for (int c = 0; c < 3 * 49; c++) {
         const int dy = centre[c / 49][0] + (c % 49) / 7 - 3, dx = centre[c / 49][1] + c % 7 - 3;
         if (abs(dy) > PNMF_GLOBAL_RANGE || abs(dx) > PNMF_GLOBAL_RANGE) continue;
+        /* a displacement an earlier centre's square holds was measured:
+         * equal, it cannot replace the first */
+        int seen = 0;
+        for (int k = 0; k < c / 49 && !seen; k++)
+            seen = abs(dy - centre[k][0]) <= 3 && abs(dx - centre[k][1]) <= 3;
+        if (seen) continue;
         const long sad = grid_sad(src, Dp, rows, cols, dy, dx, best);
         if (best < 0 || sad < best) best = sad, *gy = dy, *gx = dx;
     }
@@ -700,16 +727,20 @@ static int search_block(const uint8_t *src, const uint8_t *Dp, int rows, int col
     for (int c = 0; c < ncand; c++) TRY(cand[c][0], cand[c][1]);
     /* exact (a lossless coding): a candidate that predicts the block
      * exactly is kept, the grid and the refinement could only save a few
-     * bits of its vector; exact 2 (a nearer reference predicts the block
-     * exactly): the candidates alone, which may cost fewer bits */
+     * bits of its vector; exact 2 (a candidate is known to predict the
+     * block exactly): the candidates alone, which may cost fewer bits;
+     * exact 3: as 1, but no grid, the wide search only for a block
+     * predicted worse than PNMF_LXM_WIDE_POOR a sample, and no
+     * refinement (a farther reference's inexact vector seldom wins) */
     if ((exact && !bsad) || exact == 2) {
         *by = vy, *bx = vx;
         return bsad;
     }
-    for (int dy = -PNMF_LOCAL_RANGE; dy <= PNMF_LOCAL_RANGE; dy += grid)
-        for (int dx = -PNMF_LOCAL_RANGE; dx <= PNMF_LOCAL_RANGE; dx += grid) TRY(dy, dx);
-    if (wide &&
-        block_sad(src, Dp, rows, cols, y0, y1, x0, x1, vy, vx, 0x7fffffff) > PNMF_WIDE_POOR * (y1 - y0) * (x1 - x0)) {
+    if (exact != 3)
+        for (int dy = -PNMF_LOCAL_RANGE; dy <= PNMF_LOCAL_RANGE; dy += grid)
+            for (int dx = -PNMF_LOCAL_RANGE; dx <= PNMF_LOCAL_RANGE; dx += grid) TRY(dy, dx);
+    const int poor = exact == 3 ? PNMF_LXM_WIDE_POOR : PNMF_WIDE_POOR;
+    if (wide && block_sad(src, Dp, rows, cols, y0, y1, x0, x1, vy, vx, 0x7fffffff) > poor * (y1 - y0) * (x1 - x0)) {
         int16_t wc[PNMF_WIDE_KEEP][2];
         const int nw = coarse_search(wide, y0, x0, wc);
         for (int k = 0; k < nw; k++)
@@ -718,7 +749,7 @@ static int search_block(const uint8_t *src, const uint8_t *Dp, int rows, int col
                 if (abs(ty) <= PNMF_RES_MAX_MV && abs(tx) <= PNMF_RES_MAX_MV) TRY(ty, tx);
             }
     }
-    for (int step = 2; step >= 1; step--) {
+    for (int step = 2; step >= 1 && exact != 3; step--) {
         moved = 1;
         for (int it = 0; moved && it < PNMF_REFINE_ITERS; it++) {
             moved = 0;
@@ -761,11 +792,13 @@ static int pred_sad(const uint8_t *src, int cols, int y0, int x0, int h, int w, 
  * fractional candidates (in quarter samples; those the whole-sample search
  * could only try rounded), then the eight half positions around the best,
  * then the eight quarter positions around that, each kept only where SAD +
- * lam * the vector's bits (from (qpy, qpx)) is lower. Returns the SAD of
- * the vector left in (*qy, *qx). */
+ * lam * the vector's bits (from (qpy, qpx)) is lower; with half (a
+ * lossless coding, where a vector's fraction saves few levels on the
+ * noise that keeps a block inexact) the eight half positions alone.
+ * Returns the SAD of the vector left in (*qy, *qx). */
 static int refine_qpel(const uint8_t *src, const uint8_t *R, int rows, int cols, int y0, int y1, int x0, int x1,
-                       const int16_t (*cand)[2], int ncand, int qpy, int qpx, double lam, int iy, int ix, int *qy,
-                       int *qx)
+                       const int16_t (*cand)[2], int ncand, int qpy, int qpx, double lam, int iy, int ix, int half,
+                       int *qy, int *qx)
 {
     const int h = y1 - y0, w = x1 - x0;
     uint8_t pred[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
@@ -780,9 +813,9 @@ static int refine_qpel(const uint8_t *src, const uint8_t *R, int rows, int cols,
         const double c_ = sad_ + lam * mv_bits(ty_, tx_, qpy, qpx); \
         if (c_ < best) best = c_, bsad = sad_, vy = ty_, vx = tx_; \
     } while (0)
-    for (int c = 0; c < ncand; c++)
+    for (int c = 0; c < ncand && !half; c++)
         if ((cand[c][0] & 3) || (cand[c][1] & 3)) TRYQ(cand[c][0], cand[c][1]);
-    for (int step = 2; step >= 1; step--) {
+    for (int step = 2; step >= 1 + half; step--) {
         const int cy = vy, cx = vx;
         for (int d = 0; d < 9; d++)
             if (d != 4) TRYQ(cy + (d / 3 - 1) * step, cx + (d % 3 - 1) * step);
@@ -837,7 +870,7 @@ int pnmf_residual_subpel_pays(const uint8_t *frames, int m, size_t stride, int r
                 continue;
             }
             int qy, qx;
-            const int q = refine_qpel(src, prev, rows, cols, y0, y1, x0, x1, NULL, 0, 4 * iy, 4 * ix, 0.0, iy, ix,
+            const int q = refine_qpel(src, prev, rows, cols, y0, y1, x0, x1, NULL, 0, 4 * iy, 4 * ix, 0.0, iy, ix, 0,
                                       &qy, &qx);
             sad_int += best, sad_q += q;
         }
@@ -1136,6 +1169,16 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
      * stream): no transform block is exact, and an exact vector ends the
      * search */
     const int exact = r->enc_dec != NULL;
+    /* and its references indexed for exact block matches (lossless_match.h) */
+    PnmfLxMatch *lxm = NULL;
+    if (exact && nref) {
+        if (!r->enc_match && (r->enc_match = pnmf_lxm_new(r->rows, r->cols))) r->enc_match_free = pnmf_lxm_free;
+        lxm = r->enc_match;
+        if (lxm && pnmf_lxm_refs(lxm, j, ref, nref) < 0) {
+            pnmf_free(bmv), pnmf_free(cbuf), pnmf_free(lts), pnmf_free(palat);
+            return PNMF_ERR_NOMEM;
+        }
+    }
     for (size_t b = 0; b < nb; b++) {
         const int wc = r->enc_weight && r->enc_weight[b] < PNMF_RES_WEIGHTS ? r->enc_weight[b] : 0;
         lambda = wc ? lambda0 * exp2(-0.5 * wc) : lambda0;
@@ -1164,7 +1207,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
          * least SAD (window flags bit 10) */
         int tdir[PNMF_INTRA_TRY] = { 0 };
         uint8_t dpred[PNMF_INTRA_DIRS][PNMF_RES_BLOCK * PNMF_RES_BLOCK];
-        if (r->enc_idir && full) intra_dir_pick(src, D, r->cols, y0, x0, dpred, tdir);
+        if (r->enc_idir && full && !exact) intra_dir_pick(src, D, r->cols, y0, x0, dpred, tdir);
         double bj = 1e300;
         for (int mode = 0; mode < PNMF_RES_PREDS; mode++) {
             const int needs_prev = mode == PNMF_RES_PREVIOUS || mode == PNMF_RES_MOTION || mode == PNMF_RES_SHIFTED;
@@ -1191,12 +1234,11 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                 /* each reference's best vector by SAD + lam * bits; the best of those */
                 double bc = 1e300;
                 int good = 0; /* a reference so far matched well: no wide search in the next */
-                int16_t qcand[6 + 3 + PNMF_RES_MOTIONS][2]; /* the best reference's candidates */
+                int16_t qcand[6 + 3 + PNMF_RES_MOTIONS + PNMF_LXM_CAP][2]; /* the best reference's candidates */
                 int nq = 0;
                 int hit = 0; /* exact: a reference so far predicts the block exactly */
                 for (int tt = 0; tt < nref; tt++) {
-                    const int xs = exact ? 1 + hit : 0;
-                    int16_t cand[6 + 3 + PNMF_RES_MOTIONS][2] = { { 0, 0 },
+                    int16_t cand[6 + 3 + PNMF_RES_MOTIONS + PNMF_LXM_CAP][2] = { { 0, 0 },
                                                                   { (int16_t)vs.last[tt][0], (int16_t)vs.last[tt][1] } };
                     int nc = 2;
                     for (int i = 0; i < vk.n; i++) /* the vectors it may copy for nothing */
@@ -1218,6 +1260,29 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                     if (b % r->bx && bmv[b - 1][2] == tt) cand[nc][0] = bmv[b - 1][0], cand[nc][1] = bmv[b - 1][1], nc++;
                     if (b >= (size_t)r->bx && bmv[b - r->bx][2] == tt)
                         cand[nc][0] = bmv[b - r->bx][0], cand[nc][1] = bmv[b - r->bx][1], nc++;
+                    /* lossless: the places of reference tt that hold the
+                     * block exactly, found by its hash, are candidates (then
+                     * the candidates alone are measured); a block no
+                     * reference holds is searched whole in the nearest
+                     * references, and in the farther ones without the grid
+                     * (the wide search finds what pays there: a part that
+                     * jumped far; the grid's near vectors seldom beat the
+                     * nearer references') */
+                    int xs = 0;
+                    if (exact) {
+                        int16_t hv[PNMF_LXM_CAP][2];
+                        int nh = lxm && full ? pnmf_lxm_find(lxm, tt, src, y0, x0, PNMF_RES_MAX_MV,
+                                                             qround(vs.last[tt][0] * 4 / qs),
+                                                             qround(vs.last[tt][1] * 4 / qs), hv, PNMF_LXM_CAP)
+                                             : 0;
+                        if (nh < 0) lxm = NULL, nh = 0; /* no memory for an index: the searches alone */
+                        /* a nearer reference predicts the block exactly and
+                         * this one holds it nowhere: none of its vectors can
+                         * do better */
+                        if (lxm && full && hit && !nh) continue;
+                        for (int k = 0; k < nh; k++) cand[nc][0] = (int16_t)(qs * hv[k][0]), cand[nc][1] = (int16_t)(qs * hv[k][1]), nc++;
+                        xs = hit || nh ? 2 : lxm && full && tt >= PNMF_LXM_FULL_REFS ? 3 : 1;
+                    }
                     int ty, tx;
                     if (tt < nwide && !good && !wide[tt].ref) {
                         uint8_t *o = cbuf + (size_t)(tt + 1) * r4 * c4;
@@ -1251,14 +1316,17 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                 }
                 if (r->subpel && bc < 1e300) /* the best reference's vector to quarter samples */
                     refine_qpel(src, ref[t], r->rows, r->cols, y0, y1, x0, x1, (const int16_t (*)[2])qcand, nq,
-                                vs.last[t][0], vs.last[t][1], lam_sad, dy / 4, dx / 4, &dy, &dx);
+                                vs.last[t][0], vs.last[t][1], lam_sad, dy / 4, dx / 4, exact, &dy, &dx);
                 if (!t && dy == qs * fgy && dx == qs * fgx) continue; /* the previous prediction, cheaper */
                 Dr = ref[t];
                 extra = lambda * vector_bits(r, &vs, &vk, t, dy, dx, 0);
             }
             int pdy = dy, pdx = dx; /* the prediction's displacement */
             const int pm_ = mode == PNMF_RES_SHIFTED ? shifted_pred(r, &pdy, &pdx) : em;
-            for (int coded = 0; coded < 2; coded++) {
+            /* lossless: a block the previous prediction copies exactly
+             * costs only its mode's bits; levels (64 decisions, one at
+             * least not zero) cost more: the uncoded trials alone */
+            for (int coded = 0; coded < 2 - (exact && still); coded++) {
                 const int byte = mode | (coded ? PNMF_RES_CODED : 0);
                 /* the block's error and levels only add to what the mode
                  * and vector cost: past the best so far, it cannot win */

@@ -122,6 +122,20 @@
 #define PNMF_COARSE_KEEP 8
 /* Distinct motions a frame counts for the next frame's candidates. */
 #define PNMF_MOTION_SLOTS 64
+/* Lossless: frames over which the sample-context stream is priced against the plain levels stream. */
+#define PNMF_LX_PROBE_FRAMES 2
+/* Lossless: the sample-context codings are offered while their price is within this factor of the plain one's. */
+#define PNMF_LX_PROBE_MARGIN 1.05
+/* Lossless: references a block with no exact match anywhere searches whole (the others: candidates). */
+#define PNMF_LXM_FULL_REFS 1
+/* Lossless: SAD per sample above which a farther reference's search goes wide. */
+#define PNMF_LXM_WIDE_POOR 16
+/* Lossless: exact places a hash lookup gives a block per reference, nearest the predicted vector first. */
+#define PNMF_LXM_CAP 4
+/* Lossless: of a run of equal blocks along a row or column, the index keeps every this-th place. */
+#define PNMF_LXM_RUN 8
+/* Lossless: positions of a hash chain a lookup visits at most. */
+#define PNMF_LXM_CHAIN 256
 
 
 /* ---- the sprite layer (enc_sprite.c) ---------------------------------- */

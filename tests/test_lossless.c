@@ -6,7 +6,12 @@
  * the reconstruction bit-exact; the stream decodes with a decoder written
  * here from the format's rules alone; the reader refuses bit 9 where the
  * format forbids it and a stream that stops short; and pnmf-enc -q 0
- * decodes exactly through the public API, every window range-coded.
+ * decodes exactly through the public API, every window range-coded. The
+ * encoder's exact block matcher (src/lossless_match.h) finds, on windows
+ * made of blocks copied from earlier frames, every exact place a brute
+ * force search finds; the probe that offers the sample-context stream
+ * agrees with the two streams' prices over the whole window where they
+ * differ by far.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +19,8 @@
 
 #include "internal.h"
 #include "lossless.h"
+#include "lossless_match.h"
+#include "tuning.h"
 #include "model_write.h"
 #include "pnmf/info.h"
 #include "pnmf/pnmf.h"
@@ -180,6 +187,8 @@ static int ref_decode(const PnmfResidual *r, int from, const uint8_t *s, size_t 
 
 /* ---- the tests --------------------------------------------------------- */
 
+static int probe_sides; /* 1: a clip the sample contexts win by far, 2: one they lose by far */
+
 static void test_clip(int c)
 {
     const size_t n = (size_t)ROWS * COLS;
@@ -202,6 +211,21 @@ static void test_clip(int c)
         transform += (md.res.modes[q] & PNMF_RES_TRANSFORM) != 0;
     }
     CHECK_MSG(!transform, "%s: %d transform blocks in a lossless window", clip_name[c], transform);
+    /* the probe (pnmf_lx_pays) against the two streams' prices over the
+     * whole window: it offers the sample-context stream where that is far
+     * smaller, and not where it is far larger */
+    {
+        RcBin ox = { .update = 1 }, ol = { .update = 1 };
+        RcLevCtx lc;
+        CHECK(pnmf_lx_stream(&ox, &md.res, 0) == 0);
+        CHECK(pnmf_residual_levels_stream(&ol, &lc, &md.res, 0, INT16_MAX) == 0);
+        const int pays = pnmf_lx_pays(&md.res, 0);
+        if (ox.bits < 0.8 * ol.bits)
+            CHECK_MSG(pays, "%s: probe refuses a stream of %.0f bits against %.0f", clip_name[c], ox.bits, ol.bits);
+        if (ox.bits > 1.25 * ol.bits)
+            CHECK_MSG(!pays, "%s: probe offers a stream of %.0f bits against %.0f", clip_name[c], ox.bits, ol.bits);
+        probe_sides |= ox.bits < 0.8 * ol.bits ? 1 : ox.bits > 1.25 * ol.bits ? 2 : 0;
+    }
     for (int rc = 1; rc <= 2; rc++) {
         if (rc == 2 && !(md.res.start[1] > 0 && md.res.start[1] < md.res.nlev)) continue;
         uint8_t *buf = NULL;
@@ -373,10 +397,100 @@ static void test_encoder(const char *dir)
     free(f), free(out);
 }
 
+/* The exact block matcher against a brute-force search: frames of random
+ * samples (no two places alike by chance) whose blocks are copied from
+ * earlier frames at random places, some twice into one frame, over more
+ * frames than references (the matcher's slots are reused), and a flat
+ * frame, where a run of equal blocks along a row is one place. */
+enum { MR = 40, MC = 56, MM = 22, MAXV = 12 };
+static void test_matcher(void)
+{
+    const size_t n = (size_t)MR * MC;
+    uint8_t *f = malloc(n * MM);
+    CHECK(f != NULL);
+    if (!f) return;
+    for (size_t q = 0; q < n; q++) f[q] = (uint8_t)urn(256);
+    for (int j = 1; j < MM; j++) {
+        uint8_t *d = f + (size_t)j * n;
+        for (size_t q = 0; q < n; q++) d[q] = (uint8_t)urn(256);
+        if (j >= MM - 2) memset(d, 77, n); /* flat */
+        for (int k = 0; k < 16 && j < MM - 2; k++) { /* copies of earlier blocks, anywhere */
+            const int t = (int)urn(j < PNMF_RES_REFS ? j : PNMF_RES_REFS), y = (int)urn(MR - 7), x = (int)urn(MC - 7);
+            int ty = y + (int)urn(2 * MAXV + 1) - MAXV, tx = x + (int)urn(2 * MAXV + 1) - MAXV;
+            ty = ty < 0 ? 0 : ty > MR - 8 ? MR - 8 : ty, tx = tx < 0 ? 0 : tx > MC - 8 ? MC - 8 : tx;
+            const uint8_t *s = f + (size_t)(j - 1 - t) * n;
+            for (int v = 0; v < 8; v++) memcpy(d + (size_t)(ty + v) * MC + tx, s + (size_t)(y + v) * MC + x, 8);
+            /* and the block on the grid at (ty, tx) rounded, from the same place */
+            const int gy = ty / 8 * 8, gx = tx / 8 * 8;
+            if (k % 2 == 0)
+                for (int v = 0; v < 8; v++) memcpy(d + (size_t)(gy + v) * MC + gx, s + (size_t)(y + v) * MC + x, 8);
+        }
+    }
+    PnmfLxMatch *m = pnmf_lxm_new(MR, MC);
+    CHECK(m != NULL);
+    if (!m) {
+        free(f);
+        return;
+    }
+    int found = 0, blocks_with = 0;
+    for (int j = 1; j < MM; j++) {
+        const uint8_t *ref[PNMF_RES_REFS];
+        const int nref = j < PNMF_RES_REFS ? j : PNMF_RES_REFS;
+        for (int t = 0; t < nref; t++) ref[t] = f + (size_t)(j - 1 - t) * n;
+        CHECK(pnmf_lxm_refs(m, j, ref, nref) == 0);
+        const uint8_t *src = f + (size_t)j * n;
+        for (int y0 = 0; y0 + 8 <= MR; y0 += 8)
+            for (int x0 = 0; x0 + 8 <= MC; x0 += 8)
+                for (int t = 0; t < nref; t++) {
+                    int bv[(2 * MAXV + 1) * (2 * MAXV + 1)][2], nb = 0;
+                    for (int dy = -MAXV; dy <= MAXV; dy++)
+                        for (int dx = -MAXV; dx <= MAXV; dx++) {
+                            if (y0 + dy < 0 || y0 + dy + 8 > MR || x0 + dx < 0 || x0 + dx + 8 > MC) continue;
+                            int eq = 1;
+                            for (int v = 0; v < 8 && eq; v++)
+                                eq = !memcmp(src + (size_t)(y0 + v) * MC + x0, ref[t] + (size_t)(y0 + dy + v) * MC + x0 + dx, 8);
+                            if (eq) bv[nb][0] = dy, bv[nb][1] = dx, nb++;
+                        }
+                    int16_t out[PNMF_LXM_CAP][2];
+                    const int py = (int)urn(5) - 2, px = (int)urn(5) - 2;
+                    const int no = pnmf_lxm_find(m, t, src, y0, x0, MAXV, py, px, out, PNMF_LXM_CAP);
+                    blocks_with += nb > 0;
+                    if (j == MM - 1) { /* flat: of the flat reference, a place at least */
+                        if (t == 0) CHECK(nb > 0);
+                        CHECK_MSG(nb == 0 || no > 0, "flat frame: block (%d, %d) of frame %d: no place in ref %d", y0,
+                                  x0, j, t);
+                    } else if (j < MM - 2) {
+                        CHECK_MSG(no == (nb < PNMF_LXM_CAP ? nb : PNMF_LXM_CAP),
+                                  "frame %d block (%d, %d) ref %d: %d places found, brute force %d", j, y0, x0, t, no, nb);
+                    }
+                    int dmin = 1 << 30;
+                    for (int k = 0; k < nb; k++) {
+                        const int d = abs(bv[k][0] - py) + abs(bv[k][1] - px);
+                        if (d < dmin) dmin = d;
+                    }
+                    for (int k = 0; k < no; k++) { /* each exact, the first the nearest */
+                        int in = 0;
+                        for (int i = 0; i < nb; i++) in |= bv[i][0] == out[k][0] && bv[i][1] == out[k][1];
+                        CHECK_MSG(in, "frame %d block (%d, %d) ref %d: (%d, %d) is no exact place", j, y0, x0, t,
+                                  out[k][0], out[k][1]);
+                        if (k == 0 && j < MM - 2)
+                            CHECK(abs(out[0][0] - py) + abs(out[0][1] - px) == dmin);
+                    }
+                    found += no > 0;
+                }
+    }
+    CHECK_MSG(blocks_with > 50, "the synthetic window has only %d blocks with an exact place", blocks_with);
+    CHECK(found > 0);
+    pnmf_lxm_free(m);
+    free(f);
+}
+
 int main(int argc, char **argv)
 {
     const char *dir = argc > 1 ? argv[1] : ".";
     for (int c = 0; c < NCLIPS; c++) test_clip(c);
+    CHECK_MSG(probe_sides & 1, "no clip whose sample-context stream wins by far: the probe went untested");
+    test_matcher();
     test_encoder(dir);
     return test_summary("test_lossless");
 }

@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The encoder's exact block matcher for lossless windows (lossless_match.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "lossless_match.h"
+#include "residual.h"
+#include "tuning.h"
+
+#define LXM_B PNMF_RES_BLOCK
+
+/* One indexed reference: the positions (y * w + x, w = cols - 7) of its
+ * blocks in chains by hash bucket. */
+typedef struct LxmSlot {
+    long tag; /* the frame it indexes: j - 1 - t of frame j's reference t */
+    int used, built; /* assigned to the frame; its index made (when a lookup first needs it) */
+    const uint8_t *frame;
+    int32_t *next;
+    int32_t *head;
+} LxmSlot;
+
+struct PnmfLxMatch {
+    int rows, cols, w, h; /* w x h block positions */
+    int bits;             /* log2 of the buckets */
+    LxmSlot slot[PNMF_RES_REFS + 1];
+    int cur[PNMF_RES_REFS]; /* reference t's slot for the frame last given */
+    uint64_t *up;           /* index_frame()'s block hashes, one per column, of the row above */
+};
+
+/* A block's hash: its rows' 8 bytes as words r_k, each times an odd
+ * constant, summed as a polynomial in P (Horner: rows rolled in from the
+ * top), so that the next block down is one row's product away
+ * (index_frame()); its high bits pick the bucket. Arithmetic mod 2^64. */
+#define LXM_K 0x9E3779B97F4A7C15ull
+#define LXM_P 0xC2B2AE3D27D4EB4Full
+
+static inline uint64_t row_word(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v * LXM_K;
+}
+
+static inline uint64_t raw_hash(const uint8_t *p, size_t cols)
+{
+    uint64_t h = 0;
+    for (int y = 0; y < LXM_B; y++) h = h * LXM_P + row_word(p + (size_t)y * cols);
+    return h;
+}
+
+static int same_block(const uint8_t *a, const uint8_t *b, size_t cols)
+{
+    for (int y = 0; y < LXM_B; y++)
+        if (memcmp(a + (size_t)y * cols, b + (size_t)y * cols, LXM_B)) return 0;
+    return 1;
+}
+
+PnmfLxMatch *pnmf_lxm_new(int rows, int cols)
+{
+    if (rows < LXM_B || cols < LXM_B) return NULL;
+    PnmfLxMatch *m = pnmf_calloc(1, sizeof(*m));
+    if (!m) return NULL;
+    m->rows = rows, m->cols = cols, m->w = cols - LXM_B + 1, m->h = rows - LXM_B + 1;
+    const size_t n = (size_t)m->w * m->h;
+    m->bits = 8;
+    while (m->bits < 24 && ((size_t)1 << m->bits) < n) m->bits++;
+    for (int s = 0; s <= PNMF_RES_REFS; s++) m->slot[s].tag = 0, m->slot[s].used = 0;
+    if (!(m->up = pnmf_malloc_array((size_t)m->w, sizeof(uint64_t)))) {
+        pnmf_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+void pnmf_lxm_free(void *p)
+{
+    PnmfLxMatch *m = p;
+    if (!m) return;
+    for (int s = 0; s <= PNMF_RES_REFS; s++) {
+        pnmf_free(m->slot[s].next);
+        pnmf_free(m->slot[s].head);
+    }
+    pnmf_free(m->up);
+    pnmf_free(m);
+}
+
+/* Index frame f into slot s: every position in raster order, but of a
+ * run of equal blocks along a row or a column only every
+ * PNMF_LXM_RUN-th (a flat area would fill a chain with places that all
+ * predict alike; one within PNMF_LXM_RUN - 1 of any place of the run
+ * stays). Chains list the later positions first. */
+static int index_frame(PnmfLxMatch *m, LxmSlot *s, const uint8_t *f)
+{
+    const size_t n = (size_t)m->w * m->h, nh = (size_t)1 << m->bits, cols = (size_t)m->cols;
+    if (!s->next) {
+        s->next = pnmf_malloc_array(n, sizeof(int32_t));
+        s->head = pnmf_malloc_array(nh, sizeof(int32_t));
+        if (!s->next || !s->head) return PNMF_ERR_NOMEM;
+    }
+    memset(s->head, 0xff, nh * sizeof(int32_t));
+    const int shift = 64 - m->bits;
+    uint64_t p7 = 1; /* P^7: the top row's weight */
+    for (int k = 1; k < LXM_B; k++) p7 *= LXM_P;
+    uint64_t *col = m->up; /* each column's block hash, rolled down row by row */
+    for (int y = 0; y < m->h; y++) {
+        const uint8_t *row = f + (size_t)y * cols;
+        uint64_t left = 0;
+        for (int x = 0; x < m->w; x++) {
+            const uint64_t up = col[x];
+            const uint64_t raw = y ? (up - row_word(row + x - cols) * p7) * LXM_P + row_word(row + x + 7 * cols)
+                                   : raw_hash(row + x, cols);
+            col[x] = raw;
+            const size_t p = (size_t)y * m->w + x;
+            /* equal hashes stand for equal blocks here: a collision only
+             * leaves a place out, a lookup compares the samples */
+            const int run = (x % PNMF_LXM_RUN && raw == left) || (y % PNMF_LXM_RUN && raw == up);
+            left = raw;
+            if (run) {
+                s->next[p] = -2; /* not in a chain */
+                continue;
+            }
+            s->next[p] = s->head[raw >> shift];
+            s->head[raw >> shift] = (int32_t)p;
+        }
+    }
+    s->built = 1;
+    return 0;
+}
+
+int pnmf_lxm_refs(PnmfLxMatch *m, int j, const uint8_t *const *ref, int nref)
+{
+    if (nref > PNMF_RES_REFS) nref = PNMF_RES_REFS;
+    for (int t = 0; t < nref; t++) {
+        const long tag = (long)j - 1 - t;
+        int s = -1;
+        for (int k = 0; k <= PNMF_RES_REFS && s < 0; k++)
+            if (m->slot[k].used && m->slot[k].tag == tag && m->slot[k].frame == ref[t]) s = k;
+        if (s < 0) { /* a slot no reference of this frame needs */
+            for (int k = 0; k <= PNMF_RES_REFS && s < 0; k++) {
+                const LxmSlot *q = &m->slot[k];
+                const long u = (long)j - 1 - q->tag; /* the reference it would be */
+                if (!q->used || u < 0 || u >= nref || ref[u] != q->frame) s = k;
+            }
+            if (s < 0) return PNMF_ERR_ARG; /* not reached: 17 slots, 16 references */
+            m->slot[s].used = 1, m->slot[s].built = 0, m->slot[s].tag = tag, m->slot[s].frame = ref[t];
+        }
+        m->cur[t] = s;
+    }
+    return 0;
+}
+
+int pnmf_lxm_find(PnmfLxMatch *m, int t, const uint8_t *src, int y0, int x0, int maxv, int py, int px,
+                  int16_t (*out)[2], int cap)
+{
+    if (t < 0 || t >= PNMF_RES_REFS || cap <= 0 || y0 + LXM_B > m->rows || x0 + LXM_B > m->cols) return 0;
+    LxmSlot *s = &m->slot[m->cur[t]];
+    if (!s->used) return 0;
+    if (!s->built && index_frame(m, s, s->frame) < 0) return PNMF_ERR_NOMEM;
+    const uint8_t *b = src + (size_t)y0 * m->cols + x0;
+    const uint64_t h = raw_hash(b, (size_t)m->cols);
+    int n = 0, far[PNMF_LXM_CAP];
+    if (cap > PNMF_LXM_CAP) cap = PNMF_LXM_CAP;
+    int walked = 0;
+    for (int32_t p = s->head[h >> (64 - m->bits)]; p >= 0 && walked < PNMF_LXM_CHAIN; p = s->next[p], walked++) {
+        const int y = p / m->w, x = p % m->w, dy = y - y0, dx = x - x0;
+        if (abs(dy) > maxv || abs(dx) > maxv) continue;
+        if (!same_block(b, s->frame + (size_t)y * m->cols + x, (size_t)m->cols)) continue;
+        const int d = abs(dy - py) + abs(dx - px);
+        int k = n < cap ? n++ : cap;
+        if (k == cap) {
+            if (d >= far[cap - 1]) continue;
+            k = cap - 1;
+        }
+        for (; k > 0 && far[k - 1] > d; k--) far[k] = far[k - 1], out[k][0] = out[k - 1][0], out[k][1] = out[k - 1][1];
+        far[k] = d, out[k][0] = (int16_t)dy, out[k][1] = (int16_t)dx;
+    }
+    return n;
+}

@@ -77,7 +77,7 @@ static int sweep(const double *r, const double *d, int q)
 static int search(const double *r, const double *d, int q, int *n)
 {
     PnmfStepSearch s;
-    pnmf_step_search_init(&s, q, lambda_of(q));
+    pnmf_step_search_init(&s, q, lambda_of(q), 0);
     int coded[N] = { 0 };
     *n = 0;
     for (int i = pnmf_step_search_next(&s); i >= 0; i = pnmf_step_search_next(&s)) {
@@ -100,7 +100,7 @@ static void one_set(const double *r, const double *d, int unimodal, double tol)
     for (int q = PNMF_PICK_FLOOR + 1; q <= PNMF_MAX_QUALITY; q++) {
         /* the pick with every coding known is the sweep */
         PnmfStepSearch all;
-        pnmf_step_search_init(&all, q, lambda_of(q));
+        pnmf_step_search_init(&all, q, lambda_of(q), 0);
         for (int i = 0; i < N; i++) pnmf_step_search_add(&all, i, r[i], d[i]);
         const int want = sweep(r, d, q);
         CHECK_MSG(pnmf_step_search_pick(&all) == want, "-q %d: the pick over all %d, the sweep %d", q,

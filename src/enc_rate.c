@@ -224,7 +224,8 @@ static int choose_step(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
     const double pick_lambda = 8 * enc_residual_lambda(pnmf_residual_step(q + PNMF_PICK_LAMBDA_Q));
     const int q_lo = PNMF_PICK_FLOOR + (q - PNMF_PICK_FLOOR) / PNMF_PICK_GRID * PNMF_PICK_GRID;
     const double s_lo = pnmf_residual_step(q_lo) / 16.0;
-    pnmf_step_search_init(&srch, q, q < PNMF_MAX_QUALITY ? pick_lambda : INFINITY, (double)m * e->nv * s_lo * s_lo / 12);
+    const double noise = (double)m * e->nv * s_lo * s_lo / 12; /* a uniform quantizer's error at q_lo's step */
+    pnmf_step_search_init(&srch, q, q < PNMF_MAX_QUALITY ? pick_lambda : INFINITY, noise);
     PnmfResidual res[PNMF_PICK_CODINGS] = { { 0 } };
     int of[PNMF_PICK_CODINGS] = { 0 }, ret = 0;
     double r[PNMF_PICK_CODINGS], d[PNMF_PICK_CODINGS];

@@ -80,8 +80,12 @@ int pnmf_step_search_next(const PnmfStepSearch *s)
     }
     /* one step past lo's, where the error at lo's step is far below a
      * uniform quantizer's (content the steps code mostly exactly, whose
-     * error need not rise with the step) and the pick is not step 0 */
-    if (s->d[s->lo] * PNMF_PICK_EXACT_NOISE < s->noise && hi == s->lo && pnmf_step_search_pick(s)) return hi + 1;
+     * error need not rise with the step) and the pick is lo's step or the
+     * one below it (where the cost falls further towards the finer steps,
+     * one coarser coding seldom beats the pick) */
+    if (s->d[s->lo] * PNMF_PICK_EXACT_NOISE < s->noise && hi == s->lo && pnmf_step_search_pick(s) >= s->lo - 1 &&
+        pnmf_step_search_pick(s) > 0)
+        return hi + 1;
     return -1;
 }
 

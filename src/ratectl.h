@@ -33,8 +33,8 @@
  * past lo's step exceed the bound; where instead the error at lo's step
  * is under 1 / PNMF_PICK_EXACT_NOISE of a uniform quantizer's there
  * (content coded mostly exactly, screen content: blocks kept or dropped
- * whole, so a coarser step can have less error than lo's), lo + 1, then
- * one step coarser at a time while the coarsest coding made is the pick.
+ * whole, so a coarser step can have less error than lo's), lo + 1 alone,
+ * where the pick so far is lo's step or the one below it (not step 0).
  * Where the cost has one
  * minimum over the grid, that is the pick an exhaustive sweep of the grid
  * makes with the same rule (tests/test_step_pick.c), found with two or

@@ -5,7 +5,9 @@
  * -q is, and a search (ratectl.h, pnmf_step_search) codes a few of them:
  * the first (-q 16's, usually held from the sprite step), the one at or
  * below -q's and the one below that, then finer ones while the cost
- * squared error + lambda * bits still falls that way. It keeps the coding
+ * squared error + lambda * bits still falls that way, and on content
+ * coded mostly exactly (screen content) the one above -q's, whose error
+ * can be below the finer step's. It keeps the coding
  * with the lowest cost among those with no more bytes and no less error
  * than -q 16's and an error within a bound that rises with -q; -q 16, the
  * default, keeps the first coding without trying the others. Below -q 16
@@ -180,6 +182,10 @@ static int code_steps(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, c
     const int ret = run_step_jobs(e, job, run, nj);
     int offer[2] = { 0, 0 };
     if (ret >= 0) step_offers(job, nj, nfam, offer);
+    for (int k = 0; ret >= 0 && k < nj; k++)
+        pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: step of -q %d%s: %zu bytes, sse %.0f%s", e->windows, qj[k],
+                 nfam == 1 ? "" : pnmf_model_present(&job[k].md) ? " with the model" : " without the model",
+                 job[k].bytes, job[k].sse, offer[k] ? "" : " (not offered)");
     for (int k = 0; k < nj; k++) {
         if (ret >= 0 && offer[k]) {
             const int i = sj[k];
@@ -216,7 +222,10 @@ static int choose_step(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
     if (q < PNMF_PICK_FLOOR) return choose_fine(e, fam, nfam, m, sse, held);
     PnmfStepSearch srch;
     const double pick_lambda = 8 * enc_residual_lambda(pnmf_residual_step(q + PNMF_PICK_LAMBDA_Q));
-    pnmf_step_search_init(&srch, q, q < PNMF_MAX_QUALITY ? pick_lambda : INFINITY);
+    const int q_lo = PNMF_PICK_FLOOR + (q - PNMF_PICK_FLOOR) / PNMF_PICK_GRID * PNMF_PICK_GRID;
+    const double s_lo = pnmf_residual_step(q_lo) / 16.0;
+    const double noise = (double)m * e->nv * s_lo * s_lo / 12; /* a uniform quantizer's error at q_lo's step */
+    pnmf_step_search_init(&srch, q, q < PNMF_MAX_QUALITY ? pick_lambda : INFINITY, noise);
     PnmfResidual res[PNMF_PICK_CODINGS] = { { 0 } };
     int of[PNMF_PICK_CODINGS] = { 0 }, ret = 0;
     double r[PNMF_PICK_CODINGS], d[PNMF_PICK_CODINGS];

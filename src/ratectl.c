@@ -7,13 +7,13 @@
 #include "ratectl.h"
 #include "tuning.h"
 
-void pnmf_step_search_init(PnmfStepSearch *s, int q, double lambda)
+void pnmf_step_search_init(PnmfStepSearch *s, int q, double lambda, double noise)
 {
     memset(s, 0, sizeof(*s));
     s->q = q < PNMF_PICK_FLOOR + 1 ? PNMF_PICK_FLOOR + 1 : q > PNMF_MAX_QUALITY ? PNMF_MAX_QUALITY : q;
     s->lo = (s->q - PNMF_PICK_FLOOR) / PNMF_PICK_GRID;
     s->t = (double)(s->q - PNMF_PICK_FLOOR - s->lo * PNMF_PICK_GRID) / PNMF_PICK_GRID;
-    s->lambda = lambda;
+    s->lambda = lambda, s->noise = noise;
 }
 
 void pnmf_step_search_add(PnmfStepSearch *s, int i, double r, double d)
@@ -71,12 +71,21 @@ int pnmf_step_search_next(const PnmfStepSearch *s)
      * step does not show in the error: exact content), until two codings
      * in a row past lo's step exceed the bound (exact content can have an
      * error at one step and none at the next) */
+    int hi = s->lo;
+    while (hi + 1 < PNMF_PICK_CODINGS && s->have[hi + 1]) hi++;
+    if (hi + 1 >= PNMF_PICK_CODINGS) return -1;
     if (s->d[s->lo] <= s->d[0]) {
-        int hi = s->lo;
-        while (hi + 1 < PNMF_PICK_CODINGS && s->have[hi + 1]) hi++;
         const double b = search_bound(s);
-        if (hi + 1 < PNMF_PICK_CODINGS && !(hi >= s->lo + 2 && s->d[hi] > b && s->d[hi - 1] > b)) return hi + 1;
+        return hi >= s->lo + 2 && s->d[hi] > b && s->d[hi - 1] > b ? -1 : hi + 1;
     }
+    /* one step past lo's, where the error at lo's step is far below a
+     * uniform quantizer's (content the steps code mostly exactly, whose
+     * error need not rise with the step) and the pick is lo's step or the
+     * one below it (where the cost falls further towards the finer steps,
+     * one coarser coding seldom beats the pick) */
+    if (s->d[s->lo] * PNMF_PICK_EXACT_NOISE < s->noise && hi == s->lo && pnmf_step_search_pick(s) >= s->lo - 1 &&
+        pnmf_step_search_pick(s) > 0)
+        return hi + 1;
     return -1;
 }
 

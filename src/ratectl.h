@@ -30,7 +30,12 @@
  * where the error at lo's step is no more than step 0's (content the
  * steps code exactly, where a coarser step can have no more error and
  * fewer bytes), one step coarser than lo at a time until two in a row
- * past lo's step exceed the bound. Where the cost has one
+ * past lo's step exceed the bound; where instead the error at lo's step
+ * is under 1 / PNMF_PICK_EXACT_NOISE of a uniform quantizer's there
+ * (content coded mostly exactly, screen content: blocks kept or dropped
+ * whole, so a coarser step can have less error than lo's), lo + 1 alone,
+ * where the pick so far is lo's step or the one below it (not step 0).
+ * Where the cost has one
  * minimum over the grid, that is the pick an exhaustive sweep of the grid
  * makes with the same rule (tests/test_step_pick.c), found with two or
  * three codings besides step 0 instead of up to PNMF_PICK_CODINGS - 1. A
@@ -45,11 +50,15 @@
 typedef struct PnmfStepSearch {
     int q, lo;                 /* -q; the grid step at or below q's */
     double t, lambda;          /* q's place past lo (0 .. 1); the weight of a byte */
+    double noise;              /* a uniform quantizer's squared error at lo's step over the window */
     unsigned char have[PNMF_PICK_CODINGS];
     double r[PNMF_PICK_CODINGS], d[PNMF_PICK_CODINGS];
 } PnmfStepSearch;
 
-void pnmf_step_search_init(PnmfStepSearch *s, int q, double lambda);
+/* noise: the squared error a uniform quantizer at lo's step leaves on
+ * the window (pixels * step^2 / 12), against which the search tells
+ * content coded mostly exactly (0: never). */
+void pnmf_step_search_init(PnmfStepSearch *s, int q, double lambda, double noise);
 /* The next step to code, -1 when the search is done. */
 int  pnmf_step_search_next(const PnmfStepSearch *s);
 /* The coding at step i: its bytes r and squared error d. */

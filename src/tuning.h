@@ -37,6 +37,8 @@
 #define PNMF_PICK_LAMBDA_Q 4
 /* Below the pick's floor, a byte weighs as at the step of -q + this. */
 #define PNMF_FINE_LAMBDA_Q 8
+/* The step search also codes the step above -q's where the error at -q's is under 1/this of a uniform quantizer's. */
+#define PNMF_PICK_EXACT_NOISE 64
 
 /* The full fit and its check */
 

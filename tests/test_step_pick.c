@@ -22,12 +22,17 @@
  *   picks fewer bytes and more error as -q rises;
  * - on noisy curves (each coding off the curve by up to 2 % or 10 %) and
  *   on the codings of three real windows, recorded, its cost is within
- *   COST_TOL_2 (real windows too) / COST_TOL_10 of the sweep's optimum.
+ *   COST_TOL_2 (real windows too) / COST_TOL_10 of the sweep's optimum;
+ * - on a recorded screen-content window whose error falls from -q 52's
+ *   step to -q 56's, at the encoder's lambda and told a uniform
+ *   quantizer's error, it makes the sweep's pick at every -q, so bytes
+ *   never rise and errors never fall as -q rises.
  */
 #include <stdlib.h>
 
 #include "ratectl.h"
 #include "test.h"
+#include "tuning.h"
 
 #define N PNMF_PICK_CODINGS
 /* the search's cost over the sweep's optimum, at most, on curves 2 % and 10 % off */
@@ -58,11 +63,10 @@ static int sweep_admits(const double *r, const double *d, int q, int i)
     return r[i] <= r[0] && d[i] >= d[0] && d[i] <= sweep_bound(d, q);
 }
 
-/* The sweep's pick: the lowest cost, then the fewer bytes, then the
- * finer (bytes only: the fewest, then the least error). */
-static int sweep(const double *r, const double *d, int q)
+/* The sweep's pick at lambda l: the lowest cost, then the fewer bytes,
+ * then the finer (bytes only: the fewest, then the least error). */
+static int sweep_at(const double *r, const double *d, int q, double l)
 {
-    const double l = lambda_of(q);
     int best = 0;
     for (int i = 1; i < N; i++) {
         if (!sweep_admits(r, d, q, i)) continue;
@@ -73,11 +77,14 @@ static int sweep(const double *r, const double *d, int q)
     return best;
 }
 
-/* The search on one -q, fed from r and d; *n: codings made. */
-static int search(const double *r, const double *d, int q, int *n)
+static int sweep(const double *r, const double *d, int q) { return sweep_at(r, d, q, lambda_of(q)); }
+
+/* The search on one -q at lambda l, a uniform quantizer's error noise at
+ * -q's grid step, fed from r and d; *n: codings made. */
+static int search_at(const double *r, const double *d, int q, double l, double noise, int *n)
 {
     PnmfStepSearch s;
-    pnmf_step_search_init(&s, q, lambda_of(q));
+    pnmf_step_search_init(&s, q, l, noise);
     int coded[N] = { 0 };
     *n = 0;
     for (int i = pnmf_step_search_next(&s); i >= 0; i = pnmf_step_search_next(&s)) {
@@ -88,6 +95,8 @@ static int search(const double *r, const double *d, int q, int *n)
     }
     return pnmf_step_search_pick(&s);
 }
+
+static int search(const double *r, const double *d, int q, int *n) { return search_at(r, d, q, lambda_of(q), 0, n); }
 
 /* worst cost ratio seen on noisy curves */
 static double worst;
@@ -100,7 +109,7 @@ static void one_set(const double *r, const double *d, int unimodal, double tol)
     for (int q = PNMF_PICK_FLOOR + 1; q <= PNMF_MAX_QUALITY; q++) {
         /* the pick with every coding known is the sweep */
         PnmfStepSearch all;
-        pnmf_step_search_init(&all, q, lambda_of(q));
+        pnmf_step_search_init(&all, q, lambda_of(q), 0);
         for (int i = 0; i < N; i++) pnmf_step_search_add(&all, i, r[i], d[i]);
         const int want = sweep(r, d, q);
         CHECK_MSG(pnmf_step_search_pick(&all) == want, "-q %d: the pick over all %d, the sweep %d", q,
@@ -180,6 +189,31 @@ static const double kid[3][N][2] = {
       { 9794, 12193660 }, { 7396, 20168048 }, { 5625, 32729608 }, { 4180, 56298988 }, { 3108, 92414205 },
       { 2021, 155704646 }, { 856, 286924131 }, { 235, 681990805 } },
 };
+
+/* Bytes and squared errors of window 1 of x11_oneko.mkv (60 frames of
+ * 320x240, screen content with a sprite layer) coded at each step of the
+ * grid, the coding offered at each (with its sprite layer or without), as
+ * the encoder measured them: the error at -q 56's step is below -q 52's
+ * and -q 48's. */
+static const double oneko[N][2] = {
+    { 5402, 36429 },     { 5489, 117712 },    { 4635, 182795 },     { 4198, 375424 },   { 4178, 657854 },
+    { 3961, 1427232 },   { 3481, 1710208 },   { 3067, 3270570 },    { 3328, 8815932 },  { 3095, 12759560 },
+    { 2604, 11079200 },  { 2446, 35987530 },  { 2585, 164106431 },
+};
+
+/* The encoder's weight of a byte at -q q (enc_rate.c: the step of
+ * -q + PNMF_PICK_LAMBDA_Q, 8 * 2 ln 2 step^2 / 12) and a uniform
+ * quantizer's error at q's grid step on px pixels. */
+static double enc_lambda(int q)
+{
+    const double st = exp2((q + PNMF_PICK_LAMBDA_Q) / 8.0);
+    return q < PNMF_MAX_QUALITY ? 8 * 2 * 0.6931 * st * st / 12 : INFINITY;
+}
+static double enc_noise(int q, double px)
+{
+    const double st = exp2((PNMF_PICK_FLOOR + (q - PNMF_PICK_FLOOR) / PNMF_PICK_GRID * PNMF_PICK_GRID) / 8.0);
+    return px * st * st / 12;
+}
 
 /* The search below the floor (pnmf_fine_search) on one -q, fed from r
  * and d; *n: codings made. */
@@ -337,6 +371,26 @@ int main(void)
     for (int q = PNMF_PICK_FLOOR + 1; q <= PNMF_MAX_QUALITY; q++) {
         int n;
         CHECK_MSG(search(r, d, q, &n) == N - 1, "-q %d: exact content, step %d", q, search(r, d, q, &n));
+    }
+    /* the recorded screen-content window at the encoder's lambda: told a
+     * uniform quantizer's error, the search makes the sweep's pick at
+     * every -q (at -q 54 the step of -q 56, fewer bytes and less error
+     * than -q 52's), so from -q 17 to 64 bytes never rise and errors never
+     * fall; told nothing (noise 0), it stops at -q 52's step there */
+    for (int i = 0; i < N; i++) r[i] = oneko[i][0], d[i] = oneko[i][1];
+    {
+        int prev = 0, n;
+        for (int q = PNMF_PICK_FLOOR + 1; q <= PNMF_MAX_QUALITY; q++) {
+            const int got = search_at(r, d, q, enc_lambda(q), enc_noise(q, 60 * 320 * 240), &n);
+            const int want = sweep_at(r, d, q, enc_lambda(q));
+            CHECK_MSG(got == want, "oneko -q %d: the search picked %d, the sweep %d", q, got, want);
+            CHECK_MSG(r[got] <= r[prev] && d[got] >= d[prev],
+                      "oneko -q %d: step %d (%g bytes, error %g) after step %d (%g, %g)", q, got, r[got], d[got], prev,
+                      r[prev], d[prev]);
+            prev = got;
+        }
+        CHECK(search_at(r, d, 54, enc_lambda(54), enc_noise(54, 60 * 320 * 240), &n) == 10);
+        CHECK(search_at(r, d, 54, enc_lambda(54), 0, &n) == 9);
     }
     /* and where the cost falls all the way to the finest steps (bytes
      * weighing little), the search goes down to step 1 */

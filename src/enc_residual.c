@@ -160,8 +160,8 @@ int pnmf_window_code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel
         /* a lossless first frame can cost less than a lossy one (exact
          * repeats compress; quantization noise does not): try both */
         double j_lossy, j_lossless;
-        PNMF_CHECK(key_frame_cost(e, rb, md, key16, enc_residual_lambda(key16), palette, &j_lossy));
-        PNMF_CHECK(key_frame_cost(e, rb, md, PNMF_RES_MIN_STEP, enc_residual_lambda(key16), palette, &j_lossless));
+        PNMF_CHECK(key_frame_cost(e, rb, md, key16, enc_residual_lambda(key16), 0, &j_lossy));
+        PNMF_CHECK(key_frame_cost(e, rb, md, PNMF_RES_MIN_STEP, enc_residual_lambda(key16), 0, &j_lossless));
         if (j_lossless <= j_lossy) key16 = PNMF_RES_MIN_STEP;
     }
     pnmf_residual_free(&md->res);

@@ -46,12 +46,11 @@ static void model_frame(const PnmfEncoder *e, ResBufs *rb, const PnmfWindowModel
 /* The cost (squared error + lambda * 8 * zstd bytes) of coding a key
  * window's first frame alone with the step key16. */
 static int key_frame_cost(const PnmfEncoder *e, ResBufs *rb, const PnmfWindowModel *md, int key16, double lambda,
-                          int palette, double *cost)
+                          double *cost)
 {
     /* coded with its own step's lambda, weighed with the caller's */
     PnmfResidual r;
     PNMF_CHECK(pnmf_residual_alloc(&r, 1, e->vis_rows, e->vis_cols, key16, key16));
-    r.enc_palette = palette;
     model_frame(e, rb, md, &e->wdict, 0);
     int ret = pnmf_residual_encode_frame(&r, 0, e->frames, rb->P, rb->P, NULL, 0, rb->D, enc_residual_lambda(key16));
     Buf b = { 0 };
@@ -158,10 +157,14 @@ int pnmf_window_code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel
     const int palette = PNMF_PAL_ENCODE && !e->continues && pnmf_pal_screen_like(e->frames, e->vis_rows, e->vis_cols);
     if (!e->continues && key16 > PNMF_RES_MIN_STEP) {
         /* a lossless first frame can cost less than a lossy one (exact
-         * repeats compress; quantization noise does not): try both */
+         * repeats compress; quantization noise does not): try both,
+         * without palette blocks, which the chosen step's coding then
+         * uses: priced here (this frame alone, a palette's bytes raw)
+         * they can make a coarser -q's file larger and worse than a
+         * finer -q's (tests/rate.sh) */
         double j_lossy, j_lossless;
-        PNMF_CHECK(key_frame_cost(e, rb, md, key16, enc_residual_lambda(key16), 0, &j_lossy));
-        PNMF_CHECK(key_frame_cost(e, rb, md, PNMF_RES_MIN_STEP, enc_residual_lambda(key16), 0, &j_lossless));
+        PNMF_CHECK(key_frame_cost(e, rb, md, key16, enc_residual_lambda(key16), &j_lossy));
+        PNMF_CHECK(key_frame_cost(e, rb, md, PNMF_RES_MIN_STEP, enc_residual_lambda(key16), &j_lossless));
         if (j_lossless <= j_lossy) key16 = PNMF_RES_MIN_STEP;
     }
     pnmf_residual_free(&md->res);

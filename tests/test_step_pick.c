@@ -30,7 +30,9 @@
  */
 #include <stdlib.h>
 
+#include "enc_internal.h"
 #include "ratectl.h"
+#include "residual_search.h"
 #include "test.h"
 #include "tuning.h"
 
@@ -201,17 +203,15 @@ static const double oneko[N][2] = {
     { 2604, 11079200 },  { 2446, 35987530 },  { 2585, 164106431 },
 };
 
-/* The encoder's weight of a byte at -q q (enc_rate.c: the step of
- * -q + PNMF_PICK_LAMBDA_Q, 8 * 2 ln 2 step^2 / 12) and a uniform
- * quantizer's error at q's grid step on px pixels. */
+/* The encoder's weight of a byte at -q q and a uniform quantizer's error
+ * at q's grid step on px pixels, as enc_rate.c computes them. */
 static double enc_lambda(int q)
 {
-    const double st = exp2((q + PNMF_PICK_LAMBDA_Q) / 8.0);
-    return q < PNMF_MAX_QUALITY ? 8 * 2 * 0.6931 * st * st / 12 : INFINITY;
+    return q < PNMF_MAX_QUALITY ? 8 * enc_residual_lambda(pnmf_residual_step(q + PNMF_PICK_LAMBDA_Q)) : INFINITY;
 }
 static double enc_noise(int q, double px)
 {
-    const double st = exp2((PNMF_PICK_FLOOR + (q - PNMF_PICK_FLOOR) / PNMF_PICK_GRID * PNMF_PICK_GRID) / 8.0);
+    const double st = pnmf_residual_step(PNMF_PICK_FLOOR + (q - PNMF_PICK_FLOOR) / PNMF_PICK_GRID * PNMF_PICK_GRID) / 16.0;
     return px * st * st / 12;
 }
 

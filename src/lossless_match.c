@@ -49,13 +49,6 @@ static inline uint64_t raw_hash(const uint8_t *p, size_t cols)
     return h;
 }
 
-static int same_block(const uint8_t *a, const uint8_t *b, size_t cols)
-{
-    for (int y = 0; y < LXM_B; y++)
-        if (memcmp(a + (size_t)y * cols, b + (size_t)y * cols, LXM_B)) return 0;
-    return 1;
-}
-
 PnmfLxMatch *pnmf_lxm_new(int rows, int cols)
 {
     if (rows < LXM_B || cols < LXM_B) return NULL;
@@ -165,7 +158,7 @@ int pnmf_lxm_find(PnmfLxMatch *m, int t, const uint8_t *src, int y0, int x0, int
     for (int32_t p = s->head[h >> (64 - m->bits)]; p >= 0 && walked < PNMF_LXM_CHAIN; p = s->next[p], walked++) {
         const int y = p / m->w, x = p % m->w, dy = y - y0, dx = x - x0;
         if (abs(dy) > maxv || abs(dx) > maxv) continue;
-        if (!same_block(b, s->frame + (size_t)y * m->cols + x, (size_t)m->cols)) continue;
+        if (!pnmf_residual_same_block(b, s->frame + (size_t)y * m->cols + x, (size_t)m->cols)) continue;
         const int d = abs(dy - py) + abs(dx - px);
         int k = n < cap ? n++ : cap;
         if (k == cap) {

@@ -191,6 +191,15 @@ static inline void pnmf_residual_block(int bx, int rows, int cols, size_t b, int
     *x1 = *x0 + PNMF_RES_BLOCK < cols ? *x0 + PNMF_RES_BLOCK : cols;
 }
 
+/* Whether the whole 8 x 8 blocks at a and at b (rows stride apart) hold
+ * the same samples. */
+static inline int pnmf_residual_same_block(const uint8_t *a, const uint8_t *b, size_t stride)
+{
+    for (int y = 0; y < PNMF_RES_BLOCK; y++)
+        if (memcmp(a + (size_t)y * stride, b + (size_t)y * stride, PNMF_RES_BLOCK)) return 0;
+    return 1;
+}
+
 /* After a frame is decoded into *D: it becomes ref[0], the older ones move
  * down, and the oldest one's memory becomes *D for the next frame. */
 static inline void pnmf_residual_push(uint8_t **ref, uint8_t **D)

@@ -976,14 +976,6 @@ static size_t key_slot(const uint64_t *key, size_t size, uint64_t k)
     return s;
 }
 
-/* Whether the 8 x 8 samples at a and at b (rows stride apart) are equal. */
-static int same_block(const uint8_t *a, const uint8_t *b, size_t stride)
-{
-    for (int y = 0; y < PNMF_RES_BLOCK; y++)
-        if (memcmp(a + (size_t)y * stride, b + (size_t)y * stride, PNMF_RES_BLOCK)) return 0;
-    return 1;
-}
-
 int pnmf_residual_match_weights(const uint8_t *frames, int m, size_t stride, int rows, int cols, uint8_t *w)
 {
     const int bx = pnmf_residual_blocks(cols), by = pnmf_residual_blocks(rows);
@@ -1016,14 +1008,14 @@ int pnmf_residual_match_weights(const uint8_t *frames, int m, size_t stride, int
             pnmf_residual_block(bx, rows, cols, b, &y0, &y1, &x0, &x1);
             if (y1 - y0 < PNMF_RES_BLOCK || x1 - x0 < PNMF_RES_BLOCK) continue;
             const uint8_t *blk = cur + (size_t)y0 * cols + x0;
-            int dy = 0, dx = 0, found = same_block(blk, prev + (size_t)y0 * cols + x0, (size_t)cols);
+            int dy = 0, dx = 0, found = pnmf_residual_same_block(blk, prev + (size_t)y0 * cols + x0, (size_t)cols);
             if (!found) {
                 const size_t s = key_slot(key, size, block_key(blk, (size_t)cols));
                 if (key[s]) {
                     const int sy = pos[s] / span, sx = pos[s] % span;
                     dy = sy - y0, dx = sx - x0;
                     found = abs(dy) <= PNMF_RES_MAX_MV && abs(dx) <= PNMF_RES_MAX_MV &&
-                            same_block(blk, prev + (size_t)sy * cols + sx, (size_t)cols);
+                            pnmf_residual_same_block(blk, prev + (size_t)sy * cols + sx, (size_t)cols);
                 }
             }
             if (!found) continue;

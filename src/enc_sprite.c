@@ -225,7 +225,6 @@ static int pose_shown(const PnmfSpriteFrame *f, int q, const PnmfSpriteFrame *g,
     return 0;
 }
 
-
 /* The layer of the window from the found placements: the poses the
  * decoder holds keep their ids; another is sent, cut from the first frame
  * that shows it whole, when later frames of the window place it in enough

@@ -239,71 +239,97 @@ static int test_step(int n)
     return st;
 }
 
-/* Does pose ps at (py, px) of frame j fit: every in-frame mask pixel
- * matches the frame or is painted by a placement of this blob (serial),
- * in front of it? ord: its pixels in the order tested (pose_tests()).
- * Returns the count of foreground pixels it explains that nothing explains
- * yet, or -1. *work grows by the pixels tested. */
-static int try_place(const St *s, const PnmfSpritePose *ps, const TestPix *ord, int j, int py, int px,
-                     int serial, long *work)
+/* At least half of what is in the frame shows (a pose hidden behind
+ * others is no evidence of itself), and at least half of what shows is
+ * not explained yet (a flat pose would otherwise tile a flat region with
+ * copies a pixel apart): fresh, or -1. */
+static int fit_fresh(int in, int vis, int fresh)
+{
+    if (fresh == 0 || 2 * vis < in || 2 * fresh < vis) return -1;
+    return fresh;
+}
+
+/* try_place() of a pose whose whole box is in the frame, once every mask
+ * pixel matched or was painted by the blob (the first pass, np pixels):
+ * the pixels it shows counted. */
+static int fit_inside(const St *s, const PnmfSpritePose *ps, const TestPix *ord, int j, int py, int px,
+                      long *work)
+{
+    const int w = s->w, tol = s->p->tol, np = ps->npix;
+    *work += np;
+    /* no foreground pixel left to explain under the box: none fresh */
+    if (!unexplained(s, py, px, py + ps->h, px + ps->w)) return -1;
+    const uint8_t *f0 = s->frames[j] + (ptrdiff_t)py * s->stride + px;
+    const ptrdiff_t q0 = (ptrdiff_t)j * w * s->h + (ptrdiff_t)py * w + px;
+    const uint8_t *g0 = s->fg + q0;
+    const int32_t *c0 = s->cover + q0;
+    int vis = 0, fresh = 0;
+    for (int k = 0; k < np; k++)
+        if (tol ? abs_i(f0[ord[k].foff] - ord[k].v) <= tol : f0[ord[k].foff] == ord[k].v) {
+            vis++;
+            fresh += g0[ord[k].qoff] && !c0[ord[k].qoff];
+        }
+    return fit_fresh(np, vis, fresh);
+}
+
+/* try_place() of a pose whose box sticks out of the frame: its pixels
+ * outside are skipped. */
+static int fit_edge(const St *s, const PnmfSpritePose *ps, const TestPix *ord, int j, int py, int px, int serial,
+                    long *work)
 {
     const int w = s->w, h = s->h, tol = s->p->tol, np = ps->npix;
     const ptrdiff_t stride = s->stride;
     const uint8_t *fr = s->frames[j];
     const uint8_t *fg = s->fg + (size_t)j * w * h;
     const int32_t *cov = s->cover + (size_t)j * w * h;
-    int vis = 0, in = 0, fresh = 0, k = 0;
-    if (py >= 0 && px >= 0 && py + ps->h <= h && px + ps->w <= w) {
-        /* the whole box in the frame: no pixel to skip; the first pass
-         * finds a mismatch (most shifts have one), the second counts */
-        in = np;
-        const uint8_t *f0 = fr + (ptrdiff_t)py * stride + px;
-        const ptrdiff_t q0 = (ptrdiff_t)py * w + px;
-        const uint8_t *g0 = fg + q0;
-        const int32_t *c0 = cov + q0;
-        /* (tol 0, lossless sources: an equality, the common case) */
-        if (!tol) {
-            for (; k < np; k++)
-                if (f0[ord[k].foff] != ord[k].v && c0[ord[k].qoff] != serial) break;
-        } else {
-            for (; k < np; k++)
-                if (abs_i(f0[ord[k].foff] - ord[k].v) > tol && c0[ord[k].qoff] != serial) break;
-        }
-        if (k < np) {
+    int vis = 0, in = 0, fresh = 0;
+    for (int k = 0; k < np; k++) {
+        const int y = py + ord[k].dy, x = px + ord[k].dx;
+        if (y < 0 || y >= h || x < 0 || x >= w) continue;
+        in++;
+        const int q = y * w + x;
+        if (abs_i(fr[(ptrdiff_t)y * stride + x] - ord[k].v) <= tol) {
+            vis++;
+            fresh += fg[q] && !cov[q];
+        } else if (cov[q] != serial) {
             *work += k + 1;
             return -1;
         }
-        *work += np;
-        /* no foreground pixel left to explain under the box: none fresh */
-        if (!unexplained(s, py, px, py + ps->h, px + ps->w)) return -1;
-        *work -= np;
-        for (k = 0; k < np; k++)
-            if (tol ? abs_i(f0[ord[k].foff] - ord[k].v) <= tol : f0[ord[k].foff] == ord[k].v) {
-                vis++;
-                fresh += g0[ord[k].qoff] && !c0[ord[k].qoff];
-            }
-    } else {
-        for (; k < np; k++) {
-            const int y = py + ord[k].dy, x = px + ord[k].dx;
-            if (y < 0 || y >= h || x < 0 || x >= w) continue;
-            in++;
-            const int q = y * w + x;
-            if (abs_i(fr[(ptrdiff_t)y * stride + x] - ord[k].v) <= tol) {
-                vis++;
-                fresh += fg[q] && !cov[q];
-            } else if (cov[q] != serial) {
-                *work += k + 1;
-                return -1;
-            }
-        }
     }
     *work += np;
-    /* At least half of what is in the frame shows (a pose hidden behind
-     * others is no evidence of itself), and at least half of what shows is
-     * not explained yet (a flat pose would otherwise tile a flat region
-     * with copies a pixel apart). */
-    if (fresh == 0 || 2 * vis < in || 2 * fresh < vis) return -1;
-    return fresh;
+    return fit_fresh(in, vis, fresh);
+}
+
+/* Does pose ps at (py, px) of frame j fit: every in-frame mask pixel
+ * matches the frame or is painted by a placement of this blob (serial),
+ * in front of it? ord: its pixels in the order tested (pose_tests()).
+ * Returns the count of foreground pixels it explains that nothing explains
+ * yet, or -1. *work grows by the pixels tested. Inline in the search's
+ * loops: most shifts fail within a few pixels, and a call per shift cost
+ * as much as its tests. */
+static inline int try_place(const St *s, const PnmfSpritePose *ps, const TestPix *ord, int j, int py, int px,
+                            int serial, long *work)
+{
+    if (py < 0 || px < 0 || py + ps->h > s->h || px + ps->w > s->w) return fit_edge(s, ps, ord, j, py, px, serial, work);
+    /* the whole box in the frame: no pixel to skip; the first pass finds
+     * a mismatch (most shifts have one), fit_inside() counts */
+    const int tol = s->p->tol, np = ps->npix;
+    const uint8_t *f0 = s->frames[j] + (ptrdiff_t)py * s->stride + px;
+    const int32_t *c0 = s->cover + (ptrdiff_t)j * s->w * s->h + (ptrdiff_t)py * s->w + px;
+    int k = 0;
+    /* (tol 0, lossless sources: an equality, the common case) */
+    if (!tol) {
+        for (; k < np; k++)
+            if (f0[ord[k].foff] != ord[k].v && c0[ord[k].qoff] != serial) break;
+    } else {
+        for (; k < np; k++)
+            if (abs_i(f0[ord[k].foff] - ord[k].v) > tol && c0[ord[k].qoff] != serial) break;
+    }
+    if (k < np) {
+        *work += k + 1;
+        return -1;
+    }
+    return fit_inside(s, ps, ord, j, py, px, work);
 }
 
 /* Pose id's tests (PoseTests), made on first use: its pixels far apart

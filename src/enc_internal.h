@@ -121,6 +121,10 @@ typedef struct EncWindow {
     double floor_sse;         /* its squared error */
 } EncWindow;
 
+/* Whether two codings of the residual layer run at once, on two threads
+ * (the second set of buffers also serves the sprite step's second coding). */
+static inline int enc_two_threads(const PnmfEncoder *e) { return e->s.threads > 1 && e->rb[1].P; }
+
 static inline double enc_now(void)
 {
     struct timespec t;
@@ -204,6 +208,21 @@ int pnmf_window_try_repeats(PnmfEncoder *e, PnmfWindowModel *md, int m, const fl
 int pnmf_window_weights(PnmfEncoder *e, int m);
 int pnmf_window_code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel *md, int m, int step16,
                               double *sse);
+/* The same coding as a run that stops after any frame and goes on later
+ * with the same result: started (nothing coded), its frames coded up to
+ * a frame (run->j: the frames coded, run->sse their squared error), ended
+ * (its scratch freed; md keeps the coding). rb is the run's until it ends. */
+typedef struct ResRun {
+    const PnmfEncoder *e;
+    ResBufs *rb;
+    PnmfWindowModel *md;
+    int m, j, avail, palette, casc16;
+    double lambda, key_lambda, casc_lambda, sse;
+    uint8_t *weights, *tmp;
+} ResRun;
+int pnmf_res_run_start(ResRun *run, const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel *md, int m, int step16);
+int pnmf_res_run_frames(ResRun *run, int upto);
+void pnmf_res_run_end(ResRun *run);
 #define PNMF_WINDOW_CODINGS 5 /* varints; range-coded, frame 0's varints; both with sample contexts (at most) */
 int pnmf_window_codings(PnmfWindowModel *md, uint8_t *c[PNMF_WINDOW_CODINGS], size_t size[PNMF_WINDOW_CODINGS],
                         int *n, int *rc_from);
@@ -211,5 +230,14 @@ int pnmf_window_bytes(const PnmfEncoder *e, PnmfWindowModel *md, int m, size_t *
 int pnmf_window_cost(PnmfEncoder *e, PnmfWindowModel *md, int m, int step16, double *sse, size_t *bytes);
 int pnmf_window_costs(PnmfEncoder *e, PnmfWindowModel *md, PnmfWindowModel *bare, int m, int step16,
                       double j[2], double sse[2], size_t *model_bytes, size_t *bare_bytes);
+/* The same, the coding over the model the run's, gone on to its last
+ * frame (the run's buffers stay its own, the coding over no model takes
+ * the other set). */
+int pnmf_window_costs_run(PnmfEncoder *e, ResRun *run, PnmfWindowModel *bare, int step16, double j[2], double sse[2],
+                          size_t *model_bytes, size_t *bare_bytes);
+/* The cost of the frames a run has coded (squared error + lambda * 8 *
+ * bytes, as pnmf_window_costs() counts them): its model written as if the
+ * window ended there. */
+int pnmf_res_run_cost(ResRun *run, double *j);
 
 #endif /* PNMF_ENC_INTERNAL_H */

@@ -67,7 +67,7 @@ static int run_step_jobs(PnmfEncoder *e, StepJob job[2], const int run[2], int n
 {
     if (run[0] && run[1]) {
         pthread_t th;
-        const int two = e->rb[1].P && !pthread_create(&th, NULL, step_job, &job[1]);
+        const int two = enc_two_threads(e) && !pthread_create(&th, NULL, step_job, &job[1]);
         step_job(&job[0]);
         if (two) pthread_join(th, NULL);
         else job[1].rb = &e->rb[0], step_job(&job[1]);
@@ -125,7 +125,7 @@ static int choose_fine(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
         /* without a model, two steps at once on two threads where the
          * search asks for both anyway (its first codings) */
         int at[2] = { i, -1 }, ns = 1;
-        if (nfam == 1 && e->rb[1].P && i != held[0]) {
+        if (nfam == 1 && enc_two_threads(e) && i != held[0]) {
             srch.have[i] = 1; /* as if made, to see the step after it */
             at[1] = pnmf_fine_search_next(&srch);
             srch.have[i] = 0;
@@ -235,7 +235,7 @@ static int choose_step(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
          * search always codes after it, at once on two threads */
         const int at[2] = { i, i - 1 };
         const int qs[2] = { PNMF_PICK_FLOOR + i * PNMF_PICK_GRID, PNMF_PICK_FLOOR + (i - 1) * PNMF_PICK_GRID };
-        const int ns = nfam == 1 && e->rb[1].P && i == srch.lo && i >= 2 && !srch.have[i - 1] && held[0] != i ? 2 : 1;
+        const int ns = nfam == 1 && enc_two_threads(e) && i == srch.lo && i >= 2 && !srch.have[i - 1] && held[0] != i ? 2 : 1;
         ret = code_steps(e, fam, nfam, m, sse, held, at, qs, ns, 0, res, of, r, d);
         for (int k = 0; ret >= 0 && k < ns; k++) pnmf_step_search_add(&srch, at[k], r[at[k]], d[at[k]]);
     }

@@ -132,17 +132,18 @@ static int casc_step(int step16)
 }
 
 /* The residual layer over the quantized model (residual.h), frame by frame
- * in the decoder's order; *sse gets the squared error of what the decoder
- * will show. */
-int pnmf_window_code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel *md, int m, int step16,
-                              double *sse)
+ * in the decoder's order, as a run (enc_internal.h, ResRun) that codes
+ * up to a frame and may go on later: started here, with nothing coded. */
+int pnmf_res_run_start(ResRun *run, const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel *md, int m, int step16)
 {
+    memset(run, 0, sizeof(*run));
+    run->e = e, run->rb = rb, run->md = md, run->m = m;
     /* window flags bit 12, in windows of sub-pixel motion (camera footage,
      * rendered animation; not screen content, whose exact copies carry a
      * frame's quality on by themselves): every PNMF_CASC_PERIOD-th frame,
      * the one the next frames reach back to, at a finer step; a continuing
      * window's first frame is one of them */
-    const int casc16 = PNMF_CASC_PERIOD && e->subpel ? casc_step(step16) : 0;
+    const int casc16 = run->casc16 = PNMF_CASC_PERIOD && e->subpel ? casc_step(step16) : 0;
     /* a key window's first frame is what later frames copy: a finer step */
     int key16 = e->continues ? (casc16 ? casc16 : step16) : (step16 + PNMF_KEY_STEP_DIV / 2) / PNMF_KEY_STEP_DIV;
     if (key16 < PNMF_RES_MIN_STEP) key16 = PNMF_RES_MIN_STEP;
@@ -154,7 +155,7 @@ int pnmf_window_code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel
      * on camera footage and rendered gradients a palette's few levels
      * stand for a noisy or graded block, and the step pick turns that
      * into a coarser window. */
-    const int palette = PNMF_PAL_ENCODE && !e->continues && pnmf_pal_screen_like(e->frames, e->vis_rows, e->vis_cols);
+    run->palette = PNMF_PAL_ENCODE && !e->continues && pnmf_pal_screen_like(e->frames, e->vis_rows, e->vis_cols);
     if (!e->continues && key16 > PNMF_RES_MIN_STEP) {
         /* a lossless first frame can cost less than a lossy one (exact
          * repeats compress; quantization noise does not): try both,
@@ -192,40 +193,54 @@ int pnmf_window_code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel
     md->res.enc_tx8 = PNMF_TX8_ENCODE && e->continues && e->last_rc;
     /* format 9: intra directions (window flags bit 10) under the same rule */
     md->res.enc_idir = PNMF_INTRA_ENCODE && e->continues && e->last_rc;
-    const double lambda = enc_residual_lambda(step16), key_lambda = enc_residual_lambda(key16);
-    const double casc_lambda = casc16 ? enc_residual_lambda(casc16) : lambda;
-    *sse = 0;
+    run->lambda = enc_residual_lambda(step16), run->key_lambda = enc_residual_lambda(key16);
+    run->casc_lambda = casc16 ? enc_residual_lambda(casc16) : run->lambda;
     /* the window's block weights (pnmf_window_weights()), faded below */
     const size_t nb = (size_t)md->res.bx * md->res.by;
-    uint8_t *weights = pnmf_malloc_array((size_t)m, nb), *tmp = pnmf_malloc_array(e->nv, 1);
-    if (!weights || !tmp) {
-        pnmf_free(weights), pnmf_free(tmp);
+    run->weights = pnmf_malloc_array((size_t)m, nb), run->tmp = pnmf_malloc_array(e->nv, 1);
+    if (!run->weights || !run->tmp) {
+        pnmf_res_run_end(run);
         return PNMF_ERR_NOMEM;
     }
-    int avail = restore_refs(e, rb);
-    memcpy(weights, e->weights, (size_t)m * nb);
+    run->avail = restore_refs(e, rb);
+    memcpy(run->weights, e->weights, (size_t)m * nb);
     /* at the bottom of the -q range (steps over -q 49's) the weights fade
      * out, class 64 - q at most: kept exact by them, a still background
      * would hold the coarsest -q far above the error it stands for */
     const int cap = (int)floor(PNMF_MAX_QUALITY - 8 * log2(step16 / 16.0) + 0.5);
     for (size_t i = 0; cap < PNMF_RES_WEIGHTS - 1 && i < (size_t)m * nb; i++)
-        if (weights[i] > cap) weights[i] = (uint8_t)(cap < 0 ? 0 : cap);
+        if (run->weights[i] > cap) run->weights[i] = (uint8_t)(cap < 0 ? 0 : cap);
     /* this coding's dictionary: the new poses' pixels are cut from its own frames */
-    int ret = md->spr.present ? pnmf_sprite_dict_copy(&rb->dict, &e->wdict) : 0;
-    for (int j = 0; ret >= 0 && j < m; j++) {
-        md->res.enc_weight = weights + (size_t)j * nb;
-        md->res.enc_palette = palette && j == 0;
+    const int ret = md->spr.present ? pnmf_sprite_dict_copy(&rb->dict, &e->wdict) : 0;
+    if (ret < 0) pnmf_res_run_end(run);
+    return ret;
+}
+
+/* The run's frames up to frame upto (excluded); run->sse gets the squared
+ * error of what the decoder will show of them. */
+int pnmf_res_run_frames(ResRun *run, int upto)
+{
+    const PnmfEncoder *e = run->e;
+    ResBufs *rb = run->rb;
+    PnmfWindowModel *md = run->md;
+    const size_t nb = (size_t)md->res.bx * md->res.by;
+    int ret = 0;
+    for (int j = run->j; ret >= 0 && j < upto; j++) {
+        md->res.enc_weight = run->weights + (size_t)j * nb;
+        md->res.enc_palette = run->palette && j == 0;
         uint8_t *t = rb->Pp;
         rb->Pp = rb->P, rb->P = t;
         model_frame(e, rb, md, &rb->dict, j);
         const uint8_t *src = e->frames + (size_t)j * e->nv;
-        ret = pnmf_residual_encode_frame(&md->res, j, src, rb->P, rb->Pp, (const uint8_t *const *)rb->ref, avail,
+        ret = pnmf_residual_encode_frame(&md->res, j, src, rb->P, rb->Pp, (const uint8_t *const *)rb->ref, run->avail,
                                          rb->D,
-                                         !j ? key_lambda : casc16 && j % md->res.casc_period == 0 ? casc_lambda : lambda);
+                                         !j ? run->key_lambda
+                                            : run->casc16 && j % md->res.casc_period == 0 ? run->casc_lambda
+                                                                                          : run->lambda);
         /* the window filters its frames (window flags bit 7) when the
          * filter lowers its first frame's error: frame 0 is coded
          * unfiltered, then filtered or not as the choice says */
-        if (j == 0 && ret >= 0) md->res.deblock = deblock_pays(&md->res, 0, src, rb->P, rb->Pp, rb->D, tmp, e->nv);
+        if (j == 0 && ret >= 0) md->res.deblock = deblock_pays(&md->res, 0, src, rb->P, rb->Pp, rb->D, run->tmp, e->nv);
         if (md->res.enc_dec) memcpy(md->res.enc_dec + (size_t)j * e->nv, rb->D, e->nv);
         /* the background matters within the window only to a sprite layer */
         if (md->spr.present) {
@@ -234,14 +249,35 @@ int pnmf_window_code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel
         }
         for (size_t q = 0; ret >= 0 && q < e->nv; q++) {
             const int d = (int)src[q] - rb->D[q];
-            *sse += d * d;
+            run->sse += d * d;
         }
         pnmf_residual_push(rb->ref, &rb->D);
-        if (avail < PNMF_RES_REFS) avail++;
+        if (run->avail < PNMF_RES_REFS) run->avail++;
+        run->j = j + 1;
     }
     md->res.enc_weight = NULL;
-    pnmf_free(weights);
-    pnmf_free(tmp);
+    return ret;
+}
+
+void pnmf_res_run_end(ResRun *run)
+{
+    pnmf_free(run->weights);
+    pnmf_free(run->tmp);
+    run->weights = run->tmp = NULL;
+}
+
+/* The residual layer over the quantized model (residual.h), frame by frame
+ * in the decoder's order; *sse gets the squared error of what the decoder
+ * will show. */
+int pnmf_window_code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel *md, int m, int step16,
+                              double *sse)
+{
+    ResRun run;
+    *sse = 0;
+    PNMF_CHECK(pnmf_res_run_start(&run, e, rb, md, m, step16));
+    const int ret = pnmf_res_run_frames(&run, m);
+    *sse = run.sse;
+    pnmf_res_run_end(&run);
     return ret;
 }
 
@@ -319,19 +355,60 @@ typedef struct CostJob {
     int m, step16, ret;
     double sse;
     size_t bytes;
+    ResRun *run;              /* not NULL: md's coding is this run, gone on to frame m */
 } CostJob;
+
+/* The bytes of md's window as a coding's cost counts them: the payload
+ * at zstd's estimate level. */
+static int estimate_bytes(const PnmfWindowModel *md, size_t *bytes)
+{
+    uint8_t *payload = NULL, *z = NULL;
+    size_t size = 0;
+    int ret = pnmf_model_write(md, &payload, &size);
+    if (ret >= 0) ret = pnmf_entropy_compress(payload, size, PNMF_ESTIMATE_ZSTD_LEVEL, &z, bytes);
+    pnmf_free(payload);
+    pnmf_free(z);
+    return ret;
+}
 
 static void *cost_job(void *arg)
 {
     CostJob *c = arg;
-    uint8_t *payload = NULL, *z = NULL;
-    size_t size = 0;
-    c->ret = pnmf_window_code_residual(c->e, c->rb, c->md, c->m, c->step16, &c->sse);
-    if (c->ret >= 0) c->ret = pnmf_model_write(c->md, &payload, &size);
-    if (c->ret >= 0) c->ret = pnmf_entropy_compress(payload, size, PNMF_ESTIMATE_ZSTD_LEVEL, &z, &c->bytes);
-    pnmf_free(payload);
-    pnmf_free(z);
+    if (c->run) {
+        c->ret = pnmf_res_run_frames(c->run, c->m);
+        c->sse = c->run->sse;
+    } else {
+        c->ret = pnmf_window_code_residual(c->e, c->rb, c->md, c->m, c->step16, &c->sse);
+    }
+    if (c->ret >= 0) c->ret = estimate_bytes(c->md, &c->bytes);
     return NULL;
+}
+
+/* pnmf_window_costs(), md's coding made by run (NULL: coded here in rb[0]);
+ * the coding over no model in the other set of buffers. */
+static int window_costs(PnmfEncoder *e, PnmfWindowModel *md, ResRun *run, PnmfWindowModel *bare, int m, int step16,
+                        double j[2], double sse[2], size_t *model_bytes, size_t *bare_bytes)
+{
+    const double lambda = enc_residual_lambda(step16);
+    /* the residual layer over no model does not depend on the model: a
+     * caller that has it (bare coded, *bare_bytes set) passes it in */
+    const int ready = *bare_bytes > 0;
+    if (!ready) PNMF_CHECK(pnmf_model_alloc(bare, e->rows, e->cols, e->vis_rows, e->vis_cols, m, md->k, 0));
+    ResBufs *own = run ? run->rb : &e->rb[0], *other = own == &e->rb[0] ? &e->rb[1] : &e->rb[0];
+    CostJob c[2] = { { e, own, md, m, step16, 0, 0, 0, run },
+                     { e, other, bare, m, step16, 0, sse[1], *bare_bytes, NULL } };
+    pthread_t th;
+    const int two = !ready && enc_two_threads(e) && !pthread_create(&th, NULL, cost_job, &c[1]);
+    cost_job(&c[0]);
+    if (two) pthread_join(th, NULL);
+    else if (!ready) c[1].rb = own, cost_job(&c[1]);
+    PNMF_CHECK(c[0].ret);
+    PNMF_CHECK(c[1].ret);
+    for (int t = 0; t < 2; t++) sse[t] = c[t].sse, j[t] = sse[t] + lambda * 8 * (double)c[t].bytes;
+    *model_bytes = c[0].bytes, *bare_bytes = c[1].bytes;
+    pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: with the model %zu bytes, sse %.0f; without %zu bytes, sse %.0f",
+             e->windows, c[0].bytes, sse[0], c[1].bytes, sse[1]);
+    return 0;
 }
 
 /* The residual layer of the window over md, and over no model at all
@@ -344,33 +421,34 @@ int pnmf_window_costs(PnmfEncoder *e, PnmfWindowModel *md, PnmfWindowModel *bare
                        double j[2], double sse[2],
                       size_t *model_bytes, size_t *bare_bytes)
 {
-    const double lambda = enc_residual_lambda(step16);
-    /* the residual layer over no model does not depend on the model: a
-     * caller that has it (bare coded, *bare_bytes set) passes it in */
-    const int ready = *bare_bytes > 0;
-    if (!ready) PNMF_CHECK(pnmf_model_alloc(bare, e->rows, e->cols, e->vis_rows, e->vis_cols, m, md->k, 0));
-    CostJob c[2] = { { e, &e->rb[0], md, m, step16, 0, 0, 0 },
-                     { e, &e->rb[1], bare, m, step16, 0, sse[1], *bare_bytes } };
-    pthread_t th;
-    const int two = !ready && e->rb[1].P && !pthread_create(&th, NULL, cost_job, &c[1]);
-    cost_job(&c[0]);
-    if (two) pthread_join(th, NULL);
-    else if (!ready) c[1].rb = &e->rb[0], cost_job(&c[1]);
-    PNMF_CHECK(c[0].ret);
-    PNMF_CHECK(c[1].ret);
-    for (int t = 0; t < 2; t++) sse[t] = c[t].sse, j[t] = sse[t] + lambda * 8 * (double)c[t].bytes;
-    *model_bytes = c[0].bytes, *bare_bytes = c[1].bytes;
-    pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: with the model %zu bytes, sse %.0f; without %zu bytes, sse %.0f",
-             e->windows, c[0].bytes, sse[0], c[1].bytes, sse[1]);
-    return 0;
+    return window_costs(e, md, NULL, bare, m, step16, j, sse, model_bytes, bare_bytes);
 }
 
+int pnmf_window_costs_run(PnmfEncoder *e, ResRun *run, PnmfWindowModel *bare, int step16, double j[2], double sse[2],
+                          size_t *model_bytes, size_t *bare_bytes)
+{
+    return window_costs(e, run->md, run, bare, run->m, step16, j, sse, model_bytes, bare_bytes);
+}
+
+int pnmf_res_run_cost(ResRun *run, double *j)
+{
+    /* the window's model written as if it ended after the frames coded */
+    PnmfWindowModel *md = run->md;
+    const int m = md->m, sm = md->spr.m, rm = md->res.m;
+    md->m = md->res.m = run->j;
+    if (md->spr.present) md->spr.m = run->j;
+    size_t bytes = 0;
+    const int ret = estimate_bytes(md, &bytes);
+    md->m = m, md->spr.m = sm, md->res.m = rm;
+    *j = run->sse + run->lambda * 8 * (double)bytes;
+    return ret;
+}
 
 /* The residual layer of the window over md alone, in rb[0]: its squared
  * error and its bytes as pnmf_window_costs() counts them. */
 int pnmf_window_cost(PnmfEncoder *e, PnmfWindowModel *md, int m, int step16, double *sse, size_t *bytes)
 {
-    CostJob c = { e, &e->rb[0], md, m, step16, 0, 0, 0 };
+    CostJob c = { e, &e->rb[0], md, m, step16, 0, 0, 0, NULL };
     cost_job(&c);
     *sse = c.sse, *bytes = c.bytes;
     return c.ret;

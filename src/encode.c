@@ -72,8 +72,9 @@ int pnmf_encoder_create(PnmfEncoder **out, const PnmfEncSettings *s, int width, 
     e->last_gray = pnmf_malloc_array(e->nv, 1);
     e->lastB = pnmf_malloc_array(e->nv, 1);
     int refs_ok = !!e->lastB;
-    /* the second set only where two codings can run at once */
-    for (int i = 0; i < (s->residual && e->s.threads > 1 ? 2 : 1); i++) {
+    /* the second set where two codings can run at once, or the sprite
+     * step keeps two codings under way (enc_sprite.c) */
+    for (int i = 0; i < (s->residual && (e->s.threads > 1 || s->sprites) ? 2 : 1); i++) {
         ResBufs *b = &e->rb[i];
         b->acc = pnmf_malloc_array(e->nv, sizeof(int64_t));
         b->P = pnmf_malloc_array(e->nv, 1);

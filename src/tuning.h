@@ -168,6 +168,11 @@
  * without a pick) is under this many times that of the residual layer alone
  * goes on to the step pick, which weighs the two at each step. */
 #define PNMF_SPRITE_MARGIN 1.1
+/* A window's pose sets are weighed on its first 1 / PNMF_SPRITE_PREFIX_DIV
+ * of frames, at least PNMF_SPRITE_PREFIX_MIN (else on all of them), and
+ * only the set kept is coded on to the last frame (enc_sprite.c). */
+#define PNMF_SPRITE_PREFIX_DIV 2
+#define PNMF_SPRITE_PREFIX_MIN 8
 /* Whether the encoder tries the intra directions (format 9, window flags
  * bit 10) on intra transform blocks: off, as on the devset they cost
  * +0.2 to +0.7 % BD-rate (docs/measurements.md, "Directional intra"). */

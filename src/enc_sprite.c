@@ -356,9 +356,12 @@ static void *prefix_job(void *arg)
  * others' costs there in jc (not comparable with a whole window's), the
  * runs of the others ended. A window's sets differ from their first
  * frames on (a pose is placed from the frame after its source), so their
- * codings share nothing; on the development set's sprite clips the cost
- * of half the frames picks the set the whole window picks in all windows
- * but two, which lose 0.1 and 0.4 % of the window's cost. */
+ * codings share nothing. On the development set's sprite clips the cost
+ * of half the frames picks the set the whole window picks in every window
+ * of 40 frames or more but one (0.4 % of its cost lost); in a window of
+ * 30 it picked another set for 0.1 % of its cost at -q 16's step, and
+ * x11_penguins' BD-rate rose by 0.3 % (docs/measurements.md, "Sprite-clip
+ * encoding speed"). */
 static int code_sets(PnmfEncoder *e, PnmfWindowModel *cand, const int *code, int ncode, int m, int step16, int *best,
                      double *jc, ResRun *run)
 {

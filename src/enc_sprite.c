@@ -348,25 +348,36 @@ static void *prefix_job(void *arg)
     return NULL;
 }
 
+/* Jobs a and b (b NULL: a alone), at once on two threads where there are. */
+static void prefix_jobs(const PnmfEncoder *e, PrefixJob *a, PrefixJob *b)
+{
+    pthread_t th;
+    const int two = b && enc_two_threads(e) && !pthread_create(&th, NULL, prefix_job, b);
+    prefix_job(a);
+    if (two) pthread_join(th, NULL);
+    else if (b) prefix_job(b);
+}
+
 /* The ncode sets code[] weighed at step16 on the window's first
- * PNMF_SPRITE_PREFIX_DIV-th of frames (all of them in a window of fewer
- * than twice PNMF_SPRITE_PREFIX_MIN): each coded that far, two at once on
- * two threads where there are. The set of the least cost there is kept,
- * its run left under way in *run, to go on to the last frame; the
- * others' costs there in jc (not comparable with a whole window's), the
- * runs of the others ended. A window's sets differ from their first
- * frames on (a pose is placed from the frame after its source), so their
- * codings share nothing. On the development set's sprite clips the cost
- * of half the frames picks the set the whole window picks in every window
- * of 40 frames or more but one (0.4 % of its cost lost); in a window of
- * 30 it picked another set for 0.1 % of its cost at -q 16's step, and
- * x11_penguins' BD-rate rose by 0.3 % (docs/measurements.md, "Sprite-clip
- * encoding speed"). */
+ * PNMF_SPRITE_PREFIX_DIV-th of frames, each coded that far, two at once
+ * on two threads where there are: the set of the least cost there is
+ * kept, its run left under way in *run, to go on to the last frame; the
+ * others' costs there in jc (not comparable with a whole window's), their
+ * runs ended. Two sets within PNMF_SPRITE_PREFIX_TIE of each other there
+ * both go on to the last frame and are weighed on all of it, as are the
+ * sets of a window of fewer than twice PNMF_SPRITE_PREFIX_MIN frames and
+ * three sets (the tests'). A window's sets differ from their first frames
+ * on (a pose is placed from the frame after its source), so their codings
+ * share nothing. On the development set's sprite clips half of a window's
+ * frames picked the set all of them pick in all windows of 40 frames and
+ * more but those within 1 % there; in one of 30 frames another set, for
+ * 0.1 % of its cost at -q 16's step and +0.31 % BD-rate on x11_penguins
+ * (docs/measurements.md, "Sprite-clip encoding speed"). */
 static int code_sets(PnmfEncoder *e, PnmfWindowModel *cand, const int *code, int ncode, int m, int step16, int *best,
                      double *jc, ResRun *run)
 {
     int p = m / PNMF_SPRITE_PREFIX_DIV;
-    if (p < PNMF_SPRITE_PREFIX_MIN) p = m;
+    if (p < PNMF_SPRITE_PREFIX_MIN || ncode > 2) p = m;
     PrefixJob job[2];
     int kept = -1, ret = 0; /* the job slot of the set kept so far (slot k codes in e->rb[k]) */
     for (int c = 0; ret >= 0 && c < ncode;) {
@@ -383,15 +394,20 @@ static int code_sets(PnmfEncoder *e, PnmfWindowModel *cand, const int *code, int
             if (ret >= 0) ret = pnmf_res_run_start(&jb->run, e, &e->rb[slots[t]], &cand[r], m, step16);
             if (ret < 0) ns = t; /* the ones started end below */
         }
-        pthread_t th;
-        const int two = ns == 2 && !pthread_create(&th, NULL, prefix_job, &job[slots[1]]);
-        for (int t = 0; t < ns; t++)
-            if (t == 0 || !two) prefix_job(&job[slots[t]]);
-        if (two) pthread_join(th, NULL);
+        if (ns) prefix_jobs(e, &job[slots[0]], ns == 2 ? &job[slots[1]] : NULL);
         for (int t = 0; t < ns; t++) {
             PrefixJob *jb = &job[slots[t]];
             const int r = code[c + t];
             if (jb->ret < 0 && ret >= 0) ret = jb->ret;
+            if (ret >= 0 && kept >= 0 && jb->p < m &&
+                fabs(jb->j - job[kept].j) <= PNMF_SPRITE_PREFIX_TIE * fmin(jb->j, job[kept].j)) {
+                /* too close to tell on the first frames: both to the last */
+                jb->p = job[kept].p = m;
+                prefix_jobs(e, &job[kept], jb);
+                if (ret >= 0 && job[kept].ret < 0) ret = job[kept].ret;
+                if (ret >= 0 && jb->ret < 0) ret = jb->ret;
+                jc[*best] = job[kept].j;
+            }
             jc[r] = jb->j;
             if (ret >= 0 && (kept < 0 || jb->j < job[kept].j)) {
                 if (kept >= 0) pnmf_res_run_end(&job[kept].run);

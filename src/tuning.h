@@ -173,6 +173,8 @@
  * only the set kept is coded on to the last frame (enc_sprite.c). */
 #define PNMF_SPRITE_PREFIX_DIV 2
 #define PNMF_SPRITE_PREFIX_MIN 20
+/* ... unless two sets' costs there are this close (a share of the lower) */
+#define PNMF_SPRITE_PREFIX_TIE 0.01
 /* Whether the encoder tries the intra directions (format 9, window flags
  * bit 10) on intra transform blocks: off, as on the devset they cost
  * +0.2 to +0.7 % BD-rate (docs/measurements.md, "Directional intra"). */

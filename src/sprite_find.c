@@ -131,9 +131,6 @@ typedef struct St {
     int ntests;
     int32_t *unexp;     /* the search region's foreground pixels nothing explains, summed over */
     int uy0, ux0, uw;   /* the rectangles from its corner (uy0, ux0); its rows are uw + 1 wide */
-    int *gframe, *gstart, ngrp, agrp; /* the blobs' placements in each frame: group g starts at
-                                       * place[gstart[g]] of frame gframe[g] */
-    int serial, gserial; /* the blob being explained; the blob of the last group */
     int ay0, ax0, ay1, ax1; /* the sprites' area: rows ay0 .. ay1 - 1, columns ax0 .. ax1 - 1; the
                              * frame lines around it (border()) hide what passes under them */
 } St;
@@ -409,18 +406,6 @@ static void mark(St *s, const PnmfSpritePose *ps, int j, int py, int px, int ser
 static int commit_places(St *s, int j)
 {
     PnmfSpriteFrame *f = &s->out->frame[j];
-    if (s->ncand && s->serial && s->serial != s->gserial) { /* a blob's first placements: a new group */
-        if (s->ngrp == s->agrp) {
-            const int na = s->agrp ? 2 * s->agrp : 256;
-            int *gf = pnmf_realloc(s->gframe, sizeof(int) * (size_t)na);
-            if (!gf) return PNMF_ERR_NOMEM;
-            s->gframe = gf;
-            int *gs = pnmf_realloc(s->gstart, sizeof(int) * (size_t)na);
-            if (!gs) return PNMF_ERR_NOMEM;
-            s->gstart = gs, s->agrp = na;
-        }
-        s->gframe[s->ngrp] = j, s->gstart[s->ngrp++] = f->count, s->gserial = s->serial;
-    }
     if (f->count + s->ncand > s->fcap[j]) {
         int na = s->fcap[j] ? 2 * s->fcap[j] : 16;
         while (na < f->count + s->ncand) na *= 2;
@@ -706,62 +691,6 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
     return commit_places(s, j);
 }
 
-/* Each frame's blobs (their placements, which paint disjoint pixels) in
- * the order of the frame before: a blob takes the place of the placement
- * of the frame before nearest its back placement, of the same pose if
- * there is one. The layer's writer codes a placement against the one
- * after the last it referred to at the least cost (model_write.c), and
- * blobs explained smallest first over the whole window come in an order
- * that changes from frame to frame as sizes change. */
-static int order_blobs(St *s)
-{
-    int *gs = pnmf_malloc_array((size_t)s->ngrp + 1, sizeof(int)), *key = pnmf_malloc_array((size_t)s->ngrp + 1, sizeof(int));
-    int *ord = pnmf_malloc_array((size_t)s->ngrp + 1, sizeof(int));
-    PnmfSpritePlace *tmp = NULL;
-    int ret = PNMF_ERR_NOMEM, cap = 0;
-    if (!gs || !key || !ord) goto end;
-    for (int j = 1; j < s->m; j++) {
-        PnmfSpriteFrame *f = &s->out->frame[j];
-        const PnmfSpriteFrame *pf = &s->out->frame[j - 1];
-        int n = 0;
-        for (int g = 0; g < s->ngrp; g++)
-            if (s->gframe[g] == j) gs[n++] = s->gstart[g];
-        if (n < 2 || !pf->count) continue;
-        gs[n] = f->count;
-        for (int g = 0; g < n; g++) {
-            const PnmfSpritePlace *pl = &f->place[gs[g]];
-            const PnmfSpritePose *ps = &s->d->pose[pl->pose];
-            int best = -1, bsame = 0;
-            long bd = 0;
-            for (int o = 0; o < pf->count; o++) {
-                const PnmfSpritePlace *op = &pf->place[o];
-                const PnmfSpritePose *os = &s->d->pose[op->pose];
-                const int same = op->pose == pl->pose;
-                const long d = labs(2L * (op->y - pl->y) + os->h - ps->h) + labs(2L * (op->x - pl->x) + os->w - ps->w);
-                if (best < 0 || same > bsame || (same == bsame && d < bd)) best = o, bsame = same, bd = d;
-            }
-            key[g] = best, ord[g] = g;
-        }
-        for (int a = 1; a < n; a++) /* stable insertion sort by key */
-            for (int b = a; b > 0 && key[ord[b - 1]] > key[ord[b]]; b--) {
-                const int t = ord[b]; ord[b] = ord[b - 1], ord[b - 1] = t;
-            }
-        if (f->count > cap) {
-            PnmfSpritePlace *nt = pnmf_realloc(tmp, sizeof(*tmp) * (size_t)f->count);
-            if (!nt) goto end;
-            tmp = nt, cap = f->count;
-        }
-        int at = 0;
-        for (int g = 0; g < n; g++)
-            for (int q = gs[ord[g]]; q < gs[ord[g] + 1]; q++) tmp[at++] = f->place[q];
-        memcpy(f->place, tmp, sizeof(*tmp) * (size_t)at);
-    }
-    ret = 0;
-end:
-    pnmf_free(gs), pnmf_free(key), pnmf_free(ord), pnmf_free(tmp);
-    return ret;
-}
-
 /* Whether line k of the background (a row, or a column when col) is a
  * frame line: one value all along, foreground in no frame, and another
  * value in most of the next line inwards (step: +1 or -1), so a flat
@@ -894,12 +823,8 @@ int pnmf_sprite_find(PnmfSpriteDict *d, const PnmfSpriteParams *p, const uint8_t
         if ((ret = find_blobs(&s, j, lab, dil, stack, &at, &ablob)) < 0) goto end;
     out->blobs = s.nblob;
     if (s.nblob) qsort(s.blob, (size_t)s.nblob, sizeof(Blob), blob_cmp);
-    for (int b = 0; b < s.nblob; b++) {
-        s.serial = b + 1;
+    for (int b = 0; b < s.nblob; b++)
         if ((ret = explain_blob(&s, &s.blob[b], b + 1, pix, mask)) < 0) goto end;
-    }
-    s.serial = 0;
-    if ((ret = order_blobs(&s)) < 0) goto end;
     if ((s.ay0 || s.ax0 || s.ay1 < h || s.ax1 < w) && (ret = paint_lines(&s, out->bg, pix, mask)) < 0) goto end;
     for (int j = 0; j < m; j++) {
         const uint8_t *fg = s.fg + (size_t)j * n;
@@ -913,7 +838,6 @@ int pnmf_sprite_find(PnmfSpriteDict *d, const PnmfSpriteParams *p, const uint8_t
 end:
     pnmf_free(s.fcap), pnmf_free(s.fg), pnmf_free(s.cover), pnmf_free(s.pixels), pnmf_free(s.blob);
     pnmf_free(s.cand), pnmf_free(s.bpos), pnmf_free(s.occ), pnmf_free(s.unexp);
-    pnmf_free(s.gframe), pnmf_free(s.gstart);
     for (int i = 0; i < s.ntests; i++) pnmf_free(s.tests[i].ord);
     pnmf_free(s.tests);
     pnmf_free(lab), pnmf_free(stack), pnmf_free(dil), pnmf_free(pix), pnmf_free(mask);

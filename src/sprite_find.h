@@ -33,8 +33,7 @@
  *          front, or becomes a new pose (after the cap checks), unless
  *          known poses explain part of it and the rest is smaller than
  *          min_match: that rest stays unexplained;
- *   5. each frame's blobs are put in the order of the frame before, and
- *      the frame lines are placed in front of placements that stick out
+ *   5. the frame lines are placed in front of placements that stick out
  *      under them.
  *
  * Composition (pnmf_sprite_composite()): the background, then each

@@ -81,7 +81,7 @@ int pnmf_sprite_dict_copy(PnmfSpriteDict *dst, const PnmfSpriteDict *src)
             return id;
         }
         PnmfSpritePose *t = &dst->pose[id];
-        t->edge = s->edge, t->first_window = s->first_window, t->last_window = s->last_window, t->uses = s->uses;
+        t->edge = s->edge, t->line = s->line, t->first_window = s->first_window, t->last_window = s->last_window, t->uses = s->uses;
     }
     dst->windows = src->windows;
     return 0;

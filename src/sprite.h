@@ -48,6 +48,7 @@ typedef struct PnmfSpritePose {
     int mref, mdy, mdx;   /* a layer's new pose with context-coded masks: its mask read against the
                            * mask of new pose i - mref placed at (mdy, mdx) of its box; 0: none */
     int edge;             /* the encoder's: cut from a blob touching the frame edge */
+    int line;             /* the encoder's: a frame line the sprites pass under (sprite_find.c) */
     int first_window;     /* the encoder's: window that added it */
     int last_window;      /* the encoder's: last window that placed it */
     long uses;            /* the encoder's: placements over all windows */

@@ -21,6 +21,10 @@
 #define ANCHOR_TRIES      32  /* pixels of a pose tried as its anchor: a rare value leaves few shifts */
 #define SEARCH_BUDGET     512 /* pixels the shift search tests per blob pixel, at most, by default */
 #define DEFAULT_MIN_MATCH 8   /* smaller poses match too many places to be placed inside a blob */
+#define NEAR_SHARE        32  /* a near match differs from the blob in at most 1/32 of its pixels */
+#define NEAR_MIN          4   /* ... or in 4, whichever is more */
+#define MAX_BORDER        4   /* a frame line (a constant border the sprites pass under) is at most
+                               * this many samples thick */
 
 void pnmf_sprite_params_default(PnmfSpriteParams *p)
 {
@@ -48,12 +52,19 @@ void pnmf_sprite_window_free(PnmfSpriteWindow *win)
  * mode recovers it wherever it is visible more often than any one sprite
  * value is, while the median needs it visible in more than half the
  * frames. Ties go to the smaller value so the result does not depend on
- * frame order. */
+ * frame order.
+ * A flat background (one value the mode of most pixels) is taken where the
+ * pixel shows it in a quarter of the frames at least, even when another
+ * value shows more often: a slow sprite with flat areas (a black fish body
+ * over a blue tank) otherwise becomes background where it lingers, and its
+ * poses get holes that differ from frame to frame. */
 void pnmf_sprite_background(const uint8_t *const *frames, ptrdiff_t stride, int w, int h, int m,
                             uint8_t *bg)
 {
     uint16_t cnt[256];
+    long hist[256];
     memset(cnt, 0, sizeof(cnt));
+    memset(hist, 0, sizeof(hist));
     for (int y = 0; y < h; y++)
         for (int x = 0; x < w; x++) {
             const ptrdiff_t o = (ptrdiff_t)y * stride + x;
@@ -64,6 +75,19 @@ void pnmf_sprite_background(const uint8_t *const *frames, ptrdiff_t stride, int 
             }
             for (int j = 0; j < m; j++) cnt[frames[j][o]] = 0;
             bg[y * w + x] = (uint8_t)best;
+            hist[best]++;
+        }
+    int flat = 0;
+    for (int v = 1; v < 256; v++)
+        if (hist[v] > hist[flat]) flat = v;
+    if (2 * hist[flat] <= (long)w * h || m < 4) return;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            if (bg[y * w + x] == flat) continue;
+            const ptrdiff_t o = (ptrdiff_t)y * stride + x;
+            int c = 0;
+            for (int j = 0; j < m; j++) c += frames[j][o] == flat;
+            if (4 * c >= m) bg[y * w + x] = (uint8_t)flat;
         }
 }
 
@@ -107,6 +131,8 @@ typedef struct St {
     int ntests;
     int32_t *unexp;     /* the search region's foreground pixels nothing explains, summed over */
     int uy0, ux0, uw;   /* the rectangles from its corner (uy0, ux0); its rows are uw + 1 wide */
+    int ay0, ax0, ay1, ax1; /* the sprites' area: rows ay0 .. ay1 - 1, columns ax0 .. ax1 - 1; the
+                             * frame lines around it (border()) hide what passes under them */
 } St;
 
 /* Foreground pixels nothing explains in rows y0 .. y1 - 1, columns x0 .. x1 - 1
@@ -199,7 +225,7 @@ static int find_blobs(St *s, int j, int32_t *lab, uint8_t *dil, int32_t *stack, 
                     if (dil[qq] && lab[qq] < 0) lab[qq] = id, stack[sp++] = qq;
                 }
         }
-        b->edge = b->y0 == 0 || b->x0 == 0 || b->y1 == h - 1 || b->x1 == w - 1;
+        b->edge = b->y0 == s->ay0 || b->x0 == s->ax0 || b->y1 == s->ay1 - 1 || b->x1 == s->ax1 - 1;
     }
     /* group the pixels by blob, in raster order within each */
     size_t at = *npixels;
@@ -278,6 +304,7 @@ static int fit_edge(const St *s, const PnmfSpritePose *ps, const TestPix *ord, i
                     long *work)
 {
     const int w = s->w, h = s->h, tol = s->p->tol, np = ps->npix;
+    const int ay0 = s->ay0, ax0 = s->ax0, ay1 = s->ay1, ax1 = s->ax1;
     const ptrdiff_t stride = s->stride;
     const uint8_t *fr = s->frames[j];
     const uint8_t *fg = s->fg + (size_t)j * w * h;
@@ -285,7 +312,7 @@ static int fit_edge(const St *s, const PnmfSpritePose *ps, const TestPix *ord, i
     int vis = 0, in = 0, fresh = 0;
     for (int k = 0; k < np; k++) {
         const int y = py + ord[k].dy, x = px + ord[k].dx;
-        if (y < 0 || y >= h || x < 0 || x >= w) continue;
+        if (y < ay0 || y >= ay1 || x < ax0 || x >= ax1) continue;
         in++;
         const int q = y * w + x;
         if (abs_i(fr[(ptrdiff_t)y * stride + x] - ord[k].v) <= tol) {
@@ -310,7 +337,8 @@ static int fit_edge(const St *s, const PnmfSpritePose *ps, const TestPix *ord, i
 static inline int try_place(const St *s, const PnmfSpritePose *ps, const TestPix *ord, int j, int py, int px,
                             int serial, long *work)
 {
-    if (py < 0 || px < 0 || py + ps->h > s->h || px + ps->w > s->w) return fit_edge(s, ps, ord, j, py, px, serial, work);
+    if (py < s->ay0 || px < s->ax0 || py + ps->h > s->ay1 || px + ps->w > s->ax1)
+        return fit_edge(s, ps, ord, j, py, px, serial, work);
     /* the whole box in the frame: no pixel to skip; the first pass finds
      * a mismatch (most shifts have one), fit_inside() counts */
     const int tol = s->p->tol, np = ps->npix;
@@ -394,7 +422,7 @@ static void mark(St *s, const PnmfSpritePose *ps, int j, int py, int px, int ser
     for (int i = 0; i < ps->npix; i++) {
         const int dy = (int)(ps->list[i] >> 16), dx = (int)(ps->list[i] & 0xFFFF);
         const int y = py + dy, x = px + dx;
-        if (y < 0 || y >= h || x < 0 || x >= w) continue;
+        if (y < s->ay0 || y >= s->ay1 || x < s->ax0 || x >= s->ax1) continue;
         const int q = y * w + x;
         if (!cov[q] && abs_i(fr[(ptrdiff_t)y * s->stride + x] - ps->pix[dy * ps->w + dx]) <= tol)
             cov[q] = serial;
@@ -476,6 +504,44 @@ static int add_pose(PnmfSpriteDict *d, int w, int h, const uint8_t *pix, const u
     return id;
 }
 
+/* A near match: the known pose of the blob's box whose every mask pixel
+ * matches the frame but a few that show foreground (a small sprite in
+ * front of it, such as a bubble over a fish), the fewest such, placed on
+ * the box. Those few stay unexplained, for the rest of the blob's search.
+ * The exact search cannot place it (every mask pixel must match) and the
+ * small sprite is below min_match, so without it each frame where the
+ * small sprite crosses the large one makes a new pose of both. The pose's
+ * box must equal the blob's, so a blob tests one shift per pose. */
+static int near_match(St *s, const Blob *b, int serial, int by, int bx, int bh, int bw, int left)
+{
+    const int j = b->frame, w = s->w, tol = s->p->tol;
+    if (by == s->ay0 || bx == s->ax0 || by + bh == s->ay1 || bx + bw == s->ax1) return 0;
+    const uint8_t *fr = s->frames[j];
+    const uint8_t *fg = s->fg + (size_t)j * w * s->h;
+    const int32_t *cov = s->cover + (size_t)j * w * s->h;
+    const int lim = left / NEAR_SHARE > NEAR_MIN ? left / NEAR_SHARE : NEAR_MIN;
+    int bi = -1, bmis = lim + 1;
+    for (int i = 0; i < s->d->count; i++) {
+        const PnmfSpritePose *ps = &s->d->pose[i];
+        if (ps->w != bw || ps->h != bh || ps->npix < s->p->min_match || abs_i(ps->npix - left) > lim) continue;
+        const PoseTests *pt = pose_tests(s, i);
+        if (!pt) return PNMF_ERR_NOMEM;
+        int mis = 0;
+        for (int k = 0; k < ps->npix && mis < bmis; k++) {
+            const int q = (by + pt->ord[k].dy) * w + bx + pt->ord[k].dx;
+            if (abs_i(fr[(ptrdiff_t)(by + pt->ord[k].dy) * s->stride + bx + pt->ord[k].dx] - pt->ord[k].v) <= tol)
+                continue;
+            if (!fg[q] || cov[q]) mis = bmis; /* over the background, or what is explained: no */
+            else mis++;
+        }
+        if (mis < bmis) bi = i, bmis = mis;
+    }
+    if (bi < 0 || !bmis) return 0; /* none, or an exact one the greedy finds */
+    PNMF_CHECK(push_place(s, bi, by, bx));
+    mark(s, &s->d->pose[bi], j, by, bx, serial);
+    return 0;
+}
+
 /* Explain one blob; serial is unique to it. */
 static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t *mask)
 {
@@ -494,6 +560,7 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
         s->out->hash_hits++;
         return commit_places(s, j);
     }
+    PNMF_CHECK(near_match(s, b, serial, by, bx, bh, bw, left));
     /* Greedy: the known pose that explains the most, placed, until none
      * fits. Inside the frame, every mask pixel of a fitting pose is in the
      * blob (shown, or under a pose in front that is), so its box lies in
@@ -502,15 +569,17 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
      * Shifts are enumerated from a pose's anchor pixels: a fitting pose
      * puts each on a pixel of its value, on a pixel a placement in front
      * paints, or outside the frame. */
-    const int edge = by == 0 || bx == 0 || by + bh == h || bx + bw == w;
+    const int edge = by == s->ay0 || bx == s->ax0 || by + bh == s->ay1 || bx + bw == s->ax1;
     int mh = 1, mw = 1;
     if (edge)
         for (int i = 0; i < d->count; i++) {
             if (d->pose[i].h > mh) mh = d->pose[i].h;
             if (d->pose[i].w > mw) mw = d->pose[i].w;
         }
-    const int ry0 = by - mh + 1 < 0 ? 0 : by - mh + 1, ry1 = by + bh + mh - 1 > h ? h : by + bh + mh - 1;
-    const int rx0 = bx - mw + 1 < 0 ? 0 : bx - mw + 1, rx1 = bx + bw + mw - 1 > w ? w : bx + bw + mw - 1;
+    const int ry0 = by - mh + 1 < s->ay0 ? s->ay0 : by - mh + 1;
+    const int ry1 = by + bh + mh - 1 > s->ay1 ? s->ay1 : by + bh + mh - 1;
+    const int rx0 = bx - mw + 1 < s->ax0 ? s->ax0 : bx - mw + 1;
+    const int rx1 = bx + bw + mw - 1 > s->ax1 ? s->ax1 : bx + bw + mw - 1;
     {
         const uint8_t *fr = s->frames[j];
         memset(s->bstart, 0, sizeof(s->bstart));
@@ -620,11 +689,13 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
      * the rest becomes a pose of its own unless it is too small to be one
      * (a few pixels off the background estimate), then it is left to the
      * residual layer. */
-    if (s->ncand) {
+    const int some = s->ncand > 0;
+    if (some) {
         s->out->partial++;
         PNMF_CHECK(commit_places(s, j));
-        if (rest < p->min_match) return 0;
     }
+    /* the rest, in front of what explains the blob's other pixels: a known
+     * pose whatever its size (a bubble over a fish), else a new one */
     left = crop_blob(s, b, pix, mask, &by, &bx, &bh, &bw);
     id = find_hash(d, bw, bh, pix, mask, pnmf_sprite_hash(bw, bh, pix, mask));
     if (id >= 0) {
@@ -632,18 +703,100 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
         mark(s, &d->pose[id], j, by, bx, serial);
         return commit_places(s, j);
     }
+    if (some && rest < p->min_match) return 0;
     const int max_blob = p->max_blob_pixels > 0 ? p->max_blob_pixels : w * h / 4;
     if (left > max_blob || d->count >= p->max_poses || d->pixels + (size_t)bw * bh > p->max_pixels) {
         s->out->capped++;
         return 0;
     }
-    const int cut = by == 0 || bx == 0 || by + bh == h || bx + bw == w;
+    const int cut = by == s->ay0 || bx == s->ax0 || by + bh == s->ay1 || bx + bw == s->ax1;
     id = add_pose(d, bw, bh, pix, mask, cut);
     if (id < 0) return id;
     PNMF_CHECK(push_place(s, id, by, bx));
     mark(s, &d->pose[id], j, by, bx, serial);
     s->out->new_poses++;
     return commit_places(s, j);
+}
+
+/* Whether line k of the background (a row, or a column when col) is a
+ * frame line: one value all along, foreground in no frame, and another
+ * value in most of the next line inwards (step: +1 or -1), so a flat
+ * background that runs to the edge is not one. */
+static int frame_line(const St *s, const uint8_t *bg, int col, int k, int step)
+{
+    const int w = s->w, h = s->h, len = col ? h : w, n = col ? w : h;
+    const int in = k + step;
+    if (in < 0 || in >= n) return 0;
+    const ptrdiff_t along = col ? w : 1, across = col ? 1 : w;
+    const uint8_t *l = bg + k * across, *nl = bg + in * across;
+    const int v = l[0];
+    int other = 0;
+    for (int i = 0; i < len; i++) {
+        if (l[i * along] != v) return 0;
+        other += nl[i * along] != v;
+    }
+    if (2 * other <= len) return 0;
+    for (int j = 0; j < s->m; j++) {
+        const uint8_t *fg = s->fg + (size_t)j * w * h + k * across;
+        for (int i = 0; i < len; i++)
+            if (fg[i * along]) return 0;
+    }
+    return 1;
+}
+
+/* The sprites' area: the frame less its frame lines, up to MAX_BORDER
+ * thick on each side. Sprites that cross a frame line (a screen capture's
+ * window border) pass under it: a blob at it is a clipped view, matched by
+ * poses that stick out under the line, and the line is painted in front. */
+static void border(St *s, const uint8_t *bg)
+{
+    s->ay0 = 0, s->ax0 = 0, s->ay1 = s->h, s->ax1 = s->w;
+    while (s->ay0 < MAX_BORDER && s->ay1 - s->ay0 > 2 && frame_line(s, bg, 0, s->ay0, 1)) s->ay0++;
+    while (s->h - s->ay1 < MAX_BORDER && s->ay1 - s->ay0 > 2 && frame_line(s, bg, 0, s->ay1 - 1, -1)) s->ay1--;
+    while (s->ax0 < MAX_BORDER && s->ax1 - s->ax0 > 2 && frame_line(s, bg, 1, s->ax0, 1)) s->ax0++;
+    while (s->w - s->ax1 < MAX_BORDER && s->ax1 - s->ax0 > 2 && frame_line(s, bg, 1, s->ax1 - 1, -1)) s->ax1--;
+}
+
+/* Each frame whose placements stick out under a side's frame lines gets
+ * those lines as a pose placed in front: the top and bottom lines span the
+ * frame's width, the left and right ones the rows between them. */
+static int paint_lines(St *s, const uint8_t *bg, uint8_t *pix, uint8_t *mask)
+{
+    const int w = s->w, h = s->h;
+    const int box[4][4] = { /* y, x, rows, columns of each side's lines */
+        { 0, 0, s->ay0, w }, { s->ay1, 0, h - s->ay1, w },
+        { s->ay0, 0, s->ay1 - s->ay0, s->ax0 }, { s->ay0, s->ax1, s->ay1 - s->ay0, w - s->ax1 } };
+    int id[4] = { -1, -1, -1, -1 };
+    for (int j = 0; j < s->m; j++) {
+        PnmfSpriteFrame *f = &s->out->frame[j];
+        int need[4] = { 0, 0, 0, 0 };
+        for (int q = 0; q < f->count; q++) {
+            const PnmfSpritePose *ps = &s->d->pose[f->place[q].pose];
+            const int y = f->place[q].y, x = f->place[q].x;
+            need[0] |= y < s->ay0, need[1] |= y + ps->h > s->ay1;
+            need[2] |= x < s->ax0, need[3] |= x + ps->w > s->ax1;
+        }
+        s->ncand = 0;
+        for (int e = 0; e < 4; e++) {
+            const int by = box[e][0], bx = box[e][1], bh = box[e][2], bw = box[e][3];
+            if (!need[e] || bh < 1 || bw < 1) continue;
+            if (id[e] < 0) {
+                for (int y = 0; y < bh; y++)
+                    for (int x = 0; x < bw; x++) pix[y * bw + x] = bg[(by + y) * w + bx + x], mask[y * bw + x] = 1;
+                id[e] = find_hash(s->d, bw, bh, pix, mask, pnmf_sprite_hash(bw, bh, pix, mask));
+                if (id[e] < 0) {
+                    if (s->d->count >= s->p->max_poses || s->d->pixels + (size_t)bw * bh > s->p->max_pixels)
+                        continue;
+                    if ((id[e] = add_pose(s->d, bw, bh, pix, mask, 0)) < 0) return id[e];
+                    s->d->pose[id[e]].line = 1;
+                }
+            }
+            /* the sides' lines do not overlap: their order is free */
+            PNMF_CHECK(push_place(s, id[e], by, bx));
+        }
+        PNMF_CHECK(commit_places(s, j));
+    }
+    return 0;
 }
 
 int pnmf_sprite_find(PnmfSpriteDict *d, const PnmfSpriteParams *p, const uint8_t *const *frames,
@@ -691,6 +844,7 @@ int pnmf_sprite_find(PnmfSpriteDict *d, const PnmfSpriteParams *p, const uint8_t
     }
     s.pixels = pnmf_malloc_array(nfg ? nfg : 1, sizeof(int32_t));
     if (!s.pixels) goto end;
+    border(&s, out->bg);
     size_t at = 0;
     for (int j = 0; j < m; j++)
         if ((ret = find_blobs(&s, j, lab, dil, stack, &at, &ablob)) < 0) goto end;
@@ -698,6 +852,7 @@ int pnmf_sprite_find(PnmfSpriteDict *d, const PnmfSpriteParams *p, const uint8_t
     if (s.nblob) qsort(s.blob, (size_t)s.nblob, sizeof(Blob), blob_cmp);
     for (int b = 0; b < s.nblob; b++)
         if ((ret = explain_blob(&s, &s.blob[b], b + 1, pix, mask)) < 0) goto end;
+    if ((s.ay0 || s.ax0 || s.ay1 < h || s.ax1 < w) && (ret = paint_lines(&s, out->bg, pix, mask)) < 0) goto end;
     for (int j = 0; j < m; j++) {
         const uint8_t *fg = s.fg + (size_t)j * n;
         const int32_t *cov = s.cover + (size_t)j * n;

@@ -7,13 +7,21 @@
  * plain structs an encoder step and a payload writer can take.
  *
  * The steps (sprite_find.c says why each is so):
- *   1. background: the per-pixel temporal mode of the window;
+ *   1. background: the per-pixel temporal mode of the window, or a flat
+ *      background value where a pixel shows it in a quarter of the frames;
  *   2. foreground: the pixels that differ from it by more than tol;
+ *      frame lines: constant rows and columns at the frame's edge (up to
+ *      4 thick) that no foreground reaches and that differ from the line
+ *      inside them, such as a window border: the sprites' area is inside
+ *      them, and sprites pass under them;
  *   3. blobs: connected foreground after a dilation of dilate pixels,
  *      each with its bounding box;
- *   4. every blob of the window, smallest first (blobs touching the frame
- *      edge last, largest first), is explained by known poses:
+ *   4. every blob of the window, smallest first (blobs touching the
+ *      sprites' area's edge last, largest first), is explained by known
+ *      poses:
  *        - exactly: the hash of its cropped, masked pixels is a known pose;
+ *        - nearly: a known pose of its box that matches all but a few of
+ *          its foreground pixels (a small sprite in front of it);
  *        - up to shift: greedily, the known pose whose every mask pixel
  *          matches the frame at some shift inside the blob's box (or lies
  *          under a pose already placed in front of it) and that explains
@@ -21,9 +29,12 @@
  *          shows) is placed, its pixels removed, and so on until the blob
  *          is explained, no pose fits, or the search has tested a bounded
  *          number of pixels per blob pixel;
- *        - what known poses leave of the blob becomes a new pose (after
- *          the cap checks), unless known poses explain part of it and the
- *          rest is smaller than min_match: that rest stays unexplained.
+ *        - what known poses leave of the blob is a known pose placed in
+ *          front, or becomes a new pose (after the cap checks), unless
+ *          known poses explain part of it and the rest is smaller than
+ *          min_match: that rest stays unexplained;
+ *   5. the frame lines are placed in front of placements that stick out
+ *      under them.
  *
  * Composition (pnmf_sprite_composite()): the background, then each
  * placement of the frame in list order, each painting its pose's mask

@@ -199,6 +199,148 @@ static void test_cap(void)
     pnmf_sprite_dict_free(&d);
 }
 
+/* ---- frame lines, near matches, flat backgrounds ---- */
+
+enum { LW = 96, LH = 64, LM = 12 };
+
+/* A sprite swims left out of the frame under a 1-sample frame line of 250
+ * (a screen capture's window border): the clipped views are the whole
+ * pose sticking out under the line, and the line is painted in front. */
+static void test_frame_line(void)
+{
+    static uint8_t f[LM][LW * LH];
+    Sprite a;
+    rs = 4242;
+    make_sprite(&a, 13, 11, 0);
+    uint8_t bg[LW * LH];
+    for (int i = 0; i < LW * LH; i++) bg[i] = (uint8_t)urand(20, 119);
+    for (int j = 0; j < LM; j++) {
+        memcpy(f[j], bg, sizeof(bg));
+        const int py = 30, px = 14 - 2 * j;
+        for (int y = 0; y < a.h; y++)
+            for (int x = 0; x < a.w; x++)
+                if (a.mask[y * a.w + x] && px + x >= 1) f[j][(py + y) * LW + px + x] = a.pix[y * a.w + x];
+        for (int x = 0; x < LW; x++) f[j][x] = f[j][(LH - 1) * LW + x] = 250;
+        for (int y = 0; y < LH; y++) f[j][y * LW] = f[j][y * LW + LW - 1] = 250;
+    }
+    const uint8_t *fp[LM];
+    for (int j = 0; j < LM; j++) fp[j] = f[j];
+    PnmfSpriteParams p;
+    pnmf_sprite_params_default(&p);
+    PnmfSpriteDict d;
+    pnmf_sprite_dict_init(&d);
+    PnmfSpriteWindow win;
+    CHECK(pnmf_sprite_find(&d, &p, fp, LW, LW, LH, LM, &win) == 0);
+    /* the sprite whole, and the left line (rows 1 .. LH - 2) */
+    CHECK_MSG(d.count == 2, "%d poses", d.count);
+    int sp = -1, line = -1;
+    for (int i = 0; i < d.count; i++) {
+        if (d.pose[i].w == a.w && d.pose[i].h == a.h && !memcmp(d.pose[i].pix, a.pix, sizeof(a.pix[0]) * a.w * a.h))
+            sp = i;
+        if (d.pose[i].line && d.pose[i].w == 1 && d.pose[i].h == LH - 2 && d.pose[i].npix == LH - 2) line = i;
+    }
+    CHECK(sp >= 0 && line >= 0);
+    uint8_t comp[LW * LH];
+    int crossed = 0;
+    for (int j = 0; j < LM && sp >= 0 && line >= 0; j++) {
+        const PnmfSpriteFrame *fr = &win.frame[j];
+        const int px = 14 - 2 * j, under = px < 1;
+        int ks = -1, kl = -1;
+        for (int k = 0; k < fr->count; k++) {
+            if (fr->place[k].pose == sp && fr->place[k].y == 30 && fr->place[k].x == px) ks = k;
+            if (fr->place[k].pose == line && fr->place[k].y == 1 && fr->place[k].x == 0) kl = k;
+        }
+        CHECK_MSG(ks >= 0, "frame %d: the sprite is not placed at x %d", j, px);
+        CHECK_MSG(under ? kl > ks : kl < 0, "frame %d: line at %d, sprite at %d", j, kl, ks);
+        crossed += under;
+        pnmf_sprite_composite(&d, win.bg, LW, LH, fr, comp);
+        CHECK_MSG(!memcmp(comp, f[j], sizeof(comp)), "frame %d: composite differs", j);
+    }
+    CHECK(crossed >= 4);
+    pnmf_sprite_window_free(&win);
+    pnmf_sprite_dict_free(&d);
+}
+
+/* A 1-sample bubble (below min_match) crosses a sprite in front of it:
+ * the sprite keeps its one pose, the bubble is placed in front. */
+static void test_near_match(void)
+{
+    static uint8_t f[LM][LW * LH];
+    Sprite a;
+    rs = 99;
+    make_sprite(&a, 15, 13, 0);
+    uint8_t bg[LW * LH];
+    for (int i = 0; i < LW * LH; i++) bg[i] = (uint8_t)urand(20, 119);
+    for (int j = 0; j < LM; j++) {
+        memcpy(f[j], bg, sizeof(bg));
+        const int py = 20, px = 10 + 2 * j;
+        for (int y = 0; y < a.h; y++)
+            for (int x = 0; x < a.w; x++)
+                if (a.mask[y * a.w + x]) f[j][(py + y) * LW + px + x] = a.pix[y * a.w + x];
+        /* the bubble rises through the sprite's middle column */
+        const int by = 45 - 3 * j, bx = px + 7;
+        f[j][by * LW + bx] = 255;
+    }
+    const uint8_t *fp[LM];
+    for (int j = 0; j < LM; j++) fp[j] = f[j];
+    PnmfSpriteParams p;
+    pnmf_sprite_params_default(&p);
+    PnmfSpriteDict d;
+    pnmf_sprite_dict_init(&d);
+    PnmfSpriteWindow win;
+    CHECK(pnmf_sprite_find(&d, &p, fp, LW, LW, LH, LM, &win) == 0);
+    CHECK_MSG(d.count == 2, "%d poses", d.count);
+    uint8_t comp[LW * LH];
+    int over = 0;
+    for (int j = 0; j < LM; j++) {
+        const PnmfSpriteFrame *fr = &win.frame[j];
+        const int by = 45 - 3 * j, inside = by >= 20 && by < 20 + a.h && a.mask[(by - 20) * a.w + 7];
+        int ka = -1, kb = -1;
+        for (int k = 0; k < fr->count; k++) {
+            const PnmfSpritePose *ps = &d.pose[fr->place[k].pose];
+            if (ps->w == a.w && ps->h == a.h && fr->place[k].x == 10 + 2 * j) ka = k;
+            if (ps->npix == 1 && fr->place[k].y == by) kb = k;
+        }
+        CHECK_MSG(ka >= 0 && kb >= 0 && (!inside || kb > ka), "frame %d: sprite at %d, bubble at %d", j, ka, kb);
+        over += inside;
+        pnmf_sprite_composite(&d, win.bg, LW, LH, fr, comp);
+        CHECK_MSG(!memcmp(comp, f[j], sizeof(comp)), "frame %d: composite differs", j);
+    }
+    CHECK(over >= 3);
+    pnmf_sprite_window_free(&win);
+    pnmf_sprite_dict_free(&d);
+}
+
+/* A flat background shown in a quarter of the frames at least is the
+ * background, under a slow flat sprite shown more often; a textured one
+ * keeps the per-pixel mode. */
+static void test_flat_background(void)
+{
+    enum { N = 16 };
+    static uint8_t f[N][LW * LH];
+    const uint8_t *fp[N];
+    uint8_t bg[LW * LH];
+    for (int tex = 0; tex < 2; tex++) {
+        for (int j = 0; j < N; j++) {
+            for (int i = 0; i < LW * LH; i++) f[j][i] = tex ? (uint8_t)(i * 7 % 200) : 165;
+            /* a flat block over columns 40 + j / 2 .. 59 + j / 2: column
+             * 50 shows it in 15 frames of 16 (rows 10 .. 29) */
+            for (int y = 10; y < 30; y++)
+                for (int x = 40 + j / 2; x < 60 + j / 2; x++) f[j][y * LW + x] = 14;
+            fp[j] = f[j];
+        }
+        pnmf_sprite_background(fp, LW, LW, LH, N, bg);
+        /* column 40 + k shows the block in 2 k + 2 frames (k < 8) */
+        for (int k = 0; k < 8; k++) {
+            const int q = 20 * LW + 40 + k, shows = 2 * k + 2;
+            const int t = f[0][q] == 14 ? f[N - 1][q] : f[0][q]; /* the texture's value */
+            const int want = tex ? (2 * shows > N || (2 * shows == N && 14 < t) ? 14 : t)
+                                 : (4 * (N - shows) >= N ? 165 : 14);
+            CHECK_MSG(bg[q] == want, "texture %d, column %d: %d, not %d", tex, 40 + k, bg[q], want);
+        }
+    }
+}
+
 /* ---- the encoder's pose sets ---- */
 
 enum { EW = 96, EH = 64, EM = 24 };
@@ -298,6 +440,9 @@ int main(void)
     make_clip();
     test_recovery();
     test_cap();
+    test_frame_line();
+    test_near_match();
+    test_flat_background();
     test_pose_sets();
     return test_summary("test_sprite_find");
 }

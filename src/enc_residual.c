@@ -180,6 +180,7 @@ int pnmf_window_code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel
     if (enc_lossless_ctx(&e->s) && step16 == PNMF_RES_MIN_STEP && key16 == PNMF_RES_MIN_STEP &&
         !(md->res.enc_dec = pnmf_malloc_array((size_t)m, e->nv)))
         return PNMF_ERR_NOMEM;
+    md->res.enc_lx_fast = md->res.enc_dec && !e->s.quality;
     /* a window that continues one whose levels were range-coded prices its
      * levels with the levels stream's contexts (they will most likely be
      * range-coded too), others with the fixed table for zstd's varints */

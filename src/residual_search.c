@@ -201,11 +201,15 @@ static inline double mv_bits(int dy, int dx, int py, int px)
 
 /* Run one (mode, coded) choice over a block, writing D and, when levs is
  * not NULL, the levels; returns squared error + lambda * bits (the
- * vector's bits not included). */
+ * vector's bits not included). est (may be NULL): the levels' bits by
+ * the fixed table; priced with the contexts (lc) only when that is at
+ * most est_cap, else 1e300. exact: 1e300 unless the block is reproduced
+ * exactly (a lossless coding's uncoded trial: an error of one gray level
+ * outweighs what levels cost). */
 static double try_block(int mode, int coded, const LevelTab *lt, int step16, double lambda, const uint8_t *src,
                         const uint8_t *P, const uint8_t *Pp, const uint8_t *Dp, const uint8_t *Dr, uint8_t *D,
                         int rows, int cols, int y0, int y1, int x0, int x1, int dy, int dx, int16_t *levs,
-                        RcLevCtx *lc, int kind)
+                        RcLevCtx *lc, int kind, double est_cap, double *est, int exact)
 {
     int16_t lv[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
     int16_t *out = levs;
@@ -237,9 +241,12 @@ static double try_block(int mode, int coded, const LevelTab *lt, int step16, dou
             }
             D[q] = (uint8_t)v;
             const int e = (int)src[q] - v;
+            if (exact && e) return 1e300;
             sse += e * e;
         }
     if (coded && !nz) return 1e300; /* the skip block is the same and cheaper */
+    if (est) *est = bits;
+    if (lc && coded && bits > est_cap) return 1e300;
     if (lc && coded) { /* the levels stream's price with its contexts as they stand */
         RcBin o = { .update = out != NULL };
         rc_pixel_levels(&o, lc, kind | pnmf_residual_is_intra(mode) << 1, y1 - y0, x1 - x0, lv, INT16_MAX);
@@ -1161,10 +1168,12 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
      * stream): no transform block is exact, and an exact vector ends the
      * search */
     const int exact = r->enc_dec != NULL;
+    /* -q 0 (lossless_match.h): trials pruned */
+    const int fast = exact && r->enc_lx_fast;
     /* and its references indexed for exact block matches (lossless_match.h) */
     PnmfLxMatch *lxm = NULL;
     if (exact && nref) {
-        if (!r->enc_match && (r->enc_match = pnmf_lxm_new(r->rows, r->cols))) r->enc_match_free = pnmf_lxm_free;
+        if (!r->enc_match && (r->enc_match = pnmf_lxm_new(r->rows, r->cols, fast))) r->enc_match_free = pnmf_lxm_free;
         lxm = r->enc_match;
         if (lxm && pnmf_lxm_refs(lxm, j, ref, nref) < 0) {
             pnmf_free(bmv), pnmf_free(cbuf), pnmf_free(lts), pnmf_free(palat);
@@ -1201,6 +1210,10 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
         uint8_t dpred[PNMF_INTRA_DIRS][PNMF_RES_BLOCK * PNMF_RES_BLOCK];
         if (r->enc_idir && full && !exact) intra_dir_pick(src, D, r->cols, y0, x0, dpred, tdir);
         double bj = 1e300;
+        /* -q 0: the least table-estimated bits of a coded trial priced so
+         * far; a coded trial estimated far above it is not priced, and an
+         * uncoded trial is cut short at its first inexact sample */
+        double est_best = INFINITY;
         for (int mode = 0; mode < PNMF_RES_PREDS; mode++) {
             const int needs_prev = mode == PNMF_RES_PREVIOUS || mode == PNMF_RES_MOTION || mode == PNMF_RES_SHIFTED;
             if (needs_prev && !nref) continue;
@@ -1324,8 +1337,11 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                  * and vector cost: past the best so far, it cannot win */
                 const double lb = extra + lambda * rc_mode_step(&r->enc_modes, byte, left, above, prev, 0);
                 if (lb >= bj) continue;
+                double est = 0;
                 const double jj = lb + try_block(pm_, coded, ltp, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows,
-                                                 r->cols, y0, y1, x0, x1, pdy, pdx, NULL, lc, kind);
+                                                 r->cols, y0, y1, x0, x1, pdy, pdx, NULL, lc, kind,
+                                                 est_best * PNMF_LX_TRIAL_PRUNE, &est, fast && !coded);
+                if (fast && coded && lc && jj < 1e300 && est < est_best) est_best = est;
                 if (jj < bj) bj = jj, best = byte, vy = dy, vx = dx, vt = t, best8 = 0, bdir = 0;
             }
             if (mode != PNMF_RES_SPATIAL && full && !exact) { /* intra too: each quarter from the ones before */
@@ -1430,7 +1446,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                           pre);
         else
             try_block(em, best & PNMF_RES_CODED, ltp, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1,
-                      x0, x1, vy, vx, levs, lc, kind);
+                      x0, x1, vy, vx, levs, lc, kind, INFINITY, NULL, 0);
     }
     pnmf_free(cbuf);
     pnmf_free(lts);

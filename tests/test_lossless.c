@@ -426,7 +426,7 @@ static void test_matcher(void)
                 for (int v = 0; v < 8; v++) memcpy(d + (size_t)(gy + v) * MC + gx, s + (size_t)(y + v) * MC + x, 8);
         }
     }
-    PnmfLxMatch *m = pnmf_lxm_new(MR, MC);
+    PnmfLxMatch *m = pnmf_lxm_new(MR, MC, 0);
     CHECK(m != NULL);
     if (!m) {
         free(f);

@@ -118,6 +118,10 @@ int pnmf_window_weights(PnmfEncoder *e, int m)
     e->subpel = pnmf_residual_subpel_pays(e->frames, m, e->nv, e->vis_rows, e->vis_cols, &gain, &exact);
     pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: sub-pixel gain %.3f, exact %.3f: %s", e->windows, gain, exact,
              e->subpel ? "quarter samples" : "whole samples");
+    /* -q 0: the blocks' lambda weighs a vector's bits against a few
+     * levels' at most (every coding is exact), so the moved blocks'
+     * weights, whose search is the costlier, are left out */
+    if (!e->s.quality && enc_picks(&e->s)) return 0;
     return pnmf_residual_match_weights(e->frames, m, e->nv, e->vis_rows, e->vis_cols, e->weights);
 }
 

@@ -1285,6 +1285,10 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                          * this one holds it nowhere: none of its vectors can
                          * do better */
                         if (lxm && full && hit && !nh) continue;
+                        /* -q 0 in a window of sub-pixel motion (camera
+                         * footage, whose noise no farther reference
+                         * repeats): the nearest references alone */
+                        if (fast && r->subpel && !nh && tt >= PNMF_LX_SUBPEL_REFS) continue;
                         for (int k = 0; k < nh; k++) cand[nc][0] = (int16_t)(qs * hv[k][0]), cand[nc][1] = (int16_t)(qs * hv[k][1]), nc++;
                         xs = hit || nh ? 2 : lxm && full && tt >= PNMF_LXM_FULL_REFS ? 3 : 1;
                     }

@@ -147,6 +147,9 @@
  * times the least of the block's trials priced so far is not priced with
  * the contexts (residual_search.c): it is seldom the cheapest. */
 #define PNMF_LX_TRIAL_PRUNE 1.1
+/* -q 0, sub-pixel motion: the references a shifted block searches (camera
+ * noise makes the farther ones' predictions poorer). */
+#define PNMF_LX_SUBPEL_REFS 3
 
 
 /* ---- the sprite layer (enc_sprite.c) ---------------------------------- */

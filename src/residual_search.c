@@ -186,6 +186,14 @@ static void level_tab_init(LevelTab *t, int step16, double lambda)
     }
 }
 
+/* A -q 0 coded trial put off until its estimate is weighed against the
+ * others' (pnmf_residual_encode_frame()). */
+typedef struct LxTrial {
+    const uint8_t *Dr;
+    double lb, est; /* the mode's and vector's cost; the levels' fixed-table bits */
+    int byte, pm, pdy, pdx, dy, dx, t;
+} LxTrial;
+
 /* Estimated bits of a block's vector, coded as the difference from the
  * previous shifted block's vector in the frame: a cheap guess for the
  * search's many candidates; each reference's winner and the block's mode
@@ -1210,9 +1218,13 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
         uint8_t dpred[PNMF_INTRA_DIRS][PNMF_RES_BLOCK * PNMF_RES_BLOCK];
         if (r->enc_idir && full && !exact) intra_dir_pick(src, D, r->cols, y0, x0, dpred, tdir);
         double bj = 1e300;
-        /* -q 0: the least table-estimated bits of a coded trial priced so
-         * far; a coded trial estimated far above it is not priced, and an
-         * uncoded trial is cut short at its first inexact sample */
+        /* -q 0 with the levels priced by their contexts: the coded trials'
+         * levels are estimated with the fixed table first, and only those
+         * within PNMF_LX_TRIAL_PRUNE of the least estimate are priced
+         * (after the predictions' loop); an uncoded trial is cut short at
+         * its first inexact sample */
+        LxTrial dt[PNMF_RES_PREDS];
+        int ndt = 0;
         double est_best = INFINITY;
         for (int mode = 0; mode < PNMF_RES_PREDS; mode++) {
             const int needs_prev = mode == PNMF_RES_PREVIOUS || mode == PNMF_RES_MOTION || mode == PNMF_RES_SHIFTED;
@@ -1341,11 +1353,19 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                  * and vector cost: past the best so far, it cannot win */
                 const double lb = extra + lambda * rc_mode_step(&r->enc_modes, byte, left, above, prev, 0);
                 if (lb >= bj) continue;
-                double est = 0;
+                if (fast && coded && lc) { /* estimated now, priced after the loop */
+                    double est = INFINITY;
+                    try_block(pm_, 1, ltp, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1, x0, x1,
+                              pdy, pdx, NULL, lc, kind, -1, &est, 0);
+                    if (est < INFINITY) {
+                        dt[ndt++] = (LxTrial){ Dr, lb, est, byte, pm_, pdy, pdx, dy, dx, t };
+                        if (est < est_best) est_best = est;
+                    }
+                    continue;
+                }
                 const double jj = lb + try_block(pm_, coded, ltp, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows,
-                                                 r->cols, y0, y1, x0, x1, pdy, pdx, NULL, lc, kind,
-                                                 est_best * PNMF_LX_TRIAL_PRUNE, &est, fast && !coded);
-                if (fast && coded && lc && jj < 1e300 && est < est_best) est_best = est;
+                                                 r->cols, y0, y1, x0, x1, pdy, pdx, NULL, lc, kind, INFINITY, NULL,
+                                                 fast && !coded);
                 if (jj < bj) bj = jj, best = byte, vy = dy, vx = dx, vt = t, best8 = 0, bdir = 0;
             }
             if (mode != PNMF_RES_SPATIAL && full && !exact) { /* intra too: each quarter from the ones before */
@@ -1386,6 +1406,14 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                     }
                 }
             }
+        }
+        for (int i = 0; i < ndt; i++) {
+            const LxTrial *d = &dt[i];
+            if (d->est > est_best * PNMF_LX_TRIAL_PRUNE || d->lb >= bj) continue;
+            const double jj = d->lb + try_block(d->pm, 1, ltp, step16, lambda, src, P, Pp, Dp, d->Dr, D, r->rows,
+                                                r->cols, y0, y1, x0, x1, d->pdy, d->pdx, NULL, lc, kind, INFINITY,
+                                                NULL, 0);
+            if (jj < bj) bj = jj, best = d->byte, vy = d->dy, vx = d->dx, vt = d->t, best8 = 0, bdir = 0;
         }
         PnmfPalBlock pal;
         if (palat) {

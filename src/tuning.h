@@ -143,10 +143,10 @@
 #define PNMF_LXM_SPARSE 32
 /* ... out of at least this many lookups. */
 #define PNMF_LXM_SPARSE_LOOKS 64
-/* A lossless coded trial whose levels' fixed-table bits exceed this many
- * times the least of the block's trials priced so far is not priced with
- * the contexts (residual_search.c): it is seldom the cheapest. */
-#define PNMF_LX_TRIAL_PRUNE 1.1
+/* -q 0: a coded trial whose levels' fixed-table bits exceed this many
+ * times the least of the block's trials is not priced with the contexts
+ * (residual_search.c): it is seldom the cheapest. */
+#define PNMF_LX_TRIAL_PRUNE 1.25
 /* -q 0, sub-pixel motion: the references a shifted block searches (camera
  * noise makes the farther ones' predictions poorer). */
 #define PNMF_LX_SUBPEL_REFS 3

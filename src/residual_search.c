@@ -1222,9 +1222,10 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
          * levels are estimated with the fixed table first, and only those
          * within PNMF_LX_TRIAL_PRUNE of the least estimate are priced
          * (after the predictions' loop); an uncoded trial is cut short at
-         * its first inexact sample */
+         * its first inexact sample, and once one is exact (xfound), no
+         * coded trial is made */
         LxTrial dt[PNMF_RES_PREDS];
-        int ndt = 0;
+        int ndt = 0, xfound = 0;
         double est_best = INFINITY;
         for (int mode = 0; mode < PNMF_RES_PREDS; mode++) {
             const int needs_prev = mode == PNMF_RES_PREVIOUS || mode == PNMF_RES_MOTION || mode == PNMF_RES_SHIFTED;
@@ -1353,6 +1354,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                  * and vector cost: past the best so far, it cannot win */
                 const double lb = extra + lambda * rc_mode_step(&r->enc_modes, byte, left, above, prev, 0);
                 if (lb >= bj) continue;
+                if (fast && coded && xfound) continue; /* a prediction exact: levels only cost more */
                 if (fast && coded && lc) { /* estimated now, priced after the loop */
                     double est = INFINITY;
                     try_block(pm_, 1, ltp, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1, x0, x1,
@@ -1366,7 +1368,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                 const double jj = lb + try_block(pm_, coded, ltp, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows,
                                                  r->cols, y0, y1, x0, x1, pdy, pdx, NULL, lc, kind, INFINITY, NULL,
                                                  fast && !coded);
-                if (jj < bj) bj = jj, best = byte, vy = dy, vx = dx, vt = t, best8 = 0, bdir = 0;
+                if (jj < bj) bj = jj, best = byte, vy = dy, vx = dx, vt = t, best8 = 0, bdir = 0, xfound |= !coded;
             }
             if (mode != PNMF_RES_SPATIAL && full && !exact) { /* intra too: each quarter from the ones before */
                 const int byte = mode | PNMF_RES_CODED | PNMF_RES_TRANSFORM;
@@ -1409,7 +1411,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
         }
         for (int i = 0; i < ndt; i++) {
             const LxTrial *d = &dt[i];
-            if (d->est > est_best * PNMF_LX_TRIAL_PRUNE || d->lb >= bj) continue;
+            if (d->est > est_best * PNMF_LX_TRIAL_PRUNE || d->lb >= bj || xfound) continue;
             const double jj = d->lb + try_block(d->pm, 1, ltp, step16, lambda, src, P, Pp, Dp, d->Dr, D, r->rows,
                                                 r->cols, y0, y1, x0, x1, d->pdy, d->pdx, NULL, lc, kind, INFINITY,
                                                 NULL, 0);

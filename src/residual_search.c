@@ -189,9 +189,9 @@ static void level_tab_init(LevelTab *t, int step16, double lambda)
 /* A -q 0 coded trial put off until its estimate is weighed against the
  * others' (pnmf_residual_encode_frame()). */
 typedef struct LxTrial {
-    const uint8_t *Dr;
-    double lb, est; /* the mode's and vector's cost; the levels' fixed-table bits */
-    int byte, pm, pdy, pdx, dy, dx, t;
+    double lb, est; /* the mode's and vector's cost and the error; the levels' fixed-table bits */
+    int byte, pm, dy, dx, t;
+    int16_t lv[PNMF_RES_BLOCK * PNMF_RES_BLOCK]; /* its levels */
 } LxTrial;
 
 /* Estimated bits of a block's vector, coded as the difference from the
@@ -211,7 +211,8 @@ static inline double mv_bits(int dy, int dx, int py, int px)
  * not NULL, the levels; returns squared error + lambda * bits (the
  * vector's bits not included). est (may be NULL): the levels' bits by
  * the fixed table; priced with the contexts (lc) only when that is at
- * most est_cap, else 1e300. exact: 1e300 unless the block is reproduced
+ * most est_cap, else 1e300; est_cap < 0: not priced, the squared error
+ * alone returned (the levels in levs, for the caller to price). exact: 1e300 unless the block is reproduced
  * exactly (a lossless coding's uncoded trial: an error of one gray level
  * outweighs what levels cost). */
 static double try_block(int mode, int coded, const LevelTab *lt, int step16, double lambda, const uint8_t *src,
@@ -254,6 +255,10 @@ static double try_block(int mode, int coded, const LevelTab *lt, int step16, dou
         }
     if (coded && !nz) return 1e300; /* the skip block is the same and cheaper */
     if (est) *est = bits;
+    if (lc && coded && est_cap < 0) { /* the levels kept for a later price: the error alone */
+        if (out) memcpy(out, lv, (size_t)(y1 - y0) * (x1 - x0) * sizeof(*lv));
+        return (double)sse;
+    }
     if (lc && coded && bits > est_cap) return 1e300;
     if (lc && coded) { /* the levels stream's price with its contexts as they stand */
         RcBin o = { .update = out != NULL };
@@ -1357,10 +1362,11 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                 if (fast && coded && xfound) continue; /* a prediction exact: levels only cost more */
                 if (fast && coded && lc) { /* estimated now, priced after the loop */
                     double est = INFINITY;
-                    try_block(pm_, 1, ltp, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1, x0, x1,
-                              pdy, pdx, NULL, lc, kind, -1, &est, 0);
+                    const double e2 = try_block(pm_, 1, ltp, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols,
+                                                y0, y1, x0, x1, pdy, pdx, dt[ndt].lv, lc, kind, -1, &est, 0);
                     if (est < INFINITY) {
-                        dt[ndt++] = (LxTrial){ Dr, lb, est, byte, pm_, pdy, pdx, dy, dx, t };
+                        LxTrial *d = &dt[ndt++];
+                        d->lb = lb + e2, d->est = est, d->byte = byte, d->pm = pm_, d->dy = dy, d->dx = dx, d->t = t;
                         if (est < est_best) est_best = est;
                     }
                     continue;
@@ -1412,9 +1418,9 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
         for (int i = 0; i < ndt; i++) {
             const LxTrial *d = &dt[i];
             if (d->est > est_best * PNMF_LX_TRIAL_PRUNE || d->lb >= bj || xfound) continue;
-            const double jj = d->lb + try_block(d->pm, 1, ltp, step16, lambda, src, P, Pp, Dp, d->Dr, D, r->rows,
-                                                r->cols, y0, y1, x0, x1, d->pdy, d->pdx, NULL, lc, kind, INFINITY,
-                                                NULL, 0);
+            RcBin o = { .update = 0 };
+            rc_pixel_levels(&o, lc, kind | pnmf_residual_is_intra(d->pm) << 1, y1 - y0, x1 - x0, d->lv, INT16_MAX);
+            const double jj = d->lb + lambda * o.bits;
             if (jj < bj) bj = jj, best = d->byte, vy = d->dy, vx = d->dx, vt = d->t, best8 = 0, bdir = 0;
         }
         PnmfPalBlock pal;

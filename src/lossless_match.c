@@ -189,7 +189,8 @@ int pnmf_lxm_find(PnmfLxMatch *m, int t, const uint8_t *src, int y0, int x0, int
     int walked = 0;
     for (int32_t p = s->head[h >> (64 - m->bits)]; p >= 0 && walked < PNMF_LXM_CHAIN; p = s->next[p], walked++) {
         const int y = p / m->w, x = p % m->w, dy = y - y0, dx = x - x0;
-        if (abs(dy) > maxv || abs(dx) > maxv) continue;
+        if (dy < -maxv) break; /* a chain runs up the frame: the rest is above the bound too */
+        if (dy > maxv || abs(dx) > maxv) continue;
         if (!pnmf_residual_same_block(b, s->frame + (size_t)y * m->cols + x, (size_t)m->cols)) continue;
         const int d = abs(dy - py) + abs(dx - px);
         int k = n < cap ? n++ : cap;

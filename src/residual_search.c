@@ -269,6 +269,36 @@ static double try_block(int mode, int coded, const LevelTab *lt, int step16, dou
     return (double)sse + lambda * bits;
 }
 
+/* -q 0's estimate of a coded trial (the caller's est_cap < 0 of
+ * try_block(), without its reconstruction): every coding is exact, so
+ * the levels are the samples less the prediction, written to lv, and
+ * the frame decoded so far is the source, which the spatial prediction
+ * reads. *est: the levels' fixed-table bits. Returns 1, 0 when every
+ * level is 0 (the uncoded trial is the same), -1 when a level's table
+ * entry does not reconstruct its sample (the caller runs try_block()). */
+static int lx_estimate(int mode, const LevelTab *lt, const uint8_t *src, const uint8_t *P, const uint8_t *Pp,
+                       const uint8_t *Dp, const uint8_t *Dr, const uint8_t *D, int rows, int cols, int y0, int y1,
+                       int x0, int x1, int dy, int dx, int16_t *lv, double *est)
+{
+    uint8_t pb[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
+    const int spat = mode == PNMF_RES_SPATIAL;
+    if (!spat) pnmf_residual_predict(mode, P, Pp, Dp, Dr, D, rows, cols, y0, y1, x0, x1, dy, dx, pb);
+    double bits = 0;
+    int nz = 0, off = 0;
+    for (int y = y0; y < y1; y++) {
+        const uint8_t *s = src + (size_t)y * cols, *p = pb + (y - y0) * PNMF_RES_BLOCK - x0;
+        for (int x = x0; x < x1; x++) {
+            const int d = (int)s[x] - (spat ? spatial(src, cols, y, x) : p[x]);
+            off |= lt->l[d + 255] != d;
+            bits += lt->bits[d + 255];
+            nz |= d;
+            *lv++ = (int16_t)d;
+        }
+    }
+    *est = bits;
+    return off ? -1 : nz != 0;
+}
+
 /* A transform coefficient's level: xr its magnitude in steps of size
  * sqrt(q2), the level of 0, floor(xr) and floor(xr) + 1 (at least 1) with
  * the least squared error + lambda * bits; lb[l] = lambda * level_bits(l)
@@ -1361,9 +1391,13 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                 if (lb >= bj) continue;
                 if (fast && coded && xfound) continue; /* a prediction exact: levels only cost more */
                 if (fast && coded && lc) { /* estimated now, priced after the loop */
-                    double est = INFINITY;
-                    const double e2 = try_block(pm_, 1, ltp, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols,
-                                                y0, y1, x0, x1, pdy, pdx, dt[ndt].lv, lc, kind, -1, &est, 0);
+                    double est = INFINITY, e2 = 0;
+                    const int xe = lx_estimate(pm_, ltp, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1, x0, x1, pdy,
+                                               pdx, dt[ndt].lv, &est);
+                    if (!xe) est = INFINITY;
+                    if (xe < 0)
+                        e2 = try_block(pm_, 1, ltp, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1,
+                                       x0, x1, pdy, pdx, dt[ndt].lv, lc, kind, -1, &est, 0);
                     if (est < INFINITY) {
                         LxTrial *d = &dt[ndt++];
                         d->lb = lb + e2, d->est = est, d->byte = byte, d->pm = pm_, d->dy = dy, d->dx = dx, d->t = t;

@@ -1405,9 +1405,18 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                     }
                     continue;
                 }
-                const double jj = lb + try_block(pm_, coded, ltp, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows,
-                                                 r->cols, y0, y1, x0, x1, pdy, pdx, NULL, lc, kind, INFINITY, NULL,
-                                                 fast && !coded);
+                int xe = -1; /* -q 0 with the fixed table's prices: the estimate is the price */
+                double est = 0;
+                if (fast && coded) {
+                    int16_t lv[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
+                    xe = lx_estimate(pm_, ltp, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1, x0, x1, pdy, pdx, lv,
+                                     &est);
+                }
+                const double jj = xe == 0 ? 1e300
+                                  : xe > 0 ? lb + lambda * est
+                                           : lb + try_block(pm_, coded, ltp, step16, lambda, src, P, Pp, Dp, Dr, D,
+                                                            r->rows, r->cols, y0, y1, x0, x1, pdy, pdx, NULL, lc, kind,
+                                                            INFINITY, NULL, fast && !coded);
                 if (jj < bj) bj = jj, best = byte, vy = dy, vx = dx, vt = t, best8 = 0, bdir = 0, xfound |= !coded;
             }
             if (mode != PNMF_RES_SPATIAL && full && !exact) { /* intra too: each quarter from the ones before */

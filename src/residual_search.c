@@ -1260,7 +1260,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
          * its first inexact sample, and once one is exact (xfound), no
          * coded trial is made */
         LxTrial dt[PNMF_RES_PREDS];
-        int ndt = 0, xfound = 0;
+        int ndt = 0, xfound = 0, won = -1; /* won: the put-off trial chosen */
         double est_best = INFINITY;
         for (int mode = 0; mode < PNMF_RES_PREDS; mode++) {
             const int needs_prev = mode == PNMF_RES_PREVIOUS || mode == PNMF_RES_MOTION || mode == PNMF_RES_SHIFTED;
@@ -1464,7 +1464,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
             RcBin o = { .update = 0 };
             rc_pixel_levels(&o, lc, kind | pnmf_residual_is_intra(d->pm) << 1, y1 - y0, x1 - x0, d->lv, INT16_MAX);
             const double jj = d->lb + lambda * o.bits;
-            if (jj < bj) bj = jj, best = d->byte, vy = d->dy, vx = d->dx, vt = d->t, best8 = 0, bdir = 0;
+            if (jj < bj) bj = jj, best = d->byte, vy = d->dy, vx = d->dx, vt = d->t, best8 = 0, bdir = 0, won = i;
         }
         PnmfPalBlock pal;
         if (palat) {
@@ -1527,7 +1527,13 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
         else if (best & PNMF_RES_TRANSFORM)
             try_transform(em, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, x0, vy, vx, levs, lc, kind,
                           pre);
-        else
+        else if (won >= 0 && won < ndt && dt[won].byte == best) { /* its levels known: the block is the source */
+            const int h = y1 - y0, w = x1 - x0;
+            for (int y = y0; y < y1; y++) memcpy(D + (size_t)y * r->cols + x0, src + (size_t)y * r->cols + x0, (size_t)w);
+            memcpy(levs, dt[won].lv, (size_t)h * w * sizeof(*levs));
+            RcBin o = { .update = 1 };
+            rc_pixel_levels(&o, lc, kind | pnmf_residual_is_intra(em) << 1, h, w, levs, INT16_MAX);
+        } else
             try_block(em, best & PNMF_RES_CODED, ltp, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1,
                       x0, x1, vy, vx, levs, lc, kind, INFINITY, NULL, 0);
     }

@@ -1215,7 +1215,10 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
     const int fast = exact && r->enc_lx_fast;
     /* and its references indexed for exact block matches (lossless_match.h) */
     PnmfLxMatch *lxm = NULL;
-    if (exact && nref) {
+    /* -q 0 under sub-pixel motion (camera footage, where no block is
+     * found exactly): no index, the searches as if it found nothing */
+    const int nomatch = fast && r->subpel;
+    if (exact && nref && !nomatch) {
         if (!r->enc_match && (r->enc_match = pnmf_lxm_new(r->rows, r->cols, fast))) r->enc_match_free = pnmf_lxm_free;
         lxm = r->enc_match;
         if (lxm && pnmf_lxm_refs(lxm, j, ref, nref) < 0) {
@@ -1332,13 +1335,13 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                         /* a nearer reference predicts the block exactly and
                          * this one holds it nowhere: none of its vectors can
                          * do better */
-                        if (lxm && full && hit && !nh) continue;
+                        if ((lxm || nomatch) && full && hit && !nh) continue;
                         /* -q 0 in a window of sub-pixel motion (camera
                          * footage, whose noise no farther reference
                          * repeats): the nearest references alone */
                         if (fast && r->subpel && !nh && tt >= PNMF_LX_SUBPEL_REFS) continue;
                         for (int k = 0; k < nh; k++) cand[nc][0] = (int16_t)(qs * hv[k][0]), cand[nc][1] = (int16_t)(qs * hv[k][1]), nc++;
-                        xs = hit || nh ? 2 : lxm && full && tt >= PNMF_LXM_FULL_REFS ? 3 : 1;
+                        xs = hit || nh ? 2 : (lxm || nomatch) && full && tt >= PNMF_LXM_FULL_REFS ? 3 : 1;
                     }
                     int ty, tx;
                     if (tt < nwide && !good && !wide[tt].ref) {

@@ -149,7 +149,7 @@
 #define PNMF_LX_TRIAL_PRUNE 1.25
 /* -q 0, sub-pixel motion: the references a shifted block searches (camera
  * noise makes the farther ones' predictions poorer). */
-#define PNMF_LX_SUBPEL_REFS 3
+#define PNMF_LX_SUBPEL_REFS 2
 
 
 /* ---- the sprite layer (enc_sprite.c) ---------------------------------- */

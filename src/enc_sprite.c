@@ -389,11 +389,6 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
     for (int r = 0; ret >= 0 && placed > 0 && r < SPRITE_RULES; r++) {
         jc[r] = -1;
         if ((!r && skip0) || cplaced[r] <= 0 || same[r] >= 0) continue;
-        /* -q 0: the first set alone, which the pick then weighs against
-         * the residual layer alone with the codings it writes (another
-         * set saves under 0.5 % on the development set, at a coding of
-         * the window each) */
-        if (!e->s.quality && enc_picks(&e->s) && best >= 0) continue;
         ret = window_dict(e, &cand[r].spr);
         if (ret >= 0 && best < 0) {
             ret = pnmf_window_costs(e, &cand[r], &w->bare, m, gate16, j, sse, &bytes, &w->bare_bytes);

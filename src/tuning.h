@@ -138,7 +138,7 @@
 #define PNMF_LXM_RUN 8
 /* Lossless: positions of a hash chain a lookup visits at most. */
 #define PNMF_LXM_CHAIN 256
-/* Lossless: a frame looks in reference 0 alone when fewer than one in this
+/* -q 0: a frame looks in reference 0 alone when fewer than one in this
  * many of the frame before's lookups there found the block ... */
 #define PNMF_LXM_SPARSE 32
 /* ... out of at least this many lookups. */

@@ -118,6 +118,10 @@ int pnmf_window_weights(PnmfEncoder *e, int m)
     e->subpel = pnmf_residual_subpel_pays(e->frames, m, e->nv, e->vis_rows, e->vis_cols, &gain, &exact);
     pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: sub-pixel gain %.3f, exact %.3f: %s", e->windows, gain, exact,
              e->subpel ? "quarter samples" : "whole samples");
+    /* -q 0: the blocks' lambda weighs a vector's bits against a few
+     * levels' at most (every coding is exact), so the moved blocks'
+     * weights, whose search is the costlier, are left out */
+    if (!e->s.quality && enc_picks(&e->s)) return 0;
     return pnmf_residual_match_weights(e->frames, m, e->nv, e->vis_rows, e->vis_cols, e->weights);
 }
 
@@ -181,6 +185,7 @@ int pnmf_res_run_start(ResRun *run, const PnmfEncoder *e, ResBufs *rb, PnmfWindo
     if (enc_lossless_ctx(&e->s) && step16 == PNMF_RES_MIN_STEP && key16 == PNMF_RES_MIN_STEP &&
         !(md->res.enc_dec = pnmf_malloc_array((size_t)m, e->nv)))
         return PNMF_ERR_NOMEM;
+    md->res.enc_lx_fast = md->res.enc_dec && !e->s.quality;
     /* a window that continues one whose levels were range-coded prices its
      * levels with the levels stream's contexts (they will most likely be
      * range-coded too), others with the fixed table for zstd's varints */

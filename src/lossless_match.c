@@ -18,6 +18,7 @@ typedef struct LxmSlot {
     const uint8_t *frame;
     int32_t *next;
     int32_t *head;
+    uint64_t *seen; /* a bit per LXM_SEEN_MORE-fold finer bucket: a block of that hash is indexed */
 } LxmSlot;
 
 struct PnmfLxMatch {
@@ -26,7 +27,19 @@ struct PnmfLxMatch {
     LxmSlot slot[PNMF_RES_REFS + 1];
     int cur[PNMF_RES_REFS]; /* reference t's slot for the frame last given */
     uint64_t *up;           /* index_frame()'s block hashes, one per column, of the row above */
+    const uint8_t *hsrc;    /* the block whose hash hval is (pnmf_lxm_find() looks in each reference) */
+    int hy, hx;
+    uint64_t hval;
+    long looks, hits;       /* the frame's lookups in reference 0, and those that found the block */
+    int fast;               /* pnmf_lxm_new()'s */
+    int sparse;             /* fast, and the frame before found few: reference 0 alone is looked in */
 };
+
+/* The seen bits: log2 of how many more than the buckets. A lookup reads
+ * them first: they fit in the cache for the 17 slots together where the
+ * chains' heads do not, and most blocks of camera footage are in no
+ * reference. */
+#define LXM_SEEN_MORE 1
 
 /* A block's hash: its rows' 8 bytes as words r_k, each times an odd
  * constant, summed as a polynomial in P (Horner: rows rolled in from the
@@ -49,12 +62,13 @@ static inline uint64_t raw_hash(const uint8_t *p, size_t cols)
     return h;
 }
 
-PnmfLxMatch *pnmf_lxm_new(int rows, int cols)
+PnmfLxMatch *pnmf_lxm_new(int rows, int cols, int fast)
 {
     if (rows < LXM_B || cols < LXM_B) return NULL;
     PnmfLxMatch *m = pnmf_calloc(1, sizeof(*m));
     if (!m) return NULL;
     m->rows = rows, m->cols = cols, m->w = cols - LXM_B + 1, m->h = rows - LXM_B + 1;
+    m->fast = fast;
     const size_t n = (size_t)m->w * m->h;
     m->bits = 8;
     while (m->bits < 24 && ((size_t)1 << m->bits) < n) m->bits++;
@@ -73,6 +87,7 @@ void pnmf_lxm_free(void *p)
     for (int s = 0; s <= PNMF_RES_REFS; s++) {
         pnmf_free(m->slot[s].next);
         pnmf_free(m->slot[s].head);
+        pnmf_free(m->slot[s].seen);
     }
     pnmf_free(m->up);
     pnmf_free(m);
@@ -86,13 +101,16 @@ void pnmf_lxm_free(void *p)
 static int index_frame(PnmfLxMatch *m, LxmSlot *s, const uint8_t *f)
 {
     const size_t n = (size_t)m->w * m->h, nh = (size_t)1 << m->bits, cols = (size_t)m->cols;
+    const size_t ns = (nh << LXM_SEEN_MORE) / 64;
     if (!s->next) {
         s->next = pnmf_malloc_array(n, sizeof(int32_t));
         s->head = pnmf_malloc_array(nh, sizeof(int32_t));
-        if (!s->next || !s->head) return PNMF_ERR_NOMEM;
+        s->seen = pnmf_malloc_array(ns, sizeof(uint64_t));
+        if (!s->next || !s->head || !s->seen) return PNMF_ERR_NOMEM;
     }
     memset(s->head, 0xff, nh * sizeof(int32_t));
-    const int shift = 64 - m->bits;
+    memset(s->seen, 0, ns * sizeof(uint64_t));
+    const int shift = 64 - m->bits, sshift = shift - LXM_SEEN_MORE;
     uint64_t p7 = 1; /* P^7: the top row's weight */
     for (int k = 1; k < LXM_B; k++) p7 *= LXM_P;
     uint64_t *col = m->up; /* each column's block hash, rolled down row by row */
@@ -115,6 +133,7 @@ static int index_frame(PnmfLxMatch *m, LxmSlot *s, const uint8_t *f)
             }
             s->next[p] = s->head[raw >> shift];
             s->head[raw >> shift] = (int32_t)p;
+            s->seen[(raw >> sshift) / 64] |= 1ull << ((raw >> sshift) % 64);
         }
     }
     s->built = 1;
@@ -124,6 +143,12 @@ static int index_frame(PnmfLxMatch *m, LxmSlot *s, const uint8_t *f)
 int pnmf_lxm_refs(PnmfLxMatch *m, int j, const uint8_t *const *ref, int nref)
 {
     if (nref > PNMF_RES_REFS) nref = PNMF_RES_REFS;
+    m->hsrc = NULL; /* a new frame: its blocks' hashes anew */
+    /* where the blocks of the frame before were seldom in reference 0
+     * (camera footage: no block repeats exactly), the farther references
+     * hold them no more often: this frame looks in reference 0 alone */
+    m->sparse = m->fast && m->looks >= PNMF_LXM_SPARSE_LOOKS && m->hits * PNMF_LXM_SPARSE < m->looks;
+    m->looks = m->hits = 0;
     for (int t = 0; t < nref; t++) {
         const long tag = (long)j - 1 - t;
         int s = -1;
@@ -147,17 +172,25 @@ int pnmf_lxm_find(PnmfLxMatch *m, int t, const uint8_t *src, int y0, int x0, int
                   int16_t (*out)[2], int cap)
 {
     if (t < 0 || t >= PNMF_RES_REFS || cap <= 0 || y0 + LXM_B > m->rows || x0 + LXM_B > m->cols) return 0;
+    if (t && m->sparse) return 0;
     LxmSlot *s = &m->slot[m->cur[t]];
     if (!s->used) return 0;
     if (!s->built && index_frame(m, s, s->frame) < 0) return PNMF_ERR_NOMEM;
     const uint8_t *b = src + (size_t)y0 * m->cols + x0;
-    const uint64_t h = raw_hash(b, (size_t)m->cols);
+    if (m->hsrc != src || m->hy != y0 || m->hx != x0)
+        m->hsrc = src, m->hy = y0, m->hx = x0, m->hval = raw_hash(b, (size_t)m->cols);
+    const uint64_t h = m->hval, hs = h >> (64 - m->bits - LXM_SEEN_MORE);
+    if (!(s->seen[hs / 64] >> (hs % 64) & 1)) {
+        m->looks += !t;
+        return 0;
+    }
     int n = 0, far[PNMF_LXM_CAP];
     if (cap > PNMF_LXM_CAP) cap = PNMF_LXM_CAP;
     int walked = 0;
     for (int32_t p = s->head[h >> (64 - m->bits)]; p >= 0 && walked < PNMF_LXM_CHAIN; p = s->next[p], walked++) {
         const int y = p / m->w, x = p % m->w, dy = y - y0, dx = x - x0;
-        if (abs(dy) > maxv || abs(dx) > maxv) continue;
+        if (dy < -maxv) break; /* a chain runs up the frame: the rest is above the bound too */
+        if (dy > maxv || abs(dx) > maxv) continue;
         if (!pnmf_residual_same_block(b, s->frame + (size_t)y * m->cols + x, (size_t)m->cols)) continue;
         const int d = abs(dy - py) + abs(dx - px);
         int k = n < cap ? n++ : cap;
@@ -168,5 +201,6 @@ int pnmf_lxm_find(PnmfLxMatch *m, int t, const uint8_t *src, int y0, int x0, int
         for (; k > 0 && far[k - 1] > d; k--) far[k] = far[k - 1], out[k][0] = out[k - 1][0], out[k][1] = out[k - 1][1];
         far[k] = d, out[k][0] = (int16_t)dy, out[k][1] = (int16_t)dx;
     }
+    if (!t) m->looks++, m->hits += n > 0;
     return n;
 }

@@ -18,8 +18,11 @@
 typedef struct PnmfLxMatch PnmfLxMatch;
 
 /* A matcher for frames of rows x cols (NULL: no memory, or a frame under
- * 8 x 8). */
-PnmfLxMatch *pnmf_lxm_new(int rows, int cols);
+ * 8 x 8). fast (-q 0's coding): a frame after one whose blocks were
+ * seldom in reference 0 looks in reference 0 alone (camera footage,
+ * where the references' lookups find nothing and cost a cache miss
+ * each). */
+PnmfLxMatch *pnmf_lxm_new(int rows, int cols, int fast);
 void         pnmf_lxm_free(void *m);
 
 /* Frame j's references ref[t] = D_{j-1-t}, t < nref, each indexed when

@@ -186,6 +186,14 @@ static void level_tab_init(LevelTab *t, int step16, double lambda)
     }
 }
 
+/* A -q 0 coded trial put off until its estimate is weighed against the
+ * others' (pnmf_residual_encode_frame()). */
+typedef struct LxTrial {
+    double lb, est; /* the mode's and vector's cost and the error; the levels' fixed-table bits */
+    int byte, pm, dy, dx, t;
+    int16_t lv[PNMF_RES_BLOCK * PNMF_RES_BLOCK]; /* its levels */
+} LxTrial;
+
 /* Estimated bits of a block's vector, coded as the difference from the
  * previous shifted block's vector in the frame: a cheap guess for the
  * search's many candidates; each reference's winner and the block's mode
@@ -201,11 +209,16 @@ static inline double mv_bits(int dy, int dx, int py, int px)
 
 /* Run one (mode, coded) choice over a block, writing D and, when levs is
  * not NULL, the levels; returns squared error + lambda * bits (the
- * vector's bits not included). */
+ * vector's bits not included). est (may be NULL): the levels' bits by
+ * the fixed table; priced with the contexts (lc) only when that is at
+ * most est_cap, else 1e300; est_cap < 0: not priced, the squared error
+ * alone returned (the levels in levs, for the caller to price). exact: 1e300 unless the block is reproduced
+ * exactly (a lossless coding's uncoded trial: an error of one gray level
+ * outweighs what levels cost). */
 static double try_block(int mode, int coded, const LevelTab *lt, int step16, double lambda, const uint8_t *src,
                         const uint8_t *P, const uint8_t *Pp, const uint8_t *Dp, const uint8_t *Dr, uint8_t *D,
                         int rows, int cols, int y0, int y1, int x0, int x1, int dy, int dx, int16_t *levs,
-                        RcLevCtx *lc, int kind)
+                        RcLevCtx *lc, int kind, double est_cap, double *est, int exact)
 {
     int16_t lv[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
     int16_t *out = levs;
@@ -237,9 +250,16 @@ static double try_block(int mode, int coded, const LevelTab *lt, int step16, dou
             }
             D[q] = (uint8_t)v;
             const int e = (int)src[q] - v;
+            if (exact && e) return 1e300;
             sse += e * e;
         }
     if (coded && !nz) return 1e300; /* the skip block is the same and cheaper */
+    if (est) *est = bits;
+    if (lc && coded && est_cap < 0) { /* the levels kept for a later price: the error alone */
+        if (out) memcpy(out, lv, (size_t)(y1 - y0) * (x1 - x0) * sizeof(*lv));
+        return (double)sse;
+    }
+    if (lc && coded && bits > est_cap) return 1e300;
     if (lc && coded) { /* the levels stream's price with its contexts as they stand */
         RcBin o = { .update = out != NULL };
         rc_pixel_levels(&o, lc, kind | pnmf_residual_is_intra(mode) << 1, y1 - y0, x1 - x0, lv, INT16_MAX);
@@ -247,6 +267,36 @@ static double try_block(int mode, int coded, const LevelTab *lt, int step16, dou
         if (out) memcpy(out, lv, (size_t)(y1 - y0) * (x1 - x0) * sizeof(*lv));
     }
     return (double)sse + lambda * bits;
+}
+
+/* -q 0's estimate of a coded trial (the caller's est_cap < 0 of
+ * try_block(), without its reconstruction): every coding is exact, so
+ * the levels are the samples less the prediction, written to lv, and
+ * the frame decoded so far is the source, which the spatial prediction
+ * reads. *est: the levels' fixed-table bits. Returns 1, 0 when every
+ * level is 0 (the uncoded trial is the same), -1 when a level's table
+ * entry does not reconstruct its sample (the caller runs try_block()). */
+static int lx_estimate(int mode, const LevelTab *lt, const uint8_t *src, const uint8_t *P, const uint8_t *Pp,
+                       const uint8_t *Dp, const uint8_t *Dr, const uint8_t *D, int rows, int cols, int y0, int y1,
+                       int x0, int x1, int dy, int dx, int16_t *lv, double *est)
+{
+    uint8_t pb[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
+    const int spat = mode == PNMF_RES_SPATIAL;
+    if (!spat) pnmf_residual_predict(mode, P, Pp, Dp, Dr, D, rows, cols, y0, y1, x0, x1, dy, dx, pb);
+    double bits = 0;
+    int nz = 0, off = 0;
+    for (int y = y0; y < y1; y++) {
+        const uint8_t *s = src + (size_t)y * cols, *p = pb + (y - y0) * PNMF_RES_BLOCK - x0;
+        for (int x = x0; x < x1; x++) {
+            const int d = (int)s[x] - (spat ? spatial(src, cols, y, x) : p[x]);
+            off |= lt->l[d + 255] != d;
+            bits += lt->bits[d + 255];
+            nz |= d;
+            *lv++ = (int16_t)d;
+        }
+    }
+    *est = bits;
+    return off ? -1 : nz != 0;
 }
 
 /* A transform coefficient's level: xr its magnitude in steps of size
@@ -1161,10 +1211,15 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
      * stream): no transform block is exact, and an exact vector ends the
      * search */
     const int exact = r->enc_dec != NULL;
+    /* -q 0 (lossless_match.h): trials pruned */
+    const int fast = exact && r->enc_lx_fast;
     /* and its references indexed for exact block matches (lossless_match.h) */
     PnmfLxMatch *lxm = NULL;
-    if (exact && nref) {
-        if (!r->enc_match && (r->enc_match = pnmf_lxm_new(r->rows, r->cols))) r->enc_match_free = pnmf_lxm_free;
+    /* -q 0 under sub-pixel motion (camera footage, where no block is
+     * found exactly): no index, the searches as if it found nothing */
+    const int nomatch = fast && r->subpel;
+    if (exact && nref && !nomatch) {
+        if (!r->enc_match && (r->enc_match = pnmf_lxm_new(r->rows, r->cols, fast))) r->enc_match_free = pnmf_lxm_free;
         lxm = r->enc_match;
         if (lxm && pnmf_lxm_refs(lxm, j, ref, nref) < 0) {
             pnmf_free(bmv), pnmf_free(cbuf), pnmf_free(lts), pnmf_free(palat);
@@ -1201,6 +1256,15 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
         uint8_t dpred[PNMF_INTRA_DIRS][PNMF_RES_BLOCK * PNMF_RES_BLOCK];
         if (r->enc_idir && full && !exact) intra_dir_pick(src, D, r->cols, y0, x0, dpred, tdir);
         double bj = 1e300;
+        /* -q 0 with the levels priced by their contexts: the coded trials'
+         * levels are estimated with the fixed table first, and only those
+         * within PNMF_LX_TRIAL_PRUNE of the least estimate are priced
+         * (after the predictions' loop); an uncoded trial is cut short at
+         * its first inexact sample, and once one is exact (xfound), no
+         * coded trial is made */
+        LxTrial dt[PNMF_RES_PREDS];
+        int ndt = 0, xfound = 0, won = -1; /* won: the put-off trial chosen */
+        double est_best = INFINITY;
         for (int mode = 0; mode < PNMF_RES_PREDS; mode++) {
             const int needs_prev = mode == PNMF_RES_PREVIOUS || mode == PNMF_RES_MOTION || mode == PNMF_RES_SHIFTED;
             if (needs_prev && !nref) continue;
@@ -1271,9 +1335,13 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                         /* a nearer reference predicts the block exactly and
                          * this one holds it nowhere: none of its vectors can
                          * do better */
-                        if (lxm && full && hit && !nh) continue;
+                        if ((lxm || nomatch) && full && hit && !nh) continue;
+                        /* -q 0 in a window of sub-pixel motion (camera
+                         * footage, whose noise no farther reference
+                         * repeats): the nearest references alone */
+                        if (fast && r->subpel && !nh && tt >= PNMF_LX_SUBPEL_REFS) continue;
                         for (int k = 0; k < nh; k++) cand[nc][0] = (int16_t)(qs * hv[k][0]), cand[nc][1] = (int16_t)(qs * hv[k][1]), nc++;
-                        xs = hit || nh ? 2 : lxm && full && tt >= PNMF_LXM_FULL_REFS ? 3 : 1;
+                        xs = hit || nh ? 2 : (lxm || nomatch) && full && tt >= PNMF_LXM_FULL_REFS ? 3 : 1;
                     }
                     int ty, tx;
                     if (tt < nwide && !good && !wide[tt].ref) {
@@ -1324,9 +1392,35 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                  * and vector cost: past the best so far, it cannot win */
                 const double lb = extra + lambda * rc_mode_step(&r->enc_modes, byte, left, above, prev, 0);
                 if (lb >= bj) continue;
-                const double jj = lb + try_block(pm_, coded, ltp, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows,
-                                                 r->cols, y0, y1, x0, x1, pdy, pdx, NULL, lc, kind);
-                if (jj < bj) bj = jj, best = byte, vy = dy, vx = dx, vt = t, best8 = 0, bdir = 0;
+                if (fast && coded && xfound) continue; /* a prediction exact: levels only cost more */
+                if (fast && coded && lc) { /* estimated now, priced after the loop */
+                    double est = INFINITY, e2 = 0;
+                    const int xe = lx_estimate(pm_, ltp, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1, x0, x1, pdy,
+                                               pdx, dt[ndt].lv, &est);
+                    if (!xe) est = INFINITY;
+                    if (xe < 0)
+                        e2 = try_block(pm_, 1, ltp, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1,
+                                       x0, x1, pdy, pdx, dt[ndt].lv, lc, kind, -1, &est, 0);
+                    if (est < INFINITY) {
+                        LxTrial *d = &dt[ndt++];
+                        d->lb = lb + e2, d->est = est, d->byte = byte, d->pm = pm_, d->dy = dy, d->dx = dx, d->t = t;
+                        if (est < est_best) est_best = est;
+                    }
+                    continue;
+                }
+                int xe = -1; /* -q 0 with the fixed table's prices: the estimate is the price */
+                double est = 0;
+                if (fast && coded) {
+                    int16_t lv[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
+                    xe = lx_estimate(pm_, ltp, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1, x0, x1, pdy, pdx, lv,
+                                     &est);
+                }
+                const double jj = xe == 0 ? 1e300
+                                  : xe > 0 ? lb + lambda * est
+                                           : lb + try_block(pm_, coded, ltp, step16, lambda, src, P, Pp, Dp, Dr, D,
+                                                            r->rows, r->cols, y0, y1, x0, x1, pdy, pdx, NULL, lc, kind,
+                                                            INFINITY, NULL, fast && !coded);
+                if (jj < bj) bj = jj, best = byte, vy = dy, vx = dx, vt = t, best8 = 0, bdir = 0, xfound |= !coded;
             }
             if (mode != PNMF_RES_SPATIAL && full && !exact) { /* intra too: each quarter from the ones before */
                 const int byte = mode | PNMF_RES_CODED | PNMF_RES_TRANSFORM;
@@ -1366,6 +1460,14 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                     }
                 }
             }
+        }
+        for (int i = 0; i < ndt; i++) {
+            const LxTrial *d = &dt[i];
+            if (d->est > est_best * PNMF_LX_TRIAL_PRUNE || d->lb >= bj || xfound) continue;
+            RcBin o = { .update = 0 };
+            rc_pixel_levels(&o, lc, kind | pnmf_residual_is_intra(d->pm) << 1, y1 - y0, x1 - x0, d->lv, INT16_MAX);
+            const double jj = d->lb + lambda * o.bits;
+            if (jj < bj) bj = jj, best = d->byte, vy = d->dy, vx = d->dx, vt = d->t, best8 = 0, bdir = 0, won = i;
         }
         PnmfPalBlock pal;
         if (palat) {
@@ -1428,9 +1530,15 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
         else if (best & PNMF_RES_TRANSFORM)
             try_transform(em, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, x0, vy, vx, levs, lc, kind,
                           pre);
-        else
+        else if (won >= 0 && won < ndt && dt[won].byte == best) { /* its levels known: the block is the source */
+            const int h = y1 - y0, w = x1 - x0;
+            for (int y = y0; y < y1; y++) memcpy(D + (size_t)y * r->cols + x0, src + (size_t)y * r->cols + x0, (size_t)w);
+            memcpy(levs, dt[won].lv, (size_t)h * w * sizeof(*levs));
+            RcBin o = { .update = 1 };
+            rc_pixel_levels(&o, lc, kind | pnmf_residual_is_intra(em) << 1, h, w, levs, INT16_MAX);
+        } else
             try_block(em, best & PNMF_RES_CODED, ltp, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1,
-                      x0, x1, vy, vx, levs, lc, kind);
+                      x0, x1, vy, vx, levs, lc, kind, INFINITY, NULL, 0);
     }
     pnmf_free(cbuf);
     pnmf_free(lts);

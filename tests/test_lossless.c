@@ -9,7 +9,8 @@
  * decodes exactly through the public API, every window range-coded. The
  * encoder's exact block matcher (src/lossless_match.h) finds, on windows
  * made of blocks copied from earlier frames, every exact place a brute
- * force search finds; the probe that offers the sample-context stream
+ * force search finds, and -q 0's matcher looks in reference 0 alone
+ * after a frame whose blocks were seldom there; the probe that offers the sample-context stream
  * agrees with the two streams' prices over the whole window where they
  * differ by far.
  */
@@ -426,7 +427,7 @@ static void test_matcher(void)
                 for (int v = 0; v < 8; v++) memcpy(d + (size_t)(gy + v) * MC + gx, s + (size_t)(y + v) * MC + x, 8);
         }
     }
-    PnmfLxMatch *m = pnmf_lxm_new(MR, MC);
+    PnmfLxMatch *m = pnmf_lxm_new(MR, MC, 0);
     CHECK(m != NULL);
     if (!m) {
         free(f);
@@ -485,12 +486,72 @@ static void test_matcher(void)
     free(f);
 }
 
+/* -q 0's matcher (fast): a frame after one whose lookups in reference 0
+ * seldom found the block looks in reference 0 alone; after one whose
+ * blocks were there, in every reference again. The plain matcher always
+ * looks everywhere. Frames of random samples (no block repeats by
+ * chance): frame 2 holds blocks of frame 0, frame 3 is frame 2, frame 4
+ * holds blocks of frame 1. */
+enum { SR = 64, SC = 64, SM = 5 };
+static void test_matcher_sparse(void)
+{
+    const size_t n = (size_t)SR * SC;
+    uint8_t *f = malloc(n * SM);
+    CHECK(f != NULL);
+    if (!f) return;
+    for (size_t q = 0; q < n * SM; q++) f[q] = (uint8_t)urn(256);
+    memcpy(f + 3 * n, f + 2 * n, n);
+    /* a block of frame from at (y0, x0) copied into frame to, shifted by (2, -3) */
+    const int copies[2][2] = { { 0, 2 }, { 1, 4 } };
+    for (int c = 0; c < 2; c++)
+        for (int y0 = 8; y0 + 8 <= SR - 8; y0 += 16)
+            for (int x0 = 8; x0 + 8 <= SC - 8; x0 += 16)
+                for (int v = 0; v < 8; v++)
+                    memcpy(f + (size_t)copies[c][1] * n + (size_t)(y0 + v) * SC + x0,
+                           f + (size_t)copies[c][0] * n + (size_t)(y0 + 2 + v) * SC + x0 - 3, 8);
+    memcpy(f + 3 * n, f + 2 * n, n);
+    PnmfLxMatch *m[2] = { pnmf_lxm_new(SR, SC, 0), pnmf_lxm_new(SR, SC, 1) };
+    CHECK(m[0] != NULL && m[1] != NULL);
+    for (int j = 1; j < SM && m[0] && m[1]; j++) {
+        const uint8_t *ref[PNMF_RES_REFS];
+        for (int t = 0; t < j; t++) ref[t] = f + (size_t)(j - 1 - t) * n;
+        const uint8_t *src = f + (size_t)j * n;
+        for (int k = 0; k < 2; k++) CHECK(pnmf_lxm_refs(m[k], j, ref, j) == 0);
+        /* the copied blocks' hits in the reference they came from (t), per matcher */
+        const int t = j == 2 ? 1 : j == 4 ? 2 : -1;
+        int hits[2] = { 0, 0 }, copied = 0;
+        for (int y0 = 0; y0 + 8 <= SR; y0 += 8)
+            for (int x0 = 0; x0 + 8 <= SC; x0 += 8)
+                for (int k = 0; k < 2; k++)
+                    for (int tt = 0; tt < j; tt++) {
+                        int16_t out[PNMF_LXM_CAP][2];
+                        const int no = pnmf_lxm_find(m[k], tt, src, y0, x0, 8, 0, 0, out, PNMF_LXM_CAP);
+                        CHECK(no >= 0);
+                        if (tt == t && y0 % 16 == 8 && x0 % 16 == 8 && y0 + 8 <= SR - 8 && x0 + 8 <= SC - 8) {
+                            hits[k] += no > 0 && out[0][0] == 2 && out[0][1] == -3;
+                            copied += !k;
+                        }
+                    }
+        if (t < 0) continue;
+        CHECK_MSG(copied > 0 && hits[0] == copied, "frame %d: the plain matcher found %d of %d copied blocks", j,
+                  hits[0], copied);
+        /* frame 1's blocks were in no reference: frame 2 looks in reference 0
+         * alone; frame 3's were all in reference 0: frame 4 looks everywhere */
+        CHECK_MSG(hits[1] == (j == 4 ? copied : 0), "frame %d: the fast matcher found %d of %d copied blocks", j,
+                  hits[1], copied);
+    }
+    pnmf_lxm_free(m[0]);
+    pnmf_lxm_free(m[1]);
+    free(f);
+}
+
 int main(int argc, char **argv)
 {
     const char *dir = argc > 1 ? argv[1] : ".";
     for (int c = 0; c < NCLIPS; c++) test_clip(c);
     CHECK_MSG(probe_sides & 1, "no clip whose sample-context stream wins by far: the probe went untested");
     test_matcher();
+    test_matcher_sparse();
     test_encoder(dir);
     return test_summary("test_lossless");
 }

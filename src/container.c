@@ -314,6 +314,23 @@ static void entry_pack(uint8_t *b, uint64_t offset, uint32_t first_frame, uint32
 
 /* ---- writer ---- */
 
+/* The zstd frame pick_coding() made for a set of codings of the next
+ * window, kept so that writing the set the encoder priced last does not
+ * compress it again at the writer's level (the slowest step of a step
+ * search's last pass). A memo holds copies of the codings, so a hit is an
+ * exact match of every input of the pick; writing a window forgets them
+ * all, as the next window's prefix changes. */
+#define PICK_MEMOS 4 /* the sets priced for one window that stay remembered */
+typedef struct PickMemo {
+    uint8_t *copy;        /* the codings first..n-1 one after another; NULL: unused */
+    size_t sizes[PNMF_MAX_CODINGS];
+    int n, first, cont, pick;
+    uint64_t bound;
+    uint8_t *z;           /* the chosen coding's zstd frame */
+    size_t zsize;
+    unsigned used;        /* writer's memo_clock when last stored or found */
+} PickMemo;
+
 struct PnmfContainerWriter {
     PnmfIO io;
     int64_t base;         /* where the container starts in the stream */
@@ -333,6 +350,8 @@ struct PnmfContainerWriter {
     uint32_t *dq;
     size_t dq_n, dq_cap;
     uint64_t time_next;
+    PickMemo memo[PICK_MEMOS];
+    unsigned memo_clock;
 };
 
 static int writer_put(PnmfContainerWriter *w, const void *p, size_t n, char *err, size_t errlen)
@@ -564,6 +583,66 @@ static int index_reserve(PnmfContainerWriter *w)
     return 0;
 }
 
+static void memo_clear(PickMemo *m)
+{
+    pnmf_free(m->copy);
+    pnmf_free(m->z);
+    memset(m, 0, sizeof(*m));
+}
+
+static void memos_clear(PnmfContainerWriter *w)
+{
+    for (int i = 0; i < PICK_MEMOS; i++) memo_clear(&w->memo[i]);
+}
+
+/* The memo of exactly these codings of the next window, or NULL. */
+static PickMemo *memo_find(PnmfContainerWriter *w, int cont, const uint8_t *const *payloads, const size_t *sizes,
+                           int n, int first, uint64_t bound)
+{
+    for (int i = 0; i < PICK_MEMOS; i++) {
+        PickMemo *m = &w->memo[i];
+        if (!m->copy || m->n != n || m->first != first || m->cont != cont || m->bound != bound) continue;
+        int same = 1;
+        size_t off = 0;
+        for (int a = first; same && a < n; a++) {
+            same = m->sizes[a] == sizes[a] && (!sizes[a] || !memcmp(m->copy + off, payloads[a], sizes[a]));
+            off += sizes[a];
+        }
+        if (same) {
+            m->used = ++w->memo_clock;
+            return m;
+        }
+    }
+    return NULL;
+}
+
+/* Remember pick_coding()'s result z (taken over: freed here when it
+ * cannot be kept) in the least recently used memo. */
+static void memo_store(PnmfContainerWriter *w, int cont, const uint8_t *const *payloads, const size_t *sizes,
+                       int n, int first, uint64_t bound, uint8_t *z, size_t zsize, int pick)
+{
+    PickMemo *m = &w->memo[0];
+    for (int i = 1; i < PICK_MEMOS; i++)
+        if (w->memo[i].used < m->used) m = &w->memo[i];
+    memo_clear(m);
+    size_t total = 1;
+    for (int a = first; a < n; a++) total += sizes[a];
+    m->copy = pnmf_malloc(total);
+    if (!m->copy) {
+        pnmf_free(z);
+        return;
+    }
+    size_t off = 0;
+    for (int a = first; a < n; a++) {
+        if (sizes[a]) memcpy(m->copy + off, payloads[a], sizes[a]);
+        m->sizes[a] = sizes[a];
+        off += sizes[a];
+    }
+    m->n = n, m->first = first, m->cont = cont, m->bound = bound, m->pick = pick;
+    m->z = z, m->zsize = zsize;
+    m->used = ++w->memo_clock;
+}
+
 /* Writes the window's payload: of the n codings of one window in
  * payloads[] (n >= 1), the one whose compressed chunk is the smallest
  * (the first on a tie); *chosen says which. */
@@ -611,8 +690,17 @@ static int write_window(PnmfContainerWriter *w, uint32_t first_frame, uint32_t f
     const int cont = w->continues_next;
     uint8_t *z = NULL;
     size_t zsize = 0;
-    int pick = first;
-    int ret = pick_coding(w, cont, payloads, sizes, n, first, bound, &z, &zsize, &pick);
+    int pick = first, ret = 0;
+    PickMemo *m = memo_find(w, cont, payloads, sizes, n, first, bound);
+    if (m) {
+        z = m->z, zsize = m->zsize, pick = m->pick;
+        m->z = NULL;
+        memo_clear(m);
+    } else {
+        ret = pick_coding(w, cont, payloads, sizes, n, first, bound, &z, &zsize, &pick);
+    }
+    /* the next window's prefix is this payload: no memo holds for it */
+    memos_clear(w);
     payload = payloads[pick], size = sizes[pick];
     if (chosen) *chosen = pick;
     if (ret == PNMF_ERR_NOMEM) {
@@ -672,7 +760,7 @@ int pnmf_container_write_window(PnmfContainerWriter *w, uint32_t first_frame,
     return pnmf_container_write_window_best(w, first_frame, frame_count, &payload, &size, 1, NULL, err, errlen);
 }
 
-int pnmf_container_window_bytes(const PnmfContainerWriter *w, uint32_t frame_count, const uint8_t *const *payloads,
+int pnmf_container_window_bytes(PnmfContainerWriter *w, uint32_t frame_count, const uint8_t *const *payloads,
                                 const size_t *sizes, int n, size_t *bytes)
 {
     *bytes = SIZE_MAX;
@@ -682,12 +770,21 @@ int pnmf_container_window_bytes(const PnmfContainerWriter *w, uint32_t frame_cou
     int first = 0;
     while (first < n - 1 && sizes[first] > bound) first++;
     if (sizes[first] > bound) return 0;
+    const PickMemo *m = memo_find(w, w->continues_next, payloads, sizes, n, first, bound);
+    if (m) {
+        *bytes = m->zsize;
+        return 0;
+    }
     uint8_t *z = NULL;
     size_t zsize = 0;
     int pick = first;
     const int ret = pick_coding(w, w->continues_next, payloads, sizes, n, first, bound, &z, &zsize, &pick);
-    pnmf_free(z);
-    if (ret >= 0) *bytes = zsize;
+    if (ret >= 0) {
+        *bytes = zsize;
+        memo_store(w, w->continues_next, payloads, sizes, n, first, bound, z, zsize, pick);
+    } else {
+        pnmf_free(z);
+    }
     return ret;
 }
 
@@ -807,6 +904,7 @@ void pnmf_container_writer_close(PnmfContainerWriter **pw)
     pnmf_free((*pw)->index);
     pnmf_free((*pw)->prev);
     pnmf_free((*pw)->dq);
+    memos_clear(*pw);
     pnmf_freep(pw);
 }
 
@@ -1614,6 +1712,7 @@ int pnmf_container_copy_window(PnmfContainerWriter *w, const PnmfContainerReader
     if (!keep) goto nomem;
     if (r->payload_size) memcpy(keep, r->payload, r->payload_size);
     w->prev = keep, w->prev_size = r->payload_size;
+    memos_clear(w);
     uint8_t head[WIND_HEAD];
     pnmf_wl32(head, w->next_frame);
     pnmf_wl32(head + 4, raw);

@@ -105,8 +105,9 @@ int  pnmf_container_write_window_best(PnmfContainerWriter *w, uint32_t first_fra
 /* The bytes of the zstd frame pnmf_container_write_window_best() would
  * write for these codings of a window of frame_count frames next (with the
  * continues flag as set now): SIZE_MAX when none is within the payload
- * bound. Nothing is written. */
-int  pnmf_container_window_bytes(const PnmfContainerWriter *w, uint32_t frame_count, const uint8_t *const *payloads,
+ * bound. Nothing is written; the writer remembers the compressed result,
+ * so writing these same codings next does not compress them again. */
+int  pnmf_container_window_bytes(PnmfContainerWriter *w, uint32_t frame_count, const uint8_t *const *payloads,
                                  const size_t *sizes, int n, size_t *bytes);
 /* A timed writer (tb_num set): the duration of the next frame pushed, in
  * time-base units, 1..PNMF_MAX_DURATION. Each window written takes its

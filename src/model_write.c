@@ -141,7 +141,8 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
                                    (tx8 ? PNMF_FLAG_TX8 : 0) | (idir ? PNMF_FLAG_INTRA : 0) |
                                    (rsv.rc_levels && md->res.ctx_levels ? PNMF_FLAG_CTXLEVELS : 0) |
                                    (md->res.npal ? PNMF_FLAG_PALETTE : 0) |
-                                   (md->res.casc_period ? PNMF_FLAG_CASCADE : 0)
+                                   (md->res.casc_period ? PNMF_FLAG_CASCADE : 0) |
+                                   (md->res.nbctx ? PNMF_FLAG_NBCTX : 0)
                              : 0); /* flags */
     put_u(&b, (uint64_t)k);
     for (int i = 0; i < k && !md->carries; i++) {
@@ -233,6 +234,7 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
                     pnmf_free(rcb.p), pnmf_free(rcv.p), pnmf_free(b.p), pnmf_free(palat);
                     return PNMF_ERR_ARG;
                 }
+                if (rs->nbctx) mc.nb = pnmf_residual_mode_nb(mo - q, rs->bx, nb, q, j);
                 rc_encode_mode(&re, &mc, *mo, q % rs->bx ? mo[-1] : -1, q >= (size_t)rs->bx ? mo[-rs->bx] : -1,
                                j ? mo[-(ptrdiff_t)nb] : -1);
                 if (*mo == PNMF_RES_PALETTE && rs->npal) {
@@ -256,6 +258,7 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
          * previous vector of the same reference */
         RcVecCtx vc;
         rc_vec_ctx_init(&vc);
+        vc.on = rs->nbctx; /* window flags bit 14 */
         rc_enc_init(&re, &rcv);
         /* format 7: a vector may copy a candidate (the block above's, ...):
          * each frame's vectors, block by block */
@@ -295,6 +298,7 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
                 RcVecCand vk;
                 pnmf_vec_cands(&st, bk >= (size_t)rs->bx ? cur[bk - rs->bx] : NULL, &vk);
                 const int idx = rc_vec_cand_index(&vk, vy, vx, t);
+                vc.lsh = bk % (size_t)rs->bx && (rs->modes[(size_t)j * nb + bk - 1] & 7) == PNMF_RES_SHIFTED;
                 rc_encode_merge(&re, &vc, &vk, st.lm, idx);
                 if (idx < 0) rc_encode_vector(&re, &vc, t, st.lastref, st.z0, dy, dx);
                 pnmf_vec_push(&st, vy, vx, t, idx >= 0);

@@ -106,7 +106,8 @@ typedef struct PnmfResidual {
     size_t *mvstart;   /* m + 1: frame j's vectors are mv[2 mvstart[j] .. 2 mvstart[j+1]) */
     int deblock;       /* window flags bit 7 (format 9): frames are filtered (deblock.h) */
     int nbctx;         /* window flags bit 14 (format 9): the modes and vectors streams'
-                        * neighbour contexts (pnmf_residual_mode_nb(), RcVecCtx.on) */
+                        * neighbour contexts (pnmf_residual_mode_nb(), RcVecCtx.on); the
+                        * writer leaves the bit out where it makes them no shorter */
     struct PnmfDeblockBlock *dbk; /* the filter's scratch, one per block of a frame */
     int16_t *gmv;      /* m pairs: frame j's global vector (format 7), the displacement of
                         * its previous prediction: D_{j-1} at (y + gy, x + gx), clamped */

@@ -197,9 +197,9 @@ static void test_streams(void)
 
 /* ---- the encoder's window -------------------------------------------------- */
 
-#define ROWS 40
-#define COLS 48
-#define M 6
+#define ROWS 64
+#define COLS 96
+#define M 8
 
 /* A textured square moving over a shaded, textured background that pans
  * slowly: shifted blocks, still blocks and blocks of new content. */
@@ -249,7 +249,7 @@ static void test_window(void)
         }
         PnmfVecState st;
         pnmf_vec_init(&st);
-        int16_t cur[64][3];
+        int16_t cur[128][3];
         for (size_t b = 0; b < nb; b++) {
             cur[b][2] = -1;
             if ((mo[b] & 7) != PNMF_RES_SHIFTED) continue;
@@ -265,7 +265,7 @@ static void test_window(void)
             cur[b][0] = (int16_t)vy, cur[b][1] = (int16_t)vx, cur[b][2] = (int16_t)t;
         }
     }
-    CHECK(nb <= 64 && q == md.res.nmv);
+    CHECK(nb <= 128 && q == md.res.nmv);
     CHECK_MSG(!memcmp(&mc, &md.res.enc_modes, offsetof(RcModeCtx, nb)), "the encoder's mode contexts differ");
     CHECK_MSG(!memcmp(&vc, &md.res.enc_vectors, offsetof(RcVecCtx, on)), "the encoder's vector contexts differ");
 
@@ -313,11 +313,37 @@ static void test_window(void)
     free(src), free(P), free(De), free(Dd);
 }
 
+/* A still window of four blocks: the contexts bit 14 adds cannot pay for
+ * the two bytes it adds to the flags; the writer leaves it out and writes
+ * what it writes without it. */
+static void test_still(void)
+{
+    const int rows = 16, cols = 16, m = 3;
+    const size_t n = (size_t)rows * cols;
+    uint8_t src[3 * 256], P[3 * 256] = { 0 }, De[3 * 256];
+    for (size_t i = 0; i < (size_t)m * n; i++) src[i] = (uint8_t)(90 + (i % n) % 37);
+    PnmfWindowModel md;
+    CHECK(pnmf_model_alloc(&md, rows, cols, rows, cols, m, 1, 0) == 0);
+    CHECK(pnmf_residual_alloc(&md.res, m, rows, cols, 64, 32) == 0);
+    md.res.nbctx = 1;
+    encode_window(&md.res, src, P, 64.0 * 64 / 256 * 0.3, De);
+    uint8_t *buf = NULL, *b0 = NULL;
+    size_t size = 0, s0 = 0;
+    CHECK(pnmf_model_write(&md, &buf, &size) == 0);
+    md.res.nbctx = 0;
+    CHECK(pnmf_model_write(&md, &b0, &s0) == 0);
+    CHECK_MSG(buf && b0 && !(buf[0] & 0x80) && size == s0 && !memcmp(buf, b0, size), "flags 0x%02x, %zu bytes, %zu without",
+              buf ? buf[0] : 0, size, s0);
+    pnmf_free(buf), pnmf_free(b0);
+    pnmf_model_free(&md);
+}
+
 int main(void)
 {
     rc_cost_init();
     test_mode_nb();
     test_streams();
     test_window();
+    test_still();
     return test_summary("test_nbctx");
 }

@@ -204,6 +204,21 @@ static int write_streams(const PnmfResidual *rs, Buf *rcb, Buf *rcv)
     return rcb->err || rcv->err ? PNMF_ERR_NOMEM : 0;
 }
 
+/* The bytes of a varint. */
+static size_t varint_bytes(uint64_t v)
+{
+    size_t n = 1;
+    while (v >>= 7) n++;
+    return n;
+}
+
+/* The bytes the window flags, the two streams' lengths and the streams
+ * take in the payload. */
+static size_t streams_bytes(uint64_t flags, const Buf *modes, const Buf *vectors)
+{
+    return varint_bytes(flags) + varint_bytes(modes->len) + varint_bytes(vectors->len) + modes->len + vectors->len;
+}
+
 int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
 {
     Buf b = { 0 };
@@ -228,17 +243,28 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
     const int tx8 = rsv.step16 && rsv.rc_levels && pnmf_tx8_used(&rsv, rsv.rc_levels == 2, rsv.m);
     const int idir = rsv.step16 && rsv.rc_levels && pnmf_intra_used(&rsv, rsv.rc_levels == 2, rsv.m);
     if (rsv.step16 && (rsv.m != m || rsv.rows != md->vis_rows || rsv.cols != md->vis_cols)) return PNMF_ERR_ARG;
+    const uint64_t flags =
+        md->res.step16 ? PNMF_FLAG_RESIDUAL | (md->res.continues ? PNMF_FLAG_CONTINUES : 0) |
+                             (md->carries ? PNMF_FLAG_CARRIES : 0) | (rsv.rc_levels ? PNMF_FLAG_RCLEVELS : 0) |
+                             (rsv.rc_levels == 2 ? PNMF_FLAG_KEYVARINTS : 0) |
+                             (md->spr.present ? PNMF_FLAG_SPRITES : 0) |
+                             (md->spr.present && md->spr.ctxmasks ? PNMF_FLAG_SPRMASKS : 0) |
+                             (md->res.subpel ? PNMF_FLAG_SUBPEL : 0) | (md->res.deblock ? PNMF_FLAG_DEBLOCK : 0) |
+                             (tx8 ? PNMF_FLAG_TX8 : 0) | (idir ? PNMF_FLAG_INTRA : 0) |
+                             (rsv.rc_levels && md->res.ctx_levels ? PNMF_FLAG_CTXLEVELS : 0) |
+                             (md->res.npal ? PNMF_FLAG_PALETTE : 0) | (md->res.casc_period ? PNMF_FLAG_CASCADE : 0)
+                       : 0;
     /* the modes and vectors streams, with window flags bit 14 only where
-     * they come out more than 2 bytes shorter so, what the bit adds to the
-     * flags' varint at most (a window of few blocks or few changes may not
-     * fill the contexts it adds) */
+     * that makes the payload shorter, the flags' varint and the streams'
+     * lengths counted (a window of few blocks or few changes may not fill
+     * the contexts it adds) */
     Buf rcb = { 0 }, rcv = { 0 };
     int ret = rsv.step16 ? write_streams(&rsv, &rcb, &rcv) : 0;
     if (ret >= 0 && rsv.step16 && rsv.nbctx) {
         Buf b0 = { 0 }, v0 = { 0 };
         rsv.nbctx = 0;
         ret = write_streams(&rsv, &b0, &v0);
-        if (ret >= 0 && b0.len + v0.len <= rcb.len + rcv.len + 2) {
+        if (ret >= 0 && streams_bytes(flags, &b0, &v0) <= streams_bytes(flags | PNMF_FLAG_NBCTX, &rcb, &rcv)) {
             Buf t = rcb;
             rcb = b0, b0 = t, t = rcv, rcv = v0, v0 = t;
         } else {
@@ -250,20 +276,7 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
         pnmf_free(rcb.p), pnmf_free(rcv.p);
         return ret;
     }
-    put_u(&b, md->res.step16 ? PNMF_FLAG_RESIDUAL | (md->res.continues ? PNMF_FLAG_CONTINUES : 0) |
-                                   (md->carries ? PNMF_FLAG_CARRIES : 0) |
-                                   (rsv.rc_levels ? PNMF_FLAG_RCLEVELS : 0) |
-                                   (rsv.rc_levels == 2 ? PNMF_FLAG_KEYVARINTS : 0) |
-                                   (md->spr.present ? PNMF_FLAG_SPRITES : 0) |
-                                   (md->spr.present && md->spr.ctxmasks ? PNMF_FLAG_SPRMASKS : 0) |
-                                   (md->res.subpel ? PNMF_FLAG_SUBPEL : 0) |
-                                   (md->res.deblock ? PNMF_FLAG_DEBLOCK : 0) |
-                                   (tx8 ? PNMF_FLAG_TX8 : 0) | (idir ? PNMF_FLAG_INTRA : 0) |
-                                   (rsv.rc_levels && md->res.ctx_levels ? PNMF_FLAG_CTXLEVELS : 0) |
-                                   (md->res.npal ? PNMF_FLAG_PALETTE : 0) |
-                                   (md->res.casc_period ? PNMF_FLAG_CASCADE : 0) |
-                                   (rsv.nbctx ? PNMF_FLAG_NBCTX : 0)
-                             : 0); /* flags */
+    put_u(&b, flags | (rsv.nbctx ? PNMF_FLAG_NBCTX : 0)); /* flags */
     put_u(&b, (uint64_t)k);
     for (int i = 0; i < k && !md->carries; i++) {
         put_u(&b, (uint64_t)md->comp[i].bh);

@@ -108,7 +108,7 @@ static void write_sprites(Buf *b, const PnmfSpriteLayer *L)
 }
 
 /* The modes and vectors streams of the residual layer rs (with window
- * flags bit 14 when rs->nbctx) into rcb and rcv, empty before: 0,
+ * flags bit 14 when rs->nbctx) into rcb and rcv, empty on entry: 0,
  * PNMF_ERR_ARG or PNMF_ERR_NOMEM (the caller frees both either way). */
 static int write_streams(const PnmfResidual *rs, Buf *rcb, Buf *rcv)
 {

@@ -176,6 +176,7 @@ int pnmf_res_run_start(ResRun *run, const PnmfEncoder *e, ResBufs *rb, PnmfWindo
     PNMF_CHECK(pnmf_residual_alloc(&md->res, m, e->vis_rows, e->vis_cols, step16, key16));
     md->res.continues = e->continues;
     md->res.subpel = e->subpel;
+    md->res.nbctx = 1; /* window flags bit 14, which the writer keeps where it pays */
     if (casc16) {
         md->res.casc_period = PNMF_CASC_PERIOD;
         md->res.casc_step16 = casc16, md->res.casc_qp = pnmf_residual_qp(casc16);

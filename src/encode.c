@@ -19,6 +19,7 @@
 #include "quant.h"
 #include "tuning.h"
 #include "tx8.h"
+#include "varint.h"
 
 static int fail(PnmfEncoder *e, int ret, const char *what)
 {
@@ -159,12 +160,15 @@ static int write_window(PnmfEncoder *e, EncWindow *w)
         pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: payload %zu bytes; blocks%s", e->windows, sizes[0], blocks);
     }
     /* sub-pixel vectors, the deblocking filter, 8x8 transform blocks,
-     * intra directions, palette blocks, a step cascade and context-coded masks need a v9
-     * reader */
+     * intra directions, palette blocks, a step cascade, neighbour contexts
+     * and context-coded masks need a v9 reader */
     const int tx8 = w->md.res.step16 && (pnmf_tx8_used(&w->md.res, 0, w->md.res.m) ||
                                          pnmf_intra_used(&w->md.res, 0, w->md.res.m)); /* or directions */
+    uint64_t wfl = 0; /* the window's flags as written: the writer chooses bit 14 */
+    Rd fr = { codings[0], codings[0] + sizes[0] };
+    const int nbctx = ret >= 0 && ncodings > 0 && get_u(&fr, &wfl) >= 0 && (wfl & PNMF_FLAG_NBCTX);
     if (ret >= 0 && (w->md.res.subpel || w->md.res.deblock || tx8 || w->md.res.npal || w->md.res.casc_period ||
-                     (w->md.spr.present && w->md.spr.ctxmasks)))
+                     nbctx || (w->md.spr.present && w->md.spr.ctxmasks)))
         pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V9);
     if (ret >= 0)
         ret = pnmf_container_write_window_best(e->cw, (uint32_t)(e->frame_count - w->m), (uint32_t)w->m,

@@ -89,7 +89,7 @@ static int read_palette_block(RcDec *d, PnmfPalCtx *pc, PnmfResidual *rs, size_t
 }
 
 static int read_residual(Rd *r, int version, int m, int rows, int cols, int continues, int rclev, int ctxlev, int subpel, int tx8,
-                         int idir, int palette, int casc, PnmfResidual *rs, char *err, size_t errlen)
+                         int idir, int palette, int casc, int nbctx, PnmfResidual *rs, char *err, size_t errlen)
 {
     /* a vector component's bound: quarter samples with window flags bit 6 */
     const int maxv = subpel ? PNMF_RES_QPEL_MAX_MV : PNMF_RES_MAX_MV;
@@ -157,6 +157,7 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
     rs->casc_period = (int)period, rs->casc_step16 = (int)casc_step, rs->casc_qp = (int)casc_qp;
     rs->continues = continues;
     rs->subpel = subpel;
+    rs->nbctx = nbctx;
     rs->tx8_on = tx8;
     rs->idir_on = idir;
     uint64_t total = 0, nmv = 0;
@@ -173,6 +174,7 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
         for (uint64_t b = 0; b < nb; b++) {
             if (coded) {
                 const uint8_t *mo = rs->modes + (uint64_t)j * nb + b;
+                if (nbctx) mc.nb = pnmf_residual_mode_nb(mo - b, rs->bx, (size_t)nb, (size_t)b, j);
                 v = (uint64_t)rc_decode_mode(&rd, &mc, b % (uint64_t)rs->bx ? mo[-1] : -1,
                                              b >= (uint64_t)rs->bx ? mo[-rs->bx] : -1, j ? mo[-(ptrdiff_t)nb] : -1);
             } else if (get_u(r, &v) < 0) {
@@ -220,6 +222,7 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
         stream = rd.end;
         rc_dec_init(&rd, stream, (size_t)vec_len);
         rc_vec_ctx_init(&vc);
+        vc.on = nbctx; /* window flags bit 14 */
         if (!rclev && total > (uint64_t)(r->end - r->p)) goto truncated; /* a byte each at least a level */
         if (rclev && total > PNMF_MAX_RES_LEVELS) {
             pnmf_set_err(err, errlen, "%llu residual levels in a window, over the limit %d", (unsigned long long)total,
@@ -255,6 +258,7 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
         for (size_t q = rs->mvstart[j]; q < rs->mvstart[j + 1]; q++) {
             if (cur) { /* the block of vector q */
                 for (; (rs->modes[(uint64_t)j * nb + bk] & 7) != PNMF_RES_SHIFTED; bk++) cur[bk][2] = -1;
+                vc.lsh = bk % (uint64_t)rs->bx && (rs->modes[(uint64_t)j * nb + bk - 1] & 7) == PNMF_RES_SHIFTED;
                 RcVecCand k;
                 pnmf_vec_cands(&st, bk >= (uint64_t)rs->bx ? cur[bk - rs->bx] : NULL, &k);
                 const int idx = rc_decode_merge(&rd, &vc, &k, st.lm);
@@ -648,7 +652,7 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
                            (version >= 6 ? PNMF_FLAG_RCLEVELS | PNMF_FLAG_KEYVARINTS : 0) |
                            (version >= 8 ? PNMF_FLAG_SPRITES : 0) | (version >= 9 ? PNMF_FLAG_SUBPEL | PNMF_FLAG_DEBLOCK | PNMF_FLAG_TX8 : 0) |
                            (version >= 9 ? PNMF_FLAG_CTXLEVELS | PNMF_FLAG_INTRA | PNMF_FLAG_SPRMASKS | PNMF_FLAG_PALETTE : 0) |
-                           (version >= 9 ? PNMF_FLAG_CASCADE : 0);
+                           (version >= 9 ? PNMF_FLAG_CASCADE | PNMF_FLAG_NBCTX : 0);
     if (v & ~known) {
         pnmf_set_err(err, errlen, "window flags 0x%llx: unknown features", (unsigned long long)v);
         return PNMF_ERR_CORRUPT;
@@ -668,6 +672,7 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
         { PNMF_FLAG_INTRA, PNMF_FLAG_RCLEVELS, "intra directions without a levels stream" },
         { PNMF_FLAG_PALETTE, PNMF_FLAG_RESIDUAL, "palette blocks without a residual layer" },
         { PNMF_FLAG_CASCADE, PNMF_FLAG_RESIDUAL, "a step cascade without a residual layer" },
+        { PNMF_FLAG_NBCTX, PNMF_FLAG_RESIDUAL, "neighbour contexts without a residual layer" },
         { PNMF_FLAG_SPRMASKS, PNMF_FLAG_SPRITES, "context-coded masks without a sprite layer" },
     };
     for (size_t i = 0; i < sizeof(rule) / sizeof(rule[0]); i++)
@@ -684,6 +689,7 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
     const int rclev = v & PNMF_FLAG_KEYVARINTS ? 2 : !!(v & PNMF_FLAG_RCLEVELS);
     const int ctxlev = !!(v & PNMF_FLAG_CTXLEVELS);
     const int casc = !!(v & PNMF_FLAG_CASCADE);
+    const int nbctx = !!(v & PNMF_FLAG_NBCTX);
     if (get_u(&r, &v) < 0) {
         pnmf_set_err(err, errlen, "truncated window payload");
         return PNMF_ERR_CORRUPT;
@@ -845,7 +851,7 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
         md->spr.bytes = (size_t)(r.p - at);
     }
     if (has_residual) {
-        ret = read_residual(&r, version, m, vis_rows, vis_cols, continues, rclev, ctxlev, subpel, tx8, idir, palette, casc,
+        ret = read_residual(&r, version, m, vis_rows, vis_cols, continues, rclev, ctxlev, subpel, tx8, idir, palette, casc, nbctx,
                             &md->res, err, errlen);
         if (ret < 0) goto fail;
         md->res.deblock = deblock;

@@ -107,6 +107,118 @@ static void write_sprites(Buf *b, const PnmfSpriteLayer *L)
     }
 }
 
+/* The modes and vectors streams of the residual layer rs (with window
+ * flags bit 14 when rs->nbctx) into rcb and rcv, empty on entry: 0,
+ * PNMF_ERR_ARG or PNMF_ERR_NOMEM (the caller frees both either way). */
+static int write_streams(const PnmfResidual *rs, Buf *rcb, Buf *rcv)
+{
+    const int m = rs->m;
+    const size_t nb = (size_t)rs->bx * rs->by;
+    RcEnc re;
+    RcModeCtx mc;
+    rc_mode_ctx_init(&mc);
+    rc_enc_init(&re, rcb);
+    PnmfPalCtx pc; /* window flags bit 13: each palette block after its mode */
+    pnmf_pal_ctx_init(&pc);
+    int32_t *palat = rs->npal ? pnmf_malloc_array(nb, sizeof(int32_t)) : NULL;
+    if (rs->npal && !palat) return PNMF_ERR_NOMEM;
+    size_t np = 0;
+    for (int j = 0; j < m; j++) {
+        if (palat) memset(palat, 0xff, nb * sizeof(int32_t));
+        for (size_t q = 0; q < nb; q++) {
+            const uint8_t *mo = rs->modes + (size_t)j * nb + q;
+            if (*mo > 31 || (*mo == PNMF_RES_PALETTE && rs->npal && np >= rs->npal)) {
+                pnmf_free(palat);
+                return PNMF_ERR_ARG;
+            }
+            if (rs->nbctx) mc.nb = pnmf_residual_mode_nb(mo - q, rs->bx, nb, q, j);
+            rc_encode_mode(&re, &mc, *mo, q % rs->bx ? mo[-1] : -1, q >= (size_t)rs->bx ? mo[-rs->bx] : -1,
+                           j ? mo[-(ptrdiff_t)nb] : -1);
+            if (*mo == PNMF_RES_PALETTE && rs->npal) {
+                int y0, y1, x0, x1;
+                pnmf_residual_block(rs->bx, rs->rows, rs->cols, q, &y0, &y1, &x0, &x1);
+                RcBin o = { .enc = &re };
+                const PnmfPalBlock *left = q % rs->bx && palat[q - 1] >= 0 ? rs->pal + palat[q - 1] : NULL;
+                const PnmfPalBlock *above =
+                    q >= (size_t)rs->bx && palat[q - rs->bx] >= 0 ? rs->pal + palat[q - rs->bx] : NULL;
+                if (pnmf_pal_code(&o, &pc, left, above, y1 - y0, x1 - x0, rs->pal + np) < 0) {
+                    pnmf_free(palat);
+                    return PNMF_ERR_ARG;
+                }
+                palat[q] = (int32_t)np++;
+            }
+        }
+    }
+    pnmf_free(palat);
+    rc_enc_finish(&re);
+    /* vectors: the reference, then the difference from the frame's
+     * previous vector of the same reference */
+    RcVecCtx vc;
+    rc_vec_ctx_init(&vc);
+    vc.on = rs->nbctx; /* window flags bit 14 */
+    rc_enc_init(&re, rcv);
+    /* format 7: a vector may copy a candidate (the block above's, ...):
+     * each frame's vectors, block by block */
+    int16_t (*cur)[3] = pnmf_malloc_array(nb, sizeof(*cur));
+    if (!cur) return PNMF_ERR_NOMEM;
+    RcVecCtx gc; /* the frames' global vectors, each from the frame before's */
+    rc_vec_ctx_init(&gc);
+    for (int j = 0; j < m; j++) {
+        PnmfVecState st;
+        pnmf_vec_init(&st);
+        size_t q = rs->mvstart[j];
+        if (j || rs->continues) {
+            const int dgy = rs->gmv[2 * j] - (j ? rs->gmv[2 * j - 2] : 0);
+            const int dgx = rs->gmv[2 * j + 1] - (j ? rs->gmv[2 * j - 1] : 0);
+            if (abs(rs->gmv[2 * j]) > PNMF_RES_MAX_MV || abs(rs->gmv[2 * j + 1]) > PNMF_RES_MAX_MV) {
+                pnmf_free(cur);
+                return PNMF_ERR_ARG;
+            }
+            rc_encode_mvd(&re, &gc, 0, 1, 0, dgy);
+            rc_encode_mvd(&re, &gc, 1, 1, dgy == 0, dgx);
+        }
+        for (size_t bk = 0; bk < nb; bk++) {
+            cur[bk][2] = -1;
+            if ((rs->modes[(size_t)j * nb + bk] & 7) != PNMF_RES_SHIFTED) continue;
+            if (q >= rs->mvstart[j + 1]) break; /* modes without their vectors (tests of the reader) */
+            const int t = rs->mvref[q], vy = rs->mv[2 * q], vx = rs->mv[2 * q + 1];
+            q++;
+            const int dy = t < PNMF_RES_REFS ? vy - st.last[t][0] : 0, dx = t < PNMF_RES_REFS ? vx - st.last[t][1] : 0;
+            const int maxv = rs->subpel ? PNMF_RES_QPEL_MAX_MV : PNMF_RES_MAX_MV;
+            if (t >= PNMF_RES_REFS || abs(dy) > 2 * maxv || abs(dx) > 2 * maxv) {
+                pnmf_free(cur);
+                return PNMF_ERR_ARG;
+            }
+            RcVecCand vk;
+            pnmf_vec_cands(&st, bk >= (size_t)rs->bx ? cur[bk - rs->bx] : NULL, &vk);
+            const int idx = rc_vec_cand_index(&vk, vy, vx, t);
+            vc.lsh = bk % (size_t)rs->bx && (rs->modes[(size_t)j * nb + bk - 1] & 7) == PNMF_RES_SHIFTED;
+            rc_encode_merge(&re, &vc, &vk, st.lm, idx);
+            if (idx < 0) rc_encode_vector(&re, &vc, t, st.lastref, st.z0, dy, dx);
+            pnmf_vec_push(&st, vy, vx, t, idx >= 0);
+            cur[bk][0] = (int16_t)vy, cur[bk][1] = (int16_t)vx, cur[bk][2] = (int16_t)t;
+        }
+    }
+    pnmf_free(cur);
+    rc_enc_finish(&re);
+    return rcb->err || rcv->err ? PNMF_ERR_NOMEM : 0;
+}
+
+/* The bytes of a varint. */
+static size_t varint_bytes(uint64_t v)
+{
+    size_t n = 1;
+    while (v >>= 7) n++;
+    return n;
+}
+
+/* The bytes the window flags, the two streams' lengths and the streams
+ * take in the payload. */
+static size_t streams_bytes(uint64_t flags, const Buf *modes, const Buf *vectors)
+{
+    return varint_bytes(flags) + varint_bytes(modes->len) + varint_bytes(vectors->len) + modes->len + vectors->len;
+}
+
 int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
 {
     Buf b = { 0 };
@@ -130,19 +242,41 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
     if (rsv.step16 && (pnmf_tx8_used(&rsv, 0, jv) || pnmf_intra_used(&rsv, 0, jv))) rsv.rc_levels = 1;
     const int tx8 = rsv.step16 && rsv.rc_levels && pnmf_tx8_used(&rsv, rsv.rc_levels == 2, rsv.m);
     const int idir = rsv.step16 && rsv.rc_levels && pnmf_intra_used(&rsv, rsv.rc_levels == 2, rsv.m);
-    put_u(&b, md->res.step16 ? PNMF_FLAG_RESIDUAL | (md->res.continues ? PNMF_FLAG_CONTINUES : 0) |
-                                   (md->carries ? PNMF_FLAG_CARRIES : 0) |
-                                   (rsv.rc_levels ? PNMF_FLAG_RCLEVELS : 0) |
-                                   (rsv.rc_levels == 2 ? PNMF_FLAG_KEYVARINTS : 0) |
-                                   (md->spr.present ? PNMF_FLAG_SPRITES : 0) |
-                                   (md->spr.present && md->spr.ctxmasks ? PNMF_FLAG_SPRMASKS : 0) |
-                                   (md->res.subpel ? PNMF_FLAG_SUBPEL : 0) |
-                                   (md->res.deblock ? PNMF_FLAG_DEBLOCK : 0) |
-                                   (tx8 ? PNMF_FLAG_TX8 : 0) | (idir ? PNMF_FLAG_INTRA : 0) |
-                                   (rsv.rc_levels && md->res.ctx_levels ? PNMF_FLAG_CTXLEVELS : 0) |
-                                   (md->res.npal ? PNMF_FLAG_PALETTE : 0) |
-                                   (md->res.casc_period ? PNMF_FLAG_CASCADE : 0)
-                             : 0); /* flags */
+    if (rsv.step16 && (rsv.m != m || rsv.rows != md->vis_rows || rsv.cols != md->vis_cols)) return PNMF_ERR_ARG;
+    const uint64_t flags =
+        md->res.step16 ? PNMF_FLAG_RESIDUAL | (md->res.continues ? PNMF_FLAG_CONTINUES : 0) |
+                             (md->carries ? PNMF_FLAG_CARRIES : 0) | (rsv.rc_levels ? PNMF_FLAG_RCLEVELS : 0) |
+                             (rsv.rc_levels == 2 ? PNMF_FLAG_KEYVARINTS : 0) |
+                             (md->spr.present ? PNMF_FLAG_SPRITES : 0) |
+                             (md->spr.present && md->spr.ctxmasks ? PNMF_FLAG_SPRMASKS : 0) |
+                             (md->res.subpel ? PNMF_FLAG_SUBPEL : 0) | (md->res.deblock ? PNMF_FLAG_DEBLOCK : 0) |
+                             (tx8 ? PNMF_FLAG_TX8 : 0) | (idir ? PNMF_FLAG_INTRA : 0) |
+                             (rsv.rc_levels && md->res.ctx_levels ? PNMF_FLAG_CTXLEVELS : 0) |
+                             (md->res.npal ? PNMF_FLAG_PALETTE : 0) | (md->res.casc_period ? PNMF_FLAG_CASCADE : 0)
+                       : 0;
+    /* the modes and vectors streams, with window flags bit 14 only where
+     * that makes the payload shorter, the flags' varint and the streams'
+     * lengths counted (a window of few blocks or few changes may not fill
+     * the contexts it adds) */
+    Buf rcb = { 0 }, rcv = { 0 };
+    int ret = rsv.step16 ? write_streams(&rsv, &rcb, &rcv) : 0;
+    if (ret >= 0 && rsv.step16 && rsv.nbctx) {
+        Buf b0 = { 0 }, v0 = { 0 };
+        rsv.nbctx = 0;
+        ret = write_streams(&rsv, &b0, &v0);
+        if (ret >= 0 && streams_bytes(flags, &b0, &v0) <= streams_bytes(flags | PNMF_FLAG_NBCTX, &rcb, &rcv)) {
+            Buf t = rcb;
+            rcb = b0, b0 = t, t = rcv, rcv = v0, v0 = t;
+        } else {
+            rsv.nbctx = 1;
+        }
+        pnmf_free(b0.p), pnmf_free(v0.p);
+    }
+    if (ret < 0) {
+        pnmf_free(rcb.p), pnmf_free(rcv.p);
+        return ret;
+    }
+    put_u(&b, flags | (rsv.nbctx ? PNMF_FLAG_NBCTX : 0)); /* flags */
     put_u(&b, (uint64_t)k);
     for (int i = 0; i < k && !md->carries; i++) {
         put_u(&b, (uint64_t)md->comp[i].bh);
@@ -159,7 +293,7 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
             int e0, e1;
             pnmf_model_occurrences(md, j, i, &e0, &e1);
             if (e1 - e0 > PNMF_MAX_OCCURRENCES) {
-                pnmf_free(b.p);
+                pnmf_free(b.p), pnmf_free(rcb.p), pnmf_free(rcv.p);
                 return PNMF_ERR_ARG;
             }
             put_u(&b, (uint64_t)(e1 - e0));
@@ -193,10 +327,6 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
     if (md->spr.present) write_sprites(&b, &md->spr);
     if (md->res.step16) {
         const PnmfResidual *rs = &rsv;
-        if (rs->m != m || rs->rows != md->vis_rows || rs->cols != md->vis_cols) {
-            pnmf_free(b.p);
-            return PNMF_ERR_ARG;
-        }
         put_u(&b, (uint64_t)rs->step16);
         put_u(&b, (uint64_t)rs->key_step16);
         put_u(&b, (uint64_t)rs->qp);
@@ -211,98 +341,6 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
          * their lengths, the levels, then the streams at the end of the
          * payload (random-looking bytes among the levels' varints would
          * cost zstd more than their length) */
-        const size_t nb = (size_t)rs->bx * rs->by;
-        Buf rcb = { 0 }, rcv = { 0 };
-        RcEnc re;
-        RcModeCtx mc;
-        rc_mode_ctx_init(&mc);
-        rc_enc_init(&re, &rcb);
-        PnmfPalCtx pc; /* window flags bit 13: each palette block after its mode */
-        pnmf_pal_ctx_init(&pc);
-        int32_t *palat = rs->npal ? pnmf_malloc_array(nb, sizeof(int32_t)) : NULL;
-        if (rs->npal && !palat) {
-            pnmf_free(rcb.p), pnmf_free(rcv.p), pnmf_free(b.p);
-            return PNMF_ERR_NOMEM;
-        }
-        size_t np = 0;
-        for (int j = 0; j < m; j++) {
-            if (palat) memset(palat, 0xff, nb * sizeof(int32_t));
-            for (size_t q = 0; q < nb; q++) {
-                const uint8_t *mo = rs->modes + (size_t)j * nb + q;
-                if (*mo > 31 || (*mo == PNMF_RES_PALETTE && rs->npal && np >= rs->npal)) {
-                    pnmf_free(rcb.p), pnmf_free(rcv.p), pnmf_free(b.p), pnmf_free(palat);
-                    return PNMF_ERR_ARG;
-                }
-                rc_encode_mode(&re, &mc, *mo, q % rs->bx ? mo[-1] : -1, q >= (size_t)rs->bx ? mo[-rs->bx] : -1,
-                               j ? mo[-(ptrdiff_t)nb] : -1);
-                if (*mo == PNMF_RES_PALETTE && rs->npal) {
-                    int y0, y1, x0, x1;
-                    pnmf_residual_block(rs->bx, rs->rows, rs->cols, q, &y0, &y1, &x0, &x1);
-                    RcBin o = { .enc = &re };
-                    const PnmfPalBlock *left = q % rs->bx && palat[q - 1] >= 0 ? rs->pal + palat[q - 1] : NULL;
-                    const PnmfPalBlock *above =
-                        q >= (size_t)rs->bx && palat[q - rs->bx] >= 0 ? rs->pal + palat[q - rs->bx] : NULL;
-                    if (pnmf_pal_code(&o, &pc, left, above, y1 - y0, x1 - x0, rs->pal + np) < 0) {
-                        pnmf_free(rcb.p), pnmf_free(rcv.p), pnmf_free(b.p), pnmf_free(palat);
-                        return PNMF_ERR_ARG;
-                    }
-                    palat[q] = (int32_t)np++;
-                }
-            }
-        }
-        pnmf_free(palat);
-        rc_enc_finish(&re);
-        /* vectors: the reference, then the difference from the frame's
-         * previous vector of the same reference */
-        RcVecCtx vc;
-        rc_vec_ctx_init(&vc);
-        rc_enc_init(&re, &rcv);
-        /* format 7: a vector may copy a candidate (the block above's, ...):
-         * each frame's vectors, block by block */
-        int16_t (*cur)[3] = pnmf_malloc_array(nb, sizeof(*cur));
-        if (!cur) {
-            pnmf_free(rcb.p), pnmf_free(rcv.p), pnmf_free(b.p);
-            return PNMF_ERR_NOMEM;
-        }
-        RcVecCtx gc; /* the frames' global vectors, each from the frame before's */
-        rc_vec_ctx_init(&gc);
-        for (int j = 0; j < m; j++) {
-            PnmfVecState st;
-            pnmf_vec_init(&st);
-            size_t q = rs->mvstart[j];
-            if (j || rs->continues) {
-                const int dgy = rs->gmv[2 * j] - (j ? rs->gmv[2 * j - 2] : 0);
-                const int dgx = rs->gmv[2 * j + 1] - (j ? rs->gmv[2 * j - 1] : 0);
-                if (abs(rs->gmv[2 * j]) > PNMF_RES_MAX_MV || abs(rs->gmv[2 * j + 1]) > PNMF_RES_MAX_MV) {
-                    pnmf_free(cur), pnmf_free(rcb.p), pnmf_free(rcv.p), pnmf_free(b.p);
-                    return PNMF_ERR_ARG;
-                }
-                rc_encode_mvd(&re, &gc, 0, 1, 0, dgy);
-                rc_encode_mvd(&re, &gc, 1, 1, dgy == 0, dgx);
-            }
-            for (size_t bk = 0; bk < nb; bk++) {
-                cur[bk][2] = -1;
-                if ((rs->modes[(size_t)j * nb + bk] & 7) != PNMF_RES_SHIFTED) continue;
-                if (q >= rs->mvstart[j + 1]) break; /* modes without their vectors (tests of the reader) */
-                const int t = rs->mvref[q], vy = rs->mv[2 * q], vx = rs->mv[2 * q + 1];
-                q++;
-                const int dy = t < PNMF_RES_REFS ? vy - st.last[t][0] : 0, dx = t < PNMF_RES_REFS ? vx - st.last[t][1] : 0;
-                const int maxv = rs->subpel ? PNMF_RES_QPEL_MAX_MV : PNMF_RES_MAX_MV;
-                if (t >= PNMF_RES_REFS || abs(dy) > 2 * maxv || abs(dx) > 2 * maxv) {
-                    pnmf_free(cur), pnmf_free(rcb.p), pnmf_free(rcv.p), pnmf_free(b.p);
-                    return PNMF_ERR_ARG;
-                }
-                RcVecCand vk;
-                pnmf_vec_cands(&st, bk >= (size_t)rs->bx ? cur[bk - rs->bx] : NULL, &vk);
-                const int idx = rc_vec_cand_index(&vk, vy, vx, t);
-                rc_encode_merge(&re, &vc, &vk, st.lm, idx);
-                if (idx < 0) rc_encode_vector(&re, &vc, t, st.lastref, st.z0, dy, dx);
-                pnmf_vec_push(&st, vy, vx, t, idx >= 0);
-                cur[bk][0] = (int16_t)vy, cur[bk][1] = (int16_t)vx, cur[bk][2] = (int16_t)t;
-            }
-        }
-        pnmf_free(cur);
-        rc_enc_finish(&re);
         put_u(&b, rcb.len);
         put_u(&b, rcv.len);
         Buf rcl = { 0 };
@@ -311,6 +349,7 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
          * then the levels stream, come before the other two */
         const int first_rc = rs->rc_levels == 2 ? 1 : 0;
         Buf rcx = { 0 };
+        RcEnc re;
         if (rs->rc_levels) {
             RcLevCtx lc;
             rc_enc_init(&re, &rcl);
@@ -322,7 +361,7 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
         if (rs->rc_levels && rs->ctx_levels) { /* format 9: the pixel levels by their samples' contexts */
             rc_enc_init(&re, &rcx);
             RcBin o = { .enc = &re };
-            const int ret = pnmf_lx_stream(&o, rs, first_rc);
+            ret = pnmf_lx_stream(&o, rs, first_rc);
             rc_enc_finish(&re);
             if (ret < 0) {
                 pnmf_free(rcb.p), pnmf_free(rcv.p), pnmf_free(rcl.p), pnmf_free(rcx.p), pnmf_free(b.p);

@@ -97,6 +97,9 @@ typedef struct RcModeCtx {
     RcProb above[32][2];    /* mode == A?  by A, A == P */
     RcProb prev[32];        /* mode == P?  by P */
     RcProb tree[33][32];    /* the 5 bits, by L + 1 */
+    RcProb left_nb[32][2][2][4]; /* window flags bit 14: mode == L? by L, L == A, L == P and nb */
+    int nb;                 /* window flags bit 14: the block's neighbour context 0..3, set
+                             * before each mode (pnmf_residual_mode_nb()); -1 without the bit */
 } RcModeCtx;
 
 #define RC_MV_UNARY 8
@@ -108,7 +111,15 @@ typedef struct RcVecCtx {
     RcProb mag[2][4];              /* unary bins of |d| - 1, by c and min(bin, 3) */
     RcProb merge[2][2];            /* format 7: a candidate? by two candidates, the last vector one */
     RcProb merge_idx;              /* which of two */
+    RcProb zero_nb[2][2][2][2][2]; /* window flags bit 14: zero? by c, z0, z1, lsh, t != lastref */
+    RcProb ref_nb[3][16];          /* window flags bit 14: t's 4 bits by min(lastref, 2) */
+    int on;                        /* window flags bit 14: the contexts above, RC_MV_UNARY_NB bins */
+    int lsh;                       /* with on: the block to the left is shifted (set before each vector) */
+    int tnew;                      /* with on: the vector's reference is not lastref (set by its reference) */
 } RcVecCtx;
+
+/* Window flags bit 14: unary bins of a vector difference's magnitude. */
+#define RC_MV_UNARY_NB 16
 
 /* Format 7: before a vector, up to two candidates it may copy with no
  * reference or difference coded: the vector (dy, dx, t) of the block above
@@ -142,14 +153,42 @@ static inline int rc_vec_cand_index(const RcVecCand *k, int dy, int dx, int t)
     return -1;
 }
 
-static inline void rc_mode_ctx_init(RcModeCtx *c) { rc_probs_init(&c->left[0][0][0], sizeof(*c) / sizeof(RcProb)); }
-static inline void rc_vec_ctx_init(RcVecCtx *c) { rc_probs_init(c->same_ref, sizeof(*c) / sizeof(RcProb)); }
+/* Fresh contexts, without window flags bit 14 (the caller sets nb, on). */
+static inline void rc_mode_ctx_init(RcModeCtx *c)
+{
+    rc_probs_init(&c->left[0][0][0], offsetof(RcModeCtx, nb) / sizeof(RcProb));
+    c->nb = -1;
+}
+static inline void rc_vec_ctx_init(RcVecCtx *c)
+{
+    rc_probs_init(c->same_ref, offsetof(RcVecCtx, on) / sizeof(RcProb));
+    c->on = c->lsh = c->tnew = 0;
+}
+
+/* The context of the question mode == L?: by its neighbour context too
+ * under window flags bit 14. */
+static inline RcProb *rc_mode_left(RcModeCtx *c, int L, int A, int P)
+{
+    return c->nb >= 0 ? &c->left_nb[L][L == A][L == P][c->nb] : &c->left[L][L == A][L == P];
+}
+
+/* The context of a vector component's zero? question (rc_decode_mvd()). */
+static inline RcProb *rc_mvd_zero(RcVecCtx *c, int comp, int z0, int z1)
+{
+    return c->on ? &c->zero_nb[comp][z0][z1][c->lsh][c->tnew] : &c->zero[comp][z0][z1];
+}
+
+/* The contexts of a reference's 4 bits after lastref. */
+static inline RcProb *rc_ref_tree(RcVecCtx *c, int lastref)
+{
+    return c->on ? c->ref_nb[lastref < 2 ? lastref : 2] : c->ref_tree;
+}
 
 /* A mode: equal to L?, to A?, to P? (each asked only when it can be
  * new), else its 5 bits under the tree of L. */
 static inline int rc_decode_mode(RcDec *d, RcModeCtx *c, int L, int A, int P)
 {
-    if (L >= 0 && !rc_decode(d, &c->left[L][L == A][L == P])) return L;
+    if (L >= 0 && !rc_decode(d, rc_mode_left(c, L, A, P))) return L;
     if (A >= 0 && A != L && !rc_decode(d, &c->above[A][A == P])) return A;
     if (P >= 0 && P != L && P != A && !rc_decode(d, &c->prev[P])) return P;
     RcProb *t = c->tree[L + 1];
@@ -159,23 +198,25 @@ static inline int rc_decode_mode(RcDec *d, RcModeCtx *c, int L, int A, int P)
 }
 
 /* One vector component's difference v (|v| <= 2 * PNMF_RES_MAX_MV): zero?,
- * sign, |v| - 1 in unary up to RC_MV_UNARY, the rest as an Exp-Golomb code
+ * sign, |v| - 1 in unary up to RC_MV_UNARY (RC_MV_UNARY_NB with c->on),
+ * the rest as an Exp-Golomb code
  * of direct bits. z0: the previous vector's difference was (0, 0); z1: for
  * dx, dy == 0. Returns the difference, or INT32_MIN when the Exp-Golomb
  * prefix is longer than any difference needs. */
 static inline int32_t rc_decode_mvd(RcDec *d, RcVecCtx *c, int comp, int z0, int z1)
 {
-    if (!rc_decode(d, &c->zero[comp][z0][z1])) return 0;
+    if (!rc_decode(d, rc_mvd_zero(c, comp, z0, z1))) return 0;
     const int neg = rc_decode(d, &c->sign[comp]);
+    const int un = c->on ? RC_MV_UNARY_NB : RC_MV_UNARY;
     int a = 0;
-    while (a < RC_MV_UNARY && rc_decode(d, &c->mag[comp][a < 3 ? a : 3])) a++;
-    if (a == RC_MV_UNARY) {
+    while (a < un && rc_decode(d, &c->mag[comp][a < 3 ? a : 3])) a++;
+    if (a == un) {
         int n = 0;
         while (rc_decode_direct(d))
             if (++n > 16) return INT32_MIN;
         unsigned x = 1;
         for (int i = 0; i < n; i++) x = (x << 1) | (unsigned)rc_decode_direct(d);
-        a = RC_MV_UNARY + (int)(x - 1);
+        a = un + (int)(x - 1);
     }
     return neg ? -(a + 1) : a + 1;
 }
@@ -194,9 +235,12 @@ static inline int rc_decode_merge(RcDec *d, RcVecCtx *c, const RcVecCand *k, int
  * vector of t follow (rc_decode_mvd(), z0 as there). */
 static inline int rc_decode_ref(RcDec *d, RcVecCtx *c, int lastref)
 {
+    c->tnew = 0;
     if (!rc_decode(d, &c->same_ref[lastref != 0])) return lastref;
+    RcProb *rt = rc_ref_tree(c, lastref);
     int node = 1;
-    for (int i = 0; i < 4; i++) node = 2 * node + rc_decode(d, &c->ref_tree[node]);
+    for (int i = 0; i < 4; i++) node = 2 * node + rc_decode(d, &rt[node]);
+    c->tnew = node - 16 != lastref;
     return node - 16;
 }
 

@@ -76,7 +76,7 @@ static inline void rc_enc_finish(RcEnc *e)
 static inline void rc_encode_mode(RcEnc *e, RcModeCtx *c, int mode, int L, int A, int P)
 {
     if (L >= 0) {
-        rc_encode(e, &c->left[L][L == A][L == P], mode != L);
+        rc_encode(e, rc_mode_left(c, L, A, P), mode != L);
         if (mode == L) return;
     }
     if (A >= 0 && A != L) {
@@ -98,15 +98,15 @@ static inline void rc_encode_mode(RcEnc *e, RcModeCtx *c, int mode, int L, int A
 /* rc_decode_mvd()'s decisions for the difference v. */
 static inline void rc_encode_mvd(RcEnc *e, RcVecCtx *c, int comp, int z0, int z1, int v)
 {
-    rc_encode(e, &c->zero[comp][z0][z1], v != 0);
+    rc_encode(e, rc_mvd_zero(c, comp, z0, z1), v != 0);
     if (!v) return;
     rc_encode(e, &c->sign[comp], v < 0);
-    const int a = (v < 0 ? -v : v) - 1;
-    for (int i = 0; i < RC_MV_UNARY; i++) {
+    const int a = (v < 0 ? -v : v) - 1, un = c->on ? RC_MV_UNARY_NB : RC_MV_UNARY;
+    for (int i = 0; i < un; i++) {
         rc_encode(e, &c->mag[comp][i < 3 ? i : 3], a > i);
         if (a <= i) return;
     }
-    const unsigned x = (unsigned)(a - RC_MV_UNARY) + 1;
+    const unsigned x = (unsigned)(a - un) + 1;
     int n = 0;
     while (x >> (n + 1)) n++;
     for (int i = 0; i < n; i++) rc_encode_direct(e, 1);
@@ -120,12 +120,14 @@ static inline void rc_encode_mvd(RcEnc *e, RcVecCtx *c, int comp, int z0, int z1
 static inline void rc_encode_vector(RcEnc *e, RcVecCtx *c, int t, int lastref, int z0, int dy, int dx)
 {
     rc_encode(e, &c->same_ref[lastref != 0], t != lastref);
+    RcProb *rt = rc_ref_tree(c, lastref);
     if (t != lastref)
         for (int i = 3, node = 1; i >= 0; i--) {
             const int bit = (t >> i) & 1;
-            rc_encode(e, &c->ref_tree[node], bit);
+            rc_encode(e, &rt[node], bit);
             node = 2 * node + bit;
         }
+    c->tnew = t != lastref;
     rc_encode_mvd(e, c, 0, z0, 0, dy);
     rc_encode_mvd(e, c, 1, z0, dy == 0, dx);
 }
@@ -162,7 +164,7 @@ static inline double rc_mode_step(RcModeCtx *c, int mode, int L, int A, int P, i
     double bits = 0;
     RcProb *q;
     if (L >= 0) {
-        q = &c->left[L][L == A][L == P];
+        q = rc_mode_left(c, L, A, P);
         bits += rc_cost(*q, mode != L);
         if (update) rc_adapt(q, mode != L);
         if (mode == L) return bits;
@@ -191,21 +193,21 @@ static inline double rc_mode_step(RcModeCtx *c, int mode, int L, int A, int P, i
 
 static inline double rc_mvd_step(RcVecCtx *c, int comp, int z0, int z1, int v, int update)
 {
-    RcProb *q = &c->zero[comp][z0][z1];
+    RcProb *q = rc_mvd_zero(c, comp, z0, z1);
     double bits = rc_cost(*q, v != 0);
     if (update) rc_adapt(q, v != 0);
     if (!v) return bits;
     bits += rc_cost(c->sign[comp], v < 0);
     if (update) rc_adapt(&c->sign[comp], v < 0);
-    const int a = (v < 0 ? -v : v) - 1;
-    for (int i = 0; i < RC_MV_UNARY; i++) {
+    const int a = (v < 0 ? -v : v) - 1, un = c->on ? RC_MV_UNARY_NB : RC_MV_UNARY;
+    for (int i = 0; i < un; i++) {
         q = &c->mag[comp][i < 3 ? i : 3];
         bits += rc_cost(*q, a > i);
         if (update) rc_adapt(q, a > i);
         if (a <= i) return bits;
     }
     int n = 0;
-    while (((unsigned)(a - RC_MV_UNARY) + 1) >> (n + 1)) n++;
+    while (((unsigned)(a - un) + 1) >> (n + 1)) n++;
     return bits + 2 * n + 1;
 }
 
@@ -229,13 +231,15 @@ static inline double rc_vector_step(RcVecCtx *c, int t, int lastref, int z0, int
     RcProb *q = &c->same_ref[lastref != 0];
     double bits = rc_cost(*q, t != lastref);
     if (update) rc_adapt(q, t != lastref);
+    RcProb *rt = rc_ref_tree(c, lastref);
     if (t != lastref)
         for (int i = 3, node = 1; i >= 0; i--) {
             const int bit = (t >> i) & 1;
-            bits += rc_cost(c->ref_tree[node], bit);
-            if (update) rc_adapt(&c->ref_tree[node], bit);
+            bits += rc_cost(rt[node], bit);
+            if (update) rc_adapt(&rt[node], bit);
             node = 2 * node + bit;
         }
+    c->tnew = t != lastref;
     bits += rc_mvd_step(c, 0, z0, 0, dy, update);
     return bits + rc_mvd_step(c, 1, z0, dy == 0, dx, update);
 }

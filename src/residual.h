@@ -68,6 +68,7 @@
 #define PNMF_RES_MAX_STEP  4096   /* 256 gray levels */
 #define PNMF_FLAG_CASCADE  4096   /* window flags bit 12 (format 9): a step cascade (casc_period) */
 #define PNMF_RES_MAX_PERIOD 1024  /* a cascade's period, at most (a window's frames) */
+#define PNMF_FLAG_NBCTX    16384  /* window flags bit 14 (format 9): neighbour contexts of modes and vectors */
 
 typedef struct PnmfResidual {
     int step16;        /* 0: the window has no residual layer */
@@ -104,6 +105,9 @@ typedef struct PnmfResidual {
     size_t nmv, mvcap; /* vectors (pairs) */
     size_t *mvstart;   /* m + 1: frame j's vectors are mv[2 mvstart[j] .. 2 mvstart[j+1]) */
     int deblock;       /* window flags bit 7 (format 9): frames are filtered (deblock.h) */
+    int nbctx;         /* window flags bit 14 (format 9): the modes and vectors streams'
+                        * neighbour contexts (pnmf_residual_mode_nb(), RcVecCtx.on); the
+                        * writer leaves the bit out where it makes them no shorter */
     struct PnmfDeblockBlock *dbk; /* the filter's scratch, one per block of a frame */
     int16_t *gmv;      /* m pairs: frame j's global vector (format 7), the displacement of
                         * its previous prediction: D_{j-1} at (y + gy, x + gx), clamped */
@@ -240,6 +244,21 @@ static inline void pnmf_vec_push(PnmfVecState *s, int dy, int dx, int t, int mer
         s->prev[0] = (int16_t)l[0], s->prev[1] = (int16_t)l[1], s->prev[2] = (int16_t)s->lastref;
     s->z0 = merged || (dy == s->last[t][0] && dx == s->last[t][1]);
     s->last[t][0] = dy, s->last[t][1] = dx, s->lastref = t, s->lm = merged;
+}
+
+/* Window flags bit 14: block b's neighbour context of the question
+ * mode == L? in frame j, whose modes start at mo (frame j - 1's just
+ * before, bx blocks across, nb in a frame): (AL == A) + 2 (PL == P), with
+ * A, AL the modes above and above-left, P, PL those at b and at its left
+ * in frame j - 1, each -1 where there is none. An edge between modes that
+ * runs down the frame, or stays in place, makes a change of mode at b
+ * likely. */
+static inline int pnmf_residual_mode_nb(const uint8_t *mo, int bx, size_t nb, size_t b, int j)
+{
+    const int x = (int)(b % (size_t)bx), up = b >= (size_t)bx;
+    const int A = up ? mo[b - (size_t)bx] : -1, AL = up && x ? mo[b - (size_t)bx - 1] : -1;
+    const int P = j ? mo[(ptrdiff_t)b - (ptrdiff_t)nb] : -1, PL = j && x ? mo[(ptrdiff_t)b - (ptrdiff_t)nb - 1] : -1;
+    return (AL == A) | (PL == P) << 1;
 }
 
 /* Whether prediction mode (bits 0-2) reads this frame's decoded samples. */

@@ -1157,6 +1157,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
     int gy = r->enc_gy, gx = r->enc_gx;
     PnmfVecState vs; /* the vectors stream's state, as the writer will have it */
     pnmf_vec_init(&vs);
+    r->enc_vectors.on = r->nbctx; /* window flags bit 14 */
     if (nref) global_motion(src, Dp, r->rows, r->cols, &gy, &gx);
     r->enc_gy = gy, r->enc_gx = gx;
     /* the frame's global vector (format 7), which displaces the previous
@@ -1237,6 +1238,8 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
         int best = PNMF_RES_MODEL, vy = 0, vx = 0, vt = 0, best8 = 0, bdir = 0;
         const int left = b % r->bx ? modes[b - 1] : -1, above = b >= (size_t)r->bx ? modes[b - r->bx] : -1;
         const int prev = j ? modes[b - nb] : -1;
+        r->enc_modes.nb = r->nbctx ? pnmf_residual_mode_nb(modes, r->bx, nb, b, j) : -1; /* bit 14 */
+        r->enc_vectors.lsh = b % r->bx && (modes[b - 1] & 7) == PNMF_RES_SHIFTED;
         const int full = y1 - y0 == PNMF_RES_BLOCK && x1 - x0 == PNMF_RES_BLOCK;
         /* a block the previous frame predicts exactly needs no vector: the
          * shifted prediction cannot beat zero error for fewer bits */

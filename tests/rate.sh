@@ -31,9 +31,14 @@ ladder() {
     done
 }
 
-# -q 8..64 in steps of 8: each point smaller and worse; -q 0 no smaller
-# and no worse than -q 8 (whose pick may keep the lossless coding)
-ladder q sprites.mkv "<" 8 16 24 32 40 48 56 64
+# -q 8..64 in steps of 8: each point no larger and no better (the step
+# search of -q 24 codes -q 16's step too, and may keep it where the two
+# costs are within a few bytes), and at least 7 of the 8 points differ;
+# -q 0 no smaller and no worse than -q 8 (whose pick may keep the
+# lossless coding)
+ladder q sprites.mkv "<=" 8 16 24 32 40 48 56 64
+check '[ "$(for q in 8 16 24 32 40 48 56 64; do summary "$T/q$q.log"; done | sort -u | wc -l)" -ge 7 ]' \
+    "sprites.mkv -q 8..64 make fewer than 7 different points"
 ladder q sprites.mkv "<=" 0
 check 'awk "BEGIN{split(\"$(summary "$T/q8.log")\", a, \" \"); split(\"$(summary "$T/q0.log")\", b, \" \"); exit !(b[1] >= a[1] && b[2] >= a[2])}"' \
     "sprites.mkv -q 0 ($(summary "$T/q0.log")) is smaller or worse than -q 8 ($(summary "$T/q8.log"))"

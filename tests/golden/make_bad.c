@@ -802,6 +802,20 @@ int main(int argc, char **argv)
         free(f.p), free(pl.p);
     }
 
+    /* Format 9, window flags bit 14 (neighbour contexts) without bit 0 (a
+     * residual layer): window 0 of the valid file with its flags 0x4000. */
+    {
+        Bytes pl = good_payload(0), q = { 0 };
+        uint64_t flags = 0;
+        Rd r = { pl.p, pl.p + pl.n };
+        if (get_u(&r, &flags) < 0 || flags) abort();
+        add_varint(&q, PNMF_FLAG_NBCTX);
+        add(&q, r.p, (size_t)(r.end - r.p));
+        Bytes f = with_payload0(&q);
+        save(dir, "nbctx_no_residual.pnmf", &f);
+        free(f.p), free(pl.p), free(q.p);
+    }
+
     free(p0.p);
     free(good.p);
     return 0;

@@ -54,6 +54,7 @@ struct PnmfEncoder {
     int nbuf, frame_count;    /* frames buffered, frames pushed */
     int continues;            /* the window being coded continues the previous one */
     uint8_t *weights;         /* its block weights (pnmf_window_weights), made once a window */
+    uint8_t *weights_exact;   /* the same without the moved blocks' (an exact coding's), or NULL: weights */
     int subpel;               /* its shifted blocks move by quarter samples (window flags bit 6) */
     PnmfWindowModel alt;      /* try_repeats()'s model, for the keep step to weigh */
     int alt_extra;            /* its repeated entries */

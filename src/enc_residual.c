@@ -121,7 +121,13 @@ int pnmf_window_weights(PnmfEncoder *e, int m)
     /* -q 0: the blocks' lambda weighs a vector's bits against a few
      * levels' at most (every coding is exact), so the moved blocks'
      * weights, whose search is the costlier, are left out */
+    pnmf_free(e->weights_exact);
+    e->weights_exact = NULL;
     if (!e->s.quality && enc_picks(&e->s)) return 0;
+    /* and so an exact coding at any -q weighs as -q 0's: a -q above 0
+     * never codes a lossless window larger than -q 0 does */
+    if (!(e->weights_exact = pnmf_malloc_array((size_t)m, nb))) return PNMF_ERR_NOMEM;
+    memcpy(e->weights_exact, e->weights, (size_t)m * nb);
     return pnmf_residual_match_weights(e->frames, m, e->nv, e->vis_rows, e->vis_cols, e->weights);
 }
 
@@ -186,7 +192,7 @@ int pnmf_res_run_start(ResRun *run, const PnmfEncoder *e, ResBufs *rb, PnmfWindo
     if (enc_lossless_ctx(&e->s) && step16 == PNMF_RES_MIN_STEP && key16 == PNMF_RES_MIN_STEP &&
         !(md->res.enc_dec = pnmf_malloc_array((size_t)m, e->nv)))
         return PNMF_ERR_NOMEM;
-    md->res.enc_lx_fast = md->res.enc_dec && !e->s.quality;
+    md->res.enc_lx_fast = md->res.enc_dec != NULL;
     /* a window that continues one whose levels were range-coded prices its
      * levels with the levels stream's contexts (they will most likely be
      * range-coded too), others with the fixed table for zstd's varints */
@@ -209,7 +215,7 @@ int pnmf_res_run_start(ResRun *run, const PnmfEncoder *e, ResBufs *rb, PnmfWindo
         return PNMF_ERR_NOMEM;
     }
     run->avail = restore_refs(e, rb);
-    memcpy(run->weights, e->weights, (size_t)m * nb);
+    memcpy(run->weights, md->res.enc_dec && e->weights_exact ? e->weights_exact : e->weights, (size_t)m * nb);
     /* at the bottom of the -q range (steps over -q 49's) the weights fade
      * out, class 64 - q at most: kept exact by them, a still background
      * would hold the coarsest -q far above the error it stands for */

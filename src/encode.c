@@ -348,6 +348,7 @@ void pnmf_encoder_destroy(PnmfEncoder **pe)
     pnmf_sprite_dict_free(&e->sfound);
     pnmf_free(e->slot);
     pnmf_free(e->weights);
+    pnmf_free(e->weights_exact);
     pnmf_free(e->last_gray);
     pnmf_model_free(&e->last);
     pnmf_model_free(&e->alt);

@@ -19,6 +19,7 @@
  * against the windows actually read, the trailer against the index's
  * position and the end of the file.
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -352,6 +353,10 @@ struct PnmfContainerWriter {
     uint64_t time_next;
     PickMemo memo[PICK_MEMOS];
     unsigned memo_clock;
+    /* the memos and their clock: the encoder prices two codings at once
+     * on two threads (enc_rate.c), each through
+     * pnmf_container_window_bytes() */
+    pthread_mutex_t memo_lock;
 };
 
 static int writer_put(PnmfContainerWriter *w, const void *p, size_t n, char *err, size_t errlen)
@@ -419,6 +424,11 @@ int pnmf_container_writer_open_io(PnmfContainerWriter **out, const PnmfIO *io, c
         pnmf_set_err(err, errlen, "out of memory");
         return PNMF_ERR_NOMEM;
     }
+    if (pthread_mutex_init(&w->memo_lock, NULL)) {
+        pnmf_free(w);
+        pnmf_set_err(err, errlen, "out of memory");
+        return PNMF_ERR_NOMEM;
+    }
     w->io = *io;
     w->base = base;
     w->h = hc;
@@ -427,6 +437,7 @@ int pnmf_container_writer_open_io(PnmfContainerWriter **out, const PnmfIO *io, c
     header_pack(b, &w->h);
     const int ret = writer_put(w, b, sizeof(b), err, errlen);
     if (ret < 0) {
+        pthread_mutex_destroy(&w->memo_lock);
         pnmf_free(w);
         return ret;
     }
@@ -770,18 +781,21 @@ int pnmf_container_window_bytes(PnmfContainerWriter *w, uint32_t frame_count, co
     int first = 0;
     while (first < n - 1 && sizes[first] > bound) first++;
     if (sizes[first] > bound) return 0;
+    /* the memos locked, the compression not: two callers compress at once */
+    pthread_mutex_lock(&w->memo_lock);
     const PickMemo *m = memo_find(w, w->continues_next, payloads, sizes, n, first, bound);
-    if (m) {
-        *bytes = m->zsize;
-        return 0;
-    }
+    if (m) *bytes = m->zsize;
+    pthread_mutex_unlock(&w->memo_lock);
+    if (m) return 0;
     uint8_t *z = NULL;
     size_t zsize = 0;
     int pick = first;
     const int ret = pick_coding(w, w->continues_next, payloads, sizes, n, first, bound, &z, &zsize, &pick);
     if (ret >= 0) {
         *bytes = zsize;
+        pthread_mutex_lock(&w->memo_lock);
         memo_store(w, w->continues_next, payloads, sizes, n, first, bound, z, zsize, pick);
+        pthread_mutex_unlock(&w->memo_lock);
     } else {
         pnmf_free(z);
     }
@@ -905,6 +919,7 @@ void pnmf_container_writer_close(PnmfContainerWriter **pw)
     pnmf_free((*pw)->prev);
     pnmf_free((*pw)->dq);
     memos_clear(*pw);
+    pthread_mutex_destroy(&(*pw)->memo_lock);
     pnmf_freep(pw);
 }
 

@@ -106,7 +106,8 @@ int  pnmf_container_write_window_best(PnmfContainerWriter *w, uint32_t first_fra
  * write for these codings of a window of frame_count frames next (with the
  * continues flag as set now): SIZE_MAX when none is within the payload
  * bound. Nothing is written; the writer remembers the compressed result,
- * so writing these same codings next does not compress them again. */
+ * so writing these same codings next does not compress them again. Two
+ * threads may call it at once (not beside a write of the writer's). */
 int  pnmf_container_window_bytes(PnmfContainerWriter *w, uint32_t frame_count, const uint8_t *const *payloads,
                                  const size_t *sizes, int n, size_t *bytes);
 /* A timed writer (tb_num set): the duration of the next frame pushed, in

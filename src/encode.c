@@ -164,9 +164,14 @@ static int write_window(PnmfEncoder *e, EncWindow *w)
      * and context-coded masks need a v9 reader */
     const int tx8 = w->md.res.step16 && (pnmf_tx8_used(&w->md.res, 0, w->md.res.m) ||
                                          pnmf_intra_used(&w->md.res, 0, w->md.res.m)); /* or directions */
-    uint64_t wfl = 0; /* the window's flags as written: the writer chooses bit 14 */
-    Rd fr = { codings[0], codings[0] + sizes[0] };
-    const int nbctx = ret >= 0 && ncodings > 0 && get_u(&fr, &wfl) >= 0 && (wfl & PNMF_FLAG_NBCTX);
+    /* the writer chooses bit 14 per coding, and the container may store
+     * any of them: bit 14 in any coding's flags */
+    int nbctx = 0;
+    for (int a = 0; ret >= 0 && a < ncodings; a++) {
+        uint64_t wfl = 0;
+        Rd fr = { codings[a], codings[a] + sizes[a] };
+        nbctx |= get_u(&fr, &wfl) >= 0 && (wfl & PNMF_FLAG_NBCTX);
+    }
     if (ret >= 0 && (w->md.res.subpel || w->md.res.deblock || tx8 || w->md.res.npal || w->md.res.casc_period ||
                      nbctx || (w->md.spr.present && w->md.spr.ctxmasks)))
         pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V9);

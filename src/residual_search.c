@@ -1396,7 +1396,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                 const double lb = extra + lambda * rc_mode_step(&r->enc_modes, byte, left, above, prev, 0);
                 if (lb >= bj) continue;
                 if (fast && coded && xfound) continue; /* a prediction exact: levels only cost more */
-                if (fast && coded && lc) { /* estimated now, priced after the loop */
+                if (fast && coded && lc) { /* estimated here, priced after the loop */
                     double est = INFINITY, e2 = 0;
                     const int xe = lx_estimate(pm_, ltp, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1, x0, x1, pdy,
                                                pdx, dt[ndt].lv, &est);

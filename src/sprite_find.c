@@ -80,6 +80,7 @@ void pnmf_sprite_background(const uint8_t *const *frames, ptrdiff_t stride, int 
     int flat = 0;
     for (int v = 1; v < 256; v++)
         if (hist[v] > hist[flat]) flat = v;
+    /* (under 4 frames one frame is a quarter: too little to go by) */
     if (2 * hist[flat] <= (long)w * h || m < 4) return;
     for (int y = 0; y < h; y++)
         for (int x = 0; x < w; x++) {
@@ -332,7 +333,7 @@ static int fit_edge(const St *s, const PnmfSpritePose *ps, const TestPix *ord, i
  * in front of it? ord: its pixels in the order tested (pose_tests()).
  * Returns the count of foreground pixels it explains that nothing explains
  * yet, or -1. *work grows by the pixels tested. Inline in the search's
- * loops: most shifts fail within a few pixels, and a call per shift cost
+ * loops: most shifts fail within a few pixels, and a call per shift costs
  * as much as its tests. */
 static inline int try_place(const St *s, const PnmfSpritePose *ps, const TestPix *ord, int j, int py, int px,
                             int serial, long *work)
@@ -750,6 +751,8 @@ static int frame_line(const St *s, const uint8_t *bg, int col, int k, int step)
  * poses that stick out under the line, and the line is painted in front. */
 static void border(St *s, const uint8_t *bg)
 {
+    /* (the area keeps 2 lines at least each way: a frame of a few flat
+     * lines is no capture with a border) */
     s->ay0 = 0, s->ax0 = 0, s->ay1 = s->h, s->ax1 = s->w;
     while (s->ay0 < MAX_BORDER && s->ay1 - s->ay0 > 2 && frame_line(s, bg, 0, s->ay0, 1)) s->ay0++;
     while (s->h - s->ay1 < MAX_BORDER && s->ay1 - s->ay0 > 2 && frame_line(s, bg, 0, s->ay1 - 1, -1)) s->ay1--;

@@ -180,10 +180,10 @@
  * without a pick) is under this many times that of the residual layer alone
  * goes on to the step pick, which weighs the two at each step. */
 #define PNMF_SPRITE_MARGIN 1.1
-/* A window's pose sets are weighed on its first 1 / PNMF_SPRITE_PREFIX_DIV
- * of frames, at least PNMF_SPRITE_PREFIX_MIN (else on all of them), and
- * only the set kept is coded on to the last frame (enc_sprite.c). */
+/* A window's pose sets are weighed on its first 1 / this of frames, and
+ * only the set kept is coded on to the last frame (enc_sprite.c) ... */
 #define PNMF_SPRITE_PREFIX_DIV 2
+/* ... when that is at least this many frames (else on all of them) ... */
 #define PNMF_SPRITE_PREFIX_MIN 20
 /* ... unless two sets' costs there are this close (a share of the lower) */
 #define PNMF_SPRITE_PREFIX_TIE 0.01

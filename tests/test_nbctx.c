@@ -289,10 +289,14 @@ static void test_window(void)
     pnmf_model_free(&rd);
     /* a v8 reader does not know bit 14 */
     CHECK(read_v(8, buf, size, &rd, err, sizeof err) == PNMF_ERR_CORRUPT && strstr(err, "unknown features"));
-    /* the same decisions without the bit: other streams, the same blocks */
+    /* the same decisions without the bit: other streams (past the flags'
+     * varints, which differ anyway), the same blocks */
     md.res.nbctx = 0;
     CHECK(pnmf_model_write(&md, &b0, &s0) == 0);
-    CHECK(s0 != size || memcmp(b0, buf, size));
+    size_t f1 = 1, f0 = 1;
+    while (buf && f1 < size && buf[f1 - 1] & 0x80) f1++;
+    while (b0 && f0 < s0 && b0[f0 - 1] & 0x80) f0++;
+    CHECK(buf && b0 && (s0 - f0 != size - f1 || memcmp(b0 + f0, buf + f1, size - f1)));
     CHECK_MSG(read_v(9, b0, s0, &rd, err, sizeof err) == 0, "%s", err);
     CHECK(!rd.res.nbctx && !memcmp(rd.res.modes, md.res.modes, M * nb) &&
           !memcmp(rd.res.mv, md.res.mv, 2 * md.res.nmv * sizeof(int16_t)));

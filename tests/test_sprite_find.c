@@ -203,6 +203,18 @@ static void test_cap(void)
 
 enum { LW = 96, LH = 64, LM = 12 };
 
+/* Discovery with the default parameters over the LM frames f into a
+ * fresh dictionary d. */
+static void find_window(uint8_t (*f)[LW * LH], PnmfSpriteDict *d, PnmfSpriteWindow *win)
+{
+    const uint8_t *fp[LM];
+    for (int j = 0; j < LM; j++) fp[j] = f[j];
+    PnmfSpriteParams p;
+    pnmf_sprite_params_default(&p);
+    pnmf_sprite_dict_init(d);
+    CHECK(pnmf_sprite_find(d, &p, fp, LW, LW, LH, LM, win) == 0);
+}
+
 /* A sprite swims left out of the frame under a 1-sample frame line of 250
  * (a screen capture's window border): the clipped views are the whole
  * pose sticking out under the line, and the line is painted in front. */
@@ -223,14 +235,9 @@ static void test_frame_line(void)
         for (int x = 0; x < LW; x++) f[j][x] = f[j][(LH - 1) * LW + x] = 250;
         for (int y = 0; y < LH; y++) f[j][y * LW] = f[j][y * LW + LW - 1] = 250;
     }
-    const uint8_t *fp[LM];
-    for (int j = 0; j < LM; j++) fp[j] = f[j];
-    PnmfSpriteParams p;
-    pnmf_sprite_params_default(&p);
     PnmfSpriteDict d;
-    pnmf_sprite_dict_init(&d);
     PnmfSpriteWindow win;
-    CHECK(pnmf_sprite_find(&d, &p, fp, LW, LW, LH, LM, &win) == 0);
+    find_window(f, &d, &win);
     /* the sprite whole, and the left line (rows 1 .. LH - 2) */
     CHECK_MSG(d.count == 2, "%d poses", d.count);
     int sp = -1, line = -1;
@@ -281,14 +288,9 @@ static void test_near_match(void)
         const int by = 45 - 3 * j, bx = px + 7;
         f[j][by * LW + bx] = 255;
     }
-    const uint8_t *fp[LM];
-    for (int j = 0; j < LM; j++) fp[j] = f[j];
-    PnmfSpriteParams p;
-    pnmf_sprite_params_default(&p);
     PnmfSpriteDict d;
-    pnmf_sprite_dict_init(&d);
     PnmfSpriteWindow win;
-    CHECK(pnmf_sprite_find(&d, &p, fp, LW, LW, LH, LM, &win) == 0);
+    find_window(f, &d, &win);
     CHECK_MSG(d.count == 2, "%d poses", d.count);
     uint8_t comp[LW * LH];
     int over = 0;
@@ -323,8 +325,8 @@ static void test_flat_background(void)
     for (int tex = 0; tex < 2; tex++) {
         for (int j = 0; j < N; j++) {
             for (int i = 0; i < LW * LH; i++) f[j][i] = tex ? (uint8_t)(i * 7 % 200) : 165;
-            /* a flat block over columns 40 + j / 2 .. 59 + j / 2: column
-             * 50 shows it in 15 frames of 16 (rows 10 .. 29) */
+            /* a flat block over rows 10 .. 29, columns 40 + j / 2 ..
+             * 59 + j / 2 */
             for (int y = 10; y < 30; y++)
                 for (int x = 40 + j / 2; x < 60 + j / 2; x++) f[j][y * LW + x] = 14;
             fp[j] = f[j];

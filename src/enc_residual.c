@@ -124,10 +124,12 @@ int pnmf_window_weights(PnmfEncoder *e, int m)
     pnmf_free(e->weights_exact);
     e->weights_exact = NULL;
     if (!e->s.quality && enc_picks(&e->s)) return 0;
-    /* and so an exact coding at any -q weighs as -q 0's: a -q above 0
-     * never codes a lossless window larger than -q 0 does */
-    if (!(e->weights_exact = pnmf_malloc_array((size_t)m, nb))) return PNMF_ERR_NOMEM;
-    memcpy(e->weights_exact, e->weights, (size_t)m * nb);
+    /* and so a lossless coding (below PNMF_PICK_FLOOR) weighs as -q 0's:
+     * a -q above 0 never codes a lossless window larger than -q 0 does */
+    if (enc_lossless_ctx(&e->s)) {
+        if (!(e->weights_exact = pnmf_malloc_array((size_t)m, nb))) return PNMF_ERR_NOMEM;
+        memcpy(e->weights_exact, e->weights, (size_t)m * nb);
+    }
     return pnmf_residual_match_weights(e->frames, m, e->nv, e->vis_rows, e->vis_cols, e->weights);
 }
 
@@ -192,7 +194,6 @@ int pnmf_res_run_start(ResRun *run, const PnmfEncoder *e, ResBufs *rb, PnmfWindo
     if (enc_lossless_ctx(&e->s) && step16 == PNMF_RES_MIN_STEP && key16 == PNMF_RES_MIN_STEP &&
         !(md->res.enc_dec = pnmf_malloc_array((size_t)m, e->nv)))
         return PNMF_ERR_NOMEM;
-    md->res.enc_lx_fast = md->res.enc_dec != NULL;
     /* a window that continues one whose levels were range-coded prices its
      * levels with the levels stream's contexts (they will most likely be
      * range-coded too), others with the fixed table for zstd's varints */

@@ -18,7 +18,7 @@
 typedef struct PnmfLxMatch PnmfLxMatch;
 
 /* A matcher for frames of rows x cols (NULL: no memory, or a frame under
- * 8 x 8). fast (-q 0's coding): a frame after one whose blocks were
+ * 8 x 8). fast (a lossless coding): a frame after one whose blocks were
  * seldom in reference 0 looks in reference 0 alone (camera footage,
  * where the references' lookups find nothing and cost a cache miss
  * each). */

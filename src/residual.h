@@ -125,7 +125,6 @@ typedef struct PnmfResidual {
     int enc_idir;         /* the encoder's: try the directions on intra transform blocks */
     void *enc_match;      /* the encoder's exact block matcher of a lossless window (lossless_match.h) */
     void (*enc_match_free)(void *); /* and what frees it */
-    int enc_lx_fast;      /* the encoder's: a lossless coding (any -q), its trials pruned (lossless_match.h) */
     /* the encoder's, when not NULL: per block of the frame being coded, its
      * lambda is lambda * 2^(-enc_weight[b] / 2) (a block whose error later
      * frames will copy weighs more); enc_weight[b] < PNMF_RES_WEIGHTS */

@@ -186,7 +186,7 @@ static void level_tab_init(LevelTab *t, int step16, double lambda)
     }
 }
 
-/* A -q 0 coded trial put off until its estimate is weighed against the
+/* A lossless coded trial put off until its estimate is weighed against the
  * others' (pnmf_residual_encode_frame()). */
 typedef struct LxTrial {
     double lb, est; /* the mode's and vector's cost and the error; the levels' fixed-table bits */
@@ -269,7 +269,7 @@ static double try_block(int mode, int coded, const LevelTab *lt, int step16, dou
     return (double)sse + lambda * bits;
 }
 
-/* -q 0's estimate of a coded trial (the caller's est_cap < 0 of
+/* A lossless coding's estimate of a coded trial (the caller's est_cap < 0 of
  * try_block(), without its reconstruction): every coding is exact, so
  * the levels are the samples less the prediction, written to lv, and
  * the frame decoded so far is the source, which the spatial prediction
@@ -1209,18 +1209,16 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
     RcLevCtx *lc = r->enc_rc_price ? &r->enc_levels : NULL;
     const int kind = j != 0;
     /* a lossless window (its decoded frames kept for the sample-context
-     * stream): no transform block is exact, and an exact vector ends the
-     * search */
+     * stream): no transform block is exact, an exact vector ends the
+     * search, and the trials are pruned (lossless_match.h) */
     const int exact = r->enc_dec != NULL;
-    /* -q 0 (lossless_match.h): trials pruned */
-    const int fast = exact && r->enc_lx_fast;
     /* and its references indexed for exact block matches (lossless_match.h) */
     PnmfLxMatch *lxm = NULL;
-    /* -q 0 under sub-pixel motion (camera footage, where no block is
-     * found exactly): no index, the searches as if it found nothing */
-    const int nomatch = fast && r->subpel;
+    /* under sub-pixel motion (camera footage, where no block is found
+     * exactly): no index, the searches as if it found nothing */
+    const int nomatch = exact && r->subpel;
     if (exact && nref && !nomatch) {
-        if (!r->enc_match && (r->enc_match = pnmf_lxm_new(r->rows, r->cols, fast))) r->enc_match_free = pnmf_lxm_free;
+        if (!r->enc_match && (r->enc_match = pnmf_lxm_new(r->rows, r->cols, 1))) r->enc_match_free = pnmf_lxm_free;
         lxm = r->enc_match;
         if (lxm && pnmf_lxm_refs(lxm, j, ref, nref) < 0) {
             pnmf_free(bmv), pnmf_free(cbuf), pnmf_free(lts), pnmf_free(palat);
@@ -1259,7 +1257,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
         uint8_t dpred[PNMF_INTRA_DIRS][PNMF_RES_BLOCK * PNMF_RES_BLOCK];
         if (r->enc_idir && full && !exact) intra_dir_pick(src, D, r->cols, y0, x0, dpred, tdir);
         double bj = 1e300;
-        /* -q 0 with the levels priced by their contexts: the coded trials'
+        /* a lossless coding with the levels priced by their contexts: the coded trials'
          * levels are estimated with the fixed table first, and only those
          * within PNMF_LX_TRIAL_PRUNE of the least estimate are priced
          * (after the predictions' loop); an uncoded trial is cut short at
@@ -1339,10 +1337,10 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                          * this one holds it nowhere: none of its vectors can
                          * do better */
                         if ((lxm || nomatch) && full && hit && !nh) continue;
-                        /* -q 0 in a window of sub-pixel motion (camera
+                        /* a lossless coding under sub-pixel motion (camera
                          * footage, whose noise no farther reference
                          * repeats): the nearest references alone */
-                        if (fast && r->subpel && !nh && tt >= PNMF_LX_SUBPEL_REFS) continue;
+                        if (exact && r->subpel && !nh && tt >= PNMF_LX_SUBPEL_REFS) continue;
                         for (int k = 0; k < nh; k++) cand[nc][0] = (int16_t)(qs * hv[k][0]), cand[nc][1] = (int16_t)(qs * hv[k][1]), nc++;
                         xs = hit || nh ? 2 : (lxm || nomatch) && full && tt >= PNMF_LXM_FULL_REFS ? 3 : 1;
                     }
@@ -1395,8 +1393,8 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                  * and vector cost: past the best so far, it cannot win */
                 const double lb = extra + lambda * rc_mode_step(&r->enc_modes, byte, left, above, prev, 0);
                 if (lb >= bj) continue;
-                if (fast && coded && xfound) continue; /* a prediction exact: levels only cost more */
-                if (fast && coded && lc) { /* estimated here, priced after the loop */
+                if (exact && coded && xfound) continue; /* a prediction exact: levels only cost more */
+                if (exact && coded && lc) { /* estimated here, priced after the loop */
                     double est = INFINITY, e2 = 0;
                     const int xe = lx_estimate(pm_, ltp, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1, x0, x1, pdy,
                                                pdx, dt[ndt].lv, &est);
@@ -1411,9 +1409,9 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                     }
                     continue;
                 }
-                int xe = -1; /* -q 0 with the fixed table's prices: the estimate is the price */
+                int xe = -1; /* lossless with the fixed table's prices: the estimate is the price */
                 double est = 0;
-                if (fast && coded) {
+                if (exact && coded) {
                     int16_t lv[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
                     xe = lx_estimate(pm_, ltp, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1, x0, x1, pdy, pdx, lv,
                                      &est);
@@ -1422,7 +1420,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                                   : xe > 0 ? lb + lambda * est
                                            : lb + try_block(pm_, coded, ltp, step16, lambda, src, P, Pp, Dp, Dr, D,
                                                             r->rows, r->cols, y0, y1, x0, x1, pdy, pdx, NULL, lc, kind,
-                                                            INFINITY, NULL, fast && !coded);
+                                                            INFINITY, NULL, exact && !coded);
                 if (jj < bj) bj = jj, best = byte, vy = dy, vx = dx, vt = t, best8 = 0, bdir = 0, xfound |= !coded;
             }
             if (mode != PNMF_RES_SPATIAL && full && !exact) { /* intra too: each quarter from the ones before */

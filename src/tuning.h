@@ -138,16 +138,16 @@
 #define PNMF_LXM_RUN 8
 /* Lossless: positions of a hash chain a lookup visits at most. */
 #define PNMF_LXM_CHAIN 256
-/* -q 0: a frame looks in reference 0 alone when fewer than one in this
+/* lossless: a frame looks in reference 0 alone when fewer than one in this
  * many of the frame before's lookups there found the block ... */
 #define PNMF_LXM_SPARSE 32
 /* ... out of at least this many lookups. */
 #define PNMF_LXM_SPARSE_LOOKS 64
-/* -q 0: a coded trial whose levels' fixed-table bits exceed this many
+/* lossless: a coded trial whose levels' fixed-table bits exceed this many
  * times the least of the block's trials is not priced with the contexts
  * (residual_search.c): it is seldom the cheapest. */
 #define PNMF_LX_TRIAL_PRUNE 1.25
-/* -q 0, sub-pixel motion: the references a shifted block searches (camera
+/* lossless, sub-pixel motion: the references a shifted block searches (camera
  * noise makes the farther ones' predictions poorer). */
 #define PNMF_LX_SUBPEL_REFS 2
 

@@ -705,8 +705,7 @@ static int write_window(PnmfContainerWriter *w, uint32_t first_frame, uint32_t f
     PickMemo *m = memo_find(w, cont, payloads, sizes, n, first, bound);
     if (m) {
         z = m->z, zsize = m->zsize, pick = m->pick;
-        m->z = NULL;
-        memo_clear(m);
+        m->z = NULL; /* taken: memos_clear() below frees the rest */
     } else {
         ret = pick_coding(w, cont, payloads, sizes, n, first, bound, &z, &zsize, &pick);
     }

@@ -457,7 +457,7 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
      * lossless): the pick reuses both codings, and a layer kept meets the
      * residual layer alone there again */
     const int gate16 = enc_pick_first_step(e, w->step16);
-    double j[2] = { 0, 0 }, sse[2] = { 0, 0 }, jc[SPRITE_RULES], sc[SPRITE_RULES];
+    double j[2] = { 0, 0 }, sse[2] = { 0, 0 }, jc[SPRITE_RULES];
     size_t bytes = 0;
     int best = -1, same[SPRITE_RULES];
     /* each set is coded once, unless an earlier one sends the same poses;
@@ -488,7 +488,7 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
         best = code[0];
         ret = window_dict(e, &cand[best].spr);
         if (ret >= 0) ret = pnmf_window_costs(e, &cand[best], &w->bare, m, gate16, j, sse, &bytes, &w->bare_bytes);
-        if (ret >= 0) jc[best] = j[0], sc[best] = sse[0];
+        if (ret >= 0) jc[best] = j[0];
     } else if (ret >= 0 && placed > 0 && ncode > 1) {
         ResRun run;
         ret = code_sets(e, cand, code, ncode, m, gate16, &best, jc, &run);
@@ -500,17 +500,13 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
             if (ret >= 0)
                 ret = pnmf_window_costs_run(e, &run, &w->bare, gate16, j, sse, &bytes, &w->bare_bytes);
             pnmf_res_run_end(&run);
-            if (ret >= 0) jc[best] = j[0], sc[best] = sse[0];
+            if (ret >= 0) jc[best] = j[0];
         }
     }
     if (best < 0) best = 0;
     if (placed > 0)
         pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: pose sets coded:%s%s%s", e->windows, jc[0] >= 0 ? " every" : "",
                  jc[1] >= 0 ? " fresh" : "", jc[2] >= 0 ? " moving" : "");
-    if (ret >= 0 && placed > 0) {
-        ret = window_dict(e, &cand[best].spr);
-        j[0] = jc[best], sse[0] = sc[best];
-    }
     PnmfWindowModel md = cand[best];
     w->spr_new = cnew[best], w->spr_nnew = cn[best];
     for (int r = 0; r < SPRITE_RULES; r++)

@@ -57,16 +57,19 @@ static void make_sprite(Sprite *s, int w, int h, int notch)
         }
 }
 
-static void paint(uint8_t *f, const Put *p)
+/* Sprite s pasted at (py, px) on frame f of fw x fh: its mask's samples,
+ * those in the frame. */
+static void paste(uint8_t *f, int fw, int fh, const Sprite *s, int py, int px)
 {
-    const Sprite *s = &spr[p->s];
     for (int y = 0; y < s->h; y++)
         for (int x = 0; x < s->w; x++) {
-            const int fy = p->y + y, fx = p->x + x;
-            if (s->mask[y * s->w + x] && fy >= 0 && fy < H && fx >= 0 && fx < W)
-                f[fy * W + fx] = s->pix[y * s->w + x];
+            const int fy = py + y, fx = px + x;
+            if (s->mask[y * s->w + x] && fy >= 0 && fy < fh && fx >= 0 && fx < fw)
+                f[fy * fw + fx] = s->pix[y * s->w + x];
         }
 }
+
+static void paint(uint8_t *f, const Put *p) { paste(f, W, H, &spr[p->s], p->y, p->x); }
 
 static void add(int j, int s, int y, int x) { put[j][nput[j]++] = (Put){ s, y, x }; }
 
@@ -228,10 +231,7 @@ static void test_frame_line(void)
     for (int i = 0; i < LW * LH; i++) bg[i] = (uint8_t)urand(20, 119);
     for (int j = 0; j < LM; j++) {
         memcpy(f[j], bg, sizeof(bg));
-        const int py = 30, px = 14 - 2 * j;
-        for (int y = 0; y < a.h; y++)
-            for (int x = 0; x < a.w; x++)
-                if (a.mask[y * a.w + x] && px + x >= 1) f[j][(py + y) * LW + px + x] = a.pix[y * a.w + x];
+        paste(f[j], LW, LH, &a, 30, 14 - 2 * j); /* the line below covers column 0 */
         for (int x = 0; x < LW; x++) f[j][x] = f[j][(LH - 1) * LW + x] = 250;
         for (int y = 0; y < LH; y++) f[j][y * LW] = f[j][y * LW + LW - 1] = 250;
     }
@@ -280,10 +280,8 @@ static void test_near_match(void)
     for (int i = 0; i < LW * LH; i++) bg[i] = (uint8_t)urand(20, 119);
     for (int j = 0; j < LM; j++) {
         memcpy(f[j], bg, sizeof(bg));
-        const int py = 20, px = 10 + 2 * j;
-        for (int y = 0; y < a.h; y++)
-            for (int x = 0; x < a.w; x++)
-                if (a.mask[y * a.w + x]) f[j][(py + y) * LW + px + x] = a.pix[y * a.w + x];
+        const int px = 10 + 2 * j;
+        paste(f[j], LW, LH, &a, 20, px);
         /* the bubble rises through the sprite's middle column */
         const int by = 45 - 3 * j, bx = px + 7;
         f[j][by * LW + bx] = 255;
@@ -369,12 +367,7 @@ static void make_sets_clip(uint8_t f[EM][EW * EH], int nstill)
         if (j & 1) p[n++] = (Put){ 1, 53, 40 };
         for (int k = 0; k < nstill && j >= 14; k++)
             p[n++] = (Put){ 2 + k, 20 + 22 * (k & 1), 8 + 20 * k + (j >= 18 ? 2 * (k & 1) : 0) };
-        for (int t = 0; t < n; t++) {
-            const Sprite *sp = &s[p[t].s];
-            for (int y = 0; y < sp->h; y++)
-                for (int x = 0; x < sp->w; x++)
-                    if (sp->mask[y * sp->w + x]) fr[(p[t].y + y) * EW + p[t].x + x] = sp->pix[y * sp->w + x];
-        }
+        for (int t = 0; t < n; t++) paste(fr, EW, EH, &s[p[t].s], p[t].y, p[t].x);
     }
 }
 

@@ -177,6 +177,23 @@ static Bytes write_file(const PnmfHeader *h, int nwin, const int *count, const B
 }
 
 /* The valid file with window 0's payload replaced. */
+/* A file of one window of `frames` frames whose payload is md as the
+ * writer serializes it (md freed). */
+static void save_model(const char *dir, const char *name, const PnmfHeader *h, PnmfWindowModel *md, int frames)
+{
+    uint8_t *p;
+    size_t n;
+    if (pnmf_model_write(md, &p, &n) < 0) abort();
+    pnmf_model_free(md);
+    Bytes pl = { 0 };
+    add(&pl, p, n);
+    pnmf_free(p);
+    const int count[1] = { frames };
+    Bytes f = write_file(h, 1, count, &pl);
+    save(dir, name, &f);
+    free(f.p), free(pl.p);
+}
+
 static Bytes with_payload0(const Bytes *p0)
 {
     const PnmfHeader h = header();
@@ -767,17 +784,7 @@ int main(int argc, char **argv)
         md.res.nlev = md.res.cap = 64, md.res.start[1] = 64;
         md.res.idir[0] = PNMF_INTRA_DDR;
         md.res.rc_levels = 1;
-        uint8_t *p;
-        size_t n;
-        if (pnmf_model_write(&md, &p, &n) < 0) abort();
-        pnmf_model_free(&md);
-        Bytes pl = { 0 };
-        add(&pl, p, n);
-        pnmf_free(p);
-        const int count[1] = { 1 };
-        Bytes f = write_file(&h, 1, count, &pl);
-        save(dir, "intra_dir_range.pnmf", &f);
-        free(f.p), free(pl.p);
+        save_model(dir, "intra_dir_range.pnmf", &h, &md, 1);
     }
 
     /* Format 9, window flags bit 12: a step cascade whose step is 15/16
@@ -789,17 +796,7 @@ int main(int argc, char **argv)
         if (pnmf_model_alloc(&md, 8, 8, 8, 8, 2, 1, 0) < 0 || pnmf_residual_alloc(&md.res, 2, 8, 8, 64, 64) < 0)
             abort();
         md.res.casc_period = 1, md.res.casc_step16 = 15, md.res.casc_qp = 10;
-        uint8_t *p;
-        size_t n;
-        if (pnmf_model_write(&md, &p, &n) < 0) abort();
-        pnmf_model_free(&md);
-        Bytes pl = { 0 };
-        add(&pl, p, n);
-        pnmf_free(p);
-        const int count[1] = { 2 };
-        Bytes f = write_file(&h, 1, count, &pl);
-        save(dir, "cascade_step_range.pnmf", &f);
-        free(f.p), free(pl.p);
+        save_model(dir, "cascade_step_range.pnmf", &h, &md, 2);
     }
 
     /* Format 9, window flags bit 14 (neighbour contexts) without bit 0 (a

@@ -366,6 +366,60 @@ static void prefix_jobs(const PnmfEncoder *e, PrefixJob *a, PrefixJob *b)
     else if (b) prefix_job(b);
 }
 
+/* code_sets() of two sets (code[0], code[1]) weighed on p frames: both
+ * coded on the first q1 of them first, where one costing under 1 -
+ * PNMF_SPRITE_STAGE_CLEAR times the other is kept at once; else both go on
+ * to p and are weighed as code_sets() weighs them. */
+static int code_two(PnmfEncoder *e, PnmfWindowModel *cand, const int *code, int m, int step16, int split, int p, int q1,
+                    int *best, double *jc, PrefixJob *kept_job)
+{
+    PrefixJob job[2];
+    int ret = 0, ns = 0;
+    for (; ret >= 0 && ns < 2; ns++) {
+        job[ns].p = q1, job[ns].h = 0, job[ns].j = job[ns].jh = 0;
+        ret = window_dict(e, &cand[code[ns]].spr);
+        if (ret >= 0) ret = pnmf_res_run_start(&job[ns].run, e, &e->rb[ns], &cand[code[ns]], m, step16);
+        if (ret < 0) break;
+    }
+    if (ret >= 0) {
+        prefix_jobs(e, &job[0], &job[1]);
+        ret = job[0].ret < 0 ? job[0].ret : job[1].ret;
+    }
+    int k = 0; /* the slot kept: the first set's among equals */
+    if (ret >= 0 && fabs(job[0].j - job[1].j) > PNMF_SPRITE_STAGE_CLEAR * fmin(job[0].j, job[1].j)) {
+        k = job[1].j < job[0].j;
+        jc[code[0]] = job[0].j, jc[code[1]] = job[1].j;
+        /* the frames the residual layer alone is weighed on: here, or
+         * later on the kept set's way to the last frame */
+        if (split == q1) job[k].h = q1, job[k].jh = job[k].j;
+        else job[k].h = split > q1 ? split : 0;
+    } else if (ret >= 0) {
+        for (int t = 0; t < 2; t++) {
+            job[t].jh = split == q1 ? job[t].j : 0;
+            job[t].h = split == q1 ? q1 : p < m ? 0 : split;
+            job[t].p = p;
+        }
+        prefix_jobs(e, &job[0], &job[1]);
+        ret = job[0].ret < 0 ? job[0].ret : job[1].ret;
+        for (int t = 0; ret >= 0 && t < 2; t++)
+            if (p < m) job[t].h = p, job[t].jh = job[t].j;
+        if (ret >= 0 && p < m && fabs(job[1].j - job[0].j) <= PNMF_SPRITE_PREFIX_TIE * fmin(job[0].j, job[1].j)) {
+            /* too close to tell on the first frames: both to the last */
+            job[0].p = job[1].p = m;
+            prefix_jobs(e, &job[0], &job[1]);
+            ret = job[0].ret < 0 ? job[0].ret : job[1].ret;
+        }
+        jc[code[0]] = job[0].j, jc[code[1]] = job[1].j;
+        k = job[1].j < job[0].j;
+    }
+    for (int t = 0; t < ns; t++)
+        if (t != k || ret < 0) pnmf_res_run_end(&job[t].run);
+    if (ret < 0) return ret;
+    *best = code[k];
+    *kept_job = job[k];
+    return 0;
+}
+
 /* The ncode sets code[] weighed at step16 on the window's first
  * PNMF_SPRITE_PREFIX_DIV-th of frames, each coded that far, two at once
  * on two threads where there are: the set of the least cost there is
@@ -389,6 +443,9 @@ static int code_sets(PnmfEncoder *e, PnmfWindowModel *cand, const int *code, int
 {
     int p = m / PNMF_SPRITE_PREFIX_DIV;
     if (p < PNMF_SPRITE_PREFIX_MIN || ncode > 2) p = m;
+    const int q1 = p / PNMF_SPRITE_PREFIX_DIV;
+    if (ncode == 2 && q1 >= PNMF_SPRITE_STAGE_MIN)
+        return code_two(e, cand, code, m, step16, split, p, q1, best, jc, kept_job);
     PrefixJob job[2];
     int kept = -1, ret = 0; /* the job slot of the set kept so far (slot k codes in e->rb[k]) */
     for (int c = 0; ret >= 0 && c < ncode;) {
@@ -493,14 +550,19 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
         jc[r] = -1;
         if (!((!r && skip0) || cplaced[r] <= 0 || same[r] >= 0)) code[ncode++] = r;
     }
-    /* at -q PNMF_PICK_FLOOR the pick weighs the two codings at this step
-     * alone: where the layer costs under PNMF_SPRITE_CLEAR times the
-     * residual layer alone on the first frames (a prefix split of a
-     * window of PNMF_SPRITE_PREFIX_MIN frames or more), it is kept without
-     * the residual layer alone coded on (the pick is then offered it
-     * alone) */
-    const int split = enc_picks(&e->s) && e->s.quality == PNMF_PICK_FLOOR && m >= PNMF_SPRITE_PREFIX_MIN
-                          ? m / PNMF_SPRITE_PREFIX_DIV : 0;
+    /* at -q PNMF_PICK_FLOOR and -q 0 the pick weighs the window with its
+     * layer and without it at this step alone: where the layer costs under
+     * PNMF_SPRITE_CLEAR times the residual layer alone on the first frames
+     * (the first split of a window of PNMF_SPRITE_PREFIX_MIN frames or
+     * more), it is kept without the residual layer alone coded on, and
+     * the pick is offered its coding alone. On the development set's
+     * sprite clips every window the pick gives to the residual layer alone
+     * costs 1.002 times it or more there (docs/measurements.md, "Sprite
+     * gate on half a window"). */
+    const int split = enc_picks(&e->s) && (e->s.quality == PNMF_PICK_FLOOR || !e->s.quality) &&
+                              m >= PNMF_SPRITE_PREFIX_MIN
+                          ? m / PNMF_SPRITE_PREFIX_DIV
+                          : 0;
     int skipped = 0;
     double jclear = 0;
     if (ret >= 0 && placed > 0 && ncode >= 1) {
@@ -537,9 +599,9 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
             bare_on = ret >= 0;
         }
         if (ret >= 0) {
-            const int weigh = split && kj.h > 0 && kj.h < m;
-            bj.p = weigh ? kj.h : m, bj.h = 0;
-            kj.p = m, kj.h = 0;
+            const int hw = kj.h, weigh = split && hw > 0 && hw < m;
+            bj.p = weigh ? hw : m, bj.h = 0;
+            kj.p = m, kj.h = hw > kj.run.j ? hw : 0; /* its cost there on the way, where not had yet */
             prefix_jobs(e, &kj, &bj);
             ret = kj.ret < 0 ? kj.ret : bj.ret;
             if (ret >= 0 && weigh) {

@@ -552,9 +552,9 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
     }
     /* at -q PNMF_PICK_FLOOR and -q 0 the pick weighs the window with its
      * layer and without it at this step alone: where the layer costs under
-     * PNMF_SPRITE_CLEAR times the residual layer alone on the first frames
-     * (the first split of a window of PNMF_SPRITE_PREFIX_MIN frames or
-     * more), it is kept without the residual layer alone coded on, and
+     * PNMF_SPRITE_CLEAR times the residual layer alone on the first split
+     * frames (half of a window of PNMF_SPRITE_PREFIX_MIN frames or more),
+     * it is kept without the residual layer alone coded on, and
      * the pick is offered its coding alone. On the development set's
      * sprite clips every window the pick gives to the residual layer alone
      * costs 1.002 times it or more there (docs/measurements.md, "Sprite

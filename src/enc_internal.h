@@ -238,7 +238,7 @@ int pnmf_window_costs_run(PnmfEncoder *e, ResRun *run, PnmfWindowModel *bare, in
                           size_t *model_bytes, size_t *bare_bytes);
 /* The cost of the frames a run has coded (squared error + lambda * 8 *
  * bytes, as pnmf_window_costs() counts them): its model written as if the
- * window ended there. */
-int pnmf_res_run_cost(ResRun *run, double *j);
+ * window ended there; *bytes (unless NULL) the bytes it counts. */
+int pnmf_res_run_cost(ResRun *run, double *j, size_t *bytes);
 
 #endif /* PNMF_ENC_INTERNAL_H */

@@ -443,7 +443,7 @@ int pnmf_window_costs_run(PnmfEncoder *e, ResRun *run, PnmfWindowModel *bare, in
     return window_costs(e, run->md, run, bare, run->m, step16, j, sse, model_bytes, bare_bytes);
 }
 
-int pnmf_res_run_cost(ResRun *run, double *j)
+int pnmf_res_run_cost(ResRun *run, double *j, size_t *bytes_out)
 {
     /* the window's model written as if it ended after the frames coded */
     PnmfWindowModel *md = run->md;
@@ -454,6 +454,7 @@ int pnmf_res_run_cost(ResRun *run, double *j)
     const int ret = estimate_bytes(md, &bytes);
     md->m = m, md->spr.m = sm, md->res.m = rm;
     *j = run->sse + run->lambda * 8 * (double)bytes;
+    if (bytes_out) *bytes_out = bytes;
     return ret;
 }
 

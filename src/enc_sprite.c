@@ -333,18 +333,26 @@ static int window_dict(PnmfEncoder *e, PnmfSpriteLayer *L)
     return ret < 0 ? ret : pnmf_sprite_dict_commit(&e->wdict, L, e->continues, e->vis_rows, e->vis_cols, why, sizeof(why));
 }
 
-/* One set's run over the frames the sets are weighed on, for code_sets(). */
+/* One run over the frames the sets are weighed on, for code_sets(), and
+ * its cost there; at frame h too where h lies between the frames coded
+ * and those (the cost of a prefix the residual layer alone is weighed on). */
 typedef struct PrefixJob {
     ResRun run;
-    int p, ret;
-    double j;
+    int p, h, ret;
+    double j, jh;
+    size_t bytes;
 } PrefixJob;
 
 static void *prefix_job(void *arg)
 {
     PrefixJob *c = arg;
-    c->ret = pnmf_res_run_frames(&c->run, c->p);
-    if (c->ret >= 0) c->ret = pnmf_res_run_cost(&c->run, &c->j);
+    c->ret = 0;
+    if (c->h > c->run.j && c->h < c->p) {
+        c->ret = pnmf_res_run_frames(&c->run, c->h);
+        if (c->ret >= 0) c->ret = pnmf_res_run_cost(&c->run, &c->jh, NULL);
+    }
+    if (c->ret >= 0) c->ret = pnmf_res_run_frames(&c->run, c->p);
+    if (c->ret >= 0) c->ret = pnmf_res_run_cost(&c->run, &c->j, &c->bytes);
     return NULL;
 }
 
@@ -356,6 +364,60 @@ static void prefix_jobs(const PnmfEncoder *e, PrefixJob *a, PrefixJob *b)
     prefix_job(a);
     if (two) pthread_join(th, NULL);
     else if (b) prefix_job(b);
+}
+
+/* code_sets() of two sets (code[0], code[1]) weighed on p frames: both
+ * coded on the first q1 of them first, where one costing under 1 -
+ * PNMF_SPRITE_STAGE_CLEAR times the other is kept at once; else both go on
+ * to p and are weighed as code_sets() weighs them. */
+static int code_two(PnmfEncoder *e, PnmfWindowModel *cand, const int *code, int m, int step16, int split, int p, int q1,
+                    int *best, double *jc, PrefixJob *kept_job)
+{
+    PrefixJob job[2];
+    int ret = 0, ns = 0;
+    for (; ret >= 0 && ns < 2; ns++) {
+        job[ns].p = q1, job[ns].h = 0, job[ns].j = job[ns].jh = 0;
+        ret = window_dict(e, &cand[code[ns]].spr);
+        if (ret >= 0) ret = pnmf_res_run_start(&job[ns].run, e, &e->rb[ns], &cand[code[ns]], m, step16);
+        if (ret < 0) break;
+    }
+    if (ret >= 0) {
+        prefix_jobs(e, &job[0], &job[1]);
+        ret = job[0].ret < 0 ? job[0].ret : job[1].ret;
+    }
+    int k = 0; /* the slot kept: the first set's among equals */
+    if (ret >= 0 && fabs(job[0].j - job[1].j) > PNMF_SPRITE_STAGE_CLEAR * fmin(job[0].j, job[1].j)) {
+        k = job[1].j < job[0].j;
+        jc[code[0]] = job[0].j, jc[code[1]] = job[1].j;
+        /* the frames the residual layer alone is weighed on: here, or
+         * later on the kept set's way to the last frame */
+        if (split == q1) job[k].h = q1, job[k].jh = job[k].j;
+        else job[k].h = split > q1 ? split : 0;
+    } else if (ret >= 0) {
+        for (int t = 0; t < 2; t++) {
+            job[t].jh = split == q1 ? job[t].j : 0;
+            job[t].h = split == q1 ? q1 : p < m ? 0 : split;
+            job[t].p = p;
+        }
+        prefix_jobs(e, &job[0], &job[1]);
+        ret = job[0].ret < 0 ? job[0].ret : job[1].ret;
+        for (int t = 0; ret >= 0 && t < 2; t++)
+            if (p < m) job[t].h = p, job[t].jh = job[t].j;
+        if (ret >= 0 && p < m && fabs(job[1].j - job[0].j) <= PNMF_SPRITE_PREFIX_TIE * fmin(job[0].j, job[1].j)) {
+            /* too close to tell on the first frames: both to the last */
+            job[0].p = job[1].p = m;
+            prefix_jobs(e, &job[0], &job[1]);
+            ret = job[0].ret < 0 ? job[0].ret : job[1].ret;
+        }
+        jc[code[0]] = job[0].j, jc[code[1]] = job[1].j;
+        k = job[1].j < job[0].j;
+    }
+    for (int t = 0; t < ns; t++)
+        if (t != k || ret < 0) pnmf_res_run_end(&job[t].run);
+    if (ret < 0) return ret;
+    *best = code[k];
+    *kept_job = job[k];
+    return 0;
 }
 
 /* The ncode sets code[] weighed at step16 on the window's first
@@ -372,12 +434,18 @@ static void prefix_jobs(const PnmfEncoder *e, PrefixJob *a, PrefixJob *b)
  * frames picked the set all of them pick in all windows of 40 frames and
  * more but those within 1 % there; in one of 30 frames another set, for
  * 0.1 % of its cost at -q 16's step and +0.31 % BD-rate on x11_penguins
- * (docs/measurements.md, "Sprite-clip encoding speed"). */
-static int code_sets(PnmfEncoder *e, PnmfWindowModel *cand, const int *code, int ncode, int m, int step16, int *best,
-                     double *jc, ResRun *run)
+ * (docs/measurements.md, "Sprite-clip encoding speed").
+ * *kept_job: the kept set's job, its run at the frames weighed (kept_job->p),
+ * and its cost at frame kept_job->h: the frames weighed when fewer than the
+ * window's, else split (0: none). */
+static int code_sets(PnmfEncoder *e, PnmfWindowModel *cand, const int *code, int ncode, int m, int step16, int split,
+                     int *best, double *jc, PrefixJob *kept_job)
 {
     int p = m / PNMF_SPRITE_PREFIX_DIV;
     if (p < PNMF_SPRITE_PREFIX_MIN || ncode > 2) p = m;
+    const int q1 = p / PNMF_SPRITE_PREFIX_DIV;
+    if (ncode == 2 && q1 >= PNMF_SPRITE_STAGE_MIN)
+        return code_two(e, cand, code, m, step16, split, p, q1, best, jc, kept_job);
     PrefixJob job[2];
     int kept = -1, ret = 0; /* the job slot of the set kept so far (slot k codes in e->rb[k]) */
     for (int c = 0; ret >= 0 && c < ncode;) {
@@ -389,7 +457,7 @@ static int code_sets(PnmfEncoder *e, PnmfWindowModel *cand, const int *code, int
         for (int t = 0; ret >= 0 && t < ns; t++) {
             PrefixJob *jb = &job[slots[t]];
             const int r = code[c + t];
-            jb->p = p, jb->ret = 0, jb->j = 0;
+            jb->p = p, jb->h = p < m ? 0 : split, jb->ret = 0, jb->j = 0, jb->jh = 0;
             ret = window_dict(e, &cand[r].spr);
             if (ret >= 0) ret = pnmf_res_run_start(&jb->run, e, &e->rb[slots[t]], &cand[r], m, step16);
             if (ret < 0) ns = t; /* the ones started end below */
@@ -399,6 +467,7 @@ static int code_sets(PnmfEncoder *e, PnmfWindowModel *cand, const int *code, int
             PrefixJob *jb = &job[slots[t]];
             const int r = code[c + t];
             if (jb->ret < 0 && ret >= 0) ret = jb->ret;
+            if (jb->p < m) jb->h = jb->p, jb->jh = jb->j;
             if (ret >= 0 && kept >= 0 && jb->p < m &&
                 fabs(jb->j - job[kept].j) <= PNMF_SPRITE_PREFIX_TIE * fmin(jb->j, job[kept].j)) {
                 /* too close to tell on the first frames: both to the last */
@@ -422,7 +491,7 @@ static int code_sets(PnmfEncoder *e, PnmfWindowModel *cand, const int *code, int
         if (kept >= 0) pnmf_res_run_end(&job[kept].run);
         return ret;
     }
-    *run = job[kept].run;
+    *kept_job = job[kept];
     return 0;
 }
 
@@ -481,26 +550,85 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
         jc[r] = -1;
         if (!((!r && skip0) || cplaced[r] <= 0 || same[r] >= 0)) code[ncode++] = r;
     }
-    if (ret >= 0 && placed > 0 && ncode == 1) {
-        /* one set: coded beside the residual layer alone (on two threads
-         * where there are), the coding kept in its candidate, where the
-         * pick reuses it */
-        best = code[0];
-        ret = window_dict(e, &cand[best].spr);
-        if (ret >= 0) ret = pnmf_window_costs(e, &cand[best], &w->bare, m, gate16, j, sse, &bytes, &w->bare_bytes);
-        if (ret >= 0) jc[best] = j[0];
-    } else if (ret >= 0 && placed > 0 && ncode > 1) {
-        ResRun run;
-        ret = code_sets(e, cand, code, ncode, m, gate16, &best, jc, &run);
+    /* at -q PNMF_PICK_FLOOR and -q 0 the pick weighs the window with its
+     * layer and without it at this step alone: where the layer costs under
+     * PNMF_SPRITE_CLEAR times the residual layer alone on the first split
+     * frames (half of a window of PNMF_SPRITE_PREFIX_MIN frames or more),
+     * it is kept without the residual layer alone coded on, and
+     * the pick is offered its coding alone. On the development set's
+     * sprite clips every window the pick gives to the residual layer alone
+     * costs 1.002 times it or more there (docs/measurements.md, "Sprite
+     * gate on half a window"). */
+    const int split = enc_picks(&e->s) && (e->s.quality == PNMF_PICK_FLOOR || !e->s.quality) &&
+                              m >= PNMF_SPRITE_PREFIX_MIN
+                          ? m / PNMF_SPRITE_PREFIX_DIV
+                          : 0;
+    int skipped = 0;
+    double jclear = 0;
+    if (ret >= 0 && placed > 0 && ncode >= 1) {
+        PrefixJob kj, bj;
+        int kj_on = 0;
+        if (ncode == 1) {
+            best = code[0];
+            kj.p = m, kj.h = split, kj.jh = 0;
+            ret = window_dict(e, &cand[best].spr);
+            if (ret >= 0) ret = pnmf_res_run_start(&kj.run, e, &e->rb[0], &cand[best], m, gate16);
+            kj_on = ret >= 0;
+            if (ret >= 0 && kj.h) {
+                /* the first frames alone: the rest waits for the weighing */
+                kj.p = kj.h, prefix_job(&kj);
+                ret = kj.ret, kj.jh = kj.j, kj.p = m;
+            }
+        } else {
+            ret = code_sets(e, cand, code, ncode, m, gate16, split, &best, jc, &kj);
+            kj_on = ret >= 0;
+        }
+        int bare_on = 0;
         if (ret >= 0) {
             /* the set kept, gone on to the last frame beside the residual
              * layer alone (its coding stays in its candidate, where the
-             * pick reuses it) */
+             * pick reuses it), the latter to the kept set's first frames
+             * where they are weighed, else to the last frame; at once on
+             * two threads where there are */
             ret = window_dict(e, &cand[best].spr);
             if (ret >= 0)
-                ret = pnmf_window_costs_run(e, &run, &w->bare, gate16, j, sse, &bytes, &w->bare_bytes);
-            pnmf_res_run_end(&run);
-            if (ret >= 0) jc[best] = j[0];
+                ret = pnmf_model_alloc(&w->bare, e->rows, e->cols, e->vis_rows, e->vis_cols, m, cand[best].k, 0);
+            if (ret >= 0)
+                ret = pnmf_res_run_start(&bj.run, e, kj.run.rb == &e->rb[0] ? &e->rb[1] : &e->rb[0], &w->bare, m,
+                                         gate16);
+            bare_on = ret >= 0;
+        }
+        if (ret >= 0) {
+            const int hw = kj.h, weigh = split && hw > 0 && hw < m;
+            bj.p = weigh ? hw : m, bj.h = 0;
+            kj.p = m, kj.h = hw > kj.run.j ? hw : 0; /* its cost there on the way, where not had yet */
+            prefix_jobs(e, &kj, &bj);
+            ret = kj.ret < 0 ? kj.ret : bj.ret;
+            if (ret >= 0 && weigh) {
+                jclear = kj.jh / bj.j;
+                pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: on %d frames the layer costs %.3f times the residual layer alone",
+                         e->windows, bj.p, jclear);
+                if (jclear < PNMF_SPRITE_CLEAR) {
+                    skipped = 1;
+                } else {
+                    bj.p = m;
+                    prefix_job(&bj);
+                    ret = bj.ret;
+                }
+            }
+        }
+        if (ret >= 0) {
+            j[0] = kj.j, sse[0] = kj.run.sse, bytes = kj.bytes;
+            if (!skipped) j[1] = bj.j, sse[1] = bj.run.sse, w->bare_bytes = bj.bytes;
+            jc[best] = j[0];
+            pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: with the model %zu bytes, sse %.0f; without %zu bytes, sse %.0f",
+                     e->windows, bytes, sse[0], w->bare_bytes, sse[1]);
+        }
+        if (kj_on) pnmf_res_run_end(&kj.run);
+        if (bare_on) pnmf_res_run_end(&bj.run);
+        if (skipped || ret < 0) {
+            pnmf_model_free(&w->bare);
+            w->bare_bytes = 0;
         }
     }
     if (best < 0) best = 0;
@@ -516,7 +644,7 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
         return ret < 0 ? ret : 0;
     }
     w->bare_sse = sse[1];
-    if (ret >= 0 && j[0] < PNMF_SPRITE_MARGIN * j[1]) {
+    if (ret >= 0 && (skipped || j[0] < PNMF_SPRITE_MARGIN * j[1])) {
         w->md = md, w->sprites = 1, w->sse = sse[0];
     } else {
         pnmf_model_free(&md);
@@ -531,7 +659,7 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
     if (ret >= 0)
         pnmf_log(&e->s.logger, PNMF_LOG_INFO, "window %d: sprites: %d placed, %d new%s: %s (cost ratio %.3f)",
                  e->windows, placed, w->spr_nnew, best == 1 ? " (fresh poses)" : best == 2 ? " (moving poses)" : "",
-                 w->sprites ? "kept" : "dropped", j[0] / j[1]);
+                 w->sprites ? "kept" : "dropped", skipped ? jclear : j[0] / j[1]);
     return ret;
 }
 

@@ -278,14 +278,17 @@ static int fit_fresh(int in, int vis, int fresh)
 
 /* try_place() of a pose whose whole box is in the frame, once every mask
  * pixel matched or was painted by the blob (the first pass, np pixels):
- * the pixels it shows counted. */
-static int fit_inside(const St *s, const PnmfSpritePose *ps, const TestPix *ord, int j, int py, int px,
+ * the pixels it shows counted, unless fewer than best are left to explain
+ * under its box (the fresh ones are among them: it cannot be the search's
+ * best). */
+static int fit_inside(const St *s, const PnmfSpritePose *ps, const TestPix *ord, int j, int py, int px, int best,
                       long *work)
 {
     const int w = s->w, tol = s->p->tol, np = ps->npix;
     *work += np;
     /* no foreground pixel left to explain under the box: none fresh */
-    if (!unexplained(s, py, px, py + ps->h, px + ps->w)) return -1;
+    const int left = unexplained(s, py, px, py + ps->h, px + ps->w);
+    if (!left || left < best) return -1;
     const uint8_t *f0 = s->frames[j] + (ptrdiff_t)py * s->stride + px;
     const ptrdiff_t q0 = (ptrdiff_t)j * w * s->h + (ptrdiff_t)py * w + px;
     const uint8_t *g0 = s->fg + q0;
@@ -332,11 +335,12 @@ static int fit_edge(const St *s, const PnmfSpritePose *ps, const TestPix *ord, i
  * matches the frame or is painted by a placement of this blob (serial),
  * in front of it? ord: its pixels in the order tested (pose_tests()).
  * Returns the count of foreground pixels it explains that nothing explains
- * yet, or -1. *work grows by the pixels tested. Inline in the search's
+ * yet, or -1 (also where that count is below best, the most a shift tried
+ * so far explains). *work grows by the pixels tested. Inline in the search's
  * loops: most shifts fail within a few pixels, and a call per shift costs
  * as much as its tests. */
 static inline int try_place(const St *s, const PnmfSpritePose *ps, const TestPix *ord, int j, int py, int px,
-                            int serial, long *work)
+                            int serial, int best, long *work)
 {
     if (py < s->ay0 || px < s->ax0 || py + ps->h > s->ay1 || px + ps->w > s->ax1)
         return fit_edge(s, ps, ord, j, py, px, serial, work);
@@ -358,7 +362,7 @@ static inline int try_place(const St *s, const PnmfSpritePose *ps, const TestPix
         *work += k + 1;
         return -1;
     }
-    return fit_inside(s, ps, ord, j, py, px, work);
+    return fit_inside(s, ps, ord, j, py, px, best, work);
 }
 
 /* Pose id's tests (PoseTests), made on first use: its pixels far apart
@@ -647,7 +651,7 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
 #define TRY(PY, PX) do { \
                 const int py_ = (PY), px_ = (PX); \
                 if (py_ >= ylo && py_ <= yhi && px_ >= xlo && px_ <= xhi) { \
-                    const int f_ = try_place(s, ps, pt->ord, j, py_, px_, serial, &work); \
+                    const int f_ = try_place(s, ps, pt->ord, j, py_, px_, serial, best, &work); \
                     if (f_ > best || (f_ == best && bi == i && (py_ < bpy || (py_ == bpy && px_ < bpx)))) \
                         best = f_, bi = i, bpy = py_, bpx = px_; \
                 } \

@@ -187,6 +187,12 @@
 #define PNMF_SPRITE_PREFIX_MIN 20
 /* ... unless two sets' costs there are this close (a share of the lower) */
 #define PNMF_SPRITE_PREFIX_TIE 0.01
+/* Two sets are weighed on the first half of those frames first, one ahead by this share of the lower kept there ... */
+#define PNMF_SPRITE_STAGE_CLEAR 0.03
+/* ... where that half is at least this many frames */
+#define PNMF_SPRITE_STAGE_MIN 10
+/* At -q 16 and 0 a layer under this many times the residual layer alone's cost on the first half is kept (enc_sprite.c) */
+#define PNMF_SPRITE_CLEAR 0.97
 /* Whether the encoder tries the intra directions (format 9, window flags
  * bit 10) on intra transform blocks: off, as on the devset they cost
  * +0.2 to +0.7 % BD-rate (docs/measurements.md, "Directional intra"). */

@@ -27,10 +27,11 @@ int pnmf_entropy_compress_prefix(const uint8_t *src, size_t src_size, const uint
 int pnmf_entropy_decompress_prefix(const uint8_t *src, size_t src_size, const uint8_t *prefix,
                                    size_t prefix_size, size_t max_size, uint8_t **dst, size_t *dst_size);
 
-/* The compressors above, at a level of PNMF_ZSTD_PROBE_FROM or more, first
- * try a cheap match search with the level's window; when that stores every
- * block raw (the input does not shrink), its frame is the result. This one
- * always searches at level (the frame the probe must equal). */
+/* The compressors above, at a level of PNMF_ZSTD_PROBE_FROM or more (whose
+ * strategy is btultra2), first try cheap match searches with the level's
+ * window; when those store every block raw (the input does not shrink),
+ * the light search's frame is the result. This one always searches as the
+ * level does (the frame the probes' must equal). */
 int pnmf_entropy_compress_full(const uint8_t *src, size_t src_size, const uint8_t *prefix, size_t prefix_size,
                                int level, uint8_t **dst, size_t *dst_size);
 

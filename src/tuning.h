@@ -59,16 +59,14 @@
 #define PNMF_TWO_LEVEL_DROP 0.05f
 /* zstd level of the byte counts that decide between codings (the container compresses again). */
 #define PNMF_ESTIMATE_ZSTD_LEVEL 3
-/* zstd levels from which a cheap search first checks whether the payload shrinks at all. */
-#define PNMF_ZSTD_PROBE_FROM 10
+/* zstd levels from which cheap searches first check whether the payload shrinks (19-22: btultra2). */
+#define PNMF_ZSTD_PROBE_FROM 19
 /* Payload bytes below which zstd's own search is cheap enough to run unprobed. */
 #define PNMF_ZSTD_PROBE_MIN_SIZE 16384
-/* The cheap search: zstd's double-fast strategy (ZSTD_dfast). */
-#define PNMF_ZSTD_PROBE_STRATEGY 2
 /* Its hash and chain table logs. */
-#define PNMF_ZSTD_PROBE_HASH_LOG 16
+#define PNMF_ZSTD_PROBE_HASH_LOG 17
 /* Its shortest match. */
-#define PNMF_ZSTD_PROBE_MIN_MATCH 5
+#define PNMF_ZSTD_PROBE_MIN_MATCH 6
 
 /* The probe: one cheap fit that decides whether a full fit can pay */
 

@@ -11,17 +11,14 @@
 #define LXM_B PNMF_RES_BLOCK
 
 /* One indexed reference: the positions (y * w + x, w = cols - 7) of its
- * blocks by hash bucket, each bucket's in one run of pos[] in raster order
- * (bucket b's from start[b - 1] to start[b], start[-1] = 0): a lookup
- * reads a bucket's places from the end (the later first) one after
- * another in memory, and finds where those within the vector bound
- * begin by bisection. */
+ * blocks in chains by hash bucket. */
 typedef struct LxmSlot {
     long tag; /* the frame it indexes: j - 1 - t of frame j's reference t */
     int used, built; /* assigned to the frame; its index made (when a lookup first needs it) */
     const uint8_t *frame;
-    int32_t *pos;
-    int32_t *start0; /* start - 1: start[-1] .. start[nh - 1] */
+    int32_t *next;
+    int32_t *head;
+    uint64_t *seen; /* a bit per LXM_SEEN_MORE-fold finer bucket: a block of that hash is indexed */
 } LxmSlot;
 
 struct PnmfLxMatch {
@@ -30,12 +27,6 @@ struct PnmfLxMatch {
     LxmSlot slot[PNMF_RES_REFS + 1];
     int cur[PNMF_RES_REFS]; /* reference t's slot for the frame last given */
     uint64_t *up;           /* index_frame()'s block hashes, one per column, of the row above */
-    int32_t *bucket;        /* index_frame()'s bucket of each position, -1: not indexed */
-    /* a bit per LXM_SEEN_MORE-fold finer bucket and slot: a block of that
-     * hash is indexed; the words of the slots side by side (LXM_SLOTS
-     * words for each 64 buckets), so that one block's lookups in every
-     * reference read one or two cache lines */
-    uint64_t *seen;
     const uint8_t *hsrc;    /* the block whose hash hval is (pnmf_lxm_find() looks in each reference) */
     int hy, hx;
     uint64_t hval;
@@ -49,8 +40,6 @@ struct PnmfLxMatch {
  * chains' heads do not, and most blocks of camera footage are in no
  * reference. */
 #define LXM_SEEN_MORE 1
-
-#define LXM_SLOTS (PNMF_RES_REFS + 1)
 
 /* A block's hash: its rows' 8 bytes as words r_k, each times an odd
  * constant, summed as a polynomial in P (Horner: rows rolled in from the
@@ -84,12 +73,7 @@ PnmfLxMatch *pnmf_lxm_new(int rows, int cols, int fast)
     m->bits = 8;
     while (m->bits < 24 && ((size_t)1 << m->bits) < n) m->bits++;
     for (int s = 0; s <= PNMF_RES_REFS; s++) m->slot[s].tag = 0, m->slot[s].used = 0;
-    const size_t ns = ((size_t)1 << (m->bits + LXM_SEEN_MORE)) / 64;
-    if (!(m->up = pnmf_malloc_array((size_t)m->w, sizeof(uint64_t))) ||
-        !(m->bucket = pnmf_malloc_array(n, sizeof(int32_t))) ||
-        !(m->seen = pnmf_malloc_array(ns * LXM_SLOTS, sizeof(uint64_t)))) {
-        pnmf_free(m->up);
-        pnmf_free(m->bucket);
+    if (!(m->up = pnmf_malloc_array((size_t)m->w, sizeof(uint64_t)))) {
         pnmf_free(m);
         return NULL;
     }
@@ -101,12 +85,11 @@ void pnmf_lxm_free(void *p)
     PnmfLxMatch *m = p;
     if (!m) return;
     for (int s = 0; s <= PNMF_RES_REFS; s++) {
-        pnmf_free(m->slot[s].pos);
-        pnmf_free(m->slot[s].start0);
+        pnmf_free(m->slot[s].next);
+        pnmf_free(m->slot[s].head);
+        pnmf_free(m->slot[s].seen);
     }
     pnmf_free(m->up);
-    pnmf_free(m->bucket);
-    pnmf_free(m->seen);
     pnmf_free(m);
 }
 
@@ -114,20 +97,19 @@ void pnmf_lxm_free(void *p)
  * run of equal blocks along a row or a column only every
  * PNMF_LXM_RUN-th (a flat area would fill a chain with places that all
  * predict alike; one within PNMF_LXM_RUN - 1 of any place of the run
- * stays). */
+ * stays). Chains list the later positions first. */
 static int index_frame(PnmfLxMatch *m, LxmSlot *s, const uint8_t *f)
 {
     const size_t n = (size_t)m->w * m->h, nh = (size_t)1 << m->bits, cols = (size_t)m->cols;
     const size_t ns = (nh << LXM_SEEN_MORE) / 64;
-    if (!s->pos) {
-        s->pos = pnmf_malloc_array(n, sizeof(int32_t));
-        s->start0 = pnmf_malloc_array(nh + 1, sizeof(int32_t));
-        if (!s->pos || !s->start0) return PNMF_ERR_NOMEM;
+    if (!s->next) {
+        s->next = pnmf_malloc_array(n, sizeof(int32_t));
+        s->head = pnmf_malloc_array(nh, sizeof(int32_t));
+        s->seen = pnmf_malloc_array(ns, sizeof(uint64_t));
+        if (!s->next || !s->head || !s->seen) return PNMF_ERR_NOMEM;
     }
-    int32_t *start = s->start0 + 1; /* counts of bucket b in start[b], then where it ends */
-    memset(s->start0, 0, (nh + 1) * sizeof(int32_t));
-    uint64_t *seen = m->seen + (s - m->slot);
-    for (size_t i = 0; i < ns; i++) seen[i * LXM_SLOTS] = 0;
+    memset(s->head, 0xff, nh * sizeof(int32_t));
+    memset(s->seen, 0, ns * sizeof(uint64_t));
     const int shift = 64 - m->bits, sshift = shift - LXM_SEEN_MORE;
     uint64_t p7 = 1; /* P^7: the top row's weight */
     for (int k = 1; k < LXM_B; k++) p7 *= LXM_P;
@@ -146,23 +128,14 @@ static int index_frame(PnmfLxMatch *m, LxmSlot *s, const uint8_t *f)
             const int run = (x % PNMF_LXM_RUN && raw == left) || (y % PNMF_LXM_RUN && raw == up);
             left = raw;
             if (run) {
-                m->bucket[p] = -1;
+                s->next[p] = -2; /* not in a chain */
                 continue;
             }
-            m->bucket[p] = (int32_t)(raw >> shift);
-            start[raw >> shift]++;
-            seen[(raw >> sshift) / 64 * LXM_SLOTS] |= 1ull << ((raw >> sshift) % 64);
+            s->next[p] = s->head[raw >> shift];
+            s->head[raw >> shift] = (int32_t)p;
+            s->seen[(raw >> sshift) / 64] |= 1ull << ((raw >> sshift) % 64);
         }
     }
-    /* each bucket's run: its places in raster order */
-    int32_t sum = 0;
-    for (size_t b = 0; b < nh; b++) {
-        const int32_t c = start[b];
-        start[b] = sum;
-        sum += c;
-    }
-    for (size_t p = 0; p < n; p++)
-        if (m->bucket[p] >= 0) s->pos[start[m->bucket[p]]++] = (int32_t)p;
     s->built = 1;
     return 0;
 }
@@ -195,25 +168,6 @@ int pnmf_lxm_refs(PnmfLxMatch *m, int j, const uint8_t *const *ref, int nref)
     return 0;
 }
 
-/* A block's lookups in the references come one after another with a
- * search between them, each reading its seen bits and chain head at a
- * place no cache holds: asked for at once, the reads overlap. */
-static void prefetch_block(const PnmfLxMatch *m, uint64_t h)
-{
-#if defined(__GNUC__)
-    const uint64_t *seen = m->seen + (h >> (64 - m->bits - LXM_SEEN_MORE)) / 64 * LXM_SLOTS;
-    __builtin_prefetch(seen);
-    __builtin_prefetch(seen + LXM_SLOTS - 1);
-    for (int k = 0; k <= PNMF_RES_REFS; k++) {
-        const LxmSlot *q = &m->slot[k];
-        if (!q->used || !q->built) continue;
-        __builtin_prefetch(&q->start0[h >> (64 - m->bits)]);
-    }
-#else
-    (void)m, (void)h;
-#endif
-}
-
 int pnmf_lxm_find(PnmfLxMatch *m, int t, const uint8_t *src, int y0, int x0, int maxv, int py, int px,
                   int16_t (*out)[2], int cap)
 {
@@ -223,41 +177,20 @@ int pnmf_lxm_find(PnmfLxMatch *m, int t, const uint8_t *src, int y0, int x0, int
     if (!s->used) return 0;
     if (!s->built && index_frame(m, s, s->frame) < 0) return PNMF_ERR_NOMEM;
     const uint8_t *b = src + (size_t)y0 * m->cols + x0;
-    if (m->hsrc != src || m->hy != y0 || m->hx != x0) {
+    if (m->hsrc != src || m->hy != y0 || m->hx != x0)
         m->hsrc = src, m->hy = y0, m->hx = x0, m->hval = raw_hash(b, (size_t)m->cols);
-        prefetch_block(m, m->hval);
-    }
     const uint64_t h = m->hval, hs = h >> (64 - m->bits - LXM_SEEN_MORE);
-    if (!(m->seen[hs / 64 * LXM_SLOTS + (size_t)(s - m->slot)] >> (hs % 64) & 1)) {
+    if (!(s->seen[hs / 64] >> (hs % 64) & 1)) {
         m->looks += !t;
         return 0;
     }
     int n = 0, far[PNMF_LXM_CAP];
     if (cap > PNMF_LXM_CAP) cap = PNMF_LXM_CAP;
-    /* the bucket's places, the later first: pos[hi - 1] down to pos[lo];
-     * the walk visits PNMF_LXM_CHAIN of them at most, counting those it
-     * passes */
-    const size_t bk = h >> (64 - m->bits);
-    const int32_t lo = s->start0[bk], hi = s->start0[bk + 1];
-    /* places from below_end on are more than maxv rows below the block,
-     * those before above_end more than maxv rows above it */
-    const int32_t below_end = (int32_t)((y0 + maxv + 1 < m->h ? y0 + maxv + 1 : m->h) * m->w);
-    const int32_t above_end = (int32_t)((y0 - maxv > 0 ? y0 - maxv : 0) * m->w);
-    int32_t a = lo, z = hi; /* the first place at or past below_end: a */
-    while (a < z) {
-        const int32_t mid = a + (z - a) / 2;
-        if (s->pos[mid] < below_end) a = mid + 1;
-        else z = mid;
-    }
-    const int32_t last = hi - PNMF_LXM_CHAIN > lo ? hi - PNMF_LXM_CHAIN : lo; /* the last place visited */
-    for (int32_t i = a - 1; i >= last; i--) {
-        const int32_t p = s->pos[i];
-        if (p < above_end) break;
+    int walked = 0;
+    for (int32_t p = s->head[h >> (64 - m->bits)]; p >= 0 && walked < PNMF_LXM_CHAIN; p = s->next[p], walked++) {
         const int y = p / m->w, x = p % m->w, dy = y - y0, dx = x - x0;
-        /* every later place is at least py - dy from the prediction: with
-         * cap places kept, none of them nearer, none can enter */
-        if (n == cap && py - dy >= far[cap - 1]) break;
-        if (abs(dx) > maxv) continue;
+        if (dy < -maxv) break; /* a chain runs up the frame: the rest is above the bound too */
+        if (dy > maxv || abs(dx) > maxv) continue;
         if (!pnmf_residual_same_block(b, s->frame + (size_t)y * m->cols + x, (size_t)m->cols)) continue;
         const int d = abs(dy - py) + abs(dx - px);
         int k = n < cap ? n++ : cap;

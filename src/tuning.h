@@ -61,8 +61,8 @@
 #define PNMF_ESTIMATE_ZSTD_LEVEL 3
 /* zstd levels from which cheap searches first check whether the payload shrinks (19-22: btultra2). */
 #define PNMF_ZSTD_PROBE_FROM 19
-/* Payload bytes below which zstd's own search is cheap enough to run unprobed. */
-#define PNMF_ZSTD_PROBE_MIN_SIZE 16384
+/* Payload bytes below which level 19 runs unprobed (one zstd block: screen payloads, which shrink). */
+#define PNMF_ZSTD_PROBE_MIN_SIZE 131072
 /* Its hash and chain table logs. */
 #define PNMF_ZSTD_PROBE_HASH_LOG 17
 /* Its shortest match. */

@@ -1414,6 +1414,7 @@ static void test_raw_probe(void)
     uint32_t x = 12345;
     for (size_t i = 0; i < big; i++) src[i] = (uint8_t)((x = x * 1664525u + 1013904223u) >> 24);
     for (size_t i = 0; i < pre; i++) prefix[i] = (uint8_t)((x = x * 1664525u + 1013904223u) >> 24);
+    /* under, just over and well over PNMF_ZSTD_PROBE_MIN_SIZE */
     static const size_t sizes[] = { 20000, 140000, 1200000 };
     for (int k = 0; k < 3; k++)
         for (int withp = 0; withp < 2; withp++) {

@@ -63,9 +63,9 @@
 #define PNMF_ZSTD_PROBE_FROM 19
 /* Payload bytes below which level 19 runs unprobed (one zstd block: screen payloads, which shrink). */
 #define PNMF_ZSTD_PROBE_MIN_SIZE 131072
-/* Its hash and chain table logs. */
+/* The cheap searches' hash and chain table logs. */
 #define PNMF_ZSTD_PROBE_HASH_LOG 17
-/* Its shortest match. */
+/* Their shortest match (and the light search's match long enough to take at once). */
 #define PNMF_ZSTD_PROBE_MIN_MATCH 6
 
 /* The probe: one cheap fit that decides whether a full fit can pay */

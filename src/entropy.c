@@ -18,6 +18,7 @@
 
 #include "entropy.h"
 #include "internal.h"
+#include "tuning.h"
 
 /* A frame may not ask the decoder for a window larger than 2^27 bytes (128
  * MiB): the compressor's levels up to 22 stay at or below this. */
@@ -34,8 +35,13 @@ int pnmf_entropy_compress(const uint8_t *src, size_t src_size, int level,
     return pnmf_entropy_compress_prefix(src, src_size, NULL, 0, level, dst, dst_size);
 }
 
-int pnmf_entropy_compress_prefix(const uint8_t *src, size_t src_size, const uint8_t *prefix,
-                                 size_t prefix_size, int level, uint8_t **dst, size_t *dst_size)
+/* The searches of compress_frame(): the level's own, or with the level's
+ * window (so the same frame header) one of two cheap ones. */
+enum { SEARCH_LEVEL, SEARCH_DFAST, SEARCH_ULTRA_LIGHT };
+
+/* One frame of src at level, with the match search search names. */
+static int compress_frame(const uint8_t *src, size_t src_size, const uint8_t *prefix, size_t prefix_size,
+                          int level, int search, uint8_t **dst, size_t *dst_size)
 {
     *dst = NULL;
     *dst_size = 0;
@@ -48,6 +54,14 @@ int pnmf_entropy_compress_prefix(const uint8_t *src, size_t src_size, const uint
     if (ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level)) ||
         ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1)) ||
         ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 1)) ||
+        (search != SEARCH_LEVEL &&
+         (ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_strategy,
+                                              search == SEARCH_DFAST ? ZSTD_dfast : ZSTD_btultra2)) ||
+          ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_hashLog, PNMF_ZSTD_PROBE_HASH_LOG)) ||
+          ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_chainLog, PNMF_ZSTD_PROBE_HASH_LOG)) ||
+          ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_searchLog, 1)) ||
+          ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_minMatch, PNMF_ZSTD_PROBE_MIN_MATCH)) ||
+          ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_targetLength, PNMF_ZSTD_PROBE_MIN_MATCH)))) ||
         (prefix && ZSTD_isError(ZSTD_CCtx_refPrefix(cctx, prefix, prefix_size)))) {
         ret = PNMF_ERR_ARG;
         goto end;
@@ -77,6 +91,58 @@ end:
     pnmf_free(buf);
     ZSTD_freeCCtx(cctx);
     return ret;
+}
+
+int pnmf_entropy_frame_raw(const uint8_t *z, size_t n)
+{
+    /* the frame header (RFC 8878 3.1.1.1): magic, descriptor, window
+     * descriptor unless single segment, dictionary id, content size */
+    if (n < 9 || pnmf_rl32(z) != ZSTD_FRAME_MAGIC) return 0;
+    const unsigned fhd = z[4], fcs_flag = fhd >> 6, single = (fhd >> 5) & 1;
+    static const uint8_t did_bytes[4] = { 0, 1, 2, 4 }, fcs_bytes[4] = { 0, 2, 4, 8 };
+    size_t pos = 5 + !single + did_bytes[fhd & 3] + (fcs_flag ? fcs_bytes[fcs_flag] : single);
+    for (;;) {
+        if (n - 4 < 3 || pos > n - 4 - 3) return 0;
+        const uint32_t bh = z[pos] | (uint32_t)z[pos + 1] << 8 | (uint32_t)z[pos + 2] << 16;
+        if ((bh >> 1) & 3) return 0; /* an RLE or a compressed block */
+        pos += 3;
+        if ((bh >> 3) > n - 4 - pos) return 0;
+        pos += bh >> 3;
+        if (bh & 1) return pos == n - 4; /* the last block, then the checksum */
+    }
+}
+
+int pnmf_entropy_compress_full(const uint8_t *src, size_t src_size, const uint8_t *prefix, size_t prefix_size,
+                               int level, uint8_t **dst, size_t *dst_size)
+{
+    return compress_frame(src, src_size, prefix, prefix_size, level, SEARCH_LEVEL, dst, dst_size);
+}
+
+int pnmf_entropy_compress_prefix(const uint8_t *src, size_t src_size, const uint8_t *prefix,
+                                 size_t prefix_size, int level, uint8_t **dst, size_t *dst_size)
+{
+    /* Range-coded payloads do not shrink. A double-fast search that
+     * shrinks a block shows that the level's will too; one that stores
+     * every block raw is asked again of a light search of the level's
+     * strategy (btultra2: the same least gain for which a block is stored
+     * compressed, 1/256 where the double-fast search's is 1/64). Where
+     * that stores every block raw too, its frame is the result: the
+     * frame of the level's full search wherever that finds no more
+     * (same window, same header, raw blocks; so on every payload of the
+     * development set and in tests/test_container.c), at a third of its
+     * time. */
+    if (level >= PNMF_ZSTD_PROBE_FROM && src_size >= PNMF_ZSTD_PROBE_MIN_SIZE) {
+        for (int search = SEARCH_DFAST; search <= SEARCH_ULTRA_LIGHT; search++) {
+            const int ret = compress_frame(src, src_size, prefix, prefix_size, level, search, dst, dst_size);
+            if (ret < 0) return ret;
+            const int raw = pnmf_entropy_frame_raw(*dst, *dst_size);
+            if (raw && search == SEARCH_ULTRA_LIGHT) return 0;
+            pnmf_free(*dst);
+            *dst = NULL;
+            if (!raw) break;
+        }
+    }
+    return compress_frame(src, src_size, prefix, prefix_size, level, SEARCH_LEVEL, dst, dst_size);
 }
 
 /* The frame header fields the container cares about (RFC 8878 3.1.1.1). */

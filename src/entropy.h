@@ -27,6 +27,17 @@ int pnmf_entropy_compress_prefix(const uint8_t *src, size_t src_size, const uint
 int pnmf_entropy_decompress_prefix(const uint8_t *src, size_t src_size, const uint8_t *prefix,
                                    size_t prefix_size, size_t max_size, uint8_t **dst, size_t *dst_size);
 
+/* The compressors above, at a level of PNMF_ZSTD_PROBE_FROM or more (whose
+ * strategy is btultra2), first try cheap match searches with the level's
+ * window; when those store every block raw (the input does not shrink),
+ * the light search's frame is the result. This one always searches as the
+ * level does (the frame the probes' must equal). */
+int pnmf_entropy_compress_full(const uint8_t *src, size_t src_size, const uint8_t *prefix, size_t prefix_size,
+                               int level, uint8_t **dst, size_t *dst_size);
+
+/* 1 if the n bytes at z are one zstd frame of raw blocks and a checksum. */
+int pnmf_entropy_frame_raw(const uint8_t *z, size_t n);
+
 /* The same with a decompression context kept by the caller across frames
  * (*ctx NULL at first: created here; pnmf_entropy_ctx_free() at the end). */
 int pnmf_entropy_decompress_ctx(void **ctx, const uint8_t *src, size_t src_size, const uint8_t *prefix,

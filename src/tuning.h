@@ -59,6 +59,14 @@
 #define PNMF_TWO_LEVEL_DROP 0.05f
 /* zstd level of the byte counts that decide between codings (the container compresses again). */
 #define PNMF_ESTIMATE_ZSTD_LEVEL 3
+/* zstd levels from which cheap searches first check whether the payload shrinks (19-22: btultra2). */
+#define PNMF_ZSTD_PROBE_FROM 19
+/* Payload bytes below which level 19 runs unprobed (one zstd block: screen payloads, which shrink). */
+#define PNMF_ZSTD_PROBE_MIN_SIZE 131072
+/* The cheap searches' hash and chain table logs. */
+#define PNMF_ZSTD_PROBE_HASH_LOG 17
+/* Their shortest match (and the light search's match long enough to take at once). */
+#define PNMF_ZSTD_PROBE_MIN_MATCH 6
 
 /* The probe: one cheap fit that decides whether a full fit can pay */
 

@@ -1404,8 +1404,64 @@ static void test_times(void)
     free(file);
 }
 
+/* The cheap probe before a slow zstd level: where it stores every block
+ * raw, its frame must be the very frame the slow level makes; where the
+ * input shrinks, the slow level's frame is the result. */
+static void test_raw_probe(void)
+{
+    const size_t big = 1200000, pre = 400000;
+    uint8_t *src = malloc(big), *prefix = malloc(pre);
+    uint32_t x = 12345;
+    for (size_t i = 0; i < big; i++) src[i] = (uint8_t)((x = x * 1664525u + 1013904223u) >> 24);
+    for (size_t i = 0; i < pre; i++) prefix[i] = (uint8_t)((x = x * 1664525u + 1013904223u) >> 24);
+    /* under, just over and well over PNMF_ZSTD_PROBE_MIN_SIZE */
+    static const size_t sizes[] = { 20000, 140000, 1200000 };
+    for (int k = 0; k < 3; k++)
+        for (int withp = 0; withp < 2; withp++) {
+            const size_t n = sizes[k];
+            uint8_t *z = NULL, *zf = NULL;
+            size_t zn = 0, zfn = 0;
+            CHECK(pnmf_entropy_compress_prefix(src, n, withp ? prefix : NULL, withp ? pre : 0, 19, &z, &zn) == 0);
+            CHECK(pnmf_entropy_compress_full(src, n, withp ? prefix : NULL, withp ? pre : 0, 19, &zf, &zfn) == 0);
+            CHECK(zn == zfn && !memcmp(z, zf, zn));
+            CHECK(pnmf_entropy_frame_raw(z, zn));
+            CHECK(zn > n);
+            /* a cut or altered frame is not one of raw blocks */
+            CHECK(!pnmf_entropy_frame_raw(z, zn - 1));
+            CHECK(!pnmf_entropy_frame_raw(z, 8));
+            const unsigned fhd = z[4], fcs = fhd >> 6, single = (fhd >> 5) & 1;
+            const size_t head = 5 + !single + (fcs ? (size_t)1 << fcs : single);
+            z[head] ^= 2; /* the first block's type: RLE */
+            CHECK(!pnmf_entropy_frame_raw(z, zn));
+            pnmf_free(z);
+            pnmf_free(zf);
+        }
+    /* noise with a repeated stretch, and noise that repeats the prefix:
+     * both shrink, and the slow level's frame is what comes out */
+    memcpy(src + 600000, src + 100000, 40000);
+    memcpy(src + 900000, prefix + 1000, 200000);
+    for (int withp = 0; withp < 2; withp++) {
+        uint8_t *z = NULL, *zf = NULL, *d = NULL;
+        size_t zn = 0, zfn = 0, dn = 0;
+        CHECK(pnmf_entropy_compress_prefix(src, big, withp ? prefix : NULL, withp ? pre : 0, 19, &z, &zn) == 0);
+        CHECK(pnmf_entropy_compress_full(src, big, withp ? prefix : NULL, withp ? pre : 0, 19, &zf, &zfn) == 0);
+        CHECK(zn == zfn && !memcmp(z, zf, zn));
+        CHECK(!pnmf_entropy_frame_raw(z, zn));
+        CHECK(zn < big - (withp ? 230000 : 30000));
+        CHECK(pnmf_entropy_decompress_prefix(z, zn, withp ? prefix : NULL, withp ? pre : 0, big, &d, &dn) == 0);
+        CHECK(dn == big && !memcmp(d, src, big));
+        pnmf_free(d);
+        pnmf_free(z);
+        pnmf_free(zf);
+    }
+    CHECK(!pnmf_entropy_frame_raw(src, 100));
+    free(src);
+    free(prefix);
+}
+
 int main(void)
 {
+    test_raw_probe();
     test_best_coding();
     test_crc();
     test_entropy();

@@ -486,6 +486,69 @@ static void test_matcher(void)
     free(f);
 }
 
+/* The matcher where a block repeats all over the references (a tiled
+ * pattern of period 9 x 11, as a desktop's backdrop): of the places within
+ * the vector bound, which a lookup passes by bisection and leaves once no
+ * later place can be nearer the prediction, the ones returned must be the
+ * nearest, as a brute-force search over every vector finds them. */
+enum { PR = 120, PC = 136, PM = 4, PV = 40 };
+static void test_matcher_tiled(void)
+{
+    const size_t n = (size_t)PR * PC;
+    uint8_t *f = malloc(n * PM), tile[9][11];
+    CHECK(f != NULL);
+    if (!f) return;
+    for (int y = 0; y < 9; y++)
+        for (int x = 0; x < 11; x++) tile[y][x] = (uint8_t)urn(256);
+    for (int j = 0; j < PM; j++) /* each frame the tiling shifted by (j, 2 j) */
+        for (int y = 0; y < PR; y++)
+            for (int x = 0; x < PC; x++) f[(size_t)j * n + (size_t)y * PC + x] = tile[(y + j) % 9][(x + 2 * j) % 11];
+    PnmfLxMatch *m = pnmf_lxm_new(PR, PC, 0);
+    CHECK(m != NULL);
+    if (!m) {
+        free(f);
+        return;
+    }
+    const int j = PM - 1;
+    const uint8_t *ref[PM - 1];
+    for (int t = 0; t < j; t++) ref[t] = f + (size_t)(j - 1 - t) * n;
+    CHECK(pnmf_lxm_refs(m, j, ref, j) == 0);
+    const uint8_t *src = f + (size_t)(j - 1) * n; /* frame 2's blocks, found in every reference */
+    int lookups = 0, full = 0;
+    for (int y0 = 0; y0 + 8 <= PR; y0 += 8)
+        for (int x0 = 0; x0 + 8 <= PC; x0 += 8)
+            for (int t = 0; t < j; t++) {
+                const int py = (int)urn(41) - 20, px = (int)urn(41) - 20;
+                int d[(2 * PV + 1) * (2 * PV + 1)], nd = 0;
+                for (int dy = -PV; dy <= PV; dy++)
+                    for (int dx = -PV; dx <= PV; dx++) {
+                        if (y0 + dy < 0 || y0 + dy + 8 > PR || x0 + dx < 0 || x0 + dx + 8 > PC) continue;
+                        int eq = 1;
+                        for (int v = 0; v < 8 && eq; v++)
+                            eq = !memcmp(src + (size_t)(y0 + v) * PC + x0, ref[t] + (size_t)(y0 + dy + v) * PC + x0 + dx, 8);
+                        if (eq) d[nd++] = abs(dy - py) + abs(dx - px);
+                    }
+                for (int a = 1; a < nd; a++) /* sorted, nearest first */
+                    for (int b = a; b > 0 && d[b - 1] > d[b]; b--) {
+                        const int u = d[b];
+                        d[b] = d[b - 1], d[b - 1] = u;
+                    }
+                int16_t out[PNMF_LXM_CAP][2];
+                const int no = pnmf_lxm_find(m, t, src, y0, x0, PV, py, px, out, PNMF_LXM_CAP);
+                lookups++;
+                full += no == PNMF_LXM_CAP;
+                CHECK_MSG(no == (nd < PNMF_LXM_CAP ? nd : PNMF_LXM_CAP), "block (%d, %d) ref %d: %d places, brute force %d",
+                          y0, x0, t, no, nd);
+                for (int k = 0; k < no && k < nd; k++)
+                    CHECK_MSG(abs(out[k][0] - py) + abs(out[k][1] - px) == d[k],
+                              "block (%d, %d) ref %d: place %d at %d from the prediction, brute force %d", y0, x0, t, k,
+                              abs(out[k][0] - py) + abs(out[k][1] - px), d[k]);
+            }
+    CHECK_MSG(full * 2 > lookups, "only %d of %d lookups found %d places", full, lookups, PNMF_LXM_CAP);
+    pnmf_lxm_free(m);
+    free(f);
+}
+
 /* -q 0's matcher (fast): a frame after one whose lookups in reference 0
  * seldom found the block looks in reference 0 alone; after one whose
  * blocks were there, in every reference again. The plain matcher always
@@ -551,6 +614,7 @@ int main(int argc, char **argv)
     for (int c = 0; c < NCLIPS; c++) test_clip(c);
     CHECK_MSG(probe_sides & 1, "no clip whose sample-context stream wins by far: the probe went untested");
     test_matcher();
+    test_matcher_tiled();
     test_matcher_sparse();
     test_encoder(dir);
     return test_summary("test_lossless");

@@ -231,11 +231,6 @@ int pnmf_window_bytes(const PnmfEncoder *e, PnmfWindowModel *md, int m, size_t *
 int pnmf_window_cost(PnmfEncoder *e, PnmfWindowModel *md, int m, int step16, double *sse, size_t *bytes);
 int pnmf_window_costs(PnmfEncoder *e, PnmfWindowModel *md, PnmfWindowModel *bare, int m, int step16,
                       double j[2], double sse[2], size_t *model_bytes, size_t *bare_bytes);
-/* The same, the coding over the model the run's, gone on to its last
- * frame (the run's buffers stay its own, the coding over no model takes
- * the other set). */
-int pnmf_window_costs_run(PnmfEncoder *e, ResRun *run, PnmfWindowModel *bare, int step16, double j[2], double sse[2],
-                          size_t *model_bytes, size_t *bare_bytes);
 /* The cost of the frames a run has coded (squared error + lambda * 8 *
  * bytes, as pnmf_window_costs() counts them): its model written as if the
  * window ended there; *bytes (unless NULL) the bytes it counts. */

@@ -368,7 +368,6 @@ typedef struct CostJob {
     int m, step16, ret;
     double sse;
     size_t bytes;
-    ResRun *run;              /* not NULL: md's coding is this run, gone on to frame m */
 } CostJob;
 
 /* The bytes of md's window as a coding's cost counts them: the payload
@@ -387,29 +386,27 @@ static int estimate_bytes(const PnmfWindowModel *md, size_t *bytes)
 static void *cost_job(void *arg)
 {
     CostJob *c = arg;
-    if (c->run) {
-        c->ret = pnmf_res_run_frames(c->run, c->m);
-        c->sse = c->run->sse;
-    } else {
-        c->ret = pnmf_window_code_residual(c->e, c->rb, c->md, c->m, c->step16, &c->sse);
-    }
+    c->ret = pnmf_window_code_residual(c->e, c->rb, c->md, c->m, c->step16, &c->sse);
     if (c->ret >= 0) c->ret = estimate_bytes(c->md, &c->bytes);
     return NULL;
 }
 
-/* pnmf_window_costs(), md's coding made by run (NULL: coded here in rb[0]);
- * the coding over no model in the other set of buffers. */
-static int window_costs(PnmfEncoder *e, PnmfWindowModel *md, ResRun *run, PnmfWindowModel *bare, int m, int step16,
-                        double j[2], double sse[2], size_t *model_bytes, size_t *bare_bytes)
+/* The residual layer of the window over md, and over no model at all
+ * (into bare, an empty model of md's size), coded into each; for each,
+ * the squared error and the cost j = squared error + lambda * 8 * bytes
+ * (the bytes in *model_bytes, *bare_bytes).
+ * The two codings are independent: with threads they run at once (the
+ * same result). md's coding in rb[0], the other in rb[1]. */
+int pnmf_window_costs(PnmfEncoder *e, PnmfWindowModel *md, PnmfWindowModel *bare, int m, int step16,
+                      double j[2], double sse[2], size_t *model_bytes, size_t *bare_bytes)
 {
     const double lambda = enc_residual_lambda(step16);
     /* the residual layer over no model does not depend on the model: a
      * caller that has it (bare coded, *bare_bytes set) passes it in */
     const int ready = *bare_bytes > 0;
     if (!ready) PNMF_CHECK(pnmf_model_alloc(bare, e->rows, e->cols, e->vis_rows, e->vis_cols, m, md->k, 0));
-    ResBufs *own = run ? run->rb : &e->rb[0], *other = own == &e->rb[0] ? &e->rb[1] : &e->rb[0];
-    CostJob c[2] = { { e, own, md, m, step16, 0, 0, 0, run },
-                     { e, other, bare, m, step16, 0, sse[1], *bare_bytes, NULL } };
+    ResBufs *own = &e->rb[0];
+    CostJob c[2] = { { e, own, md, m, step16, 0, 0, 0 }, { e, &e->rb[1], bare, m, step16, 0, sse[1], *bare_bytes } };
     pthread_t th;
     const int two = !ready && enc_two_threads(e) && !pthread_create(&th, NULL, cost_job, &c[1]);
     cost_job(&c[0]);
@@ -422,25 +419,6 @@ static int window_costs(PnmfEncoder *e, PnmfWindowModel *md, ResRun *run, PnmfWi
     pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: with the model %zu bytes, sse %.0f; without %zu bytes, sse %.0f",
              e->windows, c[0].bytes, sse[0], c[1].bytes, sse[1]);
     return 0;
-}
-
-/* The residual layer of the window over md, and over no model at all
- * (into bare, an empty model of md's size), coded into each; for each,
- * the squared error and the cost j = squared error + lambda * 8 * bytes
- * (the bytes in *model_bytes, *bare_bytes).
- * The two codings are independent: with threads they run at once (the
- * same result). */
-int pnmf_window_costs(PnmfEncoder *e, PnmfWindowModel *md, PnmfWindowModel *bare, int m, int step16,
-                       double j[2], double sse[2],
-                      size_t *model_bytes, size_t *bare_bytes)
-{
-    return window_costs(e, md, NULL, bare, m, step16, j, sse, model_bytes, bare_bytes);
-}
-
-int pnmf_window_costs_run(PnmfEncoder *e, ResRun *run, PnmfWindowModel *bare, int step16, double j[2], double sse[2],
-                          size_t *model_bytes, size_t *bare_bytes)
-{
-    return window_costs(e, run->md, run, bare, run->m, step16, j, sse, model_bytes, bare_bytes);
 }
 
 int pnmf_res_run_cost(ResRun *run, double *j, size_t *bytes_out)
@@ -462,7 +440,7 @@ int pnmf_res_run_cost(ResRun *run, double *j, size_t *bytes_out)
  * error and its bytes as pnmf_window_costs() counts them. */
 int pnmf_window_cost(PnmfEncoder *e, PnmfWindowModel *md, int m, int step16, double *sse, size_t *bytes)
 {
-    CostJob c = { e, &e->rb[0], md, m, step16, 0, 0, 0, NULL };
+    CostJob c = { e, &e->rb[0], md, m, step16, 0, 0, 0 };
     cost_job(&c);
     *sse = c.sse, *bytes = c.bytes;
     return c.ret;

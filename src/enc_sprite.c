@@ -367,9 +367,9 @@ static void prefix_jobs(const PnmfEncoder *e, PrefixJob *a, PrefixJob *b)
 }
 
 /* code_sets() of two sets (code[0], code[1]) weighed on p frames: both
- * coded on the first q1 of them first, where one costing under 1 -
- * PNMF_SPRITE_STAGE_CLEAR times the other is kept at once; else both go on
- * to p and are weighed as code_sets() weighs them. */
+ * coded on the first q1 of them first, where one the other exceeds by
+ * more than PNMF_SPRITE_STAGE_CLEAR of it is kept at once; else both go
+ * on to p and are weighed as code_sets() weighs them. */
 static int code_two(PnmfEncoder *e, PnmfWindowModel *cand, const int *code, int m, int step16, int split, int p, int q1,
                     int *best, double *jc, PrefixJob *kept_job)
 {
@@ -423,7 +423,7 @@ static int code_two(PnmfEncoder *e, PnmfWindowModel *cand, const int *code, int 
 /* The ncode sets code[] weighed at step16 on the window's first
  * PNMF_SPRITE_PREFIX_DIV-th of frames, each coded that far, two at once
  * on two threads where there are: the set of the least cost there is
- * kept, its run left under way in *run, to go on to the last frame; the
+ * kept, its run left under way in *kept_job, to go on to the last frame; the
  * others' costs there in jc (not comparable with a whole window's), their
  * runs ended. Two sets within PNMF_SPRITE_PREFIX_TIE of each other there
  * both go on to the last frame and are weighed on all of it, as are the
@@ -437,7 +437,8 @@ static int code_two(PnmfEncoder *e, PnmfWindowModel *cand, const int *code, int 
  * (docs/measurements.md, "Sprite-clip encoding speed").
  * *kept_job: the kept set's job, its run at the frames weighed (kept_job->p),
  * and its cost at frame kept_job->h: the frames weighed when fewer than the
- * window's, else split (0: none). */
+ * window's, else split (0: none); that cost is had only where h is at most
+ * the frames its run has coded, else the caller codes on past h. */
 static int code_sets(PnmfEncoder *e, PnmfWindowModel *cand, const int *code, int ncode, int m, int step16, int split,
                      int *best, double *jc, PrefixJob *kept_job)
 {
@@ -621,8 +622,10 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
             j[0] = kj.j, sse[0] = kj.run.sse, bytes = kj.bytes;
             if (!skipped) j[1] = bj.j, sse[1] = bj.run.sse, w->bare_bytes = bj.bytes;
             jc[best] = j[0];
-            pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: with the model %zu bytes, sse %.0f; without %zu bytes, sse %.0f",
-                     e->windows, bytes, sse[0], w->bare_bytes, sse[1]);
+            if (!skipped)
+                pnmf_log(&e->s.logger, PNMF_LOG_DEBUG,
+                         "window %d: with the model %zu bytes, sse %.0f; without %zu bytes, sse %.0f", e->windows, bytes,
+                         sse[0], w->bare_bytes, sse[1]);
         }
         if (kj_on) pnmf_res_run_end(&kj.run);
         if (bare_on) pnmf_res_run_end(&bj.run);

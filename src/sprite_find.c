@@ -335,8 +335,9 @@ static int fit_edge(const St *s, const PnmfSpritePose *ps, const TestPix *ord, i
  * matches the frame or is painted by a placement of this blob (serial),
  * in front of it? ord: its pixels in the order tested (pose_tests()).
  * Returns the count of foreground pixels it explains that nothing explains
- * yet, or -1 (also where that count is below best, the most a shift tried
- * so far explains). *work grows by the pixels tested. Inline in the search's
+ * yet, or -1 (for a box wholly in the frame also where fewer than best,
+ * the most a shift tried so far explains, are left to explain under it).
+ * *work grows by the pixels tested. Inline in the search's
  * loops: most shifts fail within a few pixels, and a call per shift costs
  * as much as its tests. */
 static inline int try_place(const St *s, const PnmfSpritePose *ps, const TestPix *ord, int j, int py, int px,

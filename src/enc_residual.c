@@ -159,15 +159,23 @@ int pnmf_res_run_start(ResRun *run, const PnmfEncoder *e, ResBufs *rb, PnmfWindo
     /* a key window's first frame is what later frames copy: a finer step */
     int key16 = e->continues ? (casc16 ? casc16 : step16) : (step16 + PNMF_KEY_STEP_DIV / 2) / PNMF_KEY_STEP_DIV;
     if (key16 < PNMF_RES_MIN_STEP) key16 = PNMF_RES_MIN_STEP;
-    /* format 9: palette blocks in a key window's first frame alone
-     * (window flags bit 13), where a screen's flat colours and sharp edges
-     * are coded without a prediction and later frames copy them; in later
-     * frames a palette competes with the predictions for the error the
-     * step pick weighs. Only where the frame looks like a captured screen:
-     * on camera footage and rendered gradients a palette's few levels
-     * stand for a noisy or graded block, and the step pick turns that
-     * into a coarser window. */
-    run->palette = PNMF_PAL_ENCODE && !e->continues && pnmf_pal_screen_like(e->frames, e->vis_rows, e->vis_cols);
+    /* format 9: palette blocks (window flags bit 13) in a key window's
+     * first frame, where a screen's flat colours and sharp edges are coded
+     * without a prediction and later frames copy them, and in every frame
+     * of a window that continues a range-coded one at steps up to -q
+     * PNMF_PAL_LATER_Q's: there first showings (a sprite's new pose, a
+     * part moving in) have no prediction either, and the levels a palette
+     * competes with are priced by the levels stream's own contexts. Not in
+     * a key window's later frames, whose levels are priced for zstd's
+     * varints, nor at the coarsest steps, where a palette's exact block
+     * costs more than the error it saves (docs/measurements.md). Only
+     * where the window's first frame looks like a captured screen: on
+     * camera footage and rendered gradients a palette's few levels stand
+     * for a noisy or graded block, and the step pick turns that into a
+     * coarser window. */
+    const int pal_later = e->continues && e->last_rc && step16 <= pnmf_residual_step(PNMF_PAL_LATER_Q);
+    run->palette = PNMF_PAL_ENCODE && (!e->continues || pal_later) &&
+                   pnmf_pal_screen_like(e->frames, e->vis_rows, e->vis_cols);
     if (!e->continues && key16 > PNMF_RES_MIN_STEP) {
         /* a lossless first frame can cost less than a lossy one (exact
          * repeats compress; quantization noise does not): try both,
@@ -240,7 +248,7 @@ int pnmf_res_run_frames(ResRun *run, int upto)
     int ret = 0;
     for (int j = run->j; ret >= 0 && j < upto; j++) {
         md->res.enc_weight = run->weights + (size_t)j * nb;
-        md->res.enc_palette = run->palette && j == 0;
+        md->res.enc_palette = run->palette && (j == 0 || e->continues);
         uint8_t *t = rb->Pp;
         rb->Pp = rb->P, rb->P = t;
         model_frame(e, rb, md, &rb->dict, j);

@@ -162,20 +162,21 @@ int pnmf_res_run_start(ResRun *run, const PnmfEncoder *e, ResBufs *rb, PnmfWindo
     /* format 9: palette blocks (window flags bit 13) in a key window's
      * first frame, where a screen's flat colours and sharp edges are coded
      * without a prediction and later frames copy them, and in every frame
-     * of a window that continues a range-coded one at steps up to -q
+     * of a lossy window that continues a range-coded one at steps up to -q
      * PNMF_PAL_LATER_Q's: there first showings (a sprite's new pose, a
-     * part moving in) have no prediction either, and the levels a palette
-     * competes with are priced by the levels stream's own contexts. Not in
-     * a key window's later frames, whose levels are priced for zstd's
-     * varints, nor at the coarsest steps, where a palette's exact block
-     * costs more than the error it saves (docs/measurements.md). Only
+     * part moving in) have no prediction either. Not in a key window's
+     * later frames (cuts_mix, all key windows, loses there), nor at the
+     * coarsest steps, where a palette's exact block costs more than the
+     * error it saves, nor in lossless windows, whose sample-context levels
+     * code the same blocks for less (docs/measurements.md). Only
      * where the window's first frame looks like a captured screen: on
      * camera footage and rendered gradients a palette's few levels stand
      * for a noisy or graded block, and the step pick turns that into a
      * coarser window. */
-    const int pal_later = e->continues && e->last_rc && step16 <= pnmf_residual_step(PNMF_PAL_LATER_Q);
-    run->palette = PNMF_PAL_ENCODE && (!e->continues || pal_later) &&
-                   pnmf_pal_screen_like(e->frames, e->vis_rows, e->vis_cols);
+    const int screen = pnmf_pal_screen_like(e->frames, e->vis_rows, e->vis_cols);
+    const int pal_later = e->continues && e->last_rc && step16 > PNMF_RES_MIN_STEP &&
+                          step16 <= pnmf_residual_step(PNMF_PAL_LATER_Q);
+    run->palette = PNMF_PAL_ENCODE && (!e->continues || pal_later) && screen;
     if (!e->continues && key16 > PNMF_RES_MIN_STEP) {
         /* a lossless first frame can cost less than a lossy one (exact
          * repeats compress; quantization noise does not): try both,

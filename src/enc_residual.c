@@ -159,15 +159,24 @@ int pnmf_res_run_start(ResRun *run, const PnmfEncoder *e, ResBufs *rb, PnmfWindo
     /* a key window's first frame is what later frames copy: a finer step */
     int key16 = e->continues ? (casc16 ? casc16 : step16) : (step16 + PNMF_KEY_STEP_DIV / 2) / PNMF_KEY_STEP_DIV;
     if (key16 < PNMF_RES_MIN_STEP) key16 = PNMF_RES_MIN_STEP;
-    /* format 9: palette blocks in a key window's first frame alone
-     * (window flags bit 13), where a screen's flat colours and sharp edges
-     * are coded without a prediction and later frames copy them; in later
-     * frames a palette competes with the predictions for the error the
-     * step pick weighs. Only where the frame looks like a captured screen:
-     * on camera footage and rendered gradients a palette's few levels
-     * stand for a noisy or graded block, and the step pick turns that
-     * into a coarser window. */
-    run->palette = PNMF_PAL_ENCODE && !e->continues && pnmf_pal_screen_like(e->frames, e->vis_rows, e->vis_cols);
+    /* format 9: palette blocks (window flags bit 13) in a key window's
+     * first frame, where a screen's flat colours and sharp edges are coded
+     * without a prediction and later frames copy them, and in every frame
+     * of a lossy window that continues a range-coded one at steps up to -q
+     * PNMF_PAL_LATER_Q's: there first showings (a sprite's new pose, a
+     * part moving in) have no prediction either. Not in a key window's
+     * later frames (cuts_mix, all key windows, loses there), nor at the
+     * coarsest steps, where a palette's exact block costs more than the
+     * error it saves, nor in lossless windows, whose sample-context levels
+     * code the same blocks for less (docs/measurements.md). Only
+     * where the window's first frame looks like a captured screen: on
+     * camera footage and rendered gradients a palette's few levels stand
+     * for a noisy or graded block, and the step pick turns that into a
+     * coarser window. */
+    const int screen = pnmf_pal_screen_like(e->frames, e->vis_rows, e->vis_cols);
+    const int pal_later = e->continues && e->last_rc && step16 > PNMF_RES_MIN_STEP &&
+                          step16 <= pnmf_residual_step(PNMF_PAL_LATER_Q);
+    run->palette = PNMF_PAL_ENCODE && (!e->continues || pal_later) && screen;
     if (!e->continues && key16 > PNMF_RES_MIN_STEP) {
         /* a lossless first frame can cost less than a lossy one (exact
          * repeats compress; quantization noise does not): try both,
@@ -196,8 +205,11 @@ int pnmf_res_run_start(ResRun *run, const PnmfEncoder *e, ResBufs *rb, PnmfWindo
         return PNMF_ERR_NOMEM;
     /* a window that continues one whose levels were range-coded prices its
      * levels with the levels stream's contexts (they will most likely be
-     * range-coded too), others with the fixed table for zstd's varints */
-    md->res.enc_rc_price = e->continues && e->last_rc;
+     * range-coded too), and so does a lossy window of a screen, whose
+     * levels the writer range-codes (measured on cuts_mix's key windows,
+     * docs/measurements.md); others price them with the fixed table for
+     * zstd's varints, which find a sprite animation's exact repeats */
+    md->res.enc_rc_price = (e->continues && e->last_rc) || (screen && step16 > PNMF_RES_MIN_STEP);
     /* format 9: 8x8 transform blocks need the levels stream (window flags
      * bit 8), which a window continuing a range-coded one most likely has;
      * the others keep the varints' coding open (sprite animation's exact
@@ -240,7 +252,7 @@ int pnmf_res_run_frames(ResRun *run, int upto)
     int ret = 0;
     for (int j = run->j; ret >= 0 && j < upto; j++) {
         md->res.enc_weight = run->weights + (size_t)j * nb;
-        md->res.enc_palette = run->palette && j == 0;
+        md->res.enc_palette = run->palette && (j == 0 || e->continues);
         uint8_t *t = rb->Pp;
         rb->Pp = rb->P, rb->P = t;
         model_frame(e, rb, md, &rb->dict, j);

@@ -220,11 +220,13 @@
 #endif
 
 /* Whether the encoder tries palette blocks (window flags bit 13,
- * palette.h) in a key window's first frame (enc_residual.c): 0 builds an
+ * palette.h) where enc_residual.c says: 0 builds an
  * encoder whose output has none. Readers read them either way. */
 #ifndef PNMF_PAL_ENCODE
 #define PNMF_PAL_ENCODE 1
 #endif
+/* Palette blocks in every frame of a screen window continuing a range-coded one, at steps up to -q this. */
+#define PNMF_PAL_LATER_Q 44
 /* Share of a key frame's blocks of <= 8 levels from which palettes are tried (X11 captures 0.89-0.98, others <= 0.76). */
 #define PNMF_PAL_SCREEN_SHARE 0.85
 /* An 8x8 transform block whose quantization error (in the transform's

@@ -5,7 +5,8 @@
  * draws every sample of a palette block as the direct definition says,
  * the encoder finds exact palettes for blocks of few gray levels, a
  * window with palette blocks writes flag bit 13 and reads back the same,
- * and the default encoder codes a screen's first frame with them.
+ * and the default encoder codes a screen's first frame with them, and a
+ * continuing window's first showings at the finer steps.
  */
 #include <math.h>
 #include <stdio.h>
@@ -350,12 +351,16 @@ static void test_search(void)
 
 /* The default encoder (PNMF_PAL_ENCODE) on a drawn screen: striped boxes
  * of a few gray levels on white, moving one sample a frame, two windows
- * (a key window and one that continues it). Palette blocks go to the key
- * window's first frame alone (at most a frame's blocks), none to the
- * window that continues, and the file decodes to what the encoder said. */
+ * (a key window and one that continues it); with fresh, a third box shown
+ * of three scattered gray levels from frame SM / 2 + 1 on, which no
+ * earlier frame holds. Palette blocks
+ * go to the key window's first frame alone (at most a frame's blocks);
+ * in the window that continues, to the fresh box's first showing at -q
+ * 35 (steps up to -q PNMF_PAL_LATER_Q's), none at -q 64; and the file
+ * decodes to what the encoder said. */
 enum { SW = 64, SH = 48, SM = 8 };
 
-static void screen_frame(int j, uint8_t *f)
+static void screen_frame(int j, uint8_t *f, int fresh)
 {
     memset(f, 235, SW * SH);
     for (int y = 0; y < 20; y++)
@@ -363,22 +368,28 @@ static void screen_frame(int j, uint8_t *f)
             f[(6 + y) * SW + 4 + j + x] = (uint8_t)((x / 3 + y / 4) % 2 ? 40 : 120);
             f[(24 + y) * SW + 30 - j + x] = (uint8_t)(x % 5 < 2 ? 16 : y % 6 < 3 ? 90 : 200);
         }
+    if (fresh && j > SM / 2)
+        for (int y = 0; y < 16; y++)
+            for (int x = 0; x < 16; x++) { /* three gray levels, scattered: no transform codes them cheaply */
+                static const uint8_t lv[3] = { 30, 130, 220 };
+                f[(28 + y) * SW + 2 + x] = lv[(unsigned)(x * 7 + y * 13 + x * y) % 3];
+            }
 }
 
-static void test_encoder(void)
+static void encoder_run(int quality, int fresh, uint64_t pal[2])
 {
     char path[512];
     const char *dir = getenv("TMPDIR");
     snprintf(path, sizeof path, "%s/test_palette_enc.pnmf", dir ? dir : "/tmp");
     PnmfEncSettings s;
     pnmf_enc_default_settings(&s);
-    s.components = 0, s.window = SM / 2, s.threads = 1, s.quality = 35;
+    s.components = 0, s.window = SM / 2, s.threads = 1, s.quality = quality;
     static uint8_t f[SM][SW * SH], d[SW * SH];
     FILE *out = fopen(path, "wb");
     PnmfEncoder *enc = NULL;
     CHECK(out && pnmf_enc_open(&enc, &s, SW, SH, 20, 1, out) == 0);
     for (int j = 0; j < SM; j++) {
-        screen_frame(j, f[j]);
+        screen_frame(j, f[j], fresh);
         CHECK(pnmf_enc_push_frame(enc, f[j], SW) == 0);
     }
     CHECK(pnmf_enc_finish(enc) == 0);
@@ -391,10 +402,9 @@ static void test_encoder(void)
     CHECK(in && pnmf_info_open(&info, in) == 0);
     PnmfInfoWindow w[2];
     CHECK(pnmf_info_next_window(info, &w[0], 0) == 1 && pnmf_info_next_window(info, &w[1], 0) == 1);
-    const uint64_t per_frame = (SW / 8) * (SH / 8);
-    CHECK_MSG(w[0].res_palette > 0 && w[0].res_palette <= per_frame && w[1].res_palette == 0,
-              "palette blocks: %llu in the key window, %llu in the next", (unsigned long long)w[0].res_palette,
-              (unsigned long long)w[1].res_palette);
+    CHECK_MSG(w[1].first_frame == SM / 2 && !w[1].key, "the second window starts at %d, key %d", w[1].first_frame,
+              w[1].key);
+    pal[0] = w[0].res_palette, pal[1] = w[1].res_palette;
     pnmf_info_close(&info);
     fclose(in);
     in = fopen(path, "rb");
@@ -408,8 +418,23 @@ static void test_encoder(void)
     pnmf_dec_close(&dec);
     fclose(in);
     const double psnr = sse > 0 ? 10 * log10(255.0 * 255 * SM * SW * SH / sse) : 999;
-    CHECK_MSG(fabs(psnr - st.psnr) < 1e-6, "decoded %.3f dB, the encoder said %.3f", psnr, st.psnr);
+    CHECK_MSG(fabs(psnr - st.psnr) < 1e-6, "-q %d: decoded %.3f dB, the encoder said %.3f", quality, psnr, st.psnr);
     remove(path);
+}
+
+static void test_encoder(void)
+{
+    const uint64_t per_frame = (SW / 8) * (SH / 8);
+    uint64_t pal[2];
+    encoder_run(35, 0, pal);
+    CHECK_MSG(pal[0] > 0 && pal[0] <= per_frame, "palette blocks: %llu in the key window", (unsigned long long)pal[0]);
+    encoder_run(35, 1, pal);
+    CHECK_MSG(pal[0] > 0 && pal[0] <= per_frame && pal[1] > 0,
+              "-q 35, a fresh box: %llu palette blocks in the key window, %llu in the next", (unsigned long long)pal[0],
+              (unsigned long long)pal[1]);
+    encoder_run(64, 1, pal);
+    CHECK_MSG(pal[0] <= per_frame && pal[1] == 0, "-q 64, a fresh box: %llu palette blocks in the next window",
+              (unsigned long long)pal[1]);
 }
 
 /* The screen statistic: a drawn frame is a screen, noise is not, and a
@@ -418,7 +443,7 @@ static void test_encoder(void)
 static void test_screen_like(void)
 {
     static uint8_t f[SW * SH];
-    screen_frame(0, f);
+    screen_frame(0, f, 0);
     CHECK(pnmf_pal_screen_like(f, SH, SW));
     const int nb = (SW / 8) * (SH / 8), need = (int)ceil(PNMF_PAL_SCREEN_SHARE * nb);
     for (int k = need - 1; k <= need; k++) {

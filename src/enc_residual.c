@@ -205,11 +205,8 @@ int pnmf_res_run_start(ResRun *run, const PnmfEncoder *e, ResBufs *rb, PnmfWindo
         return PNMF_ERR_NOMEM;
     /* a window that continues one whose levels were range-coded prices its
      * levels with the levels stream's contexts (they will most likely be
-     * range-coded too), and so does a lossy window of a screen, whose
-     * levels the writer range-codes (measured on cuts_mix's key windows,
-     * docs/measurements.md); others price them with the fixed table for
-     * zstd's varints, which find a sprite animation's exact repeats */
-    md->res.enc_rc_price = (e->continues && e->last_rc) || (screen && step16 > PNMF_RES_MIN_STEP);
+     * range-coded too), others with the fixed table for zstd's varints */
+    md->res.enc_rc_price = e->continues && e->last_rc;
     /* format 9: 8x8 transform blocks need the levels stream (window flags
      * bit 8), which a window continuing a range-coded one most likely has;
      * the others keep the varints' coding open (sprite animation's exact

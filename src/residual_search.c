@@ -421,7 +421,7 @@ static double rdoq_levels(int16_t *lv, const double *xr, int n, double q2, doubl
  * level is 0 (the skip block is the same). */
 static double try_transform(int mode, int qp, double lambda, const uint8_t *src, const uint8_t *P,
                             const uint8_t *Pp, const uint8_t *Dp, const uint8_t *Dr, uint8_t *D, int rows, int cols,
-                            int y0, int x0, int dy, int dx, int16_t *levs, RcLevCtx *lc, int kind,
+                            int y0, int x0, int dy, int dx, int16_t *levs, RcLevCtx *lc, int kind, int rdoq_on,
                             const uint8_t *pre)
 {
     int16_t all[64];
@@ -438,7 +438,7 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
     double lb[3];
     for (int l = 0; l < 3; l++) lb[l] = lambda * level_bits(l);
     const int tk = kind | pnmf_residual_is_intra(mode) << 1;
-    const int rdoq = lc && (levs || PNMF_RDOQ_TRIALS);
+    const int rdoq = lc && rdoq_on && (levs || PNMF_RDOQ_TRIALS);
     int coded[4];
     double rbits = 0; /* the levels' price that gives (the contexts not moved) */
     for (int sb = 0; sb < 4; sb++) {
@@ -500,7 +500,7 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
 static double try_transform8(int mode, int qp, double lambda, const uint8_t *src, const uint8_t *P,
                              const uint8_t *Pp, const uint8_t *Dp, const uint8_t *Dr, uint8_t *D, int rows,
                              int cols, int y0, int x0, int dy, int dx, int16_t *levs, RcLevCtx *lc, int kind,
-                             double budget, const uint8_t *pre)
+                             int rdoq_on, double budget, const uint8_t *pre)
 {
     int16_t lv[64];
     int x[64], w[64], res[64];
@@ -540,7 +540,7 @@ static double try_transform8(int mode, int qp, double lambda, const uint8_t *src
     double rbits = -1; /* the levels' price rdoq_levels() gives (the contexts not moved) */
     /* nz: a block of zeros is the skip block; a trial whose error alone
      * reaches budget cannot win whatever its levels cost */
-    if (nz && lc && (levs || (PNMF_RDOQ_TRIALS && dist < budget)))
+    if (nz && lc && rdoq_on && (levs || (PNMF_RDOQ_TRIALS && dist < budget)))
         rbits = rdoq_levels(lv, xm, 64, q2, lambda, lc, kind | pnmf_residual_is_intra(mode) << 1, 0, 0, !levs);
     if (levs) memcpy(levs, lv, sizeof(lv));
     if (!nz) return 1e300;
@@ -1317,6 +1317,10 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
     if (!cbuf) nwide = 0;
     if (nwide) shrink4(src, r->cols, cbuf, r4, c4);
     for (int t = 0; t < nwide; t++) wide[t].src = cbuf, wide[t].ref = NULL, wide[t].r4 = r4, wide[t].c4 = c4;
+    /* a lossy window with sub-pixel motion (camera footage, rendered
+     * animation): a finer balance, as its decoded frames are what every
+     * later frame's blocks predict from */
+    if (r->subpel && step16 > PNMF_RES_MIN_STEP) lambda *= PNMF_SUBPEL_LAMBDA;
     const double lambda0 = lambda;
     /* a level table per block weight, made when a block first needs it */
     LevelTab *lts = pnmf_malloc_array(r->enc_weight ? PNMF_RES_WEIGHTS : 1, sizeof(LevelTab));
@@ -1326,6 +1330,9 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
         return PNMF_ERR_NOMEM;
     }
     RcLevCtx *lc = r->enc_rc_price ? &r->enc_levels : NULL;
+    /* the transform levels weighed with the contexts' prices (rdoq_levels())
+     * in windows with sub-pixel motion: smooth content's many small levels */
+    const int rdoq = r->subpel && lc;
     const int kind = j != 0;
     /* a lossless window (its decoded frames kept for the sample-context
      * stream): no transform block is exact, an exact vector ends the
@@ -1552,13 +1559,13 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                 const double jj = lb + f4 >= bj ? lb + f4
                                                 : lb + f4 + try_transform(pm_, qp, lambda, src, P, Pp, Dp, Dr, D,
                                                                           r->rows, r->cols, y0, x0, pdy, pdx, NULL, lc,
-                                                                          kind, NULL);
+                                                                          kind, rdoq, NULL);
                 if (jj < bj) bj = jj, best = byte, vy = dy, vx = dx, vt = t, best8 = 0, bdir = 0;
                 if (r->enc_tx8) { /* format 9: or one 8x8 transform */
                     const double f8 = lb + fd + lambda * tx8_flag_bits(r, lc, j, b, tk, 1, 0);
                     const double j8 = f8 >= bj ? f8
                                                : f8 + try_transform8(pm_, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows,
-                                                                     r->cols, y0, x0, pdy, pdx, NULL, lc, kind, bj - f8,
+                                                                     r->cols, y0, x0, pdy, pdx, NULL, lc, kind, rdoq, bj - f8,
                                                                      NULL);
                     if (j8 < bj) bj = j8, best = byte, vy = dy, vx = dx, vt = t, best8 = 1, bdir = 0;
                 }
@@ -1571,10 +1578,10 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                         const double fl = fdi + (r->enc_tx8 ? lambda * tx8_flag_bits(r, lc, j, b, tk, e8, 0) : 0);
                         const double jd = fl >= bj ? fl
                                           : fl + (e8 ? try_transform8(pm_, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows,
-                                                                      r->cols, y0, x0, pdy, pdx, NULL, lc, kind,
+                                                                      r->cols, y0, x0, pdy, pdx, NULL, lc, kind, rdoq,
                                                                       bj - fl, dpred[tdir[i]])
                                                      : try_transform(pm_, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows,
-                                                                     r->cols, y0, x0, pdy, pdx, NULL, lc, kind,
+                                                                     r->cols, y0, x0, pdy, pdx, NULL, lc, kind, rdoq,
                                                                      dpred[tdir[i]]));
                         if (jd < bj) bj = jd, best = byte, vy = dy, vx = dx, vt = t, best8 = e8, bdir = tdir[i];
                     }
@@ -1645,10 +1652,10 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                 return PNMF_ERR_NOMEM;
             }
         } else if (best8)
-            try_transform8(em, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, x0, vy, vx, levs, lc, kind,
+            try_transform8(em, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, x0, vy, vx, levs, lc, kind, rdoq,
                            1e300, pre);
         else if (best & PNMF_RES_TRANSFORM)
-            try_transform(em, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, x0, vy, vx, levs, lc, kind,
+            try_transform(em, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, x0, vy, vx, levs, lc, kind, rdoq,
                           pre);
         else if (won >= 0 && won < ndt && dt[won].byte == best) { /* its levels known: the block is the source */
             const int h = y1 - y0, w = x1 - x0;

@@ -363,10 +363,10 @@ static double tx8_bits(RcLevCtx *c, int kind, const int16_t *lv)
  * coefficients of magnitudes xr (in steps of size sqrt(q2)), priced with
  * the levels stream's contexts: from the last level toward the first, each
  * level lowered by one where the squared error that adds is less than
- * lambda times the bits it saves. The level choice before this weighs
- * each level alone with fixed bits; the contexts price what a level costs
- * where it stands (a lone level far down the zigzag costs its
- * significance and last flags and the zeros before it). n 16: quarter sb
+ * lambda times the bits it saves. coef_level() weighs each level alone
+ * with fixed bits; the contexts price what a level costs where it stands
+ * (a lone level far down the zigzag costs its significance and last
+ * flags and the zeros that lead up to it). n 16: quarter sb
  * of a 4x4 block, its coded flag in context nb, and then the whole
  * quarter zeroed where that pays; n 64: an 8x8 block. tail: only the
  * last levels, while they are 1 and lowering them pays (a trial's
@@ -418,7 +418,9 @@ static double rdoq_levels(int16_t *lv, const double *xr, int n, double q2, doubl
 /* A transform-coded block (whole 8x8 only): quantize the four quarters'
  * coefficients with a dead zone, writing D and, when levs is not NULL,
  * the levels; returns squared error + lambda * bits, or 1e300 when every
- * level is 0 (the skip block is the same). */
+ * level is 0 (the skip block is the same). rdoq_on (with lc): the chosen
+ * block's levels (levs) lowered by rdoq_levels(), and with
+ * PNMF_RDOQ_TRIALS every trial's last levels of 1. */
 static double try_transform(int mode, int qp, double lambda, const uint8_t *src, const uint8_t *P,
                             const uint8_t *Pp, const uint8_t *Dp, const uint8_t *Dr, uint8_t *D, int rows, int cols,
                             int y0, int x0, int dy, int dx, int16_t *levs, RcLevCtx *lc, int kind, int rdoq_on,
@@ -440,7 +442,7 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
     const int tk = kind | pnmf_residual_is_intra(mode) << 1;
     const int rdoq = lc && rdoq_on && (levs || PNMF_RDOQ_TRIALS);
     int coded[4];
-    double rbits = 0; /* the levels' price that gives (the contexts not moved) */
+    double rbits = 0; /* the levels' price rdoq_levels() gives (the contexts not moved) */
     for (int sb = 0; sb < 4; sb++) {
         const int sy = y0 + (sb >> 1) * 4, sx = x0 + (sb & 1) * 4;
         int pred[16], x[16], w[16], res[16];
@@ -496,7 +498,8 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
 
 /* try_transform() with one 8x8 transform (tx8.h) instead of four 4x4
  * quarters; an intra prediction predicts the whole block. A block whose
- * squared error alone reaches budget is not priced (it cannot win). */
+ * squared error alone reaches budget is not priced (it cannot win);
+ * rdoq_on as there. */
 static double try_transform8(int mode, int qp, double lambda, const uint8_t *src, const uint8_t *P,
                              const uint8_t *Pp, const uint8_t *Dp, const uint8_t *Dr, uint8_t *D, int rows,
                              int cols, int y0, int x0, int dy, int dx, int16_t *levs, RcLevCtx *lc, int kind,
@@ -1565,8 +1568,8 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                     const double f8 = lb + fd + lambda * tx8_flag_bits(r, lc, j, b, tk, 1, 0);
                     const double j8 = f8 >= bj ? f8
                                                : f8 + try_transform8(pm_, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows,
-                                                                     r->cols, y0, x0, pdy, pdx, NULL, lc, kind, rdoq, bj - f8,
-                                                                     NULL);
+                                                                     r->cols, y0, x0, pdy, pdx, NULL, lc, kind, rdoq,
+                                                                     bj - f8, NULL);
                     if (j8 < bj) bj = j8, best = byte, vy = dy, vx = dx, vt = t, best8 = 1, bdir = 0;
                 }
                 for (int i = 0; dirs && i < PNMF_INTRA_TRY; i++) { /* format 9: a direction of its family */
@@ -1652,8 +1655,8 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                 return PNMF_ERR_NOMEM;
             }
         } else if (best8)
-            try_transform8(em, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, x0, vy, vx, levs, lc, kind, rdoq,
-                           1e300, pre);
+            try_transform8(em, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, x0, vy, vx, levs, lc, kind,
+                           rdoq, 1e300, pre);
         else if (best & PNMF_RES_TRANSFORM)
             try_transform(em, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, x0, vy, vx, levs, lc, kind, rdoq,
                           pre);

@@ -205,16 +205,20 @@ int pnmf_res_run_start(ResRun *run, const PnmfEncoder *e, ResBufs *rb, PnmfWindo
         return PNMF_ERR_NOMEM;
     /* a window that continues one whose levels were range-coded prices its
      * levels with the levels stream's contexts (they will most likely be
-     * range-coded too), others with the fixed table for zstd's varints */
-    md->res.enc_rc_price = e->continues && e->last_rc;
+     * range-coded too), and so does a lossy window with sub-pixel motion
+     * (camera footage, rendered animation: its many small levels are
+     * range-coded in every window, a key window's too); others with the
+     * fixed table for zstd's varints */
+    const int rc_likely = (e->continues && e->last_rc) || (e->subpel && step16 > PNMF_RES_MIN_STEP);
+    md->res.enc_rc_price = rc_likely;
     /* format 9: 8x8 transform blocks need the levels stream (window flags
-     * bit 8), which a window continuing a range-coded one most likely has;
-     * the others keep the varints' coding open (sprite animation's exact
-     * repeats, which zstd finds). Key windows never: a segment encoded on
-     * its own makes the same bytes. */
-    md->res.enc_tx8 = PNMF_TX8_ENCODE && e->continues && e->last_rc;
+     * bit 8), which such a window most likely has; the others keep the
+     * varints' coding open (sprite animation's exact repeats, which zstd
+     * finds). A key window decides from its own frames alone: a segment
+     * encoded on its own makes the same bytes. */
+    md->res.enc_tx8 = PNMF_TX8_ENCODE && rc_likely;
     /* format 9: intra directions (window flags bit 10) under the same rule */
-    md->res.enc_idir = PNMF_INTRA_ENCODE && e->continues && e->last_rc;
+    md->res.enc_idir = PNMF_INTRA_ENCODE && rc_likely;
     run->lambda = enc_residual_lambda(step16), run->key_lambda = enc_residual_lambda(key16);
     run->casc_lambda = casc16 ? enc_residual_lambda(casc16) : run->lambda;
     /* the window's block weights (pnmf_window_weights()), faded below */

@@ -317,13 +317,113 @@ static inline int64_t coef_level(double xr, double q2, const double lb[3], doubl
     return l;
 }
 
+/* The bits of one 4x4 quarter's levels (zigzag order) in the levels
+ * stream, with its contexts as they stand (not moved): the quarter's coded
+ * flag in context nb (its coded neighbours in the block), then what
+ * rc_transform_levels() codes of it. */
+static double quarter_bits(RcLevCtx *c, int kind, int sb, int nb, const int16_t *lv)
+{
+    RcBin o = { .update = 0 };
+    int last = -1;
+    for (int i = 0; i < 16; i++)
+        if (lv[i]) last = i;
+    if (!rc_bin(&o, &c->cbf[kind][sb][nb], last >= 0)) return o.bits;
+    int end = 15;
+    for (int i = 0; i < 15; i++)
+        if (rc_bin(&o, &c->sig[kind][i], lv[i] != 0) && rc_bin(&o, &c->last[kind][i], i == last)) {
+            end = i;
+            break;
+        }
+    int gt1 = 0, ones = 0;
+    for (int i = end; i >= 0; i--) {
+        if (!lv[i]) continue;
+        const int a = abs(lv[i]);
+        if (rc_bin(&o, &c->tgt1[kind][gt1 ? 0 : 1 + (ones < 3 ? ones : 3)], a > 1)) {
+            rc_lev_rem(&o, c->tmag[kind] + (gt1 < 4 ? gt1 : 4), 0, a - 2);
+            gt1++;
+        } else {
+            ones++;
+        }
+        o.bits += 1.0; /* the sign */
+    }
+    return o.bits;
+}
+
+/* The bits of an 8x8 transform block's levels with the contexts as they
+ * stand; an all-zero block costs nothing here (its 8x8 decision is priced
+ * apart, and such a block is not coded). */
+static double tx8_bits(RcLevCtx *c, int kind, const int16_t *lv)
+{
+    RcBin o = { .update = 0 };
+    pnmf_tx8_levels(&o, c, kind, lv, PNMF_TX8_MAX_COEF);
+    return o.bits;
+}
+
+/* Rate-distortion optimised quantization of n levels lv (zigzag order) of
+ * coefficients of magnitudes xr (in steps of size sqrt(q2)), priced with
+ * the levels stream's contexts: from the last level toward the first, each
+ * level lowered by one where the squared error that adds is less than
+ * lambda times the bits it saves. coef_level() weighs each level alone
+ * with fixed bits; the contexts price what a level costs where it stands
+ * (a lone level far down the zigzag costs its significance and last
+ * flags and the zeros that lead up to it). n 16: quarter sb
+ * of a 4x4 block, its coded flag in context nb, and then the whole
+ * quarter zeroed where that pays; n 64: an 8x8 block. tail: only the
+ * last levels, while they are 1 and lowering them pays (a trial's
+ * cheaper search). Returns the levels' bits. */
+static double rdoq_levels(int16_t *lv, const double *xr, int n, double q2, double lambda, RcLevCtx *c, int kind,
+                          int sb, int nb, int tail)
+{
+    double bits = n == 16 ? quarter_bits(c, kind, sb, nb, lv) : tx8_bits(c, kind, lv);
+    for (int z = n - 1; z >= 0; z--) {
+        if (!lv[z]) continue;
+        const int16_t keep = lv[z];
+        const int a = abs(keep);
+        if (tail && a > 1) break;
+        const double dd = ((xr[z] - (a - 1)) * (xr[z] - (a - 1)) - (xr[z] - a) * (xr[z] - a)) * q2;
+        if (dd >= lambda * bits) { /* it cannot save that many bits */
+            if (tail) break;
+            continue;
+        }
+        lv[z] = (int16_t)(keep < 0 ? -(a - 1) : a - 1);
+        int any = 0;
+        for (int i = 0; i < n && !any; i++) any = lv[i] != 0;
+        if (!any && n == 64) { /* an 8x8 block keeps a level */
+            lv[z] = keep;
+            continue;
+        }
+        const double b2 = n == 16 ? quarter_bits(c, kind, sb, nb, lv) : tx8_bits(c, kind, lv);
+        if (dd + lambda * b2 < lambda * bits) {
+            bits = b2;
+        } else {
+            lv[z] = keep;
+            if (tail) break;
+        }
+    }
+    if (n != 16) return bits;
+    double dz = 0; /* the whole quarter zeroed */
+    for (int z = 0; z < 16; z++)
+        if (lv[z]) {
+            const double a = abs(lv[z]);
+            dz += (xr[z] * xr[z] - (xr[z] - a) * (xr[z] - a)) * q2;
+        }
+    if (dz > 0) {
+        RcBin o = { .update = 0 };
+        rc_bin(&o, &c->cbf[kind][sb][nb], 0);
+        if (dz + lambda * o.bits < lambda * bits) memset(lv, 0, 16 * sizeof(*lv)), bits = o.bits;
+    }
+    return bits;
+}
+
 /* A transform-coded block (whole 8x8 only): quantize the four quarters'
  * coefficients with a dead zone, writing D and, when levs is not NULL,
  * the levels; returns squared error + lambda * bits, or 1e300 when every
- * level is 0 (the skip block is the same). */
+ * level is 0 (the skip block is the same). rdoq_on (with lc): the chosen
+ * block's levels (levs) lowered by rdoq_levels(), and with
+ * PNMF_RDOQ_TRIALS every trial's last levels of 1. */
 static double try_transform(int mode, int qp, double lambda, const uint8_t *src, const uint8_t *P,
                             const uint8_t *Pp, const uint8_t *Dp, const uint8_t *Dr, uint8_t *D, int rows, int cols,
-                            int y0, int x0, int dy, int dx, int16_t *levs, RcLevCtx *lc, int kind,
+                            int y0, int x0, int dy, int dx, int16_t *levs, RcLevCtx *lc, int kind, int rdoq_on,
                             const uint8_t *pre)
 {
     int16_t all[64];
@@ -339,10 +439,15 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
     const double inv = 1.0 / (double)((int64_t)1 << shift);
     double lb[3];
     for (int l = 0; l < 3; l++) lb[l] = lambda * level_bits(l);
+    const int tk = kind | pnmf_residual_is_intra(mode) << 1;
+    const int rdoq = lc && rdoq_on && (levs || PNMF_RDOQ_TRIALS);
+    int coded[4];
+    double rbits = 0; /* the levels' price rdoq_levels() gives (the contexts not moved) */
     for (int sb = 0; sb < 4; sb++) {
         const int sy = y0 + (sb >> 1) * 4, sx = x0 + (sb & 1) * 4;
         int pred[16], x[16], w[16], res[16];
         int16_t lv[16];
+        double xm[16];
         uint8_t pb[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
         if (pre) /* a direction: the whole block predicted at once */
             for (int y = 0; y < 4; y++) memcpy(pb + y * PNMF_RES_BLOCK, pre + (sy - y0 + y) * PNMF_RES_BLOCK + sx - x0, 4);
@@ -361,9 +466,14 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
             int64_t l = coef_level(xr, q2, lb, lambda);
             if (l > PNMF_RES_MAX_COEF) l = PNMF_RES_MAX_COEF;
             lv[z] = (int16_t)(w[q] < 0 ? -l : l);
-            bits += level_bits(lv[z]);
-            nz |= lv[z];
+            xm[z] = xr;
         }
+        if (rdoq)
+            rbits += rdoq_levels(lv, xm, 16, q2, lambda, lc, tk, sb,
+                                 ((sb & 1) ? coded[sb - 1] : 0) + ((sb & 2) ? coded[sb - 2] : 0), !levs);
+        coded[sb] = 0;
+        for (int z = 0; z < 16; z++) bits += level_bits(lv[z]), coded[sb] |= lv[z] != 0;
+        nz |= coded[sb];
         pnmf_residual_idct4(lv, qp, res);
         for (int q = 0; q < 16; q++) {
             const int y = sy + (q >> 2), xx = sx + (q & 3);
@@ -376,9 +486,11 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
     }
     if (levs) memcpy(levs, all, sizeof(all));
     if (!nz) return 1e300;
-    if (lc) {
+    if (lc && rdoq && !levs) {
+        bits = rbits;
+    } else if (lc) {
         RcBin o = { .update = levs != NULL };
-        rc_transform_levels(&o, lc, kind | pnmf_residual_is_intra(mode) << 1, all, PNMF_RES_MAX_COEF);
+        rc_transform_levels(&o, lc, tk, all, PNMF_RES_MAX_COEF);
         bits = o.bits;
     }
     return sse + lambda * bits;
@@ -386,14 +498,16 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
 
 /* try_transform() with one 8x8 transform (tx8.h) instead of four 4x4
  * quarters; an intra prediction predicts the whole block. A block whose
- * squared error alone reaches budget is not priced (it cannot win). */
+ * squared error alone reaches budget is not priced (it cannot win);
+ * rdoq_on as there. */
 static double try_transform8(int mode, int qp, double lambda, const uint8_t *src, const uint8_t *P,
                              const uint8_t *Pp, const uint8_t *Dp, const uint8_t *Dr, uint8_t *D, int rows,
                              int cols, int y0, int x0, int dy, int dx, int16_t *levs, RcLevCtx *lc, int kind,
-                             double budget, const uint8_t *pre)
+                             int rdoq_on, double budget, const uint8_t *pre)
 {
     int16_t lv[64];
     int x[64], w[64], res[64];
+    double xm[64];
     uint8_t pb[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
     double bits = 0;
     int nz = 0;
@@ -422,9 +536,15 @@ static double try_transform8(int mode, int qp, double lambda, const uint8_t *src
         lv[z] = (int16_t)(w[q] < 0 ? -l : l);
         bits += level_bits(lv[z]);
         nz |= lv[z];
+        xm[z] = xr;
         dist += (xr - (double)l) * (xr - (double)l) * q2;
         if (dist > cut) return dist + lambda * bits; /* the error it adds already loses */
     }
+    double rbits = -1; /* the levels' price rdoq_levels() gives (the contexts not moved) */
+    /* nz: a block of zeros is the skip block; a trial whose error alone
+     * reaches budget cannot win whatever its levels cost */
+    if (nz && lc && rdoq_on && (levs || (PNMF_RDOQ_TRIALS && dist < budget)))
+        rbits = rdoq_levels(lv, xm, 64, q2, lambda, lc, kind | pnmf_residual_is_intra(mode) << 1, 0, 0, !levs);
     if (levs) memcpy(levs, lv, sizeof(lv));
     if (!nz) return 1e300;
     pnmf_tx8_idct(lv, qp, res);
@@ -436,7 +556,9 @@ static double try_transform8(int mode, int qp, double lambda, const uint8_t *src
         const int e = (int)src[p] - v;
         sse += e * e;
     }
-    if (lc && sse < budget) {
+    if (lc && sse < budget && rbits >= 0 && !levs) {
+        bits = rbits;
+    } else if (lc && sse < budget) {
         RcBin o = { .update = levs != NULL };
         pnmf_tx8_levels(&o, lc, kind | pnmf_residual_is_intra(mode) << 1, lv, PNMF_TX8_MAX_COEF);
         bits = o.bits;
@@ -1198,6 +1320,10 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
     if (!cbuf) nwide = 0;
     if (nwide) shrink4(src, r->cols, cbuf, r4, c4);
     for (int t = 0; t < nwide; t++) wide[t].src = cbuf, wide[t].ref = NULL, wide[t].r4 = r4, wide[t].c4 = c4;
+    /* a lossy window with sub-pixel motion (camera footage, rendered
+     * animation): a finer balance, as its decoded frames are what every
+     * later frame's blocks predict from */
+    if (r->subpel && step16 > PNMF_RES_MIN_STEP) lambda *= PNMF_SUBPEL_LAMBDA;
     const double lambda0 = lambda;
     /* a level table per block weight, made when a block first needs it */
     LevelTab *lts = pnmf_malloc_array(r->enc_weight ? PNMF_RES_WEIGHTS : 1, sizeof(LevelTab));
@@ -1207,6 +1333,9 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
         return PNMF_ERR_NOMEM;
     }
     RcLevCtx *lc = r->enc_rc_price ? &r->enc_levels : NULL;
+    /* the transform levels weighed with the contexts' prices (rdoq_levels())
+     * in windows with sub-pixel motion: smooth content's many small levels */
+    const int rdoq = r->subpel && lc;
     const int kind = j != 0;
     /* a lossless window (its decoded frames kept for the sample-context
      * stream): no transform block is exact, an exact vector ends the
@@ -1433,14 +1562,14 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                 const double jj = lb + f4 >= bj ? lb + f4
                                                 : lb + f4 + try_transform(pm_, qp, lambda, src, P, Pp, Dp, Dr, D,
                                                                           r->rows, r->cols, y0, x0, pdy, pdx, NULL, lc,
-                                                                          kind, NULL);
+                                                                          kind, rdoq, NULL);
                 if (jj < bj) bj = jj, best = byte, vy = dy, vx = dx, vt = t, best8 = 0, bdir = 0;
                 if (r->enc_tx8) { /* format 9: or one 8x8 transform */
                     const double f8 = lb + fd + lambda * tx8_flag_bits(r, lc, j, b, tk, 1, 0);
                     const double j8 = f8 >= bj ? f8
                                                : f8 + try_transform8(pm_, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows,
-                                                                     r->cols, y0, x0, pdy, pdx, NULL, lc, kind, bj - f8,
-                                                                     NULL);
+                                                                     r->cols, y0, x0, pdy, pdx, NULL, lc, kind, rdoq,
+                                                                     bj - f8, NULL);
                     if (j8 < bj) bj = j8, best = byte, vy = dy, vx = dx, vt = t, best8 = 1, bdir = 0;
                 }
                 for (int i = 0; dirs && i < PNMF_INTRA_TRY; i++) { /* format 9: a direction of its family */
@@ -1452,10 +1581,10 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                         const double fl = fdi + (r->enc_tx8 ? lambda * tx8_flag_bits(r, lc, j, b, tk, e8, 0) : 0);
                         const double jd = fl >= bj ? fl
                                           : fl + (e8 ? try_transform8(pm_, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows,
-                                                                      r->cols, y0, x0, pdy, pdx, NULL, lc, kind,
+                                                                      r->cols, y0, x0, pdy, pdx, NULL, lc, kind, rdoq,
                                                                       bj - fl, dpred[tdir[i]])
                                                      : try_transform(pm_, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows,
-                                                                     r->cols, y0, x0, pdy, pdx, NULL, lc, kind,
+                                                                     r->cols, y0, x0, pdy, pdx, NULL, lc, kind, rdoq,
                                                                      dpred[tdir[i]]));
                         if (jd < bj) bj = jd, best = byte, vy = dy, vx = dx, vt = t, best8 = e8, bdir = tdir[i];
                     }
@@ -1527,9 +1656,9 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
             }
         } else if (best8)
             try_transform8(em, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, x0, vy, vx, levs, lc, kind,
-                           1e300, pre);
+                           rdoq, 1e300, pre);
         else if (best & PNMF_RES_TRANSFORM)
-            try_transform(em, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, x0, vy, vx, levs, lc, kind,
+            try_transform(em, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, x0, vy, vx, levs, lc, kind, rdoq,
                           pre);
         else if (won >= 0 && won < ndt && dt[won].byte == best) { /* its levels known: the block is the source */
             const int h = y1 - y0, w = x1 - x0;

@@ -229,6 +229,12 @@
 #define PNMF_PAL_LATER_Q 44
 /* Share of a key frame's blocks of <= 8 levels from which palettes are tried (X11 captures 0.89-0.98, others <= 0.76). */
 #define PNMF_PAL_SCREEN_SHARE 0.85
+/* In lossy windows with sub-pixel motion the blocks' lambda is this share of the step's (natural_cup: -2 % BD-rate against x264 from 1 to 0.65). */
+#define PNMF_SUBPEL_LAMBDA 0.65
+/* Whether every transform trial also lowers its last levels of 1 where the contexts' price says so (the chosen block's levels always are): natural_cup -q 35 -0.8 % bytes at equal PSNR-Y for 5 % more CPU, so off. */
+#ifndef PNMF_RDOQ_TRIALS
+#define PNMF_RDOQ_TRIALS 0
+#endif
 /* An 8x8 transform block whose quantization error (in the transform's
  * domain) exceeds this many times what it may cost is given up unpriced. */
 #define PNMF_TX8_PRUNE 1.5

@@ -173,10 +173,10 @@ int pnmf_res_run_start(ResRun *run, const PnmfEncoder *e, ResBufs *rb, PnmfWindo
      * camera footage and rendered gradients a palette's few levels stand
      * for a noisy or graded block, and the step pick turns that into a
      * coarser window. */
-    const int screen = pnmf_pal_screen_like(e->frames, e->vis_rows, e->vis_cols);
     const int pal_later = e->continues && e->last_rc && step16 > PNMF_RES_MIN_STEP &&
                           step16 <= pnmf_residual_step(PNMF_PAL_LATER_Q);
-    run->palette = PNMF_PAL_ENCODE && (!e->continues || pal_later) && screen;
+    run->palette = PNMF_PAL_ENCODE && (!e->continues || pal_later) &&
+                   pnmf_pal_screen_like(e->frames, e->vis_rows, e->vis_cols);
     if (!e->continues && key16 > PNMF_RES_MIN_STEP) {
         /* a lossless first frame can cost less than a lossy one (exact
          * repeats compress; quantization noise does not): try both,

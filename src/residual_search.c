@@ -370,7 +370,8 @@ static double tx8_bits(RcLevCtx *c, int kind, const int16_t *lv)
  * of a 4x4 block, its coded flag in context nb, and then the whole
  * quarter zeroed where that pays; n 64: an 8x8 block. tail: only the
  * last levels, while they are 1 and lowering them pays (a trial's
- * cheaper search). Returns the levels' bits. */
+ * cheaper search), then the quarter's zeroing as above. Returns the
+ * levels' bits. */
 static double rdoq_levels(int16_t *lv, const double *xr, int n, double q2, double lambda, RcLevCtx *c, int kind,
                           int sb, int nb, int tail)
 {
@@ -419,8 +420,9 @@ static double rdoq_levels(int16_t *lv, const double *xr, int n, double q2, doubl
  * coefficients with a dead zone, writing D and, when levs is not NULL,
  * the levels; returns squared error + lambda * bits, or 1e300 when every
  * level is 0 (the skip block is the same). rdoq_on (with lc): the chosen
- * block's levels (levs) lowered by rdoq_levels(), and with
- * PNMF_RDOQ_TRIALS every trial's last levels of 1. */
+ * block's levels (levs) lowered by rdoq_levels() (a block it would
+ * empty keeps its levels), and with PNMF_RDOQ_TRIALS every trial's last
+ * levels of 1 and zeroed quarters. */
 static double try_transform(int mode, int qp, double lambda, const uint8_t *src, const uint8_t *P,
                             const uint8_t *Pp, const uint8_t *Dp, const uint8_t *Dr, uint8_t *D, int rows, int cols,
                             int y0, int x0, int dy, int dx, int16_t *levs, RcLevCtx *lc, int kind, int rdoq_on,
@@ -441,7 +443,7 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
     for (int l = 0; l < 3; l++) lb[l] = lambda * level_bits(l);
     const int tk = kind | pnmf_residual_is_intra(mode) << 1;
     const int rdoq = lc && rdoq_on && (levs || PNMF_RDOQ_TRIALS);
-    int coded[4];
+    int coded[4], nz0 = 0; /* nz0: a level before rdoq_levels() */
     double rbits = 0; /* the levels' price rdoq_levels() gives (the contexts not moved) */
     for (int sb = 0; sb < 4; sb++) {
         const int sy = y0 + (sb >> 1) * 4, sx = x0 + (sb & 1) * 4;
@@ -468,6 +470,7 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
             lv[z] = (int16_t)(w[q] < 0 ? -l : l);
             xm[z] = xr;
         }
+        for (int z = 0; z < 16; z++) nz0 |= lv[z];
         if (rdoq)
             rbits += rdoq_levels(lv, xm, 16, q2, lambda, lc, tk, sb,
                                  ((sb & 1) ? coded[sb - 1] : 0) + ((sb & 2) ? coded[sb - 2] : 0), !levs);
@@ -484,6 +487,9 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
         }
         memcpy(all + 16 * sb, lv, sizeof(lv));
     }
+    if (levs && rdoq && !nz && nz0) /* the chosen block emptied: coded without rdoq_levels() */
+        return try_transform(mode, qp, lambda, src, P, Pp, Dp, Dr, D, rows, cols, y0, x0, dy, dx, levs, lc, kind, 0,
+                             pre);
     if (levs) memcpy(levs, all, sizeof(all));
     if (!nz) return 1e300;
     if (lc && rdoq && !levs) {

@@ -420,9 +420,13 @@ static double rdoq_levels(int16_t *lv, const double *xr, int n, double q2, doubl
  * coefficients with a dead zone, writing D and, when levs is not NULL,
  * the levels; returns squared error + lambda * bits, or 1e300 when every
  * level is 0 (the skip block is the same). rdoq_on (with lc): the chosen
- * block's levels (levs) lowered by rdoq_levels() (a block it would
- * empty keeps its levels), and with PNMF_RDOQ_TRIALS every trial's last
- * levels of 1 and zeroed quarters. */
+ * block's levels (levs) lowered by rdoq_levels(), and with
+ * PNMF_RDOQ_TRIALS every trial's last levels of 1 and zeroed quarters.
+ * rdoq_levels() may zero every quarter of the chosen block: it stays a
+ * transform block of zero levels, which the writer codes (four quarter
+ * flags) and the pricing contexts here do not see; coding such a block
+ * with its levels instead costs natural_cup 0.9 % BD-rate
+ * (docs/measurements.md, "The development set at commit d4658f0"). */
 static double try_transform(int mode, int qp, double lambda, const uint8_t *src, const uint8_t *P,
                             const uint8_t *Pp, const uint8_t *Dp, const uint8_t *Dr, uint8_t *D, int rows, int cols,
                             int y0, int x0, int dy, int dx, int16_t *levs, RcLevCtx *lc, int kind, int rdoq_on,
@@ -443,7 +447,7 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
     for (int l = 0; l < 3; l++) lb[l] = lambda * level_bits(l);
     const int tk = kind | pnmf_residual_is_intra(mode) << 1;
     const int rdoq = lc && rdoq_on && (levs || PNMF_RDOQ_TRIALS);
-    int coded[4], nz0 = 0; /* nz0: a level before rdoq_levels() */
+    int coded[4];
     double rbits = 0; /* the levels' price rdoq_levels() gives (the contexts not moved) */
     for (int sb = 0; sb < 4; sb++) {
         const int sy = y0 + (sb >> 1) * 4, sx = x0 + (sb & 1) * 4;
@@ -470,7 +474,6 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
             lv[z] = (int16_t)(w[q] < 0 ? -l : l);
             xm[z] = xr;
         }
-        for (int z = 0; z < 16; z++) nz0 |= lv[z];
         if (rdoq)
             rbits += rdoq_levels(lv, xm, 16, q2, lambda, lc, tk, sb,
                                  ((sb & 1) ? coded[sb - 1] : 0) + ((sb & 2) ? coded[sb - 2] : 0), !levs);
@@ -487,9 +490,6 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
         }
         memcpy(all + 16 * sb, lv, sizeof(lv));
     }
-    if (levs && rdoq && !nz && nz0) /* the chosen block emptied: coded without rdoq_levels() */
-        return try_transform(mode, qp, lambda, src, P, Pp, Dp, Dr, D, rows, cols, y0, x0, dy, dx, levs, lc, kind, 0,
-                             pre);
     if (levs) memcpy(levs, all, sizeof(all));
     if (!nz) return 1e300;
     if (lc && rdoq && !levs) {

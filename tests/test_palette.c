@@ -355,10 +355,10 @@ static void test_search(void)
  * of three scattered gray levels from frame SM / 2 + 1 on, which no
  * earlier frame holds. Palette blocks
  * go to the key window's first frame alone (at most a frame's blocks);
- * in the window that continues, to the fresh box's first showing at -q
- * 35 (steps up to -q PNMF_PAL_LATER_Q's), none at -q 64; and the file
- * decodes to what the encoder said. */
-enum { SW = 64, SH = 48, SM = 8 };
+ * in the window that continues, to the fresh box's first showing at a -q
+ * under PNMF_PAL_LATER_Q (Q_IN), none at -q 64; and the file decodes to
+ * what the encoder said. */
+enum { SW = 64, SH = 48, SM = 8, Q_IN = PNMF_PAL_LATER_Q - 9 };
 
 static void screen_frame(int j, uint8_t *f, int fresh)
 {
@@ -426,12 +426,12 @@ static void test_encoder(void)
 {
     const uint64_t per_frame = (SW / 8) * (SH / 8);
     uint64_t pal[2];
-    encoder_run(35, 0, pal);
+    encoder_run(Q_IN, 0, pal);
     CHECK_MSG(pal[0] > 0 && pal[0] <= per_frame, "palette blocks: %llu in the key window", (unsigned long long)pal[0]);
-    encoder_run(35, 1, pal);
+    encoder_run(Q_IN, 1, pal);
     CHECK_MSG(pal[0] > 0 && pal[0] <= per_frame && pal[1] > 0,
-              "-q 35, a fresh box: %llu palette blocks in the key window, %llu in the next", (unsigned long long)pal[0],
-              (unsigned long long)pal[1]);
+              "-q %d, a fresh box: %llu palette blocks in the key window, %llu in the next", Q_IN,
+              (unsigned long long)pal[0], (unsigned long long)pal[1]);
     encoder_run(64, 1, pal);
     CHECK_MSG(pal[0] <= per_frame && pal[1] == 0, "-q 64, a fresh box: %llu palette blocks in the next window",
               (unsigned long long)pal[1]);

@@ -323,40 +323,49 @@ static inline int rc_pixel_levels(RcBin *o, RcLevCtx *c, int kind, int h, int w,
     return 0;
 }
 
+/* The decisions of rc_transform_levels() for quarter sb (16 levels lv[] in
+ * zigzag order), its coded flag in context nb (its coded neighbours in the
+ * block). Returns whether it is coded, or -1 when a magnitude exceeds
+ * max_l. */
+static inline int rc_transform_quarter(RcBin *o, RcLevCtx *c, int kind, int sb, int nb, const int16_t *lv, int max_l)
+{
+    int last = -1;
+    for (int i = 0; i < 16; i++)
+        if (lv[i]) last = i;
+    if (!rc_bin(o, &c->cbf[kind][sb][nb], last >= 0)) return 0;
+    int i = 0, end = 15;
+    for (; i < 15; i++) {
+        const int s = rc_bin(o, &c->sig[kind][i], lv[i] != 0);
+        if (s && rc_bin(o, &c->last[kind][i], i == last)) {
+            end = i;
+            break;
+        }
+    }
+    int gt1 = 0, ones = 0;
+    for (i = end; i >= 0; i--) {
+        if (!lv[i]) continue;
+        const int a = abs(lv[i]);
+        if (rc_bin(o, &c->tgt1[kind][gt1 ? 0 : 1 + (ones < 3 ? ones : 3)], a > 1)) {
+            const int r = rc_lev_rem(o, c->tmag[kind] + (gt1 < 4 ? gt1 : 4), 0, a - 2);
+            if (r < 0 || r + 2 > max_l) return -1;
+            gt1++;
+        } else {
+            ones++;
+        }
+        rc_bin_direct(o, lv[i] < 0);
+    }
+    return 1;
+}
+
 /* rc_decode_transform_levels()'s decisions for the 64 levels lev[] of a
  * transform block. Returns -1 when a magnitude exceeds max_l. */
 static inline int rc_transform_levels(RcBin *o, RcLevCtx *c, int kind, const int16_t *lev, int max_l)
 {
     int coded[4];
     for (int sb = 0; sb < 4; sb++) {
-        const int16_t *lv = lev + 16 * sb;
-        int last = -1;
-        for (int i = 0; i < 16; i++)
-            if (lv[i]) last = i;
         const int nb = ((sb & 1) ? coded[sb - 1] : 0) + ((sb & 2) ? coded[sb - 2] : 0);
-        coded[sb] = rc_bin(o, &c->cbf[kind][sb][nb], last >= 0);
-        if (!coded[sb]) continue;
-        int i = 0, end = 15;
-        for (; i < 15; i++) {
-            const int s = rc_bin(o, &c->sig[kind][i], lv[i] != 0);
-            if (s && rc_bin(o, &c->last[kind][i], i == last)) {
-                end = i;
-                break;
-            }
-        }
-        int gt1 = 0, ones = 0;
-        for (i = end; i >= 0; i--) {
-            if (!lv[i]) continue;
-            const int a = abs(lv[i]);
-            if (rc_bin(o, &c->tgt1[kind][gt1 ? 0 : 1 + (ones < 3 ? ones : 3)], a > 1)) {
-                const int r = rc_lev_rem(o, c->tmag[kind] + (gt1 < 4 ? gt1 : 4), 0, a - 2);
-                if (r < 0 || r + 2 > max_l) return -1;
-                gt1++;
-            } else {
-                ones++;
-            }
-            rc_bin_direct(o, lv[i] < 0);
-        }
+        coded[sb] = rc_transform_quarter(o, c, kind, sb, nb, lev + 16 * sb, max_l);
+        if (coded[sb] < 0) return -1;
     }
     return 0;
 }

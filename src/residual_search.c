@@ -324,28 +324,7 @@ static inline int64_t coef_level(double xr, double q2, const double lb[3], doubl
 static double quarter_bits(RcLevCtx *c, int kind, int sb, int nb, const int16_t *lv)
 {
     RcBin o = { .update = 0 };
-    int last = -1;
-    for (int i = 0; i < 16; i++)
-        if (lv[i]) last = i;
-    if (!rc_bin(&o, &c->cbf[kind][sb][nb], last >= 0)) return o.bits;
-    int end = 15;
-    for (int i = 0; i < 15; i++)
-        if (rc_bin(&o, &c->sig[kind][i], lv[i] != 0) && rc_bin(&o, &c->last[kind][i], i == last)) {
-            end = i;
-            break;
-        }
-    int gt1 = 0, ones = 0;
-    for (int i = end; i >= 0; i--) {
-        if (!lv[i]) continue;
-        const int a = abs(lv[i]);
-        if (rc_bin(&o, &c->tgt1[kind][gt1 ? 0 : 1 + (ones < 3 ? ones : 3)], a > 1)) {
-            rc_lev_rem(&o, c->tmag[kind] + (gt1 < 4 ? gt1 : 4), 0, a - 2);
-            gt1++;
-        } else {
-            ones++;
-        }
-        o.bits += 1.0; /* the sign */
-    }
+    rc_transform_quarter(&o, c, kind, sb, nb, lv, PNMF_RES_MAX_COEF);
     return o.bits;
 }
 

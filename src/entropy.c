@@ -93,14 +93,44 @@ end:
     return ret;
 }
 
+/* The frame header fields the container cares about (RFC 8878 3.1.1.1). */
+typedef struct FrameInfo {
+    uint64_t content_size;
+    size_t header_size;
+} FrameInfo;
+
+/* Check the frame header by hand: a zstd frame (not a skippable one) with
+ * the content checksum flag, the content size field and no dictionary. */
+static int parse_frame_header(const uint8_t *src, size_t src_size, FrameInfo *fi)
+{
+    if (src_size < 5 || pnmf_rl32(src) != ZSTD_FRAME_MAGIC) return PNMF_ERR_CORRUPT;
+    const unsigned fhd = src[4];
+    const unsigned fcs_flag = fhd >> 6;
+    const unsigned single_segment = (fhd >> 5) & 1;
+    const unsigned reserved = (fhd >> 3) & 1;
+    const unsigned checksum = (fhd >> 2) & 1;
+    const unsigned dict_flag = fhd & 3;
+    if (reserved || !checksum || dict_flag) return PNMF_ERR_CORRUPT;
+    if (!fcs_flag && !single_segment) return PNMF_ERR_CORRUPT; /* no content size */
+    size_t pos = 5 + !single_segment; /* Window_Descriptor unless single segment */
+    static const uint8_t fcs_bytes[4] = { 1, 2, 4, 8 };
+    const size_t nb = fcs_bytes[fcs_flag];
+    if (src_size < pos + nb) return PNMF_ERR_CORRUPT;
+    fi->header_size = pos + nb;
+    switch (nb) {
+    case 1: fi->content_size = src[pos]; break;
+    case 2: fi->content_size = pnmf_rl16(src + pos) + 256; break;
+    case 4: fi->content_size = pnmf_rl32(src + pos); break;
+    default: fi->content_size = pnmf_rl64(src + pos); break;
+    }
+    return 0;
+}
+
 int pnmf_entropy_frame_raw(const uint8_t *z, size_t n)
 {
-    /* the frame header (RFC 8878 3.1.1.1): magic, descriptor, window
-     * descriptor unless single segment, dictionary id, content size */
-    if (n < 9 || pnmf_rl32(z) != ZSTD_FRAME_MAGIC) return 0;
-    const unsigned fhd = z[4], fcs_flag = fhd >> 6, single = (fhd >> 5) & 1;
-    static const uint8_t did_bytes[4] = { 0, 1, 2, 4 }, fcs_bytes[4] = { 0, 2, 4, 8 };
-    size_t pos = 5 + !single + did_bytes[fhd & 3] + (fcs_flag ? fcs_bytes[fcs_flag] : single);
+    FrameInfo fi;
+    if (parse_frame_header(z, n, &fi) < 0) return 0;
+    size_t pos = fi.header_size;
     for (;;) {
         if (n - 4 < 3 || pos > n - 4 - 3) return 0;
         const uint32_t bh = z[pos] | (uint32_t)z[pos + 1] << 8 | (uint32_t)z[pos + 2] << 16;
@@ -143,37 +173,6 @@ int pnmf_entropy_compress_prefix(const uint8_t *src, size_t src_size, const uint
         }
     }
     return compress_frame(src, src_size, prefix, prefix_size, level, SEARCH_LEVEL, dst, dst_size);
-}
-
-/* The frame header fields the container cares about (RFC 8878 3.1.1.1). */
-typedef struct FrameInfo {
-    uint64_t content_size;
-} FrameInfo;
-
-/* Check the frame header by hand: a zstd frame (not a skippable one) with
- * the content checksum flag, the content size field and no dictionary. */
-static int parse_frame_header(const uint8_t *src, size_t src_size, FrameInfo *fi)
-{
-    if (src_size < 5 || pnmf_rl32(src) != ZSTD_FRAME_MAGIC) return PNMF_ERR_CORRUPT;
-    const unsigned fhd = src[4];
-    const unsigned fcs_flag = fhd >> 6;
-    const unsigned single_segment = (fhd >> 5) & 1;
-    const unsigned reserved = (fhd >> 3) & 1;
-    const unsigned checksum = (fhd >> 2) & 1;
-    const unsigned dict_flag = fhd & 3;
-    if (reserved || !checksum || dict_flag) return PNMF_ERR_CORRUPT;
-    if (!fcs_flag && !single_segment) return PNMF_ERR_CORRUPT; /* no content size */
-    size_t pos = 5 + !single_segment; /* Window_Descriptor unless single segment */
-    static const uint8_t fcs_bytes[4] = { 1, 2, 4, 8 };
-    const size_t nb = fcs_bytes[fcs_flag];
-    if (src_size < pos + nb) return PNMF_ERR_CORRUPT;
-    switch (nb) {
-    case 1: fi->content_size = src[pos]; break;
-    case 2: fi->content_size = pnmf_rl16(src + pos) + 256; break;
-    case 4: fi->content_size = pnmf_rl32(src + pos); break;
-    default: fi->content_size = pnmf_rl64(src + pos); break;
-    }
-    return 0;
 }
 
 int pnmf_entropy_decompress(const uint8_t *src, size_t src_size, size_t max_size,

@@ -35,7 +35,9 @@ int pnmf_entropy_decompress_prefix(const uint8_t *src, size_t src_size, const ui
 int pnmf_entropy_compress_full(const uint8_t *src, size_t src_size, const uint8_t *prefix, size_t prefix_size,
                                int level, uint8_t **dst, size_t *dst_size);
 
-/* 1 if the n bytes at z are one zstd frame of raw blocks and a checksum. */
+/* 1 if the n bytes at z are one zstd frame of the header the container
+ * reads (content size and checksum, no dictionary), raw blocks and its
+ * checksum. */
 int pnmf_entropy_frame_raw(const uint8_t *z, size_t n);
 
 /* The same with a decompression context kept by the caller across frames

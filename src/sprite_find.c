@@ -134,10 +134,6 @@ typedef struct St {
     int uy0, ux0, uw;   /* the rectangles from its corner (uy0, ux0); its rows are uw + 1 wide */
     int ay0, ax0, ay1, ax1; /* the sprites' area: rows ay0 .. ay1 - 1, columns ax0 .. ax1 - 1; the
                              * frame lines around it (border()) hide what passes under them */
-    uint32_t *tried;    /* per shift of the pose searched: the pass (gen) that tried it, */
-    int32_t *twork;     /* and the pixels that try tested */
-    size_t ntried;      /* cells of both */
-    uint32_t gen;       /* the pass: one pose, one step of a blob's greedy search */
 } St;
 
 /* Foreground pixels nothing explains in rows y0 .. y1 - 1, columns x0 .. x1 - 1
@@ -312,15 +308,17 @@ static int fit_edge(const St *s, const PnmfSpritePose *ps, const TestPix *ord, i
                     long *work)
 {
     const int w = s->w, h = s->h, tol = s->p->tol, np = ps->npix;
-    const int ay0 = s->ay0, ax0 = s->ax0, ay1 = s->ay1, ax1 = s->ax1;
+    /* a pixel (dy, dx) of the pose is in the area where dy - dy0 < ny and dx - dx0 < nx, unsigned */
+    const int dy0 = s->ay0 - py, dx0 = s->ax0 - px;
+    const unsigned ny = (unsigned)(s->ay1 - s->ay0), nx = (unsigned)(s->ax1 - s->ax0);
     const ptrdiff_t stride = s->stride;
     const uint8_t *fr = s->frames[j];
     const uint8_t *fg = s->fg + (size_t)j * w * h;
     const int32_t *cov = s->cover + (size_t)j * w * h;
     int vis = 0, in = 0, fresh = 0;
     for (int k = 0; k < np; k++) {
+        if ((unsigned)(ord[k].dy - dy0) >= ny || (unsigned)(ord[k].dx - dx0) >= nx) continue;
         const int y = py + ord[k].dy, x = px + ord[k].dx;
-        if (y < ay0 || y >= ay1 || x < ax0 || x >= ax1) continue;
         in++;
         const int q = y * w + x;
         if (abs_i(fr[(ptrdiff_t)y * stride + x] - ord[k].v) <= tol) {
@@ -552,35 +550,6 @@ static int near_match(St *s, const Blob *b, int serial, int by, int bx, int bh, 
     return 0;
 }
 
-/* A new pass of s->tried over n shifts. A shift tried again in one pass
- * (from another anchor, or from a pixel a placement in front paints)
- * gives what its first try gave: the cover does not change within a pass,
- * and a try's pixels tested and result do not depend on the best so far
- * (a result cut short by the best is one that could not beat it). So it
- * is counted in the work again, as a repeated test would be, and not
- * tested: the search's choices and where its budget stops it stay those
- * of testing every try. */
-static int tried_grid(St *s, size_t n)
-{
-    if (n > s->ntried) {
-        size_t na = s->ntried ? s->ntried : 4096;
-        while (na < n) na *= 2;
-        uint32_t *t = pnmf_realloc(s->tried, na * sizeof(uint32_t));
-        if (!t) return PNMF_ERR_NOMEM;
-        s->tried = t;
-        int32_t *wk = pnmf_realloc(s->twork, na * sizeof(int32_t));
-        if (!wk) return PNMF_ERR_NOMEM;
-        s->twork = wk;
-        memset(s->tried + s->ntried, 0, (na - s->ntried) * sizeof(uint32_t));
-        s->ntried = na;
-    }
-    if (++s->gen == 0) { /* the passes' count wrapped: every cell untried */
-        memset(s->tried, 0, s->ntried * sizeof(uint32_t));
-        s->gen = 1;
-    }
-    return 0;
-}
-
 /* Explain one blob; serial is unique to it. */
 static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t *mask)
 {
@@ -666,8 +635,6 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
              * is in the frame is not searched. */
             const PoseTests *pt = pose_tests(s, i);
             if (!pt) return PNMF_ERR_NOMEM;
-            const size_t gw = (size_t)(xhi - xlo + 1);
-            PNMF_CHECK(tried_grid(s, (size_t)(yhi - ylo + 1) * gw));
             int anc[8], na = 0;
             if (!edge) {
                 int an = -1;
@@ -687,14 +654,7 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
 #define TRY(PY, PX) do { \
                 const int py_ = (PY), px_ = (PX); \
                 if (py_ >= ylo && py_ <= yhi && px_ >= xlo && px_ <= xhi) { \
-                    const size_t g_ = (size_t)(py_ - ylo) * gw + (size_t)(px_ - xlo); \
-                    if (s->tried[g_] == s->gen) { \
-                        work += s->twork[g_]; \
-                        break; \
-                    } \
-                    const long w0_ = work; \
                     const int f_ = try_place(s, ps, pt->ord, j, py_, px_, serial, best, &work); \
-                    s->tried[g_] = s->gen, s->twork[g_] = (int32_t)(work - w0_); \
                     if (f_ > best || (f_ == best && bi == i && (py_ < bpy || (py_ == bpy && px_ < bpx)))) \
                         best = f_, bi = i, bpy = py_, bpx = px_; \
                 } \
@@ -717,7 +677,15 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
                     for (int k = lo; k < s->bstart[v + 1] && (int)(s->bpos[k] >> 16) <= ylast; k++)
                         TRY((int)(s->bpos[k] >> 16) - ay, (int)(s->bpos[k] & 0xFFFF) - ax);
                 }
-                for (int k = 0; k < nocc; k++) TRY((int)(s->occ[k] >> 16) - ay, (int)(s->occ[k] & 0xFFFF) - ax);
+                /* the painted pixels are in raster order too */
+                int lo = 0, hi = nocc;
+                while (lo < hi) {
+                    const int mid = lo + (hi - lo) / 2;
+                    if (s->occ[mid] < klo) lo = mid + 1;
+                    else hi = mid;
+                }
+                for (int k = lo; k < nocc && (int)(s->occ[k] >> 16) <= ylast; k++)
+                    TRY((int)(s->occ[k] >> 16) - ay, (int)(s->occ[k] & 0xFFFF) - ax);
             }
 #undef TRY
         }
@@ -915,7 +883,6 @@ int pnmf_sprite_find(PnmfSpriteDict *d, const PnmfSpriteParams *p, const uint8_t
 end:
     pnmf_free(s.fcap), pnmf_free(s.fg), pnmf_free(s.cover), pnmf_free(s.pixels), pnmf_free(s.blob);
     pnmf_free(s.cand), pnmf_free(s.bpos), pnmf_free(s.occ), pnmf_free(s.unexp);
-    pnmf_free(s.tried), pnmf_free(s.twork);
     for (int i = 0; i < s.ntests; i++) pnmf_free(s.tests[i].ord);
     pnmf_free(s.tests);
     pnmf_free(lab), pnmf_free(stack), pnmf_free(dil), pnmf_free(pix), pnmf_free(mask);

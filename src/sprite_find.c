@@ -65,10 +65,26 @@ void pnmf_sprite_background(const uint8_t *const *frames, ptrdiff_t stride, int 
     long hist[256];
     memset(cnt, 0, sizeof(cnt));
     memset(hist, 0, sizeof(hist));
-    for (int y = 0; y < h; y++)
+    /* a pixel no frame changes (most of a screen) has its one value: the
+     * row's such pixels found first, frame by frame along the row */
+    uint8_t *same = pnmf_malloc((size_t)w);
+    for (int y = 0; y < h; y++) {
+        const uint8_t *f0 = frames[0] + (ptrdiff_t)y * stride;
+        if (same) {
+            memset(same, 1, (size_t)w);
+            for (int j = 1; j < m; j++) {
+                const uint8_t *fj = frames[j] + (ptrdiff_t)y * stride;
+                for (int x = 0; x < w; x++) same[x] &= fj[x] == f0[x];
+            }
+        }
         for (int x = 0; x < w; x++) {
             const ptrdiff_t o = (ptrdiff_t)y * stride + x;
             int best = frames[0][o], bc = 0;
+            if (same && same[x]) {
+                bg[y * w + x] = (uint8_t)best;
+                hist[best]++;
+                continue;
+            }
             for (int j = 0; j < m; j++) {
                 const int v = frames[j][o], c = ++cnt[v];
                 if (c > bc || (c == bc && v < best)) bc = c, best = v;
@@ -77,6 +93,8 @@ void pnmf_sprite_background(const uint8_t *const *frames, ptrdiff_t stride, int 
             bg[y * w + x] = (uint8_t)best;
             hist[best]++;
         }
+    }
+    pnmf_free(same);
     int flat = 0;
     for (int v = 1; v < 256; v++)
         if (hist[v] > hist[flat]) flat = v;
@@ -172,25 +190,25 @@ static int find_blobs(St *s, int j, int32_t *lab, uint8_t *dil, int32_t *stack, 
 {
     const int w = s->w, h = s->h, r = s->p->dilate;
     const uint8_t *fg = s->fg + (size_t)j * w * h;
-    /* separable square dilation */
+    /* separable square dilation of the 0/1 foreground: each offset's
+     * shifted rows ORed in whole (loops the compiler vectorizes) */
     uint8_t *row = dil + (size_t)w * h;
+    memset(row, 0, (size_t)w * h);
+    memset(dil, 0, (size_t)w * h);
     for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++) {
-            int v = 0;
-            for (int dx = -r; dx <= r && !v; dx++) {
-                const int xx = x + dx;
-                if (xx >= 0 && xx < w) v = fg[y * w + xx];
-            }
-            row[y * w + x] = (uint8_t)v;
+        for (int dx = -r; dx <= r; dx++) {
+            const int x0 = dx < 0 ? -dx : 0, x1 = dx > 0 ? w - dx : w;
+            uint8_t *o = row + (size_t)y * w;
+            const uint8_t *in = fg + (size_t)y * w + dx;
+            for (int x = x0; x < x1; x++) o[x] |= in[x];
         }
     for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++) {
-            int v = 0;
-            for (int dy = -r; dy <= r && !v; dy++) {
-                const int yy = y + dy;
-                if (yy >= 0 && yy < h) v = row[yy * w + x];
-            }
-            dil[y * w + x] = (uint8_t)v;
+        for (int dy = -r; dy <= r; dy++) {
+            const int yy = y + dy;
+            if (yy < 0 || yy >= h) continue;
+            uint8_t *o = dil + (size_t)y * w;
+            const uint8_t *in = row + (size_t)yy * w;
+            for (int x = 0; x < w; x++) o[x] |= in[x];
         }
     const int first = s->nblob;
     for (int i = 0; i < w * h; i++) lab[i] = -1;
@@ -851,12 +869,15 @@ int pnmf_sprite_find(PnmfSpriteDict *d, const PnmfSpriteParams *p, const uint8_t
     for (int j = 0; j < m; j++) {
         uint8_t *fg = s.fg + (size_t)j * n;
         int c = 0;
-        for (int y = 0; y < h; y++)
+        for (int y = 0; y < h; y++) {
+            const uint8_t *fr = frames[j] + (ptrdiff_t)y * stride, *bg = out->bg + (size_t)y * w;
+            uint8_t *o = fg + (size_t)y * w;
             for (int x = 0; x < w; x++) {
-                const int v = abs_i(frames[j][(ptrdiff_t)y * stride + x] - out->bg[y * w + x]) > p->tol;
-                fg[y * w + x] = (uint8_t)v;
+                const int v = abs_i(fr[x] - bg[x]) > p->tol;
+                o[x] = (uint8_t)v;
                 c += v;
             }
+        }
         out->frame[j].fg_pixels = c;
         nfg += (size_t)c;
     }
@@ -875,7 +896,7 @@ int pnmf_sprite_find(PnmfSpriteDict *d, const PnmfSpriteParams *p, const uint8_t
         const uint8_t *fg = s.fg + (size_t)j * n;
         const int32_t *cov = s.cover + (size_t)j * n;
         int u = 0;
-        for (size_t i = 0; i < n; i++) u += fg[i] && !cov[i];
+        for (size_t i = 0; i < n; i++) u += fg[i] & (cov[i] == 0); /* (no branch: vectorized) */
         out->frame[j].unexplained = u;
     }
     d->windows++;

@@ -323,7 +323,7 @@ static int fit_inside(const St *s, const PnmfSpritePose *ps, const TestPix *ord,
 /* try_place() of a pose whose box sticks out of the frame: its pixels
  * outside are skipped. */
 static int fit_edge(const St *s, const PnmfSpritePose *ps, const TestPix *ord, int j, int py, int px, int serial,
-                    long *work)
+                    int painted, long *work)
 {
     const int w = s->w, h = s->h, tol = s->p->tol, np = ps->npix;
     /* a pixel (dy, dx) of the pose is in the area where dy - dy0 < ny and dx - dx0 < nx, unsigned */
@@ -342,7 +342,7 @@ static int fit_edge(const St *s, const PnmfSpritePose *ps, const TestPix *ord, i
         if (abs_i(fr[(ptrdiff_t)y * stride + x] - ord[k].v) <= tol) {
             vis++;
             fresh += fg[q] && !cov[q];
-        } else if (cov[q] != serial) {
+        } else if (!painted || cov[q] != serial) {
             *work += k + 1;
             return -1;
         }
@@ -357,14 +357,16 @@ static int fit_edge(const St *s, const PnmfSpritePose *ps, const TestPix *ord, i
  * Returns the count of foreground pixels it explains that nothing explains
  * yet, or -1 (for a box wholly in the frame also where fewer than best,
  * the most a shift tried so far explains, are left to explain under it).
- * *work grows by the pixels tested. Inline in the search's
+ * *work grows by the pixels tested. painted: the blob paints some pixel of
+ * the search region (else no pixel is painted by it, and a mismatch ends
+ * the try without a look at the cover). Inline in the search's
  * loops: most shifts fail within a few pixels, and a call per shift costs
  * as much as its tests. */
 static inline int try_place(const St *s, const PnmfSpritePose *ps, const TestPix *ord, int j, int py, int px,
-                            int serial, int best, long *work)
+                            int serial, int painted, int best, long *work)
 {
     if (py < s->ay0 || px < s->ax0 || py + ps->h > s->ay1 || px + ps->w > s->ax1)
-        return fit_edge(s, ps, ord, j, py, px, serial, work);
+        return fit_edge(s, ps, ord, j, py, px, serial, painted, work);
     /* the whole box in the frame: no pixel to skip; the first pass finds
      * a mismatch (most shifts have one), fit_inside() counts */
     const int tol = s->p->tol, np = ps->npix;
@@ -372,7 +374,10 @@ static inline int try_place(const St *s, const PnmfSpritePose *ps, const TestPix
     const int32_t *c0 = s->cover + (ptrdiff_t)j * s->w * s->h + (ptrdiff_t)py * s->w + px;
     int k = 0;
     /* (tol 0, lossless sources: an equality, the common case) */
-    if (!tol) {
+    if (!tol && !painted) {
+        for (; k < np; k++)
+            if (f0[ord[k].foff] != ord[k].v) break;
+    } else if (!tol) {
         for (; k < np; k++)
             if (f0[ord[k].foff] != ord[k].v && c0[ord[k].qoff] != serial) break;
     } else {
@@ -672,7 +677,7 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
 #define TRY(PY, PX) do { \
                 const int py_ = (PY), px_ = (PX); \
                 if (py_ >= ylo && py_ <= yhi && px_ >= xlo && px_ <= xhi) { \
-                    const int f_ = try_place(s, ps, pt->ord, j, py_, px_, serial, best, &work); \
+                    const int f_ = try_place(s, ps, pt->ord, j, py_, px_, serial, nocc > 0, best, &work); \
                     if (f_ > best || (f_ == best && bi == i && (py_ < bpy || (py_ == bpy && px_ < bpx)))) \
                         best = f_, bi = i, bpy = py_, bpx = px_; \
                 } \

@@ -24,6 +24,8 @@ typedef struct LxmSlot {
 struct PnmfLxMatch {
     int rows, cols, w, h; /* w x h block positions */
     int bits;             /* log2 of the buckets */
+    uint64_t wmul;        /* p / w as (p * wmul) >> wshift, exact for 0 <= p < 2^31 */
+    int wshift;
     LxmSlot slot[PNMF_RES_REFS + 1];
     int cur[PNMF_RES_REFS]; /* reference t's slot for the frame last given */
     uint64_t *up;           /* index_frame()'s block hashes, one per column, of the row above */
@@ -70,6 +72,15 @@ PnmfLxMatch *pnmf_lxm_new(int rows, int cols, int fast)
     m->rows = rows, m->cols = cols, m->w = cols - LXM_B + 1, m->h = rows - LXM_B + 1;
     m->fast = fast;
     const size_t n = (size_t)m->w * m->h;
+    /* Division by the invariant w as a multiply: with l = ceil(log2 w),
+     * s = 31 + l and M = ceil(2^s / w), M * w - 2^s < 2^l, so for p < 2^31
+     * the error p * (M * w - 2^s) stays under 2^s and (p * M) >> s is
+     * p / w; M < 2^32 keeps p * M in 64 bits. The chains' walk takes each
+     * place's row and column so, once per place looked at. */
+    int l = 0;
+    while (((int64_t)1 << l) < m->w) l++;
+    m->wshift = 31 + l;
+    m->wmul = (((uint64_t)1 << m->wshift) + (uint64_t)m->w - 1) / (uint64_t)m->w;
     m->bits = 8;
     while (m->bits < 24 && ((size_t)1 << m->bits) < n) m->bits++;
     for (int s = 0; s <= PNMF_RES_REFS; s++) m->slot[s].tag = 0, m->slot[s].used = 0;
@@ -188,7 +199,7 @@ int pnmf_lxm_find(PnmfLxMatch *m, int t, const uint8_t *src, int y0, int x0, int
     if (cap > PNMF_LXM_CAP) cap = PNMF_LXM_CAP;
     int walked = 0;
     for (int32_t p = s->head[h >> (64 - m->bits)]; p >= 0 && walked < PNMF_LXM_CHAIN; p = s->next[p], walked++) {
-        const int y = p / m->w, x = p % m->w, dy = y - y0, dx = x - x0;
+        const int y = (int)(((uint64_t)p * m->wmul) >> m->wshift), x = p - y * m->w, dy = y - y0, dx = x - x0;
         if (dy < -maxv) break; /* a chain runs up the frame: the rest is above the bound too */
         if (dy > maxv || abs(dx) > maxv) continue;
         if (!pnmf_residual_same_block(b, s->frame + (size_t)y * m->cols + x, (size_t)m->cols)) continue;

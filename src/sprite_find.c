@@ -65,10 +65,26 @@ void pnmf_sprite_background(const uint8_t *const *frames, ptrdiff_t stride, int 
     long hist[256];
     memset(cnt, 0, sizeof(cnt));
     memset(hist, 0, sizeof(hist));
-    for (int y = 0; y < h; y++)
+    /* a pixel no frame changes (most of a screen) has its one value: the
+     * row's such pixels found first, frame by frame along the row */
+    uint8_t *same = pnmf_malloc((size_t)w);
+    for (int y = 0; y < h; y++) {
+        const uint8_t *f0 = frames[0] + (ptrdiff_t)y * stride;
+        if (same) {
+            memset(same, 1, (size_t)w);
+            for (int j = 1; j < m; j++) {
+                const uint8_t *fj = frames[j] + (ptrdiff_t)y * stride;
+                for (int x = 0; x < w; x++) same[x] &= fj[x] == f0[x];
+            }
+        }
         for (int x = 0; x < w; x++) {
             const ptrdiff_t o = (ptrdiff_t)y * stride + x;
             int best = frames[0][o], bc = 0;
+            if (same && same[x]) {
+                bg[y * w + x] = (uint8_t)best;
+                hist[best]++;
+                continue;
+            }
             for (int j = 0; j < m; j++) {
                 const int v = frames[j][o], c = ++cnt[v];
                 if (c > bc || (c == bc && v < best)) bc = c, best = v;
@@ -77,6 +93,8 @@ void pnmf_sprite_background(const uint8_t *const *frames, ptrdiff_t stride, int 
             bg[y * w + x] = (uint8_t)best;
             hist[best]++;
         }
+    }
+    pnmf_free(same);
     int flat = 0;
     for (int v = 1; v < 256; v++)
         if (hist[v] > hist[flat]) flat = v;
@@ -172,25 +190,25 @@ static int find_blobs(St *s, int j, int32_t *lab, uint8_t *dil, int32_t *stack, 
 {
     const int w = s->w, h = s->h, r = s->p->dilate;
     const uint8_t *fg = s->fg + (size_t)j * w * h;
-    /* separable square dilation */
+    /* separable square dilation of the 0/1 foreground: each offset's
+     * shifted rows ORed in whole (loops the compiler vectorizes) */
     uint8_t *row = dil + (size_t)w * h;
+    memset(row, 0, (size_t)w * h);
+    memset(dil, 0, (size_t)w * h);
     for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++) {
-            int v = 0;
-            for (int dx = -r; dx <= r && !v; dx++) {
-                const int xx = x + dx;
-                if (xx >= 0 && xx < w) v = fg[y * w + xx];
-            }
-            row[y * w + x] = (uint8_t)v;
+        for (int dx = -r; dx <= r; dx++) {
+            const int x0 = dx < 0 ? -dx : 0, x1 = dx > 0 ? w - dx : w;
+            uint8_t *o = row + (size_t)y * w;
+            const uint8_t *in = fg + (size_t)y * w + dx;
+            for (int x = x0; x < x1; x++) o[x] |= in[x];
         }
     for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++) {
-            int v = 0;
-            for (int dy = -r; dy <= r && !v; dy++) {
-                const int yy = y + dy;
-                if (yy >= 0 && yy < h) v = row[yy * w + x];
-            }
-            dil[y * w + x] = (uint8_t)v;
+        for (int dy = -r; dy <= r; dy++) {
+            const int yy = y + dy;
+            if (yy < 0 || yy >= h) continue;
+            uint8_t *o = dil + (size_t)y * w;
+            const uint8_t *in = row + (size_t)yy * w;
+            for (int x = 0; x < w; x++) o[x] |= in[x];
         }
     const int first = s->nblob;
     for (int i = 0; i < w * h; i++) lab[i] = -1;
@@ -305,24 +323,26 @@ static int fit_inside(const St *s, const PnmfSpritePose *ps, const TestPix *ord,
 /* try_place() of a pose whose box sticks out of the frame: its pixels
  * outside are skipped. */
 static int fit_edge(const St *s, const PnmfSpritePose *ps, const TestPix *ord, int j, int py, int px, int serial,
-                    long *work)
+                    int painted, long *work)
 {
     const int w = s->w, h = s->h, tol = s->p->tol, np = ps->npix;
-    const int ay0 = s->ay0, ax0 = s->ax0, ay1 = s->ay1, ax1 = s->ax1;
+    /* a pixel (dy, dx) of the pose is in the area where dy - dy0 < ny and dx - dx0 < nx, unsigned */
+    const int dy0 = s->ay0 - py, dx0 = s->ax0 - px;
+    const unsigned ny = (unsigned)(s->ay1 - s->ay0), nx = (unsigned)(s->ax1 - s->ax0);
     const ptrdiff_t stride = s->stride;
     const uint8_t *fr = s->frames[j];
     const uint8_t *fg = s->fg + (size_t)j * w * h;
     const int32_t *cov = s->cover + (size_t)j * w * h;
     int vis = 0, in = 0, fresh = 0;
     for (int k = 0; k < np; k++) {
+        if ((unsigned)(ord[k].dy - dy0) >= ny || (unsigned)(ord[k].dx - dx0) >= nx) continue;
         const int y = py + ord[k].dy, x = px + ord[k].dx;
-        if (y < ay0 || y >= ay1 || x < ax0 || x >= ax1) continue;
         in++;
         const int q = y * w + x;
         if (abs_i(fr[(ptrdiff_t)y * stride + x] - ord[k].v) <= tol) {
             vis++;
             fresh += fg[q] && !cov[q];
-        } else if (cov[q] != serial) {
+        } else if (!painted || cov[q] != serial) {
             *work += k + 1;
             return -1;
         }
@@ -337,14 +357,16 @@ static int fit_edge(const St *s, const PnmfSpritePose *ps, const TestPix *ord, i
  * Returns the count of foreground pixels it explains that nothing explains
  * yet, or -1 (for a box wholly in the frame also where fewer than best,
  * the most a shift tried so far explains, are left to explain under it).
- * *work grows by the pixels tested. Inline in the search's
+ * *work grows by the pixels tested. painted: the blob paints some pixel of
+ * the search region (else no pixel is painted by it, and a mismatch ends
+ * the try without a look at the cover). Inline in the search's
  * loops: most shifts fail within a few pixels, and a call per shift costs
  * as much as its tests. */
 static inline int try_place(const St *s, const PnmfSpritePose *ps, const TestPix *ord, int j, int py, int px,
-                            int serial, int best, long *work)
+                            int serial, int painted, int best, long *work)
 {
     if (py < s->ay0 || px < s->ax0 || py + ps->h > s->ay1 || px + ps->w > s->ax1)
-        return fit_edge(s, ps, ord, j, py, px, serial, work);
+        return fit_edge(s, ps, ord, j, py, px, serial, painted, work);
     /* the whole box in the frame: no pixel to skip; the first pass finds
      * a mismatch (most shifts have one), fit_inside() counts */
     const int tol = s->p->tol, np = ps->npix;
@@ -352,7 +374,10 @@ static inline int try_place(const St *s, const PnmfSpritePose *ps, const TestPix
     const int32_t *c0 = s->cover + (ptrdiff_t)j * s->w * s->h + (ptrdiff_t)py * s->w + px;
     int k = 0;
     /* (tol 0, lossless sources: an equality, the common case) */
-    if (!tol) {
+    if (!tol && !painted) {
+        for (; k < np; k++)
+            if (f0[ord[k].foff] != ord[k].v) break;
+    } else if (!tol) {
         for (; k < np; k++)
             if (f0[ord[k].foff] != ord[k].v && c0[ord[k].qoff] != serial) break;
     } else {
@@ -652,7 +677,7 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
 #define TRY(PY, PX) do { \
                 const int py_ = (PY), px_ = (PX); \
                 if (py_ >= ylo && py_ <= yhi && px_ >= xlo && px_ <= xhi) { \
-                    const int f_ = try_place(s, ps, pt->ord, j, py_, px_, serial, best, &work); \
+                    const int f_ = try_place(s, ps, pt->ord, j, py_, px_, serial, nocc > 0, best, &work); \
                     if (f_ > best || (f_ == best && bi == i && (py_ < bpy || (py_ == bpy && px_ < bpx)))) \
                         best = f_, bi = i, bpy = py_, bpx = px_; \
                 } \
@@ -675,7 +700,15 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
                     for (int k = lo; k < s->bstart[v + 1] && (int)(s->bpos[k] >> 16) <= ylast; k++)
                         TRY((int)(s->bpos[k] >> 16) - ay, (int)(s->bpos[k] & 0xFFFF) - ax);
                 }
-                for (int k = 0; k < nocc; k++) TRY((int)(s->occ[k] >> 16) - ay, (int)(s->occ[k] & 0xFFFF) - ax);
+                /* the painted pixels are in raster order too */
+                int lo = 0, hi = nocc;
+                while (lo < hi) {
+                    const int mid = lo + (hi - lo) / 2;
+                    if (s->occ[mid] < klo) lo = mid + 1;
+                    else hi = mid;
+                }
+                for (int k = lo; k < nocc && (int)(s->occ[k] >> 16) <= ylast; k++)
+                    TRY((int)(s->occ[k] >> 16) - ay, (int)(s->occ[k] & 0xFFFF) - ax);
             }
 #undef TRY
         }
@@ -841,12 +874,15 @@ int pnmf_sprite_find(PnmfSpriteDict *d, const PnmfSpriteParams *p, const uint8_t
     for (int j = 0; j < m; j++) {
         uint8_t *fg = s.fg + (size_t)j * n;
         int c = 0;
-        for (int y = 0; y < h; y++)
+        for (int y = 0; y < h; y++) {
+            const uint8_t *fr = frames[j] + (ptrdiff_t)y * stride, *bg = out->bg + (size_t)y * w;
+            uint8_t *o = fg + (size_t)y * w;
             for (int x = 0; x < w; x++) {
-                const int v = abs_i(frames[j][(ptrdiff_t)y * stride + x] - out->bg[y * w + x]) > p->tol;
-                fg[y * w + x] = (uint8_t)v;
+                const int v = abs_i(fr[x] - bg[x]) > p->tol;
+                o[x] = (uint8_t)v;
                 c += v;
             }
+        }
         out->frame[j].fg_pixels = c;
         nfg += (size_t)c;
     }
@@ -865,7 +901,7 @@ int pnmf_sprite_find(PnmfSpriteDict *d, const PnmfSpriteParams *p, const uint8_t
         const uint8_t *fg = s.fg + (size_t)j * n;
         const int32_t *cov = s.cover + (size_t)j * n;
         int u = 0;
-        for (size_t i = 0; i < n; i++) u += fg[i] && !cov[i];
+        for (size_t i = 0; i < n; i++) u += fg[i] & (cov[i] == 0); /* (no branch: vectorized) */
         out->frame[j].unexplained = u;
     }
     d->windows++;

@@ -596,6 +596,28 @@ static double intra_dir_bits(RcLevCtx *lc, int kind, int mode, int dir, int upda
     return o.bits;
 }
 
+/* The SAD of the 8 x 8 samples at s (rows cols apart) against those at d
+ * (rows dcols apart). */
+static inline int sad8x8(const uint8_t *s, const uint8_t *d, int cols, int dcols)
+{
+#if defined(__SSE2__)
+    __m128i acc = _mm_setzero_si128();
+    for (int y = 0; y < 8; y += 2, s += 2 * (size_t)cols, d += 2 * (size_t)dcols) {
+        const __m128i a = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)s),
+                                             _mm_loadl_epi64((const __m128i *)(s + cols)));
+        const __m128i b = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)d),
+                                             _mm_loadl_epi64((const __m128i *)(d + dcols)));
+        acc = _mm_add_epi64(acc, _mm_sad_epu8(a, b));
+    }
+    return _mm_cvtsi128_si32(acc) + _mm_extract_epi16(acc, 4);
+#else
+    int sad = 0;
+    for (int y = 0; y < 8; y++, s += cols, d += dcols)
+        for (int x = 0; x < 8; x++) sad += abs((int)s[x] - d[x]);
+    return sad;
+#endif
+}
+
 /* Sum of absolute differences of the block of src against Dp displaced by
  * (dy, dx), possibly stopping once over limit (a whole 8x8 block does not:
  * four PSADBW cost less than the branches). */
@@ -616,6 +638,25 @@ static int block_sad(const uint8_t *src, const uint8_t *Dp, int rows, int cols, 
             acc = _mm_add_epi64(acc, _mm_sad_epu8(a, b));
         }
         return _mm_cvtsi128_si32(acc) + _mm_extract_epi16(acc, 4);
+    }
+    if (x1 - x0 == 8 && y1 - y0 == 8) { /* a whole block reaching out of the frame: its rows clamped */
+        uint8_t t[64];
+        const int xin = x0 + dx >= 0 && x1 + dx <= cols;
+        for (int y = 0; y < 8; y++) {
+            int sy = y0 + y + dy;
+            sy = sy < 0 ? 0 : sy >= rows ? rows - 1 : sy;
+            const uint8_t *d = Dp + (size_t)sy * cols;
+            if (xin) {
+                memcpy(t + 8 * y, d + x0 + dx, 8);
+            } else {
+                for (int x = 0; x < 8; x++) {
+                    int sx = x0 + x + dx;
+                    sx = sx < 0 ? 0 : sx >= cols ? cols - 1 : sx;
+                    t[8 * y + x] = d[sx];
+                }
+            }
+        }
+        return sad8x8(src + (size_t)y0 * cols + x0, t, cols, 8);
     }
     if (inside && x1 - x0 == 8) { /* two 8-sample rows per PSADBW */
         int y = y0;
@@ -862,23 +903,49 @@ static double vector_bits(PnmfResidual *r, const PnmfVecState *vs, const RcVecCa
     return bits;
 }
 
+/* The vectors one search has measured: at[(dy + M) * (2M + 1) + dx + M]
+ * (M = PNMF_RES_MAX_MV) equal to stamp, a new stamp per search. */
+typedef struct SeenMap {
+    uint16_t at[(2 * PNMF_RES_MAX_MV + 1) * (2 * PNMF_RES_MAX_MV + 1)];
+    uint16_t stamp;
+} SeenMap;
+
 /* A vector for the block: the best by SAD among candidates (zero, the
  * previous shifted block's, the block's neighbours', the global one and a
  * coarse grid; with wide, the wide search for a poorly predicted block),
  * refined by two-, then one-pixel steps; returns its SAD. */
 static int search_block(const uint8_t *src, const uint8_t *Dp, int rows, int cols, int y0, int y1,
                         int x0, int x1, const int16_t (*cand)[2], int ncand, int py, int px, double lam,
-                        int grid, const Coarse *wide, int exact, int *by, int *bx)
+                        int grid, const Coarse *wide, int exact, SeenMap *seen, int *by, int *bx)
 {
     /* cost: SAD + lam * the vector's bits, so that among near-equal
      * matches (flat areas) the predicted vector wins */
     double best = 1e300;
     int vy = 0, vx = 0, bsad = 1;
+    /* the vectors measured (marked in seen): a vector measured again cannot
+     * beat the best, which is at most its cost then; nor can one whose
+     * bits alone cost as much (the SAD adds to them) */
+    if (!++seen->stamp) { /* the stamps wrapped: every mark cleared */
+        memset(seen->at, 0, sizeof(seen->at));
+        seen->stamp = 1;
+    }
+    uint16_t *const at = seen->at, st = seen->stamp;
+    /* a whole block whose vectors stay inside the frame: its SAD inline */
+    const int whole = y1 - y0 == 8 && x1 - x0 == 8;
 #define TRY(ty, tx) do { \
+        const int ty_ = (ty), tx_ = (tx); \
+        const int k_ = (ty_ + PNMF_RES_MAX_MV) * (2 * PNMF_RES_MAX_MV + 1) + tx_ + PNMF_RES_MAX_MV; \
+        const int in_ = abs(ty_) <= PNMF_RES_MAX_MV && abs(tx_) <= PNMF_RES_MAX_MV; \
+        if (in_ && at[k_] == st) break; \
+        if (in_) at[k_] = st; \
+        const double b_ = lam * mv_bits(ty_, tx_, py, px); \
+        if (b_ >= best) break; \
         const int lim_ = best > 0x7ffffff0 ? 0x7fffffff : (int)best + 1; \
-        const int s_ = block_sad(src, Dp, rows, cols, y0, y1, x0, x1, (ty), (tx), lim_); \
-        const double c_ = s_ + lam * mv_bits((ty), (tx), py, px); \
-        if (c_ < best) best = c_, vy = (ty), vx = (tx), moved = 1, bsad = s_; \
+        const int s_ = whole && y0 + ty_ >= 0 && y1 + ty_ <= rows && x0 + tx_ >= 0 && x1 + tx_ <= cols \
+                           ? sad8x8(src + (size_t)y0 * cols + x0, Dp + (size_t)(y0 + ty_) * cols + x0 + tx_, cols, cols) \
+                           : block_sad(src, Dp, rows, cols, y0, y1, x0, x1, ty_, tx_, lim_); \
+        const double c_ = s_ + b_; \
+        if (c_ < best) best = c_, vy = ty_, vx = tx_, moved = 1, bsad = s_; \
     } while (0)
     int moved = 0;
     for (int c = 0; c < ncand; c++) TRY(cand[c][0], cand[c][1]);
@@ -897,7 +964,7 @@ static int search_block(const uint8_t *src, const uint8_t *Dp, int rows, int col
         for (int dy = -PNMF_LOCAL_RANGE; dy <= PNMF_LOCAL_RANGE; dy += grid)
             for (int dx = -PNMF_LOCAL_RANGE; dx <= PNMF_LOCAL_RANGE; dx += grid) TRY(dy, dx);
     const int poor = exact == 3 ? PNMF_LXM_WIDE_POOR : PNMF_WIDE_POOR;
-    if (wide && block_sad(src, Dp, rows, cols, y0, y1, x0, x1, vy, vx, 0x7fffffff) > poor * (y1 - y0) * (x1 - x0)) {
+    if (wide && bsad > poor * (y1 - y0) * (x1 - x0)) {
         int16_t wc[PNMF_WIDE_KEEP][2];
         const int nw = coarse_search(wide, y0, x0, wc);
         for (int k = 0; k < nw; k++)
@@ -921,7 +988,7 @@ static int search_block(const uint8_t *src, const uint8_t *Dp, int rows, int col
     }
 #undef TRY
     *by = vy, *bx = vx;
-    return block_sad(src, Dp, rows, cols, y0, y1, x0, x1, vy, vx, 0x7fffffff);
+    return bsad;
 }
 
 /* ---- sub-pixel refinement (window flags bit 6) ---------------------------- */
@@ -1310,13 +1377,17 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
      * later frame's blocks predict from */
     if (r->subpel && step16 > PNMF_RES_MIN_STEP) lambda *= PNMF_SUBPEL_LAMBDA;
     const double lambda0 = lambda;
-    /* a level table per block weight, made when a block first needs it */
-    LevelTab *lts = pnmf_malloc_array(r->enc_weight ? PNMF_RES_WEIGHTS : 1, sizeof(LevelTab));
+    /* a level table per block weight, made when a block first needs it;
+     * after them, the vector searches' marks (search_block()) */
+    const size_t nlt = r->enc_weight ? PNMF_RES_WEIGHTS : 1;
+    LevelTab *lts = pnmf_malloc_array(1, nlt * sizeof(LevelTab) + sizeof(SeenMap));
     uint8_t lt_made[PNMF_RES_WEIGHTS] = { 0 };
     if (!lts) {
         pnmf_free(bmv), pnmf_free(cbuf), pnmf_free(palat);
         return PNMF_ERR_NOMEM;
     }
+    SeenMap *seen = (SeenMap *)(lts + nlt);
+    memset(seen, 0, sizeof(*seen));
     RcLevCtx *lc = r->enc_rc_price ? &r->enc_levels : NULL;
     /* the transform levels weighed with the contexts' prices (rdoq_levels())
      * in windows with sub-pixel motion: smooth content's many small levels */
@@ -1468,8 +1539,8 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                     if (!r->subpel) {
                         sad = search_block(src, ref[tt], r->rows, r->cols, y0, y1, x0, x1,
                                                  (const int16_t (*)[2])cand, nc, vs.last[tt][0], vs.last[tt][1], lam_sad,
-                                                 tt < PNMF_GRID_REFS ? PNMF_GRID_STEP : PNMF_GRID_STEP_FAR, tt < nwide && !good ? &wide[tt] : NULL, xs, &ty,
-                                                 &tx);
+                                                 tt < PNMF_GRID_REFS ? PNMF_GRID_STEP : PNMF_GRID_STEP_FAR, tt < nwide && !good ? &wide[tt] : NULL, xs, seen,
+                                                 &ty, &tx);
                     } else { /* the whole-sample search on the candidates rounded, then the refinement */
                         int16_t icand[sizeof(cand) / sizeof(cand[0])][2];
                         for (int c = 0; c < nc; c++)
@@ -1478,7 +1549,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                         sad = search_block(src, ref[tt], r->rows, r->cols, y0, y1, x0, x1, (const int16_t (*)[2])icand,
                                            nc, qround(vs.last[tt][0]), qround(vs.last[tt][1]), lam_sad,
                                            tt < PNMF_GRID_REFS ? PNMF_GRID_STEP : PNMF_GRID_STEP_FAR,
-                                           tt < nwide && !good ? &wide[tt] : NULL, xs, &iy, &ix);
+                                           tt < nwide && !good ? &wide[tt] : NULL, xs, seen, &iy, &ix);
                         ty = 4 * iy, tx = 4 * ix;
                     }
                     good |= sad <= PNMF_WIDE_POOR * (y1 - y0) * (x1 - x0);

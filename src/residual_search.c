@@ -214,11 +214,13 @@ static inline double mv_bits(int dy, int dx, int py, int px)
  * most est_cap, else 1e300; est_cap < 0: not priced, the squared error
  * alone returned (the levels in levs, for the caller to price). exact: 1e300 unless the block is reproduced
  * exactly (a lossless coding's uncoded trial: an error of one gray level
- * outweighs what levels cost). */
+ * outweighs what levels cost). lb, bj: 1e300 once lb + the squared error
+ * reaches bj (the caller adds the result to lb and keeps it below bj
+ * only); INFINITY: never. */
 static double try_block(int mode, int coded, const LevelTab *lt, int step16, double lambda, const uint8_t *src,
                         const uint8_t *P, const uint8_t *Pp, const uint8_t *Dp, const uint8_t *Dr, uint8_t *D,
                         int rows, int cols, int y0, int y1, int x0, int x1, int dy, int dx, int16_t *levs,
-                        RcLevCtx *lc, int kind, double est_cap, double *est, int exact)
+                        RcLevCtx *lc, int kind, double est_cap, double *est, int exact, double lb, double bj)
 {
     int16_t lv[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
     int16_t *out = levs;
@@ -228,7 +230,7 @@ static double try_block(int mode, int coded, const LevelTab *lt, int step16, dou
     uint8_t pb[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
     const int spat = mode == PNMF_RES_SPATIAL;
     if (!spat) pnmf_residual_predict(mode, P, Pp, Dp, Dr, D, rows, cols, y0, y1, x0, x1, dy, dx, pb);
-    for (int y = y0; y < y1; y++)
+    for (int y = y0; y < y1; y++) {
         for (int x = x0; x < x1; x++) {
             const size_t q = (size_t)y * cols + x;
             const int pred = spat ? spatial(D, cols, y, x) : pb[(y - y0) * PNMF_RES_BLOCK + x - x0];
@@ -253,6 +255,10 @@ static double try_block(int mode, int coded, const LevelTab *lt, int step16, dou
             if (exact && e) return 1e300;
             sse += e * e;
         }
+        /* the error alone reaches the best: lb + it, the least the
+         * caller's sum can be, cannot win */
+        if (lb + sse >= bj) return 1e300;
+    }
     if (coded && !nz) return 1e300; /* the skip block is the same and cheaper */
     if (est) *est = bits;
     if (lc && coded && est_cap < 0) { /* the levels kept for a later price: the error alone */
@@ -405,11 +411,12 @@ static double rdoq_levels(int16_t *lv, const double *xr, int n, double q2, doubl
  * transform block of zero levels, which the writer codes (four quarter
  * flags) and the pricing contexts here do not see; coding such a block
  * with its levels instead costs natural_cup 1.0 % BD-rate
- * (docs/measurements.md, "The development set at commit d4658f0"). */
+ * (docs/measurements.md, "The development set at commit d4658f0").
+ * jlb, bj as try_block()'s lb, bj (the quarters' error so far). */
 static double try_transform(int mode, int qp, double lambda, const uint8_t *src, const uint8_t *P,
                             const uint8_t *Pp, const uint8_t *Dp, const uint8_t *Dr, uint8_t *D, int rows, int cols,
                             int y0, int x0, int dy, int dx, int16_t *levs, RcLevCtx *lc, int kind, int rdoq_on,
-                            const uint8_t *pre)
+                            const uint8_t *pre, double jlb, double bj)
 {
     int16_t all[64];
     double sse = 0, bits = 0;
@@ -468,6 +475,9 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
             sse += (double)e * e;
         }
         memcpy(all + 16 * sb, lv, sizeof(lv));
+        /* the error alone reaches the best: jlb + it, the least the
+         * caller's sum can be, cannot win */
+        if (jlb + sse >= bj) return 1e300;
     }
     if (levs) memcpy(levs, all, sizeof(all));
     if (!nz) return 1e300;
@@ -1586,7 +1596,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                     if (!xe) est = INFINITY;
                     if (xe < 0)
                         e2 = try_block(pm_, 1, ltp, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1,
-                                       x0, x1, pdy, pdx, dt[ndt].lv, lc, kind, -1, &est, 0);
+                                       x0, x1, pdy, pdx, dt[ndt].lv, lc, kind, -1, &est, 0, 0, INFINITY);
                     if (est < INFINITY) {
                         LxTrial *d = &dt[ndt++];
                         d->lb = lb + e2, d->est = est, d->byte = byte, d->pm = pm_, d->dy = dy, d->dx = dx, d->t = t;
@@ -1605,7 +1615,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                                   : xe > 0 ? lb + lambda * est
                                            : lb + try_block(pm_, coded, ltp, step16, lambda, src, P, Pp, Dp, Dr, D,
                                                             r->rows, r->cols, y0, y1, x0, x1, pdy, pdx, NULL, lc, kind,
-                                                            INFINITY, NULL, exact && !coded);
+                                                            INFINITY, NULL, exact && !coded, lb, bj);
                 if (jj < bj) bj = jj, best = byte, vy = dy, vx = dx, vt = t, best8 = 0, bdir = 0, xfound |= !coded;
             }
             if (mode != PNMF_RES_SPATIAL && full && !exact) { /* intra too: each quarter from the ones before */
@@ -1618,7 +1628,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                 const double jj = lb + f4 >= bj ? lb + f4
                                                 : lb + f4 + try_transform(pm_, qp, lambda, src, P, Pp, Dp, Dr, D,
                                                                           r->rows, r->cols, y0, x0, pdy, pdx, NULL, lc,
-                                                                          kind, rdoq, NULL);
+                                                                          kind, rdoq, NULL, lb + f4, bj);
                 if (jj < bj) bj = jj, best = byte, vy = dy, vx = dx, vt = t, best8 = 0, bdir = 0;
                 if (r->enc_tx8) { /* format 9: or one 8x8 transform */
                     const double f8 = lb + fd + lambda * tx8_flag_bits(r, lc, j, b, tk, 1, 0);
@@ -1641,7 +1651,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                                                                       bj - fl, dpred[tdir[i]])
                                                      : try_transform(pm_, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows,
                                                                      r->cols, y0, x0, pdy, pdx, NULL, lc, kind, rdoq,
-                                                                     dpred[tdir[i]]));
+                                                                     dpred[tdir[i]], fl, bj));
                         if (jd < bj) bj = jd, best = byte, vy = dy, vx = dx, vt = t, best8 = e8, bdir = tdir[i];
                     }
                 }
@@ -1715,7 +1725,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                            rdoq, 1e300, pre);
         else if (best & PNMF_RES_TRANSFORM)
             try_transform(em, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, x0, vy, vx, levs, lc, kind, rdoq,
-                          pre);
+                          pre, 0, INFINITY);
         else if (won >= 0 && won < ndt && dt[won].byte == best) { /* its levels known: the block is the source */
             const int h = y1 - y0, w = x1 - x0;
             for (int y = y0; y < y1; y++) memcpy(D + (size_t)y * r->cols + x0, src + (size_t)y * r->cols + x0, (size_t)w);
@@ -1724,7 +1734,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
             rc_pixel_levels(&o, lc, kind | pnmf_residual_is_intra(em) << 1, h, w, levs, INT16_MAX);
         } else
             try_block(em, best & PNMF_RES_CODED, ltp, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1,
-                      x0, x1, vy, vx, levs, lc, kind, INFINITY, NULL, 0);
+                      x0, x1, vy, vx, levs, lc, kind, INFINITY, NULL, 0, 0, INFINITY);
     }
     pnmf_free(cbuf);
     pnmf_free(lts);

@@ -120,9 +120,13 @@ static double level_bits_table[LEVEL_BITS_TABLE];
 static double log2_1p_table[LEVEL_BITS_TABLE]; /* log2(1 + a) */
 static pthread_once_t level_bits_once = PTHREAD_ONCE_INIT;
 
+/* A transform quantizer's step, 0.625 * 2^(qp / 6), by qp. */
+static double qstep_table[PNMF_RES_MAX_QP + 1];
+
 static void level_bits_init(void)
 {
     rc_cost_init();
+    for (int qp = 0; qp <= PNMF_RES_MAX_QP; qp++) qstep_table[qp] = 0.625 * pow(2.0, qp / 6.0);
     level_bits_table[0] = PNMF_LEVEL_BITS_ZERO;
     for (int a = 1; a < LEVEL_BITS_TABLE; a++) level_bits_table[a] = PNMF_LEVEL_BITS_BASE + 2.0 * log2((double)a);
     for (int a = 0; a < LEVEL_BITS_TABLE; a++) log2_1p_table[a] = log2(1.0 + a);
@@ -229,6 +233,9 @@ static double try_block(int mode, int coded, const LevelTab *lt, int step16, dou
     int sse = 0, nz = 0; /* at most 64 * 255^2: exact, and no floating-point chain */
     uint8_t pb[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
     const int spat = mode == PNMF_RES_SPATIAL;
+    /* the fixed table's bits are wanted unless the contexts price the
+     * levels and no estimate is asked for */
+    const int tb = !(lc && coded) || est;
     if (!spat) pnmf_residual_predict(mode, P, Pp, Dp, Dr, D, rows, cols, y0, y1, x0, x1, dy, dx, pb);
     for (int y = y0; y < y1; y++) {
         for (int x = x0; x < x1; x++) {
@@ -240,11 +247,11 @@ static double try_block(int mode, int coded, const LevelTab *lt, int step16, dou
                 int l;
                 if ((unsigned)(pred + lt->dq0[d + 255]) <= 255) {
                     l = lt->l[d + 255];
-                    bits += lt->bits[d + 255];
+                    if (tb) bits += lt->bits[d + 255];
                     v = pred + lt->dq[d + 255];
                 } else {
                     l = choose_level(d, pred, step16, lambda);
-                    bits += level_bits(l);
+                    if (tb) bits += level_bits(l);
                     v = pnmf_residual_clip8(pred + pnmf_residual_dequant(l, step16));
                 }
                 nz |= l;
@@ -427,7 +434,7 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
      * steps (the transform with H.264's scaling is orthonormal, so that is
      * the squared error it adds); a rate-distortion choice rather than
      * H.264's fixed dead zone */
-    const double qs = 0.625 * pow(2.0, qp / 6.0), q2 = qs * qs;
+    const double qs = qstep_table[qp], q2 = qs * qs;
     const double inv = 1.0 / (double)((int64_t)1 << shift);
     double lb[3];
     for (int l = 0; l < 3; l++) lb[l] = lambda * level_bits(l);
@@ -509,7 +516,7 @@ static double try_transform8(int mode, int qp, double lambda, const uint8_t *src
     const int shift = 16 + qp / 6;
     /* each level as try_transform() chooses it: the H.264 8x8 transform
      * with its scaling is near orthonormal too, with the same step */
-    const double qs = 0.625 * pow(2.0, qp / 6.0), q2 = qs * qs;
+    const double qs = qstep_table[qp], q2 = qs * qs;
     const double inv = 1.0 / (double)((int64_t)1 << shift);
     double lb[3];
     for (int l = 0; l < 3; l++) lb[l] = lambda * level_bits(l);
@@ -922,11 +929,12 @@ typedef struct SeenMap {
 
 /* A vector for the block: the best by SAD among candidates (zero, the
  * previous shifted block's, the block's neighbours', the global one and a
- * coarse grid; with wide, the wide search for a poorly predicted block),
- * refined by two-, then one-pixel steps; returns its SAD. */
+ * coarse grid of spacing grid, none for 0; with wide, the wide search for
+ * a poorly predicted block), refined by two-, then one-pixel steps;
+ * returns its SAD. The candidates alone when none costs less than go. */
 static int search_block(const uint8_t *src, const uint8_t *Dp, int rows, int cols, int y0, int y1,
                         int x0, int x1, const int16_t (*cand)[2], int ncand, int py, int px, double lam,
-                        int grid, const Coarse *wide, int exact, SeenMap *seen, int *by, int *bx)
+                        int grid, const Coarse *wide, int exact, double go, SeenMap *seen, int *by, int *bx)
 {
     /* cost: SAD + lam * the vector's bits, so that among near-equal
      * matches (flat areas) the predicted vector wins */
@@ -966,11 +974,11 @@ static int search_block(const uint8_t *src, const uint8_t *Dp, int rows, int col
      * exact 3: as 1, but no grid, the wide search only for a block
      * predicted worse than PNMF_LXM_WIDE_POOR a sample, and no
      * refinement (a farther reference's inexact vector seldom wins) */
-    if ((exact && !bsad) || exact == 2) {
+    if ((exact && !bsad) || exact == 2 || best >= go) {
         *by = vy, *bx = vx;
         return bsad;
     }
-    if (exact != 3)
+    if (exact != 3 && grid)
         for (int dy = -PNMF_LOCAL_RANGE; dy <= PNMF_LOCAL_RANGE; dy += grid)
             for (int dx = -PNMF_LOCAL_RANGE; dx <= PNMF_LOCAL_RANGE; dx += grid) TRY(dy, dx);
     const int poor = exact == 3 ? PNMF_LXM_WIDE_POOR : PNMF_WIDE_POOR;
@@ -1002,6 +1010,21 @@ static int search_block(const uint8_t *src, const uint8_t *Dp, int rows, int col
 }
 
 /* ---- sub-pixel refinement (window flags bit 6) ---------------------------- */
+
+/* Under sub-pixel motion, references from this one on are searched without
+ * the grid (their candidates and the refinement). */
+#ifndef PNMF_SUBPEL_GRID_REFS
+#define PNMF_SUBPEL_GRID_REFS PNMF_RES_REFS
+#endif
+/* Under sub-pixel motion, references from this one on are searched past
+ * their candidates only where one costs less than PNMF_SUBPEL_REF_GO times
+ * the best vector of the nearer references. */
+#ifndef PNMF_SUBPEL_FULL_REFS
+#define PNMF_SUBPEL_FULL_REFS PNMF_RES_REFS
+#endif
+#ifndef PNMF_SUBPEL_REF_GO
+#define PNMF_SUBPEL_REF_GO 1.25
+#endif
 
 /* v quarter samples rounded to the nearest whole sample (halves up). */
 static inline int qround(int v)
@@ -1549,7 +1572,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                     if (!r->subpel) {
                         sad = search_block(src, ref[tt], r->rows, r->cols, y0, y1, x0, x1,
                                                  (const int16_t (*)[2])cand, nc, vs.last[tt][0], vs.last[tt][1], lam_sad,
-                                                 tt < PNMF_GRID_REFS ? PNMF_GRID_STEP : PNMF_GRID_STEP_FAR, tt < nwide && !good ? &wide[tt] : NULL, xs, seen,
+                                                 tt < PNMF_GRID_REFS ? PNMF_GRID_STEP : PNMF_GRID_STEP_FAR, tt < nwide && !good ? &wide[tt] : NULL, xs, INFINITY, seen,
                                                  &ty, &tx);
                     } else { /* the whole-sample search on the candidates rounded, then the refinement */
                         int16_t icand[sizeof(cand) / sizeof(cand[0])][2];
@@ -1558,8 +1581,12 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                         int iy, ix;
                         sad = search_block(src, ref[tt], r->rows, r->cols, y0, y1, x0, x1, (const int16_t (*)[2])icand,
                                            nc, qround(vs.last[tt][0]), qround(vs.last[tt][1]), lam_sad,
-                                           tt < PNMF_GRID_REFS ? PNMF_GRID_STEP : PNMF_GRID_STEP_FAR,
-                                           tt < nwide && !good ? &wide[tt] : NULL, xs, seen, &iy, &ix);
+                                           tt >= PNMF_SUBPEL_GRID_REFS ? 0
+                                           : tt < PNMF_GRID_REFS       ? PNMF_GRID_STEP
+                                                                       : PNMF_GRID_STEP_FAR,
+                                           tt < nwide && !good ? &wide[tt] : NULL, xs,
+                                           !exact && tt >= PNMF_SUBPEL_FULL_REFS ? PNMF_SUBPEL_REF_GO * bc : INFINITY,
+                                           seen, &iy, &ix);
                         ty = 4 * iy, tx = 4 * ix;
                     }
                     good |= sad <= PNMF_WIDE_POOR * (y1 - y0) * (x1 - x0);

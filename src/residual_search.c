@@ -929,9 +929,9 @@ typedef struct SeenMap {
 
 /* A vector for the block: the best by SAD among candidates (zero, the
  * previous shifted block's, the block's neighbours', the global one and a
- * coarse grid of spacing grid, none for 0; with wide, the wide search for
- * a poorly predicted block), refined by two-, then one-pixel steps;
- * returns its SAD. The candidates alone when none costs less than go. */
+ * coarse grid; with wide, the wide search for a poorly predicted block),
+ * refined by two-, then one-pixel steps; returns its SAD. The candidates
+ * alone when none costs less than go. */
 static int search_block(const uint8_t *src, const uint8_t *Dp, int rows, int cols, int y0, int y1,
                         int x0, int x1, const int16_t (*cand)[2], int ncand, int py, int px, double lam,
                         int grid, const Coarse *wide, int exact, double go, SeenMap *seen, int *by, int *bx)
@@ -978,7 +978,7 @@ static int search_block(const uint8_t *src, const uint8_t *Dp, int rows, int col
         *by = vy, *bx = vx;
         return bsad;
     }
-    if (exact != 3 && grid)
+    if (exact != 3)
         for (int dy = -PNMF_LOCAL_RANGE; dy <= PNMF_LOCAL_RANGE; dy += grid)
             for (int dx = -PNMF_LOCAL_RANGE; dx <= PNMF_LOCAL_RANGE; dx += grid) TRY(dy, dx);
     const int poor = exact == 3 ? PNMF_LXM_WIDE_POOR : PNMF_WIDE_POOR;
@@ -1011,20 +1011,16 @@ static int search_block(const uint8_t *src, const uint8_t *Dp, int rows, int col
 
 /* ---- sub-pixel refinement (window flags bit 6) ---------------------------- */
 
-/* Under sub-pixel motion, references from this one on are searched without
- * the grid (their candidates and the refinement). */
-#ifndef PNMF_SUBPEL_GRID_REFS
-#define PNMF_SUBPEL_GRID_REFS PNMF_RES_REFS
-#endif
-/* Under sub-pixel motion, references from this one on are searched past
- * their candidates only where one costs less than PNMF_SUBPEL_REF_GO times
- * the best vector of the nearer references. */
-#ifndef PNMF_SUBPEL_FULL_REFS
-#define PNMF_SUBPEL_FULL_REFS PNMF_RES_REFS
-#endif
-#ifndef PNMF_SUBPEL_REF_GO
+/* Under sub-pixel motion at steps up to -q PNMF_SUBPEL_PRUNE_Q's (the
+ * lambdas where a vector's bits weigh little against its SAD), references
+ * from PNMF_SUBPEL_FULL_REFS on are searched past their candidates only
+ * where one costs less than PNMF_SUBPEL_REF_GO times the best vector of
+ * the nearer ones (docs/speed.md, "The block search"). */
+#define PNMF_SUBPEL_PRUNE_Q 26
+/* References searched whole, whatever the candidates cost, under it. */
+#define PNMF_SUBPEL_FULL_REFS 1
+/* The candidates' cost over the nearer references' best that stops a search. */
 #define PNMF_SUBPEL_REF_GO 1.25
-#endif
 
 /* v quarter samples rounded to the nearest whole sample (halves up). */
 static inline int qround(int v)
@@ -1430,6 +1426,9 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
      * stream): no transform block is exact, an exact vector ends the
      * search, and the trials are pruned (lossless_match.h) */
     const int exact = r->enc_dec != NULL;
+    /* a lossy window with sub-pixel motion at a fine step: the farther
+     * references' searches pruned (search_block()'s go) */
+    const int prune = r->subpel && !exact && step16 <= pnmf_residual_step(PNMF_SUBPEL_PRUNE_Q);
     /* and its references indexed for exact block matches (lossless_match.h) */
     PnmfLxMatch *lxm = NULL;
     /* under sub-pixel motion (camera footage, where no block is found
@@ -1581,11 +1580,9 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                         int iy, ix;
                         sad = search_block(src, ref[tt], r->rows, r->cols, y0, y1, x0, x1, (const int16_t (*)[2])icand,
                                            nc, qround(vs.last[tt][0]), qround(vs.last[tt][1]), lam_sad,
-                                           tt >= PNMF_SUBPEL_GRID_REFS ? 0
-                                           : tt < PNMF_GRID_REFS       ? PNMF_GRID_STEP
-                                                                       : PNMF_GRID_STEP_FAR,
+                                           tt < PNMF_GRID_REFS ? PNMF_GRID_STEP : PNMF_GRID_STEP_FAR,
                                            tt < nwide && !good ? &wide[tt] : NULL, xs,
-                                           !exact && tt >= PNMF_SUBPEL_FULL_REFS ? PNMF_SUBPEL_REF_GO * bc : INFINITY,
+                                           prune && tt >= PNMF_SUBPEL_FULL_REFS ? PNMF_SUBPEL_REF_GO * bc : INFINITY,
                                            seen, &iy, &ix);
                         ty = 4 * iy, tx = 4 * ix;
                     }

@@ -259,12 +259,13 @@ static double try_block(int mode, int coded, const LevelTab *lt, int step16, dou
             }
             D[q] = (uint8_t)v;
             const int e = (int)src[q] - v;
-            if (exact && e) return 1e300;
             sse += e * e;
         }
-        /* the error alone reaches the best: lb + it, the least the
-         * caller's sum can be, cannot win */
-        if (lb + sse >= bj) return 1e300;
+        /* exact: a sample of the row missed; else the error alone
+         * reaches the best: lb + it, the least the caller's sum can be,
+         * cannot win (checked by rows: a test per sample on its error
+         * costs more in mispredicted branches than it saves) */
+        if ((exact && sse) || lb + sse >= bj) return 1e300;
     }
     if (coded && !nz) return 1e300; /* the skip block is the same and cheaper */
     if (est) *est = bits;

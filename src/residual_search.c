@@ -441,6 +441,12 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
     for (int l = 0; l < 3; l++) lb[l] = lambda * level_bits(l);
     const int tk = kind | pnmf_residual_is_intra(mode) << 1;
     const int rdoq = lc && rdoq_on && (levs || PNMF_RDOQ_TRIALS);
+    /* each zigzag position's quantizer factor, and the product |w| * it
+     * of half a step: xr = product / 2^shift is exact, so xr < 0.5 (level
+     * 0, coef_level()'s first test) is the product under half */
+    int mfz[16];
+    for (int z = 0; z < 16; z++) mfz[z] = tr_mf[qp % 6][pnmf_residual_coef_class(pnmf_residual_zigzag4[z])];
+    const int64_t half = (int64_t)1 << (shift - 1);
     int coded[4];
     double rbits = 0; /* the levels' price rdoq_levels() gives (the contexts not moved) */
     for (int sb = 0; sb < 4; sb++) {
@@ -461,8 +467,13 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
         pnmf_residual_fdct4(x, w);
         for (int z = 0; z < 16; z++) {
             const int q = pnmf_residual_zigzag4[z];
-            const int64_t a = w[q] < 0 ? -(int64_t)w[q] : w[q];
-            const double xr = (double)(a * tr_mf[qp % 6][pnmf_residual_coef_class(q)]) * inv;
+            const int64_t a = w[q] < 0 ? -(int64_t)w[q] : w[q], am = a * mfz[z];
+            if (am < half) { /* under half a step: level 0 */
+                lv[z] = 0;
+                xm[z] = (double)am * inv;
+                continue;
+            }
+            const double xr = (double)am * inv;
             int64_t l = coef_level(xr, q2, lb, lambda);
             if (l > PNMF_RES_MAX_COEF) l = PNMF_RES_MAX_COEF;
             lv[z] = (int16_t)(w[q] < 0 ? -l : l);

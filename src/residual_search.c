@@ -120,9 +120,13 @@ static double level_bits_table[LEVEL_BITS_TABLE];
 static double log2_1p_table[LEVEL_BITS_TABLE]; /* log2(1 + a) */
 static pthread_once_t level_bits_once = PTHREAD_ONCE_INIT;
 
+/* A transform quantizer's step, 0.625 * 2^(qp / 6), by qp. */
+static double qstep_table[PNMF_RES_MAX_QP + 1];
+
 static void level_bits_init(void)
 {
     rc_cost_init();
+    for (int qp = 0; qp <= PNMF_RES_MAX_QP; qp++) qstep_table[qp] = 0.625 * pow(2.0, qp / 6.0);
     level_bits_table[0] = PNMF_LEVEL_BITS_ZERO;
     for (int a = 1; a < LEVEL_BITS_TABLE; a++) level_bits_table[a] = PNMF_LEVEL_BITS_BASE + 2.0 * log2((double)a);
     for (int a = 0; a < LEVEL_BITS_TABLE; a++) log2_1p_table[a] = log2(1.0 + a);
@@ -214,11 +218,13 @@ static inline double mv_bits(int dy, int dx, int py, int px)
  * most est_cap, else 1e300; est_cap < 0: not priced, the squared error
  * alone returned (the levels in levs, for the caller to price). exact: 1e300 unless the block is reproduced
  * exactly (a lossless coding's uncoded trial: an error of one gray level
- * outweighs what levels cost). */
+ * outweighs what levels cost). lb, bj: 1e300 once lb + the squared error
+ * reaches bj (the caller adds the result to lb and keeps it below bj
+ * only); INFINITY: never. */
 static double try_block(int mode, int coded, const LevelTab *lt, int step16, double lambda, const uint8_t *src,
                         const uint8_t *P, const uint8_t *Pp, const uint8_t *Dp, const uint8_t *Dr, uint8_t *D,
                         int rows, int cols, int y0, int y1, int x0, int x1, int dy, int dx, int16_t *levs,
-                        RcLevCtx *lc, int kind, double est_cap, double *est, int exact)
+                        RcLevCtx *lc, int kind, double est_cap, double *est, int exact, double lb, double bj)
 {
     int16_t lv[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
     int16_t *out = levs;
@@ -227,8 +233,11 @@ static double try_block(int mode, int coded, const LevelTab *lt, int step16, dou
     int sse = 0, nz = 0; /* at most 64 * 255^2: exact, and no floating-point chain */
     uint8_t pb[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
     const int spat = mode == PNMF_RES_SPATIAL;
+    /* the fixed table's bits are wanted unless the contexts price the
+     * levels and no estimate is asked for */
+    const int tb = !(lc && coded) || est;
     if (!spat) pnmf_residual_predict(mode, P, Pp, Dp, Dr, D, rows, cols, y0, y1, x0, x1, dy, dx, pb);
-    for (int y = y0; y < y1; y++)
+    for (int y = y0; y < y1; y++) {
         for (int x = x0; x < x1; x++) {
             const size_t q = (size_t)y * cols + x;
             const int pred = spat ? spatial(D, cols, y, x) : pb[(y - y0) * PNMF_RES_BLOCK + x - x0];
@@ -238,11 +247,11 @@ static double try_block(int mode, int coded, const LevelTab *lt, int step16, dou
                 int l;
                 if ((unsigned)(pred + lt->dq0[d + 255]) <= 255) {
                     l = lt->l[d + 255];
-                    bits += lt->bits[d + 255];
+                    if (tb) bits += lt->bits[d + 255];
                     v = pred + lt->dq[d + 255];
                 } else {
                     l = choose_level(d, pred, step16, lambda);
-                    bits += level_bits(l);
+                    if (tb) bits += level_bits(l);
                     v = pnmf_residual_clip8(pred + pnmf_residual_dequant(l, step16));
                 }
                 nz |= l;
@@ -250,9 +259,14 @@ static double try_block(int mode, int coded, const LevelTab *lt, int step16, dou
             }
             D[q] = (uint8_t)v;
             const int e = (int)src[q] - v;
-            if (exact && e) return 1e300;
             sse += e * e;
         }
+        /* exact: a sample of the row missed; else the error alone
+         * reaches the best: lb + it, the least the caller's sum can be,
+         * cannot win (checked by rows: a test per sample on its error
+         * costs more in mispredicted branches than it saves) */
+        if ((exact && sse) || lb + sse >= bj) return 1e300;
+    }
     if (coded && !nz) return 1e300; /* the skip block is the same and cheaper */
     if (est) *est = bits;
     if (lc && coded && est_cap < 0) { /* the levels kept for a later price: the error alone */
@@ -405,11 +419,12 @@ static double rdoq_levels(int16_t *lv, const double *xr, int n, double q2, doubl
  * transform block of zero levels, which the writer codes (four quarter
  * flags) and the pricing contexts here do not see; coding such a block
  * with its levels instead costs natural_cup 1.0 % BD-rate
- * (docs/measurements.md, "The development set at commit d4658f0"). */
+ * (docs/measurements.md, "The development set at commit d4658f0").
+ * jlb, bj as try_block()'s lb, bj (the quarters' error so far). */
 static double try_transform(int mode, int qp, double lambda, const uint8_t *src, const uint8_t *P,
                             const uint8_t *Pp, const uint8_t *Dp, const uint8_t *Dr, uint8_t *D, int rows, int cols,
                             int y0, int x0, int dy, int dx, int16_t *levs, RcLevCtx *lc, int kind, int rdoq_on,
-                            const uint8_t *pre)
+                            const uint8_t *pre, double jlb, double bj)
 {
     int16_t all[64];
     double sse = 0, bits = 0;
@@ -420,12 +435,18 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
      * steps (the transform with H.264's scaling is orthonormal, so that is
      * the squared error it adds); a rate-distortion choice rather than
      * H.264's fixed dead zone */
-    const double qs = 0.625 * pow(2.0, qp / 6.0), q2 = qs * qs;
+    const double qs = qstep_table[qp], q2 = qs * qs;
     const double inv = 1.0 / (double)((int64_t)1 << shift);
     double lb[3];
     for (int l = 0; l < 3; l++) lb[l] = lambda * level_bits(l);
     const int tk = kind | pnmf_residual_is_intra(mode) << 1;
     const int rdoq = lc && rdoq_on && (levs || PNMF_RDOQ_TRIALS);
+    /* each zigzag position's quantizer factor, and the product |w| * it
+     * of half a step: xr = product / 2^shift is exact, so xr < 0.5 (level
+     * 0, coef_level()'s first test) is the product under half */
+    int mfz[16];
+    for (int z = 0; z < 16; z++) mfz[z] = tr_mf[qp % 6][pnmf_residual_coef_class(pnmf_residual_zigzag4[z])];
+    const int64_t half = (int64_t)1 << (shift - 1);
     int coded[4];
     double rbits = 0; /* the levels' price rdoq_levels() gives (the contexts not moved) */
     for (int sb = 0; sb < 4; sb++) {
@@ -446,8 +467,13 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
         pnmf_residual_fdct4(x, w);
         for (int z = 0; z < 16; z++) {
             const int q = pnmf_residual_zigzag4[z];
-            const int64_t a = w[q] < 0 ? -(int64_t)w[q] : w[q];
-            const double xr = (double)(a * tr_mf[qp % 6][pnmf_residual_coef_class(q)]) * inv;
+            const int64_t a = w[q] < 0 ? -(int64_t)w[q] : w[q], am = a * mfz[z];
+            if (am < half) { /* under half a step: level 0 */
+                lv[z] = 0;
+                xm[z] = (double)am * inv;
+                continue;
+            }
+            const double xr = (double)am * inv;
             int64_t l = coef_level(xr, q2, lb, lambda);
             if (l > PNMF_RES_MAX_COEF) l = PNMF_RES_MAX_COEF;
             lv[z] = (int16_t)(w[q] < 0 ? -l : l);
@@ -468,6 +494,9 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
             sse += (double)e * e;
         }
         memcpy(all + 16 * sb, lv, sizeof(lv));
+        /* the error alone reaches the best: jlb + it, the least the
+         * caller's sum can be, cannot win */
+        if (jlb + sse >= bj) return 1e300;
     }
     if (levs) memcpy(levs, all, sizeof(all));
     if (!nz) return 1e300;
@@ -499,7 +528,7 @@ static double try_transform8(int mode, int qp, double lambda, const uint8_t *src
     const int shift = 16 + qp / 6;
     /* each level as try_transform() chooses it: the H.264 8x8 transform
      * with its scaling is near orthonormal too, with the same step */
-    const double qs = 0.625 * pow(2.0, qp / 6.0), q2 = qs * qs;
+    const double qs = qstep_table[qp], q2 = qs * qs;
     const double inv = 1.0 / (double)((int64_t)1 << shift);
     double lb[3];
     for (int l = 0; l < 3; l++) lb[l] = lambda * level_bits(l);
@@ -596,6 +625,28 @@ static double intra_dir_bits(RcLevCtx *lc, int kind, int mode, int dir, int upda
     return o.bits;
 }
 
+/* The SAD of the 8 x 8 samples at s (rows cols apart) against those at d
+ * (rows dcols apart). */
+static inline int sad8x8(const uint8_t *s, const uint8_t *d, int cols, int dcols)
+{
+#if defined(__SSE2__)
+    __m128i acc = _mm_setzero_si128();
+    for (int y = 0; y < 8; y += 2, s += 2 * (size_t)cols, d += 2 * (size_t)dcols) {
+        const __m128i a = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)s),
+                                             _mm_loadl_epi64((const __m128i *)(s + cols)));
+        const __m128i b = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)d),
+                                             _mm_loadl_epi64((const __m128i *)(d + dcols)));
+        acc = _mm_add_epi64(acc, _mm_sad_epu8(a, b));
+    }
+    return _mm_cvtsi128_si32(acc) + _mm_extract_epi16(acc, 4);
+#else
+    int sad = 0;
+    for (int y = 0; y < 8; y++, s += cols, d += dcols)
+        for (int x = 0; x < 8; x++) sad += abs((int)s[x] - d[x]);
+    return sad;
+#endif
+}
+
 /* Sum of absolute differences of the block of src against Dp displaced by
  * (dy, dx), possibly stopping once over limit (a whole 8x8 block does not:
  * four PSADBW cost less than the branches). */
@@ -616,6 +667,25 @@ static int block_sad(const uint8_t *src, const uint8_t *Dp, int rows, int cols, 
             acc = _mm_add_epi64(acc, _mm_sad_epu8(a, b));
         }
         return _mm_cvtsi128_si32(acc) + _mm_extract_epi16(acc, 4);
+    }
+    if (x1 - x0 == 8 && y1 - y0 == 8) { /* a whole block reaching out of the frame: its rows clamped */
+        uint8_t t[64];
+        const int xin = x0 + dx >= 0 && x1 + dx <= cols;
+        for (int y = 0; y < 8; y++) {
+            int sy = y0 + y + dy;
+            sy = sy < 0 ? 0 : sy >= rows ? rows - 1 : sy;
+            const uint8_t *d = Dp + (size_t)sy * cols;
+            if (xin) {
+                memcpy(t + 8 * y, d + x0 + dx, 8);
+            } else {
+                for (int x = 0; x < 8; x++) {
+                    int sx = x0 + x + dx;
+                    sx = sx < 0 ? 0 : sx >= cols ? cols - 1 : sx;
+                    t[8 * y + x] = d[sx];
+                }
+            }
+        }
+        return sad8x8(src + (size_t)y0 * cols + x0, t, cols, 8);
     }
     if (inside && x1 - x0 == 8) { /* two 8-sample rows per PSADBW */
         int y = y0;
@@ -862,23 +932,50 @@ static double vector_bits(PnmfResidual *r, const PnmfVecState *vs, const RcVecCa
     return bits;
 }
 
+/* The vectors one search has measured: at[(dy + M) * (2M + 1) + dx + M]
+ * (M = PNMF_RES_MAX_MV) equal to stamp, a new stamp per search. */
+typedef struct SeenMap {
+    uint16_t at[(2 * PNMF_RES_MAX_MV + 1) * (2 * PNMF_RES_MAX_MV + 1)];
+    uint16_t stamp;
+} SeenMap;
+
 /* A vector for the block: the best by SAD among candidates (zero, the
  * previous shifted block's, the block's neighbours', the global one and a
  * coarse grid; with wide, the wide search for a poorly predicted block),
- * refined by two-, then one-pixel steps; returns its SAD. */
+ * refined by two-, then one-pixel steps; returns its SAD. The candidates
+ * alone when none costs less than go. */
 static int search_block(const uint8_t *src, const uint8_t *Dp, int rows, int cols, int y0, int y1,
                         int x0, int x1, const int16_t (*cand)[2], int ncand, int py, int px, double lam,
-                        int grid, const Coarse *wide, int exact, int *by, int *bx)
+                        int grid, const Coarse *wide, int exact, double go, SeenMap *seen, int *by, int *bx)
 {
     /* cost: SAD + lam * the vector's bits, so that among near-equal
      * matches (flat areas) the predicted vector wins */
     double best = 1e300;
     int vy = 0, vx = 0, bsad = 1;
+    /* the vectors measured (marked in seen): a vector measured again cannot
+     * beat the best, which is at most its cost then; nor can one whose
+     * bits alone cost as much (the SAD adds to them) */
+    if (!++seen->stamp) { /* the stamps wrapped: every mark cleared */
+        memset(seen->at, 0, sizeof(seen->at));
+        seen->stamp = 1;
+    }
+    uint16_t *const at = seen->at, st = seen->stamp;
+    /* a whole block whose vectors stay inside the frame: its SAD inline */
+    const int whole = y1 - y0 == 8 && x1 - x0 == 8;
 #define TRY(ty, tx) do { \
+        const int ty_ = (ty), tx_ = (tx); \
+        const int k_ = (ty_ + PNMF_RES_MAX_MV) * (2 * PNMF_RES_MAX_MV + 1) + tx_ + PNMF_RES_MAX_MV; \
+        const int in_ = abs(ty_) <= PNMF_RES_MAX_MV && abs(tx_) <= PNMF_RES_MAX_MV; \
+        if (in_ && at[k_] == st) break; \
+        if (in_) at[k_] = st; \
+        const double b_ = lam * mv_bits(ty_, tx_, py, px); \
+        if (b_ >= best) break; \
         const int lim_ = best > 0x7ffffff0 ? 0x7fffffff : (int)best + 1; \
-        const int s_ = block_sad(src, Dp, rows, cols, y0, y1, x0, x1, (ty), (tx), lim_); \
-        const double c_ = s_ + lam * mv_bits((ty), (tx), py, px); \
-        if (c_ < best) best = c_, vy = (ty), vx = (tx), moved = 1, bsad = s_; \
+        const int s_ = whole && y0 + ty_ >= 0 && y1 + ty_ <= rows && x0 + tx_ >= 0 && x1 + tx_ <= cols \
+                           ? sad8x8(src + (size_t)y0 * cols + x0, Dp + (size_t)(y0 + ty_) * cols + x0 + tx_, cols, cols) \
+                           : block_sad(src, Dp, rows, cols, y0, y1, x0, x1, ty_, tx_, lim_); \
+        const double c_ = s_ + b_; \
+        if (c_ < best) best = c_, vy = ty_, vx = tx_, moved = 1, bsad = s_; \
     } while (0)
     int moved = 0;
     for (int c = 0; c < ncand; c++) TRY(cand[c][0], cand[c][1]);
@@ -889,7 +986,7 @@ static int search_block(const uint8_t *src, const uint8_t *Dp, int rows, int col
      * exact 3: as 1, but no grid, the wide search only for a block
      * predicted worse than PNMF_LXM_WIDE_POOR a sample, and no
      * refinement (a farther reference's inexact vector seldom wins) */
-    if ((exact && !bsad) || exact == 2) {
+    if ((exact && !bsad) || exact == 2 || best >= go) {
         *by = vy, *bx = vx;
         return bsad;
     }
@@ -897,7 +994,7 @@ static int search_block(const uint8_t *src, const uint8_t *Dp, int rows, int col
         for (int dy = -PNMF_LOCAL_RANGE; dy <= PNMF_LOCAL_RANGE; dy += grid)
             for (int dx = -PNMF_LOCAL_RANGE; dx <= PNMF_LOCAL_RANGE; dx += grid) TRY(dy, dx);
     const int poor = exact == 3 ? PNMF_LXM_WIDE_POOR : PNMF_WIDE_POOR;
-    if (wide && block_sad(src, Dp, rows, cols, y0, y1, x0, x1, vy, vx, 0x7fffffff) > poor * (y1 - y0) * (x1 - x0)) {
+    if (wide && bsad > poor * (y1 - y0) * (x1 - x0)) {
         int16_t wc[PNMF_WIDE_KEEP][2];
         const int nw = coarse_search(wide, y0, x0, wc);
         for (int k = 0; k < nw; k++)
@@ -921,10 +1018,21 @@ static int search_block(const uint8_t *src, const uint8_t *Dp, int rows, int col
     }
 #undef TRY
     *by = vy, *bx = vx;
-    return block_sad(src, Dp, rows, cols, y0, y1, x0, x1, vy, vx, 0x7fffffff);
+    return bsad;
 }
 
 /* ---- sub-pixel refinement (window flags bit 6) ---------------------------- */
+
+/* Under sub-pixel motion at steps up to -q PNMF_SUBPEL_PRUNE_Q's (the
+ * lambdas where a vector's bits weigh little against its SAD), references
+ * from PNMF_SUBPEL_FULL_REFS on are searched past their candidates only
+ * where one costs less than PNMF_SUBPEL_REF_GO times the best vector of
+ * the nearer ones (docs/speed.md, "The block search"). */
+#define PNMF_SUBPEL_PRUNE_Q 26
+/* References searched whole, whatever the candidates cost, under it. */
+#define PNMF_SUBPEL_FULL_REFS 1
+/* The candidates' cost over the nearer references' best that stops a search. */
+#define PNMF_SUBPEL_REF_GO 1.25
 
 /* v quarter samples rounded to the nearest whole sample (halves up). */
 static inline int qround(int v)
@@ -1310,13 +1418,17 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
      * later frame's blocks predict from */
     if (r->subpel && step16 > PNMF_RES_MIN_STEP) lambda *= PNMF_SUBPEL_LAMBDA;
     const double lambda0 = lambda;
-    /* a level table per block weight, made when a block first needs it */
-    LevelTab *lts = pnmf_malloc_array(r->enc_weight ? PNMF_RES_WEIGHTS : 1, sizeof(LevelTab));
+    /* a level table per block weight, made when a block first needs it;
+     * after them, the vector searches' marks (search_block()) */
+    const size_t nlt = r->enc_weight ? PNMF_RES_WEIGHTS : 1;
+    LevelTab *lts = pnmf_malloc_array(1, nlt * sizeof(LevelTab) + sizeof(SeenMap));
     uint8_t lt_made[PNMF_RES_WEIGHTS] = { 0 };
     if (!lts) {
         pnmf_free(bmv), pnmf_free(cbuf), pnmf_free(palat);
         return PNMF_ERR_NOMEM;
     }
+    SeenMap *seen = (SeenMap *)(lts + nlt);
+    memset(seen, 0, sizeof(*seen));
     RcLevCtx *lc = r->enc_rc_price ? &r->enc_levels : NULL;
     /* the transform levels weighed with the contexts' prices (rdoq_levels())
      * in windows with sub-pixel motion: smooth content's many small levels */
@@ -1326,6 +1438,9 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
      * stream): no transform block is exact, an exact vector ends the
      * search, and the trials are pruned (lossless_match.h) */
     const int exact = r->enc_dec != NULL;
+    /* a lossy window with sub-pixel motion at a fine step: the farther
+     * references' searches pruned (search_block()'s go) */
+    const int prune = r->subpel && !exact && step16 <= pnmf_residual_step(PNMF_SUBPEL_PRUNE_Q);
     /* and its references indexed for exact block matches (lossless_match.h) */
     PnmfLxMatch *lxm = NULL;
     /* under sub-pixel motion (camera footage, where no block is found
@@ -1468,8 +1583,8 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                     if (!r->subpel) {
                         sad = search_block(src, ref[tt], r->rows, r->cols, y0, y1, x0, x1,
                                                  (const int16_t (*)[2])cand, nc, vs.last[tt][0], vs.last[tt][1], lam_sad,
-                                                 tt < PNMF_GRID_REFS ? PNMF_GRID_STEP : PNMF_GRID_STEP_FAR, tt < nwide && !good ? &wide[tt] : NULL, xs, &ty,
-                                                 &tx);
+                                                 tt < PNMF_GRID_REFS ? PNMF_GRID_STEP : PNMF_GRID_STEP_FAR, tt < nwide && !good ? &wide[tt] : NULL, xs, INFINITY, seen,
+                                                 &ty, &tx);
                     } else { /* the whole-sample search on the candidates rounded, then the refinement */
                         int16_t icand[sizeof(cand) / sizeof(cand[0])][2];
                         for (int c = 0; c < nc; c++)
@@ -1478,7 +1593,9 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                         sad = search_block(src, ref[tt], r->rows, r->cols, y0, y1, x0, x1, (const int16_t (*)[2])icand,
                                            nc, qround(vs.last[tt][0]), qround(vs.last[tt][1]), lam_sad,
                                            tt < PNMF_GRID_REFS ? PNMF_GRID_STEP : PNMF_GRID_STEP_FAR,
-                                           tt < nwide && !good ? &wide[tt] : NULL, xs, &iy, &ix);
+                                           tt < nwide && !good ? &wide[tt] : NULL, xs,
+                                           prune && tt >= PNMF_SUBPEL_FULL_REFS ? PNMF_SUBPEL_REF_GO * bc : INFINITY,
+                                           seen, &iy, &ix);
                         ty = 4 * iy, tx = 4 * ix;
                     }
                     good |= sad <= PNMF_WIDE_POOR * (y1 - y0) * (x1 - x0);
@@ -1515,7 +1632,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                     if (!xe) est = INFINITY;
                     if (xe < 0)
                         e2 = try_block(pm_, 1, ltp, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1,
-                                       x0, x1, pdy, pdx, dt[ndt].lv, lc, kind, -1, &est, 0);
+                                       x0, x1, pdy, pdx, dt[ndt].lv, lc, kind, -1, &est, 0, 0, INFINITY);
                     if (est < INFINITY) {
                         LxTrial *d = &dt[ndt++];
                         d->lb = lb + e2, d->est = est, d->byte = byte, d->pm = pm_, d->dy = dy, d->dx = dx, d->t = t;
@@ -1534,7 +1651,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                                   : xe > 0 ? lb + lambda * est
                                            : lb + try_block(pm_, coded, ltp, step16, lambda, src, P, Pp, Dp, Dr, D,
                                                             r->rows, r->cols, y0, y1, x0, x1, pdy, pdx, NULL, lc, kind,
-                                                            INFINITY, NULL, exact && !coded);
+                                                            INFINITY, NULL, exact && !coded, lb, bj);
                 if (jj < bj) bj = jj, best = byte, vy = dy, vx = dx, vt = t, best8 = 0, bdir = 0, xfound |= !coded;
             }
             if (mode != PNMF_RES_SPATIAL && full && !exact) { /* intra too: each quarter from the ones before */
@@ -1547,7 +1664,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                 const double jj = lb + f4 >= bj ? lb + f4
                                                 : lb + f4 + try_transform(pm_, qp, lambda, src, P, Pp, Dp, Dr, D,
                                                                           r->rows, r->cols, y0, x0, pdy, pdx, NULL, lc,
-                                                                          kind, rdoq, NULL);
+                                                                          kind, rdoq, NULL, lb + f4, bj);
                 if (jj < bj) bj = jj, best = byte, vy = dy, vx = dx, vt = t, best8 = 0, bdir = 0;
                 if (r->enc_tx8) { /* format 9: or one 8x8 transform */
                     const double f8 = lb + fd + lambda * tx8_flag_bits(r, lc, j, b, tk, 1, 0);
@@ -1570,7 +1687,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                                                                       bj - fl, dpred[tdir[i]])
                                                      : try_transform(pm_, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows,
                                                                      r->cols, y0, x0, pdy, pdx, NULL, lc, kind, rdoq,
-                                                                     dpred[tdir[i]]));
+                                                                     dpred[tdir[i]], fl, bj));
                         if (jd < bj) bj = jd, best = byte, vy = dy, vx = dx, vt = t, best8 = e8, bdir = tdir[i];
                     }
                 }
@@ -1644,7 +1761,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                            rdoq, 1e300, pre);
         else if (best & PNMF_RES_TRANSFORM)
             try_transform(em, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, x0, vy, vx, levs, lc, kind, rdoq,
-                          pre);
+                          pre, 0, INFINITY);
         else if (won >= 0 && won < ndt && dt[won].byte == best) { /* its levels known: the block is the source */
             const int h = y1 - y0, w = x1 - x0;
             for (int y = y0; y < y1; y++) memcpy(D + (size_t)y * r->cols + x0, src + (size_t)y * r->cols + x0, (size_t)w);
@@ -1653,7 +1770,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
             rc_pixel_levels(&o, lc, kind | pnmf_residual_is_intra(em) << 1, h, w, levs, INT16_MAX);
         } else
             try_block(em, best & PNMF_RES_CODED, ltp, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1,
-                      x0, x1, vy, vx, levs, lc, kind, INFINITY, NULL, 0);
+                      x0, x1, vy, vx, levs, lc, kind, INFINITY, NULL, 0, 0, INFINITY);
     }
     pnmf_free(cbuf);
     pnmf_free(lts);

@@ -79,14 +79,22 @@ int pnmf_residual_qp(int step16)
     return r < 0 ? 0 : r > PNMF_RES_MAX_QP ? PNMF_RES_MAX_QP : (int)r;
 }
 
-/* lev: 16 levels in zigzag order; r: the residual in raster order. */
-void pnmf_residual_idct4(const int16_t *lev, int qp, int *r)
+/* The dequantized coefficients of 16 levels in zigzag order, in raster
+ * order: lev * v << (qp / 6), with v by qp % 6 and the position's column. */
+static inline void dequant4(const int16_t *lev, int qp, int32_t *d)
 {
-    int32_t d[16], t[16];
+    const int *v = tr_v[qp % 6], sh = qp / 6;
     for (int z = 0; z < 16; z++) {
         const int q = pnmf_residual_zigzag4[z];
-        d[q] = (int32_t)(lev[z] * tr_v[qp % 6][pnmf_residual_coef_class(q)]) * (1 << (qp / 6));
+        d[q] = (int32_t)(lev[z] * v[pnmf_residual_coef_class(q)]) * (1 << sh);
     }
+}
+
+/* The butterflies of H.264's inverse 4x4 transform on d (raster), rows
+ * then columns, with (x + 32) >> 6 into r. */
+static inline void idct4_core(const int32_t *d, int *r)
+{
+    int32_t t[16];
     for (int i = 0; i < 4; i++) {
         const int32_t *c = d + 4 * i;
         const int32_t e0 = c[0] + c[2], e1 = c[0] - c[2], e2 = (c[1] >> 1) - c[3], e3 = c[1] + (c[3] >> 1);
@@ -98,6 +106,37 @@ void pnmf_residual_idct4(const int16_t *lev, int qp, int *r)
         r[j] = (e0 + e3 + 32) >> 6, r[4 + j] = (e1 + e2 + 32) >> 6;
         r[8 + j] = (e1 - e2 + 32) >> 6, r[12 + j] = (e0 - e3 + 32) >> 6;
     }
+}
+
+/* lev: 16 levels in zigzag order; r: the residual in raster order. */
+void pnmf_residual_idct4(const int16_t *lev, int qp, int *r)
+{
+    int32_t d[16];
+    dequant4(lev, qp, d);
+    idct4_core(d, r);
+}
+
+/* Most quarters have no level or only the first: no level leaves the
+ * prediction; a first level alone passes the butterflies unchanged to
+ * every sample (its rows and columns of zeros add nothing), one value. */
+void pnmf_residual_idct4_add(const int16_t *lev, int qp, const uint8_t *pred, int pstride, uint8_t *dst,
+                             ptrdiff_t stride)
+{
+    int ac = 0;
+    for (int z = 1; z < 16; z++) ac |= lev[z];
+    if (!ac) {
+        const int v = (lev[0] * tr_v[qp % 6][0] * (1 << (qp / 6)) + 32) >> 6;
+        for (int y = 0; y < 4; y++)
+            for (int x = 0; x < 4; x++) dst[y * stride + x] = (uint8_t)pnmf_residual_clip8(pred[y * pstride + x] + v);
+        return;
+    }
+    int32_t d[16];
+    int res[16];
+    dequant4(lev, qp, d);
+    idct4_core(d, res);
+    for (int y = 0; y < 4; y++)
+        for (int x = 0; x < 4; x++)
+            dst[y * stride + x] = (uint8_t)pnmf_residual_clip8(pred[y * pstride + x] + res[4 * y + x]);
 }
 
 /* The intra predictions (modes 5-7) of [y0, y1) x [x0, x1) from the
@@ -302,26 +341,20 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
             pnmf_intra_predict(dir, D, r->cols, y0, x0, pred, PNMF_RES_BLOCK);
         else if (!intra || !(modes[b] & PNMF_RES_TRANSFORM) || tx8)
             pnmf_residual_predict(mode, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1, x0, x1, dy, dx, pred);
+        uint8_t *dst = D + (size_t)y0 * r->cols + x0;
         if (tx8) { /* one 8x8 transform, an intra prediction of the whole block */
-            int res[64];
-            pnmf_tx8_idct(lev, qp, res);
+            pnmf_tx8_idct_add(lev, qp, pred, PNMF_RES_BLOCK, dst, r->cols);
             lev += 64;
-            for (int q = 0; q < 64; q++)
-                D[(size_t)(y0 + (q >> 3)) * r->cols + x0 + (q & 7)] = (uint8_t)pnmf_residual_clip8(pred[q] + res[q]);
         } else if (modes[b] & PNMF_RES_TRANSFORM) { /* whole 8x8 blocks only (the reader checks) */
             for (int sb = 0; sb < 4; sb++) {
-                int res[16];
-                pnmf_residual_idct4(lev, qp, res);
-                lev += 16;
                 const int sy = (sb >> 1) * 4, sx = (sb & 1) * 4;
                 /* an intra block predicts each quarter from the samples
                  * around it, those of the quarters before it decoded */
                 if (intra && !dir) predict_intra(mode, D, r->cols, y0 + sy, y0 + sy + 4, x0 + sx, x0 + sx + 4,
                                          pred + sy * PNMF_RES_BLOCK + sx);
-                for (int q = 0; q < 16; q++) {
-                    const int y = sy + (q >> 2), x = sx + (q & 3);
-                    D[(size_t)(y0 + y) * r->cols + x0 + x] = (uint8_t)pnmf_residual_clip8(pred[y * PNMF_RES_BLOCK + x] + res[q]);
-                }
+                pnmf_residual_idct4_add(lev, qp, pred + sy * PNMF_RES_BLOCK + sx, PNMF_RES_BLOCK,
+                                        dst + (size_t)sy * r->cols + sx, r->cols);
+                lev += 16;
             }
         } else if (coded) {
             for (int y = y0; y < y1; y++) {

@@ -163,6 +163,10 @@ int  pnmf_residual_qp(int step16);
  * of 16 levels in zigzag order into the residual r in raster order, with
  * (r + 32) >> 6 rounding (exposed for the tests and the encoder). */
 void pnmf_residual_idct4(const int16_t *lev, int qp, int *r);
+/* The same residual added to the 4x4 prediction at pred (rows pstride
+ * apart), clamped to 0..255, into dst (rows stride apart). */
+void pnmf_residual_idct4_add(const int16_t *lev, int qp, const uint8_t *pred, int pstride, uint8_t *dst,
+                             ptrdiff_t stride);
 void pnmf_residual_free(PnmfResidual *r);
 
 /* Frame j (frames decoded in order): P is the model's reconstruction of

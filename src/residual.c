@@ -118,25 +118,33 @@ void pnmf_residual_idct4(const int16_t *lev, int qp, int *r)
 
 /* Most quarters have no level or only the first: no level leaves the
  * prediction; a first level alone passes the butterflies unchanged to
- * every sample (its rows and columns of zeros add nothing), one value. */
-void pnmf_residual_idct4_add(const int16_t *lev, int qp, const uint8_t *pred, int pstride, uint8_t *dst,
+ * every sample (its rows and columns of zeros add nothing), one value.
+ * Inlined into the frame's loop, where pred's rows are a block apart. */
+static inline void idct4_add(const int16_t *lev, int qp, const uint8_t *pred, int pstride, uint8_t *dst,
                              ptrdiff_t stride)
 {
     int ac = 0;
     for (int z = 1; z < 16; z++) ac |= lev[z];
+    int res[16];
     if (!ac) {
         const int v = (lev[0] * tr_v[qp % 6][0] * (1 << (qp / 6)) + 32) >> 6;
-        for (int y = 0; y < 4; y++)
-            for (int x = 0; x < 4; x++) dst[y * stride + x] = (uint8_t)pnmf_residual_clip8(pred[y * pstride + x] + v);
-        return;
+        for (int q = 0; q < 16; q++) res[q] = v;
+    } else {
+        int32_t d[16];
+        dequant4(lev, qp, d);
+        idct4_core(d, res);
     }
-    int32_t d[16];
-    int res[16];
-    dequant4(lev, qp, d);
-    idct4_core(d, res);
-    for (int y = 0; y < 4; y++)
-        for (int x = 0; x < 4; x++)
-            dst[y * stride + x] = (uint8_t)pnmf_residual_clip8(pred[y * pstride + x] + res[4 * y + x]);
+    for (int y = 0; y < 4; y++) {
+        uint8_t *o = dst + y * stride;
+        const uint8_t *p = pred + y * pstride;
+        for (int x = 0; x < 4; x++) o[x] = (uint8_t)pnmf_residual_clip8(p[x] + res[4 * y + x]);
+    }
+}
+
+void pnmf_residual_idct4_add(const int16_t *lev, int qp, const uint8_t *pred, int pstride, uint8_t *dst,
+                             ptrdiff_t stride)
+{
+    idct4_add(lev, qp, pred, pstride, dst, stride);
 }
 
 /* The intra predictions (modes 5-7) of [y0, y1) x [x0, x1) from the
@@ -146,20 +154,30 @@ void pnmf_residual_idct4_add(const int16_t *lev, int qp, const uint8_t *pred, in
 static void predict_intra(int mode, const uint8_t *D, int cols, int y0, int y1, int x0, int x1, uint8_t *pred)
 {
     const int h = y1 - y0, w = x1 - x0;
-    int above[PNMF_RES_BLOCK], left[PNMF_RES_BLOCK];
     /* the row above and the column left, where the frame has them */
     const uint8_t *a = y0 ? D + (size_t)(y0 - 1) * cols + x0 : NULL, *l = x0 ? D + (size_t)y0 * cols + x0 - 1 : NULL;
-    for (int i = 0; i < w; i++) above[i] = a ? a[i] : l ? l[0] : 128;
-    for (int i = 0; i < h; i++) left[i] = l ? l[(size_t)i * cols] : a ? a[0] : 128;
-    if (mode == PNMF_RES_INTRA_DC) {
-        int sum = (w + h) / 2;
-        for (int i = 0; i < w; i++) sum += above[i];
-        for (int i = 0; i < h; i++) sum += left[i];
-        for (int y = 0; y < h; y++) memset(pred + y * PNMF_RES_BLOCK, sum / (w + h), (size_t)w);
+    if (mode == PNMF_RES_INTRA_V) {
+        uint8_t row[PNMF_RES_BLOCK];
+        if (a) memcpy(row, a, (size_t)w);
+        else memset(row, l ? l[0] : 128, (size_t)w);
+        for (int y = 0; y < h; y++) memcpy(pred + y * PNMF_RES_BLOCK, row, (size_t)w);
         return;
     }
-    for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++) pred[y * PNMF_RES_BLOCK + x] = (uint8_t)(mode == PNMF_RES_INTRA_V ? above[x] : left[y]);
+    if (mode == PNMF_RES_INTRA_H) {
+        for (int y = 0; y < h; y++) memset(pred + y * PNMF_RES_BLOCK, l ? l[(size_t)y * cols] : a ? a[0] : 128, (size_t)w);
+        return;
+    }
+    /* DC: a missing side counts w (or h) times the sample it repeats */
+    int sum = (w + h) / 2;
+    if (a)
+        for (int i = 0; i < w; i++) sum += a[i];
+    else
+        sum += w * (l ? l[0] : 128);
+    if (l)
+        for (int i = 0; i < h; i++) sum += l[(size_t)i * cols];
+    else
+        sum += h * (a ? a[0] : 128);
+    for (int y = 0; y < h; y++) memset(pred + y * PNMF_RES_BLOCK, sum / (w + h), (size_t)w);
 }
 
 /* w <= 8 bytes; a whole block row is one 8-byte move the compiler inlines. */
@@ -352,8 +370,8 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
                  * around it, those of the quarters before it decoded */
                 if (intra && !dir) predict_intra(mode, D, r->cols, y0 + sy, y0 + sy + 4, x0 + sx, x0 + sx + 4,
                                          pred + sy * PNMF_RES_BLOCK + sx);
-                pnmf_residual_idct4_add(lev, qp, pred + sy * PNMF_RES_BLOCK + sx, PNMF_RES_BLOCK,
-                                        dst + (size_t)sy * r->cols + sx, r->cols);
+                idct4_add(lev, qp, pred + sy * PNMF_RES_BLOCK + sx, PNMF_RES_BLOCK, dst + (size_t)sy * r->cols + sx,
+                          r->cols);
                 lev += 16;
             }
         } else if (coded) {

@@ -307,8 +307,17 @@ static inline int pnmf_residual_coef_class(int q)
 static inline int pnmf_residual_model_still(const uint8_t *P, const uint8_t *Pp, int cols, int y0, int y1, int x0,
                                             int x1)
 {
-    for (int y = y0; y < y1; y++)
-        if (memcmp(P + (size_t)y * cols + x0, Pp + (size_t)y * cols + x0, (size_t)(x1 - x0))) return 0;
+    const size_t w = (size_t)(x1 - x0);
+    for (int y = y0; y < y1; y++) {
+        const uint8_t *p = P + (size_t)y * cols + x0, *q = Pp + (size_t)y * cols + x0;
+        if (w == 8) { /* a whole block row: one 8-byte compare, inlined */
+            uint64_t u, v;
+            memcpy(&u, p, 8), memcpy(&v, q, 8);
+            if (u != v) return 0;
+        } else if (memcmp(p, q, w)) {
+            return 0;
+        }
+    }
     return 1;
 }
 

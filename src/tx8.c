@@ -57,18 +57,21 @@ static inline void idct8_1d(int32_t *d, int s)
     d[4 * s] = f6 - f1, d[5 * s] = f4 - f3, d[6 * s] = f2 - f5, d[7 * s] = f0 - f7;
 }
 
-/* The dequantized coefficients of lev (zigzag) into d (raster, zeroed
- * where the level is 0); returns a bit per row of d that has one. */
+/* The dequantized coefficients of lev (zigzag) into d (raster), as
+ * pnmf_tx8_dequant() without a branch per level: a level of 0 gives 0
+ * (the rounding term is below the shift). Returns a bit per row of d
+ * that has a level. */
 static inline unsigned tx8_dequant_block(const int16_t *lev, int qp, int32_t *d)
 {
+    const int *v = tx8_v[qp % 6];
+    const int up = qp >= 36 ? qp / 6 - 6 : 0, dn = qp >= 36 ? 0 : 6 - qp / 6;
+    const int32_t rnd = dn ? 1 << (dn - 1) : 0;
     unsigned rows = 0;
-    memset(d, 0, 64 * sizeof(*d));
-    for (int z = 0; z < 64; z++)
-        if (lev[z]) {
-            const int q = pnmf_tx8_zigzag[z];
-            d[q] = pnmf_tx8_dequant(lev[z], qp, q);
-            rows |= 1u << (q >> 3);
-        }
+    for (int z = 0; z < 64; z++) {
+        const int q = pnmf_tx8_zigzag[z];
+        d[q] = (((int32_t)lev[z] * 16 * v[pnmf_tx8_classes[q]]) * (1 << up) + rnd) >> dn;
+        rows |= (unsigned)(lev[z] != 0) << (q >> 3);
+    }
     return rows;
 }
 
@@ -93,17 +96,18 @@ void pnmf_tx8_idct_add(const int16_t *lev, int qp, const uint8_t *pred, int pstr
 {
     int ac = 0;
     for (int z = 1; z < 64; z++) ac |= lev[z];
-    if (!ac) {
-        const int v = lev[0] ? (pnmf_tx8_dequant(lev[0], qp, 0) + 32) >> 6 : 0;
-        for (int y = 0; y < 8; y++)
-            for (int x = 0; x < 8; x++) dst[y * stride + x] = (uint8_t)pnmf_residual_clip8(pred[y * pstride + x] + v);
-        return;
-    }
     int32_t d[64];
-    tx8_core(d, tx8_dequant_block(lev, qp, d));
-    for (int y = 0; y < 8; y++)
-        for (int x = 0; x < 8; x++)
-            dst[y * stride + x] = (uint8_t)pnmf_residual_clip8(pred[y * pstride + x] + ((d[8 * y + x] + 32) >> 6));
+    if (!ac) {
+        const int32_t v = lev[0] ? pnmf_tx8_dequant(lev[0], qp, 0) : 0;
+        for (int q = 0; q < 64; q++) d[q] = v;
+    } else {
+        tx8_core(d, tx8_dequant_block(lev, qp, d));
+    }
+    for (int y = 0; y < 8; y++) {
+        uint8_t *o = dst + y * stride;
+        const uint8_t *p = pred + y * pstride;
+        for (int x = 0; x < 8; x++) o[x] = (uint8_t)pnmf_residual_clip8(p[x] + ((d[8 * y + x] + 32) >> 6));
+    }
 }
 
 /* x264's 8-point forward transform (common/dct.c) on x[0], x[s], ..., into w. */

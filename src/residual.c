@@ -6,6 +6,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "deblock.h"
 #include "internal.h"
@@ -134,11 +137,27 @@ static inline void idct4_add(const int16_t *lev, int qp, const uint8_t *pred, in
         dequant4(lev, qp, d);
         idct4_core(d, res);
     }
+#if defined(__SSE2__)
+    /* two rows at a time: the residual saturated to 16 bits, the sum
+     * saturated again, then to 0..255 (the same as clamping the exact sum) */
+    const __m128i zero = _mm_setzero_si128();
+    for (int y = 0; y < 4; y += 2) {
+        uint32_t p0, p1;
+        memcpy(&p0, pred + y * pstride, 4), memcpy(&p1, pred + (y + 1) * pstride, 4);
+        const __m128i p = _mm_unpacklo_epi8(_mm_unpacklo_epi32(_mm_cvtsi32_si128((int)p0), _mm_cvtsi32_si128((int)p1)), zero);
+        const __m128i r = _mm_packs_epi32(_mm_loadu_si128((const __m128i *)(res + 4 * y)),
+                                          _mm_loadu_si128((const __m128i *)(res + 4 * y + 4)));
+        const __m128i o = _mm_packus_epi16(_mm_adds_epi16(p, r), zero);
+        const uint32_t o0 = (uint32_t)_mm_cvtsi128_si32(o), o1 = (uint32_t)_mm_cvtsi128_si32(_mm_srli_si128(o, 4));
+        memcpy(dst + y * stride, &o0, 4), memcpy(dst + (y + 1) * stride, &o1, 4);
+    }
+#else
     for (int y = 0; y < 4; y++) {
         uint8_t *o = dst + y * stride;
         const uint8_t *p = pred + y * pstride;
         for (int x = 0; x < 4; x++) o[x] = (uint8_t)pnmf_residual_clip8(p[x] + res[4 * y + x]);
     }
+#endif
 }
 
 void pnmf_residual_idct4_add(const int16_t *lev, int qp, const uint8_t *pred, int pstride, uint8_t *dst,
@@ -198,6 +217,25 @@ void pnmf_residual_subpel(const uint8_t *R, int rows, int cols, int y0, int y1, 
     const int w = x1 - x0;
     if (y0 + iy >= 0 && y1 + iy < rows && x0 + ix >= 0 && x1 + ix < cols) {
         /* inside the frame: no clamping, straight rows the compiler vectorizes */
+#if defined(__SSE2__)
+        if (w == PNMF_RES_BLOCK) { /* a row of 8 in 16 bits: the weights sum to 16, at most 16 * 255 + 8 */
+            const __m128i zero = _mm_setzero_si128(), rnd = _mm_set1_epi16(8);
+            const __m128i ka = _mm_set1_epi16((short)wa), kb = _mm_set1_epi16((short)wb);
+            const __m128i kc = _mm_set1_epi16((short)wc), kd = _mm_set1_epi16((short)wd);
+            for (int y = y0; y < y1; y++) {
+                const uint8_t *a = R + (size_t)(y + iy) * cols + x0 + ix, *b = a + cols;
+                const __m128i a0 = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)a), zero);
+                const __m128i a1 = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(a + 1)), zero);
+                const __m128i b0 = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)b), zero);
+                const __m128i b1 = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(b + 1)), zero);
+                __m128i t = _mm_add_epi16(_mm_mullo_epi16(a0, ka), _mm_mullo_epi16(a1, kb));
+                t = _mm_add_epi16(t, _mm_add_epi16(_mm_mullo_epi16(b0, kc), _mm_mullo_epi16(b1, kd)));
+                t = _mm_srli_epi16(_mm_add_epi16(t, rnd), 4);
+                _mm_storel_epi64((__m128i *)(pred + (y - y0) * PNMF_RES_BLOCK), _mm_packus_epi16(t, zero));
+            }
+            return;
+        }
+#endif
         for (int y = y0; y < y1; y++) {
             const uint8_t *a = R + (size_t)(y + iy) * cols + x0 + ix, *b = a + cols;
             uint8_t *o = pred + (y - y0) * PNMF_RES_BLOCK;

@@ -5,6 +5,9 @@
  * them (tx8_enc.c writes them). */
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "tx8.h"
 
@@ -57,20 +60,24 @@ static inline void idct8_1d(int32_t *d, int s)
     d[4 * s] = f6 - f1, d[5 * s] = f4 - f3, d[6 * s] = f2 - f5, d[7 * s] = f0 - f7;
 }
 
-/* The dequantized coefficients of lev (zigzag) into d (raster), as
- * pnmf_tx8_dequant() without a branch per level: a level of 0 gives 0
- * (the rounding term is below the shift). Returns a bit per row of d
- * that has a level. */
+/* The dequantized coefficients of lev (zigzag) into d (raster, zeroed
+ * where the level is 0); returns a bit per row of d that has a level.
+ * Levels are few and early in the zigzag: runs of 8 without one are
+ * passed over whole. */
 static inline unsigned tx8_dequant_block(const int16_t *lev, int qp, int32_t *d)
 {
-    const int *v = tx8_v[qp % 6];
-    const int up = qp >= 36 ? qp / 6 - 6 : 0, dn = qp >= 36 ? 0 : 6 - qp / 6;
-    const int32_t rnd = dn ? 1 << (dn - 1) : 0;
     unsigned rows = 0;
-    for (int z = 0; z < 64; z++) {
-        const int q = pnmf_tx8_zigzag[z];
-        d[q] = (((int32_t)lev[z] * 16 * v[pnmf_tx8_classes[q]]) * (1 << up) + rnd) >> dn;
-        rows |= (unsigned)(lev[z] != 0) << (q >> 3);
+    memset(d, 0, 64 * sizeof(*d));
+    for (int z0 = 0; z0 < 64; z0 += 8) {
+        int any = 0;
+        for (int z = z0; z < z0 + 8; z++) any |= lev[z];
+        if (!any) continue;
+        for (int z = z0; z < z0 + 8; z++)
+            if (lev[z]) {
+                const int q = pnmf_tx8_zigzag[z];
+                d[q] = pnmf_tx8_dequant(lev[z], qp, q);
+                rows |= 1u << (q >> 3);
+            }
     }
     return rows;
 }
@@ -103,11 +110,24 @@ void pnmf_tx8_idct_add(const int16_t *lev, int qp, const uint8_t *pred, int pstr
     } else {
         tx8_core(d, tx8_dequant_block(lev, qp, d));
     }
+#if defined(__SSE2__)
+    /* a row at a time: the residual saturated to 16 bits, the sum saturated
+     * again, then to 0..255 (the same as clamping the exact sum) */
+    const __m128i zero = _mm_setzero_si128(), rnd = _mm_set1_epi32(32);
+    for (int y = 0; y < 8; y++) {
+        const __m128i r0 = _mm_srai_epi32(_mm_add_epi32(_mm_loadu_si128((const __m128i *)(d + 8 * y)), rnd), 6);
+        const __m128i r1 = _mm_srai_epi32(_mm_add_epi32(_mm_loadu_si128((const __m128i *)(d + 8 * y + 4)), rnd), 6);
+        const __m128i p = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(pred + y * pstride)), zero);
+        const __m128i o = _mm_packus_epi16(_mm_adds_epi16(p, _mm_packs_epi32(r0, r1)), zero);
+        _mm_storel_epi64((__m128i *)(dst + y * stride), o);
+    }
+#else
     for (int y = 0; y < 8; y++) {
         uint8_t *o = dst + y * stride;
         const uint8_t *p = pred + y * pstride;
         for (int x = 0; x < 8; x++) o[x] = (uint8_t)pnmf_residual_clip8(p[x] + ((d[8 * y + x] + 32) >> 6));
     }
+#endif
 }
 
 /* x264's 8-point forward transform (common/dct.c) on x[0], x[s], ..., into w. */

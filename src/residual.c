@@ -324,11 +324,13 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
     /* window flags bit 9: the pixel levels decoded as the samples are */
     PnmfLx *lx = r->lx && j >= r->lx->from ? r->lx : NULL;
     if (lx) pnmf_lx_frame_start(lx, j);
-    for (int b = 0; b < r->bx * r->by; b++) {
-        int y0, y1, x0, x1;
-        pnmf_residual_block(r->bx, r->rows, r->cols, (size_t)b, &y0, &y1, &x0, &x1);
+    /* block b's rectangle (pnmf_residual_block()) stepped along, not divided out */
+    const int nbk = r->bx * r->by, rows = r->rows, cols = r->cols;
+    for (int b = 0, y0 = 0, x0 = 0; b < nbk; b++, x0 = x0 + PNMF_RES_BLOCK < cols ? x0 + PNMF_RES_BLOCK : (y0 += PNMF_RES_BLOCK, 0)) {
+        const int y1 = y0 + PNMF_RES_BLOCK < rows ? y0 + PNMF_RES_BLOCK : rows;
+        const int x1 = x0 + PNMF_RES_BLOCK < cols ? x0 + PNMF_RES_BLOCK : cols;
         if (modes[b] == PNMF_RES_PALETTE) { /* window flags bit 13: drawn from its palette */
-            pnmf_pal_draw(pal++, y1 - y0, x1 - x0, D + (size_t)y0 * r->cols + x0, (size_t)r->cols);
+            pnmf_pal_draw(pal++, y1 - y0, x1 - x0, D + (size_t)y0 * cols + x0, (size_t)cols);
             continue;
         }
         int mode = modes[b] & 7;
@@ -341,22 +343,21 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
         }
         if (mode == PNMF_RES_PREVIOUS && (gy || gx)) /* the previous frame, displaced */
             mode = PNMF_RES_SHIFTED, dy = gy, dx = gx, Dr = Dp;
-        if (mode == PNMF_RES_MOTION && !coded && pnmf_residual_model_still(P, Pp, r->cols, y0, y1, x0, x1))
+        if (mode == PNMF_RES_MOTION && !coded && pnmf_residual_model_still(P, Pp, cols, y0, y1, x0, x1))
             mode = PNMF_RES_SHIFTED, dy = dx = 0, Dr = Dp; /* the model did not move here: a copy in place */
         if (lx && coded && !(modes[b] & PNMF_RES_TRANSFORM)) {
             if (frac) /* a quarter-sample vector (window flags bit 6) */
-                pnmf_residual_subpel(Dr, r->rows, r->cols, y0, y1, x0, x1, dy, dx, pred);
+                pnmf_residual_subpel(Dr, rows, cols, y0, y1, x0, x1, dy, dx, pred);
             else if (mode != PNMF_RES_SPATIAL)
-                pnmf_residual_predict(mode, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1, x0, x1, dy, dx, pred);
+                pnmf_residual_predict(mode, P, Pp, Dp, Dr, D, rows, cols, y0, y1, x0, x1, dy, dx, pred);
             pnmf_lx_block(lx, j, modes[b], mode == PNMF_RES_SPATIAL ? NULL : pred, D, y0, y1, x0, x1, (int16_t *)lev);
             lev += (size_t)(y1 - y0) * (x1 - x0);
             continue;
         }
         if (mode == PNMF_RES_SPATIAL) { /* reads what it has just corrected: sample by sample */
             /* the median edge predictor on row pointers, the left sample
-             * carried in a register: D may alias anything, so indexing
-             * through r->cols would reload it for every sample */
-            const int cols = r->cols;
+             * carried in a register: D may alias anything, so what the
+             * loop reads of r sits in locals, not reloaded for every sample */
             for (int y = y0; y < y1; y++) {
                 uint8_t *row = D + (size_t)y * cols;
                 const uint8_t *up = row - cols;
@@ -381,47 +382,47 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
         }
         const int w = x1 - x0;
         if (!coded && !frac && mode != PNMF_RES_MOTION && mode < PNMF_RES_INTRA_DC &&
-            (mode != PNMF_RES_SHIFTED || (y0 + dy >= 0 && y1 + dy <= r->rows && x0 + dx >= 0 && x1 + dx <= r->cols))) {
+            (mode != PNMF_RES_SHIFTED || (y0 + dy >= 0 && y1 + dy <= rows && x0 + dx >= 0 && x1 + dx <= cols))) {
             /* a copy: from where the prediction lies straight into D */
-            const uint8_t *src = mode == PNMF_RES_MODEL ? P : mode == PNMF_RES_PREVIOUS ? Dp : Dr + dy * r->cols + dx;
+            const uint8_t *src = mode == PNMF_RES_MODEL ? P : mode == PNMF_RES_PREVIOUS ? Dp : Dr + dy * cols + dx;
             for (int y = y0; y < y1; y++)
-                copy_row(D + (size_t)y * r->cols + x0, src + (size_t)y * r->cols + x0, w);
+                copy_row(D + (size_t)y * cols + x0, src + (size_t)y * cols + x0, w);
             continue;
         }
         const int intra = mode >= PNMF_RES_INTRA_DC;
         const int tx8 = r->tx8[(size_t)j * r->bx * r->by + b];
         const int dir = r->idir[(size_t)j * r->bx * r->by + b]; /* window flags bit 10 */
         if (frac)
-            pnmf_residual_subpel(Dr, r->rows, r->cols, y0, y1, x0, x1, dy, dx, pred);
+            pnmf_residual_subpel(Dr, rows, cols, y0, y1, x0, x1, dy, dx, pred);
         else if (dir)
-            pnmf_intra_predict(dir, D, r->cols, y0, x0, pred, PNMF_RES_BLOCK);
+            pnmf_intra_predict(dir, D, cols, y0, x0, pred, PNMF_RES_BLOCK);
         else if (!intra || !(modes[b] & PNMF_RES_TRANSFORM) || tx8)
-            pnmf_residual_predict(mode, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1, x0, x1, dy, dx, pred);
-        uint8_t *dst = D + (size_t)y0 * r->cols + x0;
+            pnmf_residual_predict(mode, P, Pp, Dp, Dr, D, rows, cols, y0, y1, x0, x1, dy, dx, pred);
+        uint8_t *dst = D + (size_t)y0 * cols + x0;
         if (tx8) { /* one 8x8 transform, an intra prediction of the whole block */
-            pnmf_tx8_idct_add(lev, qp, pred, PNMF_RES_BLOCK, dst, r->cols);
+            pnmf_tx8_idct_add(lev, qp, pred, PNMF_RES_BLOCK, dst, cols);
             lev += 64;
         } else if (modes[b] & PNMF_RES_TRANSFORM) { /* whole 8x8 blocks only (the reader checks) */
             for (int sb = 0; sb < 4; sb++) {
                 const int sy = (sb >> 1) * 4, sx = (sb & 1) * 4;
                 /* an intra block predicts each quarter from the samples
                  * around it, those of the quarters before it decoded */
-                if (intra && !dir) predict_intra(mode, D, r->cols, y0 + sy, y0 + sy + 4, x0 + sx, x0 + sx + 4,
+                if (intra && !dir) predict_intra(mode, D, cols, y0 + sy, y0 + sy + 4, x0 + sx, x0 + sx + 4,
                                          pred + sy * PNMF_RES_BLOCK + sx);
-                idct4_add(lev, qp, pred + sy * PNMF_RES_BLOCK + sx, PNMF_RES_BLOCK, dst + (size_t)sy * r->cols + sx,
-                          r->cols);
+                idct4_add(lev, qp, pred + sy * PNMF_RES_BLOCK + sx, PNMF_RES_BLOCK, dst + (size_t)sy * cols + sx,
+                          cols);
                 lev += 16;
             }
         } else if (coded) {
             for (int y = y0; y < y1; y++) {
-                uint8_t *o = D + (size_t)y * r->cols + x0;
+                uint8_t *o = D + (size_t)y * cols + x0;
                 const uint8_t *p = pred + (y - y0) * PNMF_RES_BLOCK;
                 for (int x = 0; x < w; x++) o[x] = (uint8_t)pnmf_residual_clip8(p[x] + dq[lev[x]]);
                 lev += w;
             }
         } else {
             for (int y = y0; y < y1; y++)
-                copy_row(D + (size_t)y * r->cols + x0, pred + (y - y0) * PNMF_RES_BLOCK, w);
+                copy_row(D + (size_t)y * cols + x0, pred + (y - y0) * PNMF_RES_BLOCK, w);
         }
     }
     if (lx) pnmf_lx_frame_end(lx, j);

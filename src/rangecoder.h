@@ -311,7 +311,7 @@ static inline int rc_decode_lev_rem(RcDec *d, RcProb *ctx, int stride)
  * registers, written back at the end: through the pointer every decision
  * would store and reload the range and code (a byte store may alias them). */
 
-/* The levels of one pixel-coded block, h x w in row-major order, into
+/* The levels of one pixel-coded block, h x w (w <= 8) in row-major order, into
  * lev[]: each level != 0?, its sign, |level| > 1?, |level| - 2 (the
  * contexts by its left and above levels). Returns -1 when a magnitude
  * exceeds max_l. */
@@ -322,12 +322,13 @@ static inline int rc_decode_pixel_levels(RcDec *dp, RcLevCtx *c, int kind, int h
     RcDec d = *dp;
     RcProb *pz = c->pzero[kind], *ps = c->psign[kind], *pg = c->pgt1[kind];
     int ret = 0;
+    static const int16_t none[8] = { 0 }; /* above the first row (w <= 8) */
     for (int y = 0; y < h; y++) {
-        const int16_t *up = y ? lev + (y - 1) * w : lev; /* read only when y > 0 */
+        const int16_t *up = y ? lev + (y - 1) * w : none;
         int16_t *row = lev + y * w;
         int L = 0;
         for (int x = 0; x < w; x++) {
-            const int A = y ? up[x] : 0;
+            const int A = up[x];
             const int s = abs(L) + abs(A), sn = L + A;
             const int cls = cls_of[s < 9 ? s : 9];
             if (!rc_decode(&d, &pz[cls])) {

@@ -282,6 +282,16 @@ void pnmf_residual_predict(int mode, const uint8_t *P, const uint8_t *Pp, const 
         case PNMF_RES_MODEL: copy_row(o, P + row, w); break;
         case PNMF_RES_PREVIOUS: copy_row(o, Dp + row, w); break;
         case PNMF_RES_MOTION:
+#if defined(__SSE2__)
+            if (w == PNMF_RES_BLOCK) { /* in 16 bits, exact (-255..510), then clamped to 0..255 */
+                const __m128i zero = _mm_setzero_si128();
+                const __m128i a = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(Dp + row)), zero);
+                const __m128i b = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(P + row)), zero);
+                const __m128i c = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(Pp + row)), zero);
+                _mm_storel_epi64((__m128i *)o, _mm_packus_epi16(_mm_sub_epi16(_mm_add_epi16(a, b), c), zero));
+                break;
+            }
+#endif
             for (int x = 0; x < w; x++) o[x] = (uint8_t)pnmf_residual_clip8(Dp[row + x] + P[row + x] - Pp[row + x]);
             break;
         default:
@@ -417,6 +427,17 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
             for (int y = y0; y < y1; y++) {
                 uint8_t *o = D + (size_t)y * cols + x0;
                 const uint8_t *p = pred + (y - y0) * PNMF_RES_BLOCK;
+#if defined(__SSE2__)
+                if (w == PNMF_RES_BLOCK) { /* a saturated 16-bit sum, then 0..255: the exact sum clamped */
+                    const __m128i v = _mm_setr_epi16(dq[lev[0]], dq[lev[1]], dq[lev[2]], dq[lev[3]], dq[lev[4]],
+                                                     dq[lev[5]], dq[lev[6]], dq[lev[7]]);
+                    const __m128i zero = _mm_setzero_si128();
+                    const __m128i q = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)p), zero);
+                    _mm_storel_epi64((__m128i *)o, _mm_packus_epi16(_mm_adds_epi16(q, v), zero));
+                    lev += w;
+                    continue;
+                }
+#endif
                 for (int x = 0; x < w; x++) o[x] = (uint8_t)pnmf_residual_clip8(p[x] + dq[lev[x]]);
                 lev += w;
             }

@@ -186,7 +186,9 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
             const int h = y1 - y0, w = x1 - x0;
             /* format 7: the intra predictions 5-7 */
             if (palette && v == PNMF_RES_PALETTE) { /* window flags bit 13 */
-                const int pr = read_palette_block(&rd, &pc, rs, (size_t)b, h, w, palat);
+                RcDec pd = rd; /* rd's address stays here: the compiler keeps it in registers */
+                const int pr = read_palette_block(&pd, &pc, rs, (size_t)b, h, w, palat);
+                rd = pd;
                 if (pr < 0) {
                     pnmf_free(palat);
                     if (pr == PNMF_ERR_NOMEM) return pr;
@@ -330,9 +332,10 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
     }
     if (rclev) {
         const uint8_t *lstream = r->end + ctx_len;
-        rc_dec_init(&rd, lstream, (size_t)lev_len);
+        RcDec ld;
+        rc_dec_init(&ld, lstream, (size_t)lev_len);
         RcLevCtx lc;
-        const int bad = pnmf_residual_levels_read(&rd, &lc, rs, jv, (int)max_pixel);
+        const int bad = pnmf_residual_levels_read(&ld, &lc, rs, jv, (int)max_pixel);
         if (bad == -1) {
             pnmf_set_err(err, errlen, "residual level out of range");
             return PNMF_ERR_CORRUPT;
@@ -342,7 +345,7 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
             return PNMF_ERR_CORRUPT;
         }
         if (bad) goto bad_stream; /* read past its end: stopped there */
-        if (!rc_dec_exact(&rd, lstream)) goto bad_stream;
+        if (!rc_dec_exact(&ld, lstream)) goto bad_stream;
     }
     uint64_t q = 0;
     for (int j = 0; j < jv; j++)

@@ -51,31 +51,35 @@ static inline void rc_dec_init(RcDec *d, const uint8_t *p, size_t n)
     for (int i = 0; i < 5; i++) d->code = (d->code << 8) | rc_next(d);
 }
 
+/* One decision. The probability stays within [15, 2033] (the adaptation
+ * stops there), so a decision leaves a range of at least
+ * (2^24 >> 11) * 15 > 2^16 and one byte restores it to 2^24 or more. */
 static inline int rc_decode(RcDec *d, RcProb *p)
 {
-    const uint32_t bound = (d->range >> RC_PROB_BITS) * *p;
+    const uint32_t v = *p, bound = (d->range >> RC_PROB_BITS) * v;
     int bit;
     if (d->code < bound) {
         d->range = bound;
-        *p += (RcProb)((RC_PROB_ONE - *p) >> RC_ADAPT);
+        *p = (RcProb)(v + ((RC_PROB_ONE - v) >> RC_ADAPT));
         bit = 0;
     } else {
         d->code -= bound;
         d->range -= bound;
-        *p -= (RcProb)(*p >> RC_ADAPT);
+        *p = (RcProb)(v - (v >> RC_ADAPT));
         bit = 1;
     }
-    while (d->range < RC_TOP) d->range <<= 8, d->code = (d->code << 8) | rc_next(d);
+    if (d->range < RC_TOP) d->range <<= 8, d->code = (d->code << 8) | rc_next(d);
     return bit;
 }
 
-/* A decision of probability 1/2, not adapted. */
+/* A decision of probability 1/2, not adapted (the range halves: one byte
+ * restores it). */
 static inline int rc_decode_direct(RcDec *d)
 {
     d->range >>= 1;
     int bit = 0;
     if (d->code >= d->range) d->code -= d->range, bit = 1;
-    while (d->range < RC_TOP) d->range <<= 8, d->code = (d->code << 8) | rc_next(d);
+    if (d->range < RC_TOP) d->range <<= 8, d->code = (d->code << 8) | rc_next(d);
     return bit;
 }
 
@@ -303,30 +307,51 @@ static inline int rc_decode_lev_rem(RcDec *d, RcProb *ctx, int stride)
     return RC_LEV_UNARY + (int)(x - 1);
 }
 
-/* The levels of one pixel-coded block, h x w in row-major order, into
+/* The level functions below run the decoder on a copy of *d held in
+ * registers, written back at the end: through the pointer every decision
+ * would store and reload the range and code (a byte store may alias them). */
+
+/* The levels of one pixel-coded block, h x w (w <= 8) in row-major order, into
  * lev[]: each level != 0?, its sign, |level| > 1?, |level| - 2 (the
  * contexts by its left and above levels). Returns -1 when a magnitude
  * exceeds max_l. */
-static inline int rc_decode_pixel_levels(RcDec *d, RcLevCtx *c, int kind, int h, int w, int16_t *lev, int max_l)
+static inline int rc_decode_pixel_levels(RcDec *dp, RcLevCtx *c, int kind, int h, int w, int16_t *lev, int max_l)
 {
-    for (int y = 0; y < h; y++)
+    /* the class of |left| + |above|, rc_lev_class() of min(s, 9) */
+    static const uint8_t cls_of[10] = { 0, 1, 2, 3, 3, 4, 4, 4, 4, 5 };
+    RcDec d = *dp;
+    RcProb *pz = c->pzero[kind], *ps = c->psign[kind], *pg = c->pgt1[kind];
+    int ret = 0;
+    static const int16_t none[8] = { 0 }; /* above the first row (w <= 8) */
+    for (int y = 0; y < h; y++) {
+        const int16_t *up = y ? lev + (y - 1) * w : none;
+        int16_t *row = lev + y * w;
+        int L = 0;
         for (int x = 0; x < w; x++) {
-            const int L = x ? lev[y * w + x - 1] : 0, A = y ? lev[(y - 1) * w + x] : 0;
-            const int cls = rc_lev_class(abs(L) + abs(A)), sn = L + A;
-            if (!rc_decode(d, &c->pzero[kind][cls])) {
-                lev[y * w + x] = 0;
+            const int A = up[x];
+            const int s = abs(L) + abs(A), sn = L + A;
+            const int cls = cls_of[s < 9 ? s : 9];
+            if (!rc_decode(&d, &pz[cls])) {
+                row[x] = 0, L = 0;
                 continue;
             }
-            const int neg = rc_decode(d, &c->psign[kind][sn < 0 ? 0 : sn == 0 ? 1 : 2]);
+            const int neg = rc_decode(&d, &ps[(sn > 0) - (sn < 0) + 1]);
             int a = 1;
-            if (rc_decode(d, &c->pgt1[kind][cls])) {
-                const int r = rc_decode_lev_rem(d, c->pmag[kind][cls], 1);
-                if (r < 0 || r + 2 > max_l) return -1;
+            if (rc_decode(&d, &pg[cls])) {
+                const int r = rc_decode_lev_rem(&d, c->pmag[kind][cls], 1);
+                if (r < 0 || r + 2 > max_l) {
+                    ret = -1;
+                    goto end;
+                }
                 a = r + 2;
             }
-            lev[y * w + x] = (int16_t)(neg ? -a : a);
+            L = neg ? -a : a;
+            row[x] = (int16_t)L;
         }
-    return 0;
+    }
+end:
+    *dp = d;
+    return ret;
 }
 
 /* The 64 levels of one transform block into lev[]: its four quarters, 16
@@ -334,45 +359,46 @@ static inline int rc_decode_pixel_levels(RcDec *d, RcLevCtx *c, int kind, int h,
  * positions of its levels (significant?, the last?), then from the last
  * back to the first the magnitudes (> 1?, |level| - 2) and a direct sign
  * bit. Returns -1 when a magnitude exceeds max_l. */
-static inline int rc_decode_transform_levels(RcDec *d, RcLevCtx *c, int kind, int16_t *lev, int max_l)
+static inline int rc_decode_transform_levels(RcDec *dp, RcLevCtx *c, int kind, int16_t *lev, int max_l)
 {
-    int coded[4];
+    RcDec d = *dp;
+    RcProb *sig = c->sig[kind], *last = c->last[kind], *tgt1 = c->tgt1[kind], *tmag = c->tmag[kind];
+    int coded[4], ret = 0;
+    memset(lev, 0, 64 * sizeof(*lev));
     for (int sb = 0; sb < 4; sb++) {
         int16_t *lv = lev + 16 * sb;
         const int nb = ((sb & 1) ? coded[sb - 1] : 0) + ((sb & 2) ? coded[sb - 2] : 0);
-        coded[sb] = rc_decode(d, &c->cbf[kind][sb][nb]);
-        if (!coded[sb]) {
-            memset(lv, 0, 16 * sizeof(*lv));
-            continue;
-        }
-        int i = 0, end = 15;
-        for (; i < 15; i++) {
-            const int s = rc_decode(d, &c->sig[kind][i]);
-            lv[i] = (int16_t)s;
-            if (s && rc_decode(d, &c->last[kind][i])) {
-                end = i;
-                break;
+        coded[sb] = rc_decode(&d, &c->cbf[kind][sb][nb]);
+        if (!coded[sb]) continue;
+        /* the positions of the levels, then their magnitudes from the last back */
+        uint8_t pos[16];
+        int n = 0, i = 0;
+        for (; i < 15; i++)
+            if (rc_decode(&d, &sig[i])) {
+                pos[n++] = (uint8_t)i;
+                if (rc_decode(&d, &last[i])) break;
             }
-        }
-        for (int t = end + 1; t < 16; t++) lv[t] = 0;
-        if (end == 15) lv[15] = 1; /* no level before it was the last: it has one */
+        if (i == 15) pos[n++] = 15; /* no level before it was the last: it has one */
         int gt1 = 0, ones = 0;
-        for (i = end; i >= 0; i--) {
-            if (!lv[i]) continue;
+        while (n--) {
             int a = 1;
-            if (rc_decode(d, &c->tgt1[kind][gt1 ? 0 : 1 + (ones < 3 ? ones : 3)])) {
-                const int r = rc_decode_lev_rem(d, c->tmag[kind] + (gt1 < 4 ? gt1 : 4), 0);
-                if (r < 0 || r + 2 > max_l) return -1;
+            if (rc_decode(&d, &tgt1[gt1 ? 0 : 1 + (ones < 3 ? ones : 3)])) {
+                const int r = rc_decode_lev_rem(&d, tmag + (gt1 < 4 ? gt1 : 4), 0);
+                if (r < 0 || r + 2 > max_l) {
+                    ret = -1;
+                    goto end;
+                }
                 a = r + 2;
                 gt1++;
             } else {
                 ones++;
             }
-            const int neg = rc_decode_direct(d);
-            lv[i] = (int16_t)(neg ? -a : a);
+            lv[pos[n]] = (int16_t)(rc_decode_direct(&d) ? -a : a);
         }
     }
-    return 0;
+end:
+    *dp = d;
+    return ret;
 }
 
 #endif /* PNMF_RANGECODER_H */

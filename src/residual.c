@@ -6,6 +6,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "deblock.h"
 #include "internal.h"
@@ -79,14 +82,22 @@ int pnmf_residual_qp(int step16)
     return r < 0 ? 0 : r > PNMF_RES_MAX_QP ? PNMF_RES_MAX_QP : (int)r;
 }
 
-/* lev: 16 levels in zigzag order; r: the residual in raster order. */
-void pnmf_residual_idct4(const int16_t *lev, int qp, int *r)
+/* The dequantized coefficients of 16 levels in zigzag order, in raster
+ * order: lev * v << (qp / 6), with v by qp % 6 and the position's column. */
+static inline void dequant4(const int16_t *lev, int qp, int32_t *d)
 {
-    int32_t d[16], t[16];
+    const int *v = tr_v[qp % 6], sh = qp / 6;
     for (int z = 0; z < 16; z++) {
         const int q = pnmf_residual_zigzag4[z];
-        d[q] = (int32_t)(lev[z] * tr_v[qp % 6][pnmf_residual_coef_class(q)]) * (1 << (qp / 6));
+        d[q] = (int32_t)(lev[z] * v[pnmf_residual_coef_class(q)]) * (1 << sh);
     }
+}
+
+/* The butterflies of H.264's inverse 4x4 transform on d (raster), rows
+ * then columns, with (x + 32) >> 6 into r. */
+static inline void idct4_core(const int32_t *d, int *r)
+{
+    int32_t t[16];
     for (int i = 0; i < 4; i++) {
         const int32_t *c = d + 4 * i;
         const int32_t e0 = c[0] + c[2], e1 = c[0] - c[2], e2 = (c[1] >> 1) - c[3], e3 = c[1] + (c[3] >> 1);
@@ -100,6 +111,61 @@ void pnmf_residual_idct4(const int16_t *lev, int qp, int *r)
     }
 }
 
+/* lev: 16 levels in zigzag order; r: the residual in raster order. */
+void pnmf_residual_idct4(const int16_t *lev, int qp, int *r)
+{
+    int32_t d[16];
+    dequant4(lev, qp, d);
+    idct4_core(d, r);
+}
+
+/* Most quarters have no level or only the first: no level leaves the
+ * prediction; a first level alone passes the butterflies unchanged to
+ * every sample (its rows and columns of zeros add nothing), one value.
+ * Inlined into the frame's loop, where pred's rows are a block apart. */
+static inline void idct4_add(const int16_t *lev, int qp, const uint8_t *pred, int pstride, uint8_t *dst,
+                             ptrdiff_t stride)
+{
+    int ac = 0;
+    for (int z = 1; z < 16; z++) ac |= lev[z];
+    int res[16];
+    if (!ac) {
+        const int v = (lev[0] * tr_v[qp % 6][0] * (1 << (qp / 6)) + 32) >> 6;
+        for (int q = 0; q < 16; q++) res[q] = v;
+    } else {
+        int32_t d[16];
+        dequant4(lev, qp, d);
+        idct4_core(d, res);
+    }
+#if defined(__SSE2__)
+    /* two rows at a time: the residual saturated to 16 bits, the sum
+     * saturated again, then to 0..255 (the same as clamping the exact sum) */
+    const __m128i zero = _mm_setzero_si128();
+    for (int y = 0; y < 4; y += 2) {
+        uint32_t p0, p1;
+        memcpy(&p0, pred + y * pstride, 4), memcpy(&p1, pred + (y + 1) * pstride, 4);
+        const __m128i p = _mm_unpacklo_epi8(_mm_unpacklo_epi32(_mm_cvtsi32_si128((int)p0), _mm_cvtsi32_si128((int)p1)), zero);
+        const __m128i r = _mm_packs_epi32(_mm_loadu_si128((const __m128i *)(res + 4 * y)),
+                                          _mm_loadu_si128((const __m128i *)(res + 4 * y + 4)));
+        const __m128i o = _mm_packus_epi16(_mm_adds_epi16(p, r), zero);
+        const uint32_t o0 = (uint32_t)_mm_cvtsi128_si32(o), o1 = (uint32_t)_mm_cvtsi128_si32(_mm_srli_si128(o, 4));
+        memcpy(dst + y * stride, &o0, 4), memcpy(dst + (y + 1) * stride, &o1, 4);
+    }
+#else
+    for (int y = 0; y < 4; y++) {
+        uint8_t *o = dst + y * stride;
+        const uint8_t *p = pred + y * pstride;
+        for (int x = 0; x < 4; x++) o[x] = (uint8_t)pnmf_residual_clip8(p[x] + res[4 * y + x]);
+    }
+#endif
+}
+
+void pnmf_residual_idct4_add(const int16_t *lev, int qp, const uint8_t *pred, int pstride, uint8_t *dst,
+                             ptrdiff_t stride)
+{
+    idct4_add(lev, qp, pred, pstride, dst, stride);
+}
+
 /* The intra predictions (modes 5-7) of [y0, y1) x [x0, x1) from the
  * decoded row above it and column left of it in D: their mean (DC), the
  * row carried down (V) or the column carried across (H). A side the frame
@@ -107,20 +173,30 @@ void pnmf_residual_idct4(const int16_t *lev, int qp, int *r)
 static void predict_intra(int mode, const uint8_t *D, int cols, int y0, int y1, int x0, int x1, uint8_t *pred)
 {
     const int h = y1 - y0, w = x1 - x0;
-    int above[PNMF_RES_BLOCK], left[PNMF_RES_BLOCK];
     /* the row above and the column left, where the frame has them */
     const uint8_t *a = y0 ? D + (size_t)(y0 - 1) * cols + x0 : NULL, *l = x0 ? D + (size_t)y0 * cols + x0 - 1 : NULL;
-    for (int i = 0; i < w; i++) above[i] = a ? a[i] : l ? l[0] : 128;
-    for (int i = 0; i < h; i++) left[i] = l ? l[(size_t)i * cols] : a ? a[0] : 128;
-    if (mode == PNMF_RES_INTRA_DC) {
-        int sum = (w + h) / 2;
-        for (int i = 0; i < w; i++) sum += above[i];
-        for (int i = 0; i < h; i++) sum += left[i];
-        for (int y = 0; y < h; y++) memset(pred + y * PNMF_RES_BLOCK, sum / (w + h), (size_t)w);
+    if (mode == PNMF_RES_INTRA_V) {
+        uint8_t row[PNMF_RES_BLOCK];
+        if (a) memcpy(row, a, (size_t)w);
+        else memset(row, l ? l[0] : 128, (size_t)w);
+        for (int y = 0; y < h; y++) memcpy(pred + y * PNMF_RES_BLOCK, row, (size_t)w);
         return;
     }
-    for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++) pred[y * PNMF_RES_BLOCK + x] = (uint8_t)(mode == PNMF_RES_INTRA_V ? above[x] : left[y]);
+    if (mode == PNMF_RES_INTRA_H) {
+        for (int y = 0; y < h; y++) memset(pred + y * PNMF_RES_BLOCK, l ? l[(size_t)y * cols] : a ? a[0] : 128, (size_t)w);
+        return;
+    }
+    /* DC: a missing side counts w (or h) times the sample it repeats */
+    int sum = (w + h) / 2;
+    if (a)
+        for (int i = 0; i < w; i++) sum += a[i];
+    else
+        sum += w * (l ? l[0] : 128);
+    if (l)
+        for (int i = 0; i < h; i++) sum += l[(size_t)i * cols];
+    else
+        sum += h * (a ? a[0] : 128);
+    for (int y = 0; y < h; y++) memset(pred + y * PNMF_RES_BLOCK, sum / (w + h), (size_t)w);
 }
 
 /* w <= 8 bytes; a whole block row is one 8-byte move the compiler inlines. */
@@ -141,6 +217,25 @@ void pnmf_residual_subpel(const uint8_t *R, int rows, int cols, int y0, int y1, 
     const int w = x1 - x0;
     if (y0 + iy >= 0 && y1 + iy < rows && x0 + ix >= 0 && x1 + ix < cols) {
         /* inside the frame: no clamping, straight rows the compiler vectorizes */
+#if defined(__SSE2__)
+        if (w == PNMF_RES_BLOCK) { /* a row of 8 in 16 bits: the weights sum to 16, at most 16 * 255 + 8 */
+            const __m128i zero = _mm_setzero_si128(), rnd = _mm_set1_epi16(8);
+            const __m128i ka = _mm_set1_epi16((short)wa), kb = _mm_set1_epi16((short)wb);
+            const __m128i kc = _mm_set1_epi16((short)wc), kd = _mm_set1_epi16((short)wd);
+            for (int y = y0; y < y1; y++) {
+                const uint8_t *a = R + (size_t)(y + iy) * cols + x0 + ix, *b = a + cols;
+                const __m128i a0 = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)a), zero);
+                const __m128i a1 = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(a + 1)), zero);
+                const __m128i b0 = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)b), zero);
+                const __m128i b1 = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(b + 1)), zero);
+                __m128i t = _mm_add_epi16(_mm_mullo_epi16(a0, ka), _mm_mullo_epi16(a1, kb));
+                t = _mm_add_epi16(t, _mm_add_epi16(_mm_mullo_epi16(b0, kc), _mm_mullo_epi16(b1, kd)));
+                t = _mm_srli_epi16(_mm_add_epi16(t, rnd), 4);
+                _mm_storel_epi64((__m128i *)(pred + (y - y0) * PNMF_RES_BLOCK), _mm_packus_epi16(t, zero));
+            }
+            return;
+        }
+#endif
         for (int y = y0; y < y1; y++) {
             const uint8_t *a = R + (size_t)(y + iy) * cols + x0 + ix, *b = a + cols;
             uint8_t *o = pred + (y - y0) * PNMF_RES_BLOCK;
@@ -187,6 +282,16 @@ void pnmf_residual_predict(int mode, const uint8_t *P, const uint8_t *Pp, const 
         case PNMF_RES_MODEL: copy_row(o, P + row, w); break;
         case PNMF_RES_PREVIOUS: copy_row(o, Dp + row, w); break;
         case PNMF_RES_MOTION:
+#if defined(__SSE2__)
+            if (w == PNMF_RES_BLOCK) { /* in 16 bits, exact (-255..510), then clamped to 0..255 */
+                const __m128i zero = _mm_setzero_si128();
+                const __m128i a = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(Dp + row)), zero);
+                const __m128i b = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(P + row)), zero);
+                const __m128i c = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(Pp + row)), zero);
+                _mm_storel_epi64((__m128i *)o, _mm_packus_epi16(_mm_sub_epi16(_mm_add_epi16(a, b), c), zero));
+                break;
+            }
+#endif
             for (int x = 0; x < w; x++) o[x] = (uint8_t)pnmf_residual_clip8(Dp[row + x] + P[row + x] - Pp[row + x]);
             break;
         default:
@@ -229,11 +334,13 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
     /* window flags bit 9: the pixel levels decoded as the samples are */
     PnmfLx *lx = r->lx && j >= r->lx->from ? r->lx : NULL;
     if (lx) pnmf_lx_frame_start(lx, j);
-    for (int b = 0; b < r->bx * r->by; b++) {
-        int y0, y1, x0, x1;
-        pnmf_residual_block(r->bx, r->rows, r->cols, (size_t)b, &y0, &y1, &x0, &x1);
+    /* block b's rectangle (pnmf_residual_block()) stepped along, not divided out */
+    const int nbk = r->bx * r->by, rows = r->rows, cols = r->cols;
+    for (int b = 0, y0 = 0, x0 = 0; b < nbk; b++, x0 = x0 + PNMF_RES_BLOCK < cols ? x0 + PNMF_RES_BLOCK : (y0 += PNMF_RES_BLOCK, 0)) {
+        const int y1 = y0 + PNMF_RES_BLOCK < rows ? y0 + PNMF_RES_BLOCK : rows;
+        const int x1 = x0 + PNMF_RES_BLOCK < cols ? x0 + PNMF_RES_BLOCK : cols;
         if (modes[b] == PNMF_RES_PALETTE) { /* window flags bit 13: drawn from its palette */
-            pnmf_pal_draw(pal++, y1 - y0, x1 - x0, D + (size_t)y0 * r->cols + x0, (size_t)r->cols);
+            pnmf_pal_draw(pal++, y1 - y0, x1 - x0, D + (size_t)y0 * cols + x0, (size_t)cols);
             continue;
         }
         int mode = modes[b] & 7;
@@ -246,22 +353,21 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
         }
         if (mode == PNMF_RES_PREVIOUS && (gy || gx)) /* the previous frame, displaced */
             mode = PNMF_RES_SHIFTED, dy = gy, dx = gx, Dr = Dp;
-        if (mode == PNMF_RES_MOTION && !coded && pnmf_residual_model_still(P, Pp, r->cols, y0, y1, x0, x1))
+        if (mode == PNMF_RES_MOTION && !coded && pnmf_residual_model_still(P, Pp, cols, y0, y1, x0, x1))
             mode = PNMF_RES_SHIFTED, dy = dx = 0, Dr = Dp; /* the model did not move here: a copy in place */
         if (lx && coded && !(modes[b] & PNMF_RES_TRANSFORM)) {
             if (frac) /* a quarter-sample vector (window flags bit 6) */
-                pnmf_residual_subpel(Dr, r->rows, r->cols, y0, y1, x0, x1, dy, dx, pred);
+                pnmf_residual_subpel(Dr, rows, cols, y0, y1, x0, x1, dy, dx, pred);
             else if (mode != PNMF_RES_SPATIAL)
-                pnmf_residual_predict(mode, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1, x0, x1, dy, dx, pred);
+                pnmf_residual_predict(mode, P, Pp, Dp, Dr, D, rows, cols, y0, y1, x0, x1, dy, dx, pred);
             pnmf_lx_block(lx, j, modes[b], mode == PNMF_RES_SPATIAL ? NULL : pred, D, y0, y1, x0, x1, (int16_t *)lev);
             lev += (size_t)(y1 - y0) * (x1 - x0);
             continue;
         }
         if (mode == PNMF_RES_SPATIAL) { /* reads what it has just corrected: sample by sample */
             /* the median edge predictor on row pointers, the left sample
-             * carried in a register: D may alias anything, so indexing
-             * through r->cols would reload it for every sample */
-            const int cols = r->cols;
+             * carried in a register: D may alias anything, so what the
+             * loop reads of r sits in locals, not reloaded for every sample */
             for (int y = y0; y < y1; y++) {
                 uint8_t *row = D + (size_t)y * cols;
                 const uint8_t *up = row - cols;
@@ -286,53 +392,58 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
         }
         const int w = x1 - x0;
         if (!coded && !frac && mode != PNMF_RES_MOTION && mode < PNMF_RES_INTRA_DC &&
-            (mode != PNMF_RES_SHIFTED || (y0 + dy >= 0 && y1 + dy <= r->rows && x0 + dx >= 0 && x1 + dx <= r->cols))) {
+            (mode != PNMF_RES_SHIFTED || (y0 + dy >= 0 && y1 + dy <= rows && x0 + dx >= 0 && x1 + dx <= cols))) {
             /* a copy: from where the prediction lies straight into D */
-            const uint8_t *src = mode == PNMF_RES_MODEL ? P : mode == PNMF_RES_PREVIOUS ? Dp : Dr + dy * r->cols + dx;
+            const uint8_t *src = mode == PNMF_RES_MODEL ? P : mode == PNMF_RES_PREVIOUS ? Dp : Dr + dy * cols + dx;
             for (int y = y0; y < y1; y++)
-                copy_row(D + (size_t)y * r->cols + x0, src + (size_t)y * r->cols + x0, w);
+                copy_row(D + (size_t)y * cols + x0, src + (size_t)y * cols + x0, w);
             continue;
         }
         const int intra = mode >= PNMF_RES_INTRA_DC;
         const int tx8 = r->tx8[(size_t)j * r->bx * r->by + b];
         const int dir = r->idir[(size_t)j * r->bx * r->by + b]; /* window flags bit 10 */
         if (frac)
-            pnmf_residual_subpel(Dr, r->rows, r->cols, y0, y1, x0, x1, dy, dx, pred);
+            pnmf_residual_subpel(Dr, rows, cols, y0, y1, x0, x1, dy, dx, pred);
         else if (dir)
-            pnmf_intra_predict(dir, D, r->cols, y0, x0, pred, PNMF_RES_BLOCK);
+            pnmf_intra_predict(dir, D, cols, y0, x0, pred, PNMF_RES_BLOCK);
         else if (!intra || !(modes[b] & PNMF_RES_TRANSFORM) || tx8)
-            pnmf_residual_predict(mode, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1, x0, x1, dy, dx, pred);
+            pnmf_residual_predict(mode, P, Pp, Dp, Dr, D, rows, cols, y0, y1, x0, x1, dy, dx, pred);
+        uint8_t *dst = D + (size_t)y0 * cols + x0;
         if (tx8) { /* one 8x8 transform, an intra prediction of the whole block */
-            int res[64];
-            pnmf_tx8_idct(lev, qp, res);
+            pnmf_tx8_idct_add(lev, qp, pred, PNMF_RES_BLOCK, dst, cols);
             lev += 64;
-            for (int q = 0; q < 64; q++)
-                D[(size_t)(y0 + (q >> 3)) * r->cols + x0 + (q & 7)] = (uint8_t)pnmf_residual_clip8(pred[q] + res[q]);
         } else if (modes[b] & PNMF_RES_TRANSFORM) { /* whole 8x8 blocks only (the reader checks) */
             for (int sb = 0; sb < 4; sb++) {
-                int res[16];
-                pnmf_residual_idct4(lev, qp, res);
-                lev += 16;
                 const int sy = (sb >> 1) * 4, sx = (sb & 1) * 4;
                 /* an intra block predicts each quarter from the samples
                  * around it, those of the quarters before it decoded */
-                if (intra && !dir) predict_intra(mode, D, r->cols, y0 + sy, y0 + sy + 4, x0 + sx, x0 + sx + 4,
+                if (intra && !dir) predict_intra(mode, D, cols, y0 + sy, y0 + sy + 4, x0 + sx, x0 + sx + 4,
                                          pred + sy * PNMF_RES_BLOCK + sx);
-                for (int q = 0; q < 16; q++) {
-                    const int y = sy + (q >> 2), x = sx + (q & 3);
-                    D[(size_t)(y0 + y) * r->cols + x0 + x] = (uint8_t)pnmf_residual_clip8(pred[y * PNMF_RES_BLOCK + x] + res[q]);
-                }
+                idct4_add(lev, qp, pred + sy * PNMF_RES_BLOCK + sx, PNMF_RES_BLOCK, dst + (size_t)sy * cols + sx,
+                          cols);
+                lev += 16;
             }
         } else if (coded) {
             for (int y = y0; y < y1; y++) {
-                uint8_t *o = D + (size_t)y * r->cols + x0;
+                uint8_t *o = D + (size_t)y * cols + x0;
                 const uint8_t *p = pred + (y - y0) * PNMF_RES_BLOCK;
+#if defined(__SSE2__)
+                if (w == PNMF_RES_BLOCK) { /* a saturated 16-bit sum, then 0..255: the exact sum clamped */
+                    const __m128i v = _mm_setr_epi16(dq[lev[0]], dq[lev[1]], dq[lev[2]], dq[lev[3]], dq[lev[4]],
+                                                     dq[lev[5]], dq[lev[6]], dq[lev[7]]);
+                    const __m128i zero = _mm_setzero_si128();
+                    const __m128i q = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)p), zero);
+                    _mm_storel_epi64((__m128i *)o, _mm_packus_epi16(_mm_adds_epi16(q, v), zero));
+                    lev += w;
+                    continue;
+                }
+#endif
                 for (int x = 0; x < w; x++) o[x] = (uint8_t)pnmf_residual_clip8(p[x] + dq[lev[x]]);
                 lev += w;
             }
         } else {
             for (int y = y0; y < y1; y++)
-                copy_row(D + (size_t)y * r->cols + x0, pred + (y - y0) * PNMF_RES_BLOCK, w);
+                copy_row(D + (size_t)y * cols + x0, pred + (y - y0) * PNMF_RES_BLOCK, w);
         }
     }
     if (lx) pnmf_lx_frame_end(lx, j);

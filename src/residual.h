@@ -163,6 +163,10 @@ int  pnmf_residual_qp(int step16);
  * of 16 levels in zigzag order into the residual r in raster order, with
  * (r + 32) >> 6 rounding (exposed for the tests and the encoder). */
 void pnmf_residual_idct4(const int16_t *lev, int qp, int *r);
+/* The same residual added to the 4x4 prediction at pred (rows pstride
+ * apart), clamped to 0..255, into dst (rows stride apart). */
+void pnmf_residual_idct4_add(const int16_t *lev, int qp, const uint8_t *pred, int pstride, uint8_t *dst,
+                             ptrdiff_t stride);
 void pnmf_residual_free(PnmfResidual *r);
 
 /* Frame j (frames decoded in order): P is the model's reconstruction of
@@ -303,8 +307,17 @@ static inline int pnmf_residual_coef_class(int q)
 static inline int pnmf_residual_model_still(const uint8_t *P, const uint8_t *Pp, int cols, int y0, int y1, int x0,
                                             int x1)
 {
-    for (int y = y0; y < y1; y++)
-        if (memcmp(P + (size_t)y * cols + x0, Pp + (size_t)y * cols + x0, (size_t)(x1 - x0))) return 0;
+    const size_t w = (size_t)(x1 - x0);
+    for (int y = y0; y < y1; y++) {
+        const uint8_t *p = P + (size_t)y * cols + x0, *q = Pp + (size_t)y * cols + x0;
+        if (w == 8) { /* a whole block row: one 8-byte compare, inlined */
+            uint64_t u, v;
+            memcpy(&u, p, 8), memcpy(&v, q, 8);
+            if (u != v) return 0;
+        } else if (memcmp(p, q, w)) {
+            return 0;
+        }
+    }
     return 1;
 }
 

@@ -5,6 +5,9 @@
  * them (tx8_enc.c writes them). */
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "tx8.h"
 
@@ -57,16 +60,74 @@ static inline void idct8_1d(int32_t *d, int s)
     d[4 * s] = f6 - f1, d[5 * s] = f4 - f3, d[6 * s] = f2 - f5, d[7 * s] = f0 - f7;
 }
 
+/* The dequantized coefficients of lev (zigzag) into d (raster, zeroed
+ * where the level is 0); returns a bit per row of d that has a level.
+ * Levels are few and early in the zigzag: runs of 8 without one are
+ * passed over whole. */
+static inline unsigned tx8_dequant_block(const int16_t *lev, int qp, int32_t *d)
+{
+    unsigned rows = 0;
+    memset(d, 0, 64 * sizeof(*d));
+    for (int z0 = 0; z0 < 64; z0 += 8) {
+        int any = 0;
+        for (int z = z0; z < z0 + 8; z++) any |= lev[z];
+        if (!any) continue;
+        for (int z = z0; z < z0 + 8; z++)
+            if (lev[z]) {
+                const int q = pnmf_tx8_zigzag[z];
+                d[q] = pnmf_tx8_dequant(lev[z], qp, q);
+                rows |= 1u << (q >> 3);
+            }
+    }
+    return rows;
+}
+
+/* The row pass skips rows of zeros, which the butterflies leave zero. */
+static inline void tx8_core(int32_t *d, unsigned rows)
+{
+    for (int i = 0; i < 8; i++)
+        if (rows >> i & 1) idct8_1d(d + 8 * i, 1); /* rows */
+    for (int j = 0; j < 8; j++) idct8_1d(d + j, 8); /* then columns */
+}
+
 void pnmf_tx8_idct(const int16_t *lev, int qp, int *r)
 {
     int32_t d[64];
-    for (int z = 0; z < 64; z++) {
-        const int q = pnmf_tx8_zigzag[z];
-        d[q] = lev[z] ? pnmf_tx8_dequant(lev[z], qp, q) : 0;
-    }
-    for (int i = 0; i < 8; i++) idct8_1d(d + 8 * i, 1); /* rows */
-    for (int j = 0; j < 8; j++) idct8_1d(d + j, 8);     /* then columns */
+    tx8_core(d, tx8_dequant_block(lev, qp, d));
     for (int q = 0; q < 64; q++) r[q] = (d[q] + 32) >> 6;
+}
+
+/* A first level alone passes the butterflies unchanged to every sample:
+ * one value added. */
+void pnmf_tx8_idct_add(const int16_t *lev, int qp, const uint8_t *pred, int pstride, uint8_t *dst, ptrdiff_t stride)
+{
+    int ac = 0;
+    for (int z = 1; z < 64; z++) ac |= lev[z];
+    int32_t d[64];
+    if (!ac) {
+        const int32_t v = lev[0] ? pnmf_tx8_dequant(lev[0], qp, 0) : 0;
+        for (int q = 0; q < 64; q++) d[q] = v;
+    } else {
+        tx8_core(d, tx8_dequant_block(lev, qp, d));
+    }
+#if defined(__SSE2__)
+    /* a row at a time: the residual saturated to 16 bits, the sum saturated
+     * again, then to 0..255 (the same as clamping the exact sum) */
+    const __m128i zero = _mm_setzero_si128(), rnd = _mm_set1_epi32(32);
+    for (int y = 0; y < 8; y++) {
+        const __m128i r0 = _mm_srai_epi32(_mm_add_epi32(_mm_loadu_si128((const __m128i *)(d + 8 * y)), rnd), 6);
+        const __m128i r1 = _mm_srai_epi32(_mm_add_epi32(_mm_loadu_si128((const __m128i *)(d + 8 * y + 4)), rnd), 6);
+        const __m128i p = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(pred + y * pstride)), zero);
+        const __m128i o = _mm_packus_epi16(_mm_adds_epi16(p, _mm_packs_epi32(r0, r1)), zero);
+        _mm_storel_epi64((__m128i *)(dst + y * stride), o);
+    }
+#else
+    for (int y = 0; y < 8; y++) {
+        uint8_t *o = dst + y * stride;
+        const uint8_t *p = pred + y * pstride;
+        for (int x = 0; x < 8; x++) o[x] = (uint8_t)pnmf_residual_clip8(p[x] + ((d[8 * y + x] + 32) >> 6));
+    }
+#endif
 }
 
 /* x264's 8-point forward transform (common/dct.c) on x[0], x[s], ..., into w. */
@@ -104,32 +165,39 @@ int pnmf_tx8_used(const PnmfResidual *r, int from, int to)
     return 0;
 }
 
-int pnmf_tx8_levels_read(RcDec *d, RcLevCtx *c, int kind, int16_t *lev, int max_l)
+/* On a copy of *dp in registers, as rc_decode_transform_levels(). */
+int pnmf_tx8_levels_read(RcDec *dp, RcLevCtx *c, int kind, int16_t *lev, int max_l)
 {
-    int i = 0, end = 63;
+    RcDec d = *dp;
+    RcProb *sig = c->sig8[kind], *last = c->last8[kind], *tgt1 = c->tgt1_8[kind], *tmag = c->tmag8[kind];
+    /* the positions of the levels, then their magnitudes from the last back */
+    uint8_t pos[64];
+    int n = 0, i = 0, ret = 0;
+    memset(lev, 0, 64 * sizeof(*lev));
     for (; i < 63; i++) {
-        const int s = rc_decode(d, &c->sig8[kind][rc_tx8_pos(i)]);
-        lev[i] = (int16_t)s;
-        if (s && rc_decode(d, &c->last8[kind][rc_tx8_pos(i)])) {
-            end = i;
-            break;
+        const int k = rc_tx8_pos(i);
+        if (rc_decode(&d, &sig[k])) {
+            pos[n++] = (uint8_t)i;
+            if (rc_decode(&d, &last[k])) break;
         }
     }
-    for (int t = end + 1; t < 64; t++) lev[t] = 0;
-    if (end == 63) lev[63] = 1; /* no level before it was the last: it has one */
+    if (i == 63) pos[n++] = 63; /* no level before it was the last: it has one */
     int gt1 = 0, ones = 0;
-    for (i = end; i >= 0; i--) {
-        if (!lev[i]) continue;
+    while (n--) {
         int a = 1;
-        if (rc_decode(d, &c->tgt1_8[kind][gt1 ? 0 : 1 + (ones < 3 ? ones : 3)])) {
-            const int r = rc_decode_lev_rem(d, c->tmag8[kind] + (gt1 < 4 ? gt1 : 4), 0);
-            if (r < 0 || r + 2 > max_l) return -1;
+        if (rc_decode(&d, &tgt1[gt1 ? 0 : 1 + (ones < 3 ? ones : 3)])) {
+            const int r = rc_decode_lev_rem(&d, tmag + (gt1 < 4 ? gt1 : 4), 0);
+            if (r < 0 || r + 2 > max_l) {
+                ret = -1;
+                break;
+            }
             a = r + 2;
             gt1++;
         } else {
             ones++;
         }
-        lev[i] = (int16_t)(rc_decode_direct(d) ? -a : a);
+        lev[pos[n]] = (int16_t)(rc_decode_direct(&d) ? -a : a);
     }
-    return 0;
+    *dp = d;
+    return ret;
 }

@@ -38,6 +38,9 @@ int32_t pnmf_tx8_dequant(int l, int qp, int q);
 /* The normative dequantization and inverse 8x8 transform of 64 levels in
  * zigzag order into the residual r in raster order, (x + 32) >> 6. */
 void pnmf_tx8_idct(const int16_t *lev, int qp, int *r);
+/* The same residual added to the 8x8 prediction at pred (rows pstride
+ * apart), clamped to 0..255, into dst (rows stride apart). */
+void pnmf_tx8_idct_add(const int16_t *lev, int qp, const uint8_t *pred, int pstride, uint8_t *dst, ptrdiff_t stride);
 
 /* The encoder's forward 8x8 integer transform of the residual x (raster)
  * into w (raster); a level is about |w| * pnmf_tx8_mf(qp, q) / 2^(16 + qp / 6). */

@@ -477,6 +477,56 @@ static void test_far_reference(void)
  * Ci^T D Ci / 64 (Ci with the halves of H.264 8.5.12) within rounding; and
  * forward + H.264's quantizer + inverse gives back a residual within about
  * a quantizer step. */
+/* The inverse 4x4 transform, and its sum with a prediction, against
+ * H.264's equations (8.5.12.1 and 8.5.12.2) written out sample by sample:
+ * exact for every quantizer, on blocks without levels, with the first
+ * alone (the sum's shortcut), with a few, and with all. */
+static void test_transform_exact(void)
+{
+    static const int zz[16] = { 0, 1, 4, 8, 5, 2, 3, 6, 9, 12, 13, 10, 7, 11, 14, 15 };
+    static const int v[6][3] = { { 10, 16, 13 }, { 11, 18, 14 }, { 13, 20, 16 }, { 14, 23, 18 }, { 16, 25, 20 }, { 18, 29, 23 } };
+    int ok = 1, ok_add = 1;
+    for (int t = 0; t < 4000; t++) {
+        const int qp = (int)urn(PNMF_RES_MAX_QP + 1), kind = t % 4;
+        int16_t lev[16] = { 0 };
+        if (kind == 1) lev[0] = (int16_t)((int)urn(401) - 200);
+        for (int k = 0; kind >= 2 && k < (kind == 2 ? 1 + (int)urn(4) : 16); k++)
+            lev[kind == 2 ? (int)urn(16) : k] = (int16_t)((int)urn(2 * PNMF_RES_MAX_COEF + 1) - PNMF_RES_MAX_COEF);
+        /* c[i][j]: the dequantized coefficient of row i, column j */
+        int64_t c[4][4], f[4][4], g[4][4];
+        for (int z = 0; z < 16; z++) {
+            const int i = zz[z] >> 2, j = zz[z] & 3, cls = (i & 1) == (j & 1) ? (i & 1) : 2;
+            c[i][j] = (int64_t)lev[z] * v[qp % 6][cls] * (1LL << (qp / 6));
+        }
+        for (int i = 0; i < 4; i++) { /* each row */
+            const int64_t e = c[i][0] + c[i][2], ff = c[i][0] - c[i][2];
+            const int64_t gg = (c[i][1] >> 1) - c[i][3], h = c[i][1] + (c[i][3] >> 1);
+            f[i][0] = e + h, f[i][1] = ff + gg, f[i][2] = ff - gg, f[i][3] = e - h;
+        }
+        for (int j = 0; j < 4; j++) { /* then each column */
+            const int64_t e = f[0][j] + f[2][j], ff = f[0][j] - f[2][j];
+            const int64_t gg = (f[1][j] >> 1) - f[3][j], h = f[1][j] + (f[3][j] >> 1);
+            g[0][j] = e + h, g[1][j] = ff + gg, g[2][j] = ff - gg, g[3][j] = e - h;
+        }
+        int r[16];
+        uint8_t pred[4 * 6], dst[4 * 7];
+        for (int q = 0; q < 24; q++) pred[q] = (uint8_t)urn(256);
+        memset(dst, 0xAB, sizeof dst);
+        pnmf_residual_idct4(lev, qp, r);
+        pnmf_residual_idct4_add(lev, qp, pred, 6, dst, 7);
+        for (int y = 0; y < 4; y++)
+            for (int x = 0; x < 4; x++) {
+                const int64_t e = (g[y][x] + 32) >> 6, s = pred[y * 6 + x] + e;
+                ok &= r[y * 4 + x] == e;
+                ok_add &= dst[y * 7 + x] == (s < 0 ? 0 : s > 255 ? 255 : s);
+            }
+        for (int y = 0; y < 4; y++) /* nothing outside the 4x4 block */
+            for (int x = 4; x < 7; x++) ok_add &= dst[y * 7 + x] == 0xAB;
+    }
+    CHECK(ok);
+    CHECK(ok_add);
+}
+
 static void test_transform(void)
 {
     static const double cf[4][4] = { { 1, 1, 1, 1 }, { 2, 1, -1, -2 }, { 1, -1, -1, 1 }, { 1, -2, 2, -1 } };
@@ -1252,6 +1302,7 @@ int main(void)
     test_far_reference();
     test_cycle();
     test_transform();
+    test_transform_exact();
     test_intra();
     test_vector_candidates();
     test_payload();

@@ -126,6 +126,61 @@ static void bound_1d(const long long *in, long long *out, long long *peak)
         if (all[i] > *peak) *peak = all[i];
 }
 
+/* The inverse, and its sum with a prediction, against H.264's equations
+ * (8.5.13.2, eq. 8-338 to 8-353) written out with the dequantization of
+ * dequant_ref(): exact for every quantizer, on blocks without levels, with
+ * the first alone (the sum's shortcut), with a few, and with all. */
+static void idct8_ref(const int64_t *in, int64_t *out)
+{
+    const int64_t a0 = in[0] + in[4], a4 = in[0] - in[4], a2 = (in[2] >> 1) - in[6], a6 = in[2] + (in[6] >> 1);
+    const int64_t b0 = a0 + a6, b2 = a4 + a2, b4 = a4 - a2, b6 = a0 - a6;
+    const int64_t a1 = -in[3] + in[5] - in[7] - (in[7] >> 1), a3 = in[1] + in[7] - in[3] - (in[3] >> 1);
+    const int64_t a5 = -in[1] + in[7] + in[5] + (in[5] >> 1), a7 = in[3] + in[5] + in[1] + (in[1] >> 1);
+    const int64_t b1 = a1 + (a7 >> 2), b7 = a7 - (a1 >> 2), b3 = a3 + (a5 >> 2), b5 = (a3 >> 2) - a5;
+    out[0] = b0 + b7, out[1] = b2 + b5, out[2] = b4 + b3, out[3] = b6 + b1;
+    out[4] = b6 - b1, out[5] = b4 - b3, out[6] = b2 - b5, out[7] = b0 - b7;
+}
+
+static void test_inverse_exact(void)
+{
+    int ok = 1, ok_add = 1;
+    for (int t = 0; t < 2000; t++) {
+        const int qp = (int)urn(PNMF_RES_MAX_QP + 1), kind = t % 4;
+        int16_t lev[64];
+        memset(lev, 0, sizeof lev);
+        if (kind == 1) lev[0] = (int16_t)((int)urn(801) - 400);
+        for (int k = 0; kind >= 2 && k < (kind == 2 ? 1 + (int)urn(6) : 64); k++)
+            lev[kind == 2 ? (int)urn(64) : k] = (int16_t)((int)urn(2 * PNMF_TX8_MAX_COEF + 1) - PNMF_TX8_MAX_COEF);
+        int64_t d[64], f[64], row[8], col[8];
+        for (int z = 0; z < 64; z++) {
+            const int q = pnmf_tx8_zigzag[z];
+            d[q] = dequant_ref(lev[z], qp, q >> 3, q & 7);
+        }
+        for (int i = 0; i < 8; i++) idct8_ref(d + 8 * i, f + 8 * i);
+        for (int j = 0; j < 8; j++) {
+            for (int i = 0; i < 8; i++) col[i] = f[8 * i + j];
+            idct8_ref(col, row);
+            for (int i = 0; i < 8; i++) f[8 * i + j] = (row[i] + 32) >> 6;
+        }
+        int r[64];
+        uint8_t pred[8 * 11], dst[8 * 9];
+        for (int q = 0; q < 88; q++) pred[q] = (uint8_t)urn(256);
+        memset(dst, 0xAB, sizeof dst);
+        pnmf_tx8_idct(lev, qp, r);
+        pnmf_tx8_idct_add(lev, qp, pred, 11, dst, 9);
+        for (int y = 0; y < 8; y++) {
+            for (int x = 0; x < 8; x++) {
+                const int64_t s = pred[y * 11 + x] + f[8 * y + x];
+                ok &= r[8 * y + x] == f[8 * y + x];
+                ok_add &= dst[y * 9 + x] == (s < 0 ? 0 : s > 255 ? 255 : s);
+            }
+            ok_add &= dst[y * 9 + 8] == 0xAB; /* nothing outside the block */
+        }
+    }
+    CHECK(ok);
+    CHECK(ok_add);
+}
+
 static void test_bound(void)
 {
     long long peak = 0, d[64], t[64], col[8], o[8];
@@ -385,6 +440,7 @@ int main(void)
     test_zigzag();
     test_dequant();
     test_inverse();
+    test_inverse_exact();
     test_bound();
     test_forward();
     test_levels();

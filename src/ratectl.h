@@ -65,6 +65,10 @@ int  pnmf_step_search_next(const PnmfStepSearch *s);
 void pnmf_step_search_add(PnmfStepSearch *s, int i, double r, double d);
 /* The pick among the codings made so far (0 before step 0 is). */
 int  pnmf_step_search_pick(const PnmfStepSearch *s);
+/* The pick, then the other codings made that it could keep whose cost
+ * is within tie (a share) of the pick's: their steps into at[] (at most
+ * PNMF_PICK_CODINGS), how many (0 before step 0 is made). */
+int  pnmf_step_search_near(const PnmfStepSearch *s, double tie, int *at);
 
 /*
  * Below PNMF_PICK_FLOOR: the window is coded at the steps of -q
@@ -112,5 +116,7 @@ int  pnmf_fine_search_next(const PnmfFineSearch *s);
 void pnmf_fine_search_add(PnmfFineSearch *s, int i, double r, double d);
 /* The pick among the codings made (the last at -q 0). */
 int  pnmf_fine_search_pick(const PnmfFineSearch *s);
+/* As pnmf_step_search_near(), for this grid (-q 0: the pick alone). */
+int  pnmf_fine_search_near(const PnmfFineSearch *s, double tie, int *at);
 
 #endif /* PNMF_RATECTL_H */

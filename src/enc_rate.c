@@ -16,7 +16,10 @@
  * keeps one (no more error than -q 16's coding), so from -q 0 up to 15 a
  * higher -q gets no more bytes and no less error. A window with a model
  * is coded with and without it at each step. With two threads two
- * codings run at once, with the same result.
+ * codings run at once, with the same result. At every -q but 0 and 16 a
+ * window long enough is weighed on its first frames instead
+ * (prefix_search): each coding stops there, and only the one kept goes
+ * on to the last frame, so that a window is coded whole about once.
  *
  * With --target-psnr the step is found by bisection instead.
  */

@@ -41,7 +41,10 @@
  * three codings besides step 0 instead of up to PNMF_PICK_CODINGS - 1. A
  * higher -q still weighs bytes more and allows more error, but it sees
  * other codings than a lower one, so its pick is no longer bound to have
- * no more bytes and no less error in every window.
+ * no more bytes and no less error in every window. The encoder may give
+ * the search and the pick the bytes and errors of the codings' first
+ * frames (enc_rate.c, prefix_search) and weigh those near the pick
+ * (pnmf_step_search_near) again on the whole window.
  */
 #define PNMF_PICK_FLOOR   16
 #define PNMF_PICK_GRID    4

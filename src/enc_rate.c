@@ -491,10 +491,13 @@ static int whole_coding(PnmfEncoder *e, RunPool *pool, PnmfWindowModel *fam, dou
 }
 
 /* choose_step() and choose_fine() on a prefix of p frames (above). A
- * window with a model (nfam 2) is coded with it and without it at the
- * first step the search asks for, -q PNMF_PICK_FLOOR's whatever -q is,
- * and every other step in the family of the lower cost there at that
- * step's own lambda alone. Codings whose prefix
+ * window with a model (nfam 2) is coded in one family at every step: that
+ * of the whole codings held at one step offered there (step_offers()),
+ * else that of the lower cost on the prefix at the first step the search
+ * asks for, -q PNMF_PICK_FLOOR's, at its own lambda; the other family's
+ * whole coding at the step kept, where that is another, is offered there
+ * as step_offers() would (a sprite layer sends its poses in the first
+ * frames and pays later: a prefix undervalues it). Codings whose prefix
  * costs are within PNMF_STEP_PREFIX_TIE of the pick's (and which it
  * could keep) go on to the last frame, and the lowest cost over the whole
  * window is kept: where steps cost nearly the same, a few frames cannot
@@ -503,7 +506,22 @@ static int prefix_search(PnmfEncoder *e, AnySearch *srch, PnmfWindowModel fam[2]
                          const int *held_in)
 {
     const int nfam0 = nfam;
-    int held[2] = { held_in[0], held_in[1] }, ret = 0, fsel = 0;
+    int held[2] = { held_in[0], held_in[1] }, ret = 0, fsel = 0, hstep = -1;
+    if (nfam == 2 && held[0] >= 0 && held[0] == held[1]) {
+        /* the family of the whole codings held at one step (the sprite
+         * step's, at the pick's first step), as step_offers() offers one */
+        StepJob hj[2];
+        int off[2];
+        for (int f = 0; ret >= 0 && f < 2; f++) {
+            hj[f] = (StepJob){ e, NULL, fam[f], m, any_q(srch, held[f]), 0, sse[f], 0, 0 };
+            ret = pnmf_window_bytes(e, &fam[f], m, &hj[f].bytes);
+        }
+        if (ret < 0) return ret;
+        step_offers(hj, 2, 2, off);
+        fsel = off[1], hstep = held[0], nfam = 1;
+        pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: step of -q %d: %s", e->windows, any_q(srch, hstep),
+                 pnmf_model_present(&fam[fsel]) ? "with the model" : "without the model");
+    }
     RunPool pool;
     pool_init(e, &pool);
     PreRun pr[PNMF_PICK_CODINGS];
@@ -597,6 +615,33 @@ static int prefix_search(PnmfEncoder *e, AnySearch *srch, PnmfWindowModel fam[2]
         if (ret >= 0 && (j1 < bj || (j1 == bj && b1 <= bbytes))) {
             pnmf_residual_free(&res);
             res = r1, bsse = d1, bj = j1, bbytes = b1, best = i, of[i] = f;
+        } else {
+            pnmf_residual_free(&r1);
+        }
+    }
+    if (ret >= 0 && best >= 0 && nfam0 == 2 && best != hstep) {
+        /* the family chosen at another step: the other one's whole coding
+         * at the step kept is offered instead where it costs less there,
+         * at that step's own lambda, as a window weighed whole offers one */
+        const int f = 1 - of[best];
+        const double l = 8 * enc_residual_lambda(pnmf_residual_step(any_q(srch, best)));
+        PnmfWindowModel kept = fam[of[best]];
+        kept.res = res;
+        if (nn < 2) ret = pnmf_window_bytes(e, &kept, m, &bbytes);
+        PnmfResidual r1 = { 0 };
+        PreRun none;
+        memset(&none, 0, sizeof(none));
+        double d1 = 0;
+        size_t b1 = 0;
+        if (ret >= 0)
+            ret = whole_coding(e, &pool, &fam[f], sse[f], held[f], best, &none, any_q(srch, best), m, &r1, &d1, &b1);
+        if (ret >= 0)
+            pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: step of -q %d %s on %d frames: %zu bytes, sse %.0f",
+                     e->windows, any_q(srch, best), pnmf_model_present(&fam[f]) ? "with the model" : "without the model",
+                     m, b1, d1);
+        if (ret >= 0 && d1 + l * (double)b1 < bsse + l * (double)bbytes) {
+            pnmf_residual_free(&res);
+            res = r1, bsse = d1, of[best] = f;
         } else {
             pnmf_residual_free(&r1);
         }

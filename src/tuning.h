@@ -44,7 +44,7 @@
 /* ... at least this many (a window under twice as many is weighed whole). */
 #define PNMF_STEP_PREFIX_MIN 8
 /* Codings whose cost on that prefix is within this share of the pick's are weighed on the whole window. */
-#define PNMF_STEP_PREFIX_TIE 0.02
+#define PNMF_STEP_PREFIX_TIE 0.1
 
 /* The full fit and its check */
 

@@ -105,7 +105,7 @@ typedef struct AnySearch {
     PnmfStepSearch st;
     PnmfFineSearch fn;
 } AnySearch;
-static int prefix_frames(int m);
+static int prefix_frames(const PnmfEncoder *e, int m);
 static int prefix_search(PnmfEncoder *e, AnySearch *srch, PnmfWindowModel fam[2], int nfam, int m, int p, double sse[2],
                          const int *held);
 
@@ -129,7 +129,7 @@ static int choose_fine(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
     pnmf_fine_search_init(&srch, q, lambda);
     /* a held coding at any of this grid's steps (-q 0's lossless one from the sprite gate) */
     int held[2] = { held_grid[0], held_grid[1] };
-    const int p = prefix_frames(m);
+    const int p = prefix_frames(e, m);
     if (q && p) {
         AnySearch as = { 1, { 0 }, srch };
         return prefix_search(e, &as, fam, nfam, m, p, sse, held);
@@ -243,7 +243,7 @@ static int choose_step(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
     const int q_lo = PNMF_PICK_FLOOR + (q - PNMF_PICK_FLOOR) / PNMF_PICK_GRID * PNMF_PICK_GRID;
     const double s_lo = pnmf_residual_step(q_lo) / 16.0;
     const double noise = (double)m * e->nv * s_lo * s_lo / 12; /* a uniform quantizer's error at q_lo's step */
-    const int p = q > PNMF_PICK_FLOOR ? prefix_frames(m) : 0;
+    const int p = q > PNMF_PICK_FLOOR ? prefix_frames(e, m) : 0;
     if (p) {
         /* the noise of the prefix's pixels */
         AnySearch as = { 0, { 0 }, { 0 } };
@@ -444,9 +444,13 @@ static int any_pair(AnySearch *s, int i)
 }
 
 /* The prefix's frames: 0 where the window is too short for a prefix to
- * save much (the search codes whole windows). */
-static int prefix_frames(int m)
+ * save much, or a key window, whose first frame (4 times finer, or
+ * lossless) holds much of a prefix's bytes, so that a prefix weighs bytes
+ * far more than the whole window does (cuts_mix, all key windows: +1.9 %
+ * BD-rate): the search codes whole windows. */
+static int prefix_frames(const PnmfEncoder *e, int m)
 {
+    if (!e->continues) return 0;
     int p = m / PNMF_STEP_PREFIX_DIV;
     if (p < PNMF_STEP_PREFIX_MIN) p = PNMF_STEP_PREFIX_MIN;
     return 2 * p <= m ? p : 0;

@@ -149,16 +149,12 @@ static inline int enc_picks(const PnmfEncSettings *s) { return s->residual && s-
 static inline int enc_lossless_ctx(const PnmfEncSettings *s) { return enc_picks(s) && s->quality < PNMF_PICK_FLOOR; }
 
 /* The first step the pick codes a window at (step16: the model's, where
- * no pick runs): above -q PNMF_PICK_FLOOR in a window that continues
- * another the grid step at or below -q's (the pick's likeliest, whose
- * whole codings the search weighed on a prefix keeps), at -q 0 its own,
- * the lossless step, else -q PNMF_PICK_FLOOR's. */
+ * no pick runs): -q PNMF_PICK_FLOOR's, or at -q 0, which codes only its
+ * own, the lossless step. */
 static inline int enc_pick_first_step(const PnmfEncoder *e, int step16)
 {
     if (!enc_picks(&e->s)) return step16;
-    const int q = e->s.quality;
-    if (q > PNMF_PICK_FLOOR && e->continues) return pnmf_residual_step(q - (q - PNMF_PICK_FLOOR) % PNMF_PICK_GRID);
-    return pnmf_residual_step(q ? PNMF_PICK_FLOOR : 0);
+    return pnmf_residual_step(e->s.quality ? PNMF_PICK_FLOOR : 0);
 }
 
 /* The -q the model is fitted, quantized and weighed at. */

@@ -57,21 +57,6 @@ int pnmf_step_search_pick(const PnmfStepSearch *s)
     return best;
 }
 
-int pnmf_step_search_near(const PnmfStepSearch *s, double tie, int *at)
-{
-    const int best = pnmf_step_search_pick(s);
-    if (!s->have[best]) return 0;
-    const double b = search_bound(s), jb = search_cost(s, best);
-    int n = 0;
-    at[n++] = best;
-    for (int i = 0; i < PNMF_PICK_CODINGS; i++) {
-        if (i == best || !s->have[i]) continue;
-        if (i && (s->r[i] > s->r[0] || s->d[i] < s->d[0] || s->d[i] > b)) continue;
-        if (search_cost(s, i) <= jb + tie * fabs(jb)) at[n++] = i;
-    }
-    return n;
-}
-
 int pnmf_step_search_next(const PnmfStepSearch *s)
 {
     if (!s->have[0]) return 0;
@@ -143,18 +128,6 @@ int pnmf_fine_search_pick(const PnmfFineSearch *s)
 }
 
 static double fine_cost(const PnmfFineSearch *s, int i) { return s->d[i] + s->lambda * s->r[i]; }
-
-int pnmf_fine_search_near(const PnmfFineSearch *s, double tie, int *at)
-{
-    const int best = pnmf_fine_search_pick(s);
-    if (!s->have[best]) return 0;
-    const double jb = fine_cost(s, best);
-    int n = 0;
-    at[n++] = best;
-    for (int i = 0; s->q && i < PNMF_FINE_CODINGS; i++)
-        if (i != best && s->have[i] && s->d[i] <= s->d[0] && fine_cost(s, i) <= jb + tie * fabs(jb)) at[n++] = i;
-    return n;
-}
 
 int pnmf_fine_search_next(const PnmfFineSearch *s)
 {

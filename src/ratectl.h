@@ -41,10 +41,7 @@
  * three codings besides step 0 instead of up to PNMF_PICK_CODINGS - 1. A
  * higher -q still weighs bytes more and allows more error, but it sees
  * other codings than a lower one, so its pick is no longer bound to have
- * no more bytes and no less error in every window. The encoder may give
- * the search and the pick the bytes and errors of the codings' first
- * frames (enc_rate.c, prefix_search) and weigh those near the pick
- * (pnmf_step_search_near) again on the whole window.
+ * no more bytes and no less error in every window.
  */
 #define PNMF_PICK_FLOOR   16
 #define PNMF_PICK_GRID    4
@@ -68,10 +65,6 @@ int  pnmf_step_search_next(const PnmfStepSearch *s);
 void pnmf_step_search_add(PnmfStepSearch *s, int i, double r, double d);
 /* The pick among the codings made so far (0 before step 0 is). */
 int  pnmf_step_search_pick(const PnmfStepSearch *s);
-/* The pick, then the other codings made that it could keep whose cost
- * is within tie (a share) of the pick's: their steps into at[] (at most
- * PNMF_PICK_CODINGS), how many (0 before step 0 is made). */
-int  pnmf_step_search_near(const PnmfStepSearch *s, double tie, int *at);
 
 /*
  * Below PNMF_PICK_FLOOR: the window is coded at the steps of -q
@@ -119,7 +112,5 @@ int  pnmf_fine_search_next(const PnmfFineSearch *s);
 void pnmf_fine_search_add(PnmfFineSearch *s, int i, double r, double d);
 /* The pick among the codings made (the last at -q 0). */
 int  pnmf_fine_search_pick(const PnmfFineSearch *s);
-/* As pnmf_step_search_near(), for this grid (-q 0: the pick alone). */
-int  pnmf_fine_search_near(const PnmfFineSearch *s, double tie, int *at);
 
 #endif /* PNMF_RATECTL_H */

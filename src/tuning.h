@@ -39,12 +39,6 @@
 #define PNMF_FINE_LAMBDA_Q 8
 /* The step search also codes the step above -q's where the error at -q's is under 1/this of a uniform quantizer's. */
 #define PNMF_PICK_EXACT_NOISE 64
-/* Away from -q 16 and 0 the step search weighs its codings on the window's first 1/this of frames ... */
-#define PNMF_STEP_PREFIX_DIV 4
-/* ... at least this many (a window under twice as many is weighed whole). */
-#define PNMF_STEP_PREFIX_MIN 8
-/* Codings whose cost on that prefix is within this share of the pick's are weighed on the whole window. */
-#define PNMF_STEP_PREFIX_TIE 0.1
 
 /* The full fit and its check */
 

@@ -256,45 +256,6 @@ static void fine_search_set(const double *r, const double *d, int unimodal, doub
     }
 }
 
-/* pnmf_step_search_near() and pnmf_fine_search_near() against their
- * definition over every coding: the pick first, then, in the grid's
- * order, every other coding the pick could keep whose cost is within tie
- * of the pick's. */
-static void near_sets(const double *r, const double *d, double tie)
-{
-    for (int q = PNMF_PICK_FLOOR + 1; q <= PNMF_MAX_QUALITY; q++) {
-        PnmfStepSearch s;
-        pnmf_step_search_init(&s, q, lambda_of(q), 0);
-        for (int i = 0; i < N; i++) pnmf_step_search_add(&s, i, r[i], d[i]);
-        const int best = sweep(r, d, q);
-        const double l = lambda_of(q), jb = cost(r, d, best, l);
-        int want[N], nw = 0, got[N];
-        want[nw++] = best;
-        for (int i = 0; i < N; i++)
-            if (i != best && (i == 0 || sweep_admits(r, d, q, i)) && cost(r, d, i, l) <= jb + tie * fabs(jb))
-                want[nw++] = i;
-        const int ng = pnmf_step_search_near(&s, tie, got);
-        CHECK_MSG(ng == nw, "-q %d: %d near the pick, the definition %d", q, ng, nw);
-        for (int k = 0; k < ng && k < nw; k++) CHECK_MSG(got[k] == want[k], "-q %d: near %d is %d, not %d", q, k, got[k], want[k]);
-    }
-    for (int q = 1; q < PNMF_PICK_FLOOR; q++) {
-        PnmfFineSearch s;
-        const double l = 0.05 * exp2(q / 4.0);
-        pnmf_fine_search_init(&s, q, l);
-        for (int i = 0; i < PNMF_FINE_CODINGS; i++) pnmf_fine_search_add(&s, i, r[i], d[i]);
-        const int best = pnmf_fine_pick(r, d, PNMF_FINE_CODINGS, l);
-        const double jb = d[best] + l * r[best];
-        int want[PNMF_FINE_CODINGS], nw = 0, got[PNMF_FINE_CODINGS];
-        want[nw++] = best;
-        for (int i = 0; i < PNMF_FINE_CODINGS; i++)
-            if (i != best && d[i] <= d[0] && d[i] + l * r[i] <= jb + tie * fabs(jb)) want[nw++] = i;
-        const int ng = pnmf_fine_search_near(&s, tie, got);
-        CHECK_MSG(ng == nw, "fine -q %d: %d near the pick, the definition %d", q, ng, nw);
-        for (int k = 0; k < ng && k < nw; k++)
-            CHECK_MSG(got[k] == want[k], "fine -q %d: near %d is %d, not %d", q, k, got[k], want[k]);
-    }
-}
-
 int main(void)
 {
     {
@@ -437,24 +398,6 @@ int main(void)
     {
         int n;
         CHECK(search(r, d, 60, &n) == sweep(r, d, 60));
-    }
-    {
-        /* codings near the pick: noisy curves whose costs lie close
-         * together, so that each set has several near it */
-        int several = 0;
-        for (int set = 0; set < 2000; set++) {
-            for (int i = 0; i < N; i++)
-                r[i] = 1000 * exp(-0.1 * i) * (1 + 0.03 * (2 * urand() - 1)),
-                d[i] = 50 * exp(0.4 * i) * (1 + 0.03 * (2 * urand() - 1));
-            const double tie = set % 2 ? 0.02 : 0.1;
-            near_sets(r, d, tie);
-            PnmfStepSearch s;
-            int at[N];
-            pnmf_step_search_init(&s, 40, lambda_of(40), 0);
-            for (int i = 0; i < N; i++) pnmf_step_search_add(&s, i, r[i], d[i]);
-            several += pnmf_step_search_near(&s, tie, at) > 1;
-        }
-        CHECK_MSG(several > 100, "only %d sets with more than one coding near the pick: the test shows little", several);
     }
     return test_summary("test_step_pick");
 }

@@ -1520,9 +1520,11 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
          * the levels that make up for it cost more than the better
          * prediction's (the shifted prediction's SATD joins once its
          * vector is found); at coarse steps, where a transform of a poor
-         * but smooth prediction codes for few bits, every one is tried */
+         * but smooth prediction codes for few bits, every one is tried, as
+         * in windows with palette blocks (screen content, whose sharp
+         * edges the SATD misjudges) */
         int psad[PNMF_RES_PREDS], minsad = INT32_MAX;
-        const int txcut = full && !exact && step16 <= pnmf_residual_step(PNMF_TX_TRIAL_Q);
+        const int txcut = full && !exact && !r->enc_palette && step16 <= pnmf_residual_step(PNMF_TX_TRIAL_Q);
         for (int m = 0; m < PNMF_RES_PREDS; m++) psad[m] = 0;
         if (txcut) {
             for (int m = 0; m < PNMF_RES_PREDS; m++) {

@@ -647,6 +647,36 @@ static inline int sad8x8(const uint8_t *s, const uint8_t *d, int cols, int dcols
 #endif
 }
 
+/* The sum of absolute 8x8 Hadamard coefficients of the 8 x 8 samples at s
+ * (rows cols apart) less pred (rows 8 apart): a prediction's residual
+ * as a transform sees it, where SAD overrates smooth residuals. */
+static int satd8x8(const uint8_t *s, const uint8_t *pred, int cols)
+{
+    int t[64];
+    for (int y = 0; y < 8; y++) {
+        int d[8];
+        for (int x = 0; x < 8; x++) d[x] = (int)s[(size_t)y * cols + x] - pred[8 * y + x];
+        const int a0 = d[0] + d[4], a1 = d[1] + d[5], a2 = d[2] + d[6], a3 = d[3] + d[7];
+        const int a4 = d[0] - d[4], a5 = d[1] - d[5], a6 = d[2] - d[6], a7 = d[3] - d[7];
+        const int b0 = a0 + a2, b1 = a1 + a3, b2 = a0 - a2, b3 = a1 - a3;
+        const int b4 = a4 + a6, b5 = a5 + a7, b6 = a4 - a6, b7 = a5 - a7;
+        int *o = t + 8 * y;
+        o[0] = b0 + b1, o[1] = b0 - b1, o[2] = b2 + b3, o[3] = b2 - b3;
+        o[4] = b4 + b5, o[5] = b4 - b5, o[6] = b6 + b7, o[7] = b6 - b7;
+    }
+    int sum = 0;
+    for (int x = 0; x < 8; x++) {
+        const int *c = t + x;
+        const int a0 = c[0] + c[32], a1 = c[8] + c[40], a2 = c[16] + c[48], a3 = c[24] + c[56];
+        const int a4 = c[0] - c[32], a5 = c[8] - c[40], a6 = c[16] - c[48], a7 = c[24] - c[56];
+        const int b0 = a0 + a2, b1 = a1 + a3, b2 = a0 - a2, b3 = a1 - a3;
+        const int b4 = a4 + a6, b5 = a5 + a7, b6 = a4 - a6, b7 = a5 - a7;
+        sum += abs(b0 + b1) + abs(b0 - b1) + abs(b2 + b3) + abs(b2 - b3);
+        sum += abs(b4 + b5) + abs(b4 - b5) + abs(b6 + b7) + abs(b6 - b7);
+    }
+    return sum;
+}
+
 /* Sum of absolute differences of the block of src against Dp displaced by
  * (dy, dx), possibly stopping once over limit (a whole 8x8 block does not:
  * four PSADBW cost less than the branches). */
@@ -1485,6 +1515,30 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
         int tdir[PNMF_INTRA_TRY] = { 0 };
         uint8_t dpred[PNMF_INTRA_DIRS][PNMF_RES_BLOCK * PNMF_RES_BLOCK];
         if (r->enc_idir && full && !exact) intra_dir_pick(src, D, r->cols, y0, x0, dpred, tdir);
+        /* the transform trials of a prediction whose SATD is over
+         * PNMF_TX_TRIAL_RATIO times the least prediction's are skipped:
+         * the levels that make up for it cost more than the better
+         * prediction's (the shifted prediction's SATD joins once its
+         * vector is found); at coarse steps, where a transform of a poor
+         * but smooth prediction codes for few bits, every one is tried, as
+         * in windows with palette blocks (screen content, whose sharp
+         * edges the SATD misjudges) */
+        int psad[PNMF_RES_PREDS], minsad = INT32_MAX;
+        const int txcut = full && !exact && !r->enc_palette && step16 <= pnmf_residual_step(PNMF_TX_TRIAL_Q);
+        for (int m = 0; m < PNMF_RES_PREDS; m++) psad[m] = 0;
+        if (txcut) {
+            for (int m = 0; m < PNMF_RES_PREDS; m++) {
+                psad[m] = INT32_MAX;
+                if (m == PNMF_RES_SPATIAL || m == PNMF_RES_SHIFTED) continue;
+                if ((m == PNMF_RES_PREVIOUS || m == PNMF_RES_MOTION) && !nref) continue;
+                uint8_t pb[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
+                const int em = m == PNMF_RES_PREVIOUS ? prev_mode : m;
+                pnmf_residual_predict(em, P, Pp, Dp, Dp, D, r->rows, r->cols, y0, y1, x0, x1,
+                                      m == PNMF_RES_PREVIOUS ? fgy : 0, m == PNMF_RES_PREVIOUS ? fgx : 0, pb);
+                psad[m] = satd8x8(src + (size_t)y0 * r->cols + x0, pb, r->cols);
+                if (psad[m] < minsad) minsad = psad[m];
+            }
+        }
         double bj = 1e300;
         /* a lossless coding with the levels priced by their contexts: the coded trials'
          * levels are estimated with the fixed table first, and only those
@@ -1615,6 +1669,12 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
             }
             int pdy = dy, pdx = dx; /* the prediction's displacement */
             const int pm_ = mode == PNMF_RES_SHIFTED ? shifted_pred(r, &pdy, &pdx) : em;
+            if (mode == PNMF_RES_SHIFTED && txcut) {
+                uint8_t pb[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
+                pnmf_residual_predict(pm_, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1, x0, x1, pdy, pdx, pb);
+                psad[mode] = satd8x8(src + (size_t)y0 * r->cols + x0, pb, r->cols);
+                if (psad[mode] < minsad) minsad = psad[mode];
+            }
             /* lossless: a block the previous prediction copies exactly
              * costs only its mode's bits; levels (64 decisions, one at
              * least not zero) cost more: the uncoded trials alone */
@@ -1654,7 +1714,8 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                                                             INFINITY, NULL, exact && !coded, lb, bj);
                 if (jj < bj) bj = jj, best = byte, vy = dy, vx = dx, vt = t, best8 = 0, bdir = 0, xfound |= !coded;
             }
-            if (mode != PNMF_RES_SPATIAL && full && !exact) { /* intra too: each quarter from the ones before */
+            if (mode != PNMF_RES_SPATIAL && full && !exact &&
+                (!txcut || psad[mode] <= PNMF_TX_TRIAL_RATIO * minsad + PNMF_TX_TRIAL_SLACK)) { /* intra too: each quarter from the ones before */
                 const int byte = mode | PNMF_RES_CODED | PNMF_RES_TRANSFORM;
                 const double lb = extra + lambda * rc_mode_step(&r->enc_modes, byte, left, above, prev, 0);
                 const int tk = kind | pnmf_residual_is_intra(mode) << 1;

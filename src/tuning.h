@@ -219,6 +219,18 @@
 #define PNMF_TX8_ENCODE 1
 #endif
 
+/* A prediction's transform trials are skipped where its SATD is over this many times the least prediction's ... */
+#ifndef PNMF_TX_TRIAL_RATIO
+#define PNMF_TX_TRIAL_RATIO 2.0
+#endif
+/* ... plus this (a block's SATDs near zero are all close calls). */
+#ifndef PNMF_TX_TRIAL_SLACK
+#define PNMF_TX_TRIAL_SLACK 256
+#endif
+
+/* ... at steps up to -q this (coarser, natural_cup loses 1.1 % BD-rate for a tenth of its encoding time). */
+#define PNMF_TX_TRIAL_Q 35
+
 /* Whether the encoder tries palette blocks (window flags bit 13,
  * palette.h) where enc_residual.c says: 0 builds an
  * encoder whose output has none. Readers read them either way. */

@@ -166,6 +166,10 @@ static int find_poses(PnmfEncoder *e, int m, PnmfSpriteFrame *fr)
     pnmf_sprite_params_default(&p);
     p.tol = window_tol(e, m);
     if (p.tol > 0) p.budget = PNMF_SPRITE_BUDGET_LOSSY;
+    /* the repeat gate on lossy windows alone: on an exact source a few
+     * exact repeats can pay (povray_spline -q 16: 1 % of the blobs recur,
+     * and the layer is kept) */
+    if (p.tol > 0) p.min_repeat = PNMF_SPRITE_MIN_REPEAT, p.repeat_blobs = PNMF_SPRITE_REPEAT_BLOBS;
     /* -q 0 codes the window lossless: poses that match only within the
      * noise predict no sample exactly, the search is not made */
     if (p.tol > 0 && !e->s.quality && enc_picks(&e->s)) return 0;
@@ -181,6 +185,9 @@ static int find_poses(PnmfEncoder *e, int m, PnmfSpriteFrame *fr)
         PnmfSpriteWindow win;
         ret = pnmf_sprite_find(&e->sfound, &p, ptr + j0, e->width, e->width, e->height, n, &win);
         if (ret < 0) break;
+        if (win.sized >= p.repeat_blobs)
+            pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: %d of %d blobs of %d pixels or more recur: %s", e->windows,
+                     win.repeats, win.sized, p.min_match, win.skipped ? "no sprite animation, no pose search" : "pose search");
         for (int j = 0; j < n; j++) fr[j0 + j] = win.frame[j], win.frame[j].place = NULL;
         pnmf_sprite_window_free(&win);
     }

@@ -840,6 +840,49 @@ static int paint_lines(St *s, const uint8_t *bg, uint8_t *pix, uint8_t *mask)
     return 0;
 }
 
+static int u64_cmp(const void *a, const void *b)
+{
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Of the window's blobs of min_match pixels or more (*sized), those whose
+ * pixels (cropped, masked) equal another blob's or a known pose's, by hash:
+ * in sprite animation a pose shows whole in several frames (on the
+ * development set's sprite clips half of such blobs or more recur); in
+ * rendered or filmed content almost none does (under a fifth), while
+ * smaller blobs (a few pixels of noise) recur by chance in both. A cost
+ * of one hash per foreground pixel, before the pose search. */
+static int repeat_blobs(St *s, uint8_t *pix, uint8_t *mask, int *sized)
+{
+    *sized = 0;
+    const int nb = s->nblob, nd = s->d->count;
+    uint64_t *key = pnmf_malloc_array((size_t)(2 * nb + nd) + 1, sizeof(uint64_t));
+    if (!key) return PNMF_ERR_NOMEM;
+    uint64_t *bh = key + nb + nd;
+    for (int b = 0; b < nb; b++) {
+        int by, bx, hh, ww;
+        crop_blob(s, &s->blob[b], pix, mask, &by, &bx, &hh, &ww);
+        key[b] = bh[b] = pnmf_sprite_hash(ww, hh, pix, mask);
+    }
+    for (int i = 0; i < nd; i++) key[nb + i] = s->d->pose[i].hash;
+    qsort(key, (size_t)(nb + nd), sizeof(uint64_t), u64_cmp);
+    int rep = 0;
+    for (int b = 0; b < nb; b++) {
+        /* the first key not below the blob's, and whether the next equals it too */
+        int lo = 0, hi = nb + nd;
+        while (lo < hi) {
+            const int mid = lo + (hi - lo) / 2;
+            if (key[mid] < bh[b]) lo = mid + 1;
+            else hi = mid;
+        }
+        const int r = lo + 1 < nb + nd && key[lo + 1] == bh[b];
+        if (s->blob[b].npix >= s->p->min_match) rep += r, (*sized)++;
+    }
+    pnmf_free(key);
+    return rep;
+}
+
 int pnmf_sprite_find(PnmfSpriteDict *d, const PnmfSpriteParams *p, const uint8_t *const *frames,
                      ptrdiff_t stride, int w, int h, int m, PnmfSpriteWindow *out)
 {
@@ -893,6 +936,14 @@ int pnmf_sprite_find(PnmfSpriteDict *d, const PnmfSpriteParams *p, const uint8_t
     for (int j = 0; j < m; j++)
         if ((ret = find_blobs(&s, j, lab, dil, stack, &at, &ablob)) < 0) goto end;
     out->blobs = s.nblob;
+    if (p->min_repeat > 0) {
+        int sized;
+        if ((ret = repeat_blobs(&s, pix, mask, &sized)) < 0) goto end;
+        out->repeats = ret, out->sized = sized;
+        /* not sprite animation: no pose is looked for */
+        out->skipped = sized >= p->repeat_blobs && ret < p->min_repeat * sized;
+    }
+    if (out->skipped) goto done;
     if (s.nblob) qsort(s.blob, (size_t)s.nblob, sizeof(Blob), blob_cmp);
     for (int b = 0; b < s.nblob; b++)
         if ((ret = explain_blob(&s, &s.blob[b], b + 1, pix, mask)) < 0) goto end;
@@ -904,6 +955,7 @@ int pnmf_sprite_find(PnmfSpriteDict *d, const PnmfSpriteParams *p, const uint8_t
         for (size_t i = 0; i < n; i++) u += fg[i] & (cov[i] == 0); /* (no branch: vectorized) */
         out->frame[j].unexplained = u;
     }
+done:
     d->windows++;
     ret = 0;
 end:

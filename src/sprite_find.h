@@ -16,6 +16,9 @@
  *      them, and sprites pass under them;
  *   3. blobs: connected foreground after a dilation of dilate pixels,
  *      each with its bounding box;
+ *   3b. the repeat gate (min_repeat on): a window whose blobs of min_match
+ *      pixels or more seldom equal one another or a known pose is no
+ *      sprite animation, and steps 4 and 5 are not made;
  *   4. every blob of the window, smallest first (blobs touching the
  *      sprites' area's edge last, largest first), is explained by known
  *      poses:
@@ -62,6 +65,9 @@ typedef struct PnmfSpriteParams {
     int max_poses;        /* dictionary caps: past either, a blob that no known pose */
     size_t max_pixels;    /* explains is left unexplained (for the residual layer) */
     int budget;           /* the shift search tests at most this many pixels per blob pixel */
+    double min_repeat;    /* a window of repeat_blobs blobs of min_match pixels or more, fewer */
+    int repeat_blobs;     /* than this share of them equal (by hash) to another blob or a known
+                           * pose, is not searched: not sprite animation (min_repeat 0: off) */
 } PnmfSpriteParams;
 
 typedef struct PnmfSpriteWindow {
@@ -76,6 +82,10 @@ typedef struct PnmfSpriteWindow {
                            * left unexplained when smaller than min_match) */
     int new_poses;        /* new poses */
     int capped;           /* blobs left unexplained: too large, or a cap reached */
+    /* the repeat gate (min_repeat on): */
+    int sized;            /* blobs of min_match pixels or more ... */
+    int repeats;          /* ... of them equal to another blob or a known pose */
+    int skipped;          /* too few repeats: no pose looked for, no placement, unexplained 0 */
 } PnmfSpriteWindow;
 
 void pnmf_sprite_params_default(PnmfSpriteParams *p);

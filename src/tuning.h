@@ -184,6 +184,11 @@
  * are many (pingus_pan: 12 s of search at the default budget, 4 s of all
  * else). */
 #define PNMF_SPRITE_BUDGET_LOSSY 64
+/* A lossy window of at least PNMF_SPRITE_REPEAT_BLOBS foreground blobs of which fewer than
+ * this share equal another blob or a known pose is not sprite animation: no pose search ... */
+#define PNMF_SPRITE_MIN_REPEAT 0.25
+/* ... (fewer blobs are too little evidence to skip it on) */
+#define PNMF_SPRITE_REPEAT_BLOBS 32
 /* A sprite layer whose cost at the pick's first step (the model's step
  * without a pick) is under this many times that of the residual layer alone
  * goes on to the step pick, which weighs the two at each step. */

@@ -202,6 +202,62 @@ static void test_cap(void)
     pnmf_sprite_dict_free(&d);
 }
 
+/* ---- the repeat gate: sprite animation is searched, rendered content not ---- */
+
+enum { GW = 160, GH = 96, GM = 32, GS = 3 };
+
+/* GM frames of GS discs of radius 6 crossing a textured background: each
+ * in a 2-pose cycle (sprite animation, shade 0), or shaded anew in each
+ * frame, its values moved by the frame's light and a level of noise
+ * (rendered or filmed content, shade 1). */
+static void make_gate_clip(uint8_t (*f)[GW * GH], int shade)
+{
+    static Sprite cyc[GS][2];
+    rs = 777;
+    for (int i = 0; i < GW * GH; i++) f[0][i] = (uint8_t)urand(20, 119);
+    for (int j = 1; j < GM; j++) memcpy(f[j], f[0], GW * GH);
+    for (int k = 0; k < GS; k++)
+        for (int c = 0; c < 2; c++) make_sprite(&cyc[k][c], 13, 13, c);
+    for (int j = 0; j < GM; j++)
+        for (int k = 0; k < GS; k++) {
+            Sprite s = cyc[k][j % 2];
+            if (shade)
+                for (int i = 0; i < s.w * s.h; i++)
+                    if (s.mask[i]) s.pix[i] = (uint8_t)(s.pix[i] - 120 + 60 + (j * 7 + i) % 50 + urand(0, 1));
+            paste(f[j], GW, GH, &s, 8 + 28 * k, 4 + 4 * j + 6 * k);
+        }
+}
+
+static void test_repeat_gate(void)
+{
+    static uint8_t f[GM][GW * GH];
+    for (int shade = 0; shade < 2; shade++) {
+        make_gate_clip(f, shade);
+        const uint8_t *fp[GM];
+        for (int j = 0; j < GM; j++) fp[j] = f[j];
+        PnmfSpriteParams p;
+        pnmf_sprite_params_default(&p);
+        p.min_repeat = PNMF_SPRITE_MIN_REPEAT, p.repeat_blobs = PNMF_SPRITE_REPEAT_BLOBS;
+        PnmfSpriteDict d;
+        pnmf_sprite_dict_init(&d);
+        PnmfSpriteWindow win;
+        CHECK(pnmf_sprite_find(&d, &p, fp, GW, GW, GH, GM, &win) == 0);
+        CHECK(win.blobs == GM * GS); /* enough blobs: the gate decides */
+        int placed = 0;
+        for (int j = 0; j < GM; j++) placed += win.frame[j].count;
+        if (!shade) {
+            /* every pose shows in GM / 2 frames: searched, and found */
+            CHECK(!win.skipped && win.repeats == GM * GS);
+            CHECK(d.count == 2 * GS && placed == GM * GS && win.hash_hits == GM * GS - 2 * GS);
+        } else {
+            CHECK(win.skipped && win.repeats == 0);
+            CHECK(d.count == 0 && placed == 0);
+        }
+        pnmf_sprite_window_free(&win);
+        pnmf_sprite_dict_free(&d);
+    }
+}
+
 /* ---- frame lines, near matches, flat backgrounds ---- */
 
 enum { LW = 96, LH = 64, LM = 12 };
@@ -439,5 +495,6 @@ int main(void)
     test_near_match();
     test_flat_background();
     test_pose_sets();
+    test_repeat_gate();
     return test_summary("test_sprite_find");
 }

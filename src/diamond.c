@@ -72,8 +72,7 @@ void pnmf_layout_to_frame(int shift_model, int width, int height, const uint8_t 
     }
     for (int y = 0; y < height; y++)
         for (int x = 0; x < width; x++)
-            frame[y * stride + x] =
-                layout[shift_model == PNMF_SHIFT_VECTOR ? (size_t)x * height + y : (size_t)y * width + x];
+            frame[y * stride + x] = layout[(size_t)x * height + y];
 }
 
 int pnmf_canvas_size(int dim, int pad)

@@ -185,7 +185,7 @@ static int find_poses(PnmfEncoder *e, int m, PnmfSpriteFrame *fr)
         PnmfSpriteWindow win;
         ret = pnmf_sprite_find(&e->sfound, &p, ptr + j0, e->width, e->width, e->height, n, &win);
         if (ret < 0) break;
-        if (win.sized >= p.repeat_blobs)
+        if (p.min_repeat > 0 && win.sized >= p.repeat_blobs)
             pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: %d of %d blobs of %d pixels or more recur: %s", e->windows,
                      win.repeats, win.sized, p.min_match, win.skipped ? "no sprite animation, no pose search" : "pose search");
         for (int j = 0; j < n; j++) fr[j0 + j] = win.frame[j], win.frame[j].place = NULL;

@@ -6,7 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__SSE2__)
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
 #include <emmintrin.h>
 #endif
 
@@ -137,7 +137,7 @@ static inline void idct4_add(const int16_t *lev, int qp, const uint8_t *pred, in
         dequant4(lev, qp, d);
         idct4_core(d, res);
     }
-#if defined(__SSE2__)
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
     /* two rows at a time: the residual saturated to 16 bits, the sum
      * saturated again, then to 0..255 (the same as clamping the exact sum) */
     const __m128i zero = _mm_setzero_si128();
@@ -217,7 +217,7 @@ void pnmf_residual_subpel(const uint8_t *R, int rows, int cols, int y0, int y1, 
     const int w = x1 - x0;
     if (y0 + iy >= 0 && y1 + iy < rows && x0 + ix >= 0 && x1 + ix < cols) {
         /* inside the frame: no clamping, straight rows the compiler vectorizes */
-#if defined(__SSE2__)
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
         if (w == PNMF_RES_BLOCK) { /* a row of 8 in 16 bits: the weights sum to 16, at most 16 * 255 + 8 */
             const __m128i zero = _mm_setzero_si128(), rnd = _mm_set1_epi16(8);
             const __m128i ka = _mm_set1_epi16((short)wa), kb = _mm_set1_epi16((short)wb);
@@ -282,7 +282,7 @@ void pnmf_residual_predict(int mode, const uint8_t *P, const uint8_t *Pp, const 
         case PNMF_RES_MODEL: copy_row(o, P + row, w); break;
         case PNMF_RES_PREVIOUS: copy_row(o, Dp + row, w); break;
         case PNMF_RES_MOTION:
-#if defined(__SSE2__)
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
             if (w == PNMF_RES_BLOCK) { /* in 16 bits, exact (-255..510), then clamped to 0..255 */
                 const __m128i zero = _mm_setzero_si128();
                 const __m128i a = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(Dp + row)), zero);
@@ -427,7 +427,7 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
             for (int y = y0; y < y1; y++) {
                 uint8_t *o = D + (size_t)y * cols + x0;
                 const uint8_t *p = pred + (y - y0) * PNMF_RES_BLOCK;
-#if defined(__SSE2__)
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
                 if (w == PNMF_RES_BLOCK) { /* a saturated 16-bit sum, then 0..255: the exact sum clamped */
                     const __m128i v = _mm_setr_epi16(dq[lev[0]], dq[lev[1]], dq[lev[2]], dq[lev[3]], dq[lev[4]],
                                                      dq[lev[5]], dq[lev[6]], dq[lev[7]]);

@@ -4,7 +4,7 @@
  * estimated bits, decoded as pnmf_residual_frame() decodes them. */
 #include <math.h>
 #include <pthread.h>
-#if defined(__SSE2__)
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
 #include <emmintrin.h>
 #endif
 #include <stdlib.h>
@@ -629,7 +629,7 @@ static double intra_dir_bits(RcLevCtx *lc, int kind, int mode, int dir, int upda
  * (rows dcols apart). */
 static inline int sad8x8(const uint8_t *s, const uint8_t *d, int cols, int dcols)
 {
-#if defined(__SSE2__)
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
     __m128i acc = _mm_setzero_si128();
     for (int y = 0; y < 8; y += 2, s += 2 * (size_t)cols, d += 2 * (size_t)dcols) {
         const __m128i a = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)s),
@@ -685,7 +685,7 @@ static int block_sad(const uint8_t *src, const uint8_t *Dp, int rows, int cols, 
 {
     int sad = 0;
     const int inside = y0 + dy >= 0 && y1 + dy <= rows && x0 + dx >= 0 && x1 + dx <= cols;
-#if defined(__SSE2__)
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
     if (inside && x1 - x0 == 8 && y1 - y0 == 8) { /* a whole block: four PSADBW, no branch */
         const uint8_t *s = src + (size_t)y0 * cols + x0, *d = Dp + (size_t)(y0 + dy) * cols + x0 + dx;
         __m128i acc = _mm_setzero_si128();
@@ -762,7 +762,7 @@ static int block_sad(const uint8_t *src, const uint8_t *Dp, int rows, int cols, 
 static long grid_sad(const uint8_t *src, const uint8_t *Dp, int rows, int cols, int dy, int dx, long best)
 {
     long sad = 0;
-#if defined(__SSE2__)
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
     /* bytes 2, 6, 10 and 14 of 16: four grid samples per PSADBW */
     const __m128i keep = _mm_set1_epi32(0x00ff0000);
 #endif
@@ -774,7 +774,7 @@ static long grid_sad(const uint8_t *src, const uint8_t *Dp, int rows, int cols, 
          * inside it, right of it */
         int x = 2;
         for (; x < cols && x + dx < 0; x += 4) sad += abs((int)s[x] - d[0]);
-#if defined(__SSE2__)
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
         for (; x < cols && x + dx < cols && x - 2 + dx < 0; x += 4) sad += abs((int)s[x] - d[x + dx]);
         for (; x + 14 <= cols && x + dx + 14 <= cols; x += 16) { /* 16 bytes from x - 2 in both rows */
             const __m128i a = _mm_and_si128(_mm_loadu_si128((const __m128i *)(s + x - 2)), keep);
@@ -830,7 +830,7 @@ static void global_motion(const uint8_t *src, const uint8_t *Dp, int rows, int c
                 /* three runs: x + dx left of the row (clamped), inside it, right of it */
                 int x = 0;
                 for (; x < c4 && x + dx < 0; x++) sad += abs((int)s[x] - d[0]);
-#if defined(__SSE2__)
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
                 for (; x + 16 <= c4 && x + dx + 16 <= c4; x += 16) {
                     const __m128i v = _mm_sad_epu8(_mm_loadu_si128((const __m128i *)(s + x)),
                                                    _mm_loadu_si128((const __m128i *)(d + x + dx)));
@@ -888,7 +888,7 @@ static inline int sad16_coarse(const uint8_t *a16, const uint8_t *b, int c4)
 {
     uint8_t t[16];
     load16(b, c4, t);
-#if defined(__SSE2__)
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
     const __m128i s = _mm_sad_epu8(_mm_loadu_si128((const __m128i *)a16), _mm_loadu_si128((const __m128i *)t));
     return _mm_cvtsi128_si32(s) + _mm_extract_epi16(s, 4);
 #else

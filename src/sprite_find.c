@@ -199,8 +199,8 @@ static int find_blobs(St *s, int j, int32_t *lab, uint8_t *dil, int32_t *stack, 
         for (int dx = -r; dx <= r; dx++) {
             const int x0 = dx < 0 ? -dx : 0, x1 = dx > 0 ? w - dx : w;
             uint8_t *o = row + (size_t)y * w;
-            const uint8_t *in = fg + (size_t)y * w + dx;
-            for (int x = x0; x < x1; x++) o[x] |= in[x];
+            const uint8_t *in = fg + (size_t)y * w;
+            for (int x = x0; x < x1; x++) o[x] |= in[x + dx];
         }
     for (int y = 0; y < h; y++)
         for (int dy = -r; dy <= r; dy++) {

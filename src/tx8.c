@@ -5,7 +5,7 @@
  * them (tx8_enc.c writes them). */
 #include <stdlib.h>
 #include <string.h>
-#if defined(__SSE2__)
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
 #include <emmintrin.h>
 #endif
 
@@ -110,7 +110,7 @@ void pnmf_tx8_idct_add(const int16_t *lev, int qp, const uint8_t *pred, int pstr
     } else {
         tx8_core(d, tx8_dequant_block(lev, qp, d));
     }
-#if defined(__SSE2__)
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
     /* a row at a time: the residual saturated to 16 bits, the sum saturated
      * again, then to 0..255 (the same as clamping the exact sum) */
     const __m128i zero = _mm_setzero_si128(), rnd = _mm_set1_epi32(32);

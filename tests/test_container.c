@@ -1424,8 +1424,8 @@ static void test_raw_probe(void)
             size_t zn = 0, zfn = 0;
             CHECK(pnmf_entropy_compress_prefix(src, n, withp ? prefix : NULL, withp ? pre : 0, 19, &z, &zn) == 0);
             CHECK(pnmf_entropy_compress_full(src, n, withp ? prefix : NULL, withp ? pre : 0, 19, &zf, &zfn) == 0);
-            /* under the probe's size both calls run the level's search:
-             * only the probed sizes can differ */
+            /* below the probe's size both calls run the same search:
+             * the comparison means something only from that size on */
             if (n >= PNMF_ZSTD_PROBE_MIN_SIZE) CHECK(zn == zfn && !memcmp(z, zf, zn));
             CHECK(pnmf_entropy_frame_raw(z, zn));
             CHECK(zn > n);

@@ -472,11 +472,6 @@ static void test_far_reference(void)
     pnmf_residual_free(&r);
 }
 
-/* The transform pair against its matrix definition: the forward
- * transform is Cf X Cf^T exactly; the inverse of a dequantized level is
- * Ci^T D Ci / 64 (Ci with the halves of H.264 8.5.12) within rounding; and
- * forward + H.264's quantizer + inverse gives back a residual within about
- * a quantizer step. */
 /* The inverse 4x4 transform, and its sum with a prediction, against
  * H.264's equations (8.5.12.1 and 8.5.12.2) written out sample by sample:
  * exact for every quantizer, on blocks without levels, with the first
@@ -527,6 +522,11 @@ static void test_transform_exact(void)
     CHECK(ok_add);
 }
 
+/* The transform pair against its matrix definition: the forward
+ * transform is Cf X Cf^T exactly; the inverse of a dequantized level is
+ * Ci^T D Ci / 64 (Ci with the halves of H.264 8.5.12) within rounding; and
+ * forward + H.264's quantizer + inverse gives back a residual within about
+ * a quantizer step. */
 static void test_transform(void)
 {
     static const double cf[4][4] = { { 1, 1, 1, 1 }, { 2, 1, -1, -2 }, { 1, -1, -1, 1 }, { 1, -2, 2, -1 } };

@@ -289,7 +289,11 @@ static inline int rc_lev_kind(int j, int mode) { return (j != 0) | ((mode & 7) =
 
 static inline void rc_lev_ctx_init(RcLevCtx *c) { rc_probs_init(&c->pzero[0][0], sizeof(*c) / sizeof(RcProb)); }
 
-static inline int rc_lev_class(int s) { return s < 3 ? s : s <= 4 ? 3 : s <= 8 ? 4 : 5; }
+static inline int rc_lev_class(int s)
+{
+    static const uint8_t cls[10] = { 0, 1, 2, 3, 3, 4, 4, 4, 4, 5 }; /* a lookup, not a chain of branches */
+    return cls[s < 9 ? s : 9];
+}
 
 /* A magnitude's remainder r >= 0 after its first bins: unary under
  * ctx[min(i, 3) * stride] up to RC_LEV_UNARY (stride: the distance between
@@ -317,8 +321,6 @@ static inline int rc_decode_lev_rem(RcDec *d, RcProb *ctx, int stride)
  * exceeds max_l. */
 static inline int rc_decode_pixel_levels(RcDec *dp, RcLevCtx *c, int kind, int h, int w, int16_t *lev, int max_l)
 {
-    /* the class of |left| + |above|, rc_lev_class() of min(s, 9) */
-    static const uint8_t cls_of[10] = { 0, 1, 2, 3, 3, 4, 4, 4, 4, 5 };
     RcDec d = *dp;
     RcProb *pz = c->pzero[kind], *ps = c->psign[kind], *pg = c->pgt1[kind];
     int ret = 0;
@@ -330,7 +332,7 @@ static inline int rc_decode_pixel_levels(RcDec *dp, RcLevCtx *c, int kind, int h
         for (int x = 0; x < w; x++) {
             const int A = up[x];
             const int s = abs(L) + abs(A), sn = L + A;
-            const int cls = cls_of[s < 9 ? s : 9];
+            const int cls = rc_lev_class(s);
             if (!rc_decode(&d, &pz[cls])) {
                 row[x] = 0, L = 0;
                 continue;

@@ -686,18 +686,8 @@ static int block_sad(const uint8_t *src, const uint8_t *Dp, int rows, int cols, 
     int sad = 0;
     const int inside = y0 + dy >= 0 && y1 + dy <= rows && x0 + dx >= 0 && x1 + dx <= cols;
 #if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
-    if (inside && x1 - x0 == 8 && y1 - y0 == 8) { /* a whole block: four PSADBW, no branch */
-        const uint8_t *s = src + (size_t)y0 * cols + x0, *d = Dp + (size_t)(y0 + dy) * cols + x0 + dx;
-        __m128i acc = _mm_setzero_si128();
-        for (int y = 0; y < 8; y += 2, s += 2 * (size_t)cols, d += 2 * (size_t)cols) {
-            const __m128i a = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)s),
-                                                 _mm_loadl_epi64((const __m128i *)(s + cols)));
-            const __m128i b = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)d),
-                                                 _mm_loadl_epi64((const __m128i *)(d + cols)));
-            acc = _mm_add_epi64(acc, _mm_sad_epu8(a, b));
-        }
-        return _mm_cvtsi128_si32(acc) + _mm_extract_epi16(acc, 4);
-    }
+    if (inside && x1 - x0 == 8 && y1 - y0 == 8) /* a whole block: four PSADBW, no branch */
+        return sad8x8(src + (size_t)y0 * cols + x0, Dp + (size_t)(y0 + dy) * cols + x0 + dx, cols, cols);
     if (x1 - x0 == 8 && y1 - y0 == 8) { /* a whole block reaching out of the frame: its rows clamped */
         uint8_t t[64];
         const int xin = x0 + dx >= 0 && x1 + dx <= cols;

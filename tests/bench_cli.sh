@@ -62,10 +62,16 @@ pct=$(grep -A8 "^Where pnmf's encode time went" "$T/out.md" | grep "^| [a-z]" | 
     awk -F'|' '{ s += $4 } END { print s }')
 check 'isnum "$pct" && awk "BEGIN{exit !($pct > 90 && $pct < 100.5)}"' "profile: stages sum to '$pct' % of the encode"
 check '[ "$(grep -A8 "^Where pnmf" "$T/out.md" | grep -c "^| [a-z]")" -eq 6 ]' "profile: not 5 stages and a header"
-for r in "encode time, pnmf s / x264 s" "decode speed, pnmf fps / h264 fps"; do
+for r in "encode time, pnmf s / x264 s" "decode speed, h264 CPU s / pnmf CPU s"; do
     v=$(field "$r" 2)
     check 'isnum "$v" && awk "BEGIN{exit !($v > 0)}"' "ratio '$r': '$v'"
 done
+# the decode ratio is the decoders' CPU times' (the table's CPU s column), not their wall clock's
+pc=$(field "pnmf decode" 5)
+hc=$(field "h264 decode" 5)
+v=$(field "decode speed, h264 CPU s / pnmf CPU s" 2)
+check 'isnum "$pc" && isnum "$hc" && awk "BEGIN{exit !($pc > 0 && $hc > 0)}"' "decoders' CPU s: pnmf '$pc', h264 '$hc'"
+check 'awk "BEGIN{d=$hc/$pc-$v; t=0.002*$v+0.006; exit !(d < t && d > -t)}"' "decode ratio $v is not $hc / $pc"
 
 # memory: 20 and 200 frames, and the peak does not grow with the length
 check '[ "$(field 1x 2)" = 20 ] && [ "$(field 10x 2)" = 200 ]' "memory runs of $(field 1x 2) and $(field 10x 2) frames"

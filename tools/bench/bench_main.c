@@ -110,21 +110,21 @@ static int encode_source(const Source *src, const PnmfEncSettings *s, FILE *f, P
     return ret < 0 ? -1 : 0;
 }
 
-/* Decode every frame of f into buf (one frame, reused); wall seconds of the
- * decoder's calls into *secs. With sse, the squared error against src's
+/* Decode every frame of f into buf (one frame, reused); the time of the
+ * decoder's calls on both clocks into *secs. With sse, the squared error against src's
  * frames is added to it (not timed). 0, or -1 with the reason in err. */
-static int decode_stream(FILE *f, const Source *src, uint8_t *buf, double *sse, int *frames, double *secs,
+static int decode_stream(FILE *f, const Source *src, uint8_t *buf, double *sse, int *frames, CmpClock *secs,
                          char *err, size_t len)
 {
     PnmfDecoder *dec = NULL;
-    double t = 0, t0 = cli_now();
+    CmpClock t = { 0, 0 }, t0 = cmp_clock_now();
     int ret = pnmf_dec_open(&dec, f);
-    t += cli_now() - t0;
+    cmp_clock_add(&t, t0);
     int n = 0;
     while (ret >= 0) {
-        t0 = cli_now();
+        t0 = cmp_clock_now();
         ret = pnmf_dec_read_frame(dec, buf, src->width);
-        t += cli_now() - t0;
+        cmp_clock_add(&t, t0);
         if (ret < 0) break;
         if (n >= src->frames) {
             snprintf(err, len, "pnmf decoder: more frames than the %d encoded", src->frames);
@@ -156,7 +156,7 @@ typedef struct PnmfSpeed {
     double enc_psnr, dec_psnr;
     double enc_seconds, enc_cpu_seconds;
     double stage[5]; /* PnmfEncStats' seconds: probe, fit, residual, write, total */
-    double dec_seconds; /* the fastest of DEC_RUNS */
+    double dec_seconds, dec_cpu_seconds; /* the least of DEC_RUNS, each clock */
     char err[200];
 } PnmfSpeed;
 
@@ -207,12 +207,13 @@ static void pnmf_speed_child(void *ctx, void *out)
             snprintf(r->err, sizeof(r->err), "fmemopen: %s", strerror(errno));
             goto end;
         }
-        double t;
+        CmpClock t;
         int n;
         const int ret = decode_stream(m, &src, buf, run == 0 ? &sse : NULL, &n, &t, r->err, sizeof(r->err));
         fclose(m);
         if (ret < 0) goto end;
-        if (run == 0 || t < r->dec_seconds) r->dec_seconds = t;
+        if (run == 0 || t.wall < r->dec_seconds) r->dec_seconds = t.wall;
+        if (run == 0 || t.cpu < r->dec_cpu_seconds) r->dec_cpu_seconds = t.cpu;
     }
     r->dec_psnr = cmp_psnr(sse, (double)src.frames * src.width * src.height);
     r->ok = 1;
@@ -380,6 +381,7 @@ static int bench_throughput(const Args *a, const CmpClip *clip)
         }
         if (q.enc_cpu_seconds < p.enc_cpu_seconds) p.enc_cpu_seconds = q.enc_cpu_seconds;
         if (q.dec_seconds < p.dec_seconds) p.dec_seconds = q.dec_seconds;
+        if (q.dec_cpu_seconds < p.dec_cpu_seconds) p.dec_cpu_seconds = q.dec_cpu_seconds;
         if (!have_x264) continue;
         LavcJob job = { x264, clip, &o, best.param };
         CmpPoint pt;
@@ -390,23 +392,27 @@ static int bench_throughput(const Args *a, const CmpClip *clip)
         if (pt.enc_seconds < best.enc_seconds) best.enc_seconds = pt.enc_seconds;
         if (pt.enc_cpu_seconds < best.enc_cpu_seconds) best.enc_cpu_seconds = pt.enc_cpu_seconds;
         if (pt.dec_seconds < best.dec_seconds) best.dec_seconds = pt.dec_seconds;
+        if (pt.dec_cpu_seconds < best.dec_cpu_seconds) best.dec_cpu_seconds = pt.dec_cpu_seconds;
     }
 
     printf("Encoders with %d thread%s, the fastest of %d encodes (pnmf's and x264's alternating); decoders "
            "with 1 thread, into memory (no output file), the fastest of %d decodes of each encode. Wall clock "
-           "(CLOCK_MONOTONIC) in the codecs' calls; CPU: user + system of all threads, the least of the runs.\n\n",
+           "(CLOCK_MONOTONIC) in the codecs' calls; CPU: encoders, user + system of all threads; decoders, the "
+           "process's CPU time in their calls; the least of the runs. fps are from the wall clock; the decode "
+           "ratio below is from CPU time, which a loaded machine does not skew.\n\n",
            a->threads, a->threads == 1 ? "" : "s", ENC_RUNS, ENC_RUNS * DEC_RUNS);
     printf("| step | setting | threads | seconds | CPU s | fps |\n");
     printf("|---|---|---:|---:|---:|---:|\n");
     pnmf_setting(set, sizeof(set), &a->s);
     printf("| pnmf encode | %s | %d | %.4g | %.4g | %.2f |\n", set, a->threads, p.enc_seconds, p.enc_cpu_seconds,
            fps(clip->frames, p.enc_seconds));
-    printf("| pnmf decode | libpnmf | 1 | %.4g | — | %.1f |\n", p.dec_seconds, fps(clip->frames, p.dec_seconds));
+    printf("| pnmf decode | libpnmf | 1 | %.4g | %.4g | %.1f |\n", p.dec_seconds, p.dec_cpu_seconds,
+           fps(clip->frames, p.dec_seconds));
     if (have_x264) {
         printf("| x264 encode | %s, crf %d | %d | %.4g | %.4g | %.2f |\n", x264->describe, best.param, a->threads,
                best.enc_seconds, best.enc_cpu_seconds, fps(clip->frames, best.enc_seconds));
-        printf("| h264 decode | libavcodec h264 | 1 | %.4g | — | %.1f |\n", best.dec_seconds,
-               fps(clip->frames, best.dec_seconds));
+        printf("| h264 decode | libavcodec h264 | 1 | %.4g | %.4g | %.1f |\n", best.dec_seconds,
+               best.dec_cpu_seconds, fps(clip->frames, best.dec_seconds));
     }
     printf("\n| codec | setting | bytes | bpp | PSNR-Y dB (encoder) | PSNR-Y dB (decoded) |\n");
     printf("|---|---|---:|---:|---:|---:|\n");
@@ -420,6 +426,7 @@ static int bench_throughput(const Args *a, const CmpClip *clip)
     csv_put("throughput", "pnmf encode", "cpu_seconds", p.enc_cpu_seconds);
     csv_put("throughput", "pnmf encode", "fps", fps(clip->frames, p.enc_seconds));
     csv_put("throughput", "pnmf decode", "seconds", p.dec_seconds);
+    csv_put("throughput", "pnmf decode", "cpu_seconds", p.dec_cpu_seconds);
     csv_put("throughput", "pnmf decode", "fps", fps(clip->frames, p.dec_seconds));
     csv_put("throughput", "pnmf", "bytes", (double)p.bytes);
     csv_put("throughput", "pnmf", "psnr_y_encoder", p.enc_psnr);
@@ -433,6 +440,7 @@ static int bench_throughput(const Args *a, const CmpClip *clip)
     csv_put("throughput", "x264 encode", "cpu_seconds", best.enc_cpu_seconds);
     csv_put("throughput", "x264 encode", "fps", fps(clip->frames, best.enc_seconds));
     csv_put("throughput", "h264 decode", "seconds", best.dec_seconds);
+    csv_put("throughput", "h264 decode", "cpu_seconds", best.dec_cpu_seconds);
     csv_put("throughput", "h264 decode", "fps", fps(clip->frames, best.dec_seconds));
     csv_put("throughput", "x264", "bytes", (double)best.bytes);
     csv_put("throughput", "x264", "psnr_y_decoded", best.psnr);
@@ -453,16 +461,17 @@ static int bench_throughput(const Args *a, const CmpClip *clip)
                (unsigned long long)best.sei_bytes);
     const double enc_ratio = best.enc_seconds > 0 ? p.enc_seconds / best.enc_seconds : 0;
     const double cpu_ratio = best.enc_cpu_seconds > 0 ? p.enc_cpu_seconds / best.enc_cpu_seconds : 0;
-    const double dec_ratio = best.dec_seconds > 0 && p.dec_seconds > 0 ? best.dec_seconds / p.dec_seconds : 0;
+    const double dec_ratio =
+        best.dec_cpu_seconds > 0 && p.dec_cpu_seconds > 0 ? best.dec_cpu_seconds / p.dec_cpu_seconds : 0;
     printf("\n| pnmf against x264 | ratio |\n");
     printf("|---|---:|\n");
     printf("| encode time, pnmf s / x264 s | %.2f |\n", enc_ratio);
     printf("| encode CPU time, pnmf / x264 | %.2f |\n", cpu_ratio);
-    printf("| decode speed, pnmf fps / h264 fps | %.2f |\n", dec_ratio);
+    printf("| decode speed, h264 CPU s / pnmf CPU s | %.2f |\n", dec_ratio);
     printf("| bytes, pnmf / x264 | %.2f |\n\n", best.bytes ? (double)p.bytes / best.bytes : 0);
     csv_put("throughput", "ratio", "encode_time_pnmf_over_x264", enc_ratio);
     csv_put("throughput", "ratio", "encode_cpu_pnmf_over_x264", cpu_ratio);
-    csv_put("throughput", "ratio", "decode_fps_pnmf_over_h264", dec_ratio);
+    csv_put("throughput", "ratio", "decode_cpu_h264_over_pnmf", dec_ratio);
     /* where pnmf's encode time went, as the encoder timed its stages */
     static const char *const stage_name[4] = {
         "model probe: its one-iteration fit",
@@ -692,9 +701,10 @@ static void mem_child(void *ctx, void *out)
     const double t0 = cli_now();
     PnmfEncStats st;
     double t, sse = 0;
+    CmpClock dt;
     if (encode_source(&src, j->s, f, &st, &t, r->err, sizeof(r->err)) < 0) goto end;
     rewind(f);
-    if (decode_stream(f, &src, buf, &sse, &r->frames, &t, r->err, sizeof(r->err)) < 0) goto end;
+    if (decode_stream(f, &src, buf, &sse, &r->frames, &dt, r->err, sizeof(r->err)) < 0) goto end;
     r->seconds = cli_now() - t0;
     r->windows = st.windows;
     r->bytes = st.bytes;

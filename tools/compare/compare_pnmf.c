@@ -66,17 +66,17 @@ static void pnmf_run(const CmpCodec *c, const CmpClip *clip, const CmpOptions *o
     }
     CmpScore score;
     cmp_score_init(&score);
-    double dec_t = 0, t1 = cli_now();
+    CmpClock dec_t = { 0, 0 }, t1 = cmp_clock_now();
     ret = pnmf_dec_open(&dec, f);
-    dec_t += cli_now() - t1;
+    cmp_clock_add(&dec_t, t1);
     if (ret < 0) {
         pnmf_fail(pt, "decoder", ret, dec ? pnmf_dec_errmsg(dec) : NULL);
         goto end;
     }
     for (;;) {
-        t1 = cli_now();
+        t1 = cmp_clock_now();
         ret = pnmf_dec_read_frame(dec, buf, clip->width);
-        dec_t += cli_now() - t1;
+        cmp_clock_add(&dec_t, t1);
         if (ret == PNMF_ERR_EOF) break;
         if (ret < 0) {
             pnmf_fail(pt, "decoder", ret, pnmf_dec_errmsg(dec));
@@ -96,7 +96,8 @@ static void pnmf_run(const CmpCodec *c, const CmpClip *clip, const CmpOptions *o
         snprintf(pt->err, sizeof(pt->err), "pnmf decoder: %d frames of %d", score.frames, clip->frames);
         goto end;
     }
-    pt->dec_seconds = dec_t;
+    pt->dec_seconds = dec_t.wall;
+    pt->dec_cpu_seconds = dec_t.cpu;
     cmp_point_scored(pt, &score);
 end:
     pnmf_enc_close(&enc);

@@ -60,9 +60,12 @@ static void zstd_run(const CmpCodec *c, const CmpClip *clip, const CmpOptions *o
 
     /* long-distance matching makes a window of up to 2^27 bytes, within
      * what a decoder accepts by default */
-    const double t1 = cli_now();
+    const CmpClock t1 = cmp_clock_now();
     const size_t got = ZSTD_decompressDCtx(dc, back, raw, packed, r);
-    pt->dec_seconds = cli_now() - t1;
+    CmpClock dt = { 0, 0 };
+    cmp_clock_add(&dt, t1);
+    pt->dec_seconds = dt.wall;
+    pt->dec_cpu_seconds = dt.cpu;
     if (ZSTD_isError(got)) {
         zstd_fail(pt, "decompression", got);
         goto end;

@@ -50,7 +50,7 @@
  * (or, with count_only, counts) every frame into score, its calls timed
  * into *dt. 0, or a negative AVERROR with a reason in why. */
 typedef int (*LavcDecodeFn)(const uint8_t *data, size_t size, const CmpClip *clip, CmpScore *score,
-                            int count_only, double *dt, char *why, size_t len);
+                            int count_only, CmpClock *dt, char *why, size_t len);
 
 typedef struct LavcConf {
     const char *encoder;        /* libavcodec encoder name */
@@ -419,20 +419,27 @@ static int rgb8(enum AVPixelFormat fmt, int *step, int *ro, int *go, int *bo)
     return 1;
 }
 
+/* The least of each clock over a codec's decodes (run 0 the first). */
+static void keep_fastest(CmpClock *best, CmpClock t, int run)
+{
+    if (run == 0 || t.wall < best->wall) best->wall = t.wall;
+    if (run == 0 || t.cpu < best->cpu) best->cpu = t.cpu;
+}
+
 /* Send one packet (NULL flushes); score every frame that comes out (with
  * count_only, just count it in score->frames). The decoder's calls are
  * timed into *dt, the scoring is not. */
 static int decode_step(AVCodecContext *dec, const AVPacket *pkt, AVFrame *frame, const CmpClip *clip,
-                       CmpScore *score, int count_only, double *dt, char *why, size_t len)
+                       CmpScore *score, int count_only, CmpClock *dt, char *why, size_t len)
 {
-    double t0 = cli_now();
+    CmpClock t0 = cmp_clock_now();
     int ret = avcodec_send_packet(dec, pkt);
-    *dt += cli_now() - t0;
+    cmp_clock_add(dt, t0);
     if (ret < 0) return ret;
     for (;;) {
-        t0 = cli_now();
+        t0 = cmp_clock_now();
         ret = avcodec_receive_frame(dec, frame);
-        *dt += cli_now() - t0;
+        cmp_clock_add(dt, t0);
         if (ret == AVERROR(EAGAIN) || ret == AVERROR_EOF) return 0;
         if (ret < 0) return ret;
         int step = 0, ro = 0, go = 0, bo = 0;
@@ -463,7 +470,7 @@ static int decode_step(AVCodecContext *dec, const AVPacket *pkt, AVFrame *frame,
  * then, as the encoder computed them (pts * 1000 / fps in whole ms); the
  * last stands for all the rest. */
 static int webp_anim_decode(const uint8_t *data, size_t size, const CmpClip *clip, CmpScore *score,
-                            int count_only, double *dt, char *why, size_t len)
+                            int count_only, CmpClock *dt, char *why, size_t len)
 {
     WebPAnimDecoderOptions opt;
     if (!WebPAnimDecoderOptionsInit(&opt)) {
@@ -473,9 +480,9 @@ static int webp_anim_decode(const uint8_t *data, size_t size, const CmpClip *cli
     opt.color_mode = MODE_RGBA;
     opt.use_threads = 0;
     const WebPData wd = { data, size };
-    double t0 = cli_now();
+    CmpClock t0 = cmp_clock_now();
     WebPAnimDecoder *dec = WebPAnimDecoderNew(&wd, &opt);
-    *dt += cli_now() - t0;
+    cmp_clock_add(dt, t0);
     WebPAnimInfo info;
     if (!dec || !WebPAnimDecoderGetInfo(dec, &info)) {
         WebPAnimDecoderDelete(dec);
@@ -491,10 +498,10 @@ static int webp_anim_decode(const uint8_t *data, size_t size, const CmpClip *cli
     while (ret == 0) {
         uint8_t *rgba;
         int ts;
-        t0 = cli_now();
+        t0 = cmp_clock_now();
         const int more = WebPAnimDecoderHasMoreFrames(dec);
         const int got = more && WebPAnimDecoderGetNext(dec, &rgba, &ts);
-        *dt += cli_now() - t0;
+        cmp_clock_add(dt, t0);
         if (!more) break;
         if (!got) {
             snprintf(why, len, "libwebpdemux: frame after source frame %d is corrupt", score->frames);
@@ -608,7 +615,7 @@ static void lavc_run(const CmpCodec *c, const CmpClip *clip, const CmpOptions *o
     /* decode and score; decoded again dec_runs - 1 times (counted, not
      * scored), the fastest decode kept */
     const int runs = o->dec_runs > 1 ? o->dec_runs : 1;
-    double dec_best = 0;
+    CmpClock dec_best = { 0, 0 };
     CmpScore score;
     cmp_score_init(&score);
     if (lc->decode) { /* the whole stream, one buffer */
@@ -624,7 +631,7 @@ static void lavc_run(const CmpCodec *c, const CmpClip *clip, const CmpOptions *o
             size += (size_t)pk.p[i]->size;
         }
         for (int run = 0; run < runs; run++) {
-            double dec_t = 0;
+            CmpClock dec_t = { 0, 0 };
             CmpScore count, *sc = run == 0 ? &score : &count;
             cmp_score_init(sc);
             if ((ret = lc->decode(whole, size, clip, sc, run > 0, &dec_t, why, sizeof(why))) < 0) {
@@ -637,7 +644,7 @@ static void lavc_run(const CmpCodec *c, const CmpClip *clip, const CmpOptions *o
                          clip->frames);
                 goto end;
             }
-            if (run == 0 || dec_t < dec_best) dec_best = dec_t;
+            keep_fastest(&dec_best, dec_t, run);
         }
     }
     if (!lc->decode && !(frame = av_frame_alloc())) {
@@ -668,10 +675,10 @@ static void lavc_run(const CmpCodec *c, const CmpClip *clip, const CmpOptions *o
             memcpy(dec->extradata, xd, xn);
             dec->extradata_size = (int)xn;
         }
-        double dec_t = 0;
-        const double t0 = cli_now();
+        CmpClock dec_t = { 0, 0 };
+        const CmpClock t0 = cmp_clock_now();
         ret = avcodec_open2(dec, dcodec, NULL);
-        dec_t += cli_now() - t0;
+        cmp_clock_add(&dec_t, t0);
         if (ret < 0) {
             snprintf(what, sizeof(what), "%s: cannot open the decoder", dcodec->name);
             fail(pt, what, ret);
@@ -697,9 +704,10 @@ static void lavc_run(const CmpCodec *c, const CmpClip *clip, const CmpOptions *o
                      clip->frames);
             goto end;
         }
-        if (run == 0 || dec_t < dec_best) dec_best = dec_t;
+        keep_fastest(&dec_best, dec_t, run);
     }
-    pt->dec_seconds = dec_best;
+    pt->dec_seconds = dec_best.wall;
+    pt->dec_cpu_seconds = dec_best.cpu;
     cmp_point_scored(pt, &score);
 end:
     av_free(whole);

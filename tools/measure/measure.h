@@ -55,6 +55,7 @@ typedef struct CmpPoint {
     double ssim;           /* SSIM-Y, mean over frames (metrics.h) */
     double enc_seconds;    /* wall clock in the encoder's calls */
     double dec_seconds;    /* wall clock in the decoder's calls (scoring excluded; the fastest of dec_runs) */
+    double dec_cpu_seconds;/* CPU time of the process in the same calls (the least of dec_runs) */
     double enc_cpu_seconds;/* user + system CPU of the encode, all threads */
     double rss_base_mib;   /* resident memory when the child started */
     double peak_mib;       /* peak resident memory during the encode above that base, <0 unknown */
@@ -101,6 +102,18 @@ void cmp_mark_encoded(CmpPoint *pt);
 void cmp_measure_start(void);
 /* User + system CPU seconds of every thread since cmp_measure_start(). */
 double cmp_measure_cpu(void);
+
+/* Time in a decoder's calls on two clocks: wall (CLOCK_MONOTONIC) and the
+ * process's CPU time (CLOCK_PROCESS_CPUTIME_ID). The decoders run on one
+ * thread, so CPU time is what they cost whatever else loads the machine. */
+typedef struct CmpClock {
+    double wall, cpu;
+} CmpClock;
+
+/* Both clocks now. */
+CmpClock cmp_clock_now(void);
+/* Adds the time since t0 to *acc, on both clocks. */
+void cmp_clock_add(CmpClock *acc, CmpClock t0);
 /* Resident KiB at cmp_measure_start(), and the peak since (either -1 unknown). */
 double cmp_measure_base_kib(void);
 double cmp_measure_peak_kib(void);

@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli_util.h"
@@ -66,6 +67,21 @@ double cmp_measure_cpu(void)
     getrusage(RUSAGE_SELF, &ru);
     return tv_seconds(ru.ru_utime) + tv_seconds(ru.ru_stime) - tv_seconds(ru_start.ru_utime) -
            tv_seconds(ru_start.ru_stime);
+}
+
+CmpClock cmp_clock_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    const CmpClock c = { cli_now(), ts.tv_sec + ts.tv_nsec * 1e-9 };
+    return c;
+}
+
+void cmp_clock_add(CmpClock *acc, CmpClock t0)
+{
+    const CmpClock t1 = cmp_clock_now();
+    acc->wall += t1.wall - t0.wall;
+    acc->cpu += t1.cpu - t0.cpu;
 }
 
 double cmp_measure_base_kib(void)

@@ -249,7 +249,8 @@ static int carry_model(PnmfEncoder *e, PnmfWindowModel *md, int m)
 /* A full fit that follows a probe stops after its automatic size and
  * PNMF_CHECK_ITERS iterations when the model, coded as the probe's is (no
  * closed-loop refit), costs more than PNMF_CHECK_MARGIN times the residual
- * layer alone (squared error + lambda * bits): the window goes without a
+ * layer alone (squared error + lambda * bits) or takes more than
+ * PNMF_PROBE_BYTES times its bytes, as the probe's test: the window goes without a
  * model, and the next PNMF_PROBE_SKIPS windows are not probed. The probe's
  * single iteration cannot tell apart models that will pay from those that
  * will not; two iterations after the automatic size can. A fit that goes
@@ -291,9 +292,10 @@ static int check_fit(PnmfEncoder *e, int m, FitCheck *c)
         enc_fit_geometry(e, 1);
     }
     if (ret >= 0) {
-        c->dropped = j[0] > PNMF_CHECK_MARGIN * j[1];
-        pnmf_log(&e->s.logger, PNMF_LOG_INFO, "window %d: after %d iterations: %s (cost ratio %.3f)", e->windows,
-                 PNMF_CHECK_ITERS, c->dropped ? "no model" : "fit on", j[0] / j[1]);
+        c->dropped = j[0] > PNMF_CHECK_MARGIN * j[1] || (double)model_bytes > PNMF_PROBE_BYTES * (double)bare_bytes;
+        pnmf_log(&e->s.logger, PNMF_LOG_INFO, "window %d: after %d iterations: %s (cost ratio %.3f, bytes ratio %.3f)",
+                 e->windows, PNMF_CHECK_ITERS, c->dropped ? "no model" : "fit on", j[0] / j[1],
+                 bare_bytes ? (double)model_bytes / (double)bare_bytes : 0.0);
         memcpy(e->W, W, kn * sizeof(float));
         memcpy(e->H, H, hn * sizeof(PnmfAtom));
         /* the fit's imputation, which the coding's replaced */

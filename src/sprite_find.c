@@ -134,7 +134,7 @@ typedef struct St {
     const uint8_t *const *frames;
     ptrdiff_t stride;
     int w, h, m;
-    uint8_t *fg;        /* m * w * h: foreground */
+    uint8_t *fg;        /* m * w * h (+ 16): foreground nothing explains (mark() clears what it covers) */
     int32_t *cover;     /* m * w * h: serial of the blob whose placement paints the pixel, 0 none */
     int32_t *pixels;    /* foreground pixel indices y * w + x, grouped by blob */
     Blob *blob;
@@ -310,12 +310,11 @@ static int fit_inside(const St *s, const PnmfSpritePose *ps, const TestPix *ord,
     const uint8_t *f0 = s->frames[j] + (ptrdiff_t)py * s->stride + px;
     const ptrdiff_t q0 = (ptrdiff_t)j * w * s->h + (ptrdiff_t)py * w + px;
     const uint8_t *g0 = s->fg + q0;
-    const int32_t *c0 = s->cover + q0;
     int vis = 0, fresh = 0;
     for (int k = 0; k < np; k++)
         if (tol ? abs_i(f0[ord[k].foff] - ord[k].v) <= tol : f0[ord[k].foff] == ord[k].v) {
             vis++;
-            fresh += g0[ord[k].qoff] && !c0[ord[k].qoff];
+            fresh += g0[ord[k].qoff];
         }
     return fit_fresh(np, vis, fresh);
 }
@@ -341,7 +340,7 @@ static int fit_edge(const St *s, const PnmfSpritePose *ps, const TestPix *ord, i
         const int q = y * w + x;
         if (abs_i(fr[(ptrdiff_t)y * stride + x] - ord[k].v) <= tol) {
             vis++;
-            fresh += fg[q] && !cov[q];
+            fresh += fg[q];
         } else if (!painted || cov[q] != serial) {
             *work += k + 1;
             return -1;
@@ -450,13 +449,14 @@ static void mark(St *s, const PnmfSpritePose *ps, int j, int py, int px, int ser
     const int w = s->w, h = s->h, tol = s->p->tol;
     const uint8_t *fr = s->frames[j];
     int32_t *cov = s->cover + (size_t)j * w * h;
+    uint8_t *fg = s->fg + (size_t)j * w * h;
     for (int i = 0; i < ps->npix; i++) {
         const int dy = (int)(ps->list[i] >> 16), dx = (int)(ps->list[i] & 0xFFFF);
         const int y = py + dy, x = px + dx;
         if (y < s->ay0 || y >= s->ay1 || x < s->ax0 || x >= s->ax1) continue;
         const int q = y * w + x;
         if (!cov[q] && abs_i(fr[(ptrdiff_t)y * s->stride + x] - ps->pix[dy * ps->w + dx]) <= tol)
-            cov[q] = serial;
+            cov[q] = serial, fg[q] = 0;
     }
 }
 
@@ -549,7 +549,6 @@ static int near_match(St *s, const Blob *b, int serial, int by, int bx, int bh, 
     if (by == s->ay0 || bx == s->ax0 || by + bh == s->ay1 || bx + bw == s->ax1) return 0;
     const uint8_t *fr = s->frames[j];
     const uint8_t *fg = s->fg + (size_t)j * w * s->h;
-    const int32_t *cov = s->cover + (size_t)j * w * s->h;
     const int lim = left / NEAR_SHARE > NEAR_MIN ? left / NEAR_SHARE : NEAR_MIN;
     int bi = -1, bmis = lim + 1;
     for (int i = 0; i < s->d->count; i++) {
@@ -562,7 +561,7 @@ static int near_match(St *s, const Blob *b, int serial, int by, int bx, int bh, 
             const int q = (by + pt->ord[k].dy) * w + bx + pt->ord[k].dx;
             if (abs_i(fr[(ptrdiff_t)(by + pt->ord[k].dy) * s->stride + bx + pt->ord[k].dx] - pt->ord[k].v) <= tol)
                 continue;
-            if (!fg[q] || cov[q]) mis = bmis; /* over the background, or what is explained: no */
+            if (!fg[q]) mis = bmis; /* over the background, or what is explained: no */
             else mis++;
         }
         if (mis < bmis) bi = i, bmis = mis;
@@ -640,7 +639,7 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
             for (int x = rx0; x < rx1; x++) {
                 const int q = y * w + x;
                 if (cov[q] == serial) s->occ[nocc++] = (uint32_t)y << 16 | (uint32_t)x;
-                row += fg[q] && !cov[q];
+                row += fg[q];
                 u[x - rx0 + 1] = u[x - rx0 + 1 - uw] + row;
             }
         }
@@ -950,9 +949,8 @@ int pnmf_sprite_find(PnmfSpriteDict *d, const PnmfSpriteParams *p, const uint8_t
     if ((s.ay0 || s.ax0 || s.ay1 < h || s.ax1 < w) && (ret = paint_lines(&s, out->bg, pix, mask)) < 0) goto end;
     for (int j = 0; j < m; j++) {
         const uint8_t *fg = s.fg + (size_t)j * n;
-        const int32_t *cov = s.cover + (size_t)j * n;
         int u = 0;
-        for (size_t i = 0; i < n; i++) u += fg[i] & (cov[i] == 0); /* (no branch: vectorized) */
+        for (size_t i = 0; i < n; i++) u += fg[i]; /* (no branch: vectorized) */
         out->frame[j].unexplained = u;
     }
 done:

@@ -166,18 +166,20 @@ static int unexplained(const St *s, int y0, int x0, int y1, int x1)
     return u[y1 * uw + x1] - u[y0 * uw + x1] - u[y1 * uw + x0] + u[y0 * uw + x0];
 }
 
-/* A mask pixel of a pose as try_place() tests it: offset in the box and value. */
+/* A mask pixel of a pose as try_place() tests it: its offset dy * w + dx
+ * in the box (in the frames and in the search's planes alike: the search
+ * reads frames whose rows are w apart) and its value. Eight bytes: the
+ * tests of a long pose read its pixels in a stream. */
 typedef struct TestPix {
-    int32_t foff, qoff; /* dy * stride + dx, dy * w + dx */
-    int16_t dy, dx;
-    int32_t v;
+    int32_t off, v;
 } TestPix;
 
 /* A pose's pixels in try_place()'s order and its 8 extreme pixels (edge
  * anchors): they depend on the pose alone, so each is made once per search
  * rather than at every shift tried. */
 typedef struct PoseTests {
-    TestPix *ord; /* NULL until made */
+    TestPix *ord;      /* NULL until made */
+    int16_t (*yx)[2];  /* ord's (dy, dx) */
     int anc[8], na;
 } PoseTests;
 
@@ -312,18 +314,20 @@ static int fit_inside(const St *s, const PnmfSpritePose *ps, const TestPix *ord,
     const uint8_t *g0 = s->fg + q0;
     int vis = 0, fresh = 0;
     for (int k = 0; k < np; k++)
-        if (tol ? abs_i(f0[ord[k].foff] - ord[k].v) <= tol : f0[ord[k].foff] == ord[k].v) {
+        if (tol ? abs_i(f0[ord[k].off] - ord[k].v) <= tol : f0[ord[k].off] == ord[k].v) {
             vis++;
-            fresh += g0[ord[k].qoff];
+            fresh += g0[ord[k].off];
         }
     return fit_fresh(np, vis, fresh);
 }
 
 /* try_place() of a pose whose box sticks out of the frame: its pixels
  * outside are skipped. */
-static int fit_edge(const St *s, const PnmfSpritePose *ps, const TestPix *ord, int j, int py, int px, int serial,
+static int fit_edge(const St *s, const PnmfSpritePose *ps, const PoseTests *pt, int j, int py, int px, int serial,
                     int painted, long *work)
 {
+    const TestPix *ord = pt->ord;
+    const int16_t (*yx)[2] = (const int16_t (*)[2])pt->yx;
     const int w = s->w, h = s->h, tol = s->p->tol, np = ps->npix;
     /* a pixel (dy, dx) of the pose is in the area where dy - dy0 < ny and dx - dx0 < nx, unsigned */
     const int dy0 = s->ay0 - py, dx0 = s->ax0 - px;
@@ -334,8 +338,8 @@ static int fit_edge(const St *s, const PnmfSpritePose *ps, const TestPix *ord, i
     const int32_t *cov = s->cover + (size_t)j * w * h;
     int vis = 0, in = 0, fresh = 0;
     for (int k = 0; k < np; k++) {
-        if ((unsigned)(ord[k].dy - dy0) >= ny || (unsigned)(ord[k].dx - dx0) >= nx) continue;
-        const int y = py + ord[k].dy, x = px + ord[k].dx;
+        if ((unsigned)(yx[k][0] - dy0) >= ny || (unsigned)(yx[k][1] - dx0) >= nx) continue;
+        const int y = py + yx[k][0], x = px + yx[k][1];
         in++;
         const int q = y * w + x;
         if (abs_i(fr[(ptrdiff_t)y * stride + x] - ord[k].v) <= tol) {
@@ -361,11 +365,12 @@ static int fit_edge(const St *s, const PnmfSpritePose *ps, const TestPix *ord, i
  * the try without a look at the cover). Inline in the search's
  * loops: most shifts fail within a few pixels, and a call per shift costs
  * as much as its tests. */
-static inline int try_place(const St *s, const PnmfSpritePose *ps, const TestPix *ord, int j, int py, int px,
+static inline int try_place(const St *s, const PnmfSpritePose *ps, const PoseTests *pt, int j, int py, int px,
                             int serial, int painted, int best, long *work)
 {
     if (py < s->ay0 || px < s->ax0 || py + ps->h > s->ay1 || px + ps->w > s->ax1)
-        return fit_edge(s, ps, ord, j, py, px, serial, painted, work);
+        return fit_edge(s, ps, pt, j, py, px, serial, painted, work);
+    const TestPix *ord = pt->ord;
     /* the whole box in the frame: no pixel to skip; the first pass finds
      * a mismatch (most shifts have one), fit_inside() counts */
     const int tol = s->p->tol, np = ps->npix;
@@ -375,13 +380,13 @@ static inline int try_place(const St *s, const PnmfSpritePose *ps, const TestPix
     /* (tol 0, lossless sources: an equality, the common case) */
     if (!tol && !painted) {
         for (; k < np; k++)
-            if (f0[ord[k].foff] != ord[k].v) break;
+            if (f0[ord[k].off] != ord[k].v) break;
     } else if (!tol) {
         for (; k < np; k++)
-            if (f0[ord[k].foff] != ord[k].v && c0[ord[k].qoff] != serial) break;
+            if (f0[ord[k].off] != ord[k].v && c0[ord[k].off] != serial) break;
     } else {
         for (; k < np; k++)
-            if (abs_i(f0[ord[k].foff] - ord[k].v) > tol && c0[ord[k].qoff] != serial) break;
+            if (abs_i(f0[ord[k].off] - ord[k].v) > tol && c0[ord[k].off] != serial) break;
     }
     if (k < np) {
         *work += k + 1;
@@ -407,12 +412,17 @@ static const PoseTests *pose_tests(St *s, int id)
     if (t->ord) return t;
     const PnmfSpritePose *ps = &s->d->pose[id];
     t->ord = pnmf_malloc_array((size_t)ps->npix, sizeof(TestPix));
-    if (!t->ord) return NULL;
+    t->yx = pnmf_malloc_array((size_t)ps->npix, sizeof(*t->yx));
+    if (!t->ord || !t->yx) {
+        pnmf_free(t->ord), pnmf_free(t->yx);
+        t->ord = NULL, t->yx = NULL;
+        return NULL;
+    }
     const int step = test_step(ps->npix);
     for (int k = 0, i = 0; k < ps->npix; k++, i = (i + step) % ps->npix) {
         const int dy = (int)(ps->list[i] >> 16), dx = (int)(ps->list[i] & 0xFFFF);
-        t->ord[k] = (TestPix){ (int32_t)(dy * s->stride + dx), dy * s->w + dx, (int16_t)dy, (int16_t)dx,
-                               ps->pix[dy * ps->w + dx] };
+        t->ord[k] = (TestPix){ dy * s->w + dx, ps->pix[dy * ps->w + dx] };
+        t->yx[k][0] = (int16_t)dy, t->yx[k][1] = (int16_t)dx;
     }
     int bestv[8], anc[8];
     for (int q = 0; q < ps->npix; q++) {
@@ -558,8 +568,8 @@ static int near_match(St *s, const Blob *b, int serial, int by, int bx, int bh, 
         if (!pt) return PNMF_ERR_NOMEM;
         int mis = 0;
         for (int k = 0; k < ps->npix && mis < bmis; k++) {
-            const int q = (by + pt->ord[k].dy) * w + bx + pt->ord[k].dx;
-            if (abs_i(fr[(ptrdiff_t)(by + pt->ord[k].dy) * s->stride + bx + pt->ord[k].dx] - pt->ord[k].v) <= tol)
+            const int q = (by + pt->yx[k][0]) * w + bx + pt->yx[k][1];
+            if (abs_i(fr[(ptrdiff_t)(by + pt->yx[k][0]) * s->stride + bx + pt->yx[k][1]] - pt->ord[k].v) <= tol)
                 continue;
             if (!fg[q]) mis = bmis; /* over the background, or what is explained: no */
             else mis++;
@@ -676,7 +686,7 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
 #define TRY(PY, PX) do { \
                 const int py_ = (PY), px_ = (PX); \
                 if (py_ >= ylo && py_ <= yhi && px_ >= xlo && px_ <= xhi) { \
-                    const int f_ = try_place(s, ps, pt->ord, j, py_, px_, serial, nocc > 0, best, &work); \
+                    const int f_ = try_place(s, ps, pt, j, py_, px_, serial, nocc > 0, best, &work); \
                     if (f_ > best || (f_ == best && bi == i && (py_ < bpy || (py_ == bpy && px_ < bpx)))) \
                         best = f_, bi = i, bpy = py_, bpx = px_; \
                 } \
@@ -906,9 +916,24 @@ int pnmf_sprite_find(PnmfSpriteDict *d, const PnmfSpriteParams *p, const uint8_t
     s.bpos = pnmf_malloc_array(n, sizeof(uint32_t));
     s.occ = pnmf_malloc_array(n, sizeof(uint32_t));
     s.unexp = pnmf_malloc_array((size_t)(w + 1) * (h + 1), sizeof(int32_t));
+    /* the tests address frames and planes by one offset: frames whose
+     * rows are not w apart are read from a copy whose rows are */
+    uint8_t *packed = NULL;
+    const uint8_t **pframes = NULL;
+    if (stride != w) {
+        packed = pnmf_malloc_array((size_t)m, n);
+        pframes = pnmf_malloc_array((size_t)m, sizeof(*pframes));
+        if (packed && pframes) {
+            for (int j = 0; j < m; j++) {
+                pframes[j] = packed + (size_t)j * n;
+                for (int y = 0; y < h; y++) memcpy(packed + (size_t)j * n + (size_t)y * w, frames[j] + (ptrdiff_t)y * stride, (size_t)w);
+            }
+            s.frames = pframes, s.stride = w;
+        }
+    }
     int ret = PNMF_ERR_NOMEM, ablob = 0;
     if (!out->bg || !out->frame || !s.fcap || !s.fg || !s.cover || !lab || !stack || !dil || !pix ||
-        !mask || !s.bpos || !s.occ || !s.unexp)
+        !mask || !s.bpos || !s.occ || !s.unexp || (stride != w && (!packed || !pframes)))
         goto end;
 
     pnmf_sprite_background(frames, stride, w, h, m, out->bg);
@@ -959,8 +984,9 @@ done:
 end:
     pnmf_free(s.fcap), pnmf_free(s.fg), pnmf_free(s.cover), pnmf_free(s.pixels), pnmf_free(s.blob);
     pnmf_free(s.cand), pnmf_free(s.bpos), pnmf_free(s.occ), pnmf_free(s.unexp);
-    for (int i = 0; i < s.ntests; i++) pnmf_free(s.tests[i].ord);
+    for (int i = 0; i < s.ntests; i++) pnmf_free(s.tests[i].ord), pnmf_free(s.tests[i].yx);
     pnmf_free(s.tests);
+    pnmf_free(packed), pnmf_free(pframes);
     pnmf_free(lab), pnmf_free(stack), pnmf_free(dil), pnmf_free(pix), pnmf_free(mask);
     if (ret < 0) pnmf_sprite_window_free(out);
     return ret;

@@ -134,7 +134,7 @@ typedef struct St {
     const uint8_t *const *frames;
     ptrdiff_t stride;
     int w, h, m;
-    uint8_t *fg;        /* m * w * h: foreground */
+    uint8_t *fg;        /* m * w * h (+ 16): foreground nothing explains (mark() clears what it covers) */
     int32_t *cover;     /* m * w * h: serial of the blob whose placement paints the pixel, 0 none */
     int32_t *pixels;    /* foreground pixel indices y * w + x, grouped by blob */
     Blob *blob;
@@ -166,18 +166,20 @@ static int unexplained(const St *s, int y0, int x0, int y1, int x1)
     return u[y1 * uw + x1] - u[y0 * uw + x1] - u[y1 * uw + x0] + u[y0 * uw + x0];
 }
 
-/* A mask pixel of a pose as try_place() tests it: offset in the box and value. */
+/* A mask pixel of a pose as try_place() tests it: its offset dy * w + dx
+ * in the box (in the frames and in the search's planes alike: the search
+ * reads frames whose rows are w apart) and its value. Eight bytes: the
+ * tests of a long pose read its pixels in a stream. */
 typedef struct TestPix {
-    int32_t foff, qoff; /* dy * stride + dx, dy * w + dx */
-    int16_t dy, dx;
-    int32_t v;
+    int32_t off, v;
 } TestPix;
 
 /* A pose's pixels in try_place()'s order and its 8 extreme pixels (edge
  * anchors): they depend on the pose alone, so each is made once per search
  * rather than at every shift tried. */
 typedef struct PoseTests {
-    TestPix *ord; /* NULL until made */
+    TestPix *ord;      /* NULL until made */
+    int16_t (*yx)[2];  /* ord's (dy, dx) */
     int anc[8], na;
 } PoseTests;
 
@@ -310,21 +312,22 @@ static int fit_inside(const St *s, const PnmfSpritePose *ps, const TestPix *ord,
     const uint8_t *f0 = s->frames[j] + (ptrdiff_t)py * s->stride + px;
     const ptrdiff_t q0 = (ptrdiff_t)j * w * s->h + (ptrdiff_t)py * w + px;
     const uint8_t *g0 = s->fg + q0;
-    const int32_t *c0 = s->cover + q0;
     int vis = 0, fresh = 0;
     for (int k = 0; k < np; k++)
-        if (tol ? abs_i(f0[ord[k].foff] - ord[k].v) <= tol : f0[ord[k].foff] == ord[k].v) {
+        if (tol ? abs_i(f0[ord[k].off] - ord[k].v) <= tol : f0[ord[k].off] == ord[k].v) {
             vis++;
-            fresh += g0[ord[k].qoff] && !c0[ord[k].qoff];
+            fresh += g0[ord[k].off];
         }
     return fit_fresh(np, vis, fresh);
 }
 
 /* try_place() of a pose whose box sticks out of the frame: its pixels
  * outside are skipped. */
-static int fit_edge(const St *s, const PnmfSpritePose *ps, const TestPix *ord, int j, int py, int px, int serial,
+static int fit_edge(const St *s, const PnmfSpritePose *ps, const PoseTests *pt, int j, int py, int px, int serial,
                     int painted, long *work)
 {
+    const TestPix *ord = pt->ord;
+    const int16_t (*yx)[2] = (const int16_t (*)[2])pt->yx;
     const int w = s->w, h = s->h, tol = s->p->tol, np = ps->npix;
     /* a pixel (dy, dx) of the pose is in the area where dy - dy0 < ny and dx - dx0 < nx, unsigned */
     const int dy0 = s->ay0 - py, dx0 = s->ax0 - px;
@@ -335,13 +338,13 @@ static int fit_edge(const St *s, const PnmfSpritePose *ps, const TestPix *ord, i
     const int32_t *cov = s->cover + (size_t)j * w * h;
     int vis = 0, in = 0, fresh = 0;
     for (int k = 0; k < np; k++) {
-        if ((unsigned)(ord[k].dy - dy0) >= ny || (unsigned)(ord[k].dx - dx0) >= nx) continue;
-        const int y = py + ord[k].dy, x = px + ord[k].dx;
+        if ((unsigned)(yx[k][0] - dy0) >= ny || (unsigned)(yx[k][1] - dx0) >= nx) continue;
+        const int y = py + yx[k][0], x = px + yx[k][1];
         in++;
         const int q = y * w + x;
         if (abs_i(fr[(ptrdiff_t)y * stride + x] - ord[k].v) <= tol) {
             vis++;
-            fresh += fg[q] && !cov[q];
+            fresh += fg[q];
         } else if (!painted || cov[q] != serial) {
             *work += k + 1;
             return -1;
@@ -362,11 +365,12 @@ static int fit_edge(const St *s, const PnmfSpritePose *ps, const TestPix *ord, i
  * the try without a look at the cover). Inline in the search's
  * loops: most shifts fail within a few pixels, and a call per shift costs
  * as much as its tests. */
-static inline int try_place(const St *s, const PnmfSpritePose *ps, const TestPix *ord, int j, int py, int px,
+static inline int try_place(const St *s, const PnmfSpritePose *ps, const PoseTests *pt, int j, int py, int px,
                             int serial, int painted, int best, long *work)
 {
     if (py < s->ay0 || px < s->ax0 || py + ps->h > s->ay1 || px + ps->w > s->ax1)
-        return fit_edge(s, ps, ord, j, py, px, serial, painted, work);
+        return fit_edge(s, ps, pt, j, py, px, serial, painted, work);
+    const TestPix *ord = pt->ord;
     /* the whole box in the frame: no pixel to skip; the first pass finds
      * a mismatch (most shifts have one), fit_inside() counts */
     const int tol = s->p->tol, np = ps->npix;
@@ -376,13 +380,13 @@ static inline int try_place(const St *s, const PnmfSpritePose *ps, const TestPix
     /* (tol 0, lossless sources: an equality, the common case) */
     if (!tol && !painted) {
         for (; k < np; k++)
-            if (f0[ord[k].foff] != ord[k].v) break;
+            if (f0[ord[k].off] != ord[k].v) break;
     } else if (!tol) {
         for (; k < np; k++)
-            if (f0[ord[k].foff] != ord[k].v && c0[ord[k].qoff] != serial) break;
+            if (f0[ord[k].off] != ord[k].v && c0[ord[k].off] != serial) break;
     } else {
         for (; k < np; k++)
-            if (abs_i(f0[ord[k].foff] - ord[k].v) > tol && c0[ord[k].qoff] != serial) break;
+            if (abs_i(f0[ord[k].off] - ord[k].v) > tol && c0[ord[k].off] != serial) break;
     }
     if (k < np) {
         *work += k + 1;
@@ -408,12 +412,17 @@ static const PoseTests *pose_tests(St *s, int id)
     if (t->ord) return t;
     const PnmfSpritePose *ps = &s->d->pose[id];
     t->ord = pnmf_malloc_array((size_t)ps->npix, sizeof(TestPix));
-    if (!t->ord) return NULL;
+    t->yx = pnmf_malloc_array((size_t)ps->npix, sizeof(*t->yx));
+    if (!t->ord || !t->yx) {
+        pnmf_free(t->ord), pnmf_free(t->yx);
+        t->ord = NULL, t->yx = NULL;
+        return NULL;
+    }
     const int step = test_step(ps->npix);
     for (int k = 0, i = 0; k < ps->npix; k++, i = (i + step) % ps->npix) {
         const int dy = (int)(ps->list[i] >> 16), dx = (int)(ps->list[i] & 0xFFFF);
-        t->ord[k] = (TestPix){ (int32_t)(dy * s->stride + dx), dy * s->w + dx, (int16_t)dy, (int16_t)dx,
-                               ps->pix[dy * ps->w + dx] };
+        t->ord[k] = (TestPix){ dy * s->w + dx, ps->pix[dy * ps->w + dx] };
+        t->yx[k][0] = (int16_t)dy, t->yx[k][1] = (int16_t)dx;
     }
     int bestv[8], anc[8];
     for (int q = 0; q < ps->npix; q++) {
@@ -450,13 +459,14 @@ static void mark(St *s, const PnmfSpritePose *ps, int j, int py, int px, int ser
     const int w = s->w, h = s->h, tol = s->p->tol;
     const uint8_t *fr = s->frames[j];
     int32_t *cov = s->cover + (size_t)j * w * h;
+    uint8_t *fg = s->fg + (size_t)j * w * h;
     for (int i = 0; i < ps->npix; i++) {
         const int dy = (int)(ps->list[i] >> 16), dx = (int)(ps->list[i] & 0xFFFF);
         const int y = py + dy, x = px + dx;
         if (y < s->ay0 || y >= s->ay1 || x < s->ax0 || x >= s->ax1) continue;
         const int q = y * w + x;
         if (!cov[q] && abs_i(fr[(ptrdiff_t)y * s->stride + x] - ps->pix[dy * ps->w + dx]) <= tol)
-            cov[q] = serial;
+            cov[q] = serial, fg[q] = 0;
     }
 }
 
@@ -549,7 +559,6 @@ static int near_match(St *s, const Blob *b, int serial, int by, int bx, int bh, 
     if (by == s->ay0 || bx == s->ax0 || by + bh == s->ay1 || bx + bw == s->ax1) return 0;
     const uint8_t *fr = s->frames[j];
     const uint8_t *fg = s->fg + (size_t)j * w * s->h;
-    const int32_t *cov = s->cover + (size_t)j * w * s->h;
     const int lim = left / NEAR_SHARE > NEAR_MIN ? left / NEAR_SHARE : NEAR_MIN;
     int bi = -1, bmis = lim + 1;
     for (int i = 0; i < s->d->count; i++) {
@@ -559,10 +568,10 @@ static int near_match(St *s, const Blob *b, int serial, int by, int bx, int bh, 
         if (!pt) return PNMF_ERR_NOMEM;
         int mis = 0;
         for (int k = 0; k < ps->npix && mis < bmis; k++) {
-            const int q = (by + pt->ord[k].dy) * w + bx + pt->ord[k].dx;
-            if (abs_i(fr[(ptrdiff_t)(by + pt->ord[k].dy) * s->stride + bx + pt->ord[k].dx] - pt->ord[k].v) <= tol)
+            const int q = (by + pt->yx[k][0]) * w + bx + pt->yx[k][1];
+            if (abs_i(fr[(ptrdiff_t)(by + pt->yx[k][0]) * s->stride + bx + pt->yx[k][1]] - pt->ord[k].v) <= tol)
                 continue;
-            if (!fg[q] || cov[q]) mis = bmis; /* over the background, or what is explained: no */
+            if (!fg[q]) mis = bmis; /* over the background, or what is explained: no */
             else mis++;
         }
         if (mis < bmis) bi = i, bmis = mis;
@@ -640,7 +649,7 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
             for (int x = rx0; x < rx1; x++) {
                 const int q = y * w + x;
                 if (cov[q] == serial) s->occ[nocc++] = (uint32_t)y << 16 | (uint32_t)x;
-                row += fg[q] && !cov[q];
+                row += fg[q];
                 u[x - rx0 + 1] = u[x - rx0 + 1 - uw] + row;
             }
         }
@@ -677,7 +686,7 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
 #define TRY(PY, PX) do { \
                 const int py_ = (PY), px_ = (PX); \
                 if (py_ >= ylo && py_ <= yhi && px_ >= xlo && px_ <= xhi) { \
-                    const int f_ = try_place(s, ps, pt->ord, j, py_, px_, serial, nocc > 0, best, &work); \
+                    const int f_ = try_place(s, ps, pt, j, py_, px_, serial, nocc > 0, best, &work); \
                     if (f_ > best || (f_ == best && bi == i && (py_ < bpy || (py_ == bpy && px_ < bpx)))) \
                         best = f_, bi = i, bpy = py_, bpx = px_; \
                 } \
@@ -907,9 +916,24 @@ int pnmf_sprite_find(PnmfSpriteDict *d, const PnmfSpriteParams *p, const uint8_t
     s.bpos = pnmf_malloc_array(n, sizeof(uint32_t));
     s.occ = pnmf_malloc_array(n, sizeof(uint32_t));
     s.unexp = pnmf_malloc_array((size_t)(w + 1) * (h + 1), sizeof(int32_t));
+    /* the tests address frames and planes by one offset: frames whose
+     * rows are not w apart are read from a copy whose rows are */
+    uint8_t *packed = NULL;
+    const uint8_t **pframes = NULL;
+    if (stride != w) {
+        packed = pnmf_malloc_array((size_t)m, n);
+        pframes = pnmf_malloc_array((size_t)m, sizeof(*pframes));
+        if (packed && pframes) {
+            for (int j = 0; j < m; j++) {
+                pframes[j] = packed + (size_t)j * n;
+                for (int y = 0; y < h; y++) memcpy(packed + (size_t)j * n + (size_t)y * w, frames[j] + (ptrdiff_t)y * stride, (size_t)w);
+            }
+            s.frames = pframes, s.stride = w;
+        }
+    }
     int ret = PNMF_ERR_NOMEM, ablob = 0;
     if (!out->bg || !out->frame || !s.fcap || !s.fg || !s.cover || !lab || !stack || !dil || !pix ||
-        !mask || !s.bpos || !s.occ || !s.unexp)
+        !mask || !s.bpos || !s.occ || !s.unexp || (stride != w && (!packed || !pframes)))
         goto end;
 
     pnmf_sprite_background(frames, stride, w, h, m, out->bg);
@@ -950,9 +974,8 @@ int pnmf_sprite_find(PnmfSpriteDict *d, const PnmfSpriteParams *p, const uint8_t
     if ((s.ay0 || s.ax0 || s.ay1 < h || s.ax1 < w) && (ret = paint_lines(&s, out->bg, pix, mask)) < 0) goto end;
     for (int j = 0; j < m; j++) {
         const uint8_t *fg = s.fg + (size_t)j * n;
-        const int32_t *cov = s.cover + (size_t)j * n;
         int u = 0;
-        for (size_t i = 0; i < n; i++) u += fg[i] & (cov[i] == 0); /* (no branch: vectorized) */
+        for (size_t i = 0; i < n; i++) u += fg[i]; /* (no branch: vectorized) */
         out->frame[j].unexplained = u;
     }
 done:
@@ -961,8 +984,9 @@ done:
 end:
     pnmf_free(s.fcap), pnmf_free(s.fg), pnmf_free(s.cover), pnmf_free(s.pixels), pnmf_free(s.blob);
     pnmf_free(s.cand), pnmf_free(s.bpos), pnmf_free(s.occ), pnmf_free(s.unexp);
-    for (int i = 0; i < s.ntests; i++) pnmf_free(s.tests[i].ord);
+    for (int i = 0; i < s.ntests; i++) pnmf_free(s.tests[i].ord), pnmf_free(s.tests[i].yx);
     pnmf_free(s.tests);
+    pnmf_free(packed), pnmf_free(pframes);
     pnmf_free(lab), pnmf_free(stack), pnmf_free(dil), pnmf_free(pix), pnmf_free(mask);
     if (ret < 0) pnmf_sprite_window_free(out);
     return ret;

@@ -486,10 +486,43 @@ static void test_pose_sets(void)
     CHECK(smaller > 0);
 }
 
+/* Frames whose rows lie further apart than their width (the search reads
+ * them through a copy) give the same poses and placements. */
+static void test_stride(void)
+{
+    enum { PAD = 24 };
+    static uint8_t wide[M][H * (W + PAD)];
+    const uint8_t *fp[M], *fw[M];
+    for (int j = 0; j < M; j++) {
+        memset(wide[j], 0xA5, sizeof(wide[j]));
+        for (int y = 0; y < H; y++) memcpy(wide[j] + y * (W + PAD), frames[j] + y * W, W);
+        fp[j] = frames[j], fw[j] = wide[j];
+    }
+    PnmfSpriteParams p;
+    pnmf_sprite_params_default(&p);
+    PnmfSpriteDict d1, d2;
+    pnmf_sprite_dict_init(&d1), pnmf_sprite_dict_init(&d2);
+    PnmfSpriteWindow a, b;
+    CHECK(pnmf_sprite_find(&d1, &p, fp, W, W, H, M, &a) == 0);
+    CHECK(pnmf_sprite_find(&d2, &p, fw, W + PAD, W, H, M, &b) == 0);
+    CHECK_MSG(d1.count == d2.count, "%d poses against %d", d2.count, d1.count);
+    CHECK(!memcmp(a.bg, b.bg, W * H));
+    for (int j = 0; j < M; j++) {
+        CHECK_MSG(a.frame[j].count == b.frame[j].count, "frame %d: %d placements against %d", j, b.frame[j].count,
+                  a.frame[j].count);
+        for (int k = 0; k < a.frame[j].count && k < b.frame[j].count; k++)
+            CHECK(a.frame[j].place[k].pose == b.frame[j].place[k].pose && a.frame[j].place[k].y == b.frame[j].place[k].y &&
+                  a.frame[j].place[k].x == b.frame[j].place[k].x);
+    }
+    pnmf_sprite_window_free(&a), pnmf_sprite_window_free(&b);
+    pnmf_sprite_dict_free(&d1), pnmf_sprite_dict_free(&d2);
+}
+
 int main(void)
 {
     make_clip();
     test_recovery();
+    test_stride();
     test_cap();
     test_frame_line();
     test_near_match();

@@ -116,6 +116,7 @@ typedef struct EncWindow {
     int carried;              /* md carries the last model's components, coded and kept */
     int drop;                 /* the probe found no model worth fitting */
     int sprites;              /* md's model is a sprite layer, coded and kept */
+    int unrepeated;           /* the sprite search's repeat gate found no sprite animation */
     int *spr_new;             /* the found poses md's layer sends, in order */
     int spr_nnew;
     PnmfWindowModel floor_bare; /* a dropped sprite layer's coding over no model at the pick's first step */

@@ -451,7 +451,13 @@ int pnmf_window_carry(PnmfEncoder *e, EncWindow *w)
 /* Probe: before a full fit, whether one can pay (probe_model); a window
  * after a probe far from paying goes without a model, unprobed. Only with
  * the residual layer (the alternative a model must beat) and a fit of
- * more than one iteration (the probe would be the fit). */
+ * more than one iteration (the probe would be the fit). A window the
+ * sprite search's repeat gate found without sprite animation (a lossy
+ * window whose blobs seldom recur: filmed or rendered footage) goes
+ * without a model, unprobed: components are parts that recur, shifted,
+ * from frame to frame, and on the development set's smooth clips no
+ * probe of such a window pays while the probe (its fit and two codings)
+ * takes half the encode (docs/speed.md, "The model probe's gate"). */
 int pnmf_window_probe(PnmfEncoder *e, EncWindow *w)
 {
     if (w->carried || w->sprites || !e->s.components || !e->s.residual || e->s.two_level || e->s.iterations <= 1)
@@ -460,6 +466,12 @@ int pnmf_window_probe(PnmfEncoder *e, EncWindow *w)
         /* -q 0 codes the window lossless, where the components' prediction
          * saves less than their bytes: no model, no fit */
         w->drop = 1;
+        return 0;
+    }
+    if (w->unrepeated) {
+        w->drop = 1;
+        pnmf_log(&e->s.logger, PNMF_LOG_INFO, "window %d: no model (no sprite animation: no recurring parts)",
+                 e->windows);
         return 0;
     }
     if (e->probe_skips > 0) {

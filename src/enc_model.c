@@ -538,7 +538,15 @@ int pnmf_window_keep(PnmfEncoder *e, EncWindow *w)
     if (w->carried || w->sprites) return 0; /* coded, and kept, by the carry or the sprite step */
     if (!(w->md.first[m] > 0)) {
         if (w->md.res.step16) return 0; /* the probe's coding */
-        const int step16 = enc_pick_first_step(e, w->step16);
+        /* a window without sprite animation (filmed or rendered footage,
+         * coded with noise at every step) from -q PNMF_PICK_NO_FLOOR_Q up:
+         * first coded at the grid step at or below -q's, which the pick
+         * codes anyway; -q 16's coding, far finer and larger, would
+         * neither win there nor bound the pick (choose_step()) */
+        w->no_floor = enc_picks(&e->s) && e->s.quality >= PNMF_PICK_NO_FLOOR_Q && w->unrepeated &&
+                      !w->floor_bare.res.step16 && !pnmf_model_has_components(&w->md);
+        const int step16 = w->no_floor ? pnmf_residual_step(pnmf_pick_lo_quality(e->s.quality))
+                                       : enc_pick_first_step(e, w->step16);
         if (w->floor_bare.res.step16 == step16 && !pnmf_model_has_components(&w->md)) {
             /* the sprite step's coding over no model, at this step */
             pnmf_model_free(&w->md);

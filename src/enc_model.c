@@ -541,8 +541,10 @@ int pnmf_window_keep(PnmfEncoder *e, EncWindow *w)
         /* a window without sprite animation (filmed or rendered footage,
          * coded with noise at every step) from -q PNMF_PICK_NO_FLOOR_Q up:
          * first coded at the grid step at or below -q's, which the pick
-         * codes anyway; -q 16's coding, far finer and larger, would
-         * neither win there nor bound the pick (choose_step()) */
+         * codes anyway; -q 16's coding, far finer and larger, neither
+         * wins there nor bounds the pick (choose_step(); the smooth
+         * clips' files at every -q of pnmf-compare's ladder and at -q 24
+         * are the same without it, docs/speed.md) */
         w->no_floor = enc_picks(&e->s) && e->s.quality >= PNMF_PICK_NO_FLOOR_Q && w->unrepeated &&
                       !w->floor_bare.res.step16 && !pnmf_model_has_components(&w->md);
         const int step16 = w->no_floor ? pnmf_residual_step(pnmf_pick_lo_quality(e->s.quality))

@@ -457,7 +457,7 @@ int pnmf_window_carry(PnmfEncoder *e, EncWindow *w)
  * without a model, unprobed: components are parts that recur, shifted,
  * from frame to frame, and on the development set's smooth clips no
  * probe of such a window pays while the probe (its fit and two codings)
- * takes half the encode (docs/speed.md, "The model probe's gate"). */
+ * takes half the encode (docs/speed.md, "Smooth clips"). */
 int pnmf_window_probe(PnmfEncoder *e, EncWindow *w)
 {
     if (w->carried || w->sprites || !e->s.components || !e->s.residual || e->s.two_level || e->s.iterations <= 1)

@@ -116,6 +116,8 @@ typedef struct EncWindow {
     int carried;              /* md carries the last model's components, coded and kept */
     int drop;                 /* the probe found no model worth fitting */
     int sprites;              /* md's model is a sprite layer, coded and kept */
+    int unrepeated;           /* the sprite search's repeat gate found no sprite animation */
+    int no_floor;             /* the pick goes without -q PNMF_PICK_FLOOR's coding (pnmf_window_keep) */
     int *spr_new;             /* the found poses md's layer sends, in order */
     int spr_nnew;
     PnmfWindowModel floor_bare; /* a dropped sprite layer's coding over no model at the pick's first step */
@@ -185,6 +187,7 @@ static inline double enc_quality_lambda(const PnmfEncoder *e)
 int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w);     /* enc_sprite.c */
 int pnmf_window_carry(PnmfEncoder *e, EncWindow *w);       /* enc_model.c */
 int pnmf_window_probe(PnmfEncoder *e, EncWindow *w);       /* enc_model.c */
+int pnmf_pick_lo_quality(int q);                            /* enc_rate.c */
 int pnmf_window_fit(PnmfEncoder *e, EncWindow *w);         /* enc_model.c */
 int pnmf_window_keep(PnmfEncoder *e, EncWindow *w);        /* enc_model.c */
 int pnmf_window_choose_step(PnmfEncoder *e, EncWindow *w); /* enc_rate.c */

@@ -453,7 +453,13 @@ int pnmf_window_carry(PnmfEncoder *e, EncWindow *w)
 /* Probe: before a full fit, whether one can pay (probe_model); a window
  * after a probe far from paying goes without a model, unprobed. Only with
  * the residual layer (the alternative a model must beat) and a fit of
- * more than one iteration (the probe would be the fit). */
+ * more than one iteration (the probe would be the fit). A window the
+ * sprite search's repeat gate found without sprite animation (a lossy
+ * window whose blobs seldom recur: filmed or rendered footage) goes
+ * without a model, unprobed: components are parts that recur, shifted,
+ * from frame to frame, and on the development set's smooth clips no
+ * probe of such a window pays while the probe (its fit and two codings)
+ * takes half the encode (docs/speed.md, "Smooth clips"). */
 int pnmf_window_probe(PnmfEncoder *e, EncWindow *w)
 {
     if (w->carried || w->sprites || !e->s.components || !e->s.residual || e->s.two_level || e->s.iterations <= 1)
@@ -462,6 +468,12 @@ int pnmf_window_probe(PnmfEncoder *e, EncWindow *w)
         /* -q 0 codes the window lossless, where the components' prediction
          * saves less than their bytes: no model, no fit */
         w->drop = 1;
+        return 0;
+    }
+    if (w->unrepeated) {
+        w->drop = 1;
+        pnmf_log(&e->s.logger, PNMF_LOG_INFO, "window %d: no model (no sprite animation: no recurring parts)",
+                 e->windows);
         return 0;
     }
     if (e->probe_skips > 0) {
@@ -528,7 +540,17 @@ int pnmf_window_keep(PnmfEncoder *e, EncWindow *w)
     if (w->carried || w->sprites) return 0; /* coded, and kept, by the carry or the sprite step */
     if (!(w->md.first[m] > 0)) {
         if (w->md.res.step16) return 0; /* the probe's coding */
-        const int step16 = enc_pick_first_step(e, w->step16);
+        /* a window without sprite animation (filmed or rendered footage,
+         * coded with noise at every step) from -q PNMF_PICK_NO_FLOOR_Q up:
+         * first coded at the grid step at or below -q's, which the pick
+         * codes anyway; -q 16's coding, far finer and larger, neither
+         * wins there nor bounds the pick (choose_step(); the smooth
+         * clips' files at every -q of pnmf-compare's ladder and at -q 24
+         * are the same without it, docs/speed.md) */
+        w->no_floor = enc_picks(&e->s) && e->s.quality >= PNMF_PICK_NO_FLOOR_Q && w->unrepeated &&
+                      !w->floor_bare.res.step16 && !pnmf_model_has_components(&w->md);
+        const int step16 = w->no_floor ? pnmf_residual_step(pnmf_pick_lo_quality(e->s.quality))
+                                       : enc_pick_first_step(e, w->step16);
         if (w->floor_bare.res.step16 == step16 && !pnmf_model_has_components(&w->md)) {
             /* the sprite step's coding over no model, at this step */
             pnmf_model_free(&w->md);

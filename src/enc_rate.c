@@ -197,12 +197,22 @@ static int code_steps(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, c
     return ret;
 }
 
+/* The -q of the grid step at or below -q q's (q > PNMF_PICK_FLOOR). */
+int pnmf_pick_lo_quality(int q)
+{
+    return PNMF_PICK_FLOOR + (q - PNMF_PICK_FLOOR) / PNMF_PICK_GRID * PNMF_PICK_GRID;
+}
+
 /* nfam 1: fam[0]'s residual layer at the steps of the grid the search
  * (ratectl.h, pnmf_step_search) asks for. nfam 2: the window with its
  * model (fam[0] or fam[1]) and without, offered at each step the one
  * with the lower cost there. sse[f]: the error of fam[f]'s coding, if it
- * holds one. fam[0] gets the coding kept, *sse its error. */
-static int choose_step(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, double sse[2])
+ * holds one. fam[0] gets the coding kept, *sse its error. no_floor (nfam
+ * 1): step 0, -q PNMF_PICK_FLOOR's, is not coded; the search sees it as
+ * a coding of no error and unbounded bytes, which bounds nothing, is
+ * never picked, and ends the walk to finer steps at step 1 as a coding
+ * made does. */
+static int choose_step(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, double sse[2], int no_floor)
 {
     if (!enc_picks(&e->s)) return 0;
     /* a byte weighs as at the step of -q + PNMF_PICK_LAMBDA_Q: with -q's own
@@ -222,15 +232,18 @@ static int choose_step(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
     if (q < PNMF_PICK_FLOOR) return choose_fine(e, fam, nfam, m, sse, held);
     PnmfStepSearch srch;
     const double pick_lambda = 8 * enc_residual_lambda(pnmf_residual_step(q + PNMF_PICK_LAMBDA_Q));
-    const int q_lo = PNMF_PICK_FLOOR + (q - PNMF_PICK_FLOOR) / PNMF_PICK_GRID * PNMF_PICK_GRID;
+    const int q_lo = pnmf_pick_lo_quality(q);
     const double s_lo = pnmf_residual_step(q_lo) / 16.0;
     const double noise = (double)m * e->nv * s_lo * s_lo / 12; /* a uniform quantizer's error at q_lo's step */
     pnmf_step_search_init(&srch, q, q < PNMF_MAX_QUALITY ? pick_lambda : INFINITY, noise);
+    no_floor = no_floor && nfam == 1 && srch.lo > 1;
+    if (no_floor) pnmf_step_search_add(&srch, 0, INFINITY, 0);
     PnmfResidual res[PNMF_PICK_CODINGS] = { { 0 } };
     int of[PNMF_PICK_CODINGS] = { 0 }, ret = 0;
     double r[PNMF_PICK_CODINGS], d[PNMF_PICK_CODINGS];
     /* -q PNMF_PICK_FLOOR keeps the first coding: the pick's floor */
-    for (int i = 0; ret >= 0 && i >= 0 && !(q == PNMF_PICK_FLOOR && srch.have[0]); i = pnmf_step_search_next(&srch)) {
+    for (int i = pnmf_step_search_next(&srch); ret >= 0 && i >= 0 && !(q == PNMF_PICK_FLOOR && srch.have[0]);
+         i = pnmf_step_search_next(&srch)) {
         /* without a model, lo's step and the one below it, which the
          * search always codes after it, at once on two threads */
         const int at[2] = { i, i - 1 };
@@ -240,7 +253,9 @@ static int choose_step(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
         for (int k = 0; ret >= 0 && k < ns; k++) pnmf_step_search_add(&srch, at[k], r[at[k]], d[at[k]]);
     }
     for (int f = 0; f < nfam; f++) pnmf_residual_free(&fam[f].res); /* held codings never offered */
-    const int best = pnmf_step_search_pick(&srch);
+    /* without step 0's coding, lo's (every coding meets the bound at or
+     * above its error) is the least the pick keeps */
+    const int best = no_floor && !pnmf_step_search_pick(&srch) ? srch.lo : pnmf_step_search_pick(&srch);
     for (int i = 0; i < PNMF_PICK_CODINGS; i++)
         if (i != best || ret < 0) pnmf_residual_free(&res[i]);
     if (ret < 0) return ret;
@@ -316,7 +331,7 @@ int pnmf_window_choose_step(PnmfEncoder *e, EncWindow *w)
     }
     PnmfWindowModel fam[2] = { w->md, w->bare };
     double fsse[2] = { w->sse, w->bare_sse };
-    const int ret = choose_step(e, fam, nfam, m, fsse);
+    const int ret = choose_step(e, fam, nfam, m, fsse, w->no_floor);
     w->md = fam[0], w->bare = fam[1], w->sse = fsse[0];
     return ret;
 }

@@ -159,8 +159,9 @@ static int window_tol(const PnmfEncoder *e, int m)
 }
 
 /* Every frame's placements, in found ids, for the m frames of the window:
- * the search runs on chunks of frames whose work space stays bounded. */
-static int find_poses(PnmfEncoder *e, int m, PnmfSpriteFrame *fr)
+ * the search runs on chunks of frames whose work space stays bounded.
+ * *unrepeated: the repeat gate skipped every chunk (no sprite animation). */
+static int find_poses(PnmfEncoder *e, int m, PnmfSpriteFrame *fr, int *unrepeated)
 {
     PnmfSpriteParams p;
     pnmf_sprite_params_default(&p);
@@ -180,11 +181,13 @@ static int find_poses(PnmfEncoder *e, int m, PnmfSpriteFrame *fr)
     size_t per = PNMF_SPRITE_CHUNK_PIXELS / e->nv;
     const int chunk = per < 1 ? 1 : per > (size_t)m ? m : (int)per;
     int ret = 0;
+    *unrepeated = p.min_repeat > 0;
     for (int j0 = 0; ret >= 0 && j0 < m; j0 += chunk) {
         const int n = m - j0 < chunk ? m - j0 : chunk;
         PnmfSpriteWindow win;
         ret = pnmf_sprite_find(&e->sfound, &p, ptr + j0, e->width, e->width, e->height, n, &win);
         if (ret < 0) break;
+        *unrepeated &= win.skipped;
         if (p.min_repeat > 0 && win.sized >= p.repeat_blobs)
             pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: %d of %d blobs of %d pixels or more recur: %s", e->windows,
                      win.repeats, win.sized, p.min_match, win.skipped ? "no sprite animation, no pose search" : "pose search");
@@ -519,7 +522,7 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
     PnmfWindowModel cand[SPRITE_RULES];
     int *cnew[SPRITE_RULES] = { NULL }, cn[SPRITE_RULES] = { 0 }, cplaced[SPRITE_RULES] = { 0 };
     memset(cand, 0, sizeof(cand));
-    int ret = find_poses(e, m, fr);
+    int ret = find_poses(e, m, fr, &w->unrepeated);
     if (ret >= 0) ret = grow_slots(e);
     for (int r = 0; ret >= 0 && r < SPRITE_RULES; r++) {
         ret = pnmf_model_alloc(&cand[r], e->rows, e->cols, e->vis_rows, e->vis_cols, m, e->s.components, 0);

@@ -1266,42 +1266,57 @@ int pnmf_residual_match_weights(const uint8_t *frames, int m, size_t stride, int
     const int bx = pnmf_residual_blocks(cols), by = pnmf_residual_blocks(rows);
     const size_t nb = (size_t)bx * by;
     if (m < 2 || rows < PNMF_RES_BLOCK || cols < PNMF_RES_BLOCK) return 0;
-    const size_t npos = (size_t)(rows - PNMF_RES_BLOCK + 1) * (size_t)(cols - PNMF_RES_BLOCK + 1);
     size_t size = 1;
-    while (size < npos + npos / 2) size *= 2; /* at most 2/3 full */
+    /* at most 1/8 full: most positions look up a key that is not there,
+     * which ends at the first empty slot */
+    while (size < 8 * nb) size *= 2;
     /* a[j * nb + b]: the blocks of later frames that copy frame j's block b */
     float *a = pnmf_calloc((size_t)m * nb, sizeof(float));
     uint64_t *key = pnmf_malloc_array(size, sizeof(uint64_t));
     int32_t *pos = pnmf_malloc_array(size, sizeof(int32_t));
-    if (!a || !key || !pos) {
-        pnmf_free(a), pnmf_free(key), pnmf_free(pos);
+    int32_t *at = pnmf_malloc_array(nb, sizeof(int32_t)); /* block b's slot, -1: found in place, or not full */
+    if (!a || !key || !pos || !at) {
+        pnmf_free(a), pnmf_free(key), pnmf_free(pos), pnmf_free(at);
         return PNMF_ERR_NOMEM;
     }
     const int span = cols - PNMF_RES_BLOCK + 1;
     for (int j = m - 1; j >= 1; j--) {
         const uint8_t *cur = frames + (size_t)j * stride, *prev = cur - stride;
-        /* frame j - 1's 8 x 8 blocks at every position, the first of each key */
+        /* the keys of frame j's blocks that frame j - 1 does not hold in
+         * place, then frame j - 1's 8 x 8 blocks at every position in
+         * raster order: each key's first position (a table of the few
+         * keys looked for, not of every position: the same first
+         * positions, in far less memory) */
         memset(key, 0, size * sizeof(uint64_t));
-        for (int y = 0; y + PNMF_RES_BLOCK <= rows; y++)
+        size_t left = 0; /* keys without a position yet */
+        for (size_t b = 0; b < nb; b++) {
+            int y0, y1, x0, x1;
+            at[b] = -1;
+            pnmf_residual_block(bx, rows, cols, b, &y0, &y1, &x0, &x1);
+            if (y1 - y0 < PNMF_RES_BLOCK || x1 - x0 < PNMF_RES_BLOCK) continue;
+            const uint8_t *blk = cur + (size_t)y0 * cols + x0;
+            if (pnmf_residual_same_block(blk, prev + (size_t)y0 * cols + x0, (size_t)cols)) continue;
+            const uint64_t k = block_key(blk, (size_t)cols);
+            const size_t sl = key_slot(key, size, k);
+            if (!key[sl]) key[sl] = k, pos[sl] = -1, left++;
+            at[b] = (int32_t)sl;
+        }
+        for (int y = 0; left && y + PNMF_RES_BLOCK <= rows; y++)
             for (int x = 0; x + PNMF_RES_BLOCK <= cols; x++) {
-                const uint64_t k = block_key(prev + (size_t)y * cols + x, (size_t)cols);
-                const size_t s = key_slot(key, size, k);
-                if (!key[s]) key[s] = k, pos[s] = y * span + x;
+                const size_t sl = key_slot(key, size, block_key(prev + (size_t)y * cols + x, (size_t)cols));
+                if (key[sl] && pos[sl] < 0) pos[sl] = y * span + x, left--;
             }
         for (size_t b = 0; b < nb; b++) {
             int y0, y1, x0, x1;
             pnmf_residual_block(bx, rows, cols, b, &y0, &y1, &x0, &x1);
             if (y1 - y0 < PNMF_RES_BLOCK || x1 - x0 < PNMF_RES_BLOCK) continue;
             const uint8_t *blk = cur + (size_t)y0 * cols + x0;
-            int dy = 0, dx = 0, found = pnmf_residual_same_block(blk, prev + (size_t)y0 * cols + x0, (size_t)cols);
-            if (!found) {
-                const size_t s = key_slot(key, size, block_key(blk, (size_t)cols));
-                if (key[s]) {
-                    const int sy = pos[s] / span, sx = pos[s] % span;
-                    dy = sy - y0, dx = sx - x0;
-                    found = abs(dy) <= PNMF_RES_MAX_MV && abs(dx) <= PNMF_RES_MAX_MV &&
-                            pnmf_residual_same_block(blk, prev + (size_t)sy * cols + sx, (size_t)cols);
-                }
+            int dy = 0, dx = 0, found = at[b] < 0;
+            if (!found && pos[at[b]] >= 0) {
+                const int sy = pos[at[b]] / span, sx = pos[at[b]] % span;
+                dy = sy - y0, dx = sx - x0;
+                found = abs(dy) <= PNMF_RES_MAX_MV && abs(dx) <= PNMF_RES_MAX_MV &&
+                        pnmf_residual_same_block(blk, prev + (size_t)sy * cols + sx, (size_t)cols);
             }
             if (!found) continue;
             /* frame j - 1's samples [y0 + dy, +8) x [x0 + dx, +8), by block */
@@ -1322,7 +1337,7 @@ int pnmf_residual_match_weights(const uint8_t *frames, int m, size_t stride, int
         const int cl = c > PNMF_RES_WEIGHTS - 1 ? PNMF_RES_WEIGHTS - 1 : (int)c;
         if (cl > w[i]) w[i] = (uint8_t)cl;
     }
-    pnmf_free(a), pnmf_free(key), pnmf_free(pos);
+    pnmf_free(a), pnmf_free(key), pnmf_free(pos), pnmf_free(at);
     return 0;
 }
 

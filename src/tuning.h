@@ -39,6 +39,8 @@
 #define PNMF_FINE_LAMBDA_Q 8
 /* The step search also codes the step above -q's where the error at -q's is under 1/this of a uniform quantizer's. */
 #define PNMF_PICK_EXACT_NOISE 64
+/* From this -q up (the grid step below -q's -q 20 or coarser), a window without sprite animation or a model is searched without -q 16's coding. */
+#define PNMF_PICK_NO_FLOOR_Q 24
 
 /* The full fit and its check */
 

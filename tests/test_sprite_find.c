@@ -258,6 +258,91 @@ static void test_repeat_gate(void)
     }
 }
 
+/* ---- the repeat gate within a tolerance: coded sprites recur nearly ---- */
+
+enum { NOISY_SPRITES, SMOOTH_BUMPS, STILL_OBJECTS, RELIT_SPRITES };
+
+/* GM frames of GW x GH over a textured background (20..119), every sample
+ * then moved by coding-like noise of up to 2 levels, with (kind):
+ *   NOISY_SPRITES  the gate clip's discs (values 140..250) in their 2-pose
+ *                  cycles: sprite animation through a lossy codec;
+ *   SMOOTH_BUMPS   smooth bumps moving like them: shading without a
+ *                  pattern, which any bump of its size matches;
+ *   STILL_OBJECTS  textured discs that come and go in place (a person who
+ *                  stops, seen by a camera): each shows at one place only;
+ *   RELIT_SPRITES  the discs in their cycles, lit 6 levels brighter in each
+ *                  frame: rendered content whose shading moves. */
+static void make_noisy_clip(uint8_t (*f)[GW * GH], int kind)
+{
+    static Sprite cyc[GS][2];
+    rs = 4711;
+    for (int i = 0; i < GW * GH; i++) f[0][i] = (uint8_t)urand(20, 119);
+    for (int j = 1; j < GM; j++) memcpy(f[j], f[0], GW * GH);
+    for (int k = 0; k < GS; k++)
+        for (int c = 0; c < 2; c++) {
+            Sprite *s = &cyc[k][c];
+            make_sprite(s, 13, 13, c);
+            for (int i = 0; i < s->w * s->h; i++) {
+                const int y = i / s->w - 6, x = i % s->w - 6;
+                if (kind == SMOOTH_BUMPS) s->pix[i] = (uint8_t)(240 - 2 * (y * y + x * x) / 3 - 3 * c);
+                else if (s->mask[i]) s->pix[i] = (uint8_t)(140 + (s->pix[i] - 130) * 110 / 120);
+            }
+        }
+    for (int j = 0; j < GM; j++)
+        for (int k = 0; k < GS; k++) {
+            Sprite s = cyc[k][j % 2];
+            if (kind == RELIT_SPRITES)
+                for (int i = 0; i < s.w * s.h; i++) s.pix[i] = (uint8_t)(s.pix[i] - 80 + 6 * j % 80);
+            if (kind == STILL_OBJECTS) {
+                /* place q of row k shows disc k in the frames j % 4 == q (too few to be the
+                 * background), in its own light (no other place matches it) */
+                const int q = j % 4;
+                for (int i = 0; i < s.w * s.h; i++) s.pix[i] = (uint8_t)(140 + (s.pix[i] - 140) / 2 + 15 * q);
+                paste(f[j], GW, GH, &s, 8 + 28 * k, 10 + 36 * q);
+            } else {
+                paste(f[j], GW, GH, &s, 8 + 28 * k, 4 + 4 * j + 6 * k);
+            }
+        }
+    for (int j = 0; j < GM; j++)
+        for (int i = 0; i < GW * GH; i++) {
+            const int v = f[j][i] + urand(-2, 2);
+            f[j][i] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+        }
+}
+
+static void test_repeat_gate_lossy(void)
+{
+    static uint8_t f[GM][GW * GH];
+    for (int kind = NOISY_SPRITES; kind <= RELIT_SPRITES; kind++) {
+        make_noisy_clip(f, kind);
+        const uint8_t *fp[GM];
+        for (int j = 0; j < GM; j++) fp[j] = f[j];
+        /* the encoder's parameters for a lossy window */
+        PnmfSpriteParams p;
+        pnmf_sprite_params_default(&p);
+        p.tol = PNMF_SPRITE_TOL_LOSSY, p.budget = PNMF_SPRITE_BUDGET_LOSSY;
+        p.min_repeat = PNMF_SPRITE_MIN_REPEAT, p.repeat_blobs = PNMF_SPRITE_REPEAT_BLOBS;
+        PnmfSpriteDict d;
+        pnmf_sprite_dict_init(&d);
+        PnmfSpriteWindow win;
+        CHECK(pnmf_sprite_find(&d, &p, fp, GW, GW, GH, GM, &win) == 0);
+        CHECK_MSG(win.sized >= PNMF_SPRITE_REPEAT_BLOBS, "kind %d: %d blobs", kind, win.sized);
+        int placed = 0;
+        for (int j = 0; j < GM; j++) placed += win.frame[j].count;
+        if (kind == NOISY_SPRITES) {
+            /* every disc recurs, none exactly: searched, and its poses found */
+            CHECK_MSG(!win.skipped && win.repeats == win.sized, "%d of %d recur", win.repeats, win.sized);
+            CHECK(d.count >= 2 * GS && placed >= GM * GS);
+        } else {
+            CHECK_MSG(win.skipped && 4 * win.repeats < win.sized, "kind %d: %d of %d recur", kind, win.repeats,
+                      win.sized);
+            CHECK(d.count == 0 && placed == 0);
+        }
+        pnmf_sprite_window_free(&win);
+        pnmf_sprite_dict_free(&d);
+    }
+}
+
 /* ---- frame lines, near matches, flat backgrounds ---- */
 
 enum { LW = 96, LH = 64, LM = 12 };
@@ -496,5 +581,6 @@ int main(void)
     test_flat_background();
     test_pose_sets();
     test_repeat_gate();
+    test_repeat_gate_lossy();
     return test_summary("test_sprite_find");
 }

@@ -853,7 +853,7 @@ static int u64_cmp(const void *a, const void *b)
 #define REPEAT_MISS  32 /* ... in all but 1/32 of the pixels compared */
 #define REPEAT_EDGE  8  /* a blob counts a near recurrence when its steps of more than the search's
                          * tolerance reach 1/8 of its pixels: a smooth blob matches any smooth one */
-#define REPEAT_TRIES 8  /* candidates verified per blob, at most */
+#define REPEAT_TRIES 32 /* candidates verified per blob, at most */
 
 /* A sized blob's near-duplicate signature: box size and the rounded mean
  * of its foreground values; id the blob's index, or nb + a known pose's. */

@@ -260,7 +260,7 @@ static void test_repeat_gate(void)
 
 /* ---- the repeat gate within a tolerance: coded sprites recur nearly ---- */
 
-enum { NOISY_SPRITES, SMOOTH_BUMPS, STILL_OBJECTS, RELIT_SPRITES };
+enum { NOISY_SPRITES, SMOOTH_BUMPS, STILL_OBJECTS, RELIT_SPRITES, KNOWN_POSES };
 
 /* GM frames of GW x GH over a textured background (20..119), every sample
  * then moved by coding-like noise of up to 2 levels, with (kind):
@@ -271,7 +271,10 @@ enum { NOISY_SPRITES, SMOOTH_BUMPS, STILL_OBJECTS, RELIT_SPRITES };
  *   STILL_OBJECTS  textured discs that come and go in place (a person who
  *                  stops, seen by a camera): each shows at one place only;
  *   RELIT_SPRITES  the discs in their cycles, lit 6 levels brighter in each
- *                  frame: rendered content whose shading moves. */
+ *                  frame: rendered content whose shading moves;
+ *   KNOWN_POSES    each pose of NOISY_SPRITES still at a place of its own,
+ *                  shown in every third frame: no blob recurs at another
+ *                  place, each matches a pose NOISY_SPRITES found. */
 static void make_noisy_clip(uint8_t (*f)[GW * GH], int kind)
 {
     static Sprite cyc[GS][2];
@@ -293,7 +296,10 @@ static void make_noisy_clip(uint8_t (*f)[GW * GH], int kind)
             Sprite s = cyc[k][j % 2];
             if (kind == RELIT_SPRITES)
                 for (int i = 0; i < s.w * s.h; i++) s.pix[i] = (uint8_t)(s.pix[i] - 80 + 6 * j % 80);
-            if (kind == STILL_OBJECTS) {
+            if (kind == KNOWN_POSES) {
+                for (int c = 0; c < 2; c++)
+                    if (j % 3 == c) paste(f[j], GW, GH, &cyc[k][c], 8 + 28 * k, 10 + 72 * c);
+            } else if (kind == STILL_OBJECTS) {
                 /* place q of row k shows disc k in the frames j % 4 == q (too few to be the
                  * background), in its own light (no other place matches it) */
                 const int q = j % 4;
@@ -310,25 +316,51 @@ static void make_noisy_clip(uint8_t (*f)[GW * GH], int kind)
         }
 }
 
+/* The gate on the GM frames f as the encoder runs it on a lossy window,
+ * with the poses in d; *placed: placements made. */
+static void lossy_gate(uint8_t (*f)[GW * GH], PnmfSpriteDict *d, PnmfSpriteWindow *win, int *placed)
+{
+    const uint8_t *fp[GM];
+    for (int j = 0; j < GM; j++) fp[j] = f[j];
+    PnmfSpriteParams p;
+    pnmf_sprite_params_default(&p);
+    p.tol = PNMF_SPRITE_TOL_LOSSY, p.budget = PNMF_SPRITE_BUDGET_LOSSY;
+    p.min_repeat = PNMF_SPRITE_MIN_REPEAT, p.repeat_blobs = PNMF_SPRITE_REPEAT_BLOBS;
+    CHECK(pnmf_sprite_find(d, &p, fp, GW, GW, GH, GM, win) == 0);
+    *placed = 0;
+    for (int j = 0; j < GM; j++) *placed += win->frame[j].count;
+}
+
 static void test_repeat_gate_lossy(void)
 {
     static uint8_t f[GM][GW * GH];
-    for (int kind = NOISY_SPRITES; kind <= RELIT_SPRITES; kind++) {
+    PnmfSpriteDict known; /* NOISY_SPRITES' poses */
+    for (int kind = NOISY_SPRITES; kind <= KNOWN_POSES; kind++) {
         make_noisy_clip(f, kind);
-        const uint8_t *fp[GM];
-        for (int j = 0; j < GM; j++) fp[j] = f[j];
-        /* the encoder's parameters for a lossy window */
-        PnmfSpriteParams p;
-        pnmf_sprite_params_default(&p);
-        p.tol = PNMF_SPRITE_TOL_LOSSY, p.budget = PNMF_SPRITE_BUDGET_LOSSY;
-        p.min_repeat = PNMF_SPRITE_MIN_REPEAT, p.repeat_blobs = PNMF_SPRITE_REPEAT_BLOBS;
+        if (kind == KNOWN_POSES) {
+            /* recurs by the known poses alone: without them, skipped */
+            for (int with = 0; with < 2; with++) {
+                PnmfSpriteDict fresh;
+                pnmf_sprite_dict_init(&fresh);
+                PnmfSpriteWindow win;
+                int placed;
+                lossy_gate(f, with ? &known : &fresh, &win, &placed);
+                CHECK_MSG(win.sized >= PNMF_SPRITE_REPEAT_BLOBS, "%d blobs", win.sized);
+                if (with) CHECK_MSG(!win.skipped && win.repeats == win.sized, "%d of %d recur", win.repeats, win.sized);
+                else CHECK_MSG(win.skipped && win.repeats == 0, "%d of %d recur", win.repeats, win.sized);
+                CHECK_MSG(with ? placed >= win.sized / 2 : placed == 0, "%d placed", placed);
+                pnmf_sprite_window_free(&win);
+                pnmf_sprite_dict_free(&fresh);
+            }
+            pnmf_sprite_dict_free(&known);
+            continue;
+        }
         PnmfSpriteDict d;
         pnmf_sprite_dict_init(&d);
         PnmfSpriteWindow win;
-        CHECK(pnmf_sprite_find(&d, &p, fp, GW, GW, GH, GM, &win) == 0);
+        int placed;
+        lossy_gate(f, &d, &win, &placed);
         CHECK_MSG(win.sized >= PNMF_SPRITE_REPEAT_BLOBS, "kind %d: %d blobs", kind, win.sized);
-        int placed = 0;
-        for (int j = 0; j < GM; j++) placed += win.frame[j].count;
         if (kind == NOISY_SPRITES) {
             /* every disc recurs, none exactly: searched, and its poses found */
             CHECK_MSG(!win.skipped && win.repeats == win.sized, "%d of %d recur", win.repeats, win.sized);
@@ -339,7 +371,8 @@ static void test_repeat_gate_lossy(void)
             CHECK(d.count == 0 && placed == 0);
         }
         pnmf_sprite_window_free(&win);
-        pnmf_sprite_dict_free(&d);
+        if (kind == NOISY_SPRITES) known = d;
+        else pnmf_sprite_dict_free(&d);
     }
 }
 

@@ -604,6 +604,56 @@ static void test_pose_sets(void)
     CHECK(smaller > 0);
 }
 
+/* ---- tiny poses at coarse steps ---- */
+
+/* A textured sprite moving 3 pixels a frame and three 2x2 bubbles (4
+ * pixels, under PNMF_SPRITE_TINY_PIXELS) rising a sample a frame, over a
+ * flat background (a captured screen) or a textured one. */
+static void make_tiny_clip(uint8_t f[EM][EW * EH], int flat)
+{
+    Sprite s;
+    rs = 99;
+    make_sprite(&s, 11, 9, 0);
+    for (int j = 0; j < EM; j++) {
+        uint8_t *fr = f[j];
+        for (int y = 0; y < EH; y++)
+            for (int x = 0; x < EW; x++) fr[y * EW + x] = (uint8_t)(flat ? 60 : 20 + (x * 7 + y * 13) % 40);
+        paste(fr, EW, EH, &s, 4, 2 + 3 * j);
+        for (int b = 0; b < 3; b++)
+            for (int y = 0; y < 2; y++)
+                for (int x = 0; x < 2; x++) fr[(EH - 4 - j + y) * EW + 30 + 20 * b + x] = 240;
+    }
+}
+
+/* Placements the sprite layer makes at -q q (the log's "N placed"). */
+static int tiny_placed(uint8_t f[EM][EW * EH], int q)
+{
+    Log l;
+    uint8_t *bytes;
+    encode_sets(f, q, 0, &l, &bytes);
+    free(bytes);
+    int n = -1;
+    const char *at = strstr(l.line, "sprites: ");
+    CHECK_MSG(l.n == 1 && at && sscanf(at, "sprites: %d placed", &n) == 1, "log: %s", l.line);
+    return n;
+}
+
+/* Below -q PNMF_SPRITE_TINY_Q every bubble is placed; from it on, on the
+ * screen alone, none is: the layer places the moving sprite alone. */
+static void test_tiny_poses(void)
+{
+    static uint8_t f[EM][EW * EH];
+    for (int flat = 0; flat < 2; flat++) {
+        make_tiny_clip(f, flat);
+        const int fine = tiny_placed(f, PNMF_SPRITE_TINY_Q - 5), coarse = tiny_placed(f, PNMF_SPRITE_TINY_Q);
+        printf("tiny poses, %s background: %d placed at -q %d, %d at -q %d\n", flat ? "flat" : "textured", fine,
+               PNMF_SPRITE_TINY_Q - 5, coarse, PNMF_SPRITE_TINY_Q);
+        CHECK(fine >= 4 * (EM - 2)); /* the sprite and the 3 bubbles in the frames after the first two */
+        if (flat) CHECK(coarse > 0 && coarse < EM);
+        else CHECK(coarse == fine);
+    }
+}
+
 int main(void)
 {
     make_clip();
@@ -615,5 +665,6 @@ int main(void)
     test_pose_sets();
     test_repeat_gate();
     test_repeat_gate_lossy();
+    test_tiny_poses();
     return test_summary("test_sprite_find");
 }

@@ -17,6 +17,7 @@
 #include "enc_internal.h"
 #include "internal.h"
 #include "log.h"
+#include "palette_enc.h"
 #include "rangecoder_enc.h"
 #include "ratectl.h"
 #include "residual_search.h"
@@ -196,6 +197,22 @@ static int find_poses(PnmfEncoder *e, int m, PnmfSpriteFrame *fr, int *unrepeate
     }
     pnmf_free(ptr);
     return ret;
+}
+
+/* The placements of found poses of fewer than PNMF_SPRITE_TINY_PIXELS
+ * pixels left out: at coarse steps such a pose (x11_fishtank's bubbles,
+ * over half its placements) costs its placement's bits every frame, more
+ * than the error it removes. Only in windows whose first frame looks like
+ * a captured screen (pnmf_pal_screen_like()): on rendered content
+ * (povray_spline) the small poses pay at some steps. */
+static void drop_tiny(const PnmfEncoder *e, int m, PnmfSpriteFrame *fr)
+{
+    for (int j = 0; j < m; j++) {
+        int n = 0;
+        for (int q = 0; q < fr[j].count; q++)
+            if (e->sfound.pose[fr[j].place[q].pose].npix >= PNMF_SPRITE_TINY_PIXELS) fr[j].place[n++] = fr[j].place[q];
+        fr[j].count = n;
+    }
 }
 
 /* Room in e->slot for every found pose, new ones at -1. */
@@ -523,6 +540,8 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
     int *cnew[SPRITE_RULES] = { NULL }, cn[SPRITE_RULES] = { 0 }, cplaced[SPRITE_RULES] = { 0 };
     memset(cand, 0, sizeof(cand));
     int ret = find_poses(e, m, fr, &w->unrepeated);
+    if (ret >= 0 && e->s.quality >= PNMF_SPRITE_TINY_Q && pnmf_pal_screen_like(e->frames, e->vis_rows, e->vis_cols))
+        drop_tiny(e, m, fr);
     if (ret >= 0) ret = grow_slots(e);
     for (int r = 0; ret >= 0 && r < SPRITE_RULES; r++) {
         ret = pnmf_model_alloc(&cand[r], e->rows, e->cols, e->vis_rows, e->vis_cols, m, e->s.components, 0);

@@ -855,19 +855,164 @@ static int u64_cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The repeat gate's near recurrences (a window searched within a tolerance) */
+#define REPEAT_TOL   4  /* values within this many levels (or the search's tolerance, if smaller):
+                         * coding noise stays within it, a rendered edge at another sub-pixel
+                         * position does not */
+#define REPEAT_MISS  32 /* ... in all but 1/32 of the pixels compared */
+#define REPEAT_EDGE  8  /* a blob counts a near recurrence when its steps of more than the search's
+                         * tolerance reach 1/8 of its pixels: a smooth blob matches any smooth one */
+#define REPEAT_TRIES 32 /* candidates verified per blob, at most */
+
+/* A sized blob's near-duplicate signature: box size and the rounded mean
+ * of its foreground values; id the blob's index, or nb + a known pose's. */
+typedef struct NearKey {
+    int h, w, mean, id;
+} NearKey;
+
+static int near_key_cmp(const void *a, const void *b)
+{
+    const NearKey *x = a, *y = b;
+    if (x->h != y->h) return x->h - y->h;
+    if (x->w != y->w) return x->w - y->w;
+    if (x->mean != y->mean) return x->mean - y->mean;
+    return x->id - y->id;
+}
+
+/* Whether blob b's box (of blob a's size) shows blob a within tol: the
+ * pixels in the foreground of either, as the frames show them, differ by
+ * at most tol in all but miss of them (a pixel near the foreground
+ * threshold is foreground in one view only, and its values still agree). */
+static int near_blobs(const St *s, const Blob *a, const Blob *b, int tol, int miss)
+{
+    const int w = s->w, bh = a->y1 - a->y0 + 1, bw = a->x1 - a->x0 + 1;
+    const size_t n = (size_t)w * s->h;
+    const uint8_t *fa = s->fg + (size_t)a->frame * n + (size_t)a->y0 * w + a->x0;
+    const uint8_t *fb = s->fg + (size_t)b->frame * n + (size_t)b->y0 * w + b->x0;
+    const uint8_t *va = s->frames[a->frame] + (ptrdiff_t)a->y0 * s->stride + a->x0;
+    const uint8_t *vb = s->frames[b->frame] + (ptrdiff_t)b->y0 * s->stride + b->x0;
+    for (int y = 0; y < bh; y++) {
+        for (int x = 0; x < bw; x++)
+            if ((fa[x] | fb[x]) && abs_i(va[x] - vb[x]) > tol && --miss < 0) return 0;
+        fa += w, fb += w, va += s->stride, vb += s->stride;
+    }
+    return 1;
+}
+
+/* Whether blob a shows known pose ps (of its box size) within tol: each
+ * mask pixel of the pose within tol of the frame, each foreground pixel of
+ * the blob in the pose's mask, all but miss of them. */
+static int near_pose(const St *s, const Blob *a, const PnmfSpritePose *ps, int tol, int miss)
+{
+    const int w = s->w;
+    const uint8_t *fa = s->fg + (size_t)a->frame * w * s->h + (size_t)a->y0 * w + a->x0;
+    const uint8_t *va = s->frames[a->frame] + (ptrdiff_t)a->y0 * s->stride + a->x0;
+    const uint8_t *pm = ps->mask, *pv = ps->pix;
+    for (int y = 0; y < ps->h; y++) {
+        for (int x = 0; x < ps->w; x++)
+            if ((pm[x] ? abs_i(va[x] - pv[x]) > tol : fa[x]) && --miss < 0) return 0;
+        fa += w, va += s->stride, pm += ps->w, pv += ps->w;
+    }
+    return 1;
+}
+
+/* Whether blob b is textured: REPEAT_EDGE times its steps of more than
+ * tol between neighbouring foreground pixels reach its pixel count (a
+ * sprite's outlines and patterns; the step at the blob's border says
+ * nothing, every blob has it). Its foreground values' sum goes to *sum. */
+static int textured(const St *s, const Blob *b, int tol, long *sum)
+{
+    const int w = s->w, bh = b->y1 - b->y0 + 1, bw = b->x1 - b->x0 + 1;
+    const uint8_t *fg = s->fg + (size_t)b->frame * w * s->h + (size_t)b->y0 * w + b->x0;
+    const uint8_t *v = s->frames[b->frame] + (ptrdiff_t)b->y0 * s->stride + b->x0;
+    long t = 0;
+    int edges = 0;
+    for (int y = 0; y < bh; y++) {
+        for (int x = 0; x < bw; x++) {
+            t += fg[x] ? v[x] : 0;
+            if (x + 1 < bw && fg[x] && fg[x + 1] && abs_i(v[x] - v[x + 1]) > tol) edges++;
+            if (y + 1 < bh && fg[x] && fg[x + w] && abs_i(v[x] - v[x + s->stride]) > tol) edges++;
+        }
+        fg += w, v += s->stride;
+    }
+    *sum = t;
+    return edges * REPEAT_EDGE >= b->npix;
+}
+
+/* The near recurrences of a window searched within a tolerance: a sized,
+ * textured blob not yet marked in rec recurs when another such blob at
+ * another place, or a known pose, of its box size matches it within
+ * REPEAT_TOL (near_blobs(), near_pose()). Candidates are the signatures
+ * (box size, mean) next to its own in sorted order, means at most the
+ * tolerance apart, REPEAT_TRIES of them at most. */
+static int near_repeats(St *s, uint8_t *rec)
+{
+    const int nb = s->nblob, nd = s->d->count;
+    const int tol = s->p->tol < REPEAT_TOL ? s->p->tol : REPEAT_TOL;
+    NearKey *key = pnmf_malloc_array((size_t)(nb + nd) + 1, sizeof(NearKey));
+    if (!key) return PNMF_ERR_NOMEM;
+    int n = 0;
+    for (int b = 0; b < nb; b++) {
+        const Blob *bl = &s->blob[b];
+        long sum;
+        if (bl->npix < s->p->min_match || !textured(s, bl, s->p->tol, &sum)) continue;
+        key[n++] = (NearKey){ bl->y1 - bl->y0 + 1, bl->x1 - bl->x0 + 1, (int)((sum + bl->npix / 2) / bl->npix), b };
+    }
+    for (int i = 0; i < nd; i++) {
+        const PnmfSpritePose *ps = &s->d->pose[i];
+        long sum = 0;
+        for (int q = 0; q < ps->w * ps->h; q++) sum += ps->pix[q]; /* (0 outside the mask) */
+        key[n++] = (NearKey){ ps->h, ps->w, (int)((sum + ps->npix / 2) / ps->npix), nb + i };
+    }
+    qsort(key, (size_t)n, sizeof(NearKey), near_key_cmp);
+    for (int i = 0; i < n; i++) {
+        const int b = key[i].id;
+        if (b >= nb || rec[b]) continue;
+        const Blob *a = &s->blob[b];
+        const int miss = a->npix / REPEAT_MISS;
+        int tries = 0;
+        for (int dir = 1; !rec[b] && dir >= -1; dir -= 2)
+            for (int j = i + dir; !rec[b] && j >= 0 && j < n && tries < REPEAT_TRIES; j += dir) {
+                const NearKey *c = &key[j];
+                if (c->h != key[i].h || c->w != key[i].w || abs_i(c->mean - key[i].mean) > tol) break;
+                if (c->id < nb) {
+                    /* (in place in another frame: a still object of filmed content matches too) */
+                    const Blob *o = &s->blob[c->id];
+                    if (o->y0 == a->y0 && o->x0 == a->x0) continue;
+                    tries++;
+                    if (near_blobs(s, a, o, tol, miss)) rec[b] = rec[c->id] = 1;
+                } else {
+                    tries++;
+                    rec[b] = (uint8_t)near_pose(s, a, &s->d->pose[c->id - nb], tol, miss);
+                }
+            }
+    }
+    pnmf_free(key);
+    return 0;
+}
+
 /* Of the window's blobs of min_match pixels or more (*sized), those whose
  * pixels (cropped, masked) equal another blob's or a known pose's, by hash:
  * in sprite animation a pose shows whole in several frames (on the
  * development set's sprite clips half of such blobs or more recur); in
  * rendered or filmed content almost none does (under a fifth), while
  * smaller blobs (a few pixels of noise) recur by chance in both. A cost
- * of one hash per foreground pixel, before the pose search. */
+ * of one hash per foreground pixel, before the pose search.
+ * Searched within a tolerance, a window's sprites carry coding noise and
+ * seldom recur exactly: their near recurrences count too (near_repeats()),
+ * those of textured blobs at another place, which filmed content (smooth
+ * blobs, objects that stay put) and rendered motion (edges resampled at
+ * each sub-pixel position) seldom show. */
 static int repeat_blobs(St *s, uint8_t *pix, uint8_t *mask, int *sized)
 {
     *sized = 0;
     const int nb = s->nblob, nd = s->d->count;
     uint64_t *key = pnmf_malloc_array((size_t)(2 * nb + nd) + 1, sizeof(uint64_t));
-    if (!key) return PNMF_ERR_NOMEM;
+    uint8_t *rec = pnmf_calloc((size_t)nb + 1, 1);
+    if (!key || !rec) {
+        pnmf_free(key), pnmf_free(rec);
+        return PNMF_ERR_NOMEM;
+    }
     uint64_t *bh = key + nb + nd;
     for (int b = 0; b < nb; b++) {
         int by, bx, hh, ww;
@@ -876,7 +1021,6 @@ static int repeat_blobs(St *s, uint8_t *pix, uint8_t *mask, int *sized)
     }
     for (int i = 0; i < nd; i++) key[nb + i] = s->d->pose[i].hash;
     qsort(key, (size_t)(nb + nd), sizeof(uint64_t), u64_cmp);
-    int rep = 0;
     for (int b = 0; b < nb; b++) {
         /* the first key not below the blob's, and whether the next equals it too */
         int lo = 0, hi = nb + nd;
@@ -885,11 +1029,15 @@ static int repeat_blobs(St *s, uint8_t *pix, uint8_t *mask, int *sized)
             if (key[mid] < bh[b]) lo = mid + 1;
             else hi = mid;
         }
-        const int r = lo + 1 < nb + nd && key[lo + 1] == bh[b];
-        if (s->blob[b].npix >= s->p->min_match) rep += r, (*sized)++;
+        rec[b] = lo + 1 < nb + nd && key[lo + 1] == bh[b];
     }
     pnmf_free(key);
-    return rep;
+    int ret = s->p->tol > 0 ? near_repeats(s, rec) : 0;
+    int rep = 0;
+    for (int b = 0; b < nb; b++)
+        if (s->blob[b].npix >= s->p->min_match) rep += rec[b], (*sized)++;
+    pnmf_free(rec);
+    return ret < 0 ? ret : rep;
 }
 
 int pnmf_sprite_find(PnmfSpriteDict *d, const PnmfSpriteParams *p, const uint8_t *const *frames,

@@ -18,7 +18,9 @@
  *      each with its bounding box;
  *   3b. the repeat gate (min_repeat on): a window whose blobs of min_match
  *      pixels or more seldom equal one another or a known pose is no
- *      sprite animation, and steps 4 and 5 are not made;
+ *      sprite animation, and steps 4 and 5 are not made; with tol above 0,
+ *      a textured blob also recurs when a blob at another place or a known
+ *      pose of its box size matches it within a few levels;
  *   4. every blob of the window, smallest first (blobs touching the
  *      sprites' area's edge last, largest first), is explained by known
  *      poses:
@@ -66,8 +68,9 @@ typedef struct PnmfSpriteParams {
     size_t max_pixels;    /* explains is left unexplained (for the residual layer) */
     int budget;           /* the shift search tests at most this many pixels per blob pixel */
     double min_repeat;    /* a window of repeat_blobs blobs of min_match pixels or more, fewer */
-    int repeat_blobs;     /* than this share of them equal (by hash) to another blob or a known
-                           * pose, is not searched: not sprite animation (min_repeat 0: off) */
+    int repeat_blobs;     /* than this share of them equal (by hash; with tol, also nearly) to
+                           * another blob or a known pose, is not searched: not sprite
+                           * animation (min_repeat 0: off) */
 } PnmfSpriteParams;
 
 typedef struct PnmfSpriteWindow {

@@ -191,6 +191,11 @@
 #define PNMF_SPRITE_MIN_REPEAT 0.25
 /* ... (fewer blobs are too little evidence to skip it on) */
 #define PNMF_SPRITE_REPEAT_BLOBS 32
+/* At -q PNMF_SPRITE_TINY_Q and coarser, poses of fewer than PNMF_SPRITE_TINY_PIXELS pixels are
+ * not placed: their placements cost more than the error they remove there ... */
+#define PNMF_SPRITE_TINY_Q 50
+/* ... (x11_fishtank's bubbles; under min_match, such a pose matches only whole blobs) */
+#define PNMF_SPRITE_TINY_PIXELS 9
 /* A sprite layer whose cost at the pick's first step (the model's step
  * without a pick) is under this many times that of the residual layer alone
  * goes on to the step pick, which weighs the two at each step. */

@@ -258,6 +258,124 @@ static void test_repeat_gate(void)
     }
 }
 
+/* ---- the repeat gate within a tolerance: coded sprites recur nearly ---- */
+
+enum { NOISY_SPRITES, SMOOTH_BUMPS, STILL_OBJECTS, RELIT_SPRITES, KNOWN_POSES };
+
+/* GM frames of GW x GH over a textured background (20..119), every sample
+ * then moved by coding-like noise of up to 2 levels, with (kind):
+ *   NOISY_SPRITES  the gate clip's discs (values 140..250) in their 2-pose
+ *                  cycles: sprite animation through a lossy codec;
+ *   SMOOTH_BUMPS   smooth bumps moving like them: shading without a
+ *                  pattern, which any bump of its size matches;
+ *   STILL_OBJECTS  textured discs that come and go in place (a person who
+ *                  stops, seen by a camera): each shows at one place only;
+ *   RELIT_SPRITES  the discs in their cycles, lit 6 levels brighter in each
+ *                  frame: rendered content whose shading moves;
+ *   KNOWN_POSES    each pose of NOISY_SPRITES still at a place of its own,
+ *                  shown in every third frame: no blob recurs at another
+ *                  place, each matches a pose NOISY_SPRITES found. */
+static void make_noisy_clip(uint8_t (*f)[GW * GH], int kind)
+{
+    static Sprite cyc[GS][2];
+    rs = 4711;
+    for (int i = 0; i < GW * GH; i++) f[0][i] = (uint8_t)urand(20, 119);
+    for (int j = 1; j < GM; j++) memcpy(f[j], f[0], GW * GH);
+    for (int k = 0; k < GS; k++)
+        for (int c = 0; c < 2; c++) {
+            Sprite *s = &cyc[k][c];
+            make_sprite(s, 13, 13, c);
+            for (int i = 0; i < s->w * s->h; i++) {
+                const int y = i / s->w - 6, x = i % s->w - 6;
+                if (kind == SMOOTH_BUMPS) s->pix[i] = (uint8_t)(240 - 2 * (y * y + x * x) / 3 - 3 * c);
+                else if (s->mask[i]) s->pix[i] = (uint8_t)(140 + (s->pix[i] - 130) * 110 / 120);
+            }
+        }
+    for (int j = 0; j < GM; j++)
+        for (int k = 0; k < GS; k++) {
+            Sprite s = cyc[k][j % 2];
+            if (kind == RELIT_SPRITES)
+                for (int i = 0; i < s.w * s.h; i++) s.pix[i] = (uint8_t)(s.pix[i] - 80 + 6 * j % 80);
+            if (kind == KNOWN_POSES) {
+                for (int c = 0; c < 2; c++)
+                    if (j % 3 == c) paste(f[j], GW, GH, &cyc[k][c], 8 + 28 * k, 10 + 72 * c);
+            } else if (kind == STILL_OBJECTS) {
+                /* place q of row k shows disc k in the frames j % 4 == q (too few to be the
+                 * background), in its own light (no other place matches it) */
+                const int q = j % 4;
+                for (int i = 0; i < s.w * s.h; i++) s.pix[i] = (uint8_t)(140 + (s.pix[i] - 140) / 2 + 15 * q);
+                paste(f[j], GW, GH, &s, 8 + 28 * k, 10 + 36 * q);
+            } else {
+                paste(f[j], GW, GH, &s, 8 + 28 * k, 4 + 4 * j + 6 * k);
+            }
+        }
+    for (int j = 0; j < GM; j++)
+        for (int i = 0; i < GW * GH; i++) {
+            const int v = f[j][i] + urand(-2, 2);
+            f[j][i] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+        }
+}
+
+/* The gate on the GM frames f as the encoder runs it on a lossy window,
+ * with the poses in d; *placed: placements made. */
+static void lossy_gate(uint8_t (*f)[GW * GH], PnmfSpriteDict *d, PnmfSpriteWindow *win, int *placed)
+{
+    const uint8_t *fp[GM];
+    for (int j = 0; j < GM; j++) fp[j] = f[j];
+    PnmfSpriteParams p;
+    pnmf_sprite_params_default(&p);
+    p.tol = PNMF_SPRITE_TOL_LOSSY, p.budget = PNMF_SPRITE_BUDGET_LOSSY;
+    p.min_repeat = PNMF_SPRITE_MIN_REPEAT, p.repeat_blobs = PNMF_SPRITE_REPEAT_BLOBS;
+    CHECK(pnmf_sprite_find(d, &p, fp, GW, GW, GH, GM, win) == 0);
+    *placed = 0;
+    for (int j = 0; j < GM; j++) *placed += win->frame[j].count;
+}
+
+static void test_repeat_gate_lossy(void)
+{
+    static uint8_t f[GM][GW * GH];
+    PnmfSpriteDict known; /* NOISY_SPRITES' poses */
+    for (int kind = NOISY_SPRITES; kind <= KNOWN_POSES; kind++) {
+        make_noisy_clip(f, kind);
+        if (kind == KNOWN_POSES) {
+            /* recurs by the known poses alone: without them, skipped */
+            for (int with = 0; with < 2; with++) {
+                PnmfSpriteDict fresh;
+                pnmf_sprite_dict_init(&fresh);
+                PnmfSpriteWindow win;
+                int placed;
+                lossy_gate(f, with ? &known : &fresh, &win, &placed);
+                CHECK_MSG(win.sized >= PNMF_SPRITE_REPEAT_BLOBS, "%d blobs", win.sized);
+                if (with) CHECK_MSG(!win.skipped && win.repeats == win.sized, "%d of %d recur", win.repeats, win.sized);
+                else CHECK_MSG(win.skipped && win.repeats == 0, "%d of %d recur", win.repeats, win.sized);
+                CHECK_MSG(with ? placed >= win.sized / 2 : placed == 0, "%d placed", placed);
+                pnmf_sprite_window_free(&win);
+                pnmf_sprite_dict_free(&fresh);
+            }
+            pnmf_sprite_dict_free(&known);
+            continue;
+        }
+        PnmfSpriteDict d;
+        pnmf_sprite_dict_init(&d);
+        PnmfSpriteWindow win;
+        int placed;
+        lossy_gate(f, &d, &win, &placed);
+        CHECK_MSG(win.sized >= PNMF_SPRITE_REPEAT_BLOBS, "kind %d: %d blobs", kind, win.sized);
+        if (kind == NOISY_SPRITES) {
+            /* every disc recurs, none exactly: searched, and its poses found */
+            CHECK_MSG(!win.skipped && win.repeats == win.sized, "%d of %d recur", win.repeats, win.sized);
+            CHECK(d.count >= 2 * GS && placed >= GM * GS);
+        } else {
+            CHECK_MSG(win.skipped && 4 * win.repeats < win.sized, "kind %d: %d of %d recur", kind, win.repeats,
+                      win.sized);
+            CHECK(d.count == 0 && placed == 0);
+        }
+        pnmf_sprite_window_free(&win);
+        if (kind == NOISY_SPRITES) known = d;
+        else pnmf_sprite_dict_free(&d);
+    }
+}
+
 /* ---- frame lines, near matches, flat backgrounds ---- */
 
 enum { LW = 96, LH = 64, LM = 12 };
@@ -518,6 +636,56 @@ static void test_stride(void)
     pnmf_sprite_dict_free(&d1), pnmf_sprite_dict_free(&d2);
 }
 
+/* ---- tiny poses at coarse steps ---- */
+
+/* A textured sprite moving 3 pixels a frame and three 2x2 bubbles (4
+ * pixels, under PNMF_SPRITE_TINY_PIXELS) rising a sample a frame, over a
+ * flat background (a captured screen) or a textured one. */
+static void make_tiny_clip(uint8_t f[EM][EW * EH], int flat)
+{
+    Sprite s;
+    rs = 99;
+    make_sprite(&s, 11, 9, 0);
+    for (int j = 0; j < EM; j++) {
+        uint8_t *fr = f[j];
+        for (int y = 0; y < EH; y++)
+            for (int x = 0; x < EW; x++) fr[y * EW + x] = (uint8_t)(flat ? 60 : 20 + (x * 7 + y * 13) % 40);
+        paste(fr, EW, EH, &s, 4, 2 + 3 * j);
+        for (int b = 0; b < 3; b++)
+            for (int y = 0; y < 2; y++)
+                for (int x = 0; x < 2; x++) fr[(EH - 4 - j + y) * EW + 30 + 20 * b + x] = 240;
+    }
+}
+
+/* Placements the sprite layer makes at -q q (the log's "N placed"). */
+static int tiny_placed(uint8_t f[EM][EW * EH], int q)
+{
+    Log l;
+    uint8_t *bytes;
+    encode_sets(f, q, 0, &l, &bytes);
+    free(bytes);
+    int n = -1;
+    const char *at = strstr(l.line, "sprites: ");
+    CHECK_MSG(l.n == 1 && at && sscanf(at, "sprites: %d placed", &n) == 1, "log: %s", l.line);
+    return n;
+}
+
+/* Below -q PNMF_SPRITE_TINY_Q every bubble is placed; from it on, on the
+ * screen alone, none is: the layer places the moving sprite alone. */
+static void test_tiny_poses(void)
+{
+    static uint8_t f[EM][EW * EH];
+    for (int flat = 0; flat < 2; flat++) {
+        make_tiny_clip(f, flat);
+        const int fine = tiny_placed(f, PNMF_SPRITE_TINY_Q - 5), coarse = tiny_placed(f, PNMF_SPRITE_TINY_Q);
+        printf("tiny poses, %s background: %d placed at -q %d, %d at -q %d\n", flat ? "flat" : "textured", fine,
+               PNMF_SPRITE_TINY_Q - 5, coarse, PNMF_SPRITE_TINY_Q);
+        CHECK(fine >= 4 * (EM - 2)); /* the sprite and the 3 bubbles in the frames after the first two */
+        if (flat) CHECK(coarse > 0 && coarse < EM);
+        else CHECK(coarse == fine);
+    }
+}
+
 int main(void)
 {
     make_clip();
@@ -529,5 +697,7 @@ int main(void)
     test_flat_background();
     test_pose_sets();
     test_repeat_gate();
+    test_repeat_gate_lossy();
+    test_tiny_poses();
     return test_summary("test_sprite_find");
 }

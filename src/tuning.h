@@ -23,7 +23,7 @@
 #endif
 /* ... and how much more a bit weighs in their blocks' search (synfig_kid: fewer small levels pay). */
 #ifndef PNMF_DRAWN_LAMBDA
-#define PNMF_DRAWN_LAMBDA 1.4
+#define PNMF_DRAWN_LAMBDA 1.25
 #endif
 
 /* Window flags bit 12: in windows with sub-pixel motion every this many

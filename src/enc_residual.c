@@ -166,7 +166,7 @@ int pnmf_res_run_start(ResRun *run, const PnmfEncoder *e, ResBufs *rb, PnmfWindo
      * gives up small levels sooner */
     const int screen = pnmf_pal_screen_like(e->frames, e->vis_rows, e->vis_cols);
     const int drawn = !e->subpel && step16 > PNMF_RES_MIN_STEP && !md->spr.present && !screen;
-    if (drawn && e->continues && !casc16) key16 = (int)lrint(step16 / PNMF_CONT_STEP_DIV);
+    if (drawn && e->continues) key16 = (int)lrint(step16 / PNMF_CONT_STEP_DIV);
     if (key16 < PNMF_RES_MIN_STEP) key16 = PNMF_RES_MIN_STEP;
     run->search_scale = drawn ? PNMF_DRAWN_LAMBDA : 1.0;
     /* format 9: palette blocks (window flags bit 13) in a key window's

@@ -222,6 +222,7 @@ typedef struct ResRun {
     PnmfWindowModel *md;
     int m, j, avail, palette, casc16;
     double lambda, key_lambda, casc_lambda, sse;
+    double search_scale; /* the blocks' search weighs a bit this many times the lambdas above */
     uint8_t *weights, *tmp;
 } ResRun;
 int pnmf_res_run_start(ResRun *run, const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel *md, int m, int step16);

@@ -158,7 +158,17 @@ int pnmf_res_run_start(ResRun *run, const PnmfEncoder *e, ResBufs *rb, PnmfWindo
     const int casc16 = run->casc16 = PNMF_CASC_PERIOD && e->subpel ? casc_step(step16) : 0;
     /* a key window's first frame is what later frames copy: a finer step */
     int key16 = e->continues ? (casc16 ? casc16 : step16) : (step16 + PNMF_KEY_STEP_DIV / 2) / PNMF_KEY_STEP_DIV;
+    /* a lossy window of rendered frames with whole-sample motion and no
+     * sprite layer (a cartoon: not a captured screen, whose exact copies
+     * carry its quality on by themselves): most of its blocks copy the
+     * frame before unchanged, so a continuing window's first frame too is
+     * coded finer, a refresh the next frames copy, and the blocks' search
+     * gives up small levels sooner */
+    const int screen = pnmf_pal_screen_like(e->frames, e->vis_rows, e->vis_cols);
+    const int drawn = !e->subpel && step16 > PNMF_RES_MIN_STEP && !md->spr.present && !screen;
+    if (drawn && e->continues) key16 = (int)lrint(step16 / PNMF_CONT_STEP_DIV);
     if (key16 < PNMF_RES_MIN_STEP) key16 = PNMF_RES_MIN_STEP;
+    run->search_scale = drawn ? PNMF_DRAWN_LAMBDA : 1.0;
     /* format 9: palette blocks (window flags bit 13) in a key window's
      * first frame, where a screen's flat colours and sharp edges are coded
      * without a prediction and later frames copy them, and in every frame
@@ -175,8 +185,7 @@ int pnmf_res_run_start(ResRun *run, const PnmfEncoder *e, ResBufs *rb, PnmfWindo
      * coarser window. */
     const int pal_later = e->continues && e->last_rc && step16 > PNMF_RES_MIN_STEP &&
                           step16 <= pnmf_residual_step(PNMF_PAL_LATER_Q);
-    run->palette = PNMF_PAL_ENCODE && (!e->continues || pal_later) &&
-                   pnmf_pal_screen_like(e->frames, e->vis_rows, e->vis_cols);
+    run->palette = PNMF_PAL_ENCODE && (!e->continues || pal_later) && screen;
     if (!e->continues && key16 > PNMF_RES_MIN_STEP) {
         /* a lossless first frame can cost less than a lossy one (exact
          * repeats compress; quantization noise does not): try both,
@@ -260,9 +269,10 @@ int pnmf_res_run_frames(ResRun *run, int upto)
         const uint8_t *src = e->frames + (size_t)j * e->nv;
         ret = pnmf_residual_encode_frame(&md->res, j, src, rb->P, rb->Pp, (const uint8_t *const *)rb->ref, run->avail,
                                          rb->D,
-                                         !j ? run->key_lambda
-                                            : run->casc16 && j % md->res.casc_period == 0 ? run->casc_lambda
-                                                                                          : run->lambda);
+                                         run->search_scale *
+                                             (!j ? run->key_lambda
+                                                 : run->casc16 && j % md->res.casc_period == 0 ? run->casc_lambda
+                                                                                               : run->lambda));
         /* the window filters its frames (window flags bit 7) when the
          * filter lowers its first frame's error: frame 0 is coded
          * unfiltered, then filtered or not as the choice says */

@@ -11,6 +11,7 @@
 #include "enc_internal.h"
 #include "internal.h"
 #include "model_write.h"
+#include "palette_enc.h"
 #include "permnmf.h"
 #include "quant.h"
 #include "ratectl.h"
@@ -250,8 +251,11 @@ static int carry_model(PnmfEncoder *e, PnmfWindowModel *md, int m)
  * PNMF_CHECK_ITERS iterations when the model, coded as the probe's is (no
  * closed-loop refit), costs more than PNMF_CHECK_MARGIN times the residual
  * layer alone (squared error + lambda * bits) or takes more than
- * PNMF_PROBE_BYTES times its bytes, as the probe's test: the window goes without a
- * model, and the next PNMF_PROBE_SKIPS windows are not probed. The probe's
+ * PNMF_PROBE_BYTES times its bytes (the probe's bytes test): the window
+ * goes without a model, and the next PNMF_PROBE_SKIPS windows are not
+ * probed (a fit that fails after the probe passed it is far from paying
+ * whichever test stopped it; a probe alone skips windows on its cost
+ * ratio only). The probe's
  * single iteration cannot tell apart models that will pay from those that
  * will not; two iterations after the automatic size can. A fit that goes
  * on is the one it would have been without the check
@@ -541,14 +545,16 @@ int pnmf_window_keep(PnmfEncoder *e, EncWindow *w)
     if (!(w->md.first[m] > 0)) {
         if (w->md.res.step16) return 0; /* the probe's coding */
         /* a window without sprite animation (filmed or rendered footage,
-         * coded with noise at every step) from -q PNMF_PICK_NO_FLOOR_Q up:
+         * coded with noise at every step; not a screen, whose exact areas
+         * -q 16's coding can find) from -q PNMF_PICK_NO_FLOOR_Q up:
          * first coded at the grid step at or below -q's, which the pick
          * codes anyway; -q 16's coding, far finer and larger, neither
          * wins there nor bounds the pick (choose_step(); the smooth
          * clips' files at every -q of pnmf-compare's ladder and at -q 24
          * are the same without it, docs/speed.md) */
         w->no_floor = enc_picks(&e->s) && e->s.quality >= PNMF_PICK_NO_FLOOR_Q && w->unrepeated &&
-                      !w->floor_bare.res.step16 && !pnmf_model_has_components(&w->md);
+                      !w->floor_bare.res.step16 && !pnmf_model_has_components(&w->md) &&
+                      !pnmf_pal_screen_like(e->frames, e->vis_rows, e->vis_cols);
         const int step16 = w->no_floor ? pnmf_residual_step(pnmf_pick_lo_quality(e->s.quality))
                                        : enc_pick_first_step(e, w->step16);
         if (w->floor_bare.res.step16 == step16 && !pnmf_model_has_components(&w->md)) {

@@ -15,6 +15,7 @@
 
 #include "internal.h"
 #include "sprite_find.h"
+#include "tuning.h"
 
 #define DEFAULT_DILATE    1   /* blobs join across gaps of up to 2 pixels (sprite pixels equal to
                                * the background split a sprite otherwise) */
@@ -134,7 +135,7 @@ typedef struct St {
     const uint8_t *const *frames;
     ptrdiff_t stride;
     int w, h, m;
-    uint8_t *fg;        /* m * w * h (+ 16): foreground nothing explains (mark() clears what it covers) */
+    uint8_t *fg;        /* m * w * h: foreground nothing explains (mark() clears what it covers) */
     int32_t *cover;     /* m * w * h: serial of the blob whose placement paints the pixel, 0 none */
     int32_t *pixels;    /* foreground pixel indices y * w + x, grouped by blob */
     Blob *blob;
@@ -855,14 +856,6 @@ static int u64_cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The repeat gate's near recurrences (a window searched within a tolerance) */
-#define REPEAT_TOL   4  /* values within this many levels (or the search's tolerance, if smaller):
-                         * coding noise stays within it, a rendered edge at another sub-pixel
-                         * position does not */
-#define REPEAT_MISS  32 /* ... in all but 1/32 of the pixels compared */
-#define REPEAT_EDGE  8  /* a blob counts a near recurrence when its steps of more than the search's
-                         * tolerance reach 1/8 of its pixels: a smooth blob matches any smooth one */
-#define REPEAT_TRIES 32 /* candidates verified per blob, at most */
 
 /* A sized blob's near-duplicate signature: box size and the rounded mean
  * of its foreground values; id the blob's index, or nb + a known pose's. */
@@ -916,7 +909,7 @@ static int near_pose(const St *s, const Blob *a, const PnmfSpritePose *ps, int t
     return 1;
 }
 
-/* Whether blob b is textured: REPEAT_EDGE times its steps of more than
+/* Whether blob b is textured: PNMF_SPRITE_NEAR_EDGE times its steps of more than
  * tol between neighbouring foreground pixels reach its pixel count (a
  * sprite's outlines and patterns; the step at the blob's border says
  * nothing, every blob has it). Its foreground values' sum goes to *sum. */
@@ -936,19 +929,19 @@ static int textured(const St *s, const Blob *b, int tol, long *sum)
         fg += w, v += s->stride;
     }
     *sum = t;
-    return edges * REPEAT_EDGE >= b->npix;
+    return edges * PNMF_SPRITE_NEAR_EDGE >= b->npix;
 }
 
 /* The near recurrences of a window searched within a tolerance: a sized,
  * textured blob not yet marked in rec recurs when another such blob at
  * another place, or a known pose, of its box size matches it within
- * REPEAT_TOL (near_blobs(), near_pose()). Candidates are the signatures
+ * PNMF_SPRITE_NEAR_TOL (near_blobs(), near_pose()). Candidates are the signatures
  * (box size, mean) next to its own in sorted order, means at most the
- * tolerance apart, REPEAT_TRIES of them at most. */
+ * tolerance apart, PNMF_SPRITE_NEAR_TRIES of them at most. */
 static int near_repeats(St *s, uint8_t *rec)
 {
     const int nb = s->nblob, nd = s->d->count;
-    const int tol = s->p->tol < REPEAT_TOL ? s->p->tol : REPEAT_TOL;
+    const int tol = s->p->tol < PNMF_SPRITE_NEAR_TOL ? s->p->tol : PNMF_SPRITE_NEAR_TOL;
     NearKey *key = pnmf_malloc_array((size_t)(nb + nd) + 1, sizeof(NearKey));
     if (!key) return PNMF_ERR_NOMEM;
     int n = 0;
@@ -969,10 +962,10 @@ static int near_repeats(St *s, uint8_t *rec)
         const int b = key[i].id;
         if (b >= nb || rec[b]) continue;
         const Blob *a = &s->blob[b];
-        const int miss = a->npix / REPEAT_MISS;
+        const int miss = a->npix / PNMF_SPRITE_NEAR_MISS;
         int tries = 0;
         for (int dir = 1; !rec[b] && dir >= -1; dir -= 2)
-            for (int j = i + dir; !rec[b] && j >= 0 && j < n && tries < REPEAT_TRIES; j += dir) {
+            for (int j = i + dir; !rec[b] && j >= 0 && j < n && tries < PNMF_SPRITE_NEAR_TRIES; j += dir) {
                 const NearKey *c = &key[j];
                 if (c->h != key[i].h || c->w != key[i].w || abs_i(c->mean - key[i].mean) > tol) break;
                 if (c->id < nb) {

@@ -17,11 +17,11 @@
 #define PNMF_COEF_STICK_BITS 32.0
 /* How many times finer than the window's step a key window's first frame is coded. */
 #define PNMF_KEY_STEP_DIV 4
-/* Rendered frames of whole-sample motion (cartoons): how many times finer a continuing window's first frame is coded (synfig_kid -5.4 % BD-rate) ... */
+/* Rendered frames of whole-sample motion (cartoons): how many times finer a continuing window's first frame is coded ... */
 #ifndef PNMF_CONT_STEP_DIV
 #define PNMF_CONT_STEP_DIV 2.0
 #endif
-/* ... and how much more a bit weighs in their blocks' search (with it -6.6 %; 1.4 costs cuts_mix 0.55 %). */
+/* ... and how much more a bit weighs in their blocks' search (docs/measurements.md, "Cartoons"). */
 #ifndef PNMF_DRAWN_LAMBDA
 #define PNMF_DRAWN_LAMBDA 1.25
 #endif
@@ -199,10 +199,17 @@
 #define PNMF_SPRITE_MIN_REPEAT 0.25
 /* ... (fewer blobs are too little evidence to skip it on) */
 #define PNMF_SPRITE_REPEAT_BLOBS 32
-/* At -q PNMF_SPRITE_TINY_Q and coarser, poses of fewer than PNMF_SPRITE_TINY_PIXELS pixels are
- * not placed: their placements cost more than the error they remove there ... */
+/* The repeat gate's near recurrences, in lossy windows: values within this many levels (or the search's tolerance, if smaller) ... */
+#define PNMF_SPRITE_NEAR_TOL 4
+/* ... in all but 1/this of the pixels compared (coding noise stays within it, a rendered edge elsewhere does not) ... */
+#define PNMF_SPRITE_NEAR_MISS 32
+/* ... for a blob whose steps above the search's tolerance reach 1/this of its pixels (a smooth blob matches any smooth one) ... */
+#define PNMF_SPRITE_NEAR_EDGE 8
+/* ... with at most this many candidates verified per blob. */
+#define PNMF_SPRITE_NEAR_TRIES 32
+/* From this -q on, in screen-like windows, poses of fewer than PNMF_SPRITE_TINY_PIXELS pixels are not placed (they cost more than they remove) ... */
 #define PNMF_SPRITE_TINY_Q 50
-/* ... (x11_fishtank's bubbles; under min_match, such a pose matches only whole blobs) */
+/* ... that is, poses of at most 8 pixels (x11_fishtank's bubbles). */
 #define PNMF_SPRITE_TINY_PIXELS 9
 /* A sprite layer whose cost at the pick's first step (the model's step
  * without a pick) is under this many times that of the residual layer alone

@@ -3,6 +3,11 @@
  * docs/format.md "Deblocking filter"): the edge filter of H.264's luma
  * for boundary strengths below 4 (ITU-T H.264 8.7.2.3), with its alpha,
  * beta and tc0 tables, on pnmf's blocks and quantizers. */
+#include <string.h>
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+#include <emmintrin.h>
+#endif
+
 #include "deblock.h"
 #include "internal.h"
 
@@ -88,6 +93,105 @@ static int strength_inner(const BlockInfo *a, int s0, int s1)
     return (a->nz >> s0 & 1) || (a->nz >> s1 & 1) ? PNMF_DEBLOCK_CODED : PNMF_DEBLOCK_SAME;
 }
 
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+/* filter_line on 8 lines at once, one per 16-bit lane: p2 .. q2 are the
+ * six samples across the edge. Returns the filtered p1, p0, q0, q1 in
+ * place. The arithmetic is filter_line's: every intermediate value fits
+ * in 16 bits, a line that fails a threshold gets zero changes, and the
+ * unsigned saturation of the final pack is filter_line's clip to 0..255
+ * (p1 and q1 move towards a mean of samples, so they never leave it). */
+static inline void filter8(__m128i p2, __m128i *p1, __m128i *p0, __m128i *q0, __m128i *q1, __m128i q2, const Edge *e)
+{
+    const __m128i alpha = _mm_set1_epi16((short)e->alpha), beta = _mm_set1_epi16((short)e->beta);
+    const __m128i tc0 = _mm_set1_epi16((short)e->tc0), ntc0 = _mm_sub_epi16(_mm_setzero_si128(), tc0);
+    const __m128i P1 = *p1, P0 = *p0, Q0 = *q0, Q1 = *q1;
+#define ABSD(a, b) _mm_max_epi16(_mm_sub_epi16(a, b), _mm_sub_epi16(b, a))
+    const __m128i on = _mm_and_si128(_mm_cmplt_epi16(ABSD(P0, Q0), alpha),
+                                     _mm_and_si128(_mm_cmplt_epi16(ABSD(P1, P0), beta), _mm_cmplt_epi16(ABSD(Q1, Q0), beta)));
+    const __m128i ap = _mm_and_si128(on, _mm_cmplt_epi16(ABSD(p2, P0), beta));
+    const __m128i aq = _mm_and_si128(on, _mm_cmplt_epi16(ABSD(q2, Q0), beta));
+#undef ABSD
+    /* the masks are -1 where true: tc = tc0 + ap + aq */
+    const __m128i tc = _mm_sub_epi16(_mm_sub_epi16(tc0, ap), aq), ntc = _mm_sub_epi16(_mm_setzero_si128(), tc);
+    __m128i d = _mm_add_epi16(_mm_slli_epi16(_mm_sub_epi16(Q0, P0), 2), _mm_sub_epi16(P1, Q1));
+    d = _mm_srai_epi16(_mm_add_epi16(d, _mm_set1_epi16(4)), 3);
+    d = _mm_and_si128(on, _mm_min_epi16(_mm_max_epi16(d, ntc), tc));
+    const __m128i avg = _mm_srli_epi16(_mm_add_epi16(_mm_add_epi16(P0, Q0), _mm_set1_epi16(1)), 1);
+    __m128i dp = _mm_srai_epi16(_mm_sub_epi16(_mm_add_epi16(p2, avg), _mm_slli_epi16(P1, 1)), 1);
+    __m128i dq = _mm_srai_epi16(_mm_sub_epi16(_mm_add_epi16(q2, avg), _mm_slli_epi16(Q1, 1)), 1);
+    dp = _mm_and_si128(ap, _mm_min_epi16(_mm_max_epi16(dp, ntc0), tc0));
+    dq = _mm_and_si128(aq, _mm_min_epi16(_mm_max_epi16(dq, ntc0), tc0));
+    *p1 = _mm_add_epi16(P1, dp), *p0 = _mm_add_epi16(P0, d);
+    *q0 = _mm_sub_epi16(Q0, d), *q1 = _mm_add_epi16(Q1, dq);
+}
+
+/* The 8x8 byte transpose of the low halves of r[0..7], into r[0..7]. */
+static inline void transpose8(__m128i r[8])
+{
+    const __m128i a0 = _mm_unpacklo_epi8(r[0], r[1]), a1 = _mm_unpacklo_epi8(r[2], r[3]);
+    const __m128i a2 = _mm_unpacklo_epi8(r[4], r[5]), a3 = _mm_unpacklo_epi8(r[6], r[7]);
+    const __m128i b0 = _mm_unpacklo_epi16(a0, a1), b1 = _mm_unpackhi_epi16(a0, a1);
+    const __m128i b2 = _mm_unpacklo_epi16(a2, a3), b3 = _mm_unpackhi_epi16(a2, a3);
+    const __m128i c0 = _mm_unpacklo_epi32(b0, b2), c1 = _mm_unpackhi_epi32(b0, b2);
+    const __m128i c2 = _mm_unpacklo_epi32(b1, b3), c3 = _mm_unpackhi_epi32(b1, b3);
+    r[0] = c0, r[1] = _mm_srli_si128(c0, 8), r[2] = c1, r[3] = _mm_srli_si128(c1, 8);
+    r[4] = c2, r[5] = _mm_srli_si128(c2, 8), r[6] = c3, r[7] = _mm_srli_si128(c3, 8);
+}
+
+/* Lines [l0, l1) (at most 8) of a vertical edge at column at, with
+ * samples at - 4 .. at + 3 in the frame: rows loaded, transposed so that
+ * each column is a vector, filtered, transposed back and stored. */
+static void vedge_simd(uint8_t *D, int cols, int at, int l0, int l1, const Edge *e)
+{
+    const __m128i z = _mm_setzero_si128();
+    __m128i r[8];
+    const int n = l1 - l0;
+    for (int i = 0; i < 8; i++)
+        r[i] = i < n ? _mm_loadl_epi64((const __m128i *)(D + (size_t)(l0 + i) * cols + at - 4)) : z;
+    transpose8(r);
+    __m128i p1 = _mm_unpacklo_epi8(r[2], z), p0 = _mm_unpacklo_epi8(r[3], z);
+    __m128i q0 = _mm_unpacklo_epi8(r[4], z), q1 = _mm_unpacklo_epi8(r[5], z);
+    filter8(_mm_unpacklo_epi8(r[1], z), &p1, &p0, &q0, &q1, _mm_unpacklo_epi8(r[6], z), e);
+    const __m128i a = _mm_packus_epi16(p1, p0), b = _mm_packus_epi16(q0, q1);
+    r[2] = a, r[3] = _mm_srli_si128(a, 8), r[4] = b, r[5] = _mm_srli_si128(b, 8);
+    transpose8(r);
+    for (int i = 0; i < n; i++) _mm_storel_epi64((__m128i *)(D + (size_t)(l0 + i) * cols + at - 4), r[i]);
+}
+
+/* Lines [l0, l1) (at most 8) of a horizontal edge at row at: the rows
+ * at - 3 .. at + 2, each a vector over the lines. */
+static void hedge_simd(uint8_t *D, int cols, int at, int l0, int l1, const Edge *e)
+{
+    const __m128i z = _mm_setzero_si128();
+    const int n = l1 - l0;
+    uint8_t *p = D + (size_t)at * cols + l0;
+    __m128i v[6];
+    for (int i = 0; i < 6; i++) {
+        const uint8_t *row = p + (ptrdiff_t)(i - 3) * cols;
+        if (n == 8) {
+            v[i] = _mm_loadl_epi64((const __m128i *)row);
+        } else {
+            uint8_t t[8] = { 0 };
+            memcpy(t, row, (size_t)n);
+            v[i] = _mm_loadl_epi64((const __m128i *)t);
+        }
+        v[i] = _mm_unpacklo_epi8(v[i], z);
+    }
+    filter8(v[0], &v[1], &v[2], &v[3], &v[4], v[5], e);
+    for (int i = 1; i < 5; i++) {
+        uint8_t *row = p + (ptrdiff_t)(i - 3) * cols;
+        const __m128i b = _mm_packus_epi16(v[i], v[i]);
+        if (n == 8) {
+            _mm_storel_epi64((__m128i *)row, b);
+        } else {
+            uint8_t t[8];
+            _mm_storel_epi64((__m128i *)t, b);
+            memcpy(row, t, (size_t)n);
+        }
+    }
+}
+#endif
+
 /* Filter the lines [l0, l1) of the edge at position at (a column for a
  * vertical edge, a row for a horizontal one). */
 static void filter_edge(uint8_t *D, int cols, int vertical, int at, int l0, int l1, int index, int s)
@@ -96,6 +200,17 @@ static void filter_edge(uint8_t *D, int cols, int vertical, int at, int l0, int 
     Edge e;
     edge_init(&e, index, s);
     if (!e.alpha) return;
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+    /* at most 8 lines an edge (a block's side); a vertical edge's SIMD
+     * load reads columns at - 4 .. at + 3, so it needs at + 4 <= cols */
+    if (l1 - l0 <= 8 && (!vertical || at + 4 <= cols)) {
+        if (vertical)
+            vedge_simd(D, cols, at, l0, l1, &e);
+        else
+            hedge_simd(D, cols, at, l0, l1, &e);
+        return;
+    }
+#endif
     if (vertical)
         for (int y = l0; y < l1; y++) filter_line(D + (size_t)y * cols + at, 1, &e);
     else
@@ -139,8 +254,12 @@ void pnmf_deblock_frame(const PnmfResidual *r, int j, const uint8_t *P, const ui
         default: break; /* intra: its class decides */
         }
         if (m & PNMF_RES_TRANSFORM) {
-            for (int q = 0; q < 64; q++)
-                if (lev[q]) o->nz |= (uint8_t)(1 << (q >> 4));
+            /* a quarter's 16 levels, tested 4 at a time */
+            for (int q = 0; q < 4; q++) {
+                uint64_t w[4];
+                memcpy(w, lev + 16 * q, sizeof(w));
+                if (w[0] | w[1] | w[2] | w[3]) o->nz |= (uint8_t)(1 << q);
+            }
             lev += 64;
         } else if (m & PNMF_RES_CODED) {
             lev += (size_t)(y1 - y0) * (x1 - x0);

@@ -170,6 +170,10 @@ static void hedge_simd(uint8_t *D, int cols, int at, int l0, int l1, const Edge 
         const uint8_t *row = p + (ptrdiff_t)(i - 3) * cols;
         if (n == 8) {
             v[i] = _mm_loadl_epi64((const __m128i *)row);
+        } else if (n == 4) {
+            int32_t t;
+            memcpy(&t, row, 4);
+            v[i] = _mm_cvtsi32_si128(t);
         } else {
             uint8_t t[8] = { 0 };
             memcpy(t, row, (size_t)n);
@@ -183,6 +187,9 @@ static void hedge_simd(uint8_t *D, int cols, int at, int l0, int l1, const Edge 
         const __m128i b = _mm_packus_epi16(v[i], v[i]);
         if (n == 8) {
             _mm_storel_epi64((__m128i *)row, b);
+        } else if (n == 4) {
+            const int32_t t = _mm_cvtsi128_si32(b);
+            memcpy(row, &t, 4);
         } else {
             uint8_t t[8];
             _mm_storel_epi64((__m128i *)t, b);

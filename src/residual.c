@@ -126,8 +126,13 @@ void pnmf_residual_idct4(const int16_t *lev, int qp, int *r)
 static inline void idct4_add(const int16_t *lev, int qp, const uint8_t *pred, int pstride, uint8_t *dst,
                              ptrdiff_t stride)
 {
-    int ac = 0;
-    for (int z = 1; z < 16; z++) ac |= lev[z];
+    /* the 15 levels after the first, OR-ed 64 bits at a time (the first
+     * word with lev[0] cleared) */
+    uint64_t w[4];
+    memcpy(w, lev, sizeof(w));
+    int16_t l0 = 0;
+    memcpy(&w[0], &l0, sizeof(l0)); /* lev[0] is the word's first 2 bytes in memory */
+    const int ac = (w[0] | w[1] | w[2] | w[3]) != 0;
     int res[16];
     if (!ac) {
         const int v = (lev[0] * tr_v[qp % 6][0] * (1 << (qp / 6)) + 32) >> 6;

@@ -49,6 +49,8 @@
 #define PNMF_PICK_EXACT_NOISE 64
 /* From this -q up (the grid step below -q's -q 20 or coarser), a window without sprite animation or a model is searched without -q 16's coding. */
 #define PNMF_PICK_NO_FLOOR_Q 24
+/* Where a window's two families (with its model, without) first both coded in the step search cost under this share apart, later steps code the one offered alone. */
+#define PNMF_PICK_TIE 0.05
 
 /* The full fit and its check */
 

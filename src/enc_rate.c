@@ -195,9 +195,10 @@ static int code_steps(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, c
         pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: step of -q %d%s: %zu bytes, sse %.0f%s", e->windows, qj[k],
                  nfam == 1 ? "" : pnmf_model_present(&job[k].md) ? " with the model" : " without the model",
                  job[k].bytes, job[k].sse, offer[k] ? "" : " (not offered)");
-    if (ret >= 0 && nj == 2 && nfam == 2 && lone && *lone == PNMF_LONE_OPEN) {
-        /* the first step both families are coded at: where their costs
-         * there are under PNMF_PICK_TIE apart, the one offered goes on alone */
+    if (ret >= 0 && nj == 2 && nfam == 2 && run[0] && run[1] && lone && *lone == PNMF_LONE_OPEN) {
+        /* the first step both families are coded at (not held from the
+         * sprite step): where their costs there are under PNMF_PICK_TIE
+         * apart, the one offered goes on alone */
         const double l = 8 * enc_residual_lambda(pnmf_residual_step(qj[0]));
         const double c0 = job[0].sse + l * (double)job[0].bytes, c1 = job[1].sse + l * (double)job[1].bytes;
         *lone = fabs(c0 - c1) < PNMF_PICK_TIE * fmin(c0, c1) ? (offer[1] ? 1 : 0) : PNMF_LONE_BOTH;

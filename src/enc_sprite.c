@@ -626,8 +626,7 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
                 ret = bj.ret, jbare[0] = bj.h > 0 ? bj.jh : 0, jbare[1] = bj.j;
             }
         }
-        if (ret < 0) {
-        } else if (ncode == 1) {
+        if (ret >= 0 && ncode == 1) {
             best = code[0];
             kj.p = m, kj.h = split, kj.jh = 0;
             ret = window_dict(e, &cand[best].spr);
@@ -638,7 +637,7 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
                 kj.p = kj.h, prefix_job(&kj);
                 ret = kj.ret, kj.jh = kj.j, kj.p = m;
             }
-        } else {
+        } else if (ret >= 0) {
             ret = code_sets(e, cand, code, ncode, m, gate16, split, jbare, &best, jc, &kj);
             kj_on = ret >= 0;
         }

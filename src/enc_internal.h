@@ -77,7 +77,7 @@ struct PnmfEncoder {
     PnmfSpriteDict wdict;     /* sdict as the window being coded will leave it */
 
     /* references: what the decoder holds after the previous window */
-    ResBufs rb[2];            /* the residual layer's, one per coding run at once */
+    ResBufs rb[3];            /* the residual layer's, one per coding run at once (the third: the sprite step's) */
     uint8_t *lastP, *lastRef[PNMF_RES_REFS]; /* rb's after the previous window */
     uint8_t *lastB;           /* the sprite background after the previous window */
     PnmfSpriteDict sdict;     /* the sprite dictionary as the decoder holds it */

@@ -28,6 +28,7 @@
 #include "enc_internal.h"
 #include "internal.h"
 #include "model.h"
+#include "palette_enc.h"
 #include "quant.h"
 #include "ratectl.h"
 #include "residual_search.h"
@@ -86,15 +87,21 @@ static int run_step_jobs(PnmfEncoder *e, StepJob job[2], const int run[2], int n
 static void step_offers(const StepJob job[2], int nj, int nfam, int offer[2])
 {
     offer[0] = 1, offer[1] = nfam == 1 && nj == 2;
-    if (nfam == 2) {
+    if (nfam == 2 && nj == 2) {
         const double l = 8 * enc_residual_lambda(pnmf_residual_step(job[0].q));
         if (job[1].sse + l * (double)job[1].bytes < job[0].sse + l * (double)job[0].bytes) offer[0] = 0, offer[1] = 1;
     }
 }
 
+/* code_steps()'s *lone: both families coded at every step (-1), or both
+ * until the first step they are both coded at tells (-2), else the
+ * family coded alone (0 or 1). */
+#define PNMF_LONE_BOTH (-1)
+#define PNMF_LONE_OPEN (-2)
+
 static int code_steps(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, const double sse[2], int held[2],
                       const int *at, const int *qs, int ns, int uncounted, PnmfResidual *res, int *of, double *r,
-                      double *d);
+                      double *d, int *lone);
 
 /* Whether the search below the floor makes step i whatever its codings are. */
 static int fine_first(const PnmfFineSearch *s, int i)
@@ -133,7 +140,7 @@ static int choose_fine(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
             if (at[1] >= 0 && at[1] != held[0] && fine_first(&srch, i) && fine_first(&srch, at[1])) ns = 2;
         }
         const int qs[2] = { PNMF_PICK_FLOOR - at[0] * PNMF_FINE_GRID, PNMF_PICK_FLOOR - at[1] * PNMF_FINE_GRID };
-        ret = code_steps(e, fam, nfam, m, sse, held, at, qs, ns, single, res, of, r, d);
+        ret = code_steps(e, fam, nfam, m, sse, held, at, qs, ns, single, res, of, r, d, NULL);
         for (int k = 0; ret >= 0 && k < ns; k++) pnmf_fine_search_add(&srch, at[k], r[at[k]], d[at[k]]);
     }
     for (int f = 0; f < nfam; f++) pnmf_residual_free(&fam[f].res); /* held codings never offered */
@@ -163,13 +170,15 @@ static int choose_fine(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
  * again. */
 static int code_steps(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, const double sse[2], int held[2],
                       const int *at, const int *qs, int ns, int uncounted, PnmfResidual *res, int *of, double *r,
-                      double *d)
+                      double *d, int *lone)
 {
     StepJob job[2];
     int run[2] = { 0, 0 }, fj[2] = { 0, 0 }, sj[2] = { at[0], at[ns - 1] }, qj[2] = { qs[0], qs[ns - 1] };
-    const int nj = nfam == 2 ? 2 : ns;
+    /* nfam 2 with *lone a family: that family alone */
+    const int alone = nfam == 2 && lone && *lone >= 0;
+    const int nj = nfam == 2 && !alone ? 2 : ns;
     for (int k = 0; k < nj; k++) {
-        const int f = fj[k] = nfam == 2 ? k : 0, i = sj[k];
+        const int f = fj[k] = alone ? *lone : nfam == 2 ? k : 0, i = sj[k];
         if (i == held[f]) {
             held_job(e, &job[k], &fam[f], qj[k], sse[f], m, uncounted);
             held[f] = -1;
@@ -186,6 +195,18 @@ static int code_steps(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, c
         pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: step of -q %d%s: %zu bytes, sse %.0f%s", e->windows, qj[k],
                  nfam == 1 ? "" : pnmf_model_present(&job[k].md) ? " with the model" : " without the model",
                  job[k].bytes, job[k].sse, offer[k] ? "" : " (not offered)");
+    if (ret >= 0 && nj == 2 && nfam == 2 && run[0] && run[1] && lone && *lone == PNMF_LONE_OPEN) {
+        /* the first step both families are coded at (not held from the
+         * sprite step): where their costs there are under PNMF_PICK_TIE
+         * apart, the one offered goes on alone */
+        const double l = 8 * enc_residual_lambda(pnmf_residual_step(qj[0]));
+        const double c0 = job[0].sse + l * (double)job[0].bytes, c1 = job[1].sse + l * (double)job[1].bytes;
+        *lone = fabs(c0 - c1) < PNMF_PICK_TIE * fmin(c0, c1) ? (offer[1] ? 1 : 0) : PNMF_LONE_BOTH;
+        if (*lone >= 0)
+            pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: the two families tie at -q %d (%.4f): %s alone on", e->windows,
+                     qj[0], c0 > c1 ? c0 / c1 : c1 / c0,
+                     pnmf_model_present(&job[*lone].md) ? "with the model" : "without the model");
+    }
     for (int k = 0; k < nj; k++) {
         if (ret >= 0 && offer[k]) {
             const int i = sj[k];
@@ -241,6 +262,10 @@ static int choose_step(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
     PnmfResidual res[PNMF_PICK_CODINGS] = { { 0 } };
     int of[PNMF_PICK_CODINGS] = { 0 }, ret = 0;
     double r[PNMF_PICK_CODINGS], d[PNMF_PICK_CODINGS];
+    /* two families whose costs tie at the first step both are coded at
+     * go on as the one offered there alone; not on a screen, where the
+     * sprite layer wins at some steps and loses at others */
+    int lone = nfam == 2 && q > PNMF_PICK_FLOOR && !pnmf_pal_screen_like(e->frames, e->vis_rows, e->vis_cols) ? PNMF_LONE_OPEN : PNMF_LONE_BOTH;
     /* -q PNMF_PICK_FLOOR keeps the first coding: the pick's floor */
     for (int i = pnmf_step_search_next(&srch); ret >= 0 && i >= 0 && !(q == PNMF_PICK_FLOOR && srch.have[0]);
          i = pnmf_step_search_next(&srch)) {
@@ -249,7 +274,7 @@ static int choose_step(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
         const int at[2] = { i, i - 1 };
         const int qs[2] = { PNMF_PICK_FLOOR + i * PNMF_PICK_GRID, PNMF_PICK_FLOOR + (i - 1) * PNMF_PICK_GRID };
         const int ns = nfam == 1 && enc_two_threads(e) && i == srch.lo && i >= 2 && !srch.have[i - 1] && held[0] != i ? 2 : 1;
-        ret = code_steps(e, fam, nfam, m, sse, held, at, qs, ns, 0, res, of, r, d);
+        ret = code_steps(e, fam, nfam, m, sse, held, at, qs, ns, 0, res, of, r, d, &lone);
         for (int k = 0; ret >= 0 && k < ns; k++) pnmf_step_search_add(&srch, at[k], r[at[k]], d[at[k]]);
     }
     for (int f = 0; f < nfam; f++) pnmf_residual_free(&fam[f].res); /* held codings never offered */

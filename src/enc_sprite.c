@@ -396,9 +396,13 @@ static void prefix_jobs(const PnmfEncoder *e, PrefixJob *a, PrefixJob *b)
 /* code_sets() of two sets (code[0], code[1]) weighed on p frames: both
  * coded on the first q1 of them first, where one the other exceeds by
  * more than PNMF_SPRITE_STAGE_CLEAR of it is kept at once; else both go
- * on to p and are weighed as code_sets() weighs them. */
+ * on to p and are weighed as code_sets() weighs them. jbare[0], [1]: the
+ * costs of the residual layer alone on the first split / 2 and split
+ * frames (0: not had); both sets within PNMF_SPRITE_FAMILY_TIE of it on q1
+ * or p of them leave which set is kept next to moot (the layer changes
+ * next to nothing), and the one of the lower cost goes on alone. */
 static int code_two(PnmfEncoder *e, PnmfWindowModel *cand, const int *code, int m, int step16, int split, int p, int q1,
-                    int *best, double *jc, PrefixJob *kept_job)
+                    const double jbare[2], int *best, double *jc, PrefixJob *kept_job)
 {
     PrefixJob job[2];
     int ret = 0, ns = 0;
@@ -413,7 +417,10 @@ static int code_two(PnmfEncoder *e, PnmfWindowModel *cand, const int *code, int 
         ret = job[0].ret < 0 ? job[0].ret : job[1].ret;
     }
     int k = 0; /* the slot kept: the first set's among equals */
-    if (ret >= 0 && fabs(job[0].j - job[1].j) > PNMF_SPRITE_STAGE_CLEAR * fmin(job[0].j, job[1].j)) {
+    const int moot1 = jbare[0] > 0 && q1 == split / PNMF_SPRITE_PREFIX_DIV &&
+                      fabs(job[0].j - jbare[0]) < PNMF_SPRITE_FAMILY_TIE * jbare[0] &&
+                      fabs(job[1].j - jbare[0]) < PNMF_SPRITE_FAMILY_TIE * jbare[0];
+    if (ret >= 0 && (moot1 || fabs(job[0].j - job[1].j) > PNMF_SPRITE_STAGE_CLEAR * fmin(job[0].j, job[1].j))) {
         k = job[1].j < job[0].j;
         jc[code[0]] = job[0].j, jc[code[1]] = job[1].j;
         /* the frames the residual layer alone is weighed on: here, or
@@ -430,7 +437,9 @@ static int code_two(PnmfEncoder *e, PnmfWindowModel *cand, const int *code, int 
         ret = job[0].ret < 0 ? job[0].ret : job[1].ret;
         for (int t = 0; ret >= 0 && t < 2; t++)
             if (p < m) job[t].h = p, job[t].jh = job[t].j;
-        if (ret >= 0 && p < m && fabs(job[1].j - job[0].j) <= PNMF_SPRITE_PREFIX_TIE * fmin(job[0].j, job[1].j)) {
+        const int moot = jbare[1] > 0 && p == split && fabs(job[0].j - jbare[1]) < PNMF_SPRITE_FAMILY_TIE * jbare[1] &&
+                         fabs(job[1].j - jbare[1]) < PNMF_SPRITE_FAMILY_TIE * jbare[1];
+        if (ret >= 0 && p < m && !moot && fabs(job[1].j - job[0].j) <= PNMF_SPRITE_PREFIX_TIE * fmin(job[0].j, job[1].j)) {
             /* too close to tell on the first frames: both to the last */
             job[0].p = job[1].p = m;
             prefix_jobs(e, &job[0], &job[1]);
@@ -465,15 +474,16 @@ static int code_two(PnmfEncoder *e, PnmfWindowModel *cand, const int *code, int 
  * *kept_job: the kept set's job, its run at the frames weighed (kept_job->p),
  * and its cost at frame kept_job->h: the frames weighed when fewer than the
  * window's, else split (0: none); that cost is had only where h is at most
- * the frames its run has coded, else the caller codes on past h. */
+ * the frames its run has coded, else the caller codes on past h. jbare:
+ * as code_two()'s. */
 static int code_sets(PnmfEncoder *e, PnmfWindowModel *cand, const int *code, int ncode, int m, int step16, int split,
-                     int *best, double *jc, PrefixJob *kept_job)
+                     const double jbare[2], int *best, double *jc, PrefixJob *kept_job)
 {
     int p = m / PNMF_SPRITE_PREFIX_DIV;
     if (p < PNMF_SPRITE_PREFIX_MIN || ncode > 2) p = m;
     const int q1 = p / PNMF_SPRITE_PREFIX_DIV;
     if (ncode == 2 && q1 >= PNMF_SPRITE_STAGE_MIN)
-        return code_two(e, cand, code, m, step16, split, p, q1, best, jc, kept_job);
+        return code_two(e, cand, code, m, step16, split, p, q1, jbare, best, jc, kept_job);
     PrefixJob job[2];
     int kept = -1, ret = 0; /* the job slot of the set kept so far (slot k codes in e->rb[k]) */
     for (int c = 0; ret >= 0 && c < ncode;) {
@@ -593,12 +603,30 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
                               m >= PNMF_SPRITE_PREFIX_MIN
                           ? m / PNMF_SPRITE_PREFIX_DIV
                           : 0;
+    /* at -q PNMF_PICK_FLOOR (not -q 0) the residual layer alone is coded
+     * on the split frames first, in a third set of buffers: where the
+     * layer costs within PNMF_SPRITE_FAMILY_TIE of it there, two sets too
+     * close to tell are not both coded to the last frame, and the layer is
+     * kept without the residual layer alone coded on (the layer weighs
+     * next to nothing: exact rendered content such as povray_spline) */
+    const int pre = split && e->s.quality == PNMF_PICK_FLOOR && e->rb[2].P;
     int skipped = 0;
     double jclear = 0;
     if (ret >= 0 && placed > 0 && ncode >= 1) {
         PrefixJob kj, bj;
-        int kj_on = 0;
-        if (ncode == 1) {
+        int kj_on = 0, bare_on = 0;
+        double jbare[2] = { 0, 0 }; /* its costs on the first split / 2 and split frames */
+        if (pre) {
+            ret = pnmf_model_alloc(&w->bare, e->rows, e->cols, e->vis_rows, e->vis_cols, m, cand[code[0]].k, 0);
+            if (ret >= 0) ret = pnmf_res_run_start(&bj.run, e, &e->rb[2], &w->bare, m, gate16);
+            bare_on = ret >= 0;
+            if (ret >= 0) {
+                bj.p = split, bj.h = split / PNMF_SPRITE_PREFIX_DIV;
+                prefix_job(&bj);
+                ret = bj.ret, jbare[0] = bj.h > 0 ? bj.jh : 0, jbare[1] = bj.j;
+            }
+        }
+        if (ret >= 0 && ncode == 1) {
             best = code[0];
             kj.p = m, kj.h = split, kj.jh = 0;
             ret = window_dict(e, &cand[best].spr);
@@ -609,12 +637,11 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
                 kj.p = kj.h, prefix_job(&kj);
                 ret = kj.ret, kj.jh = kj.j, kj.p = m;
             }
-        } else {
-            ret = code_sets(e, cand, code, ncode, m, gate16, split, &best, jc, &kj);
+        } else if (ret >= 0) {
+            ret = code_sets(e, cand, code, ncode, m, gate16, split, jbare, &best, jc, &kj);
             kj_on = ret >= 0;
         }
-        int bare_on = 0;
-        if (ret >= 0) {
+        if (ret >= 0 && !pre) {
             /* the set kept, gone on to the last frame beside the residual
              * layer alone (its coding stays in its candidate, where the
              * pick reuses it), the latter to the kept set's first frames
@@ -628,7 +655,27 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
                                          gate16);
             bare_on = ret >= 0;
         }
-        if (ret >= 0) {
+        if (ret >= 0 && pre) {
+            /* weighed where the residual layer alone stands (the split
+             * frame), the kept set coded there first where it is not */
+            const int hw = kj.h, weigh = hw > 0 && hw < m && hw == bj.run.j;
+            if (weigh && kj.run.j < hw) {
+                kj.p = hw, kj.h = 0;
+                prefix_job(&kj);
+                ret = kj.ret, kj.jh = kj.j;
+            }
+            if (ret >= 0 && weigh) {
+                jclear = kj.jh / bj.j;
+                pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: on %d frames the layer costs %.3f times the residual layer alone",
+                         e->windows, bj.p, jclear);
+                skipped = jclear < PNMF_SPRITE_CLEAR || fabs(jclear - 1) < PNMF_SPRITE_FAMILY_TIE;
+            }
+            if (ret >= 0) {
+                kj.p = m, kj.h = 0, bj.p = m, bj.h = 0;
+                prefix_jobs(e, &kj, skipped ? NULL : &bj);
+                ret = kj.ret < 0 ? kj.ret : skipped ? 0 : bj.ret;
+            }
+        } else if (ret >= 0) {
             const int hw = kj.h, weigh = split && hw > 0 && hw < m;
             bj.p = weigh ? hw : m, bj.h = 0;
             kj.p = m, kj.h = hw > kj.run.j ? hw : 0; /* its cost there on the way, where not had yet */

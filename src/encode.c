@@ -74,8 +74,9 @@ int pnmf_encoder_create(PnmfEncoder **out, const PnmfEncSettings *s, int width, 
     e->lastB = pnmf_malloc_array(e->nv, 1);
     int refs_ok = !!e->lastB;
     /* the second set where two codings can run at once, or the sprite
-     * step keeps two codings under way (enc_sprite.c) */
-    for (int i = 0; i < (s->residual && (e->s.threads > 1 || s->sprites) ? 2 : 1); i++) {
+     * step keeps two codings under way, the third where it keeps three
+     * (enc_sprite.c) */
+    for (int i = 0; i < (s->residual && s->sprites ? 3 : s->residual && e->s.threads > 1 ? 2 : 1); i++) {
         ResBufs *b = &e->rb[i];
         b->acc = pnmf_malloc_array(e->nv, sizeof(int64_t));
         b->P = pnmf_malloc_array(e->nv, 1);
@@ -339,7 +340,7 @@ void pnmf_encoder_destroy(PnmfEncoder **pe)
     pnmf_free(e->Hsave);
     pnmf_free(e->rec);
     pnmf_free(e->seen);
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 3; i++) {
         ResBufs *b = &e->rb[i];
         pnmf_free(b->acc), pnmf_free(b->P), pnmf_free(b->Pp), pnmf_free(b->D);
         pnmf_free(b->B), pnmf_free(b->mark);

@@ -49,6 +49,8 @@
 #define PNMF_PICK_EXACT_NOISE 64
 /* From this -q up (the grid step below -q's -q 20 or coarser), a window without sprite animation or a model is searched without -q 16's coding. */
 #define PNMF_PICK_NO_FLOOR_Q 24
+/* Where a window's two families (with its model, without) first both coded in the step search cost under this share apart, later steps code the one offered alone. */
+#define PNMF_PICK_TIE 0.05
 
 /* The full fit and its check */
 
@@ -228,6 +230,8 @@
 #define PNMF_SPRITE_STAGE_MIN 10
 /* At -q 16 and 0 a layer under this many times the residual layer alone's cost on the first half is kept (enc_sprite.c) */
 #define PNMF_SPRITE_CLEAR 0.97
+/* At -q 16 a layer within this share of the residual layer alone's cost on the first half is kept, the other not coded on (enc_sprite.c) */
+#define PNMF_SPRITE_FAMILY_TIE 0.01
 /* Whether the encoder tries the intra directions (format 9, window flags
  * bit 10) on intra transform blocks: off, as on the devset they cost
  * +0.2 to +0.7 % BD-rate (docs/measurements.md, "Directional intra"). */

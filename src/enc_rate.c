@@ -13,7 +13,7 @@
  * default, keeps the first coding without trying the others. Below -q 16
  * the window may be coded at the steps of -q 16, 14, ..., 2 and 0
  * (lossless); a search (pnmf_fine_search) codes -q 16's and the step of
- * -q + 8, and on content coded mostly exactly the lossless step and the
+ * -q + 8 (-q 14's where that is -q 16's), and on content coded mostly exactly the lossless step and the
  * steps around -q + 8's too (-q 0 only its own: the least error), and
  * pnmf_fine_pick keeps one (no more error than -q 16's coding). A window with a model
  * is coded with and without it at each step. With two threads two
@@ -102,7 +102,7 @@ static int fine_first(const PnmfFineSearch *s, int i)
 {
     if (!s->q || i == 0) return s->q && i == 0;
     if (!s->have[0]) return 0; /* the rest depends on the floor's coding */
-    if (!pnmf_fine_search_exact(s)) return i == s->start;
+    if (!pnmf_fine_search_exact(s)) return i == s->one;
     return i == PNMF_FINE_CODINGS - 1 || (i >= s->start - 1 && i <= s->start + 1);
 }
 

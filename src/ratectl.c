@@ -109,6 +109,11 @@ void pnmf_fine_search_init(PnmfFineSearch *s, int q, double lambda, double noise
     /* the step of -q + PNMF_FINE_LAMBDA_Q, at most the floor's */
     const int q8 = s->q + PNMF_FINE_LAMBDA_Q;
     s->start = q8 >= PNMF_PICK_FLOOR ? 0 : (PNMF_PICK_FLOOR - q8) / PNMF_FINE_GRID;
+    /* content not coded exactly codes the start alone: not the floor's,
+     * made already, but the one finer (whose cost is below the floor's
+     * on cartoons and some camera footage at the lambda of the floor's
+     * step) */
+    s->one = s->start ? s->start : 1;
 }
 
 void pnmf_fine_search_add(PnmfFineSearch *s, int i, double r, double d)
@@ -142,7 +147,7 @@ int pnmf_fine_search_next(const PnmfFineSearch *s)
     /* content the floor's step codes far more exactly than a uniform
      * quantizer would (screen content): the lossless coding and a walk
      * around the start; other content: the start alone */
-    if (!pnmf_fine_search_exact(s)) return s->have[s->start] ? -1 : s->start;
+    if (!pnmf_fine_search_exact(s)) return s->have[s->one] ? -1 : s->one;
     const int order[4] = { last, s->start, s->start + 1, s->start - 1 };
     for (int k = 0; k < 4; k++)
         if (order[k] >= 0 && order[k] <= last && !s->have[order[k]]) return order[k];

@@ -92,8 +92,8 @@ int pnmf_fine_pick(const double *r, const double *d, int n, double lambda);
  * grid's order). -q 0 codes only the last (lossless): the least error.
  * Above it: the first (the floor's), then the step of -q +
  * PNMF_FINE_LAMBDA_Q (the start: where the cost of a smooth curve is
- * lowest, at most the floor's, so none from -q 16 - PNMF_FINE_LAMBDA_Q
- * up), and no more, unless the floor's coding has an error under
+ * lowest; from -q 16 - PNMF_FINE_LAMBDA_Q up, where that is the floor's,
+ * the one finer), and no more, unless the floor's coding has an error under
  * 1 / PNMF_FINE_EXACT_NOISE of a uniform quantizer's at its step (content
  * coded mostly exactly: screen captures, whose lossless coding follows
  * exact repeats rather than the step and can cost less than every step
@@ -108,6 +108,7 @@ int pnmf_fine_pick(const double *r, const double *d, int n, double lambda);
  */
 typedef struct PnmfFineSearch {
     int q, start;              /* -q; the step the search starts from */
+    int one;                   /* the one step coded on content not coded exactly */
     double lambda;
     double noise;              /* a uniform quantizer's squared error at the floor's step over the window */
     unsigned char have[PNMF_FINE_CODINGS];

@@ -242,11 +242,13 @@ static double enc_fine_lambda(int q)
     return 8 * enc_residual_lambda(pnmf_residual_step(q + PNMF_FINE_LAMBDA_Q));
 }
 
-/* The step of -q + PNMF_FINE_LAMBDA_Q in the fine grid (the start). */
+/* The step of -q + PNMF_FINE_LAMBDA_Q in the fine grid (the start), the
+ * one finer than the floor's where that is the floor's: the step coded on
+ * content not coded exactly. */
 static int fine_start(int q)
 {
     const int q8 = q + PNMF_FINE_LAMBDA_Q;
-    return q8 >= PNMF_PICK_FLOOR ? 0 : (PNMF_PICK_FLOOR - q8) / PNMF_FINE_GRID;
+    return q8 >= PNMF_PICK_FLOOR - PNMF_FINE_GRID ? 1 : (PNMF_PICK_FLOOR - q8) / PNMF_FINE_GRID;
 }
 
 /* For every -q below the floor, on content that looks exact (the
@@ -273,8 +275,8 @@ static void fine_search_set(const double *r, const double *d, int unimodal, doub
         if (!exact) {
             const int st = fine_start(q), two[2] = { 0, st };
             const double r2[2] = { r[0], r[st] }, d2[2] = { d[0], d[st] };
-            CHECK_MSG(n == 1 + (st > 0) && coded[0] && coded[st], "-q %d: %d codings, not the floor's and %d's", q, n, st);
-            CHECK_MSG(got == two[pnmf_fine_pick(r2, d2, 1 + (st > 0), l)], "-q %d: picked %d", q, got);
+            CHECK_MSG(n == 2 && coded[0] && coded[st], "-q %d: %d codings, not the floor's and %d's", q, n, st);
+            CHECK_MSG(got == two[pnmf_fine_pick(r2, d2, 2, l)], "-q %d: picked %d", q, got);
         } else if (unimodal)
             CHECK_MSG(got == want, "-q %d: the search picked %d, all the codings %d", q, got, want);
         else

@@ -11,10 +11,11 @@
  * with the lowest cost among those with no more bytes and no less error
  * than -q 16's and an error within a bound that rises with -q; -q 16, the
  * default, keeps the first coding without trying the others. Below -q 16
- * the window is coded at the steps of -q 16, 14, ..., 2 and 0 (lossless),
- * all of them (-q 0 only its own: the least error), and pnmf_fine_pick
- * keeps one (no more error than -q 16's coding), so from -q 0 up to 15 a
- * higher -q gets no more bytes and no less error. A window with a model
+ * the window may be coded at the steps of -q 16, 14, ..., 2 and 0
+ * (lossless); a search (pnmf_fine_search) codes -q 16's and the step of
+ * -q + 8 (-q 14's where that is -q 16's), and on content coded mostly exactly the lossless step and the
+ * steps around -q + 8's too (-q 0 only its own: the least error), and
+ * pnmf_fine_pick keeps one (no more error than -q 16's coding). A window with a model
  * is coded with and without it at each step. With two threads two
  * codings run at once, with the same result.
  *
@@ -106,7 +107,10 @@ static int code_steps(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, c
 /* Whether the search below the floor makes step i whatever its codings are. */
 static int fine_first(const PnmfFineSearch *s, int i)
 {
-    return s->q && (i == 0 || i == PNMF_FINE_CODINGS - 1 || (i >= s->start - 1 && i <= s->start + 1));
+    if (!s->q || i == 0) return s->q && i == 0;
+    if (!s->have[0]) return 0; /* the rest depends on the floor's coding */
+    if (!pnmf_fine_search_exact(s)) return i == s->one;
+    return i == PNMF_FINE_CODINGS - 1 || (i >= s->start - 1 && i <= s->start + 1);
 }
 
 /* choose_step() below -q PNMF_PICK_FLOOR: the window's codings at the
@@ -119,8 +123,10 @@ static int choose_fine(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
     const int q = e->s.quality;
     /* a byte weighs as at the step of -q + PNMF_FINE_LAMBDA_Q (-q 0: bytes weigh nothing) */
     const double lambda = q ? 8 * enc_residual_lambda(pnmf_residual_step(q + PNMF_FINE_LAMBDA_Q)) : 0;
+    const double s16 = pnmf_residual_step(PNMF_PICK_FLOOR) / 16.0;
+    const double noise = (double)m * e->nv * s16 * s16 / 12; /* a uniform quantizer's error at the floor's step */
     PnmfFineSearch srch;
-    pnmf_fine_search_init(&srch, q, lambda);
+    pnmf_fine_search_init(&srch, q, lambda, noise);
     /* a held coding at any of this grid's steps (-q 0's lossless one from the sprite gate) */
     int held[2] = { held_grid[0], held_grid[1] };
     /* -q 0 without a model: one coding, kept whatever its bytes */
@@ -142,6 +148,9 @@ static int choose_fine(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
         const int qs[2] = { PNMF_PICK_FLOOR - at[0] * PNMF_FINE_GRID, PNMF_PICK_FLOOR - at[1] * PNMF_FINE_GRID };
         ret = code_steps(e, fam, nfam, m, sse, held, at, qs, ns, single, res, of, r, d, NULL);
         for (int k = 0; ret >= 0 && k < ns; k++) pnmf_fine_search_add(&srch, at[k], r[at[k]], d[at[k]]);
+        if (ret >= 0 && at[0] == 0)
+            pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: the floor's error %.4f of a uniform quantizer's", e->windows,
+                     srch.d[0] / noise);
     }
     for (int f = 0; f < nfam; f++) pnmf_residual_free(&fam[f].res); /* held codings never offered */
     const int best = pnmf_fine_search_pick(&srch);

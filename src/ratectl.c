@@ -101,14 +101,19 @@ int pnmf_fine_pick(const double *r, const double *d, int n, double lambda)
     return best;
 }
 
-void pnmf_fine_search_init(PnmfFineSearch *s, int q, double lambda)
+void pnmf_fine_search_init(PnmfFineSearch *s, int q, double lambda, double noise)
 {
     memset(s, 0, sizeof(*s));
     s->q = q < 0 ? 0 : q >= PNMF_PICK_FLOOR ? PNMF_PICK_FLOOR - 1 : q;
-    s->lambda = lambda;
+    s->lambda = lambda, s->noise = noise;
     /* the step of -q + PNMF_FINE_LAMBDA_Q, at most the floor's */
     const int q8 = s->q + PNMF_FINE_LAMBDA_Q;
     s->start = q8 >= PNMF_PICK_FLOOR ? 0 : (PNMF_PICK_FLOOR - q8) / PNMF_FINE_GRID;
+    /* content not coded exactly codes the start alone: not the floor's,
+     * made already, but the one finer (whose cost is below the floor's
+     * on cartoons and some camera footage at the lambda of the floor's
+     * step) */
+    s->one = s->start ? s->start : 1;
 }
 
 void pnmf_fine_search_add(PnmfFineSearch *s, int i, double r, double d)
@@ -129,12 +134,22 @@ int pnmf_fine_search_pick(const PnmfFineSearch *s)
 
 static double fine_cost(const PnmfFineSearch *s, int i) { return s->d[i] + s->lambda * s->r[i]; }
 
+int pnmf_fine_search_exact(const PnmfFineSearch *s)
+{
+    return s->have[0] && s->d[0] * PNMF_FINE_EXACT_NOISE < s->noise;
+}
+
 int pnmf_fine_search_next(const PnmfFineSearch *s)
 {
     const int last = PNMF_FINE_CODINGS - 1;
     if (!s->q) return s->have[last] ? -1 : last;
-    const int order[5] = { 0, last, s->start, s->start + 1, s->start - 1 };
-    for (int k = 0; k < 5; k++)
+    if (!s->have[0]) return 0;
+    /* content the floor's step codes far more exactly than a uniform
+     * quantizer would (screen content): the lossless coding and a walk
+     * around the start; other content: the start alone */
+    if (!pnmf_fine_search_exact(s)) return s->have[s->one] ? -1 : s->one;
+    const int order[4] = { last, s->start, s->start + 1, s->start - 1 };
+    for (int k = 0; k < 4; k++)
         if (order[k] >= 0 && order[k] <= last && !s->have[order[k]]) return order[k];
     const int pick = pnmf_fine_search_pick(s);
     /* finer, up to the step before lossless */

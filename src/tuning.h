@@ -45,6 +45,8 @@
 #define PNMF_PICK_LAMBDA_Q 4
 /* Below the pick's floor, a byte weighs as at the step of -q + this. */
 #define PNMF_FINE_LAMBDA_Q 8
+/* Below the pick's floor, the lossless coding and the walk around the start are made where the floor's error is under 1/this of a uniform quantizer's. */
+#define PNMF_FINE_EXACT_NOISE 16
 /* The step search also codes the step above -q's where the error at -q's is under 1/this of a uniform quantizer's. */
 #define PNMF_PICK_EXACT_NOISE 64
 /* From this -q up (the grid step below -q's -q 20 or coarser), a window without sprite animation or a model is searched without -q 16's coding. */

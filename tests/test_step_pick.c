@@ -216,12 +216,13 @@ static double enc_noise(int q, double px)
 }
 
 /* The search below the floor (pnmf_fine_search) on one -q, fed from r
- * and d; *n: codings made. */
-static int fine_search(const double *r, const double *d, int q, int *n)
+ * and d, told a uniform quantizer's error noise at the floor's step;
+ * *n: codings made, coded[]: which. */
+static int fine_search_l(const double *r, const double *d, int q, double lambda, double noise, int *n, int *coded)
 {
     PnmfFineSearch s;
-    pnmf_fine_search_init(&s, q, fine_lambda(q));
-    int coded[NF] = { 0 };
+    pnmf_fine_search_init(&s, q, lambda, noise);
+    for (int i = 0; i < NF; i++) coded[i] = 0;
     *n = 0;
     for (int i = pnmf_fine_search_next(&s); i >= 0; i = pnmf_fine_search_next(&s)) {
         CHECK_MSG(i < NF && !coded[i], "-q %d: fine step %d asked for again", q, i);
@@ -231,24 +232,52 @@ static int fine_search(const double *r, const double *d, int q, int *n)
     }
     return pnmf_fine_search_pick(&s);
 }
-
-/* For every -q below the floor: the search's pick against
- * pnmf_fine_pick over all the codings (checked above against its
- * definition): the same where unimodal (the cost of the steps before
- * lossless has one minimum), else a cost within tol; -q 0 makes only the
- * lossless coding. */
-static void fine_search_set(const double *r, const double *d, int unimodal, double tol)
+static int fine_search(const double *r, const double *d, int q, double noise, int *n, int *coded)
 {
+    return fine_search_l(r, d, q, fine_lambda(q), noise, n, coded);
+}
+/* The encoder's weight of a byte below the floor (enc_rate.c). */
+static double enc_fine_lambda(int q)
+{
+    return 8 * enc_residual_lambda(pnmf_residual_step(q + PNMF_FINE_LAMBDA_Q));
+}
+
+/* The step of -q + PNMF_FINE_LAMBDA_Q in the fine grid (the start), the
+ * one finer than the floor's where that is the floor's: the step coded on
+ * content not coded exactly. */
+static int fine_start(int q)
+{
+    const int q8 = q + PNMF_FINE_LAMBDA_Q;
+    return q8 >= PNMF_PICK_FLOOR - PNMF_FINE_GRID ? 1 : (PNMF_PICK_FLOOR - q8) / PNMF_FINE_GRID;
+}
+
+/* For every -q below the floor, on content that looks exact (the
+ * floor's error under 1 / PNMF_FINE_EXACT_NOISE of noise): the search's
+ * pick against pnmf_fine_pick over all the codings (checked above
+ * against its definition): the same where unimodal (the cost of the
+ * steps before lossless has one minimum), else a cost within tol. On
+ * other content: the floor's coding and the start's alone, and
+ * pnmf_fine_pick's pick over those two. -q 0 makes only the lossless
+ * coding. */
+static void fine_search_set(const double *r, const double *d, int unimodal, double tol, double noise)
+{
+    const int exact = d[0] * PNMF_FINE_EXACT_NOISE < noise;
     for (int q = 0; q < PNMF_PICK_FLOOR; q++) {
-        int n;
+        int n, coded[NF];
         const double l = fine_lambda(q);
-        const int got = fine_search(r, d, q, &n), want = pnmf_fine_pick(r, d, NF, l);
+        const int got = fine_search(r, d, q, noise, &n, coded), want = pnmf_fine_pick(r, d, NF, l);
         if (!q) {
-            CHECK_MSG(got == NF - 1 && n == 1, "-q 0: picked %d after %d codings", got, n);
+            CHECK_MSG(got == NF - 1 && n == 1, "-q 0: picked %d after %d codings", q, n);
             continue;
         }
         CHECK_MSG(d[got] <= d[0], "-q %d: step %d has more error than the floor's", q, got);
-        if (unimodal)
+        CHECK_MSG(exact == coded[NF - 1], "-q %d: lossless coded %d on content exact %d", q, coded[NF - 1], exact);
+        if (!exact) {
+            const int st = fine_start(q), two[2] = { 0, st };
+            const double r2[2] = { r[0], r[st] }, d2[2] = { d[0], d[st] };
+            CHECK_MSG(n == 2 && coded[0] && coded[st], "-q %d: %d codings, not the floor's and %d's", q, n, st);
+            CHECK_MSG(got == two[pnmf_fine_pick(r2, d2, 2, l)], "-q %d: picked %d", q, got);
+        } else if (unimodal)
             CHECK_MSG(got == want, "-q %d: the search picked %d, all the codings %d", q, got, want);
         else
             CHECK_MSG(d[got] + l * r[got] <= tol * (d[want] + l * r[want]), "-q %d: cost %g against %g", q,
@@ -289,13 +318,47 @@ int main(void)
                 r[i] = R * pow(a, i) * (1 + noise * (2 * urand() - 1)),
                 d[i] = D * pow(b, i) * (1 + noise * (2 * urand() - 1));
             r[NF - 1] = R * pow(a, NF - 1) * (0.3 + 1.4 * urand()), d[NF - 1] = 0;
-            fine_search_set(r, d, noise == 0, COST_TOL_10);
+            fine_search_set(r, d, noise == 0, COST_TOL_10, INFINITY);
+            fine_search_set(r, d, noise == 0, COST_TOL_10, 0);
         }
         static const double pen[NF][2] = { { 27898, 96303 }, { 28893, 68798 }, { 29709, 43669 },
                                            { 30607, 38695 }, { 31128, 33370 }, { 32361, 24349 },
                                            { 33981, 9008 },  { 33682, 4719 },  { 31454, 0 } };
+        /* at the encoder's noise (30 frames of 320 x 240) the window
+         * looks exact, so the lossless coding is made and kept where the
+         * nine codings keep it */
+        const double s16 = pnmf_residual_step(PNMF_PICK_FLOOR) / 16.0, px = 30 * 320 * 240;
         for (int i = 0; i < NF; i++) r[i] = pen[i][0], d[i] = pen[i][1];
-        fine_search_set(r, d, 1, 0);
+        fine_search_set(r, d, 1, 0, px * s16 * s16 / 12);
+        {
+            int n, coded[NF];
+            CHECK(fine_search(r, d, 1, px * s16 * s16 / 12, &n, coded) == NF - 1);
+        }
+        /* window 0 of natural_cup.mkv (60 frames of 320 x 240) at the
+         * steps of -q 16, 12, 10, 8 and 0 as the encoder measured them
+         * (the others never coded: repeated from their neighbours): its
+         * floor's error is 0.31 of a uniform quantizer's, so -q 1 codes
+         * the start alone (-q 10's step) and keeps it, the pick of the
+         * five codings at the encoder's lambda; a noise 16 times lower would not make it exact */
+        {
+            static const double cup[NF][2] = { { 121359, 1904542 }, { 121359, 1904542 }, { 190621, 1249215 },
+                                               { 225306, 973936 },  { 261301, 816541 },  { 261301, 816541 },
+                                               { 261301, 816541 },  { 261301, 816541 },  { 553845, 0 } };
+            const double cn = 60 * px / 30 * s16 * s16 / 12;
+            for (int i = 0; i < NF; i++) r[i] = cup[i][0], d[i] = cup[i][1];
+            int n, coded[NF];
+            CHECK(fine_search_l(r, d, 1, enc_fine_lambda(1), cn, &n, coded) == 3 && n == 2);
+            CHECK(pnmf_fine_pick(r, d, NF, enc_fine_lambda(1)) == 3);
+            fine_search_set(r, d, 0, INFINITY, cn);
+            PnmfFineSearch s;
+            pnmf_fine_search_init(&s, 1, fine_lambda(1), cn);
+            pnmf_fine_search_add(&s, 0, r[0], d[0]);
+            CHECK(!pnmf_fine_search_exact(&s));
+            pnmf_fine_search_init(&s, 1, fine_lambda(1), cn * PNMF_FINE_EXACT_NOISE);
+            CHECK(!pnmf_fine_search_exact(&s)); /* the floor's coding not made yet */
+            pnmf_fine_search_add(&s, 0, r[0], d[0]);
+            CHECK(pnmf_fine_search_exact(&s));
+        }
         /* a clean curve with bytes weighing much: -q 0 lossless, the
          * largest -q the floor's own coding */
         for (int i = 0; i < NF; i++) r[i] = 1000 + 100 * i, d[i] = 40 - 10 * i;

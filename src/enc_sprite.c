@@ -168,6 +168,7 @@ static int find_poses(PnmfEncoder *e, int m, PnmfSpriteFrame *fr, int *unrepeate
     pnmf_sprite_params_default(&p);
     p.tol = window_tol(e, m);
     if (p.tol > 0) p.budget = PNMF_SPRITE_BUDGET_LOSSY;
+    else if (!e->s.quality && enc_picks(&e->s)) p.budget = PNMF_SPRITE_BUDGET_LOSSLESS;
     /* the repeat gate on lossy windows alone: on an exact source a few
      * exact repeats can pay (povray_spline -q 16: 1 % of the blobs recur,
      * and the layer is kept) */
@@ -262,6 +263,7 @@ static int pose_shown(const PnmfSpriteFrame *f, int q, const PnmfSpriteFrame *g,
 typedef struct PoseRule {
     int fresh, novel; /* frames after the source that show the pose where the frame before does not show it,
                        * or not there */
+    int either;       /* 1: either count reaching its bound is enough */
 } PoseRule;
 
 static int build_layer(PnmfEncoder *e, int m, PnmfSpriteFrame *fr, const PoseRule *rule, PnmfSpriteLayer *L,
@@ -320,9 +322,9 @@ static int build_layer(PnmfEncoder *e, int m, PnmfSpriteFrame *fr, const PoseRul
         /* poses cut from this frame, in placement order */
         for (int q = 0; q < fr[j].count; q++) {
             const int f = fr[j].place[q].pose;
-            if (id[f] >= 0 || src[f] != j || srcq[f] != q || later[f] < PNMF_SPRITE_MIN_FRAMES - 1 ||
-                fresh[f] < rule->fresh || novel[f] < rule->novel)
-                continue;
+            const int fails = rule->either ? fresh[f] < rule->fresh && novel[f] < rule->novel
+                                           : fresh[f] < rule->fresh || novel[f] < rule->novel;
+            if (id[f] >= 0 || src[f] != j || srcq[f] != q || later[f] < PNMF_SPRITE_MIN_FRAMES - 1 || fails) continue;
             const PnmfSpritePose *ps = &e->sfound.pose[f];
             if (base + L->npose >= PNMF_SPRITE_MAX_POSES || pixels + (size_t)ps->w * ps->h > PNMF_SPRITE_MAX_PIXELS)
                 continue; /* over a cap: left to the residual layer */
@@ -545,7 +547,13 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
      * does not show them (what the frame before shows, the residual layer
      * may predict from it for less than the pose costs); those that move
      * or change in three frames at least */
-    static const PoseRule rules[SPRITE_RULES] = { { 0, 0 }, { PNMF_SPRITE_MIN_FRESH, 0 }, { 0, PNMF_SPRITE_MIN_NOVEL } };
+    static const PoseRule rules[SPRITE_RULES] = { { 0, 0, 0 }, { PNMF_SPRITE_MIN_FRESH, 0, 0 },
+                                                  { 0, PNMF_SPRITE_MIN_NOVEL, 0 } };
+    /* -q 0 (lossless, exact poses): one set, the poses that are fresh or
+     * move, coded alone (below) */
+    static const PoseRule lossless_rule = { PNMF_SPRITE_MIN_FRESH, PNMF_SPRITE_MIN_NOVEL, 1 };
+    const int ll = !e->s.quality && enc_picks(&e->s);
+    const int nrules = ll ? 1 : SPRITE_RULES;
     PnmfWindowModel cand[SPRITE_RULES];
     int *cnew[SPRITE_RULES] = { NULL }, cn[SPRITE_RULES] = { 0 }, cplaced[SPRITE_RULES] = { 0 };
     memset(cand, 0, sizeof(cand));
@@ -553,9 +561,10 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
     if (ret >= 0 && e->s.quality >= PNMF_SPRITE_TINY_Q && pnmf_pal_screen_like(e->frames, e->vis_rows, e->vis_cols))
         drop_tiny(e, m, fr);
     if (ret >= 0) ret = grow_slots(e);
-    for (int r = 0; ret >= 0 && r < SPRITE_RULES; r++) {
+    for (int r = 0; ret >= 0 && r < nrules; r++) {
         ret = pnmf_model_alloc(&cand[r], e->rows, e->cols, e->vis_rows, e->vis_cols, m, e->s.components, 0);
-        if (ret >= 0) ret = cplaced[r] = build_layer(e, m, fr, &rules[r], &cand[r].spr, &cnew[r], &cn[r]);
+        if (ret >= 0)
+            ret = cplaced[r] = build_layer(e, m, fr, ll ? &lossless_rule : &rules[r], &cand[r].spr, &cnew[r], &cn[r]);
         if (ret >= 0 && !cplaced[r] && !r) break; /* nothing placed */
     }
     const int placed = cplaced[0];
@@ -590,7 +599,7 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
         jc[r] = -1;
         if (!((!r && skip0) || cplaced[r] <= 0 || same[r] >= 0)) code[ncode++] = r;
     }
-    /* at -q PNMF_PICK_FLOOR and -q 0 the pick weighs the window with its
+    /* at -q PNMF_PICK_FLOOR the pick weighs the window with its
      * layer and without it at this step alone: where the layer costs under
      * PNMF_SPRITE_CLEAR times the residual layer alone on the first split
      * frames (half of a window of PNMF_SPRITE_PREFIX_MIN frames or more),
@@ -599,10 +608,8 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
      * sprite clips every window the pick gives to the residual layer alone
      * costs 1.002 times it or more there (docs/measurements.md, "Sprite
      * gate on half a window"). */
-    const int split = enc_picks(&e->s) && (e->s.quality == PNMF_PICK_FLOOR || !e->s.quality) &&
-                              m >= PNMF_SPRITE_PREFIX_MIN
-                          ? m / PNMF_SPRITE_PREFIX_DIV
-                          : 0;
+    const int split =
+        enc_picks(&e->s) && e->s.quality == PNMF_PICK_FLOOR && m >= PNMF_SPRITE_PREFIX_MIN ? m / PNMF_SPRITE_PREFIX_DIV : 0;
     /* at -q PNMF_PICK_FLOOR (not -q 0) the residual layer alone is coded
      * on the split frames first, in a third set of buffers: where the
      * layer costs within PNMF_SPRITE_FAMILY_TIE of it there, two sets too
@@ -626,7 +633,21 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
                 ret = bj.ret, jbare[0] = bj.h > 0 ? bj.jh : 0, jbare[1] = bj.j;
             }
         }
-        if (ret >= 0 && ncode == 1) {
+        if (ll) {
+            /* -q 0: the set to the last frame, kept without the residual
+             * layer alone coded beside it. Exact poses only add
+             * predictions a block may take or leave: on the development
+             * set's sprite clips the files change by -5.5 % to +1.4 %
+             * against weighing three sets and the residual layer alone
+             * by coding each, for half the CPU (docs/measurements.md,
+             * "Lossless encoding: one coding a window"). */
+            best = code[0], skipped = 1;
+            ret = window_dict(e, &cand[best].spr);
+            if (ret >= 0) ret = pnmf_res_run_start(&kj.run, e, &e->rb[0], &cand[best], m, gate16);
+            kj_on = ret >= 0;
+            if (ret >= 0) ret = pnmf_res_run_frames(&kj.run, m);
+            kj.j = 0, kj.bytes = 0;
+        } else if (ret >= 0 && ncode == 1) {
             best = code[0];
             kj.p = m, kj.h = split, kj.jh = 0;
             ret = window_dict(e, &cand[best].spr);
@@ -641,7 +662,7 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
             ret = code_sets(e, cand, code, ncode, m, gate16, split, jbare, &best, jc, &kj);
             kj_on = ret >= 0;
         }
-        if (ret >= 0 && !pre) {
+        if (ret >= 0 && !pre && !ll) {
             /* the set kept, gone on to the last frame beside the residual
              * layer alone (its coding stays in its candidate, where the
              * pick reuses it), the latter to the kept set's first frames
@@ -675,7 +696,7 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
                 prefix_jobs(e, &kj, skipped ? NULL : &bj);
                 ret = kj.ret < 0 ? kj.ret : skipped ? 0 : bj.ret;
             }
-        } else if (ret >= 0) {
+        } else if (ret >= 0 && !ll) {
             const int hw = kj.h, weigh = split && hw > 0 && hw < m;
             bj.p = weigh ? hw : m, bj.h = 0;
             kj.p = m, kj.h = hw > kj.run.j ? hw : 0; /* its cost there on the way, where not had yet */
@@ -735,7 +756,10 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
             w->bare_bytes = 0, w->bare_sse = 0;
         }
     }
-    if (ret >= 0)
+    if (ret >= 0 && ll)
+        pnmf_log(&e->s.logger, PNMF_LOG_INFO, "window %d: sprites: %d placed, %d new (fresh or moving poses): kept",
+                 e->windows, placed, w->spr_nnew);
+    else if (ret >= 0)
         pnmf_log(&e->s.logger, PNMF_LOG_INFO, "window %d: sprites: %d placed, %d new%s: %s (cost ratio %.3f)",
                  e->windows, placed, w->spr_nnew, best == 1 ? " (fresh poses)" : best == 2 ? " (moving poses)" : "",
                  w->sprites ? "kept" : "dropped", skipped ? jclear : j[0] / j[1]);

@@ -54,14 +54,14 @@ ladder f devset/x11_penguins.mkv "<=" 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16
 check '[ "$(summary "$T/f15.log" | cut -d" " -f2)" != 999.00 ]' "x11_penguins -q 15 is lossless: the test shows nothing"
 check '[ "$(for q in 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16; do summary "$T/f$q.log"; done | sort -u | wc -l)" -ge 2 ]' \
     "x11_penguins -q 0..16 make one file: the test shows nothing"
-# on camera footage (natural_cup, whose windows the floor's step codes
-# with a third of a uniform quantizer's error, ratectl.h) the search
+# on camera footage (natural_vtest, whose windows the floor's step codes
+# far from exactly, ratectl.h) the search
 # below the floor codes the floor's step and one more, -q + 8's or -q 14's: -q
 # 1, 3, 5 and 9 code the steps of -q 10, 12, 14 and 14, each point
 # no larger and no better than the one before, and at least three differ
-ladder n devset/natural_cup.mkv "<=" 1 3 5 9
+ladder n devset/natural_vtest.mkv "<=" 1 3 5 9
 check '[ "$(for q in 1 3 5 9; do summary "$T/n$q.log"; done | sort -u | wc -l)" -ge 3 ]' \
-    "natural_cup -q 1..9 make fewer than 3 different points"
+    "natural_vtest -q 1..9 make fewer than 3 different points"
 
 # above -q 16 each window's coding is picked from its codings at the
 # steps of -q 16, 20, ..., 64 that a search around -q's step makes

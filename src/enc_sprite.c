@@ -616,7 +616,7 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
      * close to tell are not both coded to the last frame, and the layer is
      * kept without the residual layer alone coded on (the layer weighs
      * next to nothing: exact rendered content such as povray_spline) */
-    const int pre = split && e->s.quality == PNMF_PICK_FLOOR && e->rb[2].P;
+    const int pre = split && e->rb[2].P;
     int skipped = 0;
     double jclear = 0;
     if (ret >= 0 && placed > 0 && ncode >= 1) {

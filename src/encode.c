@@ -75,8 +75,11 @@ int pnmf_encoder_create(PnmfEncoder **out, const PnmfEncSettings *s, int width, 
     int refs_ok = !!e->lastB;
     /* the second set where two codings can run at once, or the sprite
      * step keeps two codings under way, the third where it keeps three
-     * (enc_sprite.c) */
-    for (int i = 0; i < (s->residual && s->sprites ? 3 : s->residual && e->s.threads > 1 ? 2 : 1); i++) {
+     * (enc_sprite.c: at -q PNMF_PICK_FLOOR alone) */
+    const int nrb = s->residual && s->sprites ? (s->quality == PNMF_PICK_FLOOR ? 3 : 2)
+                    : s->residual && e->s.threads > 1 ? 2
+                                                       : 1;
+    for (int i = 0; i < nrb; i++) {
         ResBufs *b = &e->rb[i];
         b->acc = pnmf_malloc_array(e->nv, sizeof(int64_t));
         b->P = pnmf_malloc_array(e->nv, 1);

@@ -286,4 +286,7 @@
  * domain) exceeds this many times what it may cost is given up unpriced. */
 #define PNMF_TX8_PRUNE 1.5
 
+/* Memory blocks of this many bytes or more are asked for as transparent huge pages (mem.c). */
+#define PNMF_HUGE_MIN ((size_t)2 << 20)
+
 #endif /* PNMF_TUNING_H */

@@ -199,7 +199,7 @@
  * else). */
 #define PNMF_SPRITE_BUDGET_LOSSY 64
 /* ... and at -q 0 on exact sources (a larger budget's extra poses seldom pay for its time on the devset) */
-#define PNMF_SPRITE_BUDGET_LOSSLESS 64
+#define PNMF_SPRITE_BUDGET_LOSSLESS 16
 /* A lossy window of at least PNMF_SPRITE_REPEAT_BLOBS blobs of min_match pixels or more, fewer than
  * this share equal another blob or a known pose is not sprite animation: no pose search ... */
 #define PNMF_SPRITE_MIN_REPEAT 0.25

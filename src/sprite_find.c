@@ -662,11 +662,14 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
     for (; work < budget;) {
         int best = 0, bi = -1, bpy = 0, bpx = 0, nocc = 0;
         s->uy0 = ry0, s->ux0 = rx0, s->uw = rx1 - rx0, s->uh = ry1 - ry0, s->uj = j, s->uok = 0;
-        for (int y = ry0; y < ry1; y++)
-            for (int x = rx0; x < rx1; x++) {
-                const int q = y * w + x;
-                if (cov[q] == serial) s->occ[nocc++] = (uint32_t)y << 16 | (uint32_t)x;
-            }
+        /* only a placement of this blob (each made with push_place())
+         * paints with its serial: none yet, nothing to list */
+        if (s->ncand)
+            for (int y = ry0; y < ry1; y++)
+                for (int x = rx0; x < rx1; x++) {
+                    const int q = y * w + x;
+                    if (cov[q] == serial) s->occ[nocc++] = (uint32_t)y << 16 | (uint32_t)x;
+                }
         for (int i = 0; i < d->count && work < budget; i++) {
             const PnmfSpritePose *ps = &d->pose[i];
             if (ps->npix < p->min_match) continue;

@@ -159,7 +159,7 @@
 /* Lossless: of a run of equal blocks along a row or column, the index keeps every this-th place. */
 #define PNMF_LXM_RUN 8
 /* Lossless: positions of a hash chain a lookup visits at most. */
-#define PNMF_LXM_CHAIN 32
+#define PNMF_LXM_CHAIN 256
 /* lossless: a frame looks in reference 0 alone when fewer than one in this
  * many of the frame before's lookups there found the block ... */
 #define PNMF_LXM_SPARSE 32

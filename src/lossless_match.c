@@ -19,6 +19,7 @@ typedef struct LxmSlot {
     int32_t *next;
     int32_t *head;
     uint64_t *seen; /* a bit per LXM_SEEN_MORE-fold finer bucket: a block of that hash is indexed */
+    /* (the three in the matcher's arena, made on the first index) */
 } LxmSlot;
 
 struct PnmfLxMatch {
@@ -28,6 +29,7 @@ struct PnmfLxMatch {
     int wshift;
     LxmSlot slot[PNMF_RES_REFS + 1];
     int cur[PNMF_RES_REFS]; /* reference t's slot for the frame last given */
+    uint8_t *arena;         /* every slot's seen bits, heads and links */
     uint64_t *up;           /* index_frame()'s block hashes, one per column, of the row above */
     const uint8_t *hsrc;    /* the block whose hash hval is (pnmf_lxm_find() looks in each reference) */
     int hy, hx;
@@ -95,11 +97,7 @@ void pnmf_lxm_free(void *p)
 {
     PnmfLxMatch *m = p;
     if (!m) return;
-    for (int s = 0; s <= PNMF_RES_REFS; s++) {
-        pnmf_free(m->slot[s].next);
-        pnmf_free(m->slot[s].head);
-        pnmf_free(m->slot[s].seen);
-    }
+    pnmf_free(m->arena);
     pnmf_free(m->up);
     pnmf_free(m);
 }
@@ -113,11 +111,18 @@ static int index_frame(PnmfLxMatch *m, LxmSlot *s, const uint8_t *f)
 {
     const size_t n = (size_t)m->w * m->h, nh = (size_t)1 << m->bits, cols = (size_t)m->cols;
     const size_t ns = (nh << LXM_SEEN_MORE) / 64;
-    if (!s->next) {
-        s->next = pnmf_malloc_array(n, sizeof(int32_t));
-        s->head = pnmf_malloc_array(nh, sizeof(int32_t));
-        s->seen = pnmf_malloc_array(ns, sizeof(uint64_t));
-        if (!s->next || !s->head || !s->seen) return PNMF_ERR_NOMEM;
+    if (!m->arena) {
+        /* one block for every slot: large enough for huge pages (mem.c),
+         * which spare the page faults of indexes made window after window;
+         * a slot no frame uses is never touched */
+        const size_t per = (ns * sizeof(uint64_t) + nh * sizeof(int32_t) + n * sizeof(int32_t) + 63) & ~(size_t)63;
+        if (!(m->arena = pnmf_malloc_array(PNMF_RES_REFS + 1, per))) return PNMF_ERR_NOMEM;
+        for (int k = 0; k <= PNMF_RES_REFS; k++) {
+            uint8_t *a = m->arena + (size_t)k * per;
+            m->slot[k].seen = (uint64_t *)a;
+            m->slot[k].head = (int32_t *)(a + ns * sizeof(uint64_t));
+            m->slot[k].next = m->slot[k].head + nh;
+        }
     }
     memset(s->head, 0xff, nh * sizeof(int32_t));
     memset(s->seen, 0, ns * sizeof(uint64_t));

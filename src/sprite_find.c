@@ -151,14 +151,36 @@ typedef struct St {
     int ntests;
     int32_t *unexp;     /* the search region's foreground pixels nothing explains, summed over */
     int uy0, ux0, uw;   /* the rectangles from its corner (uy0, ux0); its rows are uw + 1 wide */
+    int uh, uj, uok;    /* the region's rows, its frame, and whether unexp is made (on first use) */
     int ay0, ax0, ay1, ax1; /* the sprites' area: rows ay0 .. ay1 - 1, columns ax0 .. ax1 - 1; the
                              * frame lines around it (border()) hide what passes under them */
 } St;
 
 /* Foreground pixels nothing explains in rows y0 .. y1 - 1, columns x0 .. x1 - 1
  * of the search region (clipped to it). */
-static int unexplained(const St *s, int y0, int x0, int y1, int x1)
+static void unexp_make(St *s)
 {
+    const int w = s->w, uw = s->uw + 1;
+    const uint8_t *fg = s->fg + (size_t)s->uj * w * s->h;
+    memset(s->unexp, 0, (size_t)uw * sizeof(int32_t));
+    for (int y = s->uy0; y < s->uy0 + s->uh; y++) {
+        int32_t *u = s->unexp + (size_t)(y - s->uy0 + 1) * uw;
+        const uint8_t *g = fg + (size_t)y * w + s->ux0;
+        int row = 0;
+        u[0] = 0;
+        for (int x = 0; x < s->uw; x++) {
+            row += g[x];
+            u[x + 1] = u[x + 1 - uw] + row;
+        }
+    }
+    s->uok = 1;
+}
+
+/* (made on the first call of a greedy step: most steps of a blob that
+ * nothing more fits never get this far) */
+static int unexplained(St *s, int y0, int x0, int y1, int x1)
+{
+    if (!s->uok) unexp_make(s);
     y0 -= s->uy0, y1 -= s->uy0, x0 -= s->ux0, x1 -= s->ux0;
     if (y0 < 0) y0 = 0;
     if (x0 < 0) x0 = 0;
@@ -302,7 +324,7 @@ static int fit_fresh(int in, int vis, int fresh)
  * the pixels it shows counted, unless fewer than best are left to explain
  * under its box (the fresh ones are among them: it cannot be the search's
  * best). */
-static int fit_inside(const St *s, const PnmfSpritePose *ps, const TestPix *ord, int j, int py, int px, int best,
+static int fit_inside(St *s, const PnmfSpritePose *ps, const TestPix *ord, int j, int py, int px, int best,
                       long *work)
 {
     const int w = s->w, tol = s->p->tol, np = ps->npix;
@@ -366,7 +388,7 @@ static int fit_edge(const St *s, const PnmfSpritePose *ps, const PoseTests *pt, 
  * the try without a look at the cover). Inline in the search's
  * loops: most shifts fail within a few pixels, and a call per shift costs
  * as much as its tests. */
-static inline int try_place(const St *s, const PnmfSpritePose *ps, const PoseTests *pt, int j, int py, int px,
+static inline int try_place(St *s, const PnmfSpritePose *ps, const PoseTests *pt, int j, int py, int px,
                             int serial, int painted, int best, long *work)
 {
     if (py < s->ay0 || px < s->ax0 || py + ps->h > s->ay1 || px + ps->w > s->ax1)
@@ -639,21 +661,15 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
     long work = 0;
     for (; work < budget;) {
         int best = 0, bi = -1, bpy = 0, bpx = 0, nocc = 0;
-        const uint8_t *fg = s->fg + (size_t)j * w * h;
-        const int uw = rx1 - rx0 + 1;
-        s->uy0 = ry0, s->ux0 = rx0, s->uw = rx1 - rx0;
-        memset(s->unexp, 0, (size_t)uw * sizeof(int32_t));
-        for (int y = ry0; y < ry1; y++) {
-            int32_t *u = s->unexp + (size_t)(y - ry0 + 1) * uw;
-            int row = 0;
-            u[0] = 0;
-            for (int x = rx0; x < rx1; x++) {
-                const int q = y * w + x;
-                if (cov[q] == serial) s->occ[nocc++] = (uint32_t)y << 16 | (uint32_t)x;
-                row += fg[q];
-                u[x - rx0 + 1] = u[x - rx0 + 1 - uw] + row;
-            }
-        }
+        s->uy0 = ry0, s->ux0 = rx0, s->uw = rx1 - rx0, s->uh = ry1 - ry0, s->uj = j, s->uok = 0;
+        /* only a placement of this blob (each made with push_place())
+         * paints with its serial: none yet, nothing to list */
+        if (s->ncand)
+            for (int y = ry0; y < ry1; y++)
+                for (int x = rx0; x < rx1; x++) {
+                    const int q = y * w + x;
+                    if (cov[q] == serial) s->occ[nocc++] = (uint32_t)y << 16 | (uint32_t)x;
+                }
         for (int i = 0; i < d->count && work < budget; i++) {
             const PnmfSpritePose *ps = &d->pose[i];
             if (ps->npix < p->min_match) continue;

@@ -199,7 +199,7 @@
  * else). */
 #define PNMF_SPRITE_BUDGET_LOSSY 64
 /* ... and at -q 0 on exact sources (a larger budget's extra poses seldom pay for its time on the devset) */
-#define PNMF_SPRITE_BUDGET_LOSSLESS 64
+#define PNMF_SPRITE_BUDGET_LOSSLESS 16
 /* A lossy window of at least PNMF_SPRITE_REPEAT_BLOBS blobs of min_match pixels or more, fewer than
  * this share equal another blob or a known pose is not sprite animation: no pose search ... */
 #define PNMF_SPRITE_MIN_REPEAT 0.25
@@ -285,5 +285,8 @@
 /* An 8x8 transform block whose quantization error (in the transform's
  * domain) exceeds this many times what it may cost is given up unpriced. */
 #define PNMF_TX8_PRUNE 1.5
+
+/* Memory blocks of this many bytes or more are asked for as transparent huge pages (mem.c). */
+#define PNMF_HUGE_MIN ((size_t)2 << 20)
 
 #endif /* PNMF_TUNING_H */

@@ -266,6 +266,7 @@ static int choose_step(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
     const double s_lo = pnmf_residual_step(q_lo) / 16.0;
     const double noise = (double)m * e->nv * s_lo * s_lo / 12; /* a uniform quantizer's error at q_lo's step */
     pnmf_step_search_init(&srch, q, q < PNMF_MAX_QUALITY ? pick_lambda : INFINITY, noise);
+    srch.ahead = 1;
     no_floor = no_floor && nfam == 1 && srch.lo > 1;
     if (no_floor) pnmf_step_search_add(&srch, 0, INFINITY, 0);
     PnmfResidual res[PNMF_PICK_CODINGS] = { { 0 } };

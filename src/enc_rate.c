@@ -266,6 +266,11 @@ static int choose_step(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
     const double s_lo = pnmf_residual_step(q_lo) / 16.0;
     const double noise = (double)m * e->nv * s_lo * s_lo / 12; /* a uniform quantizer's error at q_lo's step */
     pnmf_step_search_init(&srch, q, q < PNMF_MAX_QUALITY ? pick_lambda : INFINITY, noise);
+    /* the finer walk foretells its next coding, but on a screen: there
+     * blocks are kept or dropped whole, and the error can fall faster
+     * from one step to the next than from the one before */
+    const int screen = pnmf_pal_screen_like(e->frames, e->vis_rows, e->vis_cols);
+    srch.ahead = !screen;
     no_floor = no_floor && nfam == 1 && srch.lo > 1;
     if (no_floor) pnmf_step_search_add(&srch, 0, INFINITY, 0);
     PnmfResidual res[PNMF_PICK_CODINGS] = { { 0 } };
@@ -274,7 +279,7 @@ static int choose_step(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
     /* two families whose costs tie at the first step both are coded at
      * go on as the one offered there alone; not on a screen, where the
      * sprite layer wins at some steps and loses at others */
-    int lone = nfam == 2 && q > PNMF_PICK_FLOOR && !pnmf_pal_screen_like(e->frames, e->vis_rows, e->vis_cols) ? PNMF_LONE_OPEN : PNMF_LONE_BOTH;
+    int lone = nfam == 2 && q > PNMF_PICK_FLOOR && !screen ? PNMF_LONE_OPEN : PNMF_LONE_BOTH;
     /* -q PNMF_PICK_FLOOR keeps the first coding: the pick's floor */
     for (int i = pnmf_step_search_next(&srch); ret >= 0 && i >= 0 && !(q == PNMF_PICK_FLOOR && srch.have[0]);
          i = pnmf_step_search_next(&srch)) {

@@ -39,6 +39,24 @@ static double search_cost(const PnmfStepSearch *s, int i)
     return isinf(s->lambda) ? s->r[i] : s->d[i] + s->lambda * s->r[i];
 }
 
+/* Whether the coding one step finer than fin, foretold by going on with
+ * the ratios of bytes and of error from fin + 1 to fin, costs at least
+ * PNMF_PICK_AHEAD times fin's. A rate-distortion curve is convex in the
+ * log of the step (each step finer adds more bytes and saves less error
+ * than the one before), so the foretold cost is about the least the
+ * coding can cost: where even that does not beat fin, fin - 1 is not
+ * coded. Not on content coded mostly exactly (screen content, whose
+ * error need not rise with the step); both codings made, a finite
+ * lambda, bytes and error above 0. */
+static int ahead_worse(const PnmfStepSearch *s, int fin)
+{
+    if (!s->ahead || isinf(s->lambda) || s->d[s->lo] * PNMF_PICK_EXACT_NOISE < s->noise || !s->have[fin + 1] ||
+        !(s->r[fin + 1] > 0) || !(s->d[fin + 1] > 0) || isinf(s->r[fin + 1]))
+        return 0;
+    const double r = s->r[fin] * (s->r[fin] / s->r[fin + 1]), d = s->d[fin] * (s->d[fin] / s->d[fin + 1]);
+    return d + s->lambda * r >= PNMF_PICK_AHEAD * search_cost(s, fin);
+}
+
 int pnmf_step_search_pick(const PnmfStepSearch *s)
 {
     if (!s->have[0]) return 0;
@@ -66,7 +84,9 @@ int pnmf_step_search_next(const PnmfStepSearch *s)
      * the one above it: the cost still falls towards the finer steps */
     int fin = s->lo;
     while (fin > 1 && s->have[fin - 1]) fin--;
-    if (fin > 1 && (pnmf_step_search_pick(s) == fin || search_cost(s, fin) < search_cost(s, fin + 1))) return fin - 1;
+    if (fin > 1 && (pnmf_step_search_pick(s) == fin || search_cost(s, fin) < search_cost(s, fin + 1)) &&
+        !ahead_worse(s, fin))
+        return fin - 1;
     /* coarser, where the error at lo's step is no more than step 0's (the
      * step does not show in the error: exact content), until two codings
      * in a row past lo's step exceed the bound (exact content can have an

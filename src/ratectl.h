@@ -51,6 +51,7 @@ typedef struct PnmfStepSearch {
     int q, lo;                 /* -q; the grid step at or below q's */
     double t, lambda;          /* q's place past lo (0 .. 1); the weight of a byte */
     double noise;              /* a uniform quantizer's squared error at lo's step over the window */
+    int ahead;                 /* the finer walk stops where the next coding, foretold, cannot win (ratectl.c) */
     unsigned char have[PNMF_PICK_CODINGS];
     double r[PNMF_PICK_CODINGS], d[PNMF_PICK_CODINGS];
 } PnmfStepSearch;
@@ -59,7 +60,13 @@ typedef struct PnmfStepSearch {
  * the window (pixels * step^2 / 12), against which the search tells
  * content coded mostly exactly (0: never). */
 void pnmf_step_search_init(PnmfStepSearch *s, int q, double lambda, double noise);
-/* The next step to code, -1 when the search is done. */
+/* The next step to code, -1 when the search is done. With s->ahead set
+ * (0 after init; the encoder sets it), the walk to finer steps also stops
+ * where the next one's bytes and error, foretold by going on with the
+ * ratios from the step above the finest made to the finest, cost at least
+ * PNMF_PICK_AHEAD times the finest's: on a curve convex in the log of the
+ * step (each finer step adds more bytes and saves less error than the
+ * one before) that coding cannot win, and the search saves it. */
 int  pnmf_step_search_next(const PnmfStepSearch *s);
 /* The coding at step i: its bytes r and squared error d. */
 void pnmf_step_search_add(PnmfStepSearch *s, int i, double r, double d);

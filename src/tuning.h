@@ -53,6 +53,10 @@
 #define PNMF_PICK_NO_FLOOR_Q 24
 /* Where a window's two families (with its model, without) first both coded in the step search cost under this share apart, later steps code the one offered alone. */
 #define PNMF_PICK_TIE 0.05
+/* The step search codes one step finer only where that coding, foretold from the last two, costs under this times the finest made. */
+#ifndef PNMF_PICK_AHEAD
+#define PNMF_PICK_AHEAD 1.0
+#endif
 
 /* The full fit and its check */
 

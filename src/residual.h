@@ -123,6 +123,7 @@ typedef struct PnmfResidual {
     int enc_rc_price;     /* the encoder's: price levels with enc_levels, not the fixed table */
     int enc_tx8;          /* the encoder's: try the 8x8 transform on transform blocks */
     int enc_idir;         /* the encoder's: try the directions on intra transform blocks */
+    int enc_rdoq;         /* the encoder's: lower the chosen transform levels by their contexts' price */
     void *enc_match;      /* the encoder's exact block matcher of a lossless window (lossless_match.h) */
     void (*enc_match_free)(void *); /* and what frees it */
     /* the encoder's, when not NULL: per block of the frame being coded, its

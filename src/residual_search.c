@@ -1451,7 +1451,8 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
     /* a lossy window with sub-pixel motion (camera footage, rendered
      * animation): a finer balance, as its decoded frames are what every
      * later frame's blocks predict from */
-    if (r->subpel && step16 > PNMF_RES_MIN_STEP) lambda *= PNMF_SUBPEL_LAMBDA;
+    if (r->subpel && step16 > PNMF_RES_MIN_STEP)
+        lambda *= step16 > pnmf_residual_step(PNMF_SUBPEL_COARSE_Q) ? PNMF_SUBPEL_LAMBDA_COARSE : PNMF_SUBPEL_LAMBDA;
     const double lambda0 = lambda;
     /* a level table per block weight, made when a block first needs it;
      * after them, the vector searches' marks (search_block()) */
@@ -1466,8 +1467,8 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
     memset(seen, 0, sizeof(*seen));
     RcLevCtx *lc = r->enc_rc_price ? &r->enc_levels : NULL;
     /* the transform levels weighed with the contexts' prices (rdoq_levels())
-     * in windows with sub-pixel motion: smooth content's many small levels */
-    const int rdoq = r->subpel && lc;
+     * where the encoder asks (smooth content's many small levels) */
+    const int rdoq = r->enc_rdoq && lc;
     const int kind = j != 0;
     /* a lossless window (its decoded frames kept for the sample-context
      * stream): no transform block is exact, an exact vector ends the

@@ -25,6 +25,10 @@
 #ifndef PNMF_DRAWN_LAMBDA
 #define PNMF_DRAWN_LAMBDA 1.25
 #endif
+/* 1: their windows price levels with the levels stream's contexts and try the 8x8 transform, intra directions and RDOQ. */
+#ifndef PNMF_DRAWN_RC
+#define PNMF_DRAWN_RC 1
+#endif
 
 /* Window flags bit 12: in windows with sub-pixel motion every this many
  * frames is coded at a finer step (0: none, the default: period 4 gains
@@ -282,6 +286,14 @@
 #define PNMF_PAL_SCREEN_SHARE 0.85
 /* In lossy windows with sub-pixel motion the blocks' lambda is this share of the step's (natural_cup: -2 % BD-rate against x264 from 1 to 0.65). */
 #define PNMF_SUBPEL_LAMBDA 0.65
+/* ... and this share at steps coarser than -q PNMF_SUBPEL_COARSE_Q's, where modes and vectors are most of the bytes (povray_spline -3 % BD-rate from 0.65). */
+#ifndef PNMF_SUBPEL_LAMBDA_COARSE
+#define PNMF_SUBPEL_LAMBDA_COARSE 1.0
+#endif
+/* The -q whose step ends the finer lambda above. */
+#ifndef PNMF_SUBPEL_COARSE_Q
+#define PNMF_SUBPEL_COARSE_Q 40
+#endif
 /* Whether every transform trial also lowers its last levels of 1 where the contexts' price says so (the chosen block's levels always are): natural_cup -q 35 -0.8 % bytes at equal PSNR-Y for 5 % more CPU, so off. */
 #ifndef PNMF_RDOQ_TRIALS
 #define PNMF_RDOQ_TRIALS 0

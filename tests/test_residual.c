@@ -1037,27 +1037,30 @@ static void test_payload_rc_levels(void)
 }
 
 /* Levels priced with the levels stream's contexts (enc_rc_price, the
- * encoder's choice after a window whose levels were range-coded): the
- * choices decode to the frames the encoder measured, and the contexts the
- * encoder carried block by block are exactly those of coding its levels
- * in the writer's order. */
+ * encoder's choice after a window whose levels were range-coded), with and
+ * without the chosen levels lowered by their price (enc_rdoq, which a
+ * cartoon's window of whole-sample motion asks for too): the choices
+ * decode to the frames the encoder measured, and the contexts the encoder
+ * carried block by block are exactly those of coding its levels in the
+ * writer's order. */
 static void test_rc_pricing(void)
 {
     const size_t n = (size_t)ROWS * COLS;
     uint8_t *src = malloc(M * n), *P = malloc(M * n), *De = malloc(M * n), *Dd = malloc(M * n);
     make_clip(src, P);
     const int steps[] = { 16, 64, 181 };
+    for (int rdoq = 0; rdoq < 2; rdoq++)
     for (size_t s = 0; s < sizeof(steps) / sizeof(steps[0]); s++) {
         PnmfResidual r;
         CHECK(pnmf_residual_alloc(&r, M, ROWS, COLS, steps[s], steps[s] / 2 < 16 ? 16 : steps[s] / 2) == 0);
-        r.enc_rc_price = 1;
+        r.enc_rc_price = 1, r.enc_rdoq = rdoq;
         encode_clip(&r, src, P, steps[s] * steps[s] / 256.0 * 0.1, De, Dd);
-        CHECK_MSG(!memcmp(De, Dd, M * n), "step %d: decoder differs", steps[s]);
+        CHECK_MSG(!memcmp(De, Dd, M * n), "step %d, rdoq %d: decoder differs", steps[s], rdoq);
         RcLevCtx c;
         RcBin o = { .update = 1 };
         CHECK(pnmf_residual_levels_stream(&o, &c, &r, 0, INT16_MAX) == 0);
-        CHECK_MSG(r.nlev > 0 && !memcmp(&c, &r.enc_levels, sizeof c), "step %d: the encoder's contexts differ",
-                  steps[s]);
+        CHECK_MSG(r.nlev > 0 && !memcmp(&c, &r.enc_levels, sizeof c), "step %d, rdoq %d: the encoder's contexts differ",
+                  steps[s], rdoq);
         pnmf_residual_free(&r);
     }
     free(src), free(P), free(De), free(Dd);

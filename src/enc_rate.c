@@ -113,6 +113,15 @@ static int fine_first(const PnmfFineSearch *s, int i)
     return i == PNMF_FINE_CODINGS - 1 || (i >= s->start - 1 && i <= s->start + 1);
 }
 
+/* The squared error a uniform quantizer at -q's step leaves on a window of
+ * m frames (pixels * step^2 / 12), against which the searches tell content
+ * coded mostly exactly. */
+static double uniform_noise(const PnmfEncoder *e, int m, int q)
+{
+    const double s = pnmf_residual_step(q) / 16.0;
+    return (double)m * e->nv * s * s / 12;
+}
+
 /* choose_step() below -q PNMF_PICK_FLOOR: the window's codings at the
  * steps of -q PNMF_PICK_FLOOR, - PNMF_FINE_GRID, ..., 0 that the search
  * (ratectl.h, pnmf_fine_search) asks for, with its model and without as
@@ -123,8 +132,7 @@ static int choose_fine(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
     const int q = e->s.quality;
     /* a byte weighs as at the step of -q + PNMF_FINE_LAMBDA_Q (-q 0: bytes weigh nothing) */
     const double lambda = q ? 8 * enc_residual_lambda(pnmf_residual_step(q + PNMF_FINE_LAMBDA_Q)) : 0;
-    const double s16 = pnmf_residual_step(PNMF_PICK_FLOOR) / 16.0;
-    const double noise = (double)m * e->nv * s16 * s16 / 12; /* a uniform quantizer's error at the floor's step */
+    const double noise = uniform_noise(e, m, PNMF_PICK_FLOOR);
     PnmfFineSearch srch;
     pnmf_fine_search_init(&srch, q, lambda, noise);
     /* a held coding at any of this grid's steps (-q 0's lossless one from the sprite gate) */
@@ -263,8 +271,7 @@ static int choose_step(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
     PnmfStepSearch srch;
     const double pick_lambda = 8 * enc_residual_lambda(pnmf_residual_step(q + PNMF_PICK_LAMBDA_Q));
     const int q_lo = pnmf_pick_lo_quality(q);
-    const double s_lo = pnmf_residual_step(q_lo) / 16.0;
-    const double noise = (double)m * e->nv * s_lo * s_lo / 12; /* a uniform quantizer's error at q_lo's step */
+    const double noise = uniform_noise(e, m, q_lo);
     pnmf_step_search_init(&srch, q, q < PNMF_MAX_QUALITY ? pick_lambda : INFINITY, noise);
     /* the finer walk foretells its next coding, but on a screen: there
      * blocks are kept or dropped whole, and the error can fall faster

@@ -220,13 +220,13 @@ int pnmf_res_run_start(ResRun *run, const PnmfEncoder *e, ResBufs *rb, PnmfWindo
      * cartoon's lossy window (drawn above: its levels are range-coded
      * too, the 8x8 transform and the directions code its gradients);
      * others with the fixed table for zstd's varints */
-    const int rc_likely = (e->continues && e->last_rc) || (e->subpel && step16 > PNMF_RES_MIN_STEP) ||
-                          (PNMF_DRAWN_RC && drawn);
+    const int drawn_rc = PNMF_DRAWN_RC && drawn;
+    const int rc_likely = (e->continues && e->last_rc) || (e->subpel && step16 > PNMF_RES_MIN_STEP) || drawn_rc;
     md->res.enc_rc_price = rc_likely;
     /* the chosen transform levels lowered by their contexts' price
      * (residual_search.c, rdoq_levels()) in the smooth windows: sub-pixel
      * motion, or a cartoon's (drawn) */
-    md->res.enc_rdoq = e->subpel || (PNMF_DRAWN_RC && drawn);
+    md->res.enc_rdoq = e->subpel || drawn_rc;
     /* format 9: 8x8 transform blocks need the levels stream (window flags
      * bit 8), which such a window most likely has; the others keep the
      * varints' coding open (sprite animation's exact repeats, which zstd

@@ -191,6 +191,10 @@ int pnmf_pick_lo_quality(int q);                            /* enc_rate.c */
 int pnmf_window_fit(PnmfEncoder *e, EncWindow *w);         /* enc_model.c */
 int pnmf_window_keep(PnmfEncoder *e, EncWindow *w);        /* enc_model.c */
 int pnmf_window_choose_step(PnmfEncoder *e, EncWindow *w); /* enc_rate.c */
+/* enc_model.c: a window with one empty component (pnmf_window_keep) is
+ * written with -k's empty components where the container stores that in
+ * fewer bytes (the same frames decoded). */
+int pnmf_window_empty_k(PnmfEncoder *e, EncWindow *w);
 int pnmf_window_update_refs(PnmfEncoder *e, EncWindow *w); /* enc_residual.c */
 /* enc_sprite.c: after the window is written, the decoder's dictionary. */
 int pnmf_window_sprites_commit(PnmfEncoder *e, EncWindow *w);

@@ -534,7 +534,7 @@ static void model_only_sse(PnmfEncoder *e, EncWindow *w)
  * same way. A window without a model gets its residual layer coded here,
  * at the first step the pick tries where the step is picked. Without the
  * residual layer the model is the window: its squared error. */
-int pnmf_window_keep(PnmfEncoder *e, EncWindow *w)
+static int keep_model(PnmfEncoder *e, EncWindow *w)
 {
     const int m = w->m;
     if (!e->s.residual) {
@@ -593,5 +593,61 @@ int pnmf_window_keep(PnmfEncoder *e, EncWindow *w)
         w->md = w->bare, w->bare = t;
         w->bare_sse = w->sse, w->sse = sse[1];
     }
+    return ret;
+}
+
+/* A coding with no components, no entries, no sprite layer and none
+ * carried reduced to one empty component, as `-k 0` writes it. */
+static void one_empty_component(PnmfWindowModel *md)
+{
+    if (!md->comp || !md->first || md->k <= 1 || md->carries || pnmf_model_present(md) ||
+        pnmf_model_has_components(md))
+        return;
+    for (int i = 1; i < md->k; i++) pnmf_free(md->comp[i].lev);
+    md->k = 1;
+}
+
+/* A window left with no model (neither its coding nor the one it is
+ * weighed against has one) goes to the step pick with one empty
+ * component: the pick, which weighs the window's bytes, then sees the
+ * bytes `-k 0` codes and picks what `-k 0` picks, where -k's empty
+ * components (one count per component and frame) move zstd's output by a
+ * few bytes and can tip a pick between two steps of about equal cost
+ * (pingus_pan -q 54: 1 byte in window 1, which then takes the coarser
+ * step, 0.9 dB lower over the file). Windows with a model keep -k's
+ * components: both codings the pick weighs count the same. */
+int pnmf_window_keep(PnmfEncoder *e, EncWindow *w)
+{
+    const int ret = keep_model(e, w);
+    if (ret >= 0 && e->s.residual && w->md.first && !pnmf_model_present(&w->md) && !pnmf_model_has_components(&w->md) &&
+        !(w->bare.first && (pnmf_model_present(&w->bare) || pnmf_model_has_components(&w->bare)))) {
+        one_empty_component(&w->md);
+        one_empty_component(&w->floor_bare);
+    }
+    return ret;
+}
+
+/* Before the write: a window reduced to one empty component (above) is
+ * written with -k's empty components where the container stores that in
+ * fewer bytes (zstd's output moves by some bytes either way with the
+ * payload's run of zero counts); the decoded frames are the same. One
+ * more compression of the window (the other is the pick's, remembered by
+ * the container). */
+int pnmf_window_empty_k(PnmfEncoder *e, EncWindow *w)
+{
+    PnmfWindowModel *md = &w->md;
+    const int k = e->s.components;
+    if (!e->s.residual || !md->first || !md->res.step16 || md->k != 1 || k <= 1 || md->carries ||
+        pnmf_model_present(md) || pnmf_model_has_components(md))
+        return 0;
+    size_t one, many;
+    int ret = pnmf_window_bytes(e, md, md->m, &one);
+    PnmfComp *c = ret >= 0 ? pnmf_realloc(md->comp, (size_t)k * sizeof(*c)) : NULL;
+    if (ret < 0) return ret;
+    if (!c) return PNMF_ERR_NOMEM;
+    memset(c + 1, 0, (size_t)(k - 1) * sizeof(*c));
+    md->comp = c, md->k = k;
+    ret = pnmf_window_bytes(e, md, md->m, &many);
+    if (ret < 0 || many >= one) md->k = 1;
     return ret;
 }

@@ -217,6 +217,7 @@ static int encode_window(PnmfEncoder *e)
     if (ret >= 0) ret = pnmf_window_choose_step(e, &w);
     /* without the residual layer, keep only measures the model's error */
     *(e->s.residual ? &e->t_residual : &e->t_write) += lap(&t);
+    if (ret >= 0) ret = pnmf_window_empty_k(e, &w);
     if (ret >= 0) ret = write_window(e, &w);
     e->t_write += lap(&t);
     if (ret >= 0) ret = pnmf_window_update_refs(e, &w);

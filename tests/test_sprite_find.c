@@ -604,6 +604,54 @@ static void test_pose_sets(void)
     CHECK(smaller > 0);
 }
 
+/* A panning noisy picture (camera-like: no sprite animation, so no
+ * model in any window) at -q q, default settings or -k 0 (k0), windows
+ * of 8 frames; the bytes, and the squared error in *sse. */
+static long encode_pan(int q, int k0, double *sse)
+{
+    enum { PW = 64, PH = 48, PM = 24 };
+    static uint8_t f[PW * PH];
+    PnmfEncSettings s;
+    pnmf_enc_default_settings(&s);
+    s.window = 8, s.quality = q, s.threads = 1;
+    if (k0) s.components = 0;
+    FILE *out = tmpfile();
+    PnmfEncoder *enc = NULL;
+    CHECK(out && pnmf_enc_open(&enc, &s, PW, PH, 20, 1, out) == 0);
+    unsigned r = 777;
+    for (int j = 0; j < PM; j++) {
+        for (int y = 0; y < PH; y++)
+            for (int x = 0; x < PW; x++) {
+                r = r * 1103515245u + 12345u;
+                const int u = x + j, v = 60 + (u * 5 + y * 3) % 90 + ((u / 6 + y / 5) & 1) * 40;
+                f[y * PW + x] = (uint8_t)(v + (int)((r >> 16) % 5) - 2);
+            }
+        CHECK(pnmf_enc_push_frame(enc, f, PW) == 0);
+    }
+    CHECK(pnmf_enc_finish(enc) == 0);
+    PnmfEncStats st;
+    pnmf_enc_get_stats(enc, &st);
+    *sse = st.sse;
+    pnmf_enc_close(&enc);
+    const long len = ftell(out);
+    fclose(out);
+    return len;
+}
+
+/* Windows the parts model leaves out are coded as `-k 0` codes them: the
+ * same steps (the same error) and no more bytes (a window takes the
+ * smaller of one empty component, as `-k 0` writes it, and -k's). */
+static void test_no_model_as_k0(void)
+{
+    for (int q = 24; q <= 64; q += 20) {
+        double sd, sk;
+        const long nd = encode_pan(q, 0, &sd), nk = encode_pan(q, 1, &sk);
+        printf("no model, -q %d: default %ld bytes, sse %.0f; -k 0 %ld bytes, sse %.0f\n", q, nd, sd, nk, sk);
+        CHECK(sd == sk);
+        CHECK(nd <= nk);
+    }
+}
+
 /* Frames whose rows lie further apart than their width (the search reads
  * them through a copy) give the same poses and placements. */
 static void test_stride(void)
@@ -699,5 +747,6 @@ int main(void)
     test_repeat_gate();
     test_repeat_gate_lossy();
     test_tiny_poses();
+    test_no_model_as_k0();
     return test_summary("test_sprite_find");
 }

@@ -16,6 +16,7 @@
 #include "container.h"
 #include "log.h"
 #include "model.h"
+#include "palette_enc.h"
 #include "permnmf.h"
 #include "pnmf/pnmf.h"
 #include "ratectl.h"
@@ -150,12 +151,35 @@ static inline int enc_picks(const PnmfEncSettings *s) { return s->residual && s-
  * reader. */
 static inline int enc_lossless_ctx(const PnmfEncSettings *s) { return enc_picks(s) && s->quality < PNMF_PICK_FLOOR; }
 
+/* Whether the pick starts the window (its frames in e->frames) at the
+ * grid step at or below -q's instead of -q PNMF_PICK_FLOOR's: from -q
+ * PNMF_PICK_NO_FLOOR_Q up, on a window that does not look like a captured
+ * screen. There the sprite step weighs the layer and its pose sets at
+ * that step, whose codings the pick then holds and the tie rule weighs
+ * the two families by (choose_step()), and a window without components
+ * goes without -q PNMF_PICK_FLOOR's coding, which on filmed and rendered
+ * content neither wins nor bounds the pick: two codings of the window at
+ * -q 16's step fewer. On a screen the layer's blocks are kept or dropped
+ * whole, the family that costs less changes from step to step and exact
+ * areas make -q 16's coding a bound, so it keeps the floor. Without the
+ * sprite layer (--no-sprites) a window keeps it as well: no repeat gate
+ * sees it (pnmf_window_keep's no_floor). */
+static inline int enc_pick_from_lo(const PnmfEncoder *e)
+{
+    return enc_picks(&e->s) && e->s.sprites && e->s.quality >= PNMF_PICK_NO_FLOOR_Q &&
+           !pnmf_pal_screen_like(e->frames, e->vis_rows, e->vis_cols);
+}
+
+int pnmf_pick_lo_quality(int q); /* enc_rate.c */
+
 /* The first step the pick codes a window at (step16: the model's, where
  * no pick runs): -q PNMF_PICK_FLOOR's, or at -q 0, which codes only its
- * own, the lossless step. */
+ * own, the lossless step, or the grid step at or below -q's where
+ * enc_pick_from_lo(). */
 static inline int enc_pick_first_step(const PnmfEncoder *e, int step16)
 {
     if (!enc_picks(&e->s)) return step16;
+    if (enc_pick_from_lo(e)) return pnmf_residual_step(pnmf_pick_lo_quality(e->s.quality));
     return pnmf_residual_step(e->s.quality ? PNMF_PICK_FLOOR : 0);
 }
 
@@ -187,7 +211,6 @@ static inline double enc_quality_lambda(const PnmfEncoder *e)
 int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w);     /* enc_sprite.c */
 int pnmf_window_carry(PnmfEncoder *e, EncWindow *w);       /* enc_model.c */
 int pnmf_window_probe(PnmfEncoder *e, EncWindow *w);       /* enc_model.c */
-int pnmf_pick_lo_quality(int q);                            /* enc_rate.c */
 int pnmf_window_fit(PnmfEncoder *e, EncWindow *w);         /* enc_model.c */
 int pnmf_window_keep(PnmfEncoder *e, EncWindow *w);        /* enc_model.c */
 int pnmf_window_choose_step(PnmfEncoder *e, EncWindow *w); /* enc_rate.c */

@@ -95,10 +95,12 @@ static void step_offers(const StepJob job[2], int nj, int nfam, int offer[2])
 }
 
 /* code_steps()'s *lone: both families coded at every step (-1), or both
- * until the first step they are both coded at tells (-2), else the
+ * until the first step they are both coded at tells (-2; -3: codings
+ * held from the sprite step tell too, where they are lo's), else the
  * family coded alone (0 or 1). */
 #define PNMF_LONE_BOTH (-1)
 #define PNMF_LONE_OPEN (-2)
+#define PNMF_LONE_OPEN_HELD (-3)
 
 static int code_steps(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, const double sse[2], int held[2],
                       const int *at, const int *qs, int ns, int uncounted, PnmfResidual *res, int *of, double *r,
@@ -212,10 +214,13 @@ static int code_steps(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, c
         pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: step of -q %d%s: %zu bytes, sse %.0f%s", e->windows, qj[k],
                  nfam == 1 ? "" : pnmf_model_present(&job[k].md) ? " with the model" : " without the model",
                  job[k].bytes, job[k].sse, offer[k] ? "" : " (not offered)");
-    if (ret >= 0 && nj == 2 && nfam == 2 && run[0] && run[1] && lone && *lone == PNMF_LONE_OPEN) {
+    if (ret >= 0 && nj == 2 && nfam == 2 && lone &&
+        ((run[0] && run[1] && *lone == PNMF_LONE_OPEN) || *lone == PNMF_LONE_OPEN_HELD)) {
         /* the first step both families are coded at (not held from the
-         * sprite step): where their costs there are under PNMF_PICK_TIE
-         * apart, the one offered goes on alone */
+         * sprite step at -q PNMF_PICK_FLOOR's, where they tie more often
+         * than at -q's; held at lo's, enc_pick_from_lo()): where their
+         * costs there are under PNMF_PICK_TIE apart, the one offered goes
+         * on alone */
         const double l = 8 * enc_residual_lambda(pnmf_residual_step(qj[0]));
         const double c0 = job[0].sse + l * (double)job[0].bytes, c1 = job[1].sse + l * (double)job[1].bytes;
         *lone = fabs(c0 - c1) < PNMF_PICK_TIE * fmin(c0, c1) ? (offer[1] ? 1 : 0) : PNMF_LONE_BOTH;
@@ -245,11 +250,12 @@ int pnmf_pick_lo_quality(int q)
  * (ratectl.h, pnmf_step_search) asks for. nfam 2: the window with its
  * model (fam[0] or fam[1]) and without, offered at each step the one
  * with the lower cost there. sse[f]: the error of fam[f]'s coding, if it
- * holds one. fam[0] gets the coding kept, *sse its error. no_floor (nfam
- * 1): step 0, -q PNMF_PICK_FLOOR's, is not coded; the search sees it as
- * a coding of no error and unbounded bytes, which bounds nothing, is
- * never picked, and ends the walk to finer steps at step 1 as a coding
- * made does. */
+ * holds one. fam[0] gets the coding kept, *sse its error. no_floor (a
+ * window without components, whose codings are held at lo's step if any):
+ * step 0, -q PNMF_PICK_FLOOR's, is not coded; the search sees it as a
+ * coding of no error and unbounded bytes, which bounds nothing, is never
+ * picked, and ends the walk to finer steps at step 1 as a coding made
+ * does. */
 static int choose_step(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, double sse[2], int no_floor)
 {
     if (!enc_picks(&e->s)) return 0;
@@ -278,7 +284,8 @@ static int choose_step(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
      * from one step to the next than from the one before */
     const int screen = pnmf_pal_screen_like(e->frames, e->vis_rows, e->vis_cols);
     srch.ahead = !screen;
-    no_floor = no_floor && nfam == 1 && srch.lo > 1;
+    no_floor = no_floor && srch.lo > 1 && !pnmf_model_has_components(&fam[0]) &&
+               (nfam == 1 || !pnmf_model_has_components(&fam[1]));
     if (no_floor) pnmf_step_search_add(&srch, 0, INFINITY, 0);
     PnmfResidual res[PNMF_PICK_CODINGS] = { { 0 } };
     int of[PNMF_PICK_CODINGS] = { 0 }, ret = 0;
@@ -286,7 +293,7 @@ static int choose_step(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
     /* two families whose costs tie at the first step both are coded at
      * go on as the one offered there alone; not on a screen, where the
      * sprite layer wins at some steps and loses at others */
-    int lone = nfam == 2 && q > PNMF_PICK_FLOOR && !screen ? PNMF_LONE_OPEN : PNMF_LONE_BOTH;
+    int lone = nfam == 2 && q > PNMF_PICK_FLOOR && !screen ? no_floor ? PNMF_LONE_OPEN_HELD : PNMF_LONE_OPEN : PNMF_LONE_BOTH;
     /* -q PNMF_PICK_FLOOR keeps the first coding: the pick's floor */
     for (int i = pnmf_step_search_next(&srch); ret >= 0 && i >= 0 && !(q == PNMF_PICK_FLOOR && srch.have[0]);
          i = pnmf_step_search_next(&srch)) {
@@ -377,7 +384,7 @@ int pnmf_window_choose_step(PnmfEncoder *e, EncWindow *w)
     }
     PnmfWindowModel fam[2] = { w->md, w->bare };
     double fsse[2] = { w->sse, w->bare_sse };
-    const int ret = choose_step(e, fam, nfam, m, fsse, w->no_floor);
+    const int ret = choose_step(e, fam, nfam, m, fsse, w->no_floor || enc_pick_from_lo(e));
     w->md = fam[0], w->bare = fam[1], w->sse = fsse[0];
     return ret;
 }

@@ -111,6 +111,28 @@ static int search_at(const double *r, const double *d, int q, double l, double n
 
 static int search(const double *r, const double *d, int q, int *n) { return search_at(r, d, q, lambda_of(q), 0, n); }
 
+/* The search as choose_step() runs it without step 0's coding (no_floor,
+ * from -q PNMF_PICK_NO_FLOOR_Q up): step 0 stood in by a coding of no
+ * error and unbounded bytes, and lo's step kept where nothing else is
+ * admissible; *n: codings made, step 0 not among them. */
+static int search_no_floor(const double *r, const double *d, int q, double l, double noise, int *n)
+{
+    PnmfStepSearch s;
+    pnmf_step_search_init(&s, q, l, noise);
+    s.ahead = use_ahead;
+    pnmf_step_search_add(&s, 0, INFINITY, 0);
+    int coded[N] = { 1 };
+    *n = 0;
+    for (int i = pnmf_step_search_next(&s); i >= 0; i = pnmf_step_search_next(&s)) {
+        CHECK_MSG(i < N && !coded[i], "no floor, -q %d: step %d asked for again", q, i);
+        if (i >= N || coded[i] || *n > N) break;
+        coded[i] = 1, ++*n;
+        pnmf_step_search_add(&s, i, r[i], d[i]);
+    }
+    const int got = pnmf_step_search_pick(&s);
+    return got ? got : s.lo;
+}
+
 /* worst cost ratio seen on noisy curves */
 static double worst;
 
@@ -537,6 +559,51 @@ int main(void)
         }
         printf("2 %% noisy curves, the foretelling: cost at most %.4f times the sweep's\n", worst);
         use_ahead = 0;
+    }
+    /* without step 0's coding (the encoder's no_floor: filmed and
+     * rendered windows from -q PNMF_PICK_NO_FLOOR_Q up, with their sprite
+     * layer or without): on curves where step 0 has the most bytes and the
+     * least error and does not win (the search with it picks another
+     * step), the search without it makes the same pick after the same
+     * codings but step 0's, with the finer walk foretold and without, at
+     * the encoder's lambda: on clean and convex curves, the recorded
+     * synfig_kid windows and 2 % noisy curves */
+    {
+        int checked = 0;
+        for (int set = 0; set < 1203; set++) {
+            if (set < 800) {
+                const double a = 0.25 + 0.2 * urand(), c = 0.35 + 0.4 * urand();
+                const double bb = set % 2 ? a / 23 * urand() : 0, dd = set % 2 ? 0.03 * urand() : 0;
+                const double R = 1e3 * exp2(10 * urand()), D = 1e3 * exp2(14 * urand());
+                for (int i = 0; i < N; i++) r[i] = R * exp(-a * i + bb * i * i), d[i] = D * exp(c * i + dd * i * i);
+            } else if (set < 1200) {
+                const double R = 1e4 * exp2(6 * urand()), D = 1e3 * exp2(12 * urand());
+                for (int i = 0; i < N; i++) {
+                    r[i] = R * exp(-0.35 * i) * (1 + 0.02 * (2 * urand() - 1));
+                    d[i] = D * exp(0.7 * i) * (1 + 0.02 * (2 * urand() - 1));
+                }
+                r[0] = 2 * r[1], d[0] = d[1] / 2;
+            } else {
+                for (int i = 0; i < N; i++) r[i] = kid[set - 1200][i][0], d[i] = kid[set - 1200][i][1];
+            }
+            for (int ahead = 0; ahead < 2; ahead++)
+                for (int q = PNMF_PICK_NO_FLOOR_Q; q <= PNMF_MAX_QUALITY; q++) {
+                    int n0, n1;
+                    use_ahead = ahead;
+                    const double l = enc_lambda(q), noise = enc_noise(q, 60 * 320 * 240);
+                    const int want = search_at(r, d, q, l, noise, &n0);
+                    if (!want) continue; /* step 0 wins: the encoder goes without it only where it does not */
+                    const int got = search_no_floor(r, d, q, l, noise, &n1);
+                    CHECK_MSG(got == want, "no floor, set %d, ahead %d, -q %d: picked %d, with step 0 %d", set, ahead,
+                              q, got, want);
+                    CHECK_MSG(n1 == n0 - 1, "no floor, set %d, ahead %d, -q %d: %d codings, with step 0 %d", set,
+                              ahead, q, n1, n0);
+                    checked++;
+                }
+        }
+        use_ahead = 0;
+        printf("without step 0's coding: the same pick on %d searches\n", checked);
+        CHECK(checked > 50000);
     }
     return test_summary("test_step_pick");
 }

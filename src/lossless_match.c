@@ -19,7 +19,8 @@ typedef struct LxmSlot {
     int used, built; /* assigned to the frame; its index made (when a lookup first needs it) */
     const uint8_t *frame;
     int32_t *next; /* of a position in a chain, the chain's next entry */
-    int32_t *head; /* a chain's first entry, -1 (empty), or -2 - o: its run at runs[o] */
+    int32_t *head; /* a chain's first entry, -1 (empty), or -2 - o: its run at runs[o]; read only where
+                    * seen has a bit of the bucket (not cleared between indexes) */
     uint64_t *seen; /* a bit per LXM_SEEN_MORE-fold finer bucket: a block of that hash is indexed */
     int32_t *runs;  /* long chains' first PNMF_LXM_CHAIN places as runs: a length, then the places */
     size_t nruns;   /* of runs used */
@@ -150,8 +151,8 @@ static int index_frame(PnmfLxMatch *m, LxmSlot *s, const uint8_t *f)
         }
     }
     s->nruns = 0;
-    memset(s->head, 0xff, nh * sizeof(int32_t));
     memset(s->seen, 0, ns * sizeof(uint64_t));
+    const uint64_t fine = (((uint64_t)1 << (1 << LXM_SEEN_MORE)) - 1); /* a bucket's seen bits */
     const int shift = 64 - m->bits, sshift = shift - LXM_SEEN_MORE;
     uint64_t p7 = 1; /* P^7: the top row's weight */
     for (int k = 1; k < LXM_B; k++) p7 *= LXM_P;
@@ -170,7 +171,8 @@ static int index_frame(PnmfLxMatch *m, LxmSlot *s, const uint8_t *f)
             const int run = (x % PNMF_LXM_RUN && raw == left) || (y % PNMF_LXM_RUN && raw == up);
             left = raw;
             if (run) continue; /* not in a chain */
-            const int32_t e = s->head[raw >> shift];
+            const size_t bk = raw >> shift, f0 = bk << LXM_SEEN_MORE;
+            const int32_t e = s->seen[f0 / 64] >> (f0 % 64) & fine ? s->head[bk] : -1;
             s->next[p] = e;
             s->head[raw >> shift] = (int32_t)(2 * p) | (e >= 0);
             s->seen[(raw >> sshift) / 64] |= 1ull << ((raw >> sshift) % 64);

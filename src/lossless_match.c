@@ -11,15 +11,20 @@
 #define LXM_B PNMF_RES_BLOCK
 
 /* One indexed reference: the positions (y * w + x, w = cols - 7) of its
- * blocks in chains by hash bucket. */
+ * blocks in chains by hash bucket. A chain's entry is 2 p + 1 where the
+ * chain goes on at next[p], 2 p where p is its last position (so that
+ * the walk of a chain of one place reads no link). */
 typedef struct LxmSlot {
     long tag; /* the frame it indexes: j - 1 - t of frame j's reference t */
     int used, built; /* assigned to the frame; its index made (when a lookup first needs it) */
     const uint8_t *frame;
-    int32_t *next;
-    int32_t *head;
+    int32_t *next; /* of a position in a chain, the chain's next entry */
+    int32_t *head; /* a chain's first entry, -1 (empty), or -2 - o: its run at runs[o]; read only where
+                    * seen has a bit of the bucket (not cleared between indexes) */
     uint64_t *seen; /* a bit per LXM_SEEN_MORE-fold finer bucket: a block of that hash is indexed */
-    /* (the three in the matcher's arena, made on the first index) */
+    int32_t *runs;  /* long chains' first PNMF_LXM_CHAIN places as runs: a length, then the places */
+    size_t nruns;   /* of runs used */
+    /* (the four in the matcher's arena, made on the first index) */
 } LxmSlot;
 
 struct PnmfLxMatch {
@@ -36,6 +41,7 @@ struct PnmfLxMatch {
     uint64_t hval;
     long looks, hits;       /* the frame's lookups in reference 0, and those that found the block */
     int fast;               /* pnmf_lxm_new()'s */
+    int nref;               /* the references of the frame last given */
     int sparse;             /* fast, and the frame before found few: reference 0 alone is looked in */
 };
 
@@ -44,6 +50,20 @@ struct PnmfLxMatch {
  * chains' heads do not, and most blocks of camera footage are in no
  * reference. */
 #define LXM_SEEN_MORE 1
+
+/* A chain a lookup walks this far without reaching its end or leaving the
+ * vector bound is copied into a run (its first PNMF_LXM_CHAIN places, in
+ * the chain's order: positions falling) that the lookups of every later
+ * block bisect: a repeating pattern's chain holds hundreds of places, most
+ * of them rows beyond the bound, that a walk would step through one cache
+ * miss at a time. Speed alone: a run gives the places the walk gives. */
+#define LXM_RUN_AT 8
+
+#if defined(__GNUC__) || defined(__clang__)
+#define LXM_PREFETCH(a) __builtin_prefetch(a)
+#else
+#define LXM_PREFETCH(a) ((void)0)
+#endif
 
 /* A block's hash: its rows' 8 bytes as words r_k, each times an odd
  * constant, summed as a polynomial in P (Horner: rows rolled in from the
@@ -102,6 +122,10 @@ void pnmf_lxm_free(void *p)
     pnmf_free(m);
 }
 
+/* The room for a slot's runs: every chain copied holds more than
+ * LXM_RUN_AT places, and each place is in one chain. */
+static size_t runs_size(size_t n) { return n + n / (LXM_RUN_AT + 1) + 1; }
+
 /* Index frame f into slot s: every position in raster order, but of a
  * run of equal blocks along a row or a column only every
  * PNMF_LXM_RUN-th (a flat area would fill a chain with places that all
@@ -115,17 +139,20 @@ static int index_frame(PnmfLxMatch *m, LxmSlot *s, const uint8_t *f)
         /* one block for every slot: large enough for huge pages (mem.c),
          * which spare the page faults of indexes made window after window;
          * a slot no frame uses is never touched */
-        const size_t per = (ns * sizeof(uint64_t) + nh * sizeof(int32_t) + n * sizeof(int32_t) + 63) & ~(size_t)63;
+        const size_t per =
+            (ns * sizeof(uint64_t) + (nh + n + runs_size(n)) * sizeof(int32_t) + 63) & ~(size_t)63;
         if (!(m->arena = pnmf_malloc_array(PNMF_RES_REFS + 1, per))) return PNMF_ERR_NOMEM;
         for (int k = 0; k <= PNMF_RES_REFS; k++) {
             uint8_t *a = m->arena + (size_t)k * per;
             m->slot[k].seen = (uint64_t *)a;
             m->slot[k].head = (int32_t *)(a + ns * sizeof(uint64_t));
             m->slot[k].next = m->slot[k].head + nh;
+            m->slot[k].runs = m->slot[k].next + n;
         }
     }
-    memset(s->head, 0xff, nh * sizeof(int32_t));
+    s->nruns = 0;
     memset(s->seen, 0, ns * sizeof(uint64_t));
+    const uint64_t fine = (((uint64_t)1 << (1 << LXM_SEEN_MORE)) - 1); /* a bucket's seen bits */
     const int shift = 64 - m->bits, sshift = shift - LXM_SEEN_MORE;
     uint64_t p7 = 1; /* P^7: the top row's weight */
     for (int k = 1; k < LXM_B; k++) p7 *= LXM_P;
@@ -143,12 +170,11 @@ static int index_frame(PnmfLxMatch *m, LxmSlot *s, const uint8_t *f)
              * leaves a place out, a lookup compares the samples */
             const int run = (x % PNMF_LXM_RUN && raw == left) || (y % PNMF_LXM_RUN && raw == up);
             left = raw;
-            if (run) {
-                s->next[p] = -2; /* not in a chain */
-                continue;
-            }
-            s->next[p] = s->head[raw >> shift];
-            s->head[raw >> shift] = (int32_t)p;
+            if (run) continue; /* not in a chain */
+            const size_t bk = raw >> shift, f0 = bk << LXM_SEEN_MORE;
+            const int32_t e = s->seen[f0 / 64] >> (f0 % 64) & fine ? s->head[bk] : -1;
+            s->next[p] = e;
+            s->head[raw >> shift] = (int32_t)(2 * p) | (e >= 0);
             s->seen[(raw >> sshift) / 64] |= 1ull << ((raw >> sshift) % 64);
         }
     }
@@ -165,6 +191,7 @@ int pnmf_lxm_refs(PnmfLxMatch *m, int j, const uint8_t *const *ref, int nref)
      * hold them no more often: this frame looks in reference 0 alone */
     m->sparse = m->fast && m->looks >= PNMF_LXM_SPARSE_LOOKS && m->hits * PNMF_LXM_SPARSE < m->looks;
     m->looks = m->hits = 0;
+    m->nref = nref;
     for (int t = 0; t < nref; t++) {
         const long tag = (long)j - 1 - t;
         int s = -1;
@@ -184,6 +211,88 @@ int pnmf_lxm_refs(PnmfLxMatch *m, int j, const uint8_t *const *ref, int nref)
     return 0;
 }
 
+/* A place found: kept among the cap nearest to the prediction, by d, then
+ * by position falling (the order in which a chain lists them); far[],
+ * pos[] and out[] hold the n kept. */
+typedef struct LxmBest {
+    int n, cap;
+    int far[PNMF_LXM_CAP];
+    int32_t pos[PNMF_LXM_CAP];
+} LxmBest;
+
+/* Whether a place at d, position p, would be kept. */
+static inline int best_takes(const LxmBest *k, int d, int32_t p)
+{
+    return k->n < k->cap || d < k->far[k->cap - 1] || (d == k->far[k->cap - 1] && p > k->pos[k->cap - 1]);
+}
+
+static inline void best_put(LxmBest *k, int16_t (*out)[2], int d, int32_t p, int dy, int dx)
+{
+    int i = k->n < k->cap ? k->n++ : k->cap - 1;
+    for (; i > 0 && (k->far[i - 1] > d || (k->far[i - 1] == d && k->pos[i - 1] < p)); i--)
+        k->far[i] = k->far[i - 1], k->pos[i] = k->pos[i - 1], out[i][0] = out[i - 1][0], out[i][1] = out[i - 1][1];
+    k->far[i] = d, k->pos[i] = p, out[i][0] = (int16_t)dy, out[i][1] = (int16_t)dx;
+}
+
+/* Copy the chain from entry e (of more than LXM_RUN_AT places) into a
+ * run of s; its offset. */
+static size_t make_run(LxmSlot *s, int32_t e)
+{
+    const size_t o = s->nruns;
+    int32_t *r = s->runs + o + 1;
+    int len = 0;
+    for (;;) {
+        r[len++] = e >> 1;
+        if (!(e & 1) || len == PNMF_LXM_CHAIN) break;
+        e = s->next[e >> 1];
+    }
+    s->runs[o] = len;
+    s->nruns = o + 1 + (size_t)len;
+    return o;
+}
+
+/* The first index i of r[0 .. len) (positions falling) with r[i] < p. */
+static inline int run_below(const int32_t *r, int len, int32_t p)
+{
+    int lo = 0, hi = len;
+    while (lo < hi) {
+        const int mid = (lo + hi) >> 1;
+        if (r[mid] >= p) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* pnmf_lxm_find() on a run: the places of the rows within the bound, from
+ * the predicted row outwards on either side, each side left once its rows
+ * are farther from the prediction than the cap-th place kept. */
+static void find_in_run(const PnmfLxMatch *m, const LxmSlot *s, const int32_t *r, int len, const uint8_t *b, int y0,
+                        int x0, int maxv, int py, int px, LxmBest *k, int16_t (*out)[2])
+{
+    const int ylo = y0 - maxv < 0 ? 0 : y0 - maxv, yhi = y0 + maxv;
+    int yc = y0 + py;
+    yc = yc < ylo ? ylo : yc > yhi ? yhi : yc;
+    const int i0 = run_below(r, len, (int32_t)((yhi < m->h ? yhi + 1 : m->h) * m->w)); /* rows yhi and above */
+    const int i1 = run_below(r, len, (int32_t)(ylo * m->w));                          /* rows above ylo */
+    const int ic = run_below(r, len, (int32_t)((yc < m->h ? yc + 1 : m->h) * m->w));   /* rows yc and above */
+    for (int side = 0; side < 2; side++) {
+        /* side 0: rows yc, yc - 1, ... (indices up from ic); side 1: rows
+         * yc + 1, yc + 2, ... (indices down from ic - 1) */
+        const int step = side ? -1 : 1, end = side ? i0 - 1 : i1;
+        for (int i = side ? ic - 1 : ic; i != end; i += step) {
+            const int32_t p = r[i];
+            const int y = (int)(((uint64_t)p * m->wmul) >> m->wshift), x = p - y * m->w, dy = y - y0, dx = x - x0;
+            const int ry = abs(dy - py);
+            if (k->n == k->cap && ry > k->far[k->cap - 1]) break;
+            if (abs(dx) > maxv) continue;
+            const int d = ry + abs(dx - px);
+            if (!best_takes(k, d, p)) continue;
+            if (!pnmf_residual_same_block(b, s->frame + (size_t)y * m->cols + x, (size_t)m->cols)) continue;
+            best_put(k, out, d, p, dy, dx);
+        }
+    }
+}
+
 int pnmf_lxm_find(PnmfLxMatch *m, int t, const uint8_t *src, int y0, int x0, int maxv, int py, int px,
                   int16_t (*out)[2], int cap)
 {
@@ -193,30 +302,53 @@ int pnmf_lxm_find(PnmfLxMatch *m, int t, const uint8_t *src, int y0, int x0, int
     if (!s->used) return 0;
     if (!s->built && index_frame(m, s, s->frame) < 0) return PNMF_ERR_NOMEM;
     const uint8_t *b = src + (size_t)y0 * m->cols + x0;
-    if (m->hsrc != src || m->hy != y0 || m->hx != x0)
+    if (m->hsrc != src || m->hy != y0 || m->hx != x0) {
         m->hsrc = src, m->hy = y0, m->hx = x0, m->hval = raw_hash(b, (size_t)m->cols);
+        /* the block is looked for in each reference in turn, with the
+         * search of the one before in between: the heads of the buckets
+         * that hold its hash are asked for at once (each a cache miss) */
+        const uint64_t hs = m->hval >> (64 - m->bits - LXM_SEEN_MORE), bk = m->hval >> (64 - m->bits);
+        for (int u = 0; u < (m->sparse ? 1 : m->nref); u++) {
+            const LxmSlot *q = &m->slot[m->cur[u]];
+            if (q->built && (q->seen[hs / 64] >> (hs % 64) & 1)) LXM_PREFETCH(&q->head[bk]);
+        }
+    }
     const uint64_t h = m->hval, hs = h >> (64 - m->bits - LXM_SEEN_MORE);
     if (!(s->seen[hs / 64] >> (hs % 64) & 1)) {
         m->looks += !t;
         return 0;
     }
-    int n = 0, far[PNMF_LXM_CAP];
-    if (cap > PNMF_LXM_CAP) cap = PNMF_LXM_CAP;
-    int walked = 0;
-    for (int32_t p = s->head[h >> (64 - m->bits)]; p >= 0 && walked < PNMF_LXM_CHAIN; p = s->next[p], walked++) {
-        const int y = (int)(((uint64_t)p * m->wmul) >> m->wshift), x = p - y * m->w, dy = y - y0, dx = x - x0;
-        if (dy < -maxv) break; /* a chain runs up the frame: the rest is above the bound too */
-        if (dy > maxv || abs(dx) > maxv) continue;
-        if (!pnmf_residual_same_block(b, s->frame + (size_t)y * m->cols + x, (size_t)m->cols)) continue;
-        const int d = abs(dy - py) + abs(dx - px);
-        int k = n < cap ? n++ : cap;
-        if (k == cap) {
-            if (d >= far[cap - 1]) continue;
-            k = cap - 1;
+    LxmBest k;
+    k.n = 0, k.cap = cap > PNMF_LXM_CAP ? PNMF_LXM_CAP : cap;
+    const size_t bucket = h >> (64 - m->bits);
+    int32_t e = s->head[bucket];
+    if (e < -1) {
+        const int32_t *r = s->runs + (size_t)(-2 - (int64_t)e);
+        find_in_run(m, s, r + 1, r[0], b, y0, x0, maxv, py, px, &k, out);
+    } else if (e >= 0) {
+        /* the chain lists the positions falling: the places come in the
+         * order that breaks ties of d */
+        for (int walked = 0;; walked++) {
+            if (walked == LXM_RUN_AT) { /* a long chain: its run from here on */
+                const size_t o = make_run(s, s->head[bucket]);
+                s->head[bucket] = (int32_t)(-2 - (int64_t)o);
+                k.n = 0;
+                find_in_run(m, s, s->runs + o + 1, s->runs[o], b, y0, x0, maxv, py, px, &k, out);
+                break;
+            }
+            const int32_t p = e >> 1;
+            const int y = (int)(((uint64_t)p * m->wmul) >> m->wshift), x = p - y * m->w, dy = y - y0, dx = x - x0;
+            if (dy < -maxv) break; /* a chain runs up the frame: the rest is above the bound too */
+            if (dy <= maxv && abs(dx) <= maxv) {
+                const int d = abs(dy - py) + abs(dx - px);
+                if ((k.n < k.cap || d < k.far[k.cap - 1]) &&
+                    pnmf_residual_same_block(b, s->frame + (size_t)y * m->cols + x, (size_t)m->cols))
+                    best_put(&k, out, d, p, dy, dx);
+            }
+            if (!(e & 1) || walked + 1 == PNMF_LXM_CHAIN) break;
+            e = s->next[p];
         }
-        for (; k > 0 && far[k - 1] > d; k--) far[k] = far[k - 1], out[k][0] = out[k - 1][0], out[k][1] = out[k - 1][1];
-        far[k] = d, out[k][0] = (int16_t)dy, out[k][1] = (int16_t)dx;
     }
-    if (!t) m->looks++, m->hits += n > 0;
-    return n;
+    if (!t) m->looks++, m->hits += k.n > 0;
+    return k.n;
 }

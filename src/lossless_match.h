@@ -33,9 +33,11 @@ int pnmf_lxm_refs(PnmfLxMatch *m, int j, const uint8_t *const *ref, int nref);
 /* The vectors (dy, dx), |dy|, |dx| <= maxv, at which reference t (of the
  * frame pnmf_lxm_refs() was last given) holds the 8 x 8 block of src at
  * (y0, x0) exactly: at most cap of them into out, those nearest to
- * (py, px) first among the places the index keeps (of a run of equal
- * blocks along a row or a column, every PNMF_LXM_RUN-th). Returns how
- * many, or PNMF_ERR_NOMEM. */
+ * (py, px) first (ties to the later position in raster order) among the
+ * places the index keeps (of a run of equal blocks along a row or a
+ * column, every PNMF_LXM_RUN-th) and of those sharing the block's hash
+ * bucket, the last PNMF_LXM_CHAIN in raster order. Returns how many, or
+ * PNMF_ERR_NOMEM. */
 int pnmf_lxm_find(PnmfLxMatch *m, int t, const uint8_t *src, int y0, int x0, int maxv, int py, int px,
                   int16_t (*out)[2], int cap);
 

@@ -9,7 +9,8 @@
  * decodes exactly through the public API, every window range-coded. The
  * encoder's exact block matcher (src/lossless_match.h) finds, on windows
  * made of blocks copied from earlier frames, every exact place a brute
- * force search finds, and -q 0's matcher looks in reference 0 alone
+ * force search finds (and on a long chain the places of its first
+ * PNMF_LXM_CHAIN, in the same order), and -q 0's matcher looks in reference 0 alone
  * after a frame whose blocks were seldom there; the probe that offers the sample-context stream
  * agrees with the two streams' prices over the whole window where they
  * differ by far.
@@ -490,7 +491,8 @@ static void test_matcher(void)
  * pattern of period 9 x 11, as a desktop's backdrop): of the places within
  * the vector bound, which a lookup passes by bisection and leaves once no
  * later place can be nearer the prediction, the ones returned must be the
- * nearest, as a brute-force search over every vector finds them. */
+ * nearest, ties to the later position, as a brute-force search over every
+ * vector finds them. */
 enum { PR = 120, PC = 136, PM = 4, PV = 40 };
 static void test_matcher_tiled(void)
 {
@@ -519,19 +521,23 @@ static void test_matcher_tiled(void)
         for (int x0 = 0; x0 + 8 <= PC; x0 += 8)
             for (int t = 0; t < j; t++) {
                 const int py = (int)urn(41) - 20, px = (int)urn(41) - 20;
-                int d[(2 * PV + 1) * (2 * PV + 1)], nd = 0;
-                for (int dy = -PV; dy <= PV; dy++)
-                    for (int dx = -PV; dx <= PV; dx++) {
+                /* the exact places by the brute force, lower rows first and
+                 * right first within a row (the index's order of positions
+                 * falling, which breaks ties) */
+                int d[(2 * PV + 1) * (2 * PV + 1)], v2[(2 * PV + 1) * (2 * PV + 1)][2], nd = 0;
+                for (int dy = PV; dy >= -PV; dy--)
+                    for (int dx = PV; dx >= -PV; dx--) {
                         if (y0 + dy < 0 || y0 + dy + 8 > PR || x0 + dx < 0 || x0 + dx + 8 > PC) continue;
                         int eq = 1;
                         for (int v = 0; v < 8 && eq; v++)
                             eq = !memcmp(src + (size_t)(y0 + v) * PC + x0, ref[t] + (size_t)(y0 + dy + v) * PC + x0 + dx, 8);
-                        if (eq) d[nd++] = abs(dy - py) + abs(dx - px);
+                        if (eq) d[nd] = abs(dy - py) + abs(dx - px), v2[nd][0] = dy, v2[nd][1] = dx, nd++;
                     }
-                for (int a = 1; a < nd; a++) /* sorted, nearest first */
+                for (int a = 1; a < nd; a++) /* sorted, nearest first, stable */
                     for (int b = a; b > 0 && d[b - 1] > d[b]; b--) {
-                        const int u = d[b];
-                        d[b] = d[b - 1], d[b - 1] = u;
+                        const int u = d[b], uy = v2[b][0], ux = v2[b][1];
+                        d[b] = d[b - 1], v2[b][0] = v2[b - 1][0], v2[b][1] = v2[b - 1][1];
+                        d[b - 1] = u, v2[b - 1][0] = uy, v2[b - 1][1] = ux;
                     }
                 int16_t out[PNMF_LXM_CAP][2];
                 const int no = pnmf_lxm_find(m, t, src, y0, x0, PV, py, px, out, PNMF_LXM_CAP);
@@ -540,11 +546,74 @@ static void test_matcher_tiled(void)
                 CHECK_MSG(no == (nd < PNMF_LXM_CAP ? nd : PNMF_LXM_CAP), "block (%d, %d) ref %d: %d places, brute force %d",
                           y0, x0, t, no, nd);
                 for (int k = 0; k < no && k < nd; k++)
-                    CHECK_MSG(abs(out[k][0] - py) + abs(out[k][1] - px) == d[k],
-                              "block (%d, %d) ref %d: place %d at %d from the prediction, brute force %d", y0, x0, t, k,
-                              abs(out[k][0] - py) + abs(out[k][1] - px), d[k]);
+                    CHECK_MSG(out[k][0] == v2[k][0] && out[k][1] == v2[k][1],
+                              "block (%d, %d) ref %d: place %d (%d, %d), brute force (%d, %d)", y0, x0, t, k, out[k][0],
+                              out[k][1], v2[k][0], v2[k][1]);
             }
     CHECK_MSG(full * 2 > lookups, "only %d of %d lookups found %d places", full, lookups, PNMF_LXM_CAP);
+    pnmf_lxm_free(m);
+    free(f);
+}
+
+/* The matcher on a flat reference, whose one chain holds every eighth
+ * place of every eighth row (runs of equal blocks thinned), far more than
+ * the PNMF_LXM_CHAIN places a lookup considers: the places returned are
+ * those of the chain's first PNMF_LXM_CHAIN (positions falling) within
+ * the bound, the nearest to the prediction first, ties to the later
+ * position, as a brute force over that list finds them, for predictions
+ * within the bound and beyond it. */
+enum { FR = 160, FC = 320, FV = PNMF_RES_MAX_MV };
+static void test_matcher_long_chain(void)
+{
+    const size_t n = (size_t)FR * FC;
+    uint8_t *f = malloc(2 * n);
+    CHECK(f != NULL);
+    if (!f) return;
+    memset(f, 77, 2 * n);
+    PnmfLxMatch *m = pnmf_lxm_new(FR, FC, 0);
+    CHECK(m != NULL);
+    if (!m) {
+        free(f);
+        return;
+    }
+    const uint8_t *ref[1] = { f };
+    CHECK(pnmf_lxm_refs(m, 1, ref, 1) == 0);
+    const int w = FC - 7, h = FR - 7;
+    int chain[(FR / 8 + 1) * (FC / 8 + 1)], nc = 0;
+    for (int p = w * h - 1; p >= 0; p--)
+        if (p / w % 8 == 0 && p % w % 8 == 0) chain[nc++] = p;
+    CHECK_MSG(nc > PNMF_LXM_CHAIN, "the flat frame's chain holds %d places", nc);
+    int none = 0, some = 0;
+    for (int y0 = 0; y0 + 8 <= FR; y0 += 8)
+        for (int x0 = 0; x0 + 8 <= FC; x0 += 8)
+            for (int rep = 0; rep < 3; rep++) {
+                const int py = (int)urn(2 * FV + 21) - FV - 10, px = (int)urn(2 * FV + 21) - FV - 10;
+                int want[PNMF_LXM_CAP][2], wd[PNMF_LXM_CAP], nw = 0;
+                for (int i = 0; i < nc && i < PNMF_LXM_CHAIN; i++) { /* in the chain's order */
+                    const int dy = chain[i] / w - y0, dx = chain[i] % w - x0;
+                    if (abs(dy) > FV || abs(dx) > FV) continue;
+                    const int d = abs(dy - py) + abs(dx - px);
+                    int k = nw < PNMF_LXM_CAP ? nw++ : PNMF_LXM_CAP;
+                    if (k == PNMF_LXM_CAP) {
+                        if (d >= wd[k - 1]) continue;
+                        k--;
+                    }
+                    for (; k > 0 && wd[k - 1] > d; k--)
+                        wd[k] = wd[k - 1], want[k][0] = want[k - 1][0], want[k][1] = want[k - 1][1];
+                    wd[k] = d, want[k][0] = dy, want[k][1] = dx;
+                }
+                int16_t out[PNMF_LXM_CAP][2];
+                const int no = pnmf_lxm_find(m, 0, f + n, y0, x0, FV, py, px, out, PNMF_LXM_CAP);
+                CHECK_MSG(no == nw, "block (%d, %d): %d places, the chain's first %d hold %d", y0, x0, no,
+                          PNMF_LXM_CHAIN, nw);
+                for (int k = 0; k < no && k < nw; k++)
+                    CHECK_MSG(out[k][0] == want[k][0] && out[k][1] == want[k][1],
+                              "block (%d, %d) prediction (%d, %d): place %d (%d, %d), the chain's (%d, %d)", y0, x0,
+                              py, px, k, out[k][0], out[k][1], want[k][0], want[k][1]);
+                none += nw == 0, some += nw > 0;
+            }
+    /* blocks high in the frame have no place among the chain's first */
+    CHECK_MSG(none > 0 && some > 0, "%d lookups with places, %d without", some, none);
     pnmf_lxm_free(m);
     free(f);
 }
@@ -615,6 +684,7 @@ int main(int argc, char **argv)
     CHECK_MSG(probe_sides & 1, "no clip whose sample-context stream wins by far: the probe went untested");
     test_matcher();
     test_matcher_tiled();
+    test_matcher_long_chain();
     test_matcher_sparse();
     test_encoder(dir);
     return test_summary("test_lossless");

@@ -203,6 +203,7 @@ int pnmf_res_run_start(ResRun *run, const PnmfEncoder *e, ResBufs *rb, PnmfWindo
     md->res.continues = e->continues;
     md->res.subpel = e->subpel;
     md->res.nbctx = 1; /* window flags bit 14, which the writer keeps where it pays */
+    md->res.median = 1; /* and bit 15 */
     if (casc16) {
         md->res.casc_period = PNMF_CASC_PERIOD;
         md->res.casc_step16 = casc16, md->res.casc_qp = pnmf_residual_qp(casc16);
@@ -227,6 +228,11 @@ int pnmf_res_run_start(ResRun *run, const PnmfEncoder *e, ResBufs *rb, PnmfWindo
      * (residual_search.c, rdoq_levels()) in the smooth windows: sub-pixel
      * motion, or a cartoon's (drawn) */
     md->res.enc_rdoq = e->subpel || drawn_rc;
+    /* and their vectors priced and searched as window flags bit 15 codes
+     * them: elsewhere (screen content, sprites) the extra candidates lead
+     * the search astray and the step pick after it; the writer sets the
+     * bit wherever it pays either way */
+    md->res.enc_median = e->subpel || drawn_rc;
     /* format 9: 8x8 transform blocks need the levels stream (window flags
      * bit 8), which such a window most likely has; the others keep the
      * varints' coding open (sprite animation's exact repeats, which zstd

@@ -89,12 +89,13 @@ static int read_palette_block(RcDec *d, PnmfPalCtx *pc, PnmfResidual *rs, size_t
 }
 
 static int read_residual(Rd *r, int version, int m, int rows, int cols, int continues, int rclev, int ctxlev, int subpel, int tx8,
-                         int idir, int palette, int casc, int nbctx, PnmfResidual *rs, char *err, size_t errlen)
+                         int idir, int palette, int casc, int nbctx, int median, PnmfResidual *rs, char *err, size_t errlen)
 {
     /* a vector component's bound: quarter samples with window flags bit 6 */
     const int maxv = subpel ? PNMF_RES_QPEL_MAX_MV : PNMF_RES_MAX_MV;
     uint64_t step, key_step, qp, key_qp, bs, v, period = 0, casc_step = 0, casc_qp = 0;
     int16_t (*cur)[3] = NULL; /* format 7: a frame's vectors by block, for the candidates */
+    int16_t (*pcur)[3] = NULL; /* window flags bit 15: the frame before's, for its candidate */
     if (get_u(r, &step) < 0 || get_u(r, &key_step) < 0 || get_u(r, &qp) < 0 || get_u(r, &key_qp) < 0 ||
         get_u(r, &bs) < 0)
         goto truncated;
@@ -158,6 +159,7 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
     rs->continues = continues;
     rs->subpel = subpel;
     rs->nbctx = nbctx;
+    rs->median = median;
     rs->tx8_on = tx8;
     rs->idir_on = idir;
     uint64_t total = 0, nmv = 0;
@@ -241,11 +243,16 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
     rs->mvcap = 2 * (size_t)nmv;
     rs->reach = 0;
     if (version >= 7 && !(cur = pnmf_malloc_array((size_t)nb, sizeof(*cur)))) return PNMF_ERR_NOMEM;
+    if (median && !(pcur = pnmf_malloc_array((size_t)nb, sizeof(*pcur)))) {
+        pnmf_free(cur);
+        return PNMF_ERR_NOMEM;
+    }
     RcVecCtx gc; /* format 7: the frames' global vectors */
     rc_vec_ctx_init(&gc);
     for (int j = 0; j < m; j++) {
         PnmfVecState st;
         pnmf_vec_init(&st);
+        st.med = median; /* window flags bit 15 */
         uint64_t bk = 0;
         if (cur && (j || continues)) {
             int dg = 0;
@@ -261,6 +268,10 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
             if (cur) { /* the block of vector q */
                 for (; (rs->modes[(uint64_t)j * nb + bk] & 7) != PNMF_RES_SHIFTED; bk++) cur[bk][2] = -1;
                 vc.lsh = bk % (uint64_t)rs->bx && (rs->modes[(uint64_t)j * nb + bk - 1] & 7) == PNMF_RES_SHIFTED;
+                if (median) {
+                    pnmf_vec_nb(&st, (const int16_t (*)[3])cur, NULL, rs->bx, (size_t)bk);
+                    st.col = j ? pcur[bk] : NULL;
+                }
                 RcVecCand k;
                 pnmf_vec_cands(&st, bk >= (uint64_t)rs->bx ? cur[bk - rs->bx] : NULL, &k);
                 const int idx = rc_decode_merge(&rd, &vc, &k, st.lm);
@@ -285,13 +296,14 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
             if (v >= PNMF_RES_REFS || (!continues && (int64_t)v >= j)) {
                 pnmf_set_err(err, errlen, "frame %d: residual reference %llu not available", j,
                              (unsigned long long)v);
-                pnmf_free(cur);
+                pnmf_free(cur), pnmf_free(pcur);
                 return PNMF_ERR_CORRUPT;
             }
             const int t = (int)v;
             rs->mvref[q] = (uint8_t)t;
             if (t + 1 - j > rs->reach) rs->reach = t + 1 - j;
-            int diff[2] = { 0, 0 };
+            int diff[2] = { 0, 0 }, pr[2] = { last[t][0], last[t][1] };
+            if (cur) pnmf_vec_pred(&st, t, pr); /* window flags bit 15: from the neighbours */
             for (int c = 0; c < 2; c++) {
                 if (coded) {
                     const int32_t dv = rc_decode_mvd(&rd, &vc, c, z0, c && !diff[0]);
@@ -302,16 +314,21 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
                 }
                 if ((v >> 1) > 2 * (uint64_t)maxv) goto bad_mv;
                 diff[c] = (int)unzigzag(v);
-                const int64_t d = diff[c] + last[t][c];
+                const int64_t d = diff[c] + pr[c];
                 if (d < -maxv || d > maxv) goto bad_mv;
                 rs->mv[2 * q + c] = (int16_t)d;
             }
             pnmf_vec_push(&st, rs->mv[2 * q], rs->mv[2 * q + 1], t, 0);
             if (cur) cur[bk][0] = rs->mv[2 * q], cur[bk][1] = rs->mv[2 * q + 1], cur[bk][2] = (int16_t)t, bk++;
         }
+        if (pcur) { /* window flags bit 15: the frame's vectors become the frame before's */
+            for (; bk < nb; bk++) cur[bk][2] = -1;
+            int16_t (*t)[3] = pcur;
+            pcur = cur, cur = t;
+        }
     }
-    pnmf_free(cur);
-    cur = NULL;
+    pnmf_free(cur), pnmf_free(pcur);
+    cur = pcur = NULL;
     if (coded && !rc_dec_exact(&rd, stream)) goto bad_stream;
     rs->lev = pnmf_malloc_array(total ? (size_t)total : 1, sizeof(int16_t));
     if (!rs->lev) return PNMF_ERR_NOMEM;
@@ -383,11 +400,11 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
         }
     return 0;
 bad_mv:
-    pnmf_free(cur);
+    pnmf_free(cur), pnmf_free(pcur);
     pnmf_set_err(err, errlen, "residual vector out of range (at most %d)", maxv);
     return PNMF_ERR_CORRUPT;
 truncated:
-    pnmf_free(cur);
+    pnmf_free(cur), pnmf_free(pcur);
     pnmf_set_err(err, errlen, "truncated window payload (residual layer)");
     return PNMF_ERR_CORRUPT;
 bad_stream:
@@ -655,7 +672,7 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
                            (version >= 6 ? PNMF_FLAG_RCLEVELS | PNMF_FLAG_KEYVARINTS : 0) |
                            (version >= 8 ? PNMF_FLAG_SPRITES : 0) | (version >= 9 ? PNMF_FLAG_SUBPEL | PNMF_FLAG_DEBLOCK | PNMF_FLAG_TX8 : 0) |
                            (version >= 9 ? PNMF_FLAG_CTXLEVELS | PNMF_FLAG_INTRA | PNMF_FLAG_SPRMASKS | PNMF_FLAG_PALETTE : 0) |
-                           (version >= 9 ? PNMF_FLAG_CASCADE | PNMF_FLAG_NBCTX : 0);
+                           (version >= 9 ? PNMF_FLAG_CASCADE | PNMF_FLAG_NBCTX : 0) | (version >= 10 ? PNMF_FLAG_MEDIAN : 0);
     if (v & ~known) {
         pnmf_set_err(err, errlen, "window flags 0x%llx: unknown features", (unsigned long long)v);
         return PNMF_ERR_CORRUPT;
@@ -676,6 +693,7 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
         { PNMF_FLAG_PALETTE, PNMF_FLAG_RESIDUAL, "palette blocks without a residual layer" },
         { PNMF_FLAG_CASCADE, PNMF_FLAG_RESIDUAL, "a step cascade without a residual layer" },
         { PNMF_FLAG_NBCTX, PNMF_FLAG_RESIDUAL, "neighbour contexts without a residual layer" },
+        { PNMF_FLAG_MEDIAN, PNMF_FLAG_RESIDUAL, "median vectors without a residual layer" },
         { PNMF_FLAG_SPRMASKS, PNMF_FLAG_SPRITES, "context-coded masks without a sprite layer" },
     };
     for (size_t i = 0; i < sizeof(rule) / sizeof(rule[0]); i++)
@@ -693,6 +711,7 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
     const int ctxlev = !!(v & PNMF_FLAG_CTXLEVELS);
     const int casc = !!(v & PNMF_FLAG_CASCADE);
     const int nbctx = !!(v & PNMF_FLAG_NBCTX);
+    const int median = !!(v & PNMF_FLAG_MEDIAN);
     if (get_u(&r, &v) < 0) {
         pnmf_set_err(err, errlen, "truncated window payload");
         return PNMF_ERR_CORRUPT;
@@ -854,7 +873,7 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
         md->spr.bytes = (size_t)(r.p - at);
     }
     if (has_residual) {
-        ret = read_residual(&r, version, m, vis_rows, vis_cols, continues, rclev, ctxlev, subpel, tx8, idir, palette, casc, nbctx,
+        ret = read_residual(&r, version, m, vis_rows, vis_cols, continues, rclev, ctxlev, subpel, tx8, idir, palette, casc, nbctx, median,
                             &md->res, err, errlen);
         if (ret < 0) goto fail;
         md->res.deblock = deblock;

@@ -159,34 +159,43 @@ static int write_streams(const PnmfResidual *rs, Buf *rcb, Buf *rcv)
     rc_enc_init(&re, rcv);
     /* format 7: a vector may copy a candidate (the block above's, ...):
      * each frame's vectors, block by block */
-    int16_t (*cur)[3] = pnmf_malloc_array(nb, sizeof(*cur));
+    int16_t (*cur)[3] = pnmf_malloc_array(2 * nb, sizeof(*cur)), (*pcur)[3] = cur + nb;
     if (!cur) return PNMF_ERR_NOMEM;
+    int16_t (*const mem)[3] = cur;
     RcVecCtx gc; /* the frames' global vectors, each from the frame before's */
     rc_vec_ctx_init(&gc);
     for (int j = 0; j < m; j++) {
         PnmfVecState st;
         pnmf_vec_init(&st);
+        st.med = rs->median; /* window flags bit 15 */
         size_t q = rs->mvstart[j];
         if (j || rs->continues) {
             const int dgy = rs->gmv[2 * j] - (j ? rs->gmv[2 * j - 2] : 0);
             const int dgx = rs->gmv[2 * j + 1] - (j ? rs->gmv[2 * j - 1] : 0);
             if (abs(rs->gmv[2 * j]) > PNMF_RES_MAX_MV || abs(rs->gmv[2 * j + 1]) > PNMF_RES_MAX_MV) {
-                pnmf_free(cur);
+                pnmf_free(mem);
                 return PNMF_ERR_ARG;
             }
             rc_encode_mvd(&re, &gc, 0, 1, 0, dgy);
             rc_encode_mvd(&re, &gc, 1, 1, dgy == 0, dgx);
         }
-        for (size_t bk = 0; bk < nb; bk++) {
+        size_t bk;
+        for (bk = 0; bk < nb; bk++) {
             cur[bk][2] = -1;
             if ((rs->modes[(size_t)j * nb + bk] & 7) != PNMF_RES_SHIFTED) continue;
             if (q >= rs->mvstart[j + 1]) break; /* modes without their vectors (tests of the reader) */
             const int t = rs->mvref[q], vy = rs->mv[2 * q], vx = rs->mv[2 * q + 1];
             q++;
-            const int dy = t < PNMF_RES_REFS ? vy - st.last[t][0] : 0, dx = t < PNMF_RES_REFS ? vx - st.last[t][1] : 0;
+            if (st.med) {
+                pnmf_vec_nb(&st, (const int16_t (*)[3])cur, NULL, rs->bx, bk);
+                st.col = j ? pcur[bk] : NULL;
+            }
+            int pr[2] = { 0, 0 };
+            if (t < PNMF_RES_REFS) pnmf_vec_pred(&st, t, pr);
+            const int dy = t < PNMF_RES_REFS ? vy - pr[0] : 0, dx = t < PNMF_RES_REFS ? vx - pr[1] : 0;
             const int maxv = rs->subpel ? PNMF_RES_QPEL_MAX_MV : PNMF_RES_MAX_MV;
             if (t >= PNMF_RES_REFS || abs(dy) > 2 * maxv || abs(dx) > 2 * maxv) {
-                pnmf_free(cur);
+                pnmf_free(mem);
                 return PNMF_ERR_ARG;
             }
             RcVecCand vk;
@@ -198,8 +207,11 @@ static int write_streams(const PnmfResidual *rs, Buf *rcb, Buf *rcv)
             pnmf_vec_push(&st, vy, vx, t, idx >= 0);
             cur[bk][0] = (int16_t)vy, cur[bk][1] = (int16_t)vx, cur[bk][2] = (int16_t)t;
         }
+        for (; bk < nb; bk++) cur[bk][2] = -1;
+        int16_t (*t)[3] = pcur; /* the frame's vectors become the frame before's */
+        pcur = cur, cur = t;
     }
-    pnmf_free(cur);
+    pnmf_free(mem);
     rc_enc_finish(&re);
     return rcb->err || rcv->err ? PNMF_ERR_NOMEM : 0;
 }
@@ -259,24 +271,32 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
      * lengths counted (a window of few blocks or few changes may not fill
      * the contexts it adds) */
     Buf rcb = { 0 }, rcv = { 0 };
-    int ret = rsv.step16 ? write_streams(&rsv, &rcb, &rcv) : 0;
-    if (ret >= 0 && rsv.step16 && rsv.nbctx) {
+    int ret = 0;
+    /* and with window flags bit 15 where that makes it shorter: the
+     * codings without the bits first, each later one kept when it is
+     * strictly shorter than the shortest before it */
+    int nbc = 0, med = 0;
+    const int nbmax = rsv.nbctx, medmax = rsv.median;
+    for (int c = 0; rsv.step16 && ret >= 0 && c < 4; c++) {
+        if ((c & 1) > nbmax || (c >> 1) > medmax) continue;
         Buf b0 = { 0 }, v0 = { 0 };
-        rsv.nbctx = 0;
+        rsv.nbctx = c & 1, rsv.median = c >> 1;
         ret = write_streams(&rsv, &b0, &v0);
-        if (ret >= 0 && streams_bytes(flags, &b0, &v0) <= streams_bytes(flags | PNMF_FLAG_NBCTX, &rcb, &rcv)) {
+        const uint64_t f0 = flags | (rsv.nbctx ? PNMF_FLAG_NBCTX : 0) | (rsv.median ? PNMF_FLAG_MEDIAN : 0);
+        const uint64_t f1 = flags | (nbc ? PNMF_FLAG_NBCTX : 0) | (med ? PNMF_FLAG_MEDIAN : 0);
+        if (ret >= 0 && (!c || streams_bytes(f0, &b0, &v0) < streams_bytes(f1, &rcb, &rcv))) {
             Buf t = rcb;
             rcb = b0, b0 = t, t = rcv, rcv = v0, v0 = t;
-        } else {
-            rsv.nbctx = 1;
+            nbc = rsv.nbctx, med = rsv.median;
         }
         pnmf_free(b0.p), pnmf_free(v0.p);
     }
+    rsv.nbctx = nbc, rsv.median = med;
     if (ret < 0) {
         pnmf_free(rcb.p), pnmf_free(rcv.p);
         return ret;
     }
-    put_u(&b, flags | (rsv.nbctx ? PNMF_FLAG_NBCTX : 0)); /* flags */
+    put_u(&b, flags | (rsv.nbctx ? PNMF_FLAG_NBCTX : 0) | (rsv.median ? PNMF_FLAG_MEDIAN : 0)); /* flags */
     put_u(&b, (uint64_t)k);
     for (int i = 0; i < k && !md->carries; i++) {
         put_u(&b, (uint64_t)md->comp[i].bh);

@@ -107,6 +107,7 @@ typedef struct RcModeCtx {
 } RcModeCtx;
 
 #define RC_MV_UNARY 8
+#define RC_VEC_CANDS 4 /* a vector's candidates, at most (two before format 10) */
 typedef struct RcVecCtx {
     RcProb same_ref[2];            /* t == the frame's last reference? by last != 0 */
     RcProb ref_tree[16];           /* t, 4 bits */
@@ -114,7 +115,8 @@ typedef struct RcVecCtx {
     RcProb sign[2];
     RcProb mag[2][4];              /* unary bins of |d| - 1, by c and min(bin, 3) */
     RcProb merge[2][2];            /* format 7: a candidate? by two candidates, the last vector one */
-    RcProb merge_idx;              /* which of two */
+    RcProb merge_idx;              /* which of two (of more: the first?) */
+    RcProb merge_idx2[RC_VEC_CANDS - 2]; /* window flags bit 15: of more than two, the i-th? (i >= 1) */
     RcProb zero_nb[2][2][2][2][2]; /* window flags bit 14: zero? by c, z0, z1, lsh, t != lastref */
     RcProb ref_nb[3][16];          /* window flags bit 14: t's 4 bits by min(lastref, 2) */
     int on;                        /* window flags bit 14: the contexts above, RC_MV_UNARY_NB bins */
@@ -130,20 +132,23 @@ typedef struct RcVecCtx {
  * when that block is shifted, then the one the frame had before its last
  * change of vector; each only when it differs from the implicit
  * prediction (reference lastref, the last vector of lastref) and from the
- * first. */
+ * ones before it. Window flags bit 15 (format 10) adds two more sources
+ * after them (up to four candidates). */
 typedef struct RcVecCand {
     int n;
-    int16_t c[2][3];
+    int16_t c[RC_VEC_CANDS][3];
 } RcVecCand;
 
-static inline void rc_vec_cands(RcVecCand *k, const int16_t *above, const int16_t *prev, int lastref, int ly, int lx)
+/* The candidates of ns sources src[] ((dy, dx, t), NULL or t -1 where none). */
+static inline void rc_vec_cands(RcVecCand *k, const int16_t *const *src, int ns, int lastref, int ly, int lx)
 {
-    const int16_t *src[2] = { above, prev };
     k->n = 0;
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < ns; i++) {
         const int16_t *v = src[i];
         if (!v || v[2] < 0 || (v[2] == lastref && v[0] == ly && v[1] == lx)) continue;
-        if (k->n && k->c[0][0] == v[0] && k->c[0][1] == v[1] && k->c[0][2] == v[2]) continue;
+        int dup = 0;
+        for (int e = 0; e < k->n && !dup; e++) dup = k->c[e][0] == v[0] && k->c[e][1] == v[1] && k->c[e][2] == v[2];
+        if (dup) continue;
         k->c[k->n][0] = v[0], k->c[k->n][1] = v[1], k->c[k->n][2] = v[2];
         k->n++;
     }
@@ -230,8 +235,10 @@ static inline int32_t rc_decode_mvd(RcDec *d, RcVecCtx *c, int comp, int z0, int
  * vector was one. */
 static inline int rc_decode_merge(RcDec *d, RcVecCtx *c, const RcVecCand *k, int lm)
 {
-    if (!k->n || !rc_decode(d, &c->merge[k->n == 2][lm])) return -1;
-    return k->n == 2 ? rc_decode(d, &c->merge_idx) : 0;
+    if (!k->n || !rc_decode(d, &c->merge[k->n >= 2][lm])) return -1;
+    int i = 0; /* the index in truncated unary: the first decision under merge_idx */
+    while (i < k->n - 1 && rc_decode(d, i ? &c->merge_idx2[i - 1] : &c->merge_idx)) i++;
+    return i;
 }
 
 /* The reference t of the next vector: equal to the frame's last one

@@ -137,8 +137,11 @@ static inline void rc_encode_vector(RcEnc *e, RcVecCtx *c, int t, int lastref, i
 static inline void rc_encode_merge(RcEnc *e, RcVecCtx *c, const RcVecCand *k, int lm, int idx)
 {
     if (!k->n) return;
-    rc_encode(e, &c->merge[k->n == 2][lm], idx >= 0);
-    if (idx >= 0 && k->n == 2) rc_encode(e, &c->merge_idx, idx);
+    rc_encode(e, &c->merge[k->n >= 2][lm], idx >= 0);
+    for (int i = 0; idx >= 0 && i < k->n - 1; i++) {
+        rc_encode(e, i ? &c->merge_idx2[i - 1] : &c->merge_idx, idx > i);
+        if (idx == i) break;
+    }
 }
 
 /* ---- the encoder's estimates ---------------------------------------------
@@ -215,12 +218,14 @@ static inline double rc_mvd_step(RcVecCtx *c, int comp, int z0, int z1, int v, i
 static inline double rc_merge_step(RcVecCtx *c, const RcVecCand *k, int lm, int idx, int update)
 {
     if (!k->n) return 0;
-    RcProb *q = &c->merge[k->n == 2][lm];
+    RcProb *q = &c->merge[k->n >= 2][lm];
     double bits = rc_cost(*q, idx >= 0);
     if (update) rc_adapt(q, idx >= 0);
-    if (idx >= 0 && k->n == 2) {
-        bits += rc_cost(c->merge_idx, idx);
-        if (update) rc_adapt(&c->merge_idx, idx);
+    for (int i = 0; idx >= 0 && i < k->n - 1; i++) {
+        q = i ? &c->merge_idx2[i - 1] : &c->merge_idx;
+        bits += rc_cost(*q, idx > i);
+        if (update) rc_adapt(q, idx > i);
+        if (idx == i) break;
     }
     return bits;
 }

@@ -69,6 +69,7 @@
 #define PNMF_FLAG_CASCADE  4096   /* window flags bit 12 (format 9): a step cascade (casc_period) */
 #define PNMF_RES_MAX_PERIOD 1024  /* a cascade's period, at most (a window's frames) */
 #define PNMF_FLAG_NBCTX    16384  /* window flags bit 14 (format 9): neighbour contexts of modes and vectors */
+#define PNMF_FLAG_MEDIAN   32768  /* window flags bit 15 (format 10): vectors from the median of their neighbours */
 
 typedef struct PnmfResidual {
     int step16;        /* 0: the window has no residual layer */
@@ -108,6 +109,10 @@ typedef struct PnmfResidual {
     int nbctx;         /* window flags bit 14 (format 9): the modes and vectors streams'
                         * neighbour contexts (pnmf_residual_mode_nb(), RcVecCtx.on); the
                         * writer leaves the bit out where it makes them no shorter */
+    int median;        /* window flags bit 15 (format 10): a vector's differences are from the
+                        * median of its neighbours' (pnmf_vec_pred()), two more candidates;
+                        * the encoder searches so, and the writer sets the bit only where it
+                        * makes the streams shorter (never when this is 0) */
     struct PnmfDeblockBlock *dbk; /* the filter's scratch, one per block of a frame */
     int16_t *gmv;      /* m pairs: frame j's global vector (format 7), the displacement of
                         * its previous prediction: D_{j-1} at (y + gy, x + gx), clamped */
@@ -124,6 +129,7 @@ typedef struct PnmfResidual {
     int enc_tx8;          /* the encoder's: try the 8x8 transform on transform blocks */
     int enc_idir;         /* the encoder's: try the directions on intra transform blocks */
     int enc_rdoq;         /* the encoder's: lower the chosen transform levels by their contexts' price */
+    int enc_median;       /* the encoder's: price and search vectors as window flags bit 15 codes them */
     void *enc_match;      /* the encoder's exact block matcher of a lossless window (lossless_match.h) */
     void (*enc_match_free)(void *); /* and what frees it */
     /* the encoder's, when not NULL: per block of the frame being coded, its
@@ -225,6 +231,11 @@ typedef struct PnmfVecState {
     int lastref, z0;            /* the last vector's reference; whether its difference was (0, 0) */
     int lm;                     /* format 7: the last vector was a candidate */
     int16_t prev[3];            /* format 7: (dy, dx, t) before the last change, t -1 for none */
+    int med;                    /* window flags bit 15: the differences are from pnmf_vec_pred() */
+    const int16_t *nb[3];       /* with med: (dy, dx, t) of the block's left, above and above-right
+                                 * neighbours (pnmf_vec_nb()), NULL or t -1 where not shifted */
+    const int16_t *col;         /* with med: (dy, dx, t) of the block at its place in the frame
+                                 * before, NULL or t -1 where not shifted (or in frame 0) */
 } PnmfVecState;
 
 static inline void pnmf_vec_init(PnmfVecState *s)
@@ -233,11 +244,53 @@ static inline void pnmf_vec_init(PnmfVecState *s)
     s->z0 = 1, s->prev[2] = -1;
 }
 
+/* Window flags bit 15 (format 10): the neighbours of block b (bx across)
+ * whose vector is next, from v, each block's (dy, dx, t) in this frame
+ * (t -1 for a block that is not shifted; when mo is not NULL, a block is
+ * shifted when its mode there is, whatever v holds): left, above, and
+ * above-right, or above-left in the last column. */
+static inline void pnmf_vec_nb(PnmfVecState *s, const int16_t (*v)[3], const uint8_t *mo, int bx, size_t b)
+{
+    const int x = (int)(b % (size_t)bx), up = b >= (size_t)bx;
+    const ptrdiff_t at[3] = { x ? (ptrdiff_t)b - 1 : -1, up ? (ptrdiff_t)b - bx : -1,
+                              !up ? -1 : x + 1 < bx ? (ptrdiff_t)b - bx + 1 : x ? (ptrdiff_t)b - bx - 1 : -1 };
+    for (int i = 0; i < 3; i++)
+        s->nb[i] = at[i] < 0 || (mo && (mo[at[i]] & 7) != PNMF_RES_SHIFTED) ? NULL : v[at[i]];
+}
+
+/* The prediction p of a vector of reference t, which its differences are
+ * coded from: the frame's last vector of t, or with window flags bit 15
+ * (s->med), of the neighbours (pnmf_vec_nb()) of reference t: the one
+ * when there is one, the median of each component of the three when there
+ * are two or three (the frame's last vector of t in the place of the
+ * others), the frame's last vector of t when there are none. */
+static inline void pnmf_vec_pred(const PnmfVecState *s, int t, int p[2])
+{
+    p[0] = s->last[t][0], p[1] = s->last[t][1];
+    if (!s->med) return;
+    int n = 0, one = 0;
+    for (int i = 0; i < 3; i++)
+        if (s->nb[i] && s->nb[i][2] == t) n++, one = i;
+    if (n == 1) {
+        p[0] = s->nb[one][0], p[1] = s->nb[one][1];
+    } else if (n > 1) {
+        for (int c = 0; c < 2; c++) {
+            int a[3];
+            for (int i = 0; i < 3; i++) a[i] = s->nb[i] && s->nb[i][2] == t ? s->nb[i][c] : p[c];
+            const int lo = a[0] < a[1] ? a[0] : a[1], hi = a[0] < a[1] ? a[1] : a[0];
+            p[c] = a[2] < lo ? lo : a[2] > hi ? hi : a[2];
+        }
+    }
+}
+
 /* The candidates of the next vector (format 7), above: (dy, dx, t) of the
  * block above, t -1 or NULL when it is not shifted. */
 static inline void pnmf_vec_cands(const PnmfVecState *s, const int16_t *above, RcVecCand *k)
 {
-    rc_vec_cands(k, above, s->prev, s->lastref, s->last[s->lastref][0], s->last[s->lastref][1]);
+    /* window flags bit 15: then the above-right neighbour's (pnmf_vec_nb()) and
+     * the previous frame's at the block */
+    const int16_t *src[RC_VEC_CANDS] = { above, s->prev, s->med ? s->nb[2] : NULL, s->med ? s->col : NULL };
+    rc_vec_cands(k, src, s->med ? 4 : 2, s->lastref, s->last[s->lastref][0], s->last[s->lastref][1]);
 }
 
 /* After vector (dy, dx) of reference t, merged: it was a candidate. */
@@ -246,7 +299,9 @@ static inline void pnmf_vec_push(PnmfVecState *s, int dy, int dx, int t, int mer
     const int *l = s->last[s->lastref];
     if (t != s->lastref || dy != l[0] || dx != l[1])
         s->prev[0] = (int16_t)l[0], s->prev[1] = (int16_t)l[1], s->prev[2] = (int16_t)s->lastref;
-    s->z0 = merged || (dy == s->last[t][0] && dx == s->last[t][1]);
+    int p[2];
+    pnmf_vec_pred(s, t, p);
+    s->z0 = merged || (dy == p[0] && dx == p[1]);
     s->last[t][0] = dy, s->last[t][1] = dx, s->lastref = t, s->lm = merged;
 }
 

@@ -946,9 +946,10 @@ static double vector_bits(PnmfResidual *r, const PnmfVecState *vs, const RcVecCa
 {
     const int idx = rc_vec_cand_index(k, vy, vx, t);
     double bits = rc_merge_step(&r->enc_vectors, k, vs->lm, idx, update);
+    int p[2];
+    pnmf_vec_pred(vs, t, p);
     if (idx < 0)
-        bits += rc_vector_step(&r->enc_vectors, t, vs->lastref, vs->z0, vy - vs->last[t][0], vx - vs->last[t][1],
-                               update);
+        bits += rc_vector_step(&r->enc_vectors, t, vs->lastref, vs->z0, vy - p[0], vx - p[1], update);
     return bits;
 }
 
@@ -1407,6 +1408,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
     int gy = r->enc_gy, gx = r->enc_gx;
     PnmfVecState vs; /* the vectors stream's state, as the writer will have it */
     pnmf_vec_init(&vs);
+    vs.med = r->median && r->enc_median; /* priced as window flags bit 15 codes them */
     r->enc_vectors.on = r->nbctx; /* window flags bit 14 */
     if (nref) global_motion(src, Dp, r->rows, r->cols, &gy, &gx);
     r->enc_gy = gy, r->enc_gx = gx;
@@ -1513,6 +1515,10 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
             still = pnmf_residual_model_still(P, Pp, r->cols, y0, y1, x0, x1) &&
                     !block_sad(src, Dp, r->rows, r->cols, y0, y1, x0, x1, 0, 0, 1);
         }
+        /* window flags bit 15: the neighbours the vector is predicted from, and the
+         * previous frame's vector at the block, candidates too */
+        pnmf_vec_nb(&vs, (const int16_t (*)[3])bmv, modes, r->bx, b);
+        vs.col = pm && (modes[(ptrdiff_t)b - (ptrdiff_t)nb] & 7) == PNMF_RES_SHIFTED ? pm[b] : NULL;
         RcVecCand vk; /* the vectors a shifted block here copies without coding them */
         pnmf_vec_cands(&vs, b >= (size_t)r->bx && (modes[b - r->bx] & 7) == PNMF_RES_SHIFTED ? bmv[b - r->bx] : NULL,
                        &vk);
@@ -1584,8 +1590,10 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                 int nq = 0;
                 int hit = 0; /* exact: a reference so far predicts the block exactly */
                 for (int tt = 0; tt < nref; tt++) {
+                    int pv[2]; /* the vectors stream's prediction of tt's vector */
+                    pnmf_vec_pred(&vs, tt, pv);
                     int16_t cand[6 + 3 + PNMF_RES_MOTIONS + PNMF_LXM_CAP][2] = { { 0, 0 },
-                                                                  { (int16_t)vs.last[tt][0], (int16_t)vs.last[tt][1] } };
+                                                                  { (int16_t)pv[0], (int16_t)pv[1] } };
                     int nc = 2;
                     for (int i = 0; i < vk.n; i++) /* the vectors it may copy for nothing */
                         if (vk.c[i][2] == tt) cand[nc][0] = vk.c[i][0], cand[nc][1] = vk.c[i][1], nc++;
@@ -1618,8 +1626,8 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                     if (exact) {
                         int16_t hv[PNMF_LXM_CAP][2];
                         int nh = lxm && full ? pnmf_lxm_find(lxm, tt, src, y0, x0, PNMF_RES_MAX_MV,
-                                                             qround(vs.last[tt][0] * 4 / qs),
-                                                             qround(vs.last[tt][1] * 4 / qs), hv, PNMF_LXM_CAP)
+                                                             qround(pv[0] * 4 / qs),
+                                                             qround(pv[1] * 4 / qs), hv, PNMF_LXM_CAP)
                                              : 0;
                         if (nh < 0) lxm = NULL, nh = 0; /* no memory for an index: the searches alone */
                         /* a nearer reference predicts the block exactly and
@@ -1642,7 +1650,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                     int sad;
                     if (!r->subpel) {
                         sad = search_block(src, ref[tt], r->rows, r->cols, y0, y1, x0, x1,
-                                                 (const int16_t (*)[2])cand, nc, vs.last[tt][0], vs.last[tt][1], lam_sad,
+                                                 (const int16_t (*)[2])cand, nc, pv[0], pv[1], lam_sad,
                                                  tt < PNMF_GRID_REFS ? PNMF_GRID_STEP : PNMF_GRID_STEP_FAR, tt < nwide && !good ? &wide[tt] : NULL, xs, INFINITY, seen,
                                                  &ty, &tx);
                     } else { /* the whole-sample search on the candidates rounded, then the refinement */
@@ -1651,7 +1659,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                             icand[c][0] = (int16_t)qround(cand[c][0]), icand[c][1] = (int16_t)qround(cand[c][1]);
                         int iy, ix;
                         sad = search_block(src, ref[tt], r->rows, r->cols, y0, y1, x0, x1, (const int16_t (*)[2])icand,
-                                           nc, qround(vs.last[tt][0]), qround(vs.last[tt][1]), lam_sad,
+                                           nc, qround(pv[0]), qround(pv[1]), lam_sad,
                                            tt < PNMF_GRID_REFS ? PNMF_GRID_STEP : PNMF_GRID_STEP_FAR,
                                            tt < nwide && !good ? &wide[tt] : NULL, xs,
                                            prune && tt >= PNMF_SUBPEL_FULL_REFS ? PNMF_SUBPEL_REF_GO * bc : INFINITY,
@@ -1666,9 +1674,12 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                         if (r->subpel) memcpy(qcand, cand, (size_t)nc * sizeof(cand[0])), nq = nc;
                     }
                 }
-                if (r->subpel && bc < 1e300) /* the best reference's vector to quarter samples */
+                if (r->subpel && bc < 1e300) { /* the best reference's vector to quarter samples */
+                    int pv[2];
+                    pnmf_vec_pred(&vs, t, pv);
                     refine_qpel(src, ref[t], r->rows, r->cols, y0, y1, x0, x1, (const int16_t (*)[2])qcand, nq,
-                                vs.last[t][0], vs.last[t][1], lam_sad, dy / 4, dx / 4, exact, &dy, &dx);
+                                pv[0], pv[1], lam_sad, dy / 4, dx / 4, exact, &dy, &dx);
+                }
                 if (!t && dy == qs * fgy && dx == qs * fgx) continue; /* the previous prediction, cheaper */
                 Dr = ref[t];
                 extra = lambda * vector_bits(r, &vs, &vk, t, dy, dx, 0);

@@ -379,8 +379,8 @@ static void test_round_trip(void)
     ret = read_file(f, &h2, &back, err, sizeof(err));
     fclose(f);
     CHECK_MSG(ret == 3, "%d %s", ret, err);
-    CHECK(PNMF_FORMAT_VERSION == 9 && PNMF_READER_VERSION == 9 && PNMF_OLDEST_VERSION == 2);
-    CHECK(h2.writer_version == 9 && pnmf_rl16(file + 8) == 9);
+    CHECK(PNMF_FORMAT_VERSION == 10 && PNMF_READER_VERSION == 10 && PNMF_OLDEST_VERSION == 2);
+    CHECK(h2.writer_version == 10 && pnmf_rl16(file + 8) == 10);
     /* a v8 file's windows may have a sprite layer, which a v7 reader
      * cannot read (docs/format.md, "Versioning"): it needs reader 8, even
      * though a v7 reader could skip the header extension and 'TIME' chunks;
@@ -542,20 +542,20 @@ static void test_header_checks(void)
     int ret;
     uint8_t *file = write_file(&h, &w, &n, &ret);
 
-    /* A file from the future: writer 10, needs reader 10. */
+    /* A file from the future: writer 11, needs reader 11. */
     uint8_t *p = malloc(n);
     memcpy(p, file, n);
-    pnmf_wl16(p + 8, 10);
-    pnmf_wl16(p + 10, 10);
+    pnmf_wl16(p + 8, 11);
+    pnmf_wl16(p + 10, 11);
     fix_header_crc(p, HS);
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == PNMF_ERR_VERSION);
-    CHECK(strstr(err, "needs reader version 10 (this is version 9)") != NULL);
-    /* Written by version 10 but readable by 9: fine. */
+    CHECK(strstr(err, "needs reader version 11 (this is version 10)") != NULL);
+    /* Written by version 11 but readable by 10: fine. */
     pnmf_wl16(p + 10, 8);
     fix_header_crc(p, HS);
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == 3);
-    /* ... and by 1 (whatever a v1 reader would make of it): a v9 reader
-     * reads it, the writer being v10 */
+    /* ... and by 1 (whatever a v1 reader would make of it): a v10 reader
+     * reads it, the writer being v11 */
     pnmf_wl16(p + 10, 1);
     fix_header_crc(p, HS);
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == 3);
@@ -584,8 +584,8 @@ static void test_header_checks(void)
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == PNMF_ERR_VERSION);
     free(p);
     CHECK(read_patched(file, n, 10, 2, 0, err, sizeof(err)) == PNMF_ERR_CORRUPT);
-    CHECK(read_patched(file, n, 10, 2, 10, err, sizeof(err)) == PNMF_ERR_CORRUPT); /* min reader > writer */
-    CHECK(strstr(err, "bad version fields (writer 9, min reader 10)") != NULL);
+    CHECK(read_patched(file, n, 8, 2, 7, err, sizeof(err)) == PNMF_ERR_CORRUPT); /* min reader > writer */
+    CHECK(strstr(err, "bad version fields (writer 7, min reader 8)") != NULL);
     /* writer 1 with min reader 8: the fields contradict each other */
     CHECK(read_patched(file, n, 8, 2, 1, err, sizeof(err)) == PNMF_ERR_CORRUPT);
     CHECK(strstr(err, "bad version fields (writer 1, min reader 8)") != NULL);
@@ -1306,7 +1306,7 @@ static void test_times(void)
     uint8_t *file = write_timed(&n, &ret, &h);
     CHECK_MSG(ret == 0, "%d", ret);
     /* header extension, then a 'TIME' chunk before each window */
-    CHECK(pnmf_rl16(file + 8) == 9 && pnmf_rl16(file + 10) == 8 && pnmf_rl16(file + 12) == HS);
+    CHECK(pnmf_rl16(file + 8) == 10 && pnmf_rl16(file + 10) == 8 && pnmf_rl16(file + 12) == HS);
     CHECK(file[60] == 1 && file[61] == 1 && file[62] == 1 && file[63] == 1);
     CHECK(pnmf_rl32(file + 64) == 1 && pnmf_rl32(file + 68) == 100 && pnmf_rl32(file + 72) == 0);
     const size_t t0 = find_chunk(file, n, PNMF_CHUNK_TIME, 0), t1 = find_chunk(file, n, PNMF_CHUNK_TIME, 1);

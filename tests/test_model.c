@@ -431,18 +431,20 @@ static void test_reader_rules(void)
         pnmf_model_free(&md);
     }
 
-    /* flags: bits 0 to 14 are defined (the residual layer and its
+    /* flags: bits 0 to 15 are defined (the residual layer and its
      * options, carried components, the sprite layer and its masks:
      * test_sprite, sub-pixel vectors: test_subpel, deblocking: test_deblock,
      * sample-context levels: test_lossless, directional intra: test_intra,
      * the step cascade: test_residual, palette blocks: test_palette,
-     * neighbour contexts: test_nbctx), bits 15 and above are refused; bits
-     * 12 and 14 need bit 0 */
+     * neighbour contexts and median vectors: test_nbctx), bits 16 and above
+     * are refused; bits 12, 14 and 15 need bit 0 */
     p = one(1u << 12, 1, 1, 0, 0, 0);
     REFUSED(p, 1, PNMF_ERR_CORRUPT, "a step cascade without a residual layer");
     p = one(1u << 14, 1, 1, 0, 0, 0);
     REFUSED(p, 1, PNMF_ERR_CORRUPT, "neighbour contexts without a residual layer");
-    const uint64_t undefined[] = { 1u << 15, 1ull << 24, 1ull << 33, 1ull << 42, 1ull << 51, 1ull << 60, 1ull << 63 };
+    p = one(1u << 15, 1, 1, 0, 0, 0);
+    REFUSED(p, 1, PNMF_ERR_CORRUPT, "median vectors without a residual layer");
+    const uint64_t undefined[] = { 1u << 16, 1ull << 24, 1ull << 33, 1ull << 42, 1ull << 51, 1ull << 60, 1ull << 63 };
     for (size_t u = 0; u < sizeof(undefined) / sizeof(undefined[0]); u++) {
         p = one(undefined[u], 1, 1, 0, 0, 0);
         REFUSED(p, 1, PNMF_ERR_CORRUPT, "unknown features");

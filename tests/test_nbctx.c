@@ -228,7 +228,7 @@ static void test_window(void)
     PnmfWindowModel md, rd;
     CHECK(pnmf_model_alloc(&md, ROWS, COLS, ROWS, COLS, M, 1, 0) == 0);
     CHECK(pnmf_residual_alloc(&md.res, M, ROWS, COLS, 64, 32) == 0);
-    md.res.nbctx = 1, md.res.subpel = 1;
+    md.res.nbctx = 1, md.res.subpel = 1, md.res.median = md.res.enc_median = 1;
     encode_window(&md.res, src, P, 64.0 * 64 / 256 * 0.3, De);
     const size_t nb = (size_t)md.res.bx * md.res.by;
     CHECK_MSG(md.res.nmv >= 4, "%zu shifted blocks", md.res.nmv);
@@ -240,6 +240,7 @@ static void test_window(void)
     rc_vec_ctx_init(&vc);
     vc.on = 1;
     size_t q = 0;
+    static int16_t pcur[128][3]; /* the frame before's vectors, the previous-frame candidate */
     for (int j = 0; j < M; j++) {
         const uint8_t *mo = md.res.modes + j * nb;
         for (size_t b = 0; b < nb; b++) {
@@ -249,6 +250,7 @@ static void test_window(void)
         }
         PnmfVecState st;
         pnmf_vec_init(&st);
+        st.med = 1; /* the encoder prices vectors as window flags bit 15 codes them */
         int16_t cur[128][3];
         for (size_t b = 0; b < nb; b++) {
             cur[b][2] = -1;
@@ -256,14 +258,19 @@ static void test_window(void)
             const int t = md.res.mvref[q], vy = md.res.mv[2 * q], vx = md.res.mv[2 * q + 1];
             q++;
             RcVecCand k;
+            pnmf_vec_nb(&st, (const int16_t (*)[3])cur, NULL, md.res.bx, b);
+            st.col = j ? pcur[b] : NULL;
             pnmf_vec_cands(&st, b >= (size_t)md.res.bx ? cur[b - md.res.bx] : NULL, &k);
+            int p[2];
+            pnmf_vec_pred(&st, t, p);
             const int idx = rc_vec_cand_index(&k, vy, vx, t);
             vc.lsh = b % md.res.bx && (mo[b - 1] & 7) == PNMF_RES_SHIFTED;
             rc_merge_step(&vc, &k, st.lm, idx, 1);
-            if (idx < 0) rc_vector_step(&vc, t, st.lastref, st.z0, vy - st.last[t][0], vx - st.last[t][1], 1);
+            if (idx < 0) rc_vector_step(&vc, t, st.lastref, st.z0, vy - p[0], vx - p[1], 1);
             pnmf_vec_push(&st, vy, vx, t, idx >= 0);
             cur[b][0] = (int16_t)vy, cur[b][1] = (int16_t)vx, cur[b][2] = (int16_t)t;
         }
+        memcpy(pcur, cur, nb * sizeof(cur[0]));
     }
     CHECK(nb <= 128 && q == md.res.nmv);
     CHECK_MSG(!memcmp(&mc, &md.res.enc_modes, offsetof(RcModeCtx, nb)), "the encoder's mode contexts differ");
@@ -280,13 +287,16 @@ static void test_window(void)
         if (!(buf[i] & 0x80)) break;
     }
     CHECK_MSG(flags & PNMF_FLAG_NBCTX, "flags 0x%llx", (unsigned long long)flags);
-    CHECK_MSG(read_v(9, buf, size, &rd, err, sizeof err) == 0, "%s", err);
+    CHECK_MSG(read_v(10, buf, size, &rd, err, sizeof err) == 0, "%s", err);
     CHECK(rd.res.nbctx && rd.res.nmv == md.res.nmv && !memcmp(rd.res.modes, md.res.modes, M * nb) &&
           !memcmp(rd.res.mv, md.res.mv, 2 * md.res.nmv * sizeof(int16_t)) &&
           !memcmp(rd.res.mvref, md.res.mvref, md.res.nmv));
     decode_window(&rd.res, P, Dd);
     CHECK(!memcmp(De, Dd, M * n));
     pnmf_model_free(&rd);
+    /* a v9 reader does not know bit 15 (median vectors), where the writer set it */
+    if (flags & PNMF_FLAG_MEDIAN)
+        CHECK(read_v(9, buf, size, &rd, err, sizeof err) == PNMF_ERR_CORRUPT && strstr(err, "unknown features"));
     /* a v8 reader does not know bit 14 */
     CHECK(read_v(8, buf, size, &rd, err, sizeof err) == PNMF_ERR_CORRUPT && strstr(err, "unknown features"));
     /* the same decisions without the bit: other streams (past the flags'
@@ -297,18 +307,18 @@ static void test_window(void)
     while (buf && f1 < size && buf[f1 - 1] & 0x80) f1++;
     while (b0 && f0 < s0 && b0[f0 - 1] & 0x80) f0++;
     CHECK(buf && b0 && (s0 - f0 != size - f1 || memcmp(b0 + f0, buf + f1, size - f1)));
-    CHECK_MSG(read_v(9, b0, s0, &rd, err, sizeof err) == 0, "%s", err);
+    CHECK_MSG(read_v(10, b0, s0, &rd, err, sizeof err) == 0, "%s", err);
     CHECK(!rd.res.nbctx && !memcmp(rd.res.modes, md.res.modes, M * nb) &&
           !memcmp(rd.res.mv, md.res.mv, 2 * md.res.nmv * sizeof(int16_t)));
     pnmf_model_free(&rd);
     /* every truncation refused, every one-bit change read or refused, never a crash */
     int refused = 0;
-    for (size_t cut = 0; cut < size; cut++) refused += read_v(9, buf, cut, &rd, err, sizeof err) < 0;
+    for (size_t cut = 0; cut < size; cut++) refused += read_v(10, buf, cut, &rd, err, sizeof err) < 0;
     CHECK(refused == (int)size);
     for (size_t at = 0; at < size; at++)
         for (int bit = 0; bit < 8; bit++) {
             buf[at] ^= (uint8_t)(1 << bit);
-            if (read_v(9, buf, size, &rd, err, sizeof err) == 0) pnmf_model_free(&rd);
+            if (read_v(10, buf, size, &rd, err, sizeof err) == 0) pnmf_model_free(&rd);
             buf[at] ^= (uint8_t)(1 << bit);
         }
     printf("window: %zu bytes with bit 14, %zu without; %zu shifted blocks\n", size, s0, md.res.nmv);
@@ -342,9 +352,133 @@ static void test_still(void)
     pnmf_model_free(&md);
 }
 
+/* Window flags bit 15 (docs/format.md, "Median vectors"): the prediction
+ * of a vector from random neighbours against the text's definition, the
+ * median taken by sorting. */
+static void test_median(void)
+{
+    int bad = 0;
+    for (int it = 0; it < 20000; it++) {
+        const int bx = 1 + (int)urn(5), by = 1 + (int)urn(4);
+        const size_t nb = (size_t)bx * by, b = urn((unsigned)nb);
+        int16_t v[20][3];
+        for (size_t i = 0; i < nb; i++)
+            v[i][0] = (int16_t)((int)urn(9) - 4), v[i][1] = (int)urn(9) - 4, v[i][2] = (int16_t)((int)urn(4) - 1);
+        PnmfVecState st;
+        pnmf_vec_init(&st);
+        st.med = 1;
+        const int t = (int)urn(3);
+        st.last[t][0] = (int)urn(9) - 4, st.last[t][1] = (int)urn(9) - 4;
+        pnmf_vec_nb(&st, (const int16_t (*)[3])v, NULL, bx, b);
+        int p[2];
+        pnmf_vec_pred(&st, t, p);
+        /* the text: N0 left, N1 above, N2 above-right (above-left in the last column) */
+        const int x = (int)(b % bx), y = (int)(b / bx);
+        const int ny[3] = { y, y - 1, y - 1 }, nx[3] = { x - 1, x, x + 1 < bx ? x + 1 : x - 1 };
+        int cnt = 0, one = -1, a[2][3];
+        for (int i = 0; i < 3; i++) {
+            const int in = ny[i] >= 0 && nx[i] >= 0 && nx[i] < bx;
+            const int16_t *w = in ? v[ny[i] * bx + nx[i]] : NULL;
+            const int counted = w && w[2] == t;
+            cnt += counted;
+            if (counted) one = i;
+            for (int c = 0; c < 2; c++) a[c][i] = counted ? w[c] : st.last[t][c];
+        }
+        int want[2];
+        for (int c = 0; c < 2; c++) {
+            if (cnt == 0) {
+                want[c] = st.last[t][c];
+            } else if (cnt == 1) {
+                want[c] = a[c][one];
+            } else {
+                int s3[3] = { a[c][0], a[c][1], a[c][2] };
+                for (int i = 0; i < 3; i++)
+                    for (int k = i + 1; k < 3; k++)
+                        if (s3[k] < s3[i]) { const int tmp = s3[i]; s3[i] = s3[k]; s3[k] = tmp; }
+                want[c] = s3[1];
+            }
+        }
+        bad += p[0] != want[0] || p[1] != want[1];
+        /* without the bit: the frame's last vector of t */
+        st.med = 0;
+        pnmf_vec_pred(&st, t, p);
+        bad += p[0] != st.last[t][0] || p[1] != st.last[t][1];
+    }
+    CHECK_MSG(!bad, "%d predictions differ from the definition", bad);
+}
+
+/* A window of hand-made vectors that bit 15 pays for: every block of
+ * frames 1.. shifted, its vector a smooth field (a zoom: dy grows down the
+ * frame, dx across it) that moves on from frame to frame, with a few
+ * blocks of another reference. The writer sets the bit; a v10 reader
+ * reads the vectors back, a v9 one refuses the bit; every truncation is
+ * refused and every one-bit change read or refused, never a crash. */
+static void test_median_window(void)
+{
+    PnmfWindowModel md, rd;
+    CHECK(pnmf_model_alloc(&md, ROWS, COLS, ROWS, COLS, M, 1, 0) == 0);
+    PnmfResidual *r = &md.res;
+    CHECK(pnmf_residual_alloc(r, M, ROWS, COLS, 64, 64) == 0);
+    const size_t nb = (size_t)r->bx * r->by;
+    r->mv = pnmf_malloc_array(2 * M * nb, sizeof(int16_t));
+    r->mvref = pnmf_malloc_array(M * nb, 1);
+    r->subpel = 1, r->continues = 1, r->median = 1, r->nbctx = 1;
+    for (int j = 0; j < M; j++) {
+        r->start[j + 1] = 0;
+        r->mvstart[j] = r->nmv;
+        for (size_t b = 0; b < nb; b++) {
+            const int y = (int)(b / r->bx), x = (int)(b % r->bx);
+            r->modes[j * nb + b] = PNMF_RES_SHIFTED;
+            const int t = urn(16) == 0 ? 1 : 0;
+            r->mv[2 * r->nmv] = (int16_t)(y * 3 - 10 + j + (int)urn(2));
+            r->mv[2 * r->nmv + 1] = (int16_t)(x * 2 - 12 - j + (int)urn(2));
+            r->mvref[r->nmv++] = (uint8_t)t;
+        }
+    }
+    r->mvstart[M] = r->nmv;
+    uint8_t *buf = NULL;
+    size_t size = 0;
+    char err[200] = "";
+    CHECK(pnmf_model_write(&md, &buf, &size) == 0);
+    uint64_t flags = 0;
+    for (int i = 0, sh = 0; buf && i < 3; i++, sh += 7) {
+        flags |= (uint64_t)(buf[i] & 0x7f) << sh;
+        if (!(buf[i] & 0x80)) break;
+    }
+    CHECK_MSG(flags & PNMF_FLAG_MEDIAN, "flags 0x%llx", (unsigned long long)flags);
+    CHECK_MSG(read_v(10, buf, size, &rd, err, sizeof err) == 0, "%s", err);
+    CHECK(rd.res.median && rd.res.nmv == r->nmv && !memcmp(rd.res.mv, r->mv, 2 * r->nmv * sizeof(int16_t)) &&
+          !memcmp(rd.res.mvref, r->mvref, r->nmv));
+    pnmf_model_free(&rd);
+    CHECK(read_v(9, buf, size, &rd, err, sizeof err) == PNMF_ERR_CORRUPT && strstr(err, "unknown features"));
+    /* without the bit the same vectors take more bytes */
+    uint8_t *b0 = NULL;
+    size_t s0 = 0;
+    r->median = 0;
+    CHECK(pnmf_model_write(&md, &b0, &s0) == 0 && s0 > size);
+    int refused = 0, odd = 0;
+    for (size_t cut = 0; cut < size; cut++) refused += read_v(10, buf, cut, &rd, err, sizeof err) < 0;
+    CHECK(refused == (int)size);
+    for (size_t at = 0; buf && at < size; at++)
+        for (int bit = 0; bit < 8; bit++) {
+            buf[at] ^= (uint8_t)(1 << bit);
+            err[0] = 0;
+            const int ret = read_v(10, buf, size, &rd, err, sizeof err);
+            if (ret == 0) pnmf_model_free(&rd);
+            else odd += ret != PNMF_ERR_CORRUPT || !err[0];
+            buf[at] ^= (uint8_t)(1 << bit);
+        }
+    CHECK_MSG(!odd, "%d one-bit changes failed without a corrupt reason", odd);
+    printf("median window: %zu bytes with bit 15, %zu without; %zu vectors\n", size, s0, r->nmv);
+    pnmf_free(buf), pnmf_free(b0);
+    pnmf_model_free(&md);
+}
+
 int main(void)
 {
     rc_cost_init();
+    test_median();
+    test_median_window();
     test_mode_nb();
     test_streams();
     test_window();

@@ -325,10 +325,10 @@ int main(int argc, char **argv)
         pnmf_wl16(b.p + 10, 10); /* writer and min reader version 10 */
         fix_header_crc(&b);
         save(dir, "version_9.pnmf", &b);
-        pnmf_wl16(b.p + 8, 10);
-        pnmf_wl16(b.p + 10, 10); /* writer and min reader version 10: too new */
+        pnmf_wl16(b.p + 8, 11);
+        pnmf_wl16(b.p + 10, 11); /* writer and min reader version 11: too new */
         fix_header_crc(&b);
-        save(dir, "version_10.pnmf", &b);
+        save(dir, "version_11.pnmf", &b);
         pnmf_wl16(b.p + 8, 1);
         pnmf_wl16(b.p + 10, 1); /* a format v1 file: too old */
         fix_header_crc(&b);
@@ -810,6 +810,20 @@ int main(int argc, char **argv)
         add(&q, r.p, (size_t)(r.end - r.p));
         Bytes f = with_payload0(&q);
         save(dir, "nbctx_no_residual.pnmf", &f);
+        free(f.p), free(pl.p), free(q.p);
+    }
+
+    /* Format 10, window flags bit 15 (median vectors) without bit 0 (a
+     * residual layer): window 0 of the valid file with its flags 0x8000. */
+    {
+        Bytes pl = good_payload(0), q = { 0 };
+        uint64_t flags = 0;
+        Rd r = { pl.p, pl.p + pl.n };
+        if (get_u(&r, &flags) < 0 || flags) abort();
+        add_varint(&q, PNMF_FLAG_MEDIAN);
+        add(&q, r.p, (size_t)(r.end - r.p));
+        Bytes f = with_payload0(&q);
+        save(dir, "median_no_residual.pnmf", &f);
         free(f.p), free(pl.p), free(q.p);
     }
 

@@ -215,6 +215,17 @@ static void make_clip(uint8_t *src)
             }
 }
 
+/* The window flags a payload starts with (a varint of at most 3 bytes). */
+static uint64_t payload_flags(const uint8_t *buf)
+{
+    uint64_t flags = 0;
+    for (int i = 0, sh = 0; buf && i < 3; i++, sh += 7) {
+        flags |= (uint64_t)(buf[i] & 0x7f) << sh;
+        if (!(buf[i] & 0x80)) break;
+    }
+    return flags;
+}
+
 static int read_v(int version, const uint8_t *buf, size_t size, PnmfWindowModel *rd, char *err, size_t errlen)
 {
     return pnmf_model_read_version(version, buf, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, rd, err, errlen);
@@ -281,11 +292,7 @@ static void test_window(void)
     size_t size = 0, s0 = 0;
     char err[200] = "";
     CHECK(pnmf_model_write(&md, &buf, &size) == 0);
-    uint64_t flags = 0;
-    for (int i = 0, sh = 0; buf && i < 3; i++, sh += 7) {
-        flags |= (uint64_t)(buf[i] & 0x7f) << sh;
-        if (!(buf[i] & 0x80)) break;
-    }
+    const uint64_t flags = payload_flags(buf);
     CHECK_MSG(flags & PNMF_FLAG_NBCTX, "flags 0x%llx", (unsigned long long)flags);
     CHECK_MSG(read_v(10, buf, size, &rd, err, sizeof err) == 0, "%s", err);
     CHECK(rd.res.nbctx && rd.res.nmv == md.res.nmv && !memcmp(rd.res.modes, md.res.modes, M * nb) &&
@@ -440,11 +447,7 @@ static void test_median_window(void)
     size_t size = 0;
     char err[200] = "";
     CHECK(pnmf_model_write(&md, &buf, &size) == 0);
-    uint64_t flags = 0;
-    for (int i = 0, sh = 0; buf && i < 3; i++, sh += 7) {
-        flags |= (uint64_t)(buf[i] & 0x7f) << sh;
-        if (!(buf[i] & 0x80)) break;
-    }
+    const uint64_t flags = payload_flags(buf);
     CHECK_MSG(flags & PNMF_FLAG_MEDIAN, "flags 0x%llx", (unsigned long long)flags);
     CHECK_MSG(read_v(10, buf, size, &rd, err, sizeof err) == 0, "%s", err);
     CHECK(rd.res.median && rd.res.nmv == r->nmv && !memcmp(rd.res.mv, r->mv, 2 * r->nmv * sizeof(int16_t)) &&

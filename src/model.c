@@ -467,13 +467,13 @@ end:
  * each frame's placements. What needs the dictionary (pose ids, a
  * placement's reach into the frame, the painting's work) is checked by
  * pnmf_sprite_dict_commit(). */
-static int read_sprites(Rd *r, int m, int rows, int cols, int ctxmasks, PnmfSpriteLayer *L, char *err,
-                        size_t errlen)
+static int read_sprites(Rd *r, int m, int rows, int cols, int ctxmasks, int ctxplaces, PnmfSpriteLayer *L,
+                        char *err, size_t errlen)
 {
     uint64_t v, h, w;
     int ret = 0;
     uint8_t *mask = NULL;
-    L->present = 1, L->m = m, L->ctxmasks = ctxmasks;
+    L->present = 1, L->m = m, L->ctxmasks = ctxmasks, L->ctxplaces = ctxplaces;
     if (get_u(r, &v) < 0) goto truncated;
     /* a pose takes 6 bytes at least: its frame, box and a mask byte (or its
      * mask reference, with context-coded masks) */
@@ -542,6 +542,27 @@ static int read_sprites(Rd *r, int m, int rows, int cols, int ctxmasks, PnmfSpri
         L->npose = i + 1;
     }
     if (ctxmasks && np > 0 && (ret = read_masks(r, L, np, err, errlen)) < 0) return ret;
+    if (ctxplaces) { /* the placements' stream (docs/format.md, "Context-coded placements") */
+        if (get_u(r, &v) < 0 || v > (uint64_t)(r->end - r->p)) goto truncated;
+        ret = pnmf_sprite_places_read(r->p, (size_t)v, L, rows, cols);
+        r->p += v;
+        switch (ret) {
+        case -1:
+            pnmf_set_err(err, errlen, "the sprites' placement stream is not exactly its %llu bytes", (unsigned long long)v);
+            return PNMF_ERR_CORRUPT;
+        case -2:
+            pnmf_set_err(err, errlen, "a frame has sprites over %d", PNMF_SPRITE_MAX_PLACES);
+            return PNMF_ERR_CORRUPT;
+        case -3:
+            pnmf_set_err(err, errlen, "a sprite refers to one the frame before does not have");
+            return PNMF_ERR_CORRUPT;
+        case -4:
+            pnmf_set_err(err, errlen, "a sprite placement out of range");
+            return PNMF_ERR_CORRUPT;
+        default:
+            return ret;
+        }
+    }
     /* placements: a frame's count, then each as new (0, pose, y, x) or as
      * 1 + (the reference's distance from the expected one, zigzag) * 2 +
      * moved, then when moved the differences from the reference */
@@ -672,7 +693,8 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
                            (version >= 6 ? PNMF_FLAG_RCLEVELS | PNMF_FLAG_KEYVARINTS : 0) |
                            (version >= 8 ? PNMF_FLAG_SPRITES : 0) | (version >= 9 ? PNMF_FLAG_SUBPEL | PNMF_FLAG_DEBLOCK | PNMF_FLAG_TX8 : 0) |
                            (version >= 9 ? PNMF_FLAG_CTXLEVELS | PNMF_FLAG_INTRA | PNMF_FLAG_SPRMASKS | PNMF_FLAG_PALETTE : 0) |
-                           (version >= 9 ? PNMF_FLAG_CASCADE | PNMF_FLAG_NBCTX : 0) | (version >= 10 ? PNMF_FLAG_MEDIAN : 0);
+                           (version >= 9 ? PNMF_FLAG_CASCADE | PNMF_FLAG_NBCTX : 0) | (version >= 10 ? PNMF_FLAG_MEDIAN : 0) |
+                           (version >= 11 ? PNMF_FLAG_SPRPLACES : 0);
     if (v & ~known) {
         pnmf_set_err(err, errlen, "window flags 0x%llx: unknown features", (unsigned long long)v);
         return PNMF_ERR_CORRUPT;
@@ -695,6 +717,7 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
         { PNMF_FLAG_NBCTX, PNMF_FLAG_RESIDUAL, "neighbour contexts without a residual layer" },
         { PNMF_FLAG_MEDIAN, PNMF_FLAG_RESIDUAL, "median vectors without a residual layer" },
         { PNMF_FLAG_SPRMASKS, PNMF_FLAG_SPRITES, "context-coded masks without a sprite layer" },
+        { PNMF_FLAG_SPRPLACES, PNMF_FLAG_SPRITES, "context-coded placements without a sprite layer" },
     };
     for (size_t i = 0; i < sizeof(rule) / sizeof(rule[0]); i++)
         if ((v & rule[i].bit) && !(v & rule[i].needs)) {
@@ -706,6 +729,7 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
     const int has_residual = (int)(v & PNMF_FLAG_RESIDUAL), continues = !!(v & PNMF_FLAG_CONTINUES);
     const int sprites = !!(v & PNMF_FLAG_SPRITES);
     const int ctxmasks = !!(v & PNMF_FLAG_SPRMASKS);
+    const int ctxplaces = !!(v & PNMF_FLAG_SPRPLACES);
     const int carries = !!(v & PNMF_FLAG_CARRIES);
     const int rclev = v & PNMF_FLAG_KEYVARINTS ? 2 : !!(v & PNMF_FLAG_RCLEVELS);
     const int ctxlev = !!(v & PNMF_FLAG_CTXLEVELS);
@@ -868,7 +892,7 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
     if (sprites) {
         if (md->first[m] > 0) FAIL("a window with a sprite layer has entries");
         const uint8_t *at = r.p;
-        ret = read_sprites(&r, m, vis_rows, vis_cols, ctxmasks, &md->spr, err, errlen);
+        ret = read_sprites(&r, m, vis_rows, vis_cols, ctxmasks, ctxplaces, &md->spr, err, errlen);
         if (ret < 0) goto fail;
         md->spr.bytes = (size_t)(r.p - at);
     }

@@ -45,6 +45,8 @@
                                       * RCLEVELS): the levels stream says which (intra.h) */
 #define PNMF_FLAG_SPRMASKS   2048    /* the sprite layer's masks are context-coded (format 9; with
                                       * SPRITES): docs/format.md, "Sprite layer" */
+#define PNMF_FLAG_SPRPLACES  65536   /* the sprite layer's placements are context-coded (format 11;
+                                      * with SPRITES): docs/format.md, "Context-coded placements" */
 #define PNMF_MAX_OCCURRENCES 64      /* entries of one component in one frame */
 #define PNMF_MAX_RES_LEVELS  (1 << 30) /* residual levels of a window with range-coded levels (others:
                                         * at least a byte each of the payload, at most 2^30) */
@@ -107,9 +109,9 @@ int  pnmf_model_read(const uint8_t *buf, size_t size, int rows, int cols, int vi
  * over; 6: range-coded levels; 7: intra modes, global vectors and vector
  * candidates; 8: the sprite layer; 9: sub-pixel vectors, the deblocking
  * filter, the sample-context levels stream, the 8x8 transform; 10: median
- * vectors and their two more candidates); pnmf_model_read() reads
+ * vectors and their two more candidates; 11: context-coded placements); pnmf_model_read() reads
  * PNMF_PAYLOAD_VERSION, what pnmf_model_write() writes, with no last model. */
-#define PNMF_PAYLOAD_VERSION 10
+#define PNMF_PAYLOAD_VERSION 11
 int  pnmf_model_read_version(int version, const uint8_t *buf, size_t size, int rows, int cols, int vis_rows,
                              int vis_cols, int m, int max_k, int w_step, int r_step,
                              PnmfWindowModel *md, char *err, size_t errlen);

@@ -35,14 +35,8 @@ static int wrap(int d, int size)
 
 /* The sprite layer as model.c's read_sprites() reads it: each new pose's
  * frame, box and mask (its pixels are cut from the decoded frame), then
- * the placements. A placement is
- * written against a placement of the frame before: the one after the last
- * referred to when it is the same (a frame that repeats the one before is
- * a run of equal bytes), else the one showing the same pose nearest to it,
- * else the nearest one of any pose (a sprite that changes pose in place),
- * else on its own: a sprite that keeps its pose and moves costs its small
- * move. */
-static void write_sprites(Buf *b, const PnmfSpriteLayer *L)
+ * the placements (pl: as write_places() or write_places_rc() wrote them). */
+static void write_sprites(Buf *b, const PnmfSpriteLayer *L, const Buf *pl)
 {
     put_u(b, (uint64_t)L->npose);
     for (int i = 0; i < L->npose; i++) {
@@ -65,6 +59,17 @@ static void write_sprites(Buf *b, const PnmfSpriteLayer *L)
         }
     }
     if (L->ctxmasks && L->npose) pnmf_sprite_masks_write(b, L);
+    put_bytes(b, pl->p, pl->len);
+}
+
+/* The placements as varints. A placement is written against a placement
+ * of the frame before: the one after the last referred to when it is the
+ * same (a frame that repeats the one before is a run of equal bytes), else
+ * the one showing the same pose nearest to it, else the nearest one of any
+ * pose (a sprite that changes pose in place), else on its own: a sprite
+ * that keeps its pose and moves costs its small move. */
+static void write_places(Buf *b, const PnmfSpriteLayer *L)
+{
     for (int j = 0; j < L->m; j++) {
         const int f0 = L->first[j], f1 = L->first[j + 1];
         const int p0 = j ? L->first[j - 1] : 0, p1 = j ? f0 : 0;
@@ -105,6 +110,35 @@ static void write_sprites(Buf *b, const PnmfSpriteLayer *L)
             next = best - p0 + 1;
         }
     }
+}
+
+
+static void put_rc(void *enc, RcProb *p, int bit)
+{
+    if (p) rc_encode(enc, p, bit);
+    else rc_encode_direct(enc, bit);
+}
+
+/* The placements as the stream of window flags bit 16: its length, then
+ * it. -1 when a value is past what the layout holds (the varints do),
+ * PNMF_ERR_NOMEM, else 0. */
+static int write_places_rc(Buf *b, const PnmfSpriteLayer *L)
+{
+    PnmfPlaceIO *io = pnmf_calloc(1, sizeof(*io));
+    if (!io) return PNMF_ERR_NOMEM;
+    Buf s = { 0 };
+    RcEnc e;
+    rc_enc_init(&e, &s);
+    io->put = put_rc, io->enc = &e;
+    int ret = pnmf_sprite_places_code(io, (PnmfSpriteLayer *)L, 0, 0);
+    rc_enc_finish(&e);
+    if (ret >= 0 && io->bad) ret = -1;
+    if (s.err) b->err = 1;
+    put_u(b, (uint64_t)s.len);
+    put_bytes(b, s.p, s.len);
+    pnmf_free(s.p);
+    pnmf_free(io);
+    return ret;
 }
 
 /* The modes and vectors streams of the residual layer rs (with window
@@ -296,7 +330,38 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
         pnmf_free(rcb.p), pnmf_free(rcv.p);
         return ret;
     }
-    put_u(&b, flags | (rsv.nbctx ? PNMF_FLAG_NBCTX : 0) | (rsv.median ? PNMF_FLAG_MEDIAN : 0)); /* flags */
+    /* the placements as varints or as the stream of window flags bit 16,
+     * whichever is shorter with the flags' varint (the bit lengthens it),
+     * unless the layer asks for one */
+    uint64_t fl = flags | (rsv.nbctx ? PNMF_FLAG_NBCTX : 0) | (rsv.median ? PNMF_FLAG_MEDIAN : 0);
+    Buf plv = { 0 }, plr = { 0 };
+    if (md->spr.present) {
+        const PnmfSpriteLayer *L = &md->spr;
+        if (L->ctxplaces <= 0) write_places(&plv, L);
+        int rcok = 0;
+        if (L->ctxplaces >= 0) {
+            ret = write_places_rc(&plr, L);
+            rcok = ret == 0;
+            if (ret == -1) ret = 0;
+        }
+        if (rcok && L->ctxplaces < 0) rcok = 0;
+        if (rcok && !L->ctxplaces &&
+            varint_bytes(fl | PNMF_FLAG_SPRPLACES) + plr.len >= varint_bytes(fl) + plv.len)
+            rcok = 0;
+        if (!rcok && L->ctxplaces > 0) write_places(&plv, L); /* the stream cannot hold it */
+        if (rcok) {
+            Buf t = plv;
+            plv = plr, plr = t;
+            fl |= PNMF_FLAG_SPRPLACES;
+        }
+        pnmf_free(plr.p);
+        if (plv.err) b.err = 1;
+        if (ret < 0) {
+            pnmf_free(rcb.p), pnmf_free(rcv.p), pnmf_free(plv.p);
+            return ret;
+        }
+    }
+    put_u(&b, fl); /* flags */
     put_u(&b, (uint64_t)k);
     for (int i = 0; i < k && !md->carries; i++) {
         put_u(&b, (uint64_t)md->comp[i].bh);
@@ -344,7 +409,8 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
                 }
             }
         }
-    if (md->spr.present) write_sprites(&b, &md->spr);
+    if (md->spr.present) write_sprites(&b, &md->spr, &plv);
+    pnmf_free(plv.p);
     if (md->res.step16) {
         const PnmfResidual *rs = &rsv;
         put_u(&b, (uint64_t)rs->step16);

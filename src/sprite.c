@@ -7,6 +7,7 @@
 #include "internal.h"
 #include "rangecoder.h"
 #include "sprite.h"
+#include "tuning.h"
 
 void pnmf_sprite_dict_init(PnmfSpriteDict *d) { memset(d, 0, sizeof(*d)); }
 
@@ -276,4 +277,273 @@ int pnmf_sprite_masks_read(const uint8_t *p, size_t n, int np, uint8_t *const *m
             }
     }
     return rc_dec_exact(&d, p) ? 0 : -1;
+}
+
+/* ---- context-coded placements (window flags bit 16) ---------------------- */
+
+static inline int io_bit(PnmfPlaceIO *io, int c, int bit)
+{
+    if (io->put) {
+        io->put(io->enc, &io->p[c], bit);
+        return bit;
+    }
+    return rc_decode(&io->d, &io->p[c]);
+}
+
+static inline int io_direct(PnmfPlaceIO *io, int bit)
+{
+    if (io->put) {
+        io->put(io->enc, NULL, bit);
+        return bit;
+    }
+    return rc_decode_direct(&io->d);
+}
+
+/* A magnitude v >= 0 as Exp-Golomb: with u = v + 1 of n + 1 bits, n ones
+ * (the i-th under context c + min(i, PNMF_PLACE_MAG_CTX - 1)), a zero,
+ * then u's n low bits, most significant first, at probability 1/2.
+ * -1 (decoding): PNMF_PLACE_MAG_MAX ones in a row. */
+static int64_t io_mag(PnmfPlaceIO *io, int c, int64_t v)
+{
+    int n = 0;
+    if (io->put) {
+        for (uint64_t u = (uint64_t)v + 1; u > 1; u >>= 1) n++;
+        if (v < 0 || n >= PNMF_PLACE_MAG_MAX) {
+            io->bad = 1; /* not codable: the writer keeps the varints */
+            return v;
+        }
+        for (int i = 0; i < n; i++) io_bit(io, c + (i < PNMF_PLACE_MAG_CTX ? i : PNMF_PLACE_MAG_CTX - 1), 1);
+        io_bit(io, c + (n < PNMF_PLACE_MAG_CTX ? n : PNMF_PLACE_MAG_CTX - 1), 0);
+        for (int i = n - 1; i >= 0; i--) io_direct(io, (int)(((uint64_t)v + 1) >> i & 1));
+        return v;
+    }
+    while (n < PNMF_PLACE_MAG_MAX && io_bit(io, c + (n < PNMF_PLACE_MAG_CTX ? n : PNMF_PLACE_MAG_CTX - 1), 0)) n++;
+    if (n == PNMF_PLACE_MAG_MAX) return -1;
+    uint64_t u = 1;
+    for (int i = 0; i < n; i++) u = u << 1 | (uint64_t)io_direct(io, 0);
+    return (int64_t)u - 1;
+}
+
+/* A nonzero value: its sign (1: negative) under context s, then |v| - 1. */
+static int64_t io_nonzero(PnmfPlaceIO *io, int s, int c, int64_t v)
+{
+    const int neg = io_bit(io, s, v < 0);
+    const int64_t a = io_mag(io, c, v < 0 ? -v - 1 : v - 1);
+    return a < 0 ? INT64_MIN : neg ? -a - 1 : a + 1;
+}
+
+/* Bits a magnitude v costs, about: its Exp-Golomb code's length. */
+static int mag_bits(int64_t v)
+{
+    int n = 0;
+    for (uint64_t u = (uint64_t)(v < 0 ? -v : v) + 1; u > 1; u >>= 1) n++;
+    return 2 * n + 1;
+}
+
+/* What a placement costs in eighth bits, about, written against
+ * reference r (-1: on its own) of the frame before (o, its track's
+ * velocity vel) with expected reference e of the nprev the frame before
+ * has: the writer's choice. */
+static int place_cost(const PnmfSpritePlace *pl, const PnmfSpritePlace *o, const int *vel, const int *next, int r,
+                      int e, int nprev)
+{
+    int c = e < nprev ? (r == e ? 2 : 12) : 0;
+    if (r < 0) {
+        if (nprev) c += 8;
+        return c + 8 * (mag_bits(pl->pose) + mag_bits(pl->y) + mag_bits(pl->x) + 2);
+    }
+    if (r != e) c += 8 + 8 * mag_bits(r - e);
+    c += pl->pose == o->pose ? 2 : pl->pose == next[o->pose] ? 12 : 8 * (3 + mag_bits(pl->pose - o->pose));
+    const int ry = pl->y - (o->y + vel[0]), rx = pl->x - (o->x + vel[1]);
+    if (ry || rx) c += 12 + (ry ? 16 + 8 * mag_bits(ry) : 8) + (rx ? 16 + 8 * mag_bits(rx) : 8);
+    else c += 3;
+    return c;
+}
+
+int pnmf_sprite_places_code(PnmfPlaceIO *io, PnmfSpriteLayer *L, int rows, int cols)
+{
+    const int m = L->m, writing = io->put != NULL;
+    int ret = 0, cap = writing ? L->first[m] : 0, n = 0, prev_count = 0, prev_zero = 2;
+    /* per placement: its reference in the frame before (-1: none), its
+     * velocity (its position less its reference's), whether its pose
+     * changed and whether its position was the predicted one */
+    int *ref = NULL, *vel = NULL;
+    uint8_t *pch = NULL, *rz = NULL;
+    int next[PNMF_SPRITE_MAX_POSES]; /* the pose that last followed pose i in a track (-1: none) */
+    for (int i = 0; i < PNMF_SPRITE_MAX_POSES; i++) next[i] = -1;
+    for (int q = 0; writing && q < L->first[m]; q++)
+        if (L->place[q].pose < 0 || L->place[q].pose >= PNMF_SPRITE_MAX_POSES) {
+            io->bad = 1; /* the reader refuses it: the varints carry it */
+            return 0;
+        }
+    rc_probs_init(io->p, PNMF_PLACE_CTX);
+    for (int j = 0; j < m; j++) {
+        /* the count, as the difference from the frame before's */
+        int64_t cnt = writing ? L->first[j + 1] - L->first[j] : 0;
+        const int z = io_bit(io, PNMF_PC_CNT_ZERO + prev_zero, cnt == prev_count);
+        if (!z) {
+            const int64_t d = io_nonzero(io, PNMF_PC_CNT_SIGN, PNMF_PC_CNT_MAG, cnt - prev_count);
+            if (d == INT64_MIN) goto bad;
+            cnt = prev_count + d;
+        } else {
+            cnt = prev_count;
+        }
+        prev_zero = z ? 0 : 1;
+        if (cnt < 0 || cnt > PNMF_SPRITE_MAX_PLACES) {
+            ret = -2;
+            goto end;
+        }
+        prev_count = (int)cnt;
+        if (n + (int)cnt > cap || !ref) {
+            const int ncap = writing ? cap : 2 * (n + (int)cnt) + 16;
+            if (!writing) {
+                PnmfSpritePlace *t = pnmf_realloc(L->place, (size_t)ncap * sizeof(*t));
+                if (!t) goto nomem;
+                L->place = t;
+            }
+            int *t1 = pnmf_realloc(ref, ((size_t)ncap + 1) * sizeof(int));
+            if (t1) ref = t1;
+            int *t2 = pnmf_realloc(vel, ((size_t)ncap + 1) * 2 * sizeof(int));
+            if (t2) vel = t2;
+            uint8_t *t3 = pnmf_realloc(pch, (size_t)ncap + 1);
+            if (t3) pch = t3;
+            uint8_t *t4 = pnmf_realloc(rz, (size_t)ncap + 1);
+            if (t4) rz = t4;
+            if (!t1 || !t2 || !t3 || !t4) goto nomem;
+            cap = ncap;
+        }
+        if (!writing) L->first[j] = n;
+        const int p0 = j ? L->first[j - 1] : 0, nprev = j ? L->first[j] - p0 : 0;
+        int e = 0, s = 0; /* the expected reference; the last decision (0: none, 1: it, 2: another) */
+        for (int t = 0; t < (int)cnt; t++, n++) {
+            PnmfSpritePlace *pl = &L->place[n];
+            int r = -1;
+            if (writing) {
+                /* the reference of the least cost, the expected one first
+                 * (ties keep it), then those within PNMF_PLACE_REF_SPAN of it */
+                int best = place_cost(pl, NULL, NULL, next, -1, e, nprev);
+                if (e < nprev) {
+                    const int q = place_cost(pl, &L->place[p0 + e], &vel[2 * (p0 + e)], next, e, e, nprev);
+                    if (q <= best) best = q, r = e;
+                }
+                const int lo = e > PNMF_PLACE_REF_SPAN ? e - PNMF_PLACE_REF_SPAN : 0,
+                          hi = nprev - e > PNMF_PLACE_REF_SPAN ? e + PNMF_PLACE_REF_SPAN : nprev;
+                for (int k = lo; k < hi; k++) {
+                    if (k == e) continue;
+                    const int q = place_cost(pl, &L->place[p0 + k], &vel[2 * (p0 + k)], next, k, e, nprev);
+                    if (q < best) best = q, r = k;
+                }
+            }
+            int tr = 0;
+            if (e < nprev) {
+                const int o = p0 + e, mv = ref[o] < 0 ? 0 : vel[2 * o] || vel[2 * o + 1] ? 2 : 1;
+                tr = io_bit(io, PNMF_PC_TRACK + 3 * s + mv, r == e);
+            }
+            if (tr) {
+                r = e;
+            } else if (nprev && !io_bit(io, PNMF_PC_NEW + s, r < 0)) {
+                if (e < nprev) {
+                    const int64_t d = io_nonzero(io, PNMF_PC_REF_SIGN, PNMF_PC_REF_MAG, r - e);
+                    if (d == INT64_MIN) goto bad;
+                    r = (int)(d < -nprev || d > nprev ? -2 : e + d);
+                } else {
+                    const int64_t d = io_mag(io, PNMF_PC_REF_MAG, e - 1 - r);
+                    if (d < 0) goto bad;
+                    r = (int)(d >= e ? -2 : e - 1 - d);
+                }
+                if (r < 0 || r >= nprev) {
+                    ret = -3;
+                    goto end;
+                }
+            } else {
+                r = -1;
+            }
+            s = r < 0 ? 2 : r == e ? 1 : 2;
+            int64_t pose, y, x;
+            if (r < 0) {
+                pose = io_mag(io, PNMF_PC_NEW_POSE, writing ? pl->pose : 0);
+                const int ny = io_bit(io, PNMF_PC_NEW_SIGN, writing && pl->y < 0);
+                const int64_t ay = io_mag(io, PNMF_PC_NEW_MAG, writing ? (pl->y < 0 ? -(int64_t)pl->y - 1 : pl->y) : 0);
+                const int nx = io_bit(io, PNMF_PC_NEW_SIGN + 1, writing && pl->x < 0);
+                const int64_t ax = io_mag(io, PNMF_PC_NEW_MAG + PNMF_PLACE_MAG_CTX,
+                                          writing ? (pl->x < 0 ? -(int64_t)pl->x - 1 : pl->x) : 0);
+                if (pose < 0 || ay < 0 || ax < 0) goto bad;
+                y = ny ? -ay - 1 : ay, x = nx ? -ax - 1 : ax;
+                ref[n] = -1, vel[2 * n] = vel[2 * n + 1] = 0, pch[n] = 0, rz[n] = 0;
+            } else {
+                const int o = p0 + r;
+                const PnmfSpritePlace *op = &L->place[o];
+                const int pc = ref[o] < 0 ? 0 : pch[o] ? 2 : 1;
+                const int ch = io_bit(io, PNMF_PC_POSE + 3 * (r != e) + pc, writing && pl->pose != op->pose);
+                pose = op->pose;
+                if (ch) {
+                    /* the pose that last followed the reference's in a
+                     * track of the window, else the difference */
+                    const int nx = next[op->pose];
+                    if (nx >= 0 && io_bit(io, PNMF_PC_POSE_NEXT + pc, writing && pl->pose == nx)) {
+                        pose = nx;
+                    } else {
+                        const int64_t d = io_nonzero(io, PNMF_PC_POSE_SIGN, PNMF_PC_POSE_MAG, writing ? pl->pose - op->pose : 0);
+                        if (d == INT64_MIN) goto bad;
+                        pose += d;
+                    }
+                    if (pose >= 0 && pose < PNMF_SPRITE_MAX_POSES) next[op->pose] = (int)pose;
+                }
+                const int vy = vel[2 * o], vx = vel[2 * o + 1], vnz = vy || vx;
+                const int64_t py = (int64_t)op->y + vy, px = (int64_t)op->x + vx;
+                const int zr0 = ref[o] < 0 ? 0 : rz[o] ? 1 : 2;
+                const int still = io_bit(io, PNMF_PC_RES + zr0 + 3 * vnz + 6 * ch, writing && pl->y == py && pl->x == px);
+                y = py, x = px;
+                if (!still) {
+                    const int64_t dy = writing ? pl->y - py : 0, dx = writing ? pl->x - px : 0;
+                    const int yz = io_bit(io, PNMF_PC_RES_ZERO + vnz, dy == 0);
+                    if (!yz) {
+                        const int64_t d = io_nonzero(io, PNMF_PC_RES_SIGN, PNMF_PC_RES_MAG, dy);
+                        if (d == INT64_MIN) goto bad;
+                        y += d;
+                    }
+                    if (yz || !io_bit(io, PNMF_PC_RES_ZERO + 2 + vnz, dx == 0)) {
+                        const int64_t d = io_nonzero(io, PNMF_PC_RES_SIGN + 1, PNMF_PC_RES_MAG + PNMF_PLACE_MAG_CTX, dx);
+                        if (d == INT64_MIN) goto bad;
+                        x += d;
+                    }
+                }
+                ref[n] = o, pch[n] = (uint8_t)ch, rz[n] = (uint8_t)still;
+                /* clamped: a hostile track cannot grow it past int */
+                const int64_t wy = y - op->y, wx = x - op->x;
+                vel[2 * n] = (int)(wy < -(1 << 22) ? -(1 << 22) : wy > (1 << 22) ? (1 << 22) : wy);
+                vel[2 * n + 1] = (int)(wx < -(1 << 22) ? -(1 << 22) : wx > (1 << 22) ? (1 << 22) : wx);
+            }
+            if (!writing) {
+                if (pose < 0 || pose >= PNMF_SPRITE_MAX_POSES || y <= -rows - (1 << 20) || y >= rows ||
+                    x <= -cols - (1 << 20) || x >= cols) {
+                    ret = -4;
+                    goto end;
+                }
+                pl->pose = (int)pose, pl->y = (int)y, pl->x = (int)x;
+            }
+            if (r >= 0) e = r + 1;
+            if (!writing && io->d.over) goto bad;
+        }
+    }
+    if (!writing) L->first[m] = n;
+    goto end;
+bad:
+    ret = -1;
+    goto end;
+nomem:
+    ret = PNMF_ERR_NOMEM;
+end:
+    pnmf_free(ref), pnmf_free(vel), pnmf_free(pch), pnmf_free(rz);
+    return ret;
+}
+
+int pnmf_sprite_places_read(const uint8_t *p, size_t n, PnmfSpriteLayer *L, int rows, int cols)
+{
+    PnmfPlaceIO io;
+    memset(&io, 0, sizeof(io));
+    rc_dec_init(&io.d, p, n);
+    const int ret = pnmf_sprite_places_code(&io, L, rows, cols);
+    if (ret < 0) return ret;
+    return rc_dec_exact(&io.d, p) ? 0 : -1;
 }

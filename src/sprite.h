@@ -28,6 +28,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rangecoder.h"
+
 #define PNMF_SPRITE_MAX_POSES  1024      /* dictionary cap on poses */
 #define PNMF_SPRITE_MAX_PIXELS (1 << 20) /* dictionary cap on the poses' box pixels (w * h summed) */
 #define PNMF_SPRITE_MAX_PLACES 4096      /* placements in one frame */
@@ -81,6 +83,8 @@ typedef struct PnmfSpriteFrame {
 typedef struct PnmfSpriteLayer {
     int present;          /* window flags bit 5 */
     int ctxmasks;         /* window flags bit 11: the masks context-coded */
+    int ctxplaces;        /* window flags bit 16: the placements context-coded (the reader's; to the
+                           * writer 0: whichever layout is shorter, 1: the stream, -1: the varints) */
     int base;             /* the id of its first new pose (pnmf_sprite_dict_commit() sets it) */
     int npose;            /* new poses, appended to the dictionary in this order */
     PnmfSpritePose *pose;
@@ -151,6 +155,54 @@ int pnmf_sprite_masks_read(const uint8_t *p, size_t n, int np, uint8_t *const *m
 struct Buf;
 void pnmf_sprite_masks_plan(PnmfSpriteLayer *L);
 void pnmf_sprite_masks_write(struct Buf *b, const PnmfSpriteLayer *L);
+
+/* Context-coded placements (window flags bit 16, docs/format.md
+ * "Context-coded placements"): one routine writes and reads them, so
+ * that both see the same contexts. A magnitude's Exp-Golomb prefix has
+ * PNMF_PLACE_MAG_CTX contexts and fewer than PNMF_PLACE_MAG_MAX ones. */
+#define PNMF_PLACE_MAG_CTX 12
+#define PNMF_PLACE_MAG_MAX 24
+/* The decisions' contexts, offsets into PnmfPlaceIO.p (docs/format.md,
+ * "Context-coded placements"). */
+enum {
+    PNMF_PC_CNT_ZERO = 0,                            /* 3: the count's difference is 0 */
+    PNMF_PC_CNT_SIGN = PNMF_PC_CNT_ZERO + 3,              /* 1 */
+    PNMF_PC_CNT_MAG = PNMF_PC_CNT_SIGN + 1,               /* magnitude */
+    PNMF_PC_TRACK = PNMF_PC_CNT_MAG + PNMF_PLACE_MAG_CTX, /* 9: the reference is the expected one */
+    PNMF_PC_NEW = PNMF_PC_TRACK + 9,                      /* 3: a placement on its own */
+    PNMF_PC_REF_SIGN = PNMF_PC_NEW + 3,                   /* 1 */
+    PNMF_PC_REF_MAG = PNMF_PC_REF_SIGN + 1,
+    PNMF_PC_POSE = PNMF_PC_REF_MAG + PNMF_PLACE_MAG_CTX,  /* 6: the pose changes */
+    PNMF_PC_POSE_NEXT = PNMF_PC_POSE + 6,                 /* 3: the changed pose is the one that last followed */
+    PNMF_PC_POSE_SIGN = PNMF_PC_POSE_NEXT + 3,            /* 1 */
+    PNMF_PC_POSE_MAG = PNMF_PC_POSE_SIGN + 1,
+    PNMF_PC_RES = PNMF_PC_POSE_MAG + PNMF_PLACE_MAG_CTX,  /* 12: the position is the predicted one */
+    PNMF_PC_RES_ZERO = PNMF_PC_RES + 12,                  /* 4: a component is 0 (y, x; by the velocity) */
+    PNMF_PC_RES_SIGN = PNMF_PC_RES_ZERO + 4,              /* 2 */
+    PNMF_PC_RES_MAG = PNMF_PC_RES_SIGN + 2,               /* 2 magnitudes */
+    PNMF_PC_NEW_POSE = PNMF_PC_RES_MAG + 2 * PNMF_PLACE_MAG_CTX,
+    PNMF_PC_NEW_SIGN = PNMF_PC_NEW_POSE + PNMF_PLACE_MAG_CTX, /* 2 */
+    PNMF_PC_NEW_MAG = PNMF_PC_NEW_SIGN + 2,               /* 2 magnitudes */
+    PNMF_PLACE_CTX = PNMF_PC_NEW_MAG + 2 * PNMF_PLACE_MAG_CTX
+};
+
+typedef struct PnmfPlaceIO {
+    RcProb p[PNMF_PLACE_CTX];
+    void (*put)(void *enc, RcProb *p, int bit); /* the writer's coder (p NULL: probability 1/2); NULL: reading d */
+    void *enc;
+    RcDec d;
+    int bad;              /* the writer's: a value the layout cannot hold */
+} PnmfPlaceIO;
+/* Write (io->put set: L's placements, each against the reference of
+ * least cost) or read (into L->place and L->first, which has m + 1
+ * ints) a layer's placements. 0; reading: -1 for a stream read past its
+ * end or a magnitude over the prefix's bound, -2 a count over
+ * PNMF_SPRITE_MAX_PLACES, -3 a reference the frame before does not have,
+ * -4 a pose or position out of range; PNMF_ERR_NOMEM. */
+int pnmf_sprite_places_code(PnmfPlaceIO *io, PnmfSpriteLayer *L, int rows, int cols);
+/* Read the n bytes at p as the stream: as pnmf_sprite_places_code(), and
+ * -1 when the stream is not exactly its n bytes. */
+int pnmf_sprite_places_read(const uint8_t *p, size_t n, PnmfSpriteLayer *L, int rows, int cols);
 
 uint64_t pnmf_sprite_hash(int w, int h, const uint8_t *pix, const uint8_t *mask);
 

@@ -244,6 +244,8 @@
 #define PNMF_SPRITE_CLEAR 0.97
 /* At -q 16 a layer within this share of the residual layer alone's cost on the first half is kept, the other not coded on (enc_sprite.c) */
 #define PNMF_SPRITE_FAMILY_TIE 0.01
+/* The placements stream's writer weighs the references within this many of the expected one (sprite.c) */
+#define PNMF_PLACE_REF_SPAN 128
 /* Whether the encoder tries the intra directions (format 9, window flags
  * bit 10) on intra transform blocks: off, as on the devset they cost
  * +0.2 to +0.7 % BD-rate (docs/measurements.md, "Directional intra"). */

@@ -5,7 +5,9 @@
  * dictionary's rules (key windows, cut pixels, refusals), and the payload's
  * sprite section written and read back, hostile values refused; the
  * context-coded masks' contexts against their definition, their stream
- * written and read back, damaged streams and references refused.
+ * written and read back, damaged streams and references refused; random
+ * tracks of placements through both layouts of the placements, and
+ * crafted placement streams refused.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -13,9 +15,16 @@
 #include "internal.h"
 #include "model.h"
 #include "model_write.h"
+#include "rangecoder_enc.h"
 #include "sprite.h"
 #include "test.h"
 #include "varint.h"
+
+static void put_rc_test(void *enc, RcProb *p, int bit)
+{
+    if (p) rc_encode(enc, p, bit);
+    else rc_encode_direct(enc, bit);
+}
 
 static unsigned rs = 4242;
 static int urn(int n) { rs = rs * 1103515245u + 12345u; return (int)(((rs >> 8) & 0xFFFFFF) % (unsigned)n); }
@@ -374,8 +383,199 @@ static void test_mask_stream(void)
     pnmf_sprite_layer_free(&L);
 }
 
+
+/* A random window of m frames (R x C): tracks that keep still, move at a
+ * steady velocity, turn, change pose by a little or a lot, jump far
+ * (within what the varints hold), vanish; new placements; frames that
+ * repeat the one before, and empty frames. */
+static void random_places(PnmfSpriteLayer *L, int m, int R, int C)
+{
+    L->present = 1, L->m = m;
+    L->first = calloc((size_t)m + 1, sizeof(int));
+    L->place = calloc((size_t)m * 40 + 1, sizeof(PnmfSpritePlace));
+    int n = 0, vy[40] = { 0 }, vx[40] = { 0 };
+    for (int j = 0; j < m; j++) {
+        L->first[j] = n;
+        const int p0 = j ? L->first[j - 1] : 0, np = j ? n - p0 : 0, kind = urn(8);
+        if (kind == 0) continue; /* empty */
+        int cnt = 0;
+        for (int t = 0; t < np && cnt < 30; t++) {
+            if (kind != 1 && urn(8) == 0) continue; /* vanishes */
+            PnmfSpritePlace p = L->place[p0 + t];
+            if (kind != 1) { /* kind 1: the frame before repeated */
+                if (urn(6) == 0) vy[cnt] = urn(7) - 3, vx[cnt] = urn(7) - 3;
+                p.y += vy[cnt], p.x += vx[cnt];
+                if (urn(5) == 0) p.pose += urn(2) ? urn(3) - 1 : urn(1000) - p.pose;
+                if (urn(20) == 0) p.y = urn(R + (1 << 19)) - (1 << 19);
+                if (urn(20) == 0) p.x = -(1 << 19);
+            }
+            if (p.pose < 0) p.pose = 0;
+            if (p.pose > 1023) p.pose = 1023;
+            if (p.y >= R) p.y = R - 1;
+            if (p.x >= C) p.x = C - 1;
+            if (p.y <= -R - (1 << 20)) p.y = -R - (1 << 20) + 1;
+            if (p.x <= -C - (1 << 20)) p.x = -C - (1 << 20) + 1;
+            L->place[n + cnt++] = p;
+        }
+        const int more = kind == 1 ? 0 : urn(4);
+        for (int t = 0; t < more && cnt < 40; t++) {
+            PnmfSpritePlace p = { urn(1024), urn(R + 20) - 20, urn(C + 20) - 20 };
+            if (urn(10) == 0) p.y = -(1 << 19) - urn(1000), p.x = C - 1;
+            vy[cnt] = vx[cnt] = 0;
+            L->place[n + cnt++] = p;
+        }
+        n += cnt;
+    }
+    L->first[m] = n;
+}
+
+/* Stream bits crafted by hand: a magnitude as the reader reads it. */
+static void put_mag(RcEnc *e, RcProb *p, int c, uint64_t v)
+{
+    int n = 0;
+    for (uint64_t u = v + 1; u > 1; u >>= 1) n++;
+    for (int i = 0; i < n; i++) rc_encode(e, &p[c + (i < PNMF_PLACE_MAG_CTX ? i : PNMF_PLACE_MAG_CTX - 1)], 1);
+    rc_encode(e, &p[c + (n < PNMF_PLACE_MAG_CTX ? n : PNMF_PLACE_MAG_CTX - 1)], 0);
+    for (int i = n - 1; i >= 0; i--) rc_encode_direct(e, (int)((v + 1) >> i & 1));
+}
+
+/* A two-frame stream: frame 0 one new placement (pose 0 at y0, 0), frame
+ * 1 `cnt1` placements of which the first refers to the frame before's
+ * placement 0 + d (d = 0: the track bit; else another reference). */
+static size_t crafted(uint8_t *out, int y0, int cnt1, int d)
+{
+    RcProb p[PNMF_PLACE_CTX];
+    rc_probs_init(p, PNMF_PLACE_CTX);
+    Buf b = { 0 };
+    RcEnc e;
+    rc_enc_init(&e, &b);
+    rc_encode(&e, &p[PNMF_PC_CNT_ZERO + 2], 0); /* frame 0: count 0 + 1 */
+    rc_encode(&e, &p[PNMF_PC_CNT_SIGN], 0);
+    put_mag(&e, p, PNMF_PC_CNT_MAG, 0);
+    put_mag(&e, p, PNMF_PC_NEW_POSE, 0);
+    rc_encode(&e, &p[PNMF_PC_NEW_SIGN], y0 < 0);
+    put_mag(&e, p, PNMF_PC_NEW_MAG, (uint64_t)(y0 < 0 ? -(int64_t)y0 - 1 : y0));
+    rc_encode(&e, &p[PNMF_PC_NEW_SIGN + 1], 0);
+    put_mag(&e, p, PNMF_PC_NEW_MAG + PNMF_PLACE_MAG_CTX, 0);
+    rc_encode(&e, &p[PNMF_PC_CNT_ZERO + 1], cnt1 == 1); /* frame 1 */
+    if (cnt1 != 1) rc_encode(&e, &p[PNMF_PC_CNT_SIGN], cnt1 < 1), put_mag(&e, p, PNMF_PC_CNT_MAG, (uint64_t)abs(cnt1 - 1) - 1);
+    if (cnt1 >= 1) {
+        rc_encode(&e, &p[PNMF_PC_TRACK], d == 0);
+        if (d) {
+            rc_encode(&e, &p[PNMF_PC_NEW], 0);
+            rc_encode(&e, &p[PNMF_PC_REF_SIGN], d < 0);
+            put_mag(&e, p, PNMF_PC_REF_MAG, (uint64_t)abs(d) - 1);
+        }
+        rc_encode(&e, &p[PNMF_PC_POSE], 0);
+        rc_encode(&e, &p[PNMF_PC_RES], 1);
+    }
+    rc_enc_finish(&e);
+    memcpy(out, b.p, b.len);
+    const size_t n = b.len;
+    free(b.p);
+    return n;
+}
+
+static void test_places(void)
+{
+    enum { R = 30, C = 40, M = 24 };
+    char err[200];
+    for (int round = 0; round < 40; round++) {
+        PnmfSpriteLayer L;
+        memset(&L, 0, sizeof(L));
+        random_places(&L, M, R, C);
+        /* each layout, forced and chosen, reads back the same placements */
+        for (int mode = -1; mode <= 1; mode++) {
+            L.ctxplaces = mode;
+            PnmfWindowModel back;
+            const int rt = roundtrip(&L, M, R, C, &back, err, sizeof(err));
+            if (rt) fprintf(stderr, "round %d mode %d: %s\n", round, mode, err);
+            CHECK(rt == 0);
+            int same = back.spr.present && back.spr.m == M && !memcmp(back.spr.first, L.first, (M + 1) * sizeof(int)) &&
+                       !memcmp(back.spr.place, L.place, (size_t)L.first[M] * sizeof(PnmfSpritePlace));
+            if (mode) same &= back.spr.ctxplaces == (mode > 0);
+            CHECK(same);
+            pnmf_model_free(&back);
+        }
+        /* the stream alone: exactly its bytes */
+        PnmfPlaceIO io;
+        memset(&io, 0, sizeof(io));
+        Buf b = { 0 };
+        RcEnc e;
+        rc_enc_init(&e, &b);
+        io.put = put_rc_test, io.enc = &e;
+        CHECK(pnmf_sprite_places_code(&io, &L, R, C) == 0 && !io.bad);
+        rc_enc_finish(&e);
+        PnmfSpriteLayer back;
+        memset(&back, 0, sizeof(back));
+        back.m = M, back.first = calloc(M + 1, sizeof(int));
+        CHECK(pnmf_sprite_places_read(b.p, b.len, &back, R, C) == 0);
+        CHECK(back.first[M] == L.first[M] && !memcmp(back.place, L.place, (size_t)L.first[M] * sizeof(PnmfSpritePlace)));
+        pnmf_sprite_layer_free(&back);
+        back.m = M, back.first = calloc(M + 1, sizeof(int));
+        CHECK(pnmf_sprite_places_read(b.p, b.len - 1, &back, R, C) < 0);
+        pnmf_sprite_layer_free(&back);
+        uint8_t *longer = calloc(b.len + 1, 1);
+        memcpy(longer, b.p, b.len);
+        back.m = M, back.first = calloc(M + 1, sizeof(int));
+        CHECK(pnmf_sprite_places_read(longer, b.len + 1, &back, R, C) < 0);
+        pnmf_sprite_layer_free(&back);
+        free(longer);
+        free(b.p);
+        /* a placement off the frame is refused in either layout */
+        if (L.first[M] > 0) {
+            L.place[L.first[M] - 1].y = R;
+            for (int mode = -1; mode <= 1; mode += 2) {
+                L.ctxplaces = mode;
+                PnmfWindowModel bk;
+                CHECK(roundtrip(&L, M, R, C, &bk, err, sizeof(err)) == PNMF_ERR_CORRUPT);
+            }
+        }
+        pnmf_sprite_layer_free(&L);
+    }
+    {   /* a v10 reader does not know window flags bit 16 */
+        PnmfSpriteLayer L;
+        memset(&L, 0, sizeof(L));
+        random_places(&L, M, R, C);
+        L.ctxplaces = 1;
+        PnmfWindowModel md, back;
+        CHECK(pnmf_model_alloc(&md, R, C, R, C, M, 2, 0) == 0);
+        CHECK(pnmf_residual_alloc(&md.res, M, R, C, 32, 16) == 0);
+        md.spr = L;
+        uint8_t *buf = NULL;
+        size_t size = 0;
+        CHECK(pnmf_model_write(&md, &buf, &size) == 0);
+        memset(&md.spr, 0, sizeof(md.spr));
+        pnmf_model_free(&md);
+        CHECK(pnmf_model_read_version(10, buf, size, R, C, R, C, M, 2, 1, 1, &back, err, sizeof(err)) ==
+              PNMF_ERR_CORRUPT);
+        CHECK(strstr(err, "unknown features") != NULL);
+        CHECK(pnmf_model_read_version(11, buf, size, R, C, R, C, M, 2, 1, 1, &back, err, sizeof(err)) == 0);
+        CHECK(back.spr.ctxplaces == 1);
+        pnmf_model_free(&back);
+        free(buf);
+        pnmf_sprite_layer_free(&L);
+    }
+    /* crafted streams: the frame before's placement 0 tracked, read back;
+     * refused: a reference past the frame before's placements (or before
+     * them), a count past PNMF_SPRITE_MAX_PLACES, a position off the frame */
+    uint8_t s[64];
+    PnmfSpriteLayer back;
+    const int d[5] = { 0, 1, -1, 0, 0 }, cnt[5] = { 1, 1, 1, PNMF_SPRITE_MAX_PLACES + 1, 1 },
+              y0[5] = { 3, 3, 3, 3, R }, want[5] = { 0, -3, -3, -2, -4 };
+    for (int t = 0; t < 5; t++) {
+        memset(&back, 0, sizeof(back));
+        back.m = 2, back.first = calloc(3, sizeof(int));
+        const size_t n = crafted(s, y0[t], cnt[t], d[t]);
+        CHECK(pnmf_sprite_places_read(s, n, &back, R, C) == want[t]);
+        if (!t) CHECK(back.first[2] == 2 && back.place[1].y == 3 && back.place[1].x == 0 && back.place[1].pose == 0);
+        pnmf_sprite_layer_free(&back);
+    }
+}
+
 int main(void)
 {
+    test_places();
     test_mask_contexts();
     test_mask_stream();
     test_composite();

@@ -24,6 +24,7 @@
 #include "internal.h"
 #include "intra.h"
 #include "model_write.h"
+#include "rangecoder_enc.h"
 #include "residual.h"
 #include "sprite.h"
 #include "varint.h"
@@ -286,6 +287,55 @@ static void header_variant(const char *dir, const char *name, size_t off, int si
     free(b.p);
 }
 
+static void put_rc(void *enc, RcProb *p, int bit)
+{
+    if (p) rc_encode(enc, p, bit);
+    else rc_encode_direct(enc, bit);
+}
+
+/* A magnitude of the placements' stream (docs/format.md, "Context-coded
+ * placements"): Exp-Golomb, its prefix under contexts c.. */
+static void craft_mag(RcEnc *e, RcProb *p, int c, uint64_t v)
+{
+    int n = 0;
+    for (uint64_t u = v + 1; u > 1; u >>= 1) n++;
+    for (int i = 0; i < n; i++) rc_encode(e, &p[c + (i < 11 ? i : 11)], 1);
+    rc_encode(e, &p[c + (n < 11 ? n : 11)], 0);
+    for (int i = n - 1; i >= 0; i--) rc_encode_direct(e, (int)((v + 1) >> i & 1));
+}
+
+/* A placements' stream made by hand for three frames: none in frame 0,
+ * one new placement of pose 0 at (y1, 3) in frame 1, and in frame 2 one
+ * that refers to frame 1's placement 0 + d, kept where it is. */
+static Buf craft_places(int y1, int d)
+{
+    RcProb p[PNMF_PLACE_CTX];
+    rc_probs_init(p, PNMF_PLACE_CTX);
+    Buf b = { 0 };
+    RcEnc e;
+    rc_enc_init(&e, &b);
+    rc_encode(&e, &p[2], 1);    /* frame 0: the count 0, as the one before */
+    rc_encode(&e, &p[0], 0);    /* frame 1: another count, */
+    rc_encode(&e, &p[3], 0);    /* + */
+    craft_mag(&e, p, 4, 0);     /* 1 */
+    craft_mag(&e, p, 105, 0);   /* a new placement: pose 0, */
+    rc_encode(&e, &p[117], 0);  /* y >= 0 */
+    craft_mag(&e, p, 119, (uint64_t)y1);
+    rc_encode(&e, &p[118], 0);  /* x >= 0 */
+    craft_mag(&e, p, 131, 3);
+    rc_encode(&e, &p[1], 1);    /* frame 2: the count 1, as the one before */
+    rc_encode(&e, &p[16], d == 0); /* the expected reference (placement 0, no reference) */
+    if (d) {
+        rc_encode(&e, &p[25], 0); /* not on its own: another reference */
+        rc_encode(&e, &p[28], d < 0);
+        craft_mag(&e, p, 29, (uint64_t)(d < 0 ? -d : d) - 1);
+    }
+    rc_encode(&e, &p[41], 0);   /* the pose kept */
+    rc_encode(&e, &p[63], 1);   /* the position predicted */
+    rc_enc_finish(&e);
+    return b;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -325,10 +375,10 @@ int main(int argc, char **argv)
         pnmf_wl16(b.p + 10, 10); /* writer and min reader version 10 */
         fix_header_crc(&b);
         save(dir, "version_9.pnmf", &b);
-        pnmf_wl16(b.p + 8, 11);
-        pnmf_wl16(b.p + 10, 11); /* writer and min reader version 11: too new */
+        pnmf_wl16(b.p + 8, 12);
+        pnmf_wl16(b.p + 10, 12); /* writer and min reader version 12: too new */
         fix_header_crc(&b);
-        save(dir, "version_11.pnmf", &b);
+        save(dir, "version_12.pnmf", &b);
         pnmf_wl16(b.p + 8, 1);
         pnmf_wl16(b.p + 10, 1); /* a format v1 file: too old */
         fix_header_crc(&b);
@@ -825,6 +875,86 @@ int main(int argc, char **argv)
         Bytes f = with_payload0(&q);
         save(dir, "median_no_residual.pnmf", &f);
         free(f.p), free(pl.p), free(q.p);
+    }
+
+    /* Format 11, window flags bit 16 (context-coded placements): the
+     * sprite layer above with its masks as bytes and its placements as
+     * the stream, written by the library's writer and then damaged: bit 16
+     * without bit 5; the stream one byte longer than its coding; a stream
+     * made by hand whose frame 2 refers to frame 1's placement 1 (it has
+     * one); one whose frame 1 places a pose at row H, off the frame. */
+    {
+        PnmfSpriteLayer L;
+        memset(&L, 0, sizeof(L));
+        L.present = 1, L.ctxplaces = 1, L.m = 3, L.npose = 1;
+        if (!(L.pose = calloc(1, sizeof(PnmfSpritePose))) || !(L.first = calloc(4, sizeof(int))) ||
+            !(L.place = calloc(2, sizeof(PnmfSpritePlace))))
+            abort();
+        const uint8_t ell[6] = { 1, 0, 1, 0, 1, 1 };
+        if (pnmf_sprite_pose_make(&L.pose[0], 2, 3, ell, ell) < 0) abort();
+        L.pose[0].sy = 1, L.pose[0].sx = 2;
+        L.first[2] = 1, L.first[3] = 2;
+        L.place[0] = (PnmfSpritePlace){ 0, 1, 3 }, L.place[1] = (PnmfSpritePlace){ 0, 1, 3 };
+        Buf ps = { 0 };
+        {   /* the stream the writer writes, to be found in the payload */
+            PnmfPlaceIO io;
+            memset(&io, 0, sizeof(io));
+            RcEnc e;
+            rc_enc_init(&e, &ps);
+            io.put = put_rc, io.enc = &e;
+            if (pnmf_sprite_places_code(&io, &L, H, W) < 0 || io.bad) abort();
+            rc_enc_finish(&e);
+        }
+        for (int variant = 0; variant < 4; variant++) {
+            PnmfWindowModel md;
+            if (pnmf_model_alloc(&md, H, W, H, W, 3, 2, 0) < 0 || pnmf_residual_alloc(&md.res, 3, H, W, 32, 16) < 0)
+                abort();
+            md.spr = L;
+            uint8_t *p;
+            size_t n;
+            if (pnmf_model_write(&md, &p, &n) < 0) abort();
+            memset(&md.spr, 0, sizeof(md.spr));
+            pnmf_model_free(&md);
+            size_t at = 0;
+            while (at + ps.len <= n && memcmp(p + at, ps.p, ps.len)) at++;
+            if (at < 1 || at + ps.len > n || p[at - 1] != ps.len || ps.len >= 0x7F) abort();
+            Bytes pl = { 0 };
+            if (variant == 0) {
+                /* the flags with bit 16 but not bit 5 */
+                uint64_t flags = 0;
+                Rd r = { p, p + n };
+                if (get_u(&r, &flags) < 0 || !(flags & PNMF_FLAG_SPRPLACES)) abort();
+                add_varint(&pl, flags & ~(uint64_t)PNMF_FLAG_SPRITES);
+                add(&pl, r.p, (size_t)(r.end - r.p));
+            } else {
+                Buf c = { 0 };
+                if (variant == 1) {
+                    c.p = malloc(ps.len + 1);
+                    if (!c.p) abort();
+                    memcpy(c.p, ps.p, ps.len);
+                    c.p[ps.len] = 0;
+                    c.len = ps.len + 1;
+                }
+                if (variant == 2) c = craft_places(1, 1);
+                if (variant == 3) c = craft_places(H, 0);
+                if (c.len >= 0x7F) abort();
+                const uint8_t len1 = (uint8_t)c.len;
+                add(&pl, p, at - 1);
+                add(&pl, &len1, 1);
+                add(&pl, c.p, c.len);
+                add(&pl, p + at + ps.len, n - at - ps.len);
+                free(c.p);
+            }
+            pnmf_free(p);
+            Bytes f = with_payload0(&pl);
+            static const char *const names[4] = { "sprite_places_no_layer.pnmf", "sprite_place_stream_long.pnmf",
+                                                  "sprite_place_ref_past.pnmf", "sprite_place_off_frame.pnmf" };
+            save(dir, names[variant], &f);
+            free(f.p);
+            free(pl.p);
+        }
+        free(ps.p);
+        pnmf_sprite_layer_free(&L);
     }
 
     free(p0.p);

@@ -6,12 +6,14 @@
  * LOCO-I's median edge detector in plain raster order; the layer survives
  * the payload round trip, and the reader refuses what the format forbids.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 #include "model_write.h"
 #include "residual_search.h"
+#include "tx8.h"
 #include "test.h"
 #include "varint.h"
 
@@ -1036,31 +1038,55 @@ static void test_payload_rc_levels(void)
     free(src), free(P), free(De), free(Dd);
 }
 
+/* A clip of smooth waves that drift from frame to frame over a model of
+ * zeros: content whose blocks the 8x8 transform codes best. */
+static void make_smooth_clip(uint8_t *src, uint8_t *P)
+{
+    for (int j = 0; j < M; j++)
+        for (int y = 0; y < ROWS; y++)
+            for (int x = 0; x < COLS; x++) {
+                const size_t q = (size_t)j * ROWS * COLS + (size_t)y * COLS + x;
+                P[q] = 0;
+                src[q] = (uint8_t)(128 + 60 * sin((x + 3 * j) * 0.21 + y * 0.13) + 30 * cos(y * 0.29 - x * 0.07 * j));
+            }
+}
+
 /* Levels priced with the levels stream's contexts (enc_rc_price, the
  * encoder's choice after a window whose levels were range-coded), with and
  * without the chosen levels lowered by their price (enc_rdoq, which a
- * cartoon's window of whole-sample motion asks for too): the choices
- * decode to the frames the encoder measured, and the contexts the encoder
- * carried block by block are exactly those of coding its levels in the
- * writer's order. */
+ * cartoon's window of whole-sample motion asks for too), with and without
+ * the 8x8 transform tried (enc_tx8): the choices decode to the frames the
+ * encoder measured, and the contexts the encoder carried block by block are
+ * exactly those of coding its levels in the writer's order. One exception:
+ * a window without an 8x8 block codes no transform-size flag (window flags
+ * bit 8 clear), while the encoder, which cannot know that while it codes,
+ * moved the flag's contexts at every transform block; there every other
+ * context still matches. The smooth clip uses 8x8 blocks at every step. */
 static void test_rc_pricing(void)
 {
     const size_t n = (size_t)ROWS * COLS;
     uint8_t *src = malloc(M * n), *P = malloc(M * n), *De = malloc(M * n), *Dd = malloc(M * n);
-    make_clip(src, P);
     const int steps[] = { 16, 64, 181 };
+    for (int smooth = 0; smooth < 2; smooth++)
+    for (int tx8 = 0; tx8 < 2; tx8++)
     for (int rdoq = 0; rdoq < 2; rdoq++)
     for (size_t s = 0; s < sizeof(steps) / sizeof(steps[0]); s++) {
+        if (smooth) make_smooth_clip(src, P);
+        else rs = 4242, make_clip(src, P);
         PnmfResidual r;
         CHECK(pnmf_residual_alloc(&r, M, ROWS, COLS, steps[s], steps[s] / 2 < 16 ? 16 : steps[s] / 2) == 0);
-        r.enc_rc_price = 1, r.enc_rdoq = rdoq;
+        r.enc_rc_price = 1, r.enc_rdoq = rdoq, r.enc_tx8 = tx8;
         encode_clip(&r, src, P, steps[s] * steps[s] / 256.0 * 0.1, De, Dd);
-        CHECK_MSG(!memcmp(De, Dd, M * n), "step %d, rdoq %d: decoder differs", steps[s], rdoq);
+        CHECK_MSG(!memcmp(De, Dd, M * n), "clip %d, step %d, tx8 %d, rdoq %d: decoder differs", smooth, steps[s], tx8,
+                  rdoq);
         RcLevCtx c;
         RcBin o = { .update = 1 };
         CHECK(pnmf_residual_levels_stream(&o, &c, &r, 0, INT16_MAX) == 0);
-        CHECK_MSG(r.nlev > 0 && !memcmp(&c, &r.enc_levels, sizeof c), "step %d, rdoq %d: the encoder's contexts differ",
-                  steps[s], rdoq);
+        const int used = pnmf_tx8_used(&r, 0, M);
+        CHECK_MSG(!smooth || !tx8 || used, "smooth clip, step %d, rdoq %d: no 8x8 block", steps[s], rdoq);
+        if (tx8 && !used) memcpy(c.t8, r.enc_levels.t8, sizeof c.t8); /* no flag in the stream */
+        CHECK_MSG(r.nlev > 0 && !memcmp(&c, &r.enc_levels, sizeof c),
+                  "clip %d, step %d, tx8 %d, rdoq %d: the encoder's contexts differ", smooth, steps[s], tx8, rdoq);
         pnmf_residual_free(&r);
     }
     free(src), free(P), free(De), free(Dd);

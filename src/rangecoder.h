@@ -72,13 +72,28 @@ static inline int rc_decode(RcDec *d, RcProb *p)
     return bit;
 }
 
+static inline int rc_decode_data(RcDec *d, RcProb *p)
+{
+    /* As rc_decode(), without a branch on the decision: the masks pick the code, range
+     * and probability of either outcome, so a decision the caller does not
+     * branch on (a sign) costs no misprediction */
+    const uint32_t v = *p, bound = (d->range >> RC_PROB_BITS) * v;
+    const int bit = d->code >= bound;
+    const uint32_t m = 0u - (uint32_t)bit;
+    d->code -= bound & m;
+    d->range = bound ^ ((bound ^ (d->range - bound)) & m);
+    *p = (RcProb)(v + (((RC_PROB_ONE - v) >> RC_ADAPT) & ~m) - ((v >> RC_ADAPT) & m));
+    if (d->range < RC_TOP) d->range <<= 8, d->code = (d->code << 8) | rc_next(d);
+    return bit;
+}
+
 /* A decision of probability 1/2, not adapted (the range halves: one byte
  * restores it). */
 static inline int rc_decode_direct(RcDec *d)
 {
     d->range >>= 1;
-    int bit = 0;
-    if (d->code >= d->range) d->code -= d->range, bit = 1;
+    const int bit = d->code >= d->range; /* no branch: a sign bit is data */
+    d->code -= d->range & (0u - (uint32_t)bit);
     if (d->range < RC_TOP) d->range <<= 8, d->code = (d->code << 8) | rc_next(d);
     return bit;
 }
@@ -215,7 +230,7 @@ static inline int rc_decode_mode(RcDec *d, RcModeCtx *c, int L, int A, int P)
 static inline int32_t rc_decode_mvd(RcDec *d, RcVecCtx *c, int comp, int z0, int z1)
 {
     if (!rc_decode(d, rc_mvd_zero(c, comp, z0, z1))) return 0;
-    const int neg = rc_decode(d, &c->sign[comp]);
+    const int neg = rc_decode_data(d, &c->sign[comp]);
     const int un = c->on ? RC_MV_UNARY_NB : RC_MV_UNARY;
     int a = 0;
     while (a < un && rc_decode(d, &c->mag[comp][a < 3 ? a : 3])) a++;
@@ -344,7 +359,7 @@ static inline int rc_decode_pixel_levels(RcDec *dp, RcLevCtx *c, int kind, int h
                 row[x] = 0, L = 0;
                 continue;
             }
-            const int neg = rc_decode(&d, &ps[(sn > 0) - (sn < 0) + 1]);
+            const int neg = rc_decode_data(&d, &ps[(sn > 0) - (sn < 0) + 1]);
             int a = 1;
             if (rc_decode(&d, &pg[cls])) {
                 const int r = rc_decode_lev_rem(&d, c->pmag[kind][cls], 1);

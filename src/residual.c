@@ -126,13 +126,54 @@ void pnmf_residual_idct4(const int16_t *lev, int qp, int *r)
 static inline void idct4_add(const int16_t *lev, int qp, const uint8_t *pred, int pstride, uint8_t *dst,
                              ptrdiff_t stride)
 {
-    /* the 15 levels after the first, OR-ed 64 bits at a time (the first
-     * word with lev[0] cleared) */
-    uint64_t w[4];
-    memcpy(w, lev, sizeof(w));
-    int16_t l0 = 0;
-    memcpy(&w[0], &l0, sizeof(l0)); /* lev[0] is the word's first 2 bytes in memory */
-    const int ac = (w[0] | w[1] | w[2] | w[3]) != 0;
+    /* the 15 levels after the first, OR-ed: 1..3 one by one, 4..15 64 bits
+     * at a time (loads of lev itself: a copy with lev[0] cleared on the
+     * stack would be read back wider than it was written, which stalls) */
+    uint64_t w[3];
+    memcpy(w, lev + 4, sizeof(w));
+    const int ac = ((lev[1] | lev[2] | lev[3]) != 0) | ((w[0] | w[1] | w[2]) != 0);
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+    /* the residual's four rows as 32-bit lanes */
+    __m128i r0, r1, r2, r3;
+    if (!ac) {
+        r0 = r1 = r2 = r3 = _mm_set1_epi32((lev[0] * tr_v[qp % 6][0] * (1 << (qp / 6)) + 32) >> 6);
+    } else {
+        /* the butterflies of idct4_core() with the same 32-bit arithmetic,
+         * four rows (then columns) at once: the dequantized block
+         * transposed, the row pass, transposed back, the column pass */
+        int32_t d[16];
+        dequant4(lev, qp, d);
+        __m128i c0 = _mm_setr_epi32(d[0], d[4], d[8], d[12]), c1 = _mm_setr_epi32(d[1], d[5], d[9], d[13]);
+        __m128i c2 = _mm_setr_epi32(d[2], d[6], d[10], d[14]), c3 = _mm_setr_epi32(d[3], d[7], d[11], d[15]);
+        __m128i e0 = _mm_add_epi32(c0, c2), e1 = _mm_sub_epi32(c0, c2);
+        __m128i e2 = _mm_sub_epi32(_mm_srai_epi32(c1, 1), c3), e3 = _mm_add_epi32(c1, _mm_srai_epi32(c3, 1));
+        /* t0..t3: column k of t (t[4 i + k] in lane i) */
+        const __m128i t0 = _mm_add_epi32(e0, e3), t1 = _mm_add_epi32(e1, e2);
+        const __m128i t2 = _mm_sub_epi32(e1, e2), t3 = _mm_sub_epi32(e0, e3);
+        /* transposed: row i of t in T_i */
+        const __m128i u0 = _mm_unpacklo_epi32(t0, t1), u1 = _mm_unpacklo_epi32(t2, t3);
+        const __m128i u2 = _mm_unpackhi_epi32(t0, t1), u3 = _mm_unpackhi_epi32(t2, t3);
+        const __m128i T0 = _mm_unpacklo_epi64(u0, u1), T1 = _mm_unpackhi_epi64(u0, u1);
+        const __m128i T2 = _mm_unpacklo_epi64(u2, u3), T3 = _mm_unpackhi_epi64(u2, u3);
+        const __m128i rnd = _mm_set1_epi32(32);
+        e0 = _mm_add_epi32(_mm_add_epi32(T0, T2), rnd), e1 = _mm_add_epi32(_mm_sub_epi32(T0, T2), rnd);
+        e2 = _mm_sub_epi32(_mm_srai_epi32(T1, 1), T3), e3 = _mm_add_epi32(T1, _mm_srai_epi32(T3, 1));
+        r0 = _mm_srai_epi32(_mm_add_epi32(e0, e3), 6), r1 = _mm_srai_epi32(_mm_add_epi32(e1, e2), 6);
+        r2 = _mm_srai_epi32(_mm_sub_epi32(e1, e2), 6), r3 = _mm_srai_epi32(_mm_sub_epi32(e0, e3), 6);
+    }
+    /* two rows at a time: the residual saturated to 16 bits, the sum
+     * saturated again, then to 0..255 (the same as clamping the exact sum) */
+    const __m128i zero = _mm_setzero_si128();
+    for (int y = 0; y < 4; y += 2) {
+        uint32_t p0, p1;
+        memcpy(&p0, pred + y * pstride, 4), memcpy(&p1, pred + (y + 1) * pstride, 4);
+        const __m128i p = _mm_unpacklo_epi8(_mm_unpacklo_epi32(_mm_cvtsi32_si128((int)p0), _mm_cvtsi32_si128((int)p1)), zero);
+        const __m128i r = y ? _mm_packs_epi32(r2, r3) : _mm_packs_epi32(r0, r1);
+        const __m128i o = _mm_packus_epi16(_mm_adds_epi16(p, r), zero);
+        const uint32_t o0 = (uint32_t)_mm_cvtsi128_si32(o), o1 = (uint32_t)_mm_cvtsi128_si32(_mm_srli_si128(o, 4));
+        memcpy(dst + y * stride, &o0, 4), memcpy(dst + (y + 1) * stride, &o1, 4);
+    }
+#else
     int res[16];
     if (!ac) {
         const int v = (lev[0] * tr_v[qp % 6][0] * (1 << (qp / 6)) + 32) >> 6;
@@ -142,21 +183,6 @@ static inline void idct4_add(const int16_t *lev, int qp, const uint8_t *pred, in
         dequant4(lev, qp, d);
         idct4_core(d, res);
     }
-#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
-    /* two rows at a time: the residual saturated to 16 bits, the sum
-     * saturated again, then to 0..255 (the same as clamping the exact sum) */
-    const __m128i zero = _mm_setzero_si128();
-    for (int y = 0; y < 4; y += 2) {
-        uint32_t p0, p1;
-        memcpy(&p0, pred + y * pstride, 4), memcpy(&p1, pred + (y + 1) * pstride, 4);
-        const __m128i p = _mm_unpacklo_epi8(_mm_unpacklo_epi32(_mm_cvtsi32_si128((int)p0), _mm_cvtsi32_si128((int)p1)), zero);
-        const __m128i r = _mm_packs_epi32(_mm_loadu_si128((const __m128i *)(res + 4 * y)),
-                                          _mm_loadu_si128((const __m128i *)(res + 4 * y + 4)));
-        const __m128i o = _mm_packus_epi16(_mm_adds_epi16(p, r), zero);
-        const uint32_t o0 = (uint32_t)_mm_cvtsi128_si32(o), o1 = (uint32_t)_mm_cvtsi128_si32(_mm_srli_si128(o, 4));
-        memcpy(dst + y * stride, &o0, 4), memcpy(dst + (y + 1) * stride, &o1, 4);
-    }
-#else
     for (int y = 0; y < 4; y++) {
         uint8_t *o = dst + y * stride;
         const uint8_t *p = pred + y * pstride;

@@ -344,36 +344,50 @@ static inline int rc_decode_lev_rem(RcDec *d, RcProb *ctx, int stride)
 static inline int rc_decode_pixel_levels(RcDec *dp, RcLevCtx *c, int kind, int h, int w, int16_t *lev, int max_l)
 {
     RcDec d = *dp;
-    RcProb *pz = c->pzero[kind], *ps = c->psign[kind], *pg = c->pgt1[kind];
+    /* the kind's contexts copied to one block on the stack, written back
+     * at the end: one base address for all of them leaves the registers
+     * to the decoder and the loop */
+    struct {
+        RcProb z[RC_LEV_CLASSES], g[RC_LEV_CLASSES], m[RC_LEV_CLASSES][4], s[3];
+    } k;
+    memcpy(k.z, c->pzero[kind], sizeof(k.z));
+    memcpy(k.g, c->pgt1[kind], sizeof(k.g));
+    memcpy(k.m, c->pmag[kind], sizeof(k.m));
+    memcpy(k.s, c->psign[kind], sizeof(k.s));
     int ret = 0;
     static const int16_t none[8] = { 0 }; /* above the first row (w <= 8) */
     for (int y = 0; y < h; y++) {
         const int16_t *up = y ? lev + (y - 1) * w : none;
         int16_t *row = lev + y * w;
-        int L = 0;
+        int L = 0, aL = 0; /* the left level and its magnitude */
         for (int x = 0; x < w; x++) {
             const int A = up[x];
-            const int s = abs(L) + abs(A), sn = L + A;
-            const int cls = rc_lev_class(s);
-            if (!rc_decode(&d, &pz[cls])) {
-                row[x] = 0, L = 0;
+            const int sn = L + A;
+            const int cls = rc_lev_class(aL + abs(A));
+            if (!rc_decode(&d, &k.z[cls])) {
+                row[x] = 0, L = aL = 0;
                 continue;
             }
-            const int neg = rc_decode_data(&d, &ps[(sn > 0) - (sn < 0) + 1]);
+            const int neg = rc_decode_data(&d, &k.s[(sn > 0) - (sn < 0) + 1]);
             int a = 1;
-            if (rc_decode(&d, &pg[cls])) {
-                const int r = rc_decode_lev_rem(&d, c->pmag[kind][cls], 1);
+            if (rc_decode(&d, &k.g[cls])) {
+                const int r = rc_decode_lev_rem(&d, k.m[cls], 1);
                 if (r < 0 || r + 2 > max_l) {
                     ret = -1;
                     goto end;
                 }
                 a = r + 2;
             }
+            aL = a;
             L = neg ? -a : a;
             row[x] = (int16_t)L;
         }
     }
 end:
+    memcpy(c->pzero[kind], k.z, sizeof(k.z));
+    memcpy(c->pgt1[kind], k.g, sizeof(k.g));
+    memcpy(c->pmag[kind], k.m, sizeof(k.m));
+    memcpy(c->psign[kind], k.s, sizeof(k.s));
     *dp = d;
     return ret;
 }

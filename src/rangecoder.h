@@ -400,13 +400,23 @@ end:
 static inline int rc_decode_transform_levels(RcDec *dp, RcLevCtx *c, int kind, int16_t *lev, int max_l)
 {
     RcDec d = *dp;
-    RcProb *sig = c->sig[kind], *last = c->last[kind], *tgt1 = c->tgt1[kind], *tmag = c->tmag[kind];
+    /* the kind's contexts on the stack, one base address (as in
+     * rc_decode_pixel_levels()) */
+    struct {
+        RcProb sig[15], last[15], tgt1[5], tmag[5], cbf[4][3];
+    } k;
+    memcpy(k.sig, c->sig[kind], sizeof(k.sig));
+    memcpy(k.last, c->last[kind], sizeof(k.last));
+    memcpy(k.tgt1, c->tgt1[kind], sizeof(k.tgt1));
+    memcpy(k.tmag, c->tmag[kind], sizeof(k.tmag));
+    memcpy(k.cbf, c->cbf[kind], sizeof(k.cbf));
+    RcProb *sig = k.sig, *last = k.last, *tgt1 = k.tgt1, *tmag = k.tmag;
     int coded[4], ret = 0;
     memset(lev, 0, 64 * sizeof(*lev));
     for (int sb = 0; sb < 4; sb++) {
         int16_t *lv = lev + 16 * sb;
         const int nb = ((sb & 1) ? coded[sb - 1] : 0) + ((sb & 2) ? coded[sb - 2] : 0);
-        coded[sb] = rc_decode(&d, &c->cbf[kind][sb][nb]);
+        coded[sb] = rc_decode(&d, &k.cbf[sb][nb]);
         if (!coded[sb]) continue;
         /* the positions of the levels, then their magnitudes from the last back */
         uint8_t pos[16];
@@ -435,6 +445,11 @@ static inline int rc_decode_transform_levels(RcDec *dp, RcLevCtx *c, int kind, i
         }
     }
 end:
+    memcpy(c->sig[kind], k.sig, sizeof(k.sig));
+    memcpy(c->last[kind], k.last, sizeof(k.last));
+    memcpy(c->tgt1[kind], k.tgt1, sizeof(k.tgt1));
+    memcpy(c->tmag[kind], k.tmag, sizeof(k.tmag));
+    memcpy(c->cbf[kind], k.cbf, sizeof(k.cbf));
     *dp = d;
     return ret;
 }

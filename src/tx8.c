@@ -208,14 +208,28 @@ int pnmf_tx8_used(const PnmfResidual *r, int from, int to)
 /* On a copy of *dp in registers, as rc_decode_transform_levels(). */
 int pnmf_tx8_levels_read(RcDec *dp, RcLevCtx *c, int kind, int16_t *lev, int max_l)
 {
+    /* rc_tx8_pos() of each position, looked up */
+    static const uint8_t cls[63] = { 0,  1,  2,  3,  4,  5,  6,  7,  8,  8,  8,  8,  9,  9,  9,  9,
+                                     10, 10, 10, 10, 10, 10, 10, 10, 11, 11, 11, 11, 11, 11, 11, 11,
+                                     12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12,
+                                     13, 13, 13, 13, 13, 13, 13, 13, 13, 13, 13, 13, 13, 13, 13 };
     RcDec d = *dp;
-    RcProb *sig = c->sig8[kind], *last = c->last8[kind], *tgt1 = c->tgt1_8[kind], *tmag = c->tmag8[kind];
+    /* the kind's contexts on the stack, one base address (as in
+     * rc_decode_pixel_levels()) */
+    struct {
+        RcProb sig[RC_TX8_POS], last[RC_TX8_POS], tgt1[5], tmag[5];
+    } kc;
+    memcpy(kc.sig, c->sig8[kind], sizeof(kc.sig));
+    memcpy(kc.last, c->last8[kind], sizeof(kc.last));
+    memcpy(kc.tgt1, c->tgt1_8[kind], sizeof(kc.tgt1));
+    memcpy(kc.tmag, c->tmag8[kind], sizeof(kc.tmag));
+    RcProb *sig = kc.sig, *last = kc.last, *tgt1 = kc.tgt1, *tmag = kc.tmag;
     /* the positions of the levels, then their magnitudes from the last back */
     uint8_t pos[64];
     int n = 0, i = 0, ret = 0;
     memset(lev, 0, 64 * sizeof(*lev));
     for (; i < 63; i++) {
-        const int k = rc_tx8_pos(i);
+        const int k = cls[i];
         if (rc_decode(&d, &sig[k])) {
             pos[n++] = (uint8_t)i;
             if (rc_decode(&d, &last[k])) break;
@@ -238,6 +252,10 @@ int pnmf_tx8_levels_read(RcDec *dp, RcLevCtx *c, int kind, int16_t *lev, int max
         }
         lev[pos[n]] = (int16_t)(rc_decode_direct(&d) ? -a : a);
     }
+    memcpy(c->sig8[kind], kc.sig, sizeof(kc.sig));
+    memcpy(c->last8[kind], kc.last, sizeof(kc.last));
+    memcpy(c->tgt1_8[kind], kc.tgt1, sizeof(kc.tgt1));
+    memcpy(c->tmag8[kind], kc.tmag, sizeof(kc.tmag));
     *dp = d;
     return ret;
 }

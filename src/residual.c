@@ -230,6 +230,30 @@ static void predict_intra(int mode, const uint8_t *D, int cols, int y0, int y1, 
     for (int y = 0; y < h; y++) memset(pred + y * PNMF_RES_BLOCK, sum / (w + h), (size_t)w);
 }
 
+/* predict_intra() of the 4 x 4 quarter at (y0, x0), its sizes constants:
+ * rows of 4 bytes the compiler writes whole, no calls. */
+static inline void predict_intra4(int mode, const uint8_t *D, int cols, int y0, int x0, uint8_t *pred)
+{
+    const uint8_t *a = y0 ? D + (size_t)(y0 - 1) * cols + x0 : NULL, *l = x0 ? D + (size_t)y0 * cols + x0 - 1 : NULL;
+    if (mode == PNMF_RES_INTRA_V) {
+        uint8_t row[4];
+        if (a) memcpy(row, a, 4);
+        else memset(row, l ? l[0] : 128, 4);
+        for (int y = 0; y < 4; y++) memcpy(pred + y * PNMF_RES_BLOCK, row, 4);
+        return;
+    }
+    if (mode == PNMF_RES_INTRA_H) {
+        for (int y = 0; y < 4; y++) memset(pred + y * PNMF_RES_BLOCK, l ? l[(size_t)y * cols] : a ? a[0] : 128, 4);
+        return;
+    }
+    int sum = 4;
+    if (a) sum += a[0] + a[1] + a[2] + a[3];
+    else sum += 4 * (l ? l[0] : 128);
+    if (l) sum += l[0] + l[cols] + l[2 * (size_t)cols] + l[3 * (size_t)cols];
+    else sum += 4 * (a ? a[0] : 128);
+    for (int y = 0; y < 4; y++) memset(pred + y * PNMF_RES_BLOCK, sum / 8, 4);
+}
+
 /* w <= 8 bytes; a whole block row is one 8-byte move the compiler inlines. */
 static inline void copy_row(uint8_t *dst, const uint8_t *src, int w)
 {
@@ -448,8 +472,7 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
                 const int sy = (sb >> 1) * 4, sx = (sb & 1) * 4;
                 /* an intra block predicts each quarter from the samples
                  * around it, those of the quarters before it decoded */
-                if (intra && !dir) predict_intra(mode, D, cols, y0 + sy, y0 + sy + 4, x0 + sx, x0 + sx + 4,
-                                         pred + sy * PNMF_RES_BLOCK + sx);
+                if (intra && !dir) predict_intra4(mode, D, cols, y0 + sy, x0 + sx, pred + sy * PNMF_RES_BLOCK + sx);
                 idct4_add(lev, qp, pred + sy * PNMF_RES_BLOCK + sx, PNMF_RES_BLOCK, dst + (size_t)sy * cols + sx,
                           cols);
                 lev += 16;

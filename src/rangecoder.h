@@ -400,24 +400,27 @@ end:
 static inline int rc_decode_transform_levels(RcDec *dp, RcLevCtx *c, int kind, int16_t *lev, int max_l)
 {
     RcDec d = *dp;
-    /* the kind's contexts on the stack, one base address (as in
-     * rc_decode_pixel_levels()) */
+    /* the kind's contexts of the levels on the stack, one base address (as
+     * in rc_decode_pixel_levels()), copied at the block's first quarter
+     * with a level: many blocks have none */
     struct {
-        RcProb sig[15], last[15], tgt1[5], tmag[5], cbf[4][3];
+        RcProb sig[15], last[15], tgt1[5], tmag[5];
     } k;
-    memcpy(k.sig, c->sig[kind], sizeof(k.sig));
-    memcpy(k.last, c->last[kind], sizeof(k.last));
-    memcpy(k.tgt1, c->tgt1[kind], sizeof(k.tgt1));
-    memcpy(k.tmag, c->tmag[kind], sizeof(k.tmag));
-    memcpy(k.cbf, c->cbf[kind], sizeof(k.cbf));
     RcProb *sig = k.sig, *last = k.last, *tgt1 = k.tgt1, *tmag = k.tmag;
-    int coded[4], ret = 0;
+    int coded[4], ret = 0, copied = 0;
     memset(lev, 0, 64 * sizeof(*lev));
     for (int sb = 0; sb < 4; sb++) {
         int16_t *lv = lev + 16 * sb;
         const int nb = ((sb & 1) ? coded[sb - 1] : 0) + ((sb & 2) ? coded[sb - 2] : 0);
-        coded[sb] = rc_decode(&d, &k.cbf[sb][nb]);
+        coded[sb] = rc_decode(&d, &c->cbf[kind][sb][nb]);
         if (!coded[sb]) continue;
+        if (!copied) {
+            memcpy(k.sig, c->sig[kind], sizeof(k.sig));
+            memcpy(k.last, c->last[kind], sizeof(k.last));
+            memcpy(k.tgt1, c->tgt1[kind], sizeof(k.tgt1));
+            memcpy(k.tmag, c->tmag[kind], sizeof(k.tmag));
+            copied = 1;
+        }
         /* the positions of the levels, then their magnitudes from the last back */
         uint8_t pos[16];
         int n = 0, i = 0;
@@ -445,11 +448,12 @@ static inline int rc_decode_transform_levels(RcDec *dp, RcLevCtx *c, int kind, i
         }
     }
 end:
-    memcpy(c->sig[kind], k.sig, sizeof(k.sig));
-    memcpy(c->last[kind], k.last, sizeof(k.last));
-    memcpy(c->tgt1[kind], k.tgt1, sizeof(k.tgt1));
-    memcpy(c->tmag[kind], k.tmag, sizeof(k.tmag));
-    memcpy(c->cbf[kind], k.cbf, sizeof(k.cbf));
+    if (copied) {
+        memcpy(c->sig[kind], k.sig, sizeof(k.sig));
+        memcpy(c->last[kind], k.last, sizeof(k.last));
+        memcpy(c->tgt1[kind], k.tgt1, sizeof(k.tgt1));
+        memcpy(c->tmag[kind], k.tmag, sizeof(k.tmag));
+    }
     *dp = d;
     return ret;
 }

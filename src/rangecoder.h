@@ -72,11 +72,11 @@ static inline int rc_decode(RcDec *d, RcProb *p)
     return bit;
 }
 
+/* As rc_decode(), without a branch on the decision: masks pick the code,
+ * range and probability of either outcome, so a decision the caller does
+ * not branch on (a sign) costs no misprediction. */
 static inline int rc_decode_data(RcDec *d, RcProb *p)
 {
-    /* As rc_decode(), without a branch on the decision: the masks pick the code, range
-     * and probability of either outcome, so a decision the caller does not
-     * branch on (a sign) costs no misprediction */
     const uint32_t v = *p, bound = (d->range >> RC_PROB_BITS) * v;
     const int bit = d->code >= bound;
     const uint32_t m = 0u - (uint32_t)bit;

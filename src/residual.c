@@ -128,7 +128,7 @@ static inline void idct4_add(const int16_t *lev, int qp, const uint8_t *pred, in
 {
     /* the 15 levels after the first, OR-ed: 1..3 one by one, 4..15 64 bits
      * at a time (loads of lev itself: a copy with lev[0] cleared on the
-     * stack would be read back wider than it was written, which stalls) */
+     * stack would be read back wider than the store that wrote it, a stall) */
     uint64_t w[3];
     memcpy(w, lev + 4, sizeof(w));
     const int ac = ((lev[1] | lev[2] | lev[3]) != 0) | ((w[0] | w[1] | w[2]) != 0);

@@ -72,13 +72,28 @@ static inline int rc_decode(RcDec *d, RcProb *p)
     return bit;
 }
 
+/* As rc_decode(), without a branch on the decision: masks pick the code,
+ * range and probability of either outcome, so a decision the caller does
+ * not branch on (a sign) costs no misprediction. */
+static inline int rc_decode_data(RcDec *d, RcProb *p)
+{
+    const uint32_t v = *p, bound = (d->range >> RC_PROB_BITS) * v;
+    const int bit = d->code >= bound;
+    const uint32_t m = 0u - (uint32_t)bit;
+    d->code -= bound & m;
+    d->range = bound ^ ((bound ^ (d->range - bound)) & m);
+    *p = (RcProb)(v + (((RC_PROB_ONE - v) >> RC_ADAPT) & ~m) - ((v >> RC_ADAPT) & m));
+    if (d->range < RC_TOP) d->range <<= 8, d->code = (d->code << 8) | rc_next(d);
+    return bit;
+}
+
 /* A decision of probability 1/2, not adapted (the range halves: one byte
  * restores it). */
 static inline int rc_decode_direct(RcDec *d)
 {
     d->range >>= 1;
-    int bit = 0;
-    if (d->code >= d->range) d->code -= d->range, bit = 1;
+    const int bit = d->code >= d->range; /* no branch: a sign bit is data */
+    d->code -= d->range & (0u - (uint32_t)bit);
     if (d->range < RC_TOP) d->range <<= 8, d->code = (d->code << 8) | rc_next(d);
     return bit;
 }
@@ -215,7 +230,7 @@ static inline int rc_decode_mode(RcDec *d, RcModeCtx *c, int L, int A, int P)
 static inline int32_t rc_decode_mvd(RcDec *d, RcVecCtx *c, int comp, int z0, int z1)
 {
     if (!rc_decode(d, rc_mvd_zero(c, comp, z0, z1))) return 0;
-    const int neg = rc_decode(d, &c->sign[comp]);
+    const int neg = rc_decode_data(d, &c->sign[comp]);
     const int un = c->on ? RC_MV_UNARY_NB : RC_MV_UNARY;
     int a = 0;
     while (a < un && rc_decode(d, &c->mag[comp][a < 3 ? a : 3])) a++;
@@ -329,36 +344,50 @@ static inline int rc_decode_lev_rem(RcDec *d, RcProb *ctx, int stride)
 static inline int rc_decode_pixel_levels(RcDec *dp, RcLevCtx *c, int kind, int h, int w, int16_t *lev, int max_l)
 {
     RcDec d = *dp;
-    RcProb *pz = c->pzero[kind], *ps = c->psign[kind], *pg = c->pgt1[kind];
+    /* the kind's contexts copied to one block on the stack, written back
+     * at the end: one base address for all of them leaves the registers
+     * to the decoder and the loop */
+    struct {
+        RcProb z[RC_LEV_CLASSES], g[RC_LEV_CLASSES], m[RC_LEV_CLASSES][4], s[3];
+    } k;
+    memcpy(k.z, c->pzero[kind], sizeof(k.z));
+    memcpy(k.g, c->pgt1[kind], sizeof(k.g));
+    memcpy(k.m, c->pmag[kind], sizeof(k.m));
+    memcpy(k.s, c->psign[kind], sizeof(k.s));
     int ret = 0;
     static const int16_t none[8] = { 0 }; /* above the first row (w <= 8) */
     for (int y = 0; y < h; y++) {
         const int16_t *up = y ? lev + (y - 1) * w : none;
         int16_t *row = lev + y * w;
-        int L = 0;
+        int L = 0, aL = 0; /* the left level and its magnitude */
         for (int x = 0; x < w; x++) {
             const int A = up[x];
-            const int s = abs(L) + abs(A), sn = L + A;
-            const int cls = rc_lev_class(s);
-            if (!rc_decode(&d, &pz[cls])) {
-                row[x] = 0, L = 0;
+            const int sn = L + A;
+            const int cls = rc_lev_class(aL + abs(A));
+            if (!rc_decode(&d, &k.z[cls])) {
+                row[x] = 0, L = aL = 0;
                 continue;
             }
-            const int neg = rc_decode(&d, &ps[(sn > 0) - (sn < 0) + 1]);
+            const int neg = rc_decode_data(&d, &k.s[(sn > 0) - (sn < 0) + 1]);
             int a = 1;
-            if (rc_decode(&d, &pg[cls])) {
-                const int r = rc_decode_lev_rem(&d, c->pmag[kind][cls], 1);
+            if (rc_decode(&d, &k.g[cls])) {
+                const int r = rc_decode_lev_rem(&d, k.m[cls], 1);
                 if (r < 0 || r + 2 > max_l) {
                     ret = -1;
                     goto end;
                 }
                 a = r + 2;
             }
+            aL = a;
             L = neg ? -a : a;
             row[x] = (int16_t)L;
         }
     }
 end:
+    memcpy(c->pzero[kind], k.z, sizeof(k.z));
+    memcpy(c->pgt1[kind], k.g, sizeof(k.g));
+    memcpy(c->pmag[kind], k.m, sizeof(k.m));
+    memcpy(c->psign[kind], k.s, sizeof(k.s));
     *dp = d;
     return ret;
 }
@@ -371,14 +400,27 @@ end:
 static inline int rc_decode_transform_levels(RcDec *dp, RcLevCtx *c, int kind, int16_t *lev, int max_l)
 {
     RcDec d = *dp;
-    RcProb *sig = c->sig[kind], *last = c->last[kind], *tgt1 = c->tgt1[kind], *tmag = c->tmag[kind];
-    int coded[4], ret = 0;
+    /* the kind's contexts of the levels on the stack, one base address (as
+     * in rc_decode_pixel_levels()), copied at the block's first quarter
+     * with a level: many blocks have none */
+    struct {
+        RcProb sig[15], last[15], tgt1[5], tmag[5];
+    } k;
+    RcProb *sig = k.sig, *last = k.last, *tgt1 = k.tgt1, *tmag = k.tmag;
+    int coded[4], ret = 0, copied = 0;
     memset(lev, 0, 64 * sizeof(*lev));
     for (int sb = 0; sb < 4; sb++) {
         int16_t *lv = lev + 16 * sb;
         const int nb = ((sb & 1) ? coded[sb - 1] : 0) + ((sb & 2) ? coded[sb - 2] : 0);
         coded[sb] = rc_decode(&d, &c->cbf[kind][sb][nb]);
         if (!coded[sb]) continue;
+        if (!copied) {
+            memcpy(k.sig, c->sig[kind], sizeof(k.sig));
+            memcpy(k.last, c->last[kind], sizeof(k.last));
+            memcpy(k.tgt1, c->tgt1[kind], sizeof(k.tgt1));
+            memcpy(k.tmag, c->tmag[kind], sizeof(k.tmag));
+            copied = 1;
+        }
         /* the positions of the levels, then their magnitudes from the last back */
         uint8_t pos[16];
         int n = 0, i = 0;
@@ -406,6 +448,12 @@ static inline int rc_decode_transform_levels(RcDec *dp, RcLevCtx *c, int kind, i
         }
     }
 end:
+    if (copied) {
+        memcpy(c->sig[kind], k.sig, sizeof(k.sig));
+        memcpy(c->last[kind], k.last, sizeof(k.last));
+        memcpy(c->tgt1[kind], k.tgt1, sizeof(k.tgt1));
+        memcpy(c->tmag[kind], k.tmag, sizeof(k.tmag));
+    }
     *dp = d;
     return ret;
 }

@@ -126,13 +126,54 @@ void pnmf_residual_idct4(const int16_t *lev, int qp, int *r)
 static inline void idct4_add(const int16_t *lev, int qp, const uint8_t *pred, int pstride, uint8_t *dst,
                              ptrdiff_t stride)
 {
-    /* the 15 levels after the first, OR-ed 64 bits at a time (the first
-     * word with lev[0] cleared) */
-    uint64_t w[4];
-    memcpy(w, lev, sizeof(w));
-    int16_t l0 = 0;
-    memcpy(&w[0], &l0, sizeof(l0)); /* lev[0] is the word's first 2 bytes in memory */
-    const int ac = (w[0] | w[1] | w[2] | w[3]) != 0;
+    /* the 15 levels after the first, OR-ed: 1..3 one by one, 4..15 64 bits
+     * at a time (loads of lev itself: a copy with lev[0] cleared on the
+     * stack would be read back wider than the store that wrote it, a stall) */
+    uint64_t w[3];
+    memcpy(w, lev + 4, sizeof(w));
+    const int ac = ((lev[1] | lev[2] | lev[3]) != 0) | ((w[0] | w[1] | w[2]) != 0);
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+    /* the residual's four rows as 32-bit lanes */
+    __m128i r0, r1, r2, r3;
+    if (!ac) {
+        r0 = r1 = r2 = r3 = _mm_set1_epi32((lev[0] * tr_v[qp % 6][0] * (1 << (qp / 6)) + 32) >> 6);
+    } else {
+        /* the butterflies of idct4_core() with the same 32-bit arithmetic,
+         * four rows (then columns) at once: the dequantized block
+         * transposed, the row pass, transposed back, the column pass */
+        int32_t d[16];
+        dequant4(lev, qp, d);
+        __m128i c0 = _mm_setr_epi32(d[0], d[4], d[8], d[12]), c1 = _mm_setr_epi32(d[1], d[5], d[9], d[13]);
+        __m128i c2 = _mm_setr_epi32(d[2], d[6], d[10], d[14]), c3 = _mm_setr_epi32(d[3], d[7], d[11], d[15]);
+        __m128i e0 = _mm_add_epi32(c0, c2), e1 = _mm_sub_epi32(c0, c2);
+        __m128i e2 = _mm_sub_epi32(_mm_srai_epi32(c1, 1), c3), e3 = _mm_add_epi32(c1, _mm_srai_epi32(c3, 1));
+        /* t0..t3: column k of t (t[4 i + k] in lane i) */
+        const __m128i t0 = _mm_add_epi32(e0, e3), t1 = _mm_add_epi32(e1, e2);
+        const __m128i t2 = _mm_sub_epi32(e1, e2), t3 = _mm_sub_epi32(e0, e3);
+        /* transposed: row i of t in T_i */
+        const __m128i u0 = _mm_unpacklo_epi32(t0, t1), u1 = _mm_unpacklo_epi32(t2, t3);
+        const __m128i u2 = _mm_unpackhi_epi32(t0, t1), u3 = _mm_unpackhi_epi32(t2, t3);
+        const __m128i T0 = _mm_unpacklo_epi64(u0, u1), T1 = _mm_unpackhi_epi64(u0, u1);
+        const __m128i T2 = _mm_unpacklo_epi64(u2, u3), T3 = _mm_unpackhi_epi64(u2, u3);
+        const __m128i rnd = _mm_set1_epi32(32);
+        e0 = _mm_add_epi32(_mm_add_epi32(T0, T2), rnd), e1 = _mm_add_epi32(_mm_sub_epi32(T0, T2), rnd);
+        e2 = _mm_sub_epi32(_mm_srai_epi32(T1, 1), T3), e3 = _mm_add_epi32(T1, _mm_srai_epi32(T3, 1));
+        r0 = _mm_srai_epi32(_mm_add_epi32(e0, e3), 6), r1 = _mm_srai_epi32(_mm_add_epi32(e1, e2), 6);
+        r2 = _mm_srai_epi32(_mm_sub_epi32(e1, e2), 6), r3 = _mm_srai_epi32(_mm_sub_epi32(e0, e3), 6);
+    }
+    /* two rows at a time: the residual saturated to 16 bits, the sum
+     * saturated again, then to 0..255 (the same as clamping the exact sum) */
+    const __m128i zero = _mm_setzero_si128();
+    for (int y = 0; y < 4; y += 2) {
+        uint32_t p0, p1;
+        memcpy(&p0, pred + y * pstride, 4), memcpy(&p1, pred + (y + 1) * pstride, 4);
+        const __m128i p = _mm_unpacklo_epi8(_mm_unpacklo_epi32(_mm_cvtsi32_si128((int)p0), _mm_cvtsi32_si128((int)p1)), zero);
+        const __m128i r = y ? _mm_packs_epi32(r2, r3) : _mm_packs_epi32(r0, r1);
+        const __m128i o = _mm_packus_epi16(_mm_adds_epi16(p, r), zero);
+        const uint32_t o0 = (uint32_t)_mm_cvtsi128_si32(o), o1 = (uint32_t)_mm_cvtsi128_si32(_mm_srli_si128(o, 4));
+        memcpy(dst + y * stride, &o0, 4), memcpy(dst + (y + 1) * stride, &o1, 4);
+    }
+#else
     int res[16];
     if (!ac) {
         const int v = (lev[0] * tr_v[qp % 6][0] * (1 << (qp / 6)) + 32) >> 6;
@@ -142,21 +183,6 @@ static inline void idct4_add(const int16_t *lev, int qp, const uint8_t *pred, in
         dequant4(lev, qp, d);
         idct4_core(d, res);
     }
-#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
-    /* two rows at a time: the residual saturated to 16 bits, the sum
-     * saturated again, then to 0..255 (the same as clamping the exact sum) */
-    const __m128i zero = _mm_setzero_si128();
-    for (int y = 0; y < 4; y += 2) {
-        uint32_t p0, p1;
-        memcpy(&p0, pred + y * pstride, 4), memcpy(&p1, pred + (y + 1) * pstride, 4);
-        const __m128i p = _mm_unpacklo_epi8(_mm_unpacklo_epi32(_mm_cvtsi32_si128((int)p0), _mm_cvtsi32_si128((int)p1)), zero);
-        const __m128i r = _mm_packs_epi32(_mm_loadu_si128((const __m128i *)(res + 4 * y)),
-                                          _mm_loadu_si128((const __m128i *)(res + 4 * y + 4)));
-        const __m128i o = _mm_packus_epi16(_mm_adds_epi16(p, r), zero);
-        const uint32_t o0 = (uint32_t)_mm_cvtsi128_si32(o), o1 = (uint32_t)_mm_cvtsi128_si32(_mm_srli_si128(o, 4));
-        memcpy(dst + y * stride, &o0, 4), memcpy(dst + (y + 1) * stride, &o1, 4);
-    }
-#else
     for (int y = 0; y < 4; y++) {
         uint8_t *o = dst + y * stride;
         const uint8_t *p = pred + y * pstride;
@@ -202,6 +228,30 @@ static void predict_intra(int mode, const uint8_t *D, int cols, int y0, int y1, 
     else
         sum += h * (a ? a[0] : 128);
     for (int y = 0; y < h; y++) memset(pred + y * PNMF_RES_BLOCK, sum / (w + h), (size_t)w);
+}
+
+/* predict_intra() of the 4 x 4 quarter at (y0, x0), its sizes constants:
+ * rows of 4 bytes the compiler writes whole, no calls. */
+static inline void predict_intra4(int mode, const uint8_t *D, int cols, int y0, int x0, uint8_t *pred)
+{
+    const uint8_t *a = y0 ? D + (size_t)(y0 - 1) * cols + x0 : NULL, *l = x0 ? D + (size_t)y0 * cols + x0 - 1 : NULL;
+    if (mode == PNMF_RES_INTRA_V) {
+        uint8_t row[4];
+        if (a) memcpy(row, a, 4);
+        else memset(row, l ? l[0] : 128, 4);
+        for (int y = 0; y < 4; y++) memcpy(pred + y * PNMF_RES_BLOCK, row, 4);
+        return;
+    }
+    if (mode == PNMF_RES_INTRA_H) {
+        for (int y = 0; y < 4; y++) memset(pred + y * PNMF_RES_BLOCK, l ? l[(size_t)y * cols] : a ? a[0] : 128, 4);
+        return;
+    }
+    int sum = 4;
+    if (a) sum += a[0] + a[1] + a[2] + a[3];
+    else sum += 4 * (l ? l[0] : 128);
+    if (l) sum += l[0] + l[cols] + l[2 * (size_t)cols] + l[3 * (size_t)cols];
+    else sum += 4 * (a ? a[0] : 128);
+    for (int y = 0; y < 4; y++) memset(pred + y * PNMF_RES_BLOCK, sum / 8, 4);
 }
 
 /* w <= 8 bytes; a whole block row is one 8-byte move the compiler inlines. */
@@ -422,8 +472,7 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
                 const int sy = (sb >> 1) * 4, sx = (sb & 1) * 4;
                 /* an intra block predicts each quarter from the samples
                  * around it, those of the quarters before it decoded */
-                if (intra && !dir) predict_intra(mode, D, cols, y0 + sy, y0 + sy + 4, x0 + sx, x0 + sx + 4,
-                                         pred + sy * PNMF_RES_BLOCK + sx);
+                if (intra && !dir) predict_intra4(mode, D, cols, y0 + sy, x0 + sx, pred + sy * PNMF_RES_BLOCK + sx);
                 idct4_add(lev, qp, pred + sy * PNMF_RES_BLOCK + sx, PNMF_RES_BLOCK, dst + (size_t)sy * cols + sx,
                           cols);
                 lev += 16;

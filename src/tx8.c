@@ -99,10 +99,62 @@ void pnmf_tx8_idct(const int16_t *lev, int qp, int *r)
 
 /* A first level alone passes the butterflies unchanged to every sample:
  * one value added. */
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+/* idct8_1d() on four columns at once: v[k] holds row k's four. */
+static inline void idct8_1d_x4(__m128i *v)
+{
+    const __m128i d0 = v[0], d1 = v[1], d2 = v[2], d3 = v[3], d4 = v[4], d5 = v[5], d6 = v[6], d7 = v[7];
+    const __m128i e0 = _mm_add_epi32(d0, d4), e1 = _mm_sub_epi32(d0, d4);
+    const __m128i e2 = _mm_sub_epi32(_mm_srai_epi32(d2, 1), d6), e3 = _mm_add_epi32(d2, _mm_srai_epi32(d6, 1));
+    const __m128i e4 = _mm_sub_epi32(_mm_sub_epi32(_mm_sub_epi32(d5, d3), d7), _mm_srai_epi32(d7, 1));
+    const __m128i e5 = _mm_sub_epi32(_mm_sub_epi32(_mm_add_epi32(d1, d7), d3), _mm_srai_epi32(d3, 1));
+    const __m128i e6 = _mm_add_epi32(_mm_add_epi32(_mm_sub_epi32(d7, d1), d5), _mm_srai_epi32(d5, 1));
+    const __m128i e7 = _mm_add_epi32(_mm_add_epi32(_mm_add_epi32(d3, d5), d1), _mm_srai_epi32(d1, 1));
+    const __m128i f0 = _mm_add_epi32(e0, e3), f2 = _mm_add_epi32(e1, e2);
+    const __m128i f4 = _mm_sub_epi32(e1, e2), f6 = _mm_sub_epi32(e0, e3);
+    const __m128i f1 = _mm_add_epi32(e4, _mm_srai_epi32(e7, 2)), f3 = _mm_add_epi32(e5, _mm_srai_epi32(e6, 2));
+    const __m128i f5 = _mm_sub_epi32(_mm_srai_epi32(e5, 2), e6), f7 = _mm_sub_epi32(e7, _mm_srai_epi32(e4, 2));
+    v[0] = _mm_add_epi32(f0, f7), v[1] = _mm_add_epi32(f2, f5), v[2] = _mm_add_epi32(f4, f3);
+    v[3] = _mm_add_epi32(f6, f1), v[4] = _mm_sub_epi32(f6, f1), v[5] = _mm_sub_epi32(f4, f3);
+    v[6] = _mm_sub_epi32(f2, f5), v[7] = _mm_sub_epi32(f0, f7);
+}
+#endif
+
+/* A first level alone passes the butterflies unchanged to every sample:
+ * one value added. */
 void pnmf_tx8_idct_add(const int16_t *lev, int qp, const uint8_t *pred, int pstride, uint8_t *dst, ptrdiff_t stride)
 {
     int ac = 0;
     for (int z = 1; z < 64; z++) ac |= lev[z];
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+    /* the residual's left and right halves of each row as 32-bit lanes */
+    __m128i lo[8], hi[8];
+    const __m128i rnd = _mm_set1_epi32(32);
+    if (!ac) {
+        const int32_t v = lev[0] ? pnmf_tx8_dequant(lev[0], qp, 0) : 0;
+        for (int y = 0; y < 8; y++) lo[y] = hi[y] = _mm_srai_epi32(_mm_add_epi32(_mm_set1_epi32(v), rnd), 6);
+    } else {
+        /* the rows with levels as tx8_core() passes them, then the
+         * columns four at a time, the same 32-bit arithmetic */
+        int32_t d[64];
+        const unsigned rows = tx8_dequant_block(lev, qp, d);
+        for (int i = 0; i < 8; i++)
+            if (rows >> i & 1) idct8_1d(d + 8 * i, 1);
+        for (int y = 0; y < 8; y++)
+            lo[y] = _mm_loadu_si128((const __m128i *)(d + 8 * y)), hi[y] = _mm_loadu_si128((const __m128i *)(d + 8 * y + 4));
+        idct8_1d_x4(lo), idct8_1d_x4(hi);
+        for (int y = 0; y < 8; y++)
+            lo[y] = _mm_srai_epi32(_mm_add_epi32(lo[y], rnd), 6), hi[y] = _mm_srai_epi32(_mm_add_epi32(hi[y], rnd), 6);
+    }
+    /* a row at a time: the residual saturated to 16 bits, the sum saturated
+     * again, then to 0..255 (the same as clamping the exact sum) */
+    const __m128i zero = _mm_setzero_si128();
+    for (int y = 0; y < 8; y++) {
+        const __m128i p = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(pred + y * pstride)), zero);
+        const __m128i o = _mm_packus_epi16(_mm_adds_epi16(p, _mm_packs_epi32(lo[y], hi[y])), zero);
+        _mm_storel_epi64((__m128i *)(dst + y * stride), o);
+    }
+#else
     int32_t d[64];
     if (!ac) {
         const int32_t v = lev[0] ? pnmf_tx8_dequant(lev[0], qp, 0) : 0;
@@ -110,18 +162,6 @@ void pnmf_tx8_idct_add(const int16_t *lev, int qp, const uint8_t *pred, int pstr
     } else {
         tx8_core(d, tx8_dequant_block(lev, qp, d));
     }
-#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
-    /* a row at a time: the residual saturated to 16 bits, the sum saturated
-     * again, then to 0..255 (the same as clamping the exact sum) */
-    const __m128i zero = _mm_setzero_si128(), rnd = _mm_set1_epi32(32);
-    for (int y = 0; y < 8; y++) {
-        const __m128i r0 = _mm_srai_epi32(_mm_add_epi32(_mm_loadu_si128((const __m128i *)(d + 8 * y)), rnd), 6);
-        const __m128i r1 = _mm_srai_epi32(_mm_add_epi32(_mm_loadu_si128((const __m128i *)(d + 8 * y + 4)), rnd), 6);
-        const __m128i p = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(pred + y * pstride)), zero);
-        const __m128i o = _mm_packus_epi16(_mm_adds_epi16(p, _mm_packs_epi32(r0, r1)), zero);
-        _mm_storel_epi64((__m128i *)(dst + y * stride), o);
-    }
-#else
     for (int y = 0; y < 8; y++) {
         uint8_t *o = dst + y * stride;
         const uint8_t *p = pred + y * pstride;
@@ -168,14 +208,28 @@ int pnmf_tx8_used(const PnmfResidual *r, int from, int to)
 /* On a copy of *dp in registers, as rc_decode_transform_levels(). */
 int pnmf_tx8_levels_read(RcDec *dp, RcLevCtx *c, int kind, int16_t *lev, int max_l)
 {
+    /* rc_tx8_pos() of each position, looked up */
+    static const uint8_t cls[63] = { 0,  1,  2,  3,  4,  5,  6,  7,  8,  8,  8,  8,  9,  9,  9,  9,
+                                     10, 10, 10, 10, 10, 10, 10, 10, 11, 11, 11, 11, 11, 11, 11, 11,
+                                     12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12,
+                                     13, 13, 13, 13, 13, 13, 13, 13, 13, 13, 13, 13, 13, 13, 13 };
     RcDec d = *dp;
-    RcProb *sig = c->sig8[kind], *last = c->last8[kind], *tgt1 = c->tgt1_8[kind], *tmag = c->tmag8[kind];
+    /* the kind's contexts on the stack, one base address (as in
+     * rc_decode_pixel_levels()) */
+    struct {
+        RcProb sig[RC_TX8_POS], last[RC_TX8_POS], tgt1[5], tmag[5];
+    } kc;
+    memcpy(kc.sig, c->sig8[kind], sizeof(kc.sig));
+    memcpy(kc.last, c->last8[kind], sizeof(kc.last));
+    memcpy(kc.tgt1, c->tgt1_8[kind], sizeof(kc.tgt1));
+    memcpy(kc.tmag, c->tmag8[kind], sizeof(kc.tmag));
+    RcProb *sig = kc.sig, *last = kc.last, *tgt1 = kc.tgt1, *tmag = kc.tmag;
     /* the positions of the levels, then their magnitudes from the last back */
     uint8_t pos[64];
     int n = 0, i = 0, ret = 0;
     memset(lev, 0, 64 * sizeof(*lev));
     for (; i < 63; i++) {
-        const int k = rc_tx8_pos(i);
+        const int k = cls[i];
         if (rc_decode(&d, &sig[k])) {
             pos[n++] = (uint8_t)i;
             if (rc_decode(&d, &last[k])) break;
@@ -198,6 +252,10 @@ int pnmf_tx8_levels_read(RcDec *dp, RcLevCtx *c, int kind, int16_t *lev, int max
         }
         lev[pos[n]] = (int16_t)(rc_decode_direct(&d) ? -a : a);
     }
+    memcpy(c->sig8[kind], kc.sig, sizeof(kc.sig));
+    memcpy(c->last8[kind], kc.last, sizeof(kc.last));
+    memcpy(c->tgt1_8[kind], kc.tgt1, sizeof(kc.tgt1));
+    memcpy(c->tmag8[kind], kc.tmag, sizeof(kc.tmag));
     *dp = d;
     return ret;
 }

@@ -261,6 +261,24 @@ static void test_crc(void)
     CHECK(pnmf_crc32(pnmf_crc32(0, "1234", 4), "56789", 5) == 0xCBF43926u);
     CHECK(pnmf_crc32(0, "", 0) == 0);
     CHECK(pnmf_crc32(0, "a", 1) == 0xE8B7BE43u);
+    /* eight bytes a step: the bit-by-bit CRC of every length 0..300, at
+     * every alignment, chained at every split */
+    uint8_t buf[320];
+    uint32_t x = 12345;
+    for (size_t i = 0; i < sizeof buf; i++) x = x * 1103515245u + 12345u, buf[i] = (uint8_t)(x >> 16);
+    int ok = 1;
+    for (size_t off = 0; off < 8; off++)
+        for (size_t n = 0; n <= 300; n++) {
+            uint32_t c = 0xFFFFFFFFu;
+            for (size_t i = 0; i < n; i++) {
+                c ^= buf[off + i];
+                for (int k = 0; k < 8; k++) c = c & 1 ? (c >> 1) ^ 0xEDB88320u : c >> 1;
+            }
+            c = ~c;
+            ok &= pnmf_crc32(0, buf + off, n) == c;
+            ok &= pnmf_crc32(pnmf_crc32(0, buf + off, n / 3), buf + off + n / 3, n - n / 3) == c;
+        }
+    CHECK(ok);
 }
 
 static void test_entropy(void)

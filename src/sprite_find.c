@@ -249,11 +249,13 @@ static int find_blobs(St *s, int j, int32_t *lab, uint8_t *dil, int32_t *stack, 
         const int id = s->nblob++;
         Blob *b = &s->blob[id];
         b->frame = j, b->y0 = h, b->x0 = w, b->y1 = -1, b->x1 = -1, b->npix = 0, b->edge = 0;
+        /* the stack holds (y << 16) | x: no division a pixel */
         size_t sp = 0;
-        stack[sp++] = i;
+        stack[sp++] = (int32_t)((uint32_t)(i / w) << 16 | (uint32_t)(i % w));
         lab[i] = id;
         while (sp) {
-            const int q = stack[--sp], y = q / w, x = q % w;
+            const uint32_t yx = (uint32_t)stack[--sp];
+            const int y = (int)(yx >> 16), x = (int)(yx & 0xFFFF), q = y * w + x;
             if (fg[q]) {
                 b->npix++;
                 if (y < b->y0) b->y0 = y;
@@ -266,7 +268,7 @@ static int find_blobs(St *s, int j, int32_t *lab, uint8_t *dil, int32_t *stack, 
                     const int yy = y + dy, xx = x + dx;
                     if (yy < 0 || yy >= h || xx < 0 || xx >= w) continue;
                     const int qq = yy * w + xx;
-                    if (dil[qq] && lab[qq] < 0) lab[qq] = id, stack[sp++] = qq;
+                    if (dil[qq] && lab[qq] < 0) lab[qq] = id, stack[sp++] = (int32_t)((uint32_t)yy << 16 | (uint32_t)xx);
                 }
         }
         b->edge = b->y0 == s->ay0 || b->x0 == s->ax0 || b->y1 == s->ay1 - 1 || b->x1 == s->ax1 - 1;
@@ -532,11 +534,18 @@ static int crop_blob(const St *s, const Blob *b, uint8_t *pix, uint8_t *mask, in
                      int *bh, int *bw)
 {
     const int w = s->w;
-    const int32_t *cov = s->cover + (size_t)b->frame * w * s->h;
+    /* a blob pixel (foreground) is explained where mark() has cleared its
+     * foreground byte, as it sets its cover: the byte plane read, a
+     * quarter of the cover's cache lines */
+    const uint8_t *fg = s->fg + (size_t)b->frame * w * s->h;
     int y0 = s->h, x0 = w, y1 = -1, x1 = -1, n = 0;
+    /* the blob's pixels are in raster order: their rows followed along */
+    int y = 0, r0 = 0;
     for (int i = 0; i < b->npix; i++) {
-        const int q = s->pixels[b->start + i], y = q / w, x = q % w;
-        if (cov[q]) continue;
+        const int q = s->pixels[b->start + i];
+        if (!fg[q]) continue;
+        while (q >= r0 + w) y++, r0 += w;
+        const int x = q - r0;
         n++;
         if (y < y0) y0 = y;
         if (y > y1) y1 = y;
@@ -547,9 +556,12 @@ static int crop_blob(const St *s, const Blob *b, uint8_t *pix, uint8_t *mask, in
     const int cw = x1 - x0 + 1, ch = y1 - y0 + 1;
     memset(pix, 0, (size_t)cw * ch);
     memset(mask, 0, (size_t)cw * ch);
+    y = 0, r0 = 0;
     for (int i = 0; i < b->npix; i++) {
-        const int q = s->pixels[b->start + i], y = q / w, x = q % w;
-        if (cov[q]) continue;
+        const int q = s->pixels[b->start + i];
+        if (!fg[q]) continue;
+        while (q >= r0 + w) y++, r0 += w;
+        const int x = q - r0;
         const int o = (y - y0) * cw + (x - x0);
         mask[o] = 1;
         pix[o] = s->frames[b->frame][(ptrdiff_t)y * s->stride + x];
@@ -745,7 +757,8 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
         if (left <= 0) break;
     }
     int rest = 0;
-    for (int i = 0; i < b->npix; i++) rest += !cov[s->pixels[b->start + i]];
+    const uint8_t *fgj = s->fg + (size_t)j * w * h; /* (cleared where mark() covers, as in crop_blob()) */
+    for (int i = 0; i < b->npix; i++) rest += fgj[s->pixels[b->start + i]];
     if (rest == 0 && s->ncand) {
         s->out->shift_hits++;
         return commit_places(s, j);

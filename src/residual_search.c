@@ -876,12 +876,18 @@ static inline void load16(const uint8_t *p, int c4, uint8_t *o)
 
 static inline int sad16_coarse(const uint8_t *a16, const uint8_t *b, int c4)
 {
-    uint8_t t[16];
-    load16(b, c4, t);
 #if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
-    const __m128i s = _mm_sad_epu8(_mm_loadu_si128((const __m128i *)a16), _mm_loadu_si128((const __m128i *)t));
+    /* the four rows of 4 bytes straight into the register (four narrow
+     * stores then a wide load of them would wait on the stores) */
+    int32_t r[4];
+    for (int y = 0; y < 4; y++) memcpy(&r[y], b + (size_t)y * c4, 4);
+    const __m128i t = _mm_unpacklo_epi64(_mm_unpacklo_epi32(_mm_cvtsi32_si128(r[0]), _mm_cvtsi32_si128(r[1])),
+                                         _mm_unpacklo_epi32(_mm_cvtsi32_si128(r[2]), _mm_cvtsi32_si128(r[3])));
+    const __m128i s = _mm_sad_epu8(_mm_loadu_si128((const __m128i *)a16), t);
     return _mm_cvtsi128_si32(s) + _mm_extract_epi16(s, 4);
 #else
+    uint8_t t[16];
+    load16(b, c4, t);
     int s = 0;
     for (int q = 0; q < 16; q++) s += abs((int)a16[q] - t[q]);
     return s;

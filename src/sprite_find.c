@@ -144,6 +144,9 @@ typedef struct St {
     int ncand, acand;
     uint32_t *bpos;     /* the search region's positions (y << 16) | x, grouped by value */
     int bstart[257];    /* value v: bpos[bstart[v] .. bstart[v + 1]) */
+    uint32_t **apos;    /* per frame, the sprites' whole area's positions so (edge blobs'), or NULL */
+    int (*astart)[257];
+    int *aleft;         /* per frame, its edge blobs not explained yet (those sharing apos) */
     uint32_t *occ;      /* the region's positions (y << 16) | x painted by the current blob's placements */
     PnmfSpriteWindow *out;
     int *fcap;          /* capacity of out->frame[j].place */
@@ -249,11 +252,13 @@ static int find_blobs(St *s, int j, int32_t *lab, uint8_t *dil, int32_t *stack, 
         const int id = s->nblob++;
         Blob *b = &s->blob[id];
         b->frame = j, b->y0 = h, b->x0 = w, b->y1 = -1, b->x1 = -1, b->npix = 0, b->edge = 0;
+        /* the stack holds (y << 16) | x: no division a pixel */
         size_t sp = 0;
-        stack[sp++] = i;
+        stack[sp++] = (int32_t)((uint32_t)(i / w) << 16 | (uint32_t)(i % w));
         lab[i] = id;
         while (sp) {
-            const int q = stack[--sp], y = q / w, x = q % w;
+            const uint32_t yx = (uint32_t)stack[--sp];
+            const int y = (int)(yx >> 16), x = (int)(yx & 0xFFFF), q = y * w + x;
             if (fg[q]) {
                 b->npix++;
                 if (y < b->y0) b->y0 = y;
@@ -266,7 +271,7 @@ static int find_blobs(St *s, int j, int32_t *lab, uint8_t *dil, int32_t *stack, 
                     const int yy = y + dy, xx = x + dx;
                     if (yy < 0 || yy >= h || xx < 0 || xx >= w) continue;
                     const int qq = yy * w + xx;
-                    if (dil[qq] && lab[qq] < 0) lab[qq] = id, stack[sp++] = qq;
+                    if (dil[qq] && lab[qq] < 0) lab[qq] = id, stack[sp++] = (int32_t)((uint32_t)yy << 16 | (uint32_t)xx);
                 }
         }
         b->edge = b->y0 == s->ay0 || b->x0 == s->ax0 || b->y1 == s->ay1 - 1 || b->x1 == s->ax1 - 1;
@@ -532,11 +537,18 @@ static int crop_blob(const St *s, const Blob *b, uint8_t *pix, uint8_t *mask, in
                      int *bh, int *bw)
 {
     const int w = s->w;
-    const int32_t *cov = s->cover + (size_t)b->frame * w * s->h;
+    /* a blob pixel (foreground) is explained where mark() has cleared its
+     * foreground byte, as it sets its cover: the byte plane read, a
+     * quarter of the cover's cache lines */
+    const uint8_t *fg = s->fg + (size_t)b->frame * w * s->h;
     int y0 = s->h, x0 = w, y1 = -1, x1 = -1, n = 0;
+    /* the blob's pixels are in raster order: their rows followed along */
+    int y = 0, r0 = 0;
     for (int i = 0; i < b->npix; i++) {
-        const int q = s->pixels[b->start + i], y = q / w, x = q % w;
-        if (cov[q]) continue;
+        const int q = s->pixels[b->start + i];
+        if (!fg[q]) continue;
+        while (q >= r0 + w) y++, r0 += w;
+        const int x = q - r0;
         n++;
         if (y < y0) y0 = y;
         if (y > y1) y1 = y;
@@ -547,9 +559,12 @@ static int crop_blob(const St *s, const Blob *b, uint8_t *pix, uint8_t *mask, in
     const int cw = x1 - x0 + 1, ch = y1 - y0 + 1;
     memset(pix, 0, (size_t)cw * ch);
     memset(mask, 0, (size_t)cw * ch);
+    y = 0, r0 = 0;
     for (int i = 0; i < b->npix; i++) {
-        const int q = s->pixels[b->start + i], y = q / w, x = q % w;
-        if (cov[q]) continue;
+        const int q = s->pixels[b->start + i];
+        if (!fg[q]) continue;
+        while (q >= r0 + w) y++, r0 += w;
+        const int x = q - r0;
         const int o = (y - y0) * cw + (x - x0);
         mask[o] = 1;
         pix[o] = s->frames[b->frame][(ptrdiff_t)y * s->stride + x];
@@ -605,6 +620,22 @@ static int near_match(St *s, const Blob *b, int serial, int by, int bx, int bh, 
     return 0;
 }
 
+/* The positions (y << 16) | x of rows y0 .. y1 - 1, columns x0 .. x1 - 1 of
+ * frame j grouped by value, each value's in raster order: pos[start[v] ..
+ * start[v + 1]) (a counting sort). */
+static void by_value(const St *s, int j, int y0, int y1, int x0, int x1, uint32_t *pos, int start[257])
+{
+    const uint8_t *fr = s->frames[j];
+    memset(start, 0, 257 * sizeof(int));
+    for (int y = y0; y < y1; y++)
+        for (int x = x0; x < x1; x++) start[fr[(ptrdiff_t)y * s->stride + x] + 1]++;
+    for (int v = 0; v < 256; v++) start[v + 1] += start[v];
+    int fill[256];
+    memcpy(fill, start, sizeof(fill));
+    for (int y = y0; y < y1; y++)
+        for (int x = x0; x < x1; x++) pos[fill[fr[(ptrdiff_t)y * s->stride + x]]++] = (uint32_t)y << 16 | (uint32_t)x;
+}
+
 /* Explain one blob; serial is unique to it. */
 static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t *mask)
 {
@@ -613,6 +644,7 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
     PnmfSpriteDict *d = s->d;
     int by, bx, bh, bw;
     s->ncand = 0;
+    if (b->edge && s->aleft) s->aleft[j]--;
     int left = crop_blob(s, b, pix, mask, &by, &bx, &bh, &bw);
     if (!left) return 0;
     const uint64_t hash = pnmf_sprite_hash(bw, bh, pix, mask);
@@ -643,16 +675,30 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
     const int ry1 = by + bh + mh - 1 > s->ay1 ? s->ay1 : by + bh + mh - 1;
     const int rx0 = bx - mw + 1 < s->ax0 ? s->ax0 : bx - mw + 1;
     const int rx1 = bx + bw + mw - 1 > s->ax1 ? s->ax1 : bx + bw + mw - 1;
-    {
-        const uint8_t *fr = s->frames[j];
-        memset(s->bstart, 0, sizeof(s->bstart));
-        for (int y = ry0; y < ry1; y++)
-            for (int x = rx0; x < rx1; x++) s->bstart[fr[(ptrdiff_t)y * s->stride + x] + 1]++;
-        for (int v = 0; v < 256; v++) s->bstart[v + 1] += s->bstart[v];
-        int fill[256];
-        memcpy(fill, s->bstart, sizeof(fill));
-        for (int y = ry0; y < ry1; y++)
-            for (int x = rx0; x < rx1; x++) s->bpos[fill[fr[(ptrdiff_t)y * s->stride + x]]++] = (uint32_t)y << 16 | (uint32_t)x;
+    /* the region's positions by value: an interior blob's own; an edge
+     * blob's region spans most of the sprites' area (the largest pose
+     * around its box), so where its frame has more edge blobs it reads
+     * those of the whole area, made once for them (freed after the
+     * last). They hold the region's positions in the same raster order,
+     * and a try from one outside the region is out of every pose's range
+     * of shifts (TRY() skips it): the same tries in the same order. */
+    const uint32_t *bpos = s->bpos;
+    const int *bstart = s->bstart;
+    const int shared = edge && !p->own_regions && s->aleft && s->aleft[j] > 0; /* more edge blobs of j to come */
+    if (shared || (edge && s->apos && s->apos[j])) {
+        if (!s->apos) {
+            s->apos = pnmf_calloc((size_t)s->m, sizeof(*s->apos));
+            s->astart = pnmf_malloc_array((size_t)s->m, sizeof(*s->astart));
+            if (!s->apos || !s->astart) return PNMF_ERR_NOMEM;
+        }
+        if (!s->apos[j]) {
+            const size_t area = (size_t)(s->ay1 - s->ay0) * (s->ax1 - s->ax0);
+            if (!(s->apos[j] = pnmf_malloc_array(area ? area : 1, sizeof(uint32_t)))) return PNMF_ERR_NOMEM;
+            by_value(s, j, s->ay0, s->ay1, s->ax0, s->ax1, s->apos[j], s->astart[j]);
+        }
+        bpos = s->apos[j], bstart = s->astart[j];
+    } else {
+        by_value(s, j, ry0, ry1, rx0, rx1, s->bpos, s->bstart);
     }
     const int32_t *cov = s->cover + (size_t)j * w * h;
     /* the search's work (pixels tested) is bounded per blob pixel; past
@@ -692,7 +738,7 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
                     const int qy = (int)(ps->list[q] >> 16), qx = (int)(ps->list[q] & 0xFFFF);
                     const int qv = ps->pix[qy * ps->w + qx];
                     const int lo = qv - p->tol < 0 ? 0 : qv - p->tol, hi = qv + p->tol > 255 ? 255 : qv + p->tol;
-                    const int c = s->bstart[hi + 1] - s->bstart[lo];
+                    const int c = bstart[hi + 1] - bstart[lo];
                     if (an < 0 || c < an) an = c, anc[0] = q;
                 }
                 na = 1;
@@ -717,14 +763,14 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
                 const uint32_t klo = (uint32_t)(ylo + ay < 0 ? 0 : ylo + ay) << 16;
                 const int ylast = yhi + ay;
                 for (int v = v0; v <= v1; v++) {
-                    int lo = s->bstart[v], hi = s->bstart[v + 1];
+                    int lo = bstart[v], hi = bstart[v + 1];
                     while (lo < hi) {
                         const int mid = lo + (hi - lo) / 2;
-                        if (s->bpos[mid] < klo) lo = mid + 1;
+                        if (bpos[mid] < klo) lo = mid + 1;
                         else hi = mid;
                     }
-                    for (int k = lo; k < s->bstart[v + 1] && (int)(s->bpos[k] >> 16) <= ylast; k++)
-                        TRY((int)(s->bpos[k] >> 16) - ay, (int)(s->bpos[k] & 0xFFFF) - ax);
+                    for (int k = lo; k < bstart[v + 1] && (int)(bpos[k] >> 16) <= ylast; k++)
+                        TRY((int)(bpos[k] >> 16) - ay, (int)(bpos[k] & 0xFFFF) - ax);
                 }
                 /* the painted pixels are in raster order too */
                 int lo = 0, hi = nocc;
@@ -744,8 +790,10 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
         left -= best;
         if (left <= 0) break;
     }
+    if (s->apos && s->apos[j] && !s->aleft[j]) pnmf_freep(&s->apos[j]); /* the frame's last edge blob */
     int rest = 0;
-    for (int i = 0; i < b->npix; i++) rest += !cov[s->pixels[b->start + i]];
+    const uint8_t *fgj = s->fg + (size_t)j * w * h; /* (cleared where mark() covers, as in crop_blob()) */
+    for (int i = 0; i < b->npix; i++) rest += fgj[s->pixels[b->start + i]];
     if (rest == 0 && s->ncand) {
         s->out->shift_hits++;
         return commit_places(s, j);
@@ -1126,6 +1174,12 @@ int pnmf_sprite_find(PnmfSpriteDict *d, const PnmfSpriteParams *p, const uint8_t
     }
     if (out->skipped) goto done;
     if (s.nblob) qsort(s.blob, (size_t)s.nblob, sizeof(Blob), blob_cmp);
+    /* each frame's edge blobs, whose searches share their frame's
+     * positions by value (explain_blob()) */
+    if (s.nblob && s.blob[s.nblob - 1].edge) {
+        if (!(s.aleft = pnmf_calloc((size_t)m, sizeof(int)))) goto end;
+        for (int b = 0; b < s.nblob; b++) s.aleft[s.blob[b].frame] += s.blob[b].edge;
+    }
     for (int b = 0; b < s.nblob; b++)
         if ((ret = explain_blob(&s, &s.blob[b], b + 1, pix, mask)) < 0) goto end;
     if ((s.ay0 || s.ax0 || s.ay1 < h || s.ax1 < w) && (ret = paint_lines(&s, out->bg, pix, mask)) < 0) goto end;
@@ -1141,6 +1195,8 @@ done:
 end:
     pnmf_free(s.fcap), pnmf_free(s.fg), pnmf_free(s.cover), pnmf_free(s.pixels), pnmf_free(s.blob);
     pnmf_free(s.cand), pnmf_free(s.bpos), pnmf_free(s.occ), pnmf_free(s.unexp);
+    for (int j = 0; s.apos && j < m; j++) pnmf_free(s.apos[j]);
+    pnmf_free(s.apos), pnmf_free(s.astart), pnmf_free(s.aleft);
     for (int i = 0; i < s.ntests; i++) pnmf_free(s.tests[i].ord), pnmf_free(s.tests[i].yx);
     pnmf_free(s.tests);
     pnmf_free(packed), pnmf_free(pframes);

@@ -71,6 +71,8 @@ typedef struct PnmfSpriteParams {
     int repeat_blobs;     /* than this share of them equal (by hash; with tol, also nearly) to
                            * another blob or a known pose, is not searched: not sprite
                            * animation (min_repeat 0: off) */
+    int own_regions;      /* tests: every edge blob lists its own region's positions, not its
+                           * frame's shared ones (the same result, more work) */
 } PnmfSpriteParams;
 
 typedef struct PnmfSpriteWindow {

@@ -307,4 +307,10 @@
 /* Memory blocks of this many bytes or more are asked for as transparent huge pages (mem.c). */
 #define PNMF_HUGE_MIN ((size_t)2 << 20)
 
+/* pnmf-enc (glibc): blocks under this many bytes come from the heap, not each its own mapping. */
+#define PNMF_CLI_MMAP_MAX (32 << 20)
+
+/* pnmf-enc (glibc): the heap's free top is given back to the kernel past this many bytes. */
+#define PNMF_CLI_TRIM_MIN (1 << 30)
+
 #endif /* PNMF_TUNING_H */

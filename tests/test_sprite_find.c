@@ -684,6 +684,67 @@ static void test_stride(void)
     pnmf_sprite_dict_free(&d1), pnmf_sprite_dict_free(&d2);
 }
 
+/* The edge blobs of a frame share its positions by value (sprite_find.c,
+ * explain_blob()): the same poses and placements as each blob listing
+ * its own region's, on clips of sprites crossing every edge, several a
+ * frame, exact and within a tolerance. */
+static void test_shared_regions(void)
+{
+    enum { SW = 96, SH = 72, SM = 12, NP = 24 };
+    static uint8_t f[SM][SW * SH];
+    const unsigned rs0 = rs; /* the other tests' random stream left as it was */
+    for (int seed = 1; seed <= 4; seed++) {
+        rs = 777u * (unsigned)seed;
+        Sprite sp[6];
+        for (int k = 0; k < 6; k++) make_sprite(&sp[k], urand(5, 15) | 1, urand(5, 15) | 1, k & 1);
+        uint8_t bgv[SW * SH];
+        for (int i = 0; i < SW * SH; i++) bgv[i] = (uint8_t)(seed & 1 ? 60 : urand(20, 119));
+        for (int j = 0; j < SM; j++) {
+            memcpy(f[j], bgv, sizeof(bgv));
+            for (int k = 0; k < NP; k++) {
+                const Sprite *q = &sp[urand(0, 5)];
+                /* half of them across an edge */
+                const int py = k & 1 ? urand(-q->h / 2, SH - q->h / 2) : urand(0, SH - q->h);
+                const int px = k & 1 ? (urand(0, 1) ? urand(-q->w + 2, 0) : urand(SW - q->w, SW - 2)) : urand(0, SW - q->w);
+                paste(f[j], SW, SH, q, py, px);
+            }
+        }
+        const uint8_t *fp[SM];
+        for (int j = 0; j < SM; j++) fp[j] = f[j];
+        for (int tol = 0; tol <= 2; tol += 2) {
+            PnmfSpriteParams p;
+            pnmf_sprite_params_default(&p);
+            p.tol = tol;
+            PnmfSpriteDict d1, d2;
+            pnmf_sprite_dict_init(&d1), pnmf_sprite_dict_init(&d2);
+            PnmfSpriteWindow a, b;
+            CHECK(pnmf_sprite_find(&d1, &p, fp, SW, SW, SH, SM, &a) == 0);
+            p.own_regions = 1;
+            CHECK(pnmf_sprite_find(&d2, &p, fp, SW, SW, SH, SM, &b) == 0);
+            CHECK_MSG(d1.count == d2.count, "seed %d tol %d: %d poses against %d", seed, tol, d1.count, d2.count);
+            for (int i = 0; i < d1.count && i < d2.count; i++)
+                CHECK(d1.pose[i].w == d2.pose[i].w && d1.pose[i].h == d2.pose[i].h &&
+                      !memcmp(d1.pose[i].pix, d2.pose[i].pix, (size_t)d1.pose[i].w * d1.pose[i].h) &&
+                      !memcmp(d1.pose[i].mask, d2.pose[i].mask, (size_t)d1.pose[i].w * d1.pose[i].h));
+            int placed = 0;
+            for (int j = 0; j < SM; j++) {
+                CHECK_MSG(a.frame[j].count == b.frame[j].count, "seed %d tol %d frame %d: %d placements against %d",
+                          seed, tol, j, a.frame[j].count, b.frame[j].count);
+                for (int k = 0; k < a.frame[j].count && k < b.frame[j].count; k++)
+                    CHECK(a.frame[j].place[k].pose == b.frame[j].place[k].pose &&
+                          a.frame[j].place[k].y == b.frame[j].place[k].y && a.frame[j].place[k].x == b.frame[j].place[k].x);
+                placed += a.frame[j].count;
+            }
+            /* the clips hold placements of known poses, edge blobs among them */
+            CHECK_MSG(a.shift_hits + a.partial > 0, "seed %d tol %d: no blob placed known poses", seed, tol);
+            CHECK(placed > SM);
+            pnmf_sprite_window_free(&a), pnmf_sprite_window_free(&b);
+            pnmf_sprite_dict_free(&d1), pnmf_sprite_dict_free(&d2);
+        }
+    }
+    rs = rs0;
+}
+
 /* ---- tiny poses at coarse steps ---- */
 
 /* A textured sprite moving 3 pixels a frame and three 2x2 bubbles (4
@@ -739,6 +800,7 @@ int main(void)
     make_clip();
     test_recovery();
     test_stride();
+    test_shared_regions();
     test_cap();
     test_frame_line();
     test_near_match();

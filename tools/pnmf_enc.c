@@ -7,11 +7,15 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "cli_util.h"
 #include "enc_opts.h"
 #include "input/demuxer.h"
 #include "pnmf/pnmf.h"
+#include "../src/tuning.h"
 
 static const char *prog = "pnmf-enc";
 
@@ -157,6 +161,15 @@ int main(int argc, char **argv)
     char optstring[64];
     enc_opts_longopts(longopts, own, 0);
     enc_opts_optstring(optstring, sizeof(optstring), "vQhVyn", 0);
+    /* The encoder takes and frees its planes window after window (the
+     * pose search's, the exact matcher's indexes, some of them huge
+     * pages): glibc gives large freed blocks back to the kernel, and the
+     * next window faults the same amount in afresh, each page cleared by
+     * the kernel. Kept in the heap, they are reused as they are. */
+#if defined(__GLIBC__)
+    mallopt(M_MMAP_THRESHOLD, PNMF_CLI_MMAP_MAX);
+    mallopt(M_TRIM_THRESHOLD, PNMF_CLI_TRIM_MIN);
+#endif
     cli_init();
     opterr = 0; /* cli_bad_option() says it in one line */
     EncOpts eo;

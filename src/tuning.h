@@ -67,9 +67,9 @@
 #endif
 /* ... in windows of this many frames or more. */
 #define PNMF_PICK_PREFIX_MIN 16
-/* ... and a coding whose cost there exceeds the one above it by more than this share is not coded on. */
+/* ... and a coding whose foretold cost exceeds the one above it by more than this share is not coded on (0.05 moves pingus_pan -q 54: a 1.057 that wins). */
 #ifndef PNMF_PICK_PREFIX_MARGIN
-#define PNMF_PICK_PREFIX_MARGIN 0.05
+#define PNMF_PICK_PREFIX_MARGIN 0.10
 #endif
 
 /* The full fit and its check */

@@ -172,6 +172,11 @@ static inline int enc_pick_from_lo(const PnmfEncoder *e)
 
 int pnmf_pick_lo_quality(int q); /* enc_rate.c */
 
+/* The first frames of a window of m on which the step search weighs a
+ * finer step's coding against the one above it before coding it on
+ * (enc_rate.c); 0: none. */
+static inline int enc_pick_prefix(int m) { return m >= PNMF_PICK_PREFIX_MIN ? m / PNMF_PICK_PREFIX_DIV : 0; }
+
 /* The first step the pick codes a window at (step16: the model's, where
  * no pick runs): -q PNMF_PICK_FLOOR's, or at -q 0, which codes only its
  * own, the lossless step, or the grid step at or below -q's where

@@ -240,6 +240,78 @@ static int code_steps(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, c
     return ret;
 }
 
+/* The cost of the coding res of fam's window (its squared error + lambda
+ * * its bytes) foretold from its first enc_pick_prefix(m) = p frames:
+ * the cost of the first frame (a key window's, coded finer, is a larger
+ * share of a short prefix than of the window) and (m - 1) / (p - 1) times
+ * that of the frames after it up to p, each cost that of the window had
+ * it ended there. Returns 0 with *had 0 where res holds no such errors
+ * (no prefix, or a coding that did not reach it). */
+static int prefix_cost(const PnmfEncoder *e, const PnmfWindowModel *fam, const PnmfResidual *res, int m,
+                       double lambda, double *j, int *had)
+{
+    const int p = enc_pick_prefix(m);
+    *had = 0;
+    if (p < 2 || !res->step16 || res->enc_pre_at != p || res->m < p) return 0;
+    double jf[2];
+    for (int k = 0; k < 2; k++) {
+        const int n = k ? p : 1;
+        PnmfWindowModel t = *fam;
+        t.res = *res;
+        t.m = t.res.m = n;
+        if (t.spr.present) t.spr.m = n;
+        size_t bytes = 0;
+        PNMF_CHECK(pnmf_window_bytes(e, &t, n, &bytes));
+        jf[k] = res->enc_pre_sse[k] + lambda * (double)bytes;
+    }
+    *j = pnmf_pick_foretell(jf[0], jf[1], p, m), *had = 1;
+    return 0;
+}
+
+/* A finer step's coding (step i of the grid, -q q) of fam's window, in
+ * rb[0], weighed on the window's first frames before it is coded on:
+ * where its cost there exceeds jabove, the cost there of the coding one
+ * step coarser, by more than PNMF_PICK_PREFIX_MARGIN of it, *cut is set
+ * and the coding goes no further; else it is coded to the last frame and
+ * res[i], of[i], r[i], d[i] get it as code_steps() gives them, jp[i] its
+ * cost on the first frames. */
+static int code_weighed(PnmfEncoder *e, const PnmfWindowModel *fam, int f, int nfam, int m, int i, int q, double lambda,
+                        double jabove, PnmfResidual *res, int *of, double *r, double *d, double *jp, int *cut)
+{
+    PnmfWindowModel md = *fam;
+    memset(&md.res, 0, sizeof(md.res));
+    ResRun run;
+    int ret = pnmf_res_run_start(&run, e, &e->rb[0], &md, m, pnmf_residual_step(q)), had = 0;
+    if (ret < 0) {
+        pnmf_residual_free(&md.res);
+        return ret;
+    }
+    *cut = 0;
+    ret = pnmf_res_run_frames(&run, enc_pick_prefix(m));
+    if (ret >= 0) ret = prefix_cost(e, &md, &md.res, m, lambda, &jp[i], &had);
+    if (ret >= 0 && had && pnmf_pick_prefix_cut(jp[i], jabove)) {
+        pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: step of -q %d%s on %d frames: %.4f times the cost of -q %d's, not coded on",
+                 e->windows, q, nfam == 1 ? "" : pnmf_model_present(&md) ? " with the model" : " without the model",
+                 enc_pick_prefix(m), jp[i] / jabove, q + PNMF_PICK_GRID);
+        *cut = 1;
+    }
+    if (ret >= 0 && !*cut) ret = pnmf_res_run_frames(&run, m);
+    const double sse = run.sse;
+    pnmf_res_run_end(&run);
+    size_t bytes = 0;
+    if (ret >= 0 && !*cut) ret = pnmf_window_bytes(e, &md, m, &bytes);
+    if (ret < 0 || *cut) {
+        pnmf_residual_free(&md.res);
+        return ret;
+    }
+    pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: step of -q %d%s: %zu bytes, sse %.0f (on %d frames %.4f times -q %d's)",
+             e->windows, q, nfam == 1 ? "" : pnmf_model_present(&md) ? " with the model" : " without the model", bytes, sse,
+             enc_pick_prefix(m),
+             jp[i] / jabove, q + PNMF_PICK_GRID);
+    res[i] = md.res, of[i] = f, r[i] = (double)bytes, d[i] = sse;
+    return 0;
+}
+
 /* The -q of the grid step at or below -q q's (q > PNMF_PICK_FLOOR). */
 int pnmf_pick_lo_quality(int q)
 {
@@ -294,6 +366,10 @@ static int choose_step(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
      * go on as the one offered there alone; not on a screen, where the
      * sprite layer wins at some steps and loses at others */
     int lone = nfam == 2 && q > PNMF_PICK_FLOOR && !screen ? no_floor ? PNMF_LONE_OPEN_HELD : PNMF_LONE_OPEN : PNMF_LONE_BOTH;
+    /* the codings' costs on the window's first frames (jp, where jhad),
+     * by which a finer step's coding is weighed against the one above it */
+    double jp[PNMF_PICK_CODINGS];
+    int jhad[PNMF_PICK_CODINGS] = { 0 };
     /* -q PNMF_PICK_FLOOR keeps the first coding: the pick's floor */
     for (int i = pnmf_step_search_next(&srch); ret >= 0 && i >= 0 && !(q == PNMF_PICK_FLOOR && srch.have[0]);
          i = pnmf_step_search_next(&srch)) {
@@ -302,8 +378,37 @@ static int choose_step(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
         const int at[2] = { i, i - 1 };
         const int qs[2] = { PNMF_PICK_FLOOR + i * PNMF_PICK_GRID, PNMF_PICK_FLOOR + (i - 1) * PNMF_PICK_GRID };
         const int ns = nfam == 1 && enc_two_threads(e) && i == srch.lo && i >= 2 && !srch.have[i - 1] && held[0] != i ? 2 : 1;
-        ret = code_steps(e, fam, nfam, m, sse, held, at, qs, ns, 0, res, of, r, d, &lone);
-        for (int k = 0; ret >= 0 && k < ns; k++) pnmf_step_search_add(&srch, at[k], r[at[k]], d[at[k]]);
+        /* the one family coded (nfam 1, or the two tie) */
+        const int f1 = nfam == 1 ? 0 : lone >= 0 ? lone : -1;
+        /* a step finer than lo's, one family, in a window searched
+         * without step 0's coding (filmed and rendered footage; on a
+         * screen and on sprite animation a window's first frames do not
+         * foretell the rest), the coding one step coarser weighed on the
+         * first frames: the same rule on one thread and two (where two
+         * run lo's and the one below at once, it is weighed once both
+         * are coded) */
+        int cut[2] = { 0, 0 };
+        if (no_floor && ns == 1 && f1 >= 0 && i < srch.lo && held[f1] != i && jhad[i + 1] && !isinf(pick_lambda)) {
+            ret = code_weighed(e, &fam[f1], f1, nfam, m, i, qs[0], pick_lambda, jp[i + 1], res, of, r, d, jp, &cut[0]);
+            jhad[i] = ret >= 0 && !cut[0];
+        } else {
+            ret = code_steps(e, fam, nfam, m, sse, held, at, qs, ns, 0, res, of, r, d, &lone);
+            for (int k = 0; ret >= 0 && no_floor && k < ns; k++) {
+                const int a = at[k];
+                ret = prefix_cost(e, &fam[of[a]], &res[a], m, pick_lambda, &jp[a], &jhad[a]);
+                if (ret >= 0 && jhad[a] && f1 >= 0 && a < srch.lo && a + 1 < PNMF_PICK_CODINGS && jhad[a + 1] &&
+                    !isinf(pick_lambda) && pnmf_pick_prefix_cut(jp[a], jp[a + 1])) {
+                    pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: step of -q %d on %d frames: %.4f times the cost of -q %d's, not kept",
+                             e->windows, qs[k], enc_pick_prefix(m), jp[a] / jp[a + 1], qs[k] + PNMF_PICK_GRID);
+                    pnmf_residual_free(&res[a]);
+                    cut[k] = 1, jhad[a] = 0;
+                }
+            }
+        }
+        /* a coding not coded on: a cost no pick takes, which ends the
+         * walk to finer steps */
+        for (int k = 0; ret >= 0 && k < ns; k++)
+            pnmf_step_search_add(&srch, at[k], cut[k] ? INFINITY : r[at[k]], cut[k] ? 0 : d[at[k]]);
     }
     for (int f = 0; f < nfam; f++) pnmf_residual_free(&fam[f].res); /* held codings never offered */
     /* without step 0's coding, lo's (every coding meets the bound at or

@@ -202,6 +202,7 @@ int pnmf_res_run_start(ResRun *run, const PnmfEncoder *e, ResBufs *rb, PnmfWindo
     PNMF_CHECK(pnmf_residual_alloc(&md->res, m, e->vis_rows, e->vis_cols, step16, key16));
     md->res.continues = e->continues;
     md->res.subpel = e->subpel;
+    md->res.enc_pre_at = enc_pick_prefix(m); /* the step pick weighs its first frames alone */
     md->res.nbctx = 1; /* window flags bit 14, which the writer keeps where it pays */
     md->res.median = 1; /* and bit 15 */
     if (casc16) {
@@ -303,6 +304,8 @@ int pnmf_res_run_frames(ResRun *run, int upto)
         pnmf_residual_push(rb->ref, &rb->D);
         if (run->avail < PNMF_RES_REFS) run->avail++;
         run->j = j + 1;
+        if (run->j == 1) md->res.enc_pre_sse[0] = run->sse;
+        if (run->j == md->res.enc_pre_at) md->res.enc_pre_sse[1] = run->sse;
     }
     md->res.enc_weight = NULL;
     return ret;

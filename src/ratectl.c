@@ -109,6 +109,13 @@ int pnmf_step_search_next(const PnmfStepSearch *s)
     return -1;
 }
 
+double pnmf_pick_foretell(double j1, double jp, int p, int m)
+{
+    return p < 2 ? jp : j1 + (jp - j1) * (m - 1) / (p - 1);
+}
+
+int pnmf_pick_prefix_cut(double jf, double jabove) { return jf > (1 + PNMF_PICK_PREFIX_MARGIN) * jabove; }
+
 int pnmf_fine_pick(const double *r, const double *d, int n, double lambda)
 {
     int best = 0;

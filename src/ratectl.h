@@ -74,6 +74,32 @@ void pnmf_step_search_add(PnmfStepSearch *s, int i, double r, double d);
 int  pnmf_step_search_pick(const PnmfStepSearch *s);
 
 /*
+ * A finer step's coding weighed on the window's first frames (enc_rate.c):
+ * in a window searched without step 0's coding (filmed and rendered
+ * footage), the step search's codings finer than lo's step are coded on
+ * the window's first p frames first, and their cost over the whole
+ * window foretold from those by pnmf_pick_foretell(): where that is over
+ * 1 + PNMF_PICK_PREFIX_MARGIN times the coding one step coarser's,
+ * foretold the same way, it goes no further (pnmf_pick_prefix_cut()) and
+ * is added to the search as pnmf_step_search_add(s, i, INFINITY, 0): a
+ * coding no pick takes, no bound moves by, and which ends the walk to
+ * finer steps. Where the foretold costs are in the order of the whole
+ * window's, a coding cut is one that costs more than the one above it,
+ * which the search would neither pick nor walk on from, so the pick is
+ * the one it makes with the coding made whole (tests/test_step_pick.c).
+ * On the smooth development clips' windows from -q 26 to 54, a cut
+ * costs a window three quarters of a coding.
+ */
+/* j1: the cost (squared error + lambda * bytes) of the window's first
+ * frame alone, jp: of its first p frames (each as if the window ended
+ * there; p >= 2): j1 + (jp - j1) (m - 1) / (p - 1), the first frame (a
+ * key window's, coded finer) apart from the frames after it. */
+double pnmf_pick_foretell(double j1, double jp, int p, int m);
+/* Whether a coding foretold to cost jf goes no further against the one
+ * step coarser, foretold to cost jabove. */
+int  pnmf_pick_prefix_cut(double jf, double jabove);
+
+/*
  * Below PNMF_PICK_FLOOR: the window is coded at the steps of -q
  * PNMF_PICK_FLOOR, PNMF_PICK_FLOOR - PNMF_FINE_GRID, ..., 0 (PNMF_FINE_CODINGS
  * codings, all of them, the same for every -q under the floor), offered

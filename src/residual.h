@@ -122,6 +122,8 @@ typedef struct PnmfResidual {
     int16_t (*enc_prev_mv)[3]; /* the encoder's: each block's (dy, dx, t) in the last frame, t -1 if none */
     int16_t enc_mot[PNMF_RES_MOTIONS][2]; /* the encoder's: the last frame's most used motions per frame */
     int enc_nmot;
+    int enc_pre_at;       /* the encoder's: the frames of the step pick's prefix (enc_rate.c) */
+    double enc_pre_sse[2]; /* the squared error of the first frame and of those, once coded */
     RcModeCtx enc_modes; /* the encoder's: the modes and vectors streams' contexts */
     RcVecCtx enc_vectors; /* as the writer will have them after the frames coded so far */
     RcLevCtx enc_levels;  /* the levels stream's, when the encoder prices levels with them */

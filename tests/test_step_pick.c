@@ -133,6 +133,39 @@ static int search_no_floor(const double *r, const double *d, int q, double l, do
     return got ? got : s.lo;
 }
 
+/* The search as choose_step() runs it with its finer codings weighed on
+ * the window's first frames (pnmf_pick_prefix_cut()), their foretold
+ * costs taken as the whole window's: a coding finer than lo's step whose
+ * cost is over the margin above the one step coarser's, made, goes in as
+ * cut (INFINITY bytes, no error); floor 0: step 0 stood in as
+ * search_no_floor()'s. *n: codings made whole, *cuts: codings cut. */
+static int search_cut(const double *r, const double *d, int q, double l, double noise, int floor, int *n, int *cuts)
+{
+    PnmfStepSearch s;
+    pnmf_step_search_init(&s, q, l, noise);
+    s.ahead = use_ahead;
+    int coded[N] = { 0 }, cut[N] = { 0 };
+    if (!floor) pnmf_step_search_add(&s, 0, INFINITY, 0), coded[0] = 1;
+    *n = *cuts = 0;
+    for (int i = pnmf_step_search_next(&s); i >= 0; i = pnmf_step_search_next(&s)) {
+        CHECK_MSG(i < N && !coded[i], "cut, -q %d: step %d asked for again", q, i);
+        if (i >= N || coded[i] || *n + *cuts > N) break;
+        coded[i] = 1;
+        const double jf = d[i] + l * r[i];
+        if (i < s.lo && coded[i + 1] && !cut[i + 1] && !(i + 1 == 0 && !floor) && !isinf(l) &&
+            pnmf_pick_prefix_cut(jf, d[i + 1] + l * r[i + 1])) {
+            cut[i] = 1, ++*cuts;
+            pnmf_step_search_add(&s, i, INFINITY, 0);
+        } else {
+            ++*n;
+            pnmf_step_search_add(&s, i, r[i], d[i]);
+        }
+    }
+    const int got = pnmf_step_search_pick(&s);
+    CHECK_MSG(!cut[got], "cut, -q %d: the pick %d is a coding cut", q, got);
+    return got || floor ? got : s.lo;
+}
+
 /* worst cost ratio seen on noisy curves */
 static double worst;
 
@@ -604,6 +637,61 @@ int main(void)
         use_ahead = 0;
         printf("without step 0's coding: the same pick on %d searches\n", checked);
         CHECK(checked > 50000);
+    }
+    /* a finer coding weighed on the first frames (pnmf_pick_foretell(),
+     * pnmf_pick_prefix_cut()): the foretelling is exact where the frames
+     * after the first cost the same each; and where the foretold costs
+     * are in the order of the whole window's, the search that cuts the
+     * codings over the margin makes the pick of the search that codes
+     * them whole, with step 0's coding and without, the finer walk
+     * foretold and not, at the encoder's lambda, with no more codings
+     * made whole, and it cuts some */
+    {
+        for (int t = 0; t < 1000; t++) {
+            const int m = 16 + (int)(urand() * 100), p = 2 + (int)(urand() * (m - 2));
+            const double c0 = 1e6 * urand(), c = 1e5 * urand();
+            const double want = c0 + (m - 1) * c, got = pnmf_pick_foretell(c0, c0 + (p - 1) * c, p, m);
+            CHECK_MSG(fabs(got - want) <= 1e-9 * want, "foretold %g of %d frames from %d, want %g", got, m, p, want);
+        }
+        CHECK(pnmf_pick_prefix_cut(1.0 + 2 * PNMF_PICK_PREFIX_MARGIN, 1.0) && !pnmf_pick_prefix_cut(1.0, 1.0));
+        int checked = 0, cuts_all = 0, saved = 0;
+        for (int set = 0; set < 1203; set++) {
+            if (set < 800) {
+                const double a = 0.25 + 0.2 * urand(), c = 0.35 + 0.4 * urand();
+                const double bb = set % 2 ? a / 23 * urand() : 0, dd = set % 2 ? 0.03 * urand() : 0;
+                const double R = 1e3 * exp2(10 * urand()), D = 1e3 * exp2(14 * urand());
+                for (int i = 0; i < N; i++) r[i] = R * exp(-a * i + bb * i * i), d[i] = D * exp(c * i + dd * i * i);
+            } else if (set < 1200) {
+                const double R = 1e4 * exp2(6 * urand()), D = 1e3 * exp2(12 * urand());
+                for (int i = 0; i < N; i++) {
+                    r[i] = R * exp(-0.35 * i) * (1 + 0.02 * (2 * urand() - 1));
+                    d[i] = D * exp(0.7 * i) * (1 + 0.02 * (2 * urand() - 1));
+                }
+                r[0] = 2 * r[1], d[0] = d[1] / 2;
+            } else {
+                for (int i = 0; i < N; i++) r[i] = kid[set - 1200][i][0], d[i] = kid[set - 1200][i][1];
+            }
+            for (int floor = 0; floor < 2; floor++)
+                for (int ahead = 0; ahead < 2; ahead++)
+                    for (int q = PNMF_PICK_NO_FLOOR_Q; q <= PNMF_MAX_QUALITY; q++) {
+                        int n0, n1, cuts;
+                        use_ahead = ahead;
+                        const double l = enc_lambda(q), noise = enc_noise(q, 60 * 320 * 240);
+                        int want = floor ? search_at(r, d, q, l, noise, &n0) : search_no_floor(r, d, q, l, noise, &n0);
+                        if (floor) n0--; /* step 0's, not counted below */
+                        const int got = search_cut(r, d, q, l, noise, floor, &n1, &cuts);
+                        if (floor) n1--;
+                        CHECK_MSG(got == want, "cut, set %d, floor %d, ahead %d, -q %d: picked %d, whole %d", set,
+                                  floor, ahead, q, got, want);
+                        CHECK_MSG(n1 <= n0 && n1 + cuts <= n0 + 1, "cut, set %d, -q %d: %d whole and %d cut, %d without",
+                                  set, q, n1, cuts, n0);
+                        cuts_all += cuts, saved += n0 - n1, checked++;
+                    }
+        }
+        use_ahead = 0;
+        printf("finer codings weighed on the first frames: the same pick on %d searches, %d codings cut\n", checked,
+               cuts_all);
+        CHECK(checked > 100000 && cuts_all > 1000);
     }
     return test_summary("test_step_pick");
 }

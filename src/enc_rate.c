@@ -287,12 +287,12 @@ static int code_weighed(PnmfEncoder *e, const PnmfWindowModel *fam, int f, int n
         return ret;
     }
     *cut = 0;
+    const char *fl = nfam == 1 ? "" : pnmf_model_present(&md) ? " with the model" : " without the model";
     ret = pnmf_res_run_frames(&run, enc_pick_prefix(m));
     if (ret >= 0) ret = prefix_cost(e, &md, &md.res, m, lambda, &jp[i], &had);
     if (ret >= 0 && had && pnmf_pick_prefix_cut(jp[i], jabove)) {
         pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: step of -q %d%s on %d frames: %.4f times the cost of -q %d's, not coded on",
-                 e->windows, q, nfam == 1 ? "" : pnmf_model_present(&md) ? " with the model" : " without the model",
-                 enc_pick_prefix(m), jp[i] / jabove, q + PNMF_PICK_GRID);
+                 e->windows, q, fl, enc_pick_prefix(m), jp[i] / jabove, q + PNMF_PICK_GRID);
         *cut = 1;
     }
     if (ret >= 0 && !*cut) ret = pnmf_res_run_frames(&run, m);
@@ -305,9 +305,7 @@ static int code_weighed(PnmfEncoder *e, const PnmfWindowModel *fam, int f, int n
         return ret;
     }
     pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: step of -q %d%s: %zu bytes, sse %.0f (on %d frames %.4f times -q %d's)",
-             e->windows, q, nfam == 1 ? "" : pnmf_model_present(&md) ? " with the model" : " without the model", bytes, sse,
-             enc_pick_prefix(m),
-             jp[i] / jabove, q + PNMF_PICK_GRID);
+             e->windows, q, fl, bytes, sse, enc_pick_prefix(m), jp[i] / jabove, q + PNMF_PICK_GRID);
     res[i] = md.res, of[i] = f, r[i] = (double)bytes, d[i] = sse;
     return 0;
 }

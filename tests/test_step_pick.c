@@ -258,6 +258,29 @@ static const double kid[3][N][2] = {
       { 2021, 155704646 }, { 856, 286924131 }, { 235, 681990805 } },
 };
 
+/* Set `set` of CURVE_SETS of codings: 0..799 clean and convex curves
+ * (the odd ones bent), 800..1199 2 % noisy curves whose step 0 has the
+ * most bytes and the least error, then the recorded synfig_kid windows. */
+enum { CURVE_SETS = 1203 };
+static void curve_set(int set, double *r, double *d)
+{
+    if (set < 800) {
+        const double a = 0.25 + 0.2 * urand(), c = 0.35 + 0.4 * urand();
+        const double bb = set % 2 ? a / 23 * urand() : 0, dd = set % 2 ? 0.03 * urand() : 0;
+        const double R = 1e3 * exp2(10 * urand()), D = 1e3 * exp2(14 * urand());
+        for (int i = 0; i < N; i++) r[i] = R * exp(-a * i + bb * i * i), d[i] = D * exp(c * i + dd * i * i);
+    } else if (set < 1200) {
+        const double R = 1e4 * exp2(6 * urand()), D = 1e3 * exp2(12 * urand());
+        for (int i = 0; i < N; i++) {
+            r[i] = R * exp(-0.35 * i) * (1 + 0.02 * (2 * urand() - 1));
+            d[i] = D * exp(0.7 * i) * (1 + 0.02 * (2 * urand() - 1));
+        }
+        r[0] = 2 * r[1], d[0] = d[1] / 2;
+    } else {
+        for (int i = 0; i < N; i++) r[i] = kid[set - 1200][i][0], d[i] = kid[set - 1200][i][1];
+    }
+}
+
 /* Bytes and squared errors of window 1 of x11_oneko.mkv (60 frames of
  * 320x240, screen content with a sprite layer) coded at each step of the
  * grid, the coding offered at each (with its sprite layer or without), as
@@ -603,22 +626,8 @@ int main(void)
      * synfig_kid windows and 2 % noisy curves */
     {
         int checked = 0;
-        for (int set = 0; set < 1203; set++) {
-            if (set < 800) {
-                const double a = 0.25 + 0.2 * urand(), c = 0.35 + 0.4 * urand();
-                const double bb = set % 2 ? a / 23 * urand() : 0, dd = set % 2 ? 0.03 * urand() : 0;
-                const double R = 1e3 * exp2(10 * urand()), D = 1e3 * exp2(14 * urand());
-                for (int i = 0; i < N; i++) r[i] = R * exp(-a * i + bb * i * i), d[i] = D * exp(c * i + dd * i * i);
-            } else if (set < 1200) {
-                const double R = 1e4 * exp2(6 * urand()), D = 1e3 * exp2(12 * urand());
-                for (int i = 0; i < N; i++) {
-                    r[i] = R * exp(-0.35 * i) * (1 + 0.02 * (2 * urand() - 1));
-                    d[i] = D * exp(0.7 * i) * (1 + 0.02 * (2 * urand() - 1));
-                }
-                r[0] = 2 * r[1], d[0] = d[1] / 2;
-            } else {
-                for (int i = 0; i < N; i++) r[i] = kid[set - 1200][i][0], d[i] = kid[set - 1200][i][1];
-            }
+        for (int set = 0; set < CURVE_SETS; set++) {
+            curve_set(set, r, d);
             for (int ahead = 0; ahead < 2; ahead++)
                 for (int q = PNMF_PICK_NO_FLOOR_Q; q <= PNMF_MAX_QUALITY; q++) {
                     int n0, n1;
@@ -655,22 +664,8 @@ int main(void)
         }
         CHECK(pnmf_pick_prefix_cut(1.0 + 2 * PNMF_PICK_PREFIX_MARGIN, 1.0) && !pnmf_pick_prefix_cut(1.0, 1.0));
         int checked = 0, cuts_all = 0, saved = 0;
-        for (int set = 0; set < 1203; set++) {
-            if (set < 800) {
-                const double a = 0.25 + 0.2 * urand(), c = 0.35 + 0.4 * urand();
-                const double bb = set % 2 ? a / 23 * urand() : 0, dd = set % 2 ? 0.03 * urand() : 0;
-                const double R = 1e3 * exp2(10 * urand()), D = 1e3 * exp2(14 * urand());
-                for (int i = 0; i < N; i++) r[i] = R * exp(-a * i + bb * i * i), d[i] = D * exp(c * i + dd * i * i);
-            } else if (set < 1200) {
-                const double R = 1e4 * exp2(6 * urand()), D = 1e3 * exp2(12 * urand());
-                for (int i = 0; i < N; i++) {
-                    r[i] = R * exp(-0.35 * i) * (1 + 0.02 * (2 * urand() - 1));
-                    d[i] = D * exp(0.7 * i) * (1 + 0.02 * (2 * urand() - 1));
-                }
-                r[0] = 2 * r[1], d[0] = d[1] / 2;
-            } else {
-                for (int i = 0; i < N; i++) r[i] = kid[set - 1200][i][0], d[i] = kid[set - 1200][i][1];
-            }
+        for (int set = 0; set < CURVE_SETS; set++) {
+            curve_set(set, r, d);
             for (int floor = 0; floor < 2; floor++)
                 for (int ahead = 0; ahead < 2; ahead++)
                     for (int q = PNMF_PICK_NO_FLOOR_Q; q <= PNMF_MAX_QUALITY; q++) {

@@ -195,6 +195,18 @@ static void save_model(const char *dir, const char *name, const PnmfHeader *h, P
     free(f.p), free(pl.p);
 }
 
+/* A payload p (n bytes) with its window flags (its first varint, read
+ * into *flags) changed to (*flags & ~clear) | set. */
+static Bytes reflag(const uint8_t *p, size_t n, uint64_t *flags, uint64_t clear, uint64_t set)
+{
+    Bytes q = { 0 };
+    Rd r = { p, p + n };
+    if (get_u(&r, flags) < 0) abort();
+    add_varint(&q, (*flags & ~clear) | set);
+    add(&q, r.p, (size_t)(r.end - r.p));
+    return q;
+}
+
 static Bytes with_payload0(const Bytes *p0)
 {
     const PnmfHeader h = header();
@@ -800,12 +812,8 @@ int main(int argc, char **argv)
             pnmf_free(p);
             if (variant == 0) {
                 /* the flags with bit 11 but not bit 5: two varint bytes for one */
-                Bytes q = { 0 };
                 uint64_t flags = 0;
-                Rd r = { pl.p, pl.p + pl.n };
-                if (get_u(&r, &flags) < 0) abort();
-                add_varint(&q, (flags & ~(uint64_t)PNMF_FLAG_SPRITES) | PNMF_FLAG_SPRMASKS);
-                add(&q, r.p, (size_t)(r.end - r.p));
+                Bytes q = reflag(pl.p, pl.n, &flags, PNMF_FLAG_SPRITES, PNMF_FLAG_SPRMASKS);
                 free(pl.p);
                 pl = q;
             }
@@ -852,12 +860,10 @@ int main(int argc, char **argv)
     /* Format 9, window flags bit 14 (neighbour contexts) without bit 0 (a
      * residual layer): window 0 of the valid file with its flags 0x4000. */
     {
-        Bytes pl = good_payload(0), q = { 0 };
+        Bytes pl = good_payload(0);
         uint64_t flags = 0;
-        Rd r = { pl.p, pl.p + pl.n };
-        if (get_u(&r, &flags) < 0 || flags) abort();
-        add_varint(&q, PNMF_FLAG_NBCTX);
-        add(&q, r.p, (size_t)(r.end - r.p));
+        Bytes q = reflag(pl.p, pl.n, &flags, 0, PNMF_FLAG_NBCTX);
+        if (flags) abort();
         Bytes f = with_payload0(&q);
         save(dir, "nbctx_no_residual.pnmf", &f);
         free(f.p), free(pl.p), free(q.p);
@@ -866,12 +872,10 @@ int main(int argc, char **argv)
     /* Format 10, window flags bit 15 (median vectors) without bit 0 (a
      * residual layer): window 0 of the valid file with its flags 0x8000. */
     {
-        Bytes pl = good_payload(0), q = { 0 };
+        Bytes pl = good_payload(0);
         uint64_t flags = 0;
-        Rd r = { pl.p, pl.p + pl.n };
-        if (get_u(&r, &flags) < 0 || flags) abort();
-        add_varint(&q, PNMF_FLAG_MEDIAN);
-        add(&q, r.p, (size_t)(r.end - r.p));
+        Bytes q = reflag(pl.p, pl.n, &flags, 0, PNMF_FLAG_MEDIAN);
+        if (flags) abort();
         Bytes f = with_payload0(&q);
         save(dir, "median_no_residual.pnmf", &f);
         free(f.p), free(pl.p), free(q.p);
@@ -922,10 +926,8 @@ int main(int argc, char **argv)
             if (variant == 0) {
                 /* the flags with bit 16 but not bit 5 */
                 uint64_t flags = 0;
-                Rd r = { p, p + n };
-                if (get_u(&r, &flags) < 0 || !(flags & PNMF_FLAG_SPRPLACES)) abort();
-                add_varint(&pl, flags & ~(uint64_t)PNMF_FLAG_SPRITES);
-                add(&pl, r.p, (size_t)(r.end - r.p));
+                pl = reflag(p, n, &flags, PNMF_FLAG_SPRITES, 0);
+                if (!(flags & PNMF_FLAG_SPRPLACES)) abort();
             } else {
                 Buf c = { 0 };
                 if (variant == 1) {

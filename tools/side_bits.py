@@ -4,7 +4,7 @@
 flag would save on it.
 
     side_bits FILE.pnmf FILE.csv          # built with the tests (tests/side_bits.c)
-    python3 tools/side_bits.py FILE.csv...
+    python3 tools/side_bits.py [--variants] FILE.csv...
 
 reads side_bits' rows (one per 8x8 block) and prints, per file:
 
@@ -23,6 +23,15 @@ reads side_bits' rows (one per 8x8 block) and prints, per file:
   as the modes stream codes them (docs/format.md, "Range-coded streams"
   and "Neighbour contexts"), so their contexts see only the blocks not
   skipped; a skipped block's vector bits are saved, the others' kept.
+
+With --variants, also the modes stream's bits under other codings of the
+same modes (in % against the stream's): "tree by A", the 5-bit tree's
+contexts by the above block's prediction too; "apart", the flags (coded,
+transform) coded first under contexts of the neighbours' flags, then the
+prediction with the stream's left/above/previous steps on predictions and
+a 3-bit tree; "two rates", every context a pair of probabilities adapted
+by 1/16 and 1/128 (the mean is the probability; each at 1/2 at first and
+adapting faster over its first decisions), as AV1 and VVC adapt theirs.
 
 The encoder's decisions are the file's: the figures say what a flag
 saves on them, not what an encoder searching with it would choose.
@@ -92,6 +101,98 @@ def windows(path):
         yield m, nb, bx, int(rs[0]['nbctx']), M, V, mb, vb
 
 
+class TwoRates:
+    """Coder with two probabilities a context, 15 bits each, adapted by
+    1/2^a and 1/2^b (the first decisions faster)."""
+
+    def __init__(self, a=4, b=7):
+        self.p = {}
+        self.bits = 0.0
+        self.a, self.b = a, b
+
+    def code(self, ctx, bit):
+        p1, p2, n = self.p.get(ctx, (16384, 16384, 0))
+        p = min(max((p1 + p2) / 65536, 1 / 2048), 1 - 1 / 2048)
+        self.bits -= math.log2(1 - p if bit else p)
+        a, b = min(self.a, 1 + n), min(self.b, 1 + n)
+        if bit:
+            p1, p2 = p1 - (p1 >> a), p2 - (p2 >> b)
+        else:
+            p1, p2 = p1 + ((32768 - p1) >> a), p2 + ((32768 - p2) >> b)
+        self.p[ctx] = (p1, p2, n + 1)
+
+
+def code_mode_tree_a(c, mo, L, A, P, e):
+    """As code_mode(), the tree's contexts by A's prediction too."""
+    if L >= 0:
+        c.code(('l', L, L == A, L == P, e), int(mo != L))
+        if mo == L:
+            return
+    if A >= 0 and A != L:
+        c.code(('a', A, A == P), int(mo != A))
+        if mo == A:
+            return
+    if P >= 0 and P != L and P != A:
+        c.code(('p', P), int(mo != P))
+        if mo == P:
+            return
+    node = 1
+    for i in range(4, -1, -1):
+        bit = (mo >> i) & 1
+        c.code(('t', L + 1, A & 7 if A >= 0 else -1, node), bit)
+        node = 2 * node + bit
+
+
+def code_mode_apart(c, mo, L, A, P, e):
+    """The flags, then the prediction on its own."""
+    fl = lambda v: v >> 3 if v >= 0 else -1
+    pr = lambda v: v & 7 if v >= 0 else -1
+    f = mo >> 3
+    c.code(('f0', fl(L), fl(A), fl(P)), int(f != 0))
+    if f:
+        c.code(('f1', fl(L), fl(A)), int(f != 1))
+        if f != 1:
+            c.code(('f2', fl(L)), int(f == 3))
+    p, L, A, P = mo & 7, pr(L), pr(A), pr(P)
+    if L >= 0:
+        c.code(('l', f, L, L == A, L == P, e), int(p != L))
+        if p == L:
+            return
+    if A >= 0 and A != L:
+        c.code(('a', f, A, A == P), int(p != A))
+        if p == A:
+            return
+    if P >= 0 and P != L and P != A:
+        c.code(('p', f, P), int(p != P))
+        if p == P:
+            return
+    node = 1
+    for i in range(2, -1, -1):
+        bit = (p >> i) & 1
+        c.code(('t', f, L + 1, node), bit)
+        node = 2 * node + bit
+
+
+def variants(win):
+    """The modes stream's bits under code_mode() with Coder, and the
+    variants'."""
+    m, nb, bx, nbctx, M, V, mb, vb = win
+    coders = [(Coder(), code_mode), (Coder(), code_mode_tree_a), (Coder(), code_mode_apart), (TwoRates(), code_mode)]
+    for j in range(m):
+        for b in range(nb):
+            L = M[j][b - 1] if b % bx else -1
+            A = M[j][b - bx] if b >= bx else -1
+            P = M[j - 1][b] if j else -1
+            e = None
+            if nbctx:
+                AL = M[j][b - bx - 1] if b >= bx and b % bx else -1
+                PL = M[j - 1][b - 1] if j and b % bx else -1
+                e = (AL == A) + 2 * (PL == P)
+            for c, f in coders:
+                f(c, M[j][b], L, A, P, e)
+    return [c.bits for c, f in coders]
+
+
 def uniform(M, V, j, blocks):
     md = M[j][blocks[0]]
     return not (md & 24) and all(M[j][b] == md and V[j][b] == V[j][blocks[0]] for b in blocks)
@@ -146,6 +247,8 @@ def simulate(win, S, kind):
 
 
 def main(paths):
+    var = '--variants' in paths
+    paths = [p for p in paths if p != '--variants']
     for path in paths:
         wins = list(windows(path))
         tm = sum(sum(map(sum, w[6])) for w in wins)
@@ -163,14 +266,19 @@ def main(paths):
                             covv += sum(vb[j][b] for b in blocks)
             sims = []
             for kind in ('U', 'P'):
-                new = sum(simulate(w, S, kind) for w in wins)
-                sims.append('%s %+.2f %%' % (kind, 100 * (new - tm - tv) / (tm + tv)))
+                total = sum(simulate(w, S, kind) for w in wins)
+                sims.append('%s %+.2f %%' % (kind, 100 * (total - tm - tv) / (tm + tv)))
             print('  %2dx%-2d uniform superblocks: %5.1f %% of the blocks, %5.1f %% of the mode bits, %5.1f %% of the '
                   'vector bits; with a flag: %s' % (8 * S, 8 * S, 100 * cov / nblocks, 100 * covm / max(tm, 1),
                                                    100 * covv / max(tv, 1), ', '.join(sims)))
+        if var:
+            v = [sum(x) for x in zip(*(variants(w) for w in wins))]
+            print('  modes stream %.0f bits (the coder as the stream\'s, %+.2f %% from the file\'s); tree by A %+.2f %%, '
+                  'apart %+.2f %%, two rates %+.2f %%' % (v[0], 100 * (v[0] / tm - 1), 100 * (v[1] / v[0] - 1),
+                                                         100 * (v[2] / v[0] - 1), 100 * (v[3] / v[0] - 1)))
 
 
 if __name__ == '__main__':
     if len(sys.argv) < 2:
-        sys.exit('usage: side_bits.py FILE.csv...')
+        sys.exit('usage: side_bits.py [--variants] FILE.csv...')
     main(sys.argv[1:])

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Writing the window payload (model_write.h; docs/format.md, "Window
  * payload"): the layout model.c reads, value for value. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -141,10 +142,20 @@ static int write_places_rc(Buf *b, const PnmfSpriteLayer *L)
     return ret;
 }
 
+/* The bits an encoder has put out so far: its bytes, those it owes and
+ * what its range has narrowed (the stream's length in bits, up to the
+ * flush). */
+static double rc_pos(const RcEnc *e)
+{
+    return 8.0 * (double)(e->out->len + e->pending) - log2((double)e->range);
+}
+
 /* The modes and vectors streams of the residual layer rs (with window
  * flags bit 14 when rs->nbctx) into rcb and rcv, empty on entry: 0,
- * PNMF_ERR_ARG or PNMF_ERR_NOMEM (the caller frees both either way). */
-static int write_streams(const PnmfResidual *rs, Buf *rcb, Buf *rcv)
+ * PNMF_ERR_ARG or PNMF_ERR_NOMEM (the caller frees both either way).
+ * With sb, each block's bits in either stream into it
+ * (pnmf_residual_side_bits()). */
+static int write_streams(const PnmfResidual *rs, Buf *rcb, Buf *rcv, PnmfSideBits *sb)
 {
     const int m = rs->m;
     const size_t nb = (size_t)rs->bx * rs->by;
@@ -166,6 +177,7 @@ static int write_streams(const PnmfResidual *rs, Buf *rcb, Buf *rcv)
                 return PNMF_ERR_ARG;
             }
             if (rs->nbctx) mc.nb = pnmf_residual_mode_nb(mo - q, rs->bx, nb, q, j);
+            const double at = sb ? rc_pos(&re) : 0;
             rc_encode_mode(&re, &mc, *mo, q % rs->bx ? mo[-1] : -1, q >= (size_t)rs->bx ? mo[-rs->bx] : -1,
                            j ? mo[-(ptrdiff_t)nb] : -1);
             if (*mo == PNMF_RES_PALETTE && rs->npal) {
@@ -181,6 +193,7 @@ static int write_streams(const PnmfResidual *rs, Buf *rcb, Buf *rcv)
                 }
                 palat[q] = (int32_t)np++;
             }
+            if (sb) sb->mode[(size_t)j * nb + q] = (float)(rc_pos(&re) - at);
         }
     }
     pnmf_free(palat);
@@ -210,8 +223,10 @@ static int write_streams(const PnmfResidual *rs, Buf *rcb, Buf *rcv)
                 pnmf_free(mem);
                 return PNMF_ERR_ARG;
             }
+            const double at = sb ? rc_pos(&re) : 0;
             rc_encode_mvd(&re, &gc, 0, 1, 0, dgy);
             rc_encode_mvd(&re, &gc, 1, 1, dgy == 0, dgx);
+            if (sb) sb->global[j] = (float)(rc_pos(&re) - at);
         }
         size_t bk;
         for (bk = 0; bk < nb; bk++) {
@@ -236,8 +251,13 @@ static int write_streams(const PnmfResidual *rs, Buf *rcb, Buf *rcv)
             pnmf_vec_cands(&st, bk >= (size_t)rs->bx ? cur[bk - rs->bx] : NULL, &vk);
             const int idx = rc_vec_cand_index(&vk, vy, vx, t);
             vc.lsh = bk % (size_t)rs->bx && (rs->modes[(size_t)j * nb + bk - 1] & 7) == PNMF_RES_SHIFTED;
+            const double at = sb ? rc_pos(&re) : 0;
             rc_encode_merge(&re, &vc, &vk, st.lm, idx);
             if (idx < 0) rc_encode_vector(&re, &vc, t, st.lastref, st.z0, dy, dx);
+            if (sb) {
+                sb->vec[(size_t)j * nb + bk] = (float)(rc_pos(&re) - at);
+                sb->merged[(size_t)j * nb + bk] = (int8_t)(idx >= 0);
+            }
             pnmf_vec_push(&st, vy, vx, t, idx >= 0);
             cur[bk][0] = (int16_t)vy, cur[bk][1] = (int16_t)vx, cur[bk][2] = (int16_t)t;
         }
@@ -315,7 +335,7 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
         if ((c & 1) > nbmax || (c >> 1) > medmax) continue;
         Buf b0 = { 0 }, v0 = { 0 };
         rsv.nbctx = c & 1, rsv.median = c >> 1;
-        ret = write_streams(&rsv, &b0, &v0);
+        ret = write_streams(&rsv, &b0, &v0, NULL);
         const uint64_t f0 = flags | (rsv.nbctx ? PNMF_FLAG_NBCTX : 0) | (rsv.median ? PNMF_FLAG_MEDIAN : 0);
         const uint64_t f1 = flags | (nbc ? PNMF_FLAG_NBCTX : 0) | (med ? PNMF_FLAG_MEDIAN : 0);
         if (ret >= 0 && (!c || streams_bytes(f0, &b0, &v0) < streams_bytes(f1, &rcb, &rcv))) {
@@ -471,4 +491,26 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
     *out = b.p;
     *size = b.len;
     return 0;
+}
+
+int pnmf_residual_side_bits(const PnmfResidual *rs, PnmfSideBits *sb)
+{
+    const size_t n = (size_t)rs->m * rs->bx * rs->by;
+    memset(sb, 0, sizeof(*sb));
+    sb->mode = pnmf_calloc(n ? n : 1, sizeof(float));
+    sb->vec = pnmf_calloc(n ? n : 1, sizeof(float));
+    sb->merged = pnmf_calloc(n ? n : 1, 1);
+    sb->global = pnmf_calloc(rs->m ? (size_t)rs->m : 1, sizeof(float));
+    Buf b = { 0 }, v = { 0 };
+    int ret = sb->mode && sb->vec && sb->merged && sb->global ? write_streams(rs, &b, &v, sb) : PNMF_ERR_NOMEM;
+    sb->mode_bytes = b.len, sb->vec_bytes = v.len;
+    pnmf_free(b.p), pnmf_free(v.p);
+    if (ret < 0) pnmf_side_bits_free(sb);
+    return ret;
+}
+
+void pnmf_side_bits_free(PnmfSideBits *sb)
+{
+    pnmf_free(sb->mode), pnmf_free(sb->vec), pnmf_free(sb->merged), pnmf_free(sb->global);
+    memset(sb, 0, sizeof(*sb));
 }

@@ -22,4 +22,20 @@ int  pnmf_model_add(PnmfWindowModel *md, int j, int i, uint32_t c, int32_t p);
  * PNMF_ERR_ARG. */
 int  pnmf_model_write(const PnmfWindowModel *md, uint8_t **buf, size_t *size);
 
+/* Where the side information of a residual layer goes: each block's bits
+ * in the modes stream (its mode, a palette block's palette) and in the
+ * vectors stream (a shifted block's vector, 0 for the others), each
+ * frame's global vector's, as the writer codes rs (its nbctx and median
+ * as they are); merged: the vector copies a candidate. Blocks frame by
+ * frame, in raster order. */
+typedef struct PnmfSideBits {
+    float *mode, *vec, *global;
+    int8_t *merged;
+    size_t mode_bytes, vec_bytes; /* the two streams' lengths */
+} PnmfSideBits;
+/* 0, PNMF_ERR_ARG (a layer the writer refuses) or PNMF_ERR_NOMEM; free
+ * with pnmf_side_bits_free() (also after a failure). */
+int  pnmf_residual_side_bits(const PnmfResidual *rs, PnmfSideBits *sb);
+void pnmf_side_bits_free(PnmfSideBits *sb);
+
 #endif /* PNMF_MODEL_WRITE_H */

@@ -1780,8 +1780,9 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
         for (int i = 0; i < ndt; i++) {
             const LxTrial *d = &dt[i];
             if (d->est > est_best * PNMF_LX_TRIAL_PRUNE || d->lb >= bj || xfound) continue;
-            RcBin o = { .update = 0 };
-            rc_pixel_levels(&o, lc, kind | pnmf_residual_is_intra(d->pm) << 1, y1 - y0, x1 - x0, d->lv, INT16_MAX);
+            RcBin o = { .update = 0 }; /* stopped once it cannot win */
+            rc_pixel_levels_fixed_upto(&o, lc, kind | pnmf_residual_is_intra(d->pm) << 1, y1 - y0, x1 - x0, d->lv,
+                                       INT16_MAX, d->lb, lambda, bj);
             const double jj = d->lb + lambda * o.bits;
             if (jj < bj) bj = jj, best = d->byte, vy = d->dy, vx = d->dx, vt = d->t, best8 = 0, bdir = 0, won = i;
         }
@@ -1850,8 +1851,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
             const int h = y1 - y0, w = x1 - x0;
             for (int y = y0; y < y1; y++) memcpy(D + (size_t)y * r->cols + x0, src + (size_t)y * r->cols + x0, (size_t)w);
             memcpy(levs, dt[won].lv, (size_t)h * w * sizeof(*levs));
-            RcBin o = { .update = 1 };
-            rc_pixel_levels(&o, lc, kind | pnmf_residual_is_intra(em) << 1, h, w, levs, INT16_MAX);
+            rc_pixel_levels_adapt(lc, kind | pnmf_residual_is_intra(em) << 1, h, w, levs);
         } else
             try_block(em, best & PNMF_RES_CODED, ltp, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1,
                       x0, x1, vy, vx, levs, lc, kind, INFINITY, NULL, 0, 0, INFINITY);

@@ -318,17 +318,20 @@ static inline int64_t rc_cost_fixed(RcProb p, int bit)
 }
 
 /* rc_pixel_levels_fixed() (below) that may stop after a row once lb +
- * lambda * the bits so far reaches stop (o->bits then holds those bits):
- * the costs are not negative and the rounded product and sum do not fall
- * as the bits grow, so a price whose lb + lambda * bits is below stop
- * runs to the end and is the same. */
+ * lambda * the bits so far reaches stop (then returns 1, o->bits holding
+ * those bits): the costs are not negative and the rounded product and sum
+ * do not fall as the bits grow, so a price whose lb + lambda * bits is
+ * below stop runs to the end and is the same. */
 static inline int rc_pixel_levels_fixed_upto(RcBin *o, const RcLevCtx *c, int kind, int h, int w,
                                              const int16_t *lev, int max_l, double lb, double lambda, double stop)
 {
     int64_t bits = 0;
     int ret = 0;
     for (int y = 0; y < h && !ret; y++) {
-        if (y && lb + lambda * ((double)bits * 0x1p-34) >= stop) break;
+        if (y && lb + lambda * ((double)bits * 0x1p-34) >= stop) {
+            ret = 1;
+            break;
+        }
         for (int x = 0; x < w; x++) {
             const int L = x ? lev[y * w + x - 1] : 0, A = y ? lev[(y - 1) * w + x] : 0;
             const int cls = rc_lev_class(abs(L) + abs(A)), sn = L + A;

@@ -9,10 +9,32 @@
 #include "residual.h"
 #include "tuning.h"
 
-/* The stream's decisions for the pixel levels of frames from..to-1
- * (contexts fresh at from), coded or priced as o says. */
-static int lx_code(RcBin *o, const PnmfResidual *r, int from, int to)
+/* rc_lev_rem(o, ctx, 1, r)'s decisions, inlined so that lx_code()'s coder
+ * state stays in registers. */
+static inline void lx_rem(RcBin *o, RcProb *ctx, int r)
 {
+    if (!o->enc && !o->update) {
+        rc_lev_rem(o, ctx, 1, r);
+        return;
+    }
+    for (int i = 0; i < RC_LEV_UNARY; i++)
+        if (!rc_bin(o, ctx + (i < 3 ? i : 3), r > i)) return;
+    const unsigned x = (unsigned)(r - RC_LEV_UNARY) + 1;
+    int n = 0;
+    while (x >> (n + 1)) n++;
+    for (int b = 0; b < n; b++) rc_bin_direct(o, 1);
+    rc_bin_direct(o, 0);
+    for (int b = n - 1; b >= 0; b--) rc_bin_direct(o, (x >> b) & 1);
+}
+
+/* The stream's decisions for the pixel levels of frames from..to-1
+ * (contexts fresh at from), coded or priced as the caller's o says; the
+ * coder's state and the price held in locals (lo, le) meanwhile. */
+static int lx_code(RcBin *caller, const PnmfResidual *r, int from, int to)
+{
+    RcBin lo = *caller, *o = &lo;
+    RcEnc le;
+    if (caller->enc) le = *caller->enc, lo.enc = &le;
     if (!r->enc_dec) return PNMF_ERR_ARG;
     PnmfLx s;
     memset(&s, 0, sizeof(s));
@@ -55,12 +77,14 @@ static int lx_code(RcBin *o, const PnmfResidual *r, int from, int to)
                     if (hit) continue;
                     rc_bin(o, &c->sign[so.set][so.sc], l < 0);
                     const int a = abs(l);
-                    if (rc_bin(o, &c->gt1[so.set], a > 1)) rc_lev_rem(o, c->mag[so.set], 1, a - 2);
+                    if (rc_bin(o, &c->gt1[so.set], a > 1)) lx_rem(o, c->mag[so.set], a - 2);
                 }
         }
     }
     pnmf_free(e);
     pnmf_free(ep);
+    if (caller->enc) *caller->enc = le;
+    caller->bits = lo.bits;
     return ret;
 }
 

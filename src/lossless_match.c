@@ -36,6 +36,8 @@ struct PnmfLxMatch {
     int cur[PNMF_RES_REFS]; /* reference t's slot for the frame last given */
     uint8_t *arena;         /* every slot's seen bits, heads and links */
     uint64_t *up;           /* index_frame()'s block hashes, one per column, of the row above */
+    uint64_t *hrow;         /* and of the row being indexed, a chain's bucket read ahead from them; */
+    uint8_t *inrun;         /* whether each of its places is left out (in a run) */
     const uint8_t *hsrc;    /* the block whose hash hval is (pnmf_lxm_find() looks in each reference) */
     int hy, hx;
     uint64_t hval;
@@ -58,6 +60,9 @@ struct PnmfLxMatch {
  * of them rows beyond the bound, that a walk would step through one cache
  * miss at a time. Speed alone: a run gives the places the walk gives. */
 #define LXM_RUN_AT 8
+
+/* How many places ahead index_frame() asks for a chain's head. */
+#define LXM_AHEAD 8
 
 #if defined(__GNUC__) || defined(__clang__)
 #define LXM_PREFETCH(a) __builtin_prefetch(a)
@@ -106,8 +111,11 @@ PnmfLxMatch *pnmf_lxm_new(int rows, int cols, int fast)
     m->bits = 8;
     while (m->bits < 24 && ((size_t)1 << m->bits) < n) m->bits++;
     for (int s = 0; s <= PNMF_RES_REFS; s++) m->slot[s].tag = 0, m->slot[s].used = 0;
-    if (!(m->up = pnmf_malloc_array((size_t)m->w, sizeof(uint64_t)))) {
-        pnmf_free(m);
+    m->up = pnmf_malloc_array((size_t)m->w, sizeof(uint64_t));
+    m->hrow = pnmf_malloc_array((size_t)m->w, sizeof(uint64_t));
+    m->inrun = pnmf_malloc_array((size_t)m->w, 1);
+    if (!m->up || !m->hrow || !m->inrun) {
+        pnmf_lxm_free(m);
         return NULL;
     }
     return m;
@@ -119,6 +127,8 @@ void pnmf_lxm_free(void *p)
     if (!m) return;
     pnmf_free(m->arena);
     pnmf_free(m->up);
+    pnmf_free(m->hrow);
+    pnmf_free(m->inrun);
     pnmf_free(m);
 }
 
@@ -156,21 +166,28 @@ static int index_frame(PnmfLxMatch *m, LxmSlot *s, const uint8_t *f)
     const int shift = 64 - m->bits, sshift = shift - LXM_SEEN_MORE;
     uint64_t p7 = 1; /* P^7: the top row's weight */
     for (int k = 1; k < LXM_B; k++) p7 *= LXM_P;
-    uint64_t *col = m->up; /* each column's block hash, rolled down row by row */
+    uint64_t *col = m->up, *hr = m->hrow; /* each column's block hash, rolled down row by row */
+    uint8_t *inrun = m->inrun;
     for (int y = 0; y < m->h; y++) {
         const uint8_t *row = f + (size_t)y * cols;
         uint64_t left = 0;
+        /* the row's hashes first, so that the chains' heads can be asked
+         * for ahead of their insertion (each a likely cache miss) */
         for (int x = 0; x < m->w; x++) {
             const uint64_t up = col[x];
             const uint64_t raw = y ? (up - row_word(row + x - cols) * p7) * LXM_P + row_word(row + x + 7 * cols)
                                    : raw_hash(row + x, cols);
-            col[x] = raw;
-            const size_t p = (size_t)y * m->w + x;
+            col[x] = hr[x] = raw;
             /* equal hashes stand for equal blocks here: a collision only
              * leaves a place out, a lookup compares the samples */
-            const int run = (x % PNMF_LXM_RUN && raw == left) || (y % PNMF_LXM_RUN && raw == up);
+            inrun[x] = (uint8_t)((x % PNMF_LXM_RUN && raw == left) || (y % PNMF_LXM_RUN && raw == up));
             left = raw;
-            if (run) continue; /* not in a chain */
+        }
+        for (int x = 0; x < m->w; x++) {
+            if (x + LXM_AHEAD < m->w) LXM_PREFETCH(&s->head[hr[x + LXM_AHEAD] >> shift]);
+            if (inrun[x]) continue; /* not in a chain */
+            const uint64_t raw = hr[x];
+            const size_t p = (size_t)y * m->w + x;
             const size_t bk = raw >> shift, f0 = bk << LXM_SEEN_MORE;
             const int32_t e = s->seen[f0 / 64] >> (f0 % 64) & fine ? s->head[bk] : -1;
             s->next[p] = e;

@@ -11,6 +11,7 @@
 #ifndef PNMF_RANGECODER_ENC_H
 #define PNMF_RANGECODER_ENC_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -308,24 +309,211 @@ static inline int rc_lev_rem(RcBin *o, RcProb *ctx, int stride, int r)
     return r;
 }
 
-/* rc_decode_pixel_levels()'s decisions for the levels lev[] of an h x w
- * block. Returns -1 when a magnitude exceeds max_l. */
-static inline int rc_pixel_levels(RcBin *o, RcLevCtx *c, int kind, int h, int w, const int16_t *lev, int max_l)
+/* A cost of rc_cost_table as an integer count of 2^-34 bits: every entry
+ * is 0 or at least 2^-11 (-log2(2047 / 2048)), and a float, so a whole
+ * multiple of 2^-34; the product is exact, and so is its conversion. */
+static inline int64_t rc_cost_fixed(RcProb p, int bit)
+{
+    return (int64_t)(rc_cost_table[bit ? RC_PROB_ONE - p : p] * 0x1p34f);
+}
+
+/* rc_pixel_levels_fixed() (below) that may stop after a row once lb +
+ * lambda * the bits so far reaches stop (then returns 1, o->bits holding
+ * those bits): the costs are not negative and the rounded product and sum
+ * do not fall as the bits grow, so a price whose lb + lambda * bits is
+ * below stop runs to the end and is the same. */
+static inline int rc_pixel_levels_fixed_upto(RcBin *o, const RcLevCtx *c, int kind, int h, int w,
+                                             const int16_t *lev, int max_l, double lb, double lambda, double stop)
+{
+    int64_t bits = 0;
+    int ret = 0;
+    for (int y = 0; y < h && !ret; y++) {
+        if (y && lb + lambda * ((double)bits * 0x1p-34) >= stop) {
+            ret = 1;
+            break;
+        }
+        for (int x = 0; x < w; x++) {
+            const int L = x ? lev[y * w + x - 1] : 0, A = y ? lev[(y - 1) * w + x] : 0;
+            const int cls = rc_lev_class(abs(L) + abs(A)), sn = L + A;
+            const int l = lev[y * w + x];
+            bits += rc_cost_fixed(c->pzero[kind][cls], l != 0);
+            if (!l) continue;
+            bits += rc_cost_fixed(c->psign[kind][sn < 0 ? 0 : sn == 0 ? 1 : 2], l < 0);
+            const int a = abs(l);
+            bits += rc_cost_fixed(c->pgt1[kind][cls], a > 1);
+            if (a <= 1) continue;
+            const int r = a - 2;
+            const RcProb *ctx = c->pmag[kind][cls];
+            const int n = r < RC_LEV_UNARY ? r : RC_LEV_UNARY;
+            for (int i = 0; i < n && i < 3; i++) bits += rc_cost_fixed(ctx[i], 1);
+            if (n > 3) bits += (n - 3) * rc_cost_fixed(ctx[3], 1);
+            if (r < RC_LEV_UNARY) {
+                bits += rc_cost_fixed(ctx[r < 3 ? r : 3], 0);
+            } else {
+                const unsigned v = (unsigned)(r - RC_LEV_UNARY) + 1;
+                int e = 0;
+                while (v >> (e + 1)) e++;
+                bits += (int64_t)(2 * e + 1) << 34;
+            }
+            if (r + 2 > max_l) {
+                ret = -1;
+                break;
+            }
+        }
+    }
+    o->bits = (double)bits * 0x1p-34;
+    return ret;
+}
+
+/* The contexts moved as rc_pixel_levels() moves them (with o->update),
+ * without the price. */
+static inline void rc_pixel_levels_adapt(RcLevCtx *c, int kind, int h, int w, const int16_t *lev)
 {
     for (int y = 0; y < h; y++)
         for (int x = 0; x < w; x++) {
             const int L = x ? lev[y * w + x - 1] : 0, A = y ? lev[(y - 1) * w + x] : 0;
             const int cls = rc_lev_class(abs(L) + abs(A)), sn = L + A;
             const int l = lev[y * w + x];
-            if (!rc_bin(o, &c->pzero[kind][cls], l != 0)) continue;
-            rc_bin(o, &c->psign[kind][sn < 0 ? 0 : sn == 0 ? 1 : 2], l < 0);
+            rc_adapt(&c->pzero[kind][cls], l != 0);
+            if (!l) continue;
+            rc_adapt(&c->psign[kind][sn < 0 ? 0 : sn == 0 ? 1 : 2], l < 0);
             const int a = abs(l);
-            if (rc_bin(o, &c->pgt1[kind][cls], a > 1)) {
-                const int r = rc_lev_rem(o, c->pmag[kind][cls], 1, a - 2);
-                if (r < 0 || r + 2 > max_l) return -1;
+            rc_adapt(&c->pgt1[kind][cls], a > 1);
+            if (a <= 1) continue;
+            const int r = a - 2;
+            RcProb *ctx = c->pmag[kind][cls];
+            for (int i = 0; i < RC_LEV_UNARY; i++) {
+                rc_adapt(ctx + (i < 3 ? i : 3), r > i);
+                if (r <= i) break;
             }
         }
-    return 0;
+}
+
+/* rc_pixel_levels() priced from 0 bits without moving the contexts: each
+ * cost is a multiple of 2^-34 (rc_cost_fixed()) and a block's sum stays
+ * under 2^15 bits (64 levels of at most 17 bins of at most 24 bits and 33
+ * direct bins each), so every partial sum of rc_bin()'s double additions
+ * is exact (under 2^53 units) and equals the integer sum here. */
+static inline int rc_pixel_levels_fixed(RcBin *o, const RcLevCtx *c, int kind, int h, int w, const int16_t *lev,
+                                        int max_l)
+{
+    return rc_pixel_levels_fixed_upto(o, c, kind, h, w, lev, max_l, 0, 0, INFINITY);
+}
+
+/* rc_pixel_levels() coded (o->enc): the encoder's state held in locals
+ * for the block, the same bytes out. */
+static inline int rc_pixel_levels_enc(RcBin *o, RcLevCtx *c, int kind, int h, int w, const int16_t *lev, int max_l)
+{
+    RcEnc e = *o->enc;
+    int ret = 0;
+    for (int y = 0; y < h && !ret; y++)
+        for (int x = 0; x < w; x++) {
+            const int L = x ? lev[y * w + x - 1] : 0, A = y ? lev[(y - 1) * w + x] : 0;
+            const int cls = rc_lev_class(abs(L) + abs(A)), sn = L + A;
+            const int l = lev[y * w + x];
+            rc_encode(&e, &c->pzero[kind][cls], l != 0);
+            if (!l) continue;
+            rc_encode(&e, &c->psign[kind][sn < 0 ? 0 : sn == 0 ? 1 : 2], l < 0);
+            const int a = abs(l);
+            rc_encode(&e, &c->pgt1[kind][cls], a > 1);
+            if (a <= 1) continue;
+            const int r = a - 2;
+            RcProb *ctx = c->pmag[kind][cls];
+            int i = 0; /* rc_lev_rem()'s bins */
+            for (; i < RC_LEV_UNARY; i++) {
+                rc_encode(&e, ctx + (i < 3 ? i : 3), r > i);
+                if (r <= i) break;
+            }
+            if (i == RC_LEV_UNARY) {
+                const unsigned v = (unsigned)(r - RC_LEV_UNARY) + 1;
+                int n = 0;
+                while (v >> (n + 1)) n++;
+                for (int b = 0; b < n; b++) rc_encode_direct(&e, 1);
+                rc_encode_direct(&e, 0);
+                for (int b = n - 1; b >= 0; b--) rc_encode_direct(&e, (v >> b) & 1);
+            }
+            if (r + 2 > max_l) {
+                ret = -1;
+                break;
+            }
+        }
+    *o->enc = e;
+    return ret;
+}
+
+/* rc_pixel_levels() priced (o->enc NULL): the same decisions, their costs
+ * added in the same order as rc_bin() and rc_lev_rem() add them, so the
+ * same sum, held in a register rather than in o between the decisions. */
+static inline int rc_pixel_levels_price(RcBin *o, RcLevCtx *c, int kind, int h, int w, const int16_t *lev,
+                                        int max_l)
+{
+    if (!o->update && o->bits == 0) return rc_pixel_levels_fixed(o, c, kind, h, w, lev, max_l);
+    double bits = o->bits;
+    const int up = o->update;
+    int ret = 0;
+    for (int y = 0; y < h && !ret; y++)
+        for (int x = 0; x < w; x++) {
+            const int L = x ? lev[y * w + x - 1] : 0, A = y ? lev[(y - 1) * w + x] : 0;
+            const int cls = rc_lev_class(abs(L) + abs(A)), sn = L + A;
+            const int l = lev[y * w + x];
+            RcProb *pz = &c->pzero[kind][cls];
+            bits += rc_cost(*pz, l != 0);
+            if (up) rc_adapt(pz, l != 0);
+            if (!l) continue;
+            RcProb *ps = &c->psign[kind][sn < 0 ? 0 : sn == 0 ? 1 : 2];
+            bits += rc_cost(*ps, l < 0);
+            if (up) rc_adapt(ps, l < 0);
+            const int a = abs(l);
+            RcProb *pg = &c->pgt1[kind][cls];
+            bits += rc_cost(*pg, a > 1);
+            if (up) rc_adapt(pg, a > 1);
+            if (a <= 1) continue;
+            const int r = a - 2;
+            RcProb *ctx = c->pmag[kind][cls];
+            if (!up) { /* rc_lev_rem()'s price */
+                const int n = r < RC_LEV_UNARY ? r : RC_LEV_UNARY;
+                double rb = 0;
+                for (int i = 0; i < n && i < 3; i++) rb += rc_cost(ctx[i], 1);
+                if (n > 3) rb += (n - 3) * rc_cost(ctx[3], 1);
+                if (r < RC_LEV_UNARY) {
+                    rb += rc_cost(ctx[r < 3 ? r : 3], 0);
+                } else {
+                    const unsigned v = (unsigned)(r - RC_LEV_UNARY) + 1;
+                    int e = 0;
+                    while (v >> (e + 1)) e++;
+                    rb += 2 * e + 1;
+                }
+                bits += rb;
+            } else { /* rc_lev_rem()'s bins, each added and adapted */
+                int i = 0;
+                for (; i < RC_LEV_UNARY; i++) {
+                    RcProb *q = ctx + (i < 3 ? i : 3);
+                    bits += rc_cost(*q, r > i);
+                    rc_adapt(q, r > i);
+                    if (r <= i) break;
+                }
+                if (i == RC_LEV_UNARY) { /* the escape: 2 n + 1 direct bins */
+                    const unsigned v = (unsigned)(r - RC_LEV_UNARY) + 1;
+                    int n = 0;
+                    while (v >> (n + 1)) n++;
+                    for (int b = 0; b < 2 * n + 1; b++) bits += 1.0;
+                }
+            }
+            if (r + 2 > max_l) {
+                ret = -1;
+                break;
+            }
+        }
+    o->bits = bits;
+    return ret;
+}
+
+/* rc_decode_pixel_levels()'s decisions for the levels lev[] of an h x w
+ * block. Returns -1 when a magnitude exceeds max_l. */
+static inline int rc_pixel_levels(RcBin *o, RcLevCtx *c, int kind, int h, int w, const int16_t *lev, int max_l)
+{
+    return o->enc ? rc_pixel_levels_enc(o, c, kind, h, w, lev, max_l)
+                  : rc_pixel_levels_price(o, c, kind, h, w, lev, max_l);
 }
 
 /* The decisions of rc_transform_levels() for quarter sb (16 levels lv[] in

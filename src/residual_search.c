@@ -195,7 +195,11 @@ static void level_tab_init(LevelTab *t, int step16, double lambda)
 typedef struct LxTrial {
     double lb, est; /* the mode's and vector's cost and the error; the levels' fixed-table bits */
     int byte, pm, dy, dx, t;
+    int same;   /* an earlier trial of the same prediction and price kind (so the same levels), or -1 */
+    int priced; /* bits holds the levels' whole price with the contexts */
+    double bits;
     int16_t lv[PNMF_RES_BLOCK * PNMF_RES_BLOCK]; /* its levels */
+    uint8_t pb[PNMF_RES_BLOCK * PNMF_RES_BLOCK]; /* its prediction (a whole block, not spatial) */
 } LxTrial;
 
 /* Estimated bits of a block's vector, coded as the difference from the
@@ -289,14 +293,16 @@ static double try_block(int mode, int coded, const LevelTab *lt, int step16, dou
  * the frame decoded so far is the source, which the spatial prediction
  * reads. *est: the levels' fixed-table bits. Returns 1, 0 when every
  * level is 0 (the uncoded trial is the same), -1 when a level's table
- * entry does not reconstruct its sample (the caller runs try_block()). */
+ * entry does not reconstruct its sample (the caller runs try_block()). made: the
+ * prediction, or NULL to make it here. */
 static int lx_estimate(int mode, const LevelTab *lt, const uint8_t *src, const uint8_t *P, const uint8_t *Pp,
                        const uint8_t *Dp, const uint8_t *Dr, const uint8_t *D, int rows, int cols, int y0, int y1,
-                       int x0, int x1, int dy, int dx, int16_t *lv, double *est)
+                       int x0, int x1, int dy, int dx, int16_t *lv, double *est, const uint8_t *made)
 {
-    uint8_t pb[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
+    uint8_t own[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
+    const uint8_t *pb = made ? made : own; /* the prediction, made by the caller or here */
     const int spat = mode == PNMF_RES_SPATIAL;
-    if (!spat) pnmf_residual_predict(mode, P, Pp, Dp, Dr, D, rows, cols, y0, y1, x0, x1, dy, dx, pb);
+    if (!spat && !made) pnmf_residual_predict(mode, P, Pp, Dp, Dr, D, rows, cols, y0, y1, x0, x1, dy, dx, own);
     double bits = 0;
     int nz = 0, off = 0;
     for (int y = y0; y < y1; y++) {
@@ -1710,8 +1716,25 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                 if (exact && coded && xfound) continue; /* a prediction exact: levels only cost more */
                 if (exact && coded && lc) { /* estimated here, priced after the loop */
                     double est = INFINITY, e2 = 0;
-                    const int xe = lx_estimate(pm_, ltp, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1, x0, x1, pdy,
-                                               pdx, dt[ndt].lv, &est);
+                    /* a whole block's prediction made by an earlier trial
+                     * of the same price kind (as the motion prediction
+                     * where the model is still, and the previous one):
+                     * its levels, estimate and price are that trial's */
+                    LxTrial *dn = &dt[ndt];
+                    const int pk = pnmf_residual_is_intra(pm_), mk = full && pm_ != PNMF_RES_SPATIAL;
+                    int same = -1, xe;
+                    if (mk) {
+                        pnmf_residual_predict(pm_, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1, x0, x1, pdy, pdx, dn->pb);
+                        for (int i = 0; i < ndt && same < 0; i++)
+                            if (dt[i].same == -2 - pk && !memcmp(dt[i].pb, dn->pb, sizeof(dn->pb))) same = i;
+                    }
+                    if (same >= 0) {
+                        memcpy(dn->lv, dt[same].lv, sizeof(dn->lv));
+                        est = dt[same].est, xe = 1;
+                    } else {
+                        xe = lx_estimate(pm_, ltp, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1, x0, x1, pdy, pdx,
+                                         dn->lv, &est, mk ? dn->pb : NULL);
+                    }
                     if (!xe) est = INFINITY;
                     if (xe < 0)
                         e2 = try_block(pm_, 1, ltp, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1,
@@ -1719,6 +1742,9 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                     if (est < INFINITY) {
                         LxTrial *d = &dt[ndt++];
                         d->lb = lb + e2, d->est = est, d->byte = byte, d->pm = pm_, d->dy = dy, d->dx = dx, d->t = t;
+                        /* same: the earlier trial; -2 - the price kind where this
+                         * one's estimate is its prediction's (matched by later ones) */
+                        d->same = same >= 0 ? same : mk && xe > 0 ? -2 - pk : -1, d->priced = 0;
                         if (est < est_best) est_best = est;
                     }
                     continue;
@@ -1728,7 +1754,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                 if (exact && coded) {
                     int16_t lv[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
                     xe = lx_estimate(pm_, ltp, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1, x0, x1, pdy, pdx, lv,
-                                     &est);
+                                     &est, NULL);
                 }
                 const double jj = xe == 0 ? 1e300
                                   : xe > 0 ? lb + lambda * est
@@ -1778,11 +1804,17 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
             }
         }
         for (int i = 0; i < ndt; i++) {
-            const LxTrial *d = &dt[i];
+            LxTrial *d = &dt[i];
             if (d->est > est_best * PNMF_LX_TRIAL_PRUNE || d->lb >= bj || xfound) continue;
-            RcBin o = { .update = 0 };
-            rc_pixel_levels(&o, lc, kind | pnmf_residual_is_intra(d->pm) << 1, y1 - y0, x1 - x0, d->lv, INT16_MAX);
-            const double jj = d->lb + lambda * o.bits;
+            if (d->same >= 0 && dt[d->same].priced) { /* the same levels and contexts: the same price */
+                d->bits = dt[d->same].bits, d->priced = 1;
+            } else {
+                RcBin o = { .update = 0 }; /* stopped once it cannot win */
+                d->priced = !rc_pixel_levels_fixed_upto(&o, lc, kind | pnmf_residual_is_intra(d->pm) << 1, y1 - y0,
+                                                        x1 - x0, d->lv, INT16_MAX, d->lb, lambda, bj);
+                d->bits = o.bits;
+            }
+            const double jj = d->lb + lambda * d->bits;
             if (jj < bj) bj = jj, best = d->byte, vy = d->dy, vx = d->dx, vt = d->t, best8 = 0, bdir = 0, won = i;
         }
         PnmfPalBlock pal;
@@ -1850,8 +1882,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
             const int h = y1 - y0, w = x1 - x0;
             for (int y = y0; y < y1; y++) memcpy(D + (size_t)y * r->cols + x0, src + (size_t)y * r->cols + x0, (size_t)w);
             memcpy(levs, dt[won].lv, (size_t)h * w * sizeof(*levs));
-            RcBin o = { .update = 1 };
-            rc_pixel_levels(&o, lc, kind | pnmf_residual_is_intra(em) << 1, h, w, levs, INT16_MAX);
+            rc_pixel_levels_adapt(lc, kind | pnmf_residual_is_intra(em) << 1, h, w, levs);
         } else
             try_block(em, best & PNMF_RES_CODED, ltp, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1,
                       x0, x1, vy, vx, levs, lc, kind, INFINITY, NULL, 0, 0, INFINITY);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The range coder (src/rangecoder.h): what is encoded decodes back, the
  * stream is exactly as long as the decoder reads, skewed decisions cost
- * close to their entropy, and the residual layer's mode and vector codes
- * round-trip over their whole ranges. */
+ * close to their entropy, the residual layer's mode and vector codes
+ * round-trip over their whole ranges, and the encoder's shortcut prices
+ * of pixel levels are the decisions' prices to the bit. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -214,10 +215,65 @@ static void test_level_codes(void)
     pnmf_free(buf.p);
 }
 
+/* rc_pixel_levels()'s decisions one rc_bin() at a time, as the stream
+ * codes them: the reference of the encoder's shortcut prices. */
+static void pixel_levels_ref(RcBin *o, RcLevCtx *c, int kind, int h, int w, const int16_t *lev)
+{
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            const int L = x ? lev[y * w + x - 1] : 0, A = y ? lev[(y - 1) * w + x] : 0;
+            const int cls = rc_lev_class(abs(L) + abs(A)), sn = L + A;
+            const int l = lev[y * w + x];
+            if (!rc_bin(o, &c->pzero[kind][cls], l != 0)) continue;
+            rc_bin(o, &c->psign[kind][sn < 0 ? 0 : sn == 0 ? 1 : 2], l < 0);
+            if (rc_bin(o, &c->pgt1[kind][cls], abs(l) > 1)) rc_lev_rem(o, c->pmag[kind][cls], 1, abs(l) - 2);
+        }
+}
+
+/* The encoder's prices of pixel levels: from 0 bits with the contexts
+ * still (an integer sum) the same double, to the bit, as the decisions'
+ * sum one by one; with the contexts moved, the same bits and contexts;
+ * the contexts moved alone (rc_pixel_levels_adapt()) the same; a price
+ * that may stop runs whole, the same, where it stays under its stop, and
+ * stops only where lb + lambda * the bits reach it. */
+static void test_level_prices(void)
+{
+    static RcLevCtx c, cr, cu;
+    rc_lev_ctx_init(&c);
+    rc_cost_init();
+    int same = 1, moved = 1, stops = 0, whole = 0, upto = 1;
+    for (int b = 0; b < 4000; b++) {
+        const int kind = (int)(next() % RC_LEV_KINDS), h = 1 + (int)(next() % 8), w = 1 + (int)(next() % 8);
+        int16_t lev[64];
+        for (int q = 0; q < h * w; q++) lev[q] = rand_level(b % 7 ? 40 : 4000);
+        RcBin of = { .update = 0 }, orf = { .update = 0 };
+        rc_pixel_levels(&of, &c, kind, h, w, lev, INT16_MAX);
+        pixel_levels_ref(&orf, &c, kind, h, w, lev);
+        same &= of.bits == orf.bits;
+        const double lambda = 0.05 + (double)(next() % 100) / 10, lb = (double)(next() % 1000) / 7;
+        const double stop = lb + lambda * orf.bits * (double)(next() % 200) / 100;
+        RcBin ou = { .update = 0 };
+        const int st = rc_pixel_levels_fixed_upto(&ou, &c, kind, h, w, lev, INT16_MAX, lb, lambda, stop);
+        if (st) upto &= lb + lambda * ou.bits >= stop, stops++;
+        else upto &= ou.bits == orf.bits, whole++;
+        upto &= !(lb + lambda * orf.bits < stop && st);
+        cr = c, cu = c;
+        RcBin om = { .update = 1, .bits = 0.5 }, omr = { .update = 1, .bits = 0.5 };
+        rc_pixel_levels(&om, &c, kind, h, w, lev, INT16_MAX);
+        pixel_levels_ref(&omr, &cr, kind, h, w, lev);
+        rc_pixel_levels_adapt(&cu, kind, h, w, lev);
+        moved &= om.bits == omr.bits && !memcmp(&c, &cr, sizeof(c)) && !memcmp(&c, &cu, sizeof(c));
+    }
+    CHECK(same);
+    CHECK(moved);
+    CHECK(upto && stops > 100 && whole > 100);
+}
+
 int main(void)
 {
     test_bits();
     test_residual_codes();
     test_level_codes();
+    test_level_prices();
     return test_summary("test_rangecoder");
 }

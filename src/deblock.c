@@ -232,11 +232,14 @@ void pnmf_deblock_frame(const PnmfResidual *r, int j, const uint8_t *P, const ui
     const int16_t *mv = r->mv + 2 * r->mvstart[j];
     const uint8_t *mvref = r->mvref + r->mvstart[j];
     const int qp = pnmf_residual_frame_qp(r, j), qs = pnmf_deblock_step_index(pnmf_residual_frame_step(r, j));
+    /* every edge's index is qp, qs or their mean: below 16 none is filtered */
+    if (!pnmf_deblock_alpha(qp > qs ? qp : qs)) return;
     const int gy = r->gmv[2 * j], gx = r->gmv[2 * j + 1];
     BlockInfo *bi = r->dbk;
-    for (int b = 0; b < nb; b++) {
-        int y0, y1, x0, x1;
-        pnmf_residual_block(r->bx, rows, cols, (size_t)b, &y0, &y1, &x0, &x1);
+    /* block b's rectangle (pnmf_residual_block()) stepped along, not divided out */
+    for (int b = 0, y0 = 0, x0 = 0; b < nb; b++, x0 = x0 + PNMF_RES_BLOCK < cols ? x0 + PNMF_RES_BLOCK : (y0 += PNMF_RES_BLOCK, 0)) {
+        const int y1 = y0 + PNMF_RES_BLOCK < rows ? y0 + PNMF_RES_BLOCK : rows;
+        const int x1 = x0 + PNMF_RES_BLOCK < cols ? x0 + PNMF_RES_BLOCK : cols;
         const int m = modes[b];
         BlockInfo *o = &bi[b];
         if (m == PNMF_RES_PALETTE) { /* window flags bit 13: intra, of the pixel step's index */
@@ -273,19 +276,22 @@ void pnmf_deblock_frame(const PnmfResidual *r, int j, const uint8_t *P, const ui
         }
     }
     /* vertical edges, left to right: block edges where three samples lie
-     * on each side, and the middle of transform blocks */
-    for (int x = 4; x + 2 < cols; x += 4)
-        for (int by = 0; by < r->by; by++) {
-            const int y0 = by * PNMF_RES_BLOCK, y1 = y0 + PNMF_RES_BLOCK < rows ? y0 + PNMF_RES_BLOCK : rows;
+     * on each side, and the middle of transform blocks (a row of blocks at
+     * a time: the rows of samples of one do not meet another's) */
+    for (int by = 0; by < r->by; by++) {
+        const int y0 = by * PNMF_RES_BLOCK, y1 = y0 + PNMF_RES_BLOCK < rows ? y0 + PNMF_RES_BLOCK : rows;
+        for (int x = 4; x + 2 < cols; x += 4) {
             const BlockInfo *q = &bi[by * r->bx + x / PNMF_RES_BLOCK];
             if (x % PNMF_RES_BLOCK == 0) {
                 const BlockInfo *p = q - 1;
-                filter_edge(D, cols, 1, x, y0, y1, (p->q + q->q + 1) >> 1, strength(p, q));
+                const int st = strength(p, q);
+                if (st) filter_edge(D, cols, 1, x, y0, y1, (p->q + q->q + 1) >> 1, st);
             } else if (q->flags & BF_TRANSFORM) {
                 filter_edge(D, cols, 1, x, y0, y0 + 4, q->q, strength_inner(q, 0, 1));
                 filter_edge(D, cols, 1, x, y0 + 4, y1, q->q, strength_inner(q, 2, 3));
             }
         }
+    }
     /* then horizontal edges, top to bottom, on the vertically filtered frame */
     for (int y = 4; y + 2 < rows; y += 4)
         for (int bx = 0; bx < r->bx; bx++) {
@@ -293,7 +299,8 @@ void pnmf_deblock_frame(const PnmfResidual *r, int j, const uint8_t *P, const ui
             const BlockInfo *q = &bi[(y / PNMF_RES_BLOCK) * r->bx + bx];
             if (y % PNMF_RES_BLOCK == 0) {
                 const BlockInfo *p = q - r->bx;
-                filter_edge(D, cols, 0, y, x0, x1, (p->q + q->q + 1) >> 1, strength(p, q));
+                const int st = strength(p, q);
+                if (st) filter_edge(D, cols, 0, y, x0, x1, (p->q + q->q + 1) >> 1, st);
             } else if (q->flags & BF_TRANSFORM) {
                 filter_edge(D, cols, 0, y, x0, x0 + 4, q->q, strength_inner(q, 0, 2));
                 filter_edge(D, cols, 0, y, x0 + 4, x1, q->q, strength_inner(q, 1, 3));

@@ -78,11 +78,12 @@ typedef struct PnmfDeblockBlock BlockInfo;
 /* The strength class of the edge between blocks a and b. */
 static int strength(const BlockInfo *a, const BlockInfo *b)
 {
-    if ((a->flags | b->flags) & BF_INTRA) return PNMF_DEBLOCK_INTRA;
-    if ((a->flags | b->flags) & BF_CODED) return PNMF_DEBLOCK_CODED;
-    if (a->pred != b->pred) return PNMF_DEBLOCK_MOTION;
-    if (a->pred == PNMF_DEBLOCK_COPY && (a->dy != b->dy || a->dx != b->dx || a->t != b->t)) return PNMF_DEBLOCK_MOTION;
-    return PNMF_DEBLOCK_SAME;
+    const int f = a->flags | b->flags;
+    if (f & BF_INTRA) return PNMF_DEBLOCK_INTRA;
+    if (f & BF_CODED) return PNMF_DEBLOCK_CODED;
+    /* different predictions, or copies of different vectors or references
+     * (only a copy has a vector or a reference: the key holds them) */
+    return a->key != b->key ? PNMF_DEBLOCK_MOTION : PNMF_DEBLOCK_SAME;
 }
 
 /* The strength class of the 4x4 edge inside transform block a between
@@ -245,6 +246,7 @@ void pnmf_deblock_frame(const PnmfResidual *r, int j, const uint8_t *P, const ui
         if (m == PNMF_RES_PALETTE) { /* window flags bit 13: intra, of the pixel step's index */
             o->flags = BF_INTRA, o->q = (uint8_t)qs, o->nz = 0, o->dy = o->dx = 0, o->t = 0;
             o->pred = PNMF_DEBLOCK_COPY;
+            o->key = PNMF_DEBLOCK_COPY;
             continue;
         }
         o->flags = (uint8_t)((pnmf_residual_is_intra(m) ? BF_INTRA : 0) | (m & PNMF_RES_CODED ? BF_CODED : 0) |
@@ -263,6 +265,7 @@ void pnmf_deblock_frame(const PnmfResidual *r, int j, const uint8_t *P, const ui
         case PNMF_RES_SHIFTED: o->dy = mv[0], o->dx = mv[1], o->t = *mvref++, mv += 2; break;
         default: break; /* intra: its class decides */
         }
+        o->key = o->pred | (uint64_t)(uint16_t)o->dy << 8 | (uint64_t)(uint16_t)o->dx << 24 | (uint64_t)(uint32_t)o->t << 40;
         if (m & PNMF_RES_TRANSFORM) {
             /* a quarter's 16 levels, tested 4 at a time */
             for (int q = 0; q < 4; q++) {

@@ -254,7 +254,7 @@ static inline void predict_intra4(int mode, const uint8_t *D, int cols, int y0, 
     for (int y = 0; y < 4; y++) memset(pred + y * PNMF_RES_BLOCK, sum / 8, 4);
 }
 
-/* w <= 8 bytes; a whole block row is one 8-byte move the compiler inlines. */
+/* A whole block row (8 bytes) is one move the compiler inlines; other widths a call. */
 static inline void copy_row(uint8_t *dst, const uint8_t *src, int w)
 {
     if (w == PNMF_RES_BLOCK) memcpy(dst, src, PNMF_RES_BLOCK);
@@ -401,8 +401,8 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
     do {                                                                                                     \
         if (run_src)                                                                                         \
             for (int y_ = run_y0; y_ < run_y1; y_++)                                                         \
-                memcpy(D + (size_t)y_ * cols + run_x0, run_src + (size_t)y_ * cols + run_x0,                 \
-                       (size_t)(run_x1 - run_x0));                                                           \
+                copy_row(D + (size_t)y_ * cols + run_x0, run_src + (size_t)y_ * cols + run_x0,               \
+                         run_x1 - run_x0);                                                                   \
         run_src = NULL;                                                                                      \
     } while (0)
     for (int b = 0, y0 = 0, x0 = 0; b < nbk; b++, x0 = x0 + PNMF_RES_BLOCK < cols ? x0 + PNMF_RES_BLOCK : (y0 += PNMF_RES_BLOCK, 0)) {

@@ -76,15 +76,21 @@ void *pnmf_keep_take(PnmfKeep *k, size_t size)
     for (int i = 0; i < PNMF_KEEP_SLOTS; i++) {
         if (k->lent[i]) continue;
         if (k->p[i] && k->size[i] >= size && (best < 0 || k->size[i] < k->size[best])) best = i;
-        if (spare < 0 || !k->p[i] || (k->p[spare] && k->size[i] < k->size[spare])) spare = i;
     }
     if (best >= 0) {
         k->lent[best] = 1;
         return k->p[best];
     }
+    /* the blocks not lent are all too small: freed first, so the new one
+     * may reuse their memory, not add to it */
+    for (int i = 0; i < PNMF_KEEP_SLOTS; i++) {
+        if (k->lent[i]) continue;
+        pnmf_free(k->p[i]);
+        k->p[i] = NULL, k->size[i] = 0;
+        if (spare < 0) spare = i;
+    }
     void *p = pnmf_malloc(size);
     if (!p || spare < 0) return p; /* every slot lent: an ordinary block */
-    pnmf_free(k->p[spare]); /* the smallest free block, too small for this one */
     k->p[spare] = p, k->size[spare] = size, k->lent[spare] = 1;
     return p;
 }

@@ -78,11 +78,12 @@ typedef struct PnmfDeblockBlock BlockInfo;
 /* The strength class of the edge between blocks a and b. */
 static int strength(const BlockInfo *a, const BlockInfo *b)
 {
-    if ((a->flags | b->flags) & BF_INTRA) return PNMF_DEBLOCK_INTRA;
-    if ((a->flags | b->flags) & BF_CODED) return PNMF_DEBLOCK_CODED;
-    if (a->pred != b->pred) return PNMF_DEBLOCK_MOTION;
-    if (a->pred == PNMF_DEBLOCK_COPY && (a->dy != b->dy || a->dx != b->dx || a->t != b->t)) return PNMF_DEBLOCK_MOTION;
-    return PNMF_DEBLOCK_SAME;
+    const int f = a->flags | b->flags;
+    if (f & BF_INTRA) return PNMF_DEBLOCK_INTRA;
+    if (f & BF_CODED) return PNMF_DEBLOCK_CODED;
+    /* different predictions, or copies of different vectors or references
+     * (only a copy has a vector or a reference: the key holds them) */
+    return a->key != b->key ? PNMF_DEBLOCK_MOTION : PNMF_DEBLOCK_SAME;
 }
 
 /* The strength class of the 4x4 edge inside transform block a between
@@ -232,16 +233,20 @@ void pnmf_deblock_frame(const PnmfResidual *r, int j, const uint8_t *P, const ui
     const int16_t *mv = r->mv + 2 * r->mvstart[j];
     const uint8_t *mvref = r->mvref + r->mvstart[j];
     const int qp = pnmf_residual_frame_qp(r, j), qs = pnmf_deblock_step_index(pnmf_residual_frame_step(r, j));
+    /* every edge's index is qp, qs or their mean: below 16 none is filtered */
+    if (!pnmf_deblock_alpha(qp > qs ? qp : qs)) return;
     const int gy = r->gmv[2 * j], gx = r->gmv[2 * j + 1];
     BlockInfo *bi = r->dbk;
-    for (int b = 0; b < nb; b++) {
-        int y0, y1, x0, x1;
-        pnmf_residual_block(r->bx, rows, cols, (size_t)b, &y0, &y1, &x0, &x1);
+    /* block b's rectangle (pnmf_residual_block()) stepped along, not divided out */
+    for (int b = 0, y0 = 0, x0 = 0; b < nb; b++, x0 = x0 + PNMF_RES_BLOCK < cols ? x0 + PNMF_RES_BLOCK : (y0 += PNMF_RES_BLOCK, 0)) {
+        const int y1 = y0 + PNMF_RES_BLOCK < rows ? y0 + PNMF_RES_BLOCK : rows;
+        const int x1 = x0 + PNMF_RES_BLOCK < cols ? x0 + PNMF_RES_BLOCK : cols;
         const int m = modes[b];
         BlockInfo *o = &bi[b];
         if (m == PNMF_RES_PALETTE) { /* window flags bit 13: intra, of the pixel step's index */
             o->flags = BF_INTRA, o->q = (uint8_t)qs, o->nz = 0, o->dy = o->dx = 0, o->t = 0;
             o->pred = PNMF_DEBLOCK_COPY;
+            o->key = PNMF_DEBLOCK_COPY;
             continue;
         }
         o->flags = (uint8_t)((pnmf_residual_is_intra(m) ? BF_INTRA : 0) | (m & PNMF_RES_CODED ? BF_CODED : 0) |
@@ -260,6 +265,7 @@ void pnmf_deblock_frame(const PnmfResidual *r, int j, const uint8_t *P, const ui
         case PNMF_RES_SHIFTED: o->dy = mv[0], o->dx = mv[1], o->t = *mvref++, mv += 2; break;
         default: break; /* intra: its class decides */
         }
+        o->key = o->pred | (uint64_t)(uint16_t)o->dy << 8 | (uint64_t)(uint16_t)o->dx << 24 | (uint64_t)(uint32_t)o->t << 40;
         if (m & PNMF_RES_TRANSFORM) {
             /* a quarter's 16 levels, tested 4 at a time */
             for (int q = 0; q < 4; q++) {
@@ -273,19 +279,22 @@ void pnmf_deblock_frame(const PnmfResidual *r, int j, const uint8_t *P, const ui
         }
     }
     /* vertical edges, left to right: block edges where three samples lie
-     * on each side, and the middle of transform blocks */
-    for (int x = 4; x + 2 < cols; x += 4)
-        for (int by = 0; by < r->by; by++) {
-            const int y0 = by * PNMF_RES_BLOCK, y1 = y0 + PNMF_RES_BLOCK < rows ? y0 + PNMF_RES_BLOCK : rows;
+     * on each side, and the middle of transform blocks (a row of blocks at
+     * a time: the rows of samples of one do not meet another's) */
+    for (int by = 0; by < r->by; by++) {
+        const int y0 = by * PNMF_RES_BLOCK, y1 = y0 + PNMF_RES_BLOCK < rows ? y0 + PNMF_RES_BLOCK : rows;
+        for (int x = 4; x + 2 < cols; x += 4) {
             const BlockInfo *q = &bi[by * r->bx + x / PNMF_RES_BLOCK];
             if (x % PNMF_RES_BLOCK == 0) {
                 const BlockInfo *p = q - 1;
-                filter_edge(D, cols, 1, x, y0, y1, (p->q + q->q + 1) >> 1, strength(p, q));
+                const int st = strength(p, q);
+                if (st) filter_edge(D, cols, 1, x, y0, y1, (p->q + q->q + 1) >> 1, st);
             } else if (q->flags & BF_TRANSFORM) {
                 filter_edge(D, cols, 1, x, y0, y0 + 4, q->q, strength_inner(q, 0, 1));
                 filter_edge(D, cols, 1, x, y0 + 4, y1, q->q, strength_inner(q, 2, 3));
             }
         }
+    }
     /* then horizontal edges, top to bottom, on the vertically filtered frame */
     for (int y = 4; y + 2 < rows; y += 4)
         for (int bx = 0; bx < r->bx; bx++) {
@@ -293,7 +302,8 @@ void pnmf_deblock_frame(const PnmfResidual *r, int j, const uint8_t *P, const ui
             const BlockInfo *q = &bi[(y / PNMF_RES_BLOCK) * r->bx + bx];
             if (y % PNMF_RES_BLOCK == 0) {
                 const BlockInfo *p = q - r->bx;
-                filter_edge(D, cols, 0, y, x0, x1, (p->q + q->q + 1) >> 1, strength(p, q));
+                const int st = strength(p, q);
+                if (st) filter_edge(D, cols, 0, y, x0, x1, (p->q + q->q + 1) >> 1, st);
             } else if (q->flags & BF_TRANSFORM) {
                 filter_edge(D, cols, 0, y, x0, x0 + 4, q->q, strength_inner(q, 0, 2));
                 filter_edge(D, cols, 0, y, x0 + 4, x1, q->q, strength_inner(q, 1, 3));

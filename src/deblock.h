@@ -30,6 +30,7 @@ struct PnmfDeblockBlock {
     uint8_t nz;     /* a transform block: bit s for a quarter s with a nonzero level */
     int16_t dy, dx; /* a copy: of D_{j-1-t} displaced by (dy, dx) */
     int t;
+    uint64_t key;   /* pred, dy, dx and t in one word: equal keys predict alike */
 };
 
 /* What an uncoded block's prediction is, for the strength of its edges:

@@ -22,6 +22,7 @@ struct PnmfDecoder {
     size_t n;
     PnmfWindowModel md;
     PnmfWindowModel last;     /* the last model, whose components a window may carry over */
+    PnmfKeep keep;            /* the windows' residual levels array, kept from window to window */
     int loaded, win_first, win_pos, next_frame, checked_end;
     int read_last;            /* a frame was read since the open or the last seek */
     int64_t *acc;
@@ -124,8 +125,9 @@ static int load_window(PnmfDecoder *d)
         return PNMF_ERR_CORRUPT;
     }
     char why[200] = "";
-    ret = pnmf_model_read_carry(d->version, payload, size, d->rows, d->cols, d->vis_rows, d->vis_cols, (int)count,
-                                d->info.components, d->w_step, d->r_step, &d->last, &d->md, why, sizeof(why));
+    ret = pnmf_model_read_keep(d->version, payload, size, d->rows, d->cols, d->vis_rows, d->vis_cols, (int)count,
+                               d->info.components, d->w_step, d->r_step, &d->last, &d->keep, &d->md, why,
+                               sizeof(why));
     if (ret < 0) {
         snprintf(d->err, sizeof(d->err), "window at frame %u: %s", first + 1, why);
         return ret;
@@ -309,6 +311,7 @@ void pnmf_decoder_destroy(PnmfDecoder **pd)
     if (!d) return;
     pnmf_model_free(&d->md);
     pnmf_model_free(&d->last);
+    pnmf_keep_free(&d->keep);
     pnmf_sprite_dict_free(&d->sprites);
     pnmf_free(d->bg);
     pnmf_free(d->mark);

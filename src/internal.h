@@ -18,6 +18,24 @@ void  pnmf_free(void *p);
 /* Frees *(void **)pp and sets it to NULL. */
 void  pnmf_freep(void *pp);
 
+/* Blocks a decoder keeps from one window to the next: a window's arrays
+ * come back from the last window's, already mapped, without the kernel's
+ * page faults and clearing of fresh pages each window. pnmf_keep_take()
+ * hands out a kept block of at least size bytes that is not lent (the
+ * smallest), or a new one (with k NULL, pnmf_malloc()); pnmf_keep_give()
+ * takes one back (p not from k: pnmf_free()); pnmf_keep_free() frees what
+ * k holds. A block from k is given back, never passed to pnmf_free(). */
+#define PNMF_KEEP_SLOTS 4
+typedef struct PnmfKeep {
+    void *p[PNMF_KEEP_SLOTS];
+    size_t size[PNMF_KEEP_SLOTS];
+    unsigned char lent[PNMF_KEEP_SLOTS];
+} PnmfKeep;
+void *pnmf_keep_take(PnmfKeep *k, size_t size);
+void *pnmf_keep_take_array(PnmfKeep *k, size_t n, size_t size);
+void  pnmf_keep_give(PnmfKeep *k, void *p);
+void  pnmf_keep_free(PnmfKeep *k);
+
 /* Forward a negative result. */
 #define PNMF_CHECK(x) do { int pnmf_r_ = (x); if (pnmf_r_ < 0) return pnmf_r_; } while (0)
 

@@ -69,6 +69,55 @@ void pnmf_freep(void *pp)
     *p = NULL;
 }
 
+void *pnmf_keep_take(PnmfKeep *k, size_t size)
+{
+    if (!k) return pnmf_malloc(size);
+    int best = -1, spare = -1;
+    for (int i = 0; i < PNMF_KEEP_SLOTS; i++) {
+        if (k->lent[i]) continue;
+        if (k->p[i] && k->size[i] >= size && (best < 0 || k->size[i] < k->size[best])) best = i;
+    }
+    if (best >= 0) {
+        k->lent[best] = 1;
+        return k->p[best];
+    }
+    /* the blocks not lent are all too small: freed first, so the new one
+     * may reuse their memory, not add to it */
+    for (int i = 0; i < PNMF_KEEP_SLOTS; i++) {
+        if (k->lent[i]) continue;
+        pnmf_free(k->p[i]);
+        k->p[i] = NULL, k->size[i] = 0;
+        if (spare < 0) spare = i;
+    }
+    void *p = pnmf_malloc(size);
+    if (!p || spare < 0) return p; /* every slot lent: an ordinary block */
+    k->p[spare] = p, k->size[spare] = size, k->lent[spare] = 1;
+    return p;
+}
+
+void *pnmf_keep_take_array(PnmfKeep *k, size_t n, size_t size)
+{
+    if (size && n > SIZE_MAX / size) return NULL;
+    return pnmf_keep_take(k, n * size);
+}
+
+void pnmf_keep_give(PnmfKeep *k, void *p)
+{
+    if (!p) return;
+    for (int i = 0; k && i < PNMF_KEEP_SLOTS; i++)
+        if (k->p[i] == p) {
+            k->lent[i] = 0;
+            return;
+        }
+    pnmf_free(p);
+}
+
+void pnmf_keep_free(PnmfKeep *k)
+{
+    for (int i = 0; i < PNMF_KEEP_SLOTS; i++) pnmf_free(k->p[i]);
+    memset(k, 0, sizeof(*k));
+}
+
 void pnmf_set_err(char *err, size_t errlen, const char *fmt, ...)
 {
     if (!err || !errlen) return;

@@ -45,6 +45,8 @@ void pnmf_model_free(PnmfWindowModel *md)
     pnmf_free(md->comp);
     pnmf_free(md->first);
     pnmf_free(md->ent);
+    pnmf_keep_give(md->keep, md->res.lev);
+    md->res.lev = NULL;
     pnmf_residual_free(&md->res);
     pnmf_sprite_layer_free(&md->spr);
     memset(md, 0, sizeof(*md));
@@ -89,7 +91,8 @@ static int read_palette_block(RcDec *d, PnmfPalCtx *pc, PnmfResidual *rs, size_t
 }
 
 static int read_residual(Rd *r, int version, int m, int rows, int cols, int continues, int rclev, int ctxlev, int subpel, int tx8,
-                         int idir, int palette, int casc, int nbctx, int median, PnmfResidual *rs, char *err, size_t errlen)
+                         int idir, int palette, int casc, int nbctx, int median, PnmfKeep *keep, PnmfResidual *rs,
+                         char *err, size_t errlen)
 {
     /* a vector component's bound: quarter samples with window flags bit 6 */
     const int maxv = subpel ? PNMF_RES_QPEL_MAX_MV : PNMF_RES_MAX_MV;
@@ -330,7 +333,7 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
     pnmf_free(cur), pnmf_free(pcur);
     cur = pcur = NULL;
     if (coded && !rc_dec_exact(&rd, stream)) goto bad_stream;
-    rs->lev = pnmf_malloc_array(total ? (size_t)total : 1, sizeof(int16_t));
+    rs->lev = pnmf_keep_take_array(keep, total ? (size_t)total : 1, sizeof(int16_t));
     if (!rs->lev) return PNMF_ERR_NOMEM;
     rs->nlev = rs->cap = (size_t)total;
     /* pixel levels: beyond one that spans 0..255 from any prediction is
@@ -677,6 +680,14 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
                           int vis_cols, int m, int max_k, int w_step, int r_step, const PnmfWindowModel *carry,
                           PnmfWindowModel *md, char *err, size_t errlen)
 {
+    return pnmf_model_read_keep(version, buf, size, rows, cols, vis_rows, vis_cols, m, max_k, w_step, r_step, carry,
+                                NULL, md, err, errlen);
+}
+
+int pnmf_model_read_keep(int version, const uint8_t *buf, size_t size, int rows, int cols, int vis_rows,
+                         int vis_cols, int m, int max_k, int w_step, int r_step, const PnmfWindowModel *carry,
+                         PnmfKeep *keep, PnmfWindowModel *md, char *err, size_t errlen)
+{
     Rd r = { buf, buf + size };
     uint64_t v;
     int ret = 0;
@@ -762,6 +773,7 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
         return PNMF_ERR_CORRUPT;
     }
     PNMF_CHECK(pnmf_model_alloc(md, rows, cols, vis_rows, vis_cols, m, k, 0));
+    md->keep = keep;
     md->carries = carries;
     if (carries && (ret = pnmf_model_copy_components(md, carry)) < 0) goto fail;
     const int64_t max_level = PNMF_MAX_LEVEL_VALUE / w_step;
@@ -898,7 +910,7 @@ int pnmf_model_read_carry(int version, const uint8_t *buf, size_t size, int rows
     }
     if (has_residual) {
         ret = read_residual(&r, version, m, vis_rows, vis_cols, continues, rclev, ctxlev, subpel, tx8, idir, palette, casc, nbctx, median,
-                            &md->res, err, errlen);
+                            keep, &md->res, err, errlen);
         if (ret < 0) goto fail;
         md->res.deblock = deblock;
     }

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "internal.h"
 #include "residual.h"
 #include "sprite.h"
 
@@ -82,6 +83,7 @@ typedef struct PnmfWindowModel {
                              * writer leaves them out, the reader copies them in */
     PnmfSpriteLayer spr;    /* spr.present (flags bit 5): the model frames are the sprite
                              * composite (sprite.h); the window has no entries */
+    PnmfKeep *keep;         /* the reader's: where res.lev came from, and goes back to */
 } PnmfWindowModel;
 
 /* Allocate comp, first and room for max_entries entries, for m frames and
@@ -115,6 +117,11 @@ int  pnmf_model_read(const uint8_t *buf, size_t size, int rows, int cols, int vi
 int  pnmf_model_read_version(int version, const uint8_t *buf, size_t size, int rows, int cols, int vis_rows,
                              int vis_cols, int m, int max_k, int w_step, int r_step,
                              PnmfWindowModel *md, char *err, size_t errlen);
+/* The same with the residual levels' array taken from keep (NULL: allocated),
+ * given back there by pnmf_model_free(). */
+int  pnmf_model_read_keep(int version, const uint8_t *buf, size_t size, int rows, int cols, int vis_rows,
+                          int vis_cols, int m, int max_k, int w_step, int r_step, const PnmfWindowModel *carry,
+                          PnmfKeep *keep, PnmfWindowModel *md, char *err, size_t errlen);
 /* The same with the last model, whose components a window that carries
  * them gets (carry: NULL or k = 0 when there is none: such a window is
  * refused). */

@@ -254,7 +254,7 @@ static inline void predict_intra4(int mode, const uint8_t *D, int cols, int y0, 
     for (int y = 0; y < 4; y++) memset(pred + y * PNMF_RES_BLOCK, sum / 8, 4);
 }
 
-/* w <= 8 bytes; a whole block row is one 8-byte move the compiler inlines. */
+/* A whole block row (8 bytes) is one move the compiler inlines; other widths a call. */
 static inline void copy_row(uint8_t *dst, const uint8_t *src, int w)
 {
     if (w == PNMF_RES_BLOCK) memcpy(dst, src, PNMF_RES_BLOCK);
@@ -391,10 +391,25 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
     if (lx) pnmf_lx_frame_start(lx, j);
     /* block b's rectangle (pnmf_residual_block()) stepped along, not divided out */
     const int nbk = r->bx * r->by, rows = r->rows, cols = r->cols;
+    /* neighbouring copies of one source and displacement in a row of
+     * blocks are copied together, their rows whole: [run_x0, run_x1) of the
+     * rows from run_y0 of the block row, from run_src at D's offsets; copied
+     * before any other block is decoded (it may read them in D) */
+    const uint8_t *run_src = NULL;
+    int run_y0 = 0, run_y1 = 0, run_x0 = 0, run_x1 = 0;
+#define FLUSH_RUN()                                                                                          \
+    do {                                                                                                     \
+        if (run_src)                                                                                         \
+            for (int y_ = run_y0; y_ < run_y1; y_++)                                                         \
+                copy_row(D + (size_t)y_ * cols + run_x0, run_src + (size_t)y_ * cols + run_x0,               \
+                         run_x1 - run_x0);                                                                   \
+        run_src = NULL;                                                                                      \
+    } while (0)
     for (int b = 0, y0 = 0, x0 = 0; b < nbk; b++, x0 = x0 + PNMF_RES_BLOCK < cols ? x0 + PNMF_RES_BLOCK : (y0 += PNMF_RES_BLOCK, 0)) {
         const int y1 = y0 + PNMF_RES_BLOCK < rows ? y0 + PNMF_RES_BLOCK : rows;
         const int x1 = x0 + PNMF_RES_BLOCK < cols ? x0 + PNMF_RES_BLOCK : cols;
-        if (modes[b] == PNMF_RES_PALETTE) { /* window flags bit 13: drawn from its palette */
+        if (modes[b] == PNMF_RES_PALETTE) {
+            FLUSH_RUN(); /* window flags bit 13: drawn from its palette */
             pnmf_pal_draw(pal++, y1 - y0, x1 - x0, D + (size_t)y0 * cols + x0, (size_t)cols);
             continue;
         }
@@ -410,6 +425,19 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
             mode = PNMF_RES_SHIFTED, dy = gy, dx = gx, Dr = Dp;
         if (mode == PNMF_RES_MOTION && !coded && pnmf_residual_model_still(P, Pp, cols, y0, y1, x0, x1))
             mode = PNMF_RES_SHIFTED, dy = dx = 0, Dr = Dp; /* the model did not move here: a copy in place */
+        const int w = x1 - x0;
+        if (!coded && !frac && mode != PNMF_RES_MOTION && mode != PNMF_RES_SPATIAL && mode < PNMF_RES_INTRA_DC &&
+            (mode != PNMF_RES_SHIFTED || (y0 + dy >= 0 && y1 + dy <= rows && x0 + dx >= 0 && x1 + dx <= cols))) {
+            /* a copy: from where the prediction lies straight into D, with the run before it if it continues it */
+            const uint8_t *src = mode == PNMF_RES_MODEL ? P : mode == PNMF_RES_PREVIOUS ? Dp : Dr + dy * cols + dx;
+            if (run_src != src || run_y0 != y0 || run_x1 != x0) {
+                FLUSH_RUN();
+                run_src = src, run_y0 = y0, run_y1 = y1, run_x0 = x0;
+            }
+            run_x1 = x1;
+            continue;
+        }
+        FLUSH_RUN();
         if (lx && coded && !(modes[b] & PNMF_RES_TRANSFORM)) {
             if (frac) /* a quarter-sample vector (window flags bit 6) */
                 pnmf_residual_subpel(Dr, rows, cols, y0, y1, x0, x1, dy, dx, pred);
@@ -443,15 +471,6 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
                     a = v;
                 }
             }
-            continue;
-        }
-        const int w = x1 - x0;
-        if (!coded && !frac && mode != PNMF_RES_MOTION && mode < PNMF_RES_INTRA_DC &&
-            (mode != PNMF_RES_SHIFTED || (y0 + dy >= 0 && y1 + dy <= rows && x0 + dx >= 0 && x1 + dx <= cols))) {
-            /* a copy: from where the prediction lies straight into D */
-            const uint8_t *src = mode == PNMF_RES_MODEL ? P : mode == PNMF_RES_PREVIOUS ? Dp : Dr + dy * cols + dx;
-            for (int y = y0; y < y1; y++)
-                copy_row(D + (size_t)y * cols + x0, src + (size_t)y * cols + x0, w);
             continue;
         }
         const int intra = mode >= PNMF_RES_INTRA_DC;
@@ -500,6 +519,8 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
                 copy_row(D + (size_t)y * cols + x0, pred + (y - y0) * PNMF_RES_BLOCK, w);
         }
     }
+    FLUSH_RUN();
+#undef FLUSH_RUN
     if (lx) pnmf_lx_frame_end(lx, j);
     if (r->deblock) pnmf_deblock_frame(r, j, P, Pp, D);
 }

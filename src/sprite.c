@@ -197,9 +197,11 @@ static void mark_frame(const PnmfSpriteDict *d, const PnmfSpriteLayer *L, int j,
     for (int q = L->first[j]; q < L->first[j + 1]; q++) {
         const PnmfSpritePlace *pl = &L->place[q];
         const PnmfSpritePose *ps = &d->pose[pl->pose];
+        /* a placement inside the frame goes without a test per pixel */
+        const int inside = pl->y >= 0 && pl->x >= 0 && pl->y + ps->h <= rows && pl->x + ps->w <= cols;
         for (int i = 0; i < ps->npix; i++) {
             const int y = pl->y + (int)(ps->list[i] >> 16), x = pl->x + (int)(ps->list[i] & 0xFFFF);
-            if (y >= 0 && y < rows && x >= 0 && x < cols) mark[(size_t)y * cols + x] = v;
+            if (inside || (y >= 0 && y < rows && x >= 0 && x < cols)) mark[(size_t)y * cols + x] = v;
         }
     }
 }
@@ -212,9 +214,25 @@ void pnmf_sprite_background_update(const PnmfSpriteDict *d, const PnmfSpriteLaye
         memcpy(B, D, n);
         return;
     }
+    /* the rows the placements' boxes cover, within the frame: only there
+     * can mark be set; elsewhere B takes D whole */
+    int y0 = rows, y1 = 0;
+    for (int q = L->first[j]; q < L->first[j + 1]; q++) {
+        const PnmfSpritePlace *pl = &L->place[q];
+        const int h = d->pose[pl->pose].h;
+        if (pl->y < y0) y0 = pl->y;
+        if (pl->y + h > y1) y1 = pl->y + h;
+    }
+    y0 = y0 < 0 ? 0 : y0, y1 = y1 > rows ? rows : y1;
+    if (y0 >= y1) {
+        memcpy(B, D, n);
+        return;
+    }
     mark_frame(d, L, j, rows, cols, mark, 1);
+    memcpy(B, D, (size_t)y0 * cols);
     /* a select the compiler vectorizes: mark is 0 or 1 */
-    for (size_t q = 0; q < n; q++) B[q] = (uint8_t)(D[q] ^ ((B[q] ^ D[q]) & -mark[q]));
+    for (size_t q = (size_t)y0 * cols; q < (size_t)y1 * cols; q++) B[q] = (uint8_t)(D[q] ^ ((B[q] ^ D[q]) & -mark[q]));
+    memcpy(B + (size_t)y1 * cols, D + (size_t)y1 * cols, n - (size_t)y1 * cols);
     mark_frame(d, L, j, rows, cols, mark, 0);
 }
 

@@ -610,6 +610,22 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
      * gate on half a window"). */
     const int split =
         enc_picks(&e->s) && e->s.quality == PNMF_PICK_FLOOR && m >= PNMF_SPRITE_PREFIX_MIN ? m / PNMF_SPRITE_PREFIX_DIV : 0;
+    /* where the pick starts at lo's step (enc_pick_from_lo(): not a screen,
+     * from -q PNMF_PICK_NO_FLOOR_Q up) its first step codes the one family
+     * offered alone on where the two cost under PNMF_PICK_TIE apart, which
+     * on rendered content with a few poses (povray_spline) they nearly
+     * always do, by 2 % or less. There the residual layer alone and each
+     * set (two at most) are coded on the window's first early frames (a
+     * quarter, else half a window of PNMF_SPRITE_PREFIX_MIN frames or
+     * more) and weighed there: the set of the lower cost is kept, and
+     * where it and the residual layer alone cost under
+     * PNMF_SPRITE_EARLY_TIE apart, the lower of the two families alone is
+     * coded on to the last frame; else both are, as where the window is
+     * not weighed early. */
+    const int early_on = enc_pick_from_lo(e) && !ll && ncode <= 2 && m >= PNMF_SPRITE_PREFIX_MIN && e->rb[2].P;
+    const int early = !early_on                                        ? 0
+                      : m / 4 >= PNMF_SPRITE_STAGE_MIN ? m / 4
+                                                       : m / PNMF_SPRITE_PREFIX_DIV;
     /* at -q PNMF_PICK_FLOOR (not -q 0) the residual layer alone is coded
      * on the split frames first, in a third set of buffers: where the
      * layer costs within PNMF_SPRITE_FAMILY_TIE of it there, two sets too
@@ -617,7 +633,7 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
      * kept without the residual layer alone coded on (the layer weighs
      * next to nothing: exact rendered content such as povray_spline) */
     const int pre = split && e->rb[2].P;
-    int skipped = 0;
+    int skipped = 0, bare_only = 0;
     double jclear = 0;
     if (ret >= 0 && placed > 0 && ncode >= 1) {
         PrefixJob kj, bj;
@@ -633,7 +649,44 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
                 ret = bj.ret, jbare[0] = bj.h > 0 ? bj.jh : 0, jbare[1] = bj.j;
             }
         }
-        if (ll) {
+        if (ret >= 0 && early) {
+            PrefixJob sj[2];
+            int ns = 0, k = 0;
+            ret = pnmf_model_alloc(&w->bare, e->rows, e->cols, e->vis_rows, e->vis_cols, m, cand[code[0]].k, 0);
+            if (ret >= 0) ret = pnmf_res_run_start(&bj.run, e, &e->rb[2], &w->bare, m, gate16);
+            bare_on = ret >= 0;
+            for (; ret >= 0 && ns < ncode; ns++) {
+                sj[ns].p = early, sj[ns].h = 0, sj[ns].j = sj[ns].jh = 0;
+                ret = window_dict(e, &cand[code[ns]].spr);
+                if (ret >= 0) ret = pnmf_res_run_start(&sj[ns].run, e, &e->rb[ns], &cand[code[ns]], m, gate16);
+                if (ret < 0) break;
+            }
+            if (ret >= 0) {
+                bj.p = early, bj.h = 0;
+                prefix_jobs(e, &bj, &sj[0]);
+                if (ns == 2) prefix_job(&sj[1]);
+                ret = bj.ret < 0 ? bj.ret : sj[0].ret < 0 ? sj[0].ret : ns == 2 ? sj[1].ret : 0;
+            }
+            if (ret >= 0 && ns == 2) k = sj[1].j < sj[0].j;
+            for (int t = 0; t < ns; t++) {
+                if (ret >= 0) jc[code[t]] = sj[t].j;
+                if (t != k || ret < 0) pnmf_res_run_end(&sj[t].run);
+            }
+            if (ret >= 0 && ns) {
+                best = code[k], kj = sj[k], kj_on = 1;
+                ret = window_dict(e, &cand[best].spr);
+            }
+            if (ret >= 0) {
+                jclear = kj.j / bj.j;
+                pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: on %d frames the layer costs %.4f times the residual layer alone",
+                         e->windows, early, jclear);
+                if (fabs(jclear - 1) < PNMF_SPRITE_EARLY_TIE) skipped = jclear <= 1, bare_only = jclear > 1;
+                kj.p = m, kj.h = 0, bj.p = m, bj.h = 0;
+                if (bare_only) prefix_job(&bj);
+                else prefix_jobs(e, &kj, skipped ? NULL : &bj);
+                ret = bare_only ? bj.ret : kj.ret < 0 ? kj.ret : skipped ? 0 : bj.ret;
+            }
+        } else if (ll) {
             /* -q 0: the set to the last frame, kept without the residual
              * layer alone coded beside it. Exact poses only add
              * predictions a block may take or leave: on the development
@@ -662,7 +715,7 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
             ret = code_sets(e, cand, code, ncode, m, gate16, split, jbare, &best, jc, &kj);
             kj_on = ret >= 0;
         }
-        if (ret >= 0 && !pre && !ll) {
+        if (ret >= 0 && !pre && !ll && !early) {
             /* the set kept, gone on to the last frame beside the residual
              * layer alone (its coding stays in its candidate, where the
              * pick reuses it), the latter to the kept set's first frames
@@ -696,7 +749,7 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
                 prefix_jobs(e, &kj, skipped ? NULL : &bj);
                 ret = kj.ret < 0 ? kj.ret : skipped ? 0 : bj.ret;
             }
-        } else if (ret >= 0 && !ll) {
+        } else if (ret >= 0 && !ll && !early) {
             const int hw = kj.h, weigh = split && hw > 0 && hw < m;
             bj.p = weigh ? hw : m, bj.h = 0;
             kj.p = m, kj.h = hw > kj.run.j ? hw : 0; /* its cost there on the way, where not had yet */
@@ -718,8 +771,8 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
         if (ret >= 0) {
             j[0] = kj.j, sse[0] = kj.run.sse, bytes = kj.bytes;
             if (!skipped) j[1] = bj.j, sse[1] = bj.run.sse, w->bare_bytes = bj.bytes;
-            jc[best] = j[0];
-            if (!skipped)
+            if (!bare_only) jc[best] = j[0];
+            if (!skipped && !bare_only)
                 pnmf_log(&e->s.logger, PNMF_LOG_DEBUG,
                          "window %d: with the model %zu bytes, sse %.0f; without %zu bytes, sse %.0f", e->windows, bytes,
                          sse[0], w->bare_bytes, sse[1]);
@@ -744,7 +797,14 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
         return ret < 0 ? ret : 0;
     }
     w->bare_sse = sse[1];
-    if (ret >= 0 && (skipped || j[0] < PNMF_SPRITE_MARGIN * j[1])) {
+    if (ret >= 0 && bare_only) {
+        /* the residual layer alone, coded at the pick's first step: the
+         * window's one family (no fit: the layer tied with it) */
+        pnmf_model_free(&md);
+        w->md = w->bare, w->sse = sse[1], w->sprites = 1;
+        memset(&w->bare, 0, sizeof(w->bare));
+        w->bare_bytes = 0;
+    } else if (ret >= 0 && (skipped || j[0] < PNMF_SPRITE_MARGIN * j[1])) {
         w->md = md, w->sprites = 1, w->sse = sse[0];
     } else {
         pnmf_model_free(&md);
@@ -762,7 +822,7 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
     else if (ret >= 0)
         pnmf_log(&e->s.logger, PNMF_LOG_INFO, "window %d: sprites: %d placed, %d new%s: %s (cost ratio %.3f)",
                  e->windows, placed, w->spr_nnew, best == 1 ? " (fresh poses)" : best == 2 ? " (moving poses)" : "",
-                 w->sprites ? "kept" : "dropped", skipped ? jclear : j[0] / j[1]);
+                 w->sprites && !bare_only ? "kept" : "dropped", skipped || bare_only ? jclear : j[0] / j[1]);
     return ret;
 }
 

@@ -614,15 +614,18 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
      * from -q PNMF_PICK_NO_FLOOR_Q up) its first step codes the one family
      * offered alone on where the two cost under PNMF_PICK_TIE apart, which
      * on rendered content with a few poses (povray_spline) they nearly
-     * always do, by 2 % or less. There the residual layer alone and each
-     * set (two at most) are coded on the window's first early frames (a
-     * quarter, else half a window of PNMF_SPRITE_PREFIX_MIN frames or
-     * more) and weighed there: the set of the lower cost is kept, and
-     * where it and the residual layer alone cost under
+     * always do, by 2 % or less. There one set, the one that sends the
+     * fewest new poses (on povray_spline the set of the lower cost on the
+     * first quarter in 8 of the 9 windows of -q 26 to 64 where two are
+     * coded: the poses another adds cost more than they save), and the
+     * residual layer alone are coded on the window's first early frames
+     * (a quarter, else half a window of PNMF_SPRITE_PREFIX_MIN frames or
+     * more) and weighed there: where they cost under
      * PNMF_SPRITE_EARLY_TIE apart, the lower of the two families alone is
-     * coded on to the last frame; else both are, as where the window is
-     * not weighed early. */
-    const int early_on = enc_pick_from_lo(e) && !ll && ncode <= 2 && m >= PNMF_SPRITE_PREFIX_MIN && e->rb[2].P;
+     * coded on to the last frame; else both are, and the gate and the
+     * pick weigh them as where the window is not weighed early
+     * (docs/speed.md, "Sprite families weighed early"). */
+    const int early_on = enc_pick_from_lo(e) && !ll && m >= PNMF_SPRITE_PREFIX_MIN;
     const int early = !early_on                                        ? 0
                       : m / 4 >= PNMF_SPRITE_STAGE_MIN ? m / 4
                                                        : m / PNMF_SPRITE_PREFIX_DIV;
@@ -650,31 +653,21 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
             }
         }
         if (ret >= 0 && early) {
-            PrefixJob sj[2];
-            int ns = 0, k = 0;
-            ret = pnmf_model_alloc(&w->bare, e->rows, e->cols, e->vis_rows, e->vis_cols, m, cand[code[0]].k, 0);
-            if (ret >= 0) ret = pnmf_res_run_start(&bj.run, e, &e->rb[2], &w->bare, m, gate16);
+            /* the set that sends the fewest new poses (the later rule
+             * among equals) */
+            best = code[0];
+            for (int c = 1; c < ncode; c++)
+                if (cn[code[c]] <= cn[best]) best = code[c];
+            ret = pnmf_model_alloc(&w->bare, e->rows, e->cols, e->vis_rows, e->vis_cols, m, cand[best].k, 0);
+            if (ret >= 0) ret = pnmf_res_run_start(&bj.run, e, &e->rb[1], &w->bare, m, gate16);
             bare_on = ret >= 0;
-            for (; ret >= 0 && ns < ncode; ns++) {
-                sj[ns].p = early, sj[ns].h = 0, sj[ns].j = sj[ns].jh = 0;
-                ret = window_dict(e, &cand[code[ns]].spr);
-                if (ret >= 0) ret = pnmf_res_run_start(&sj[ns].run, e, &e->rb[ns], &cand[code[ns]], m, gate16);
-                if (ret < 0) break;
-            }
+            if (ret >= 0) ret = window_dict(e, &cand[best].spr);
+            if (ret >= 0) ret = pnmf_res_run_start(&kj.run, e, &e->rb[0], &cand[best], m, gate16);
+            kj_on = ret >= 0;
             if (ret >= 0) {
-                bj.p = early, bj.h = 0;
-                prefix_jobs(e, &bj, &sj[0]);
-                if (ns == 2) prefix_job(&sj[1]);
-                ret = bj.ret < 0 ? bj.ret : sj[0].ret < 0 ? sj[0].ret : ns == 2 ? sj[1].ret : 0;
-            }
-            if (ret >= 0 && ns == 2) k = sj[1].j < sj[0].j;
-            for (int t = 0; t < ns; t++) {
-                if (ret >= 0) jc[code[t]] = sj[t].j;
-                if (t != k || ret < 0) pnmf_res_run_end(&sj[t].run);
-            }
-            if (ret >= 0 && ns) {
-                best = code[k], kj = sj[k], kj_on = 1;
-                ret = window_dict(e, &cand[best].spr);
+                bj.p = kj.p = early, bj.h = kj.h = 0;
+                prefix_jobs(e, &kj, &bj);
+                ret = kj.ret < 0 ? kj.ret : bj.ret;
             }
             if (ret >= 0) {
                 jclear = kj.j / bj.j;

@@ -76,7 +76,7 @@ int pnmf_encoder_create(PnmfEncoder **out, const PnmfEncSettings *s, int width, 
     /* the second set where two codings can run at once, or the sprite
      * step keeps two codings under way, the third where it keeps three
      * (enc_sprite.c: at -q PNMF_PICK_FLOOR alone) */
-    const int nrb = s->residual && s->sprites ? (s->quality == PNMF_PICK_FLOOR || s->quality >= PNMF_PICK_NO_FLOOR_Q ? 3 : 2)
+    const int nrb = s->residual && s->sprites ? (s->quality == PNMF_PICK_FLOOR ? 3 : 2)
                     : s->residual && e->s.threads > 1 ? 2
                                                        : 1;
     for (int i = 0; i < nrb; i++) {

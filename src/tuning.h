@@ -254,7 +254,7 @@
 #define PNMF_SPRITE_CLEAR 0.97
 /* At -q 16 a layer within this share of the residual layer alone's cost on the first half is kept, the other not coded on (enc_sprite.c) */
 #define PNMF_SPRITE_FAMILY_TIE 0.01
-/* From -q PNMF_PICK_NO_FLOOR_Q up, off screens, a layer and the residual layer alone within this share on a window's first quarter: the lower alone coded on (enc_sprite.c) */
+/* From -q PNMF_PICK_NO_FLOOR_Q up, off screens, a layer within this share of the residual layer alone's cost on a window's first quarter: the lower family alone coded on (enc_sprite.c) */
 #define PNMF_SPRITE_EARLY_TIE 0.05
 /* The placements stream's writer weighs the references within this many of the expected one (sprite.c) */
 #define PNMF_PLACE_REF_SPAN 128

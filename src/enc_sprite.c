@@ -610,6 +610,25 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
      * gate on half a window"). */
     const int split =
         enc_picks(&e->s) && e->s.quality == PNMF_PICK_FLOOR && m >= PNMF_SPRITE_PREFIX_MIN ? m / PNMF_SPRITE_PREFIX_DIV : 0;
+    /* where the pick starts at lo's step (enc_pick_from_lo(): not a screen,
+     * from -q PNMF_PICK_NO_FLOOR_Q up) its first step codes the one family
+     * offered alone on where the two cost under PNMF_PICK_TIE apart, which
+     * on rendered content with a few poses (povray_spline) they nearly
+     * always do, by 2 % or less. There one set, the one that sends the
+     * fewest new poses (on povray_spline the set of the lower cost on the
+     * first quarter in 8 of the 9 windows of -q 26 to 64 where two are
+     * coded: the poses another adds cost more than they save), and the
+     * residual layer alone are coded on the window's first early frames
+     * (a quarter, else half a window of PNMF_SPRITE_PREFIX_MIN frames or
+     * more) and weighed there: where they cost under
+     * PNMF_SPRITE_EARLY_TIE apart, the lower of the two families alone is
+     * coded on to the last frame; else both are, and the gate and the
+     * pick weigh them as where the window is not weighed early
+     * (docs/speed.md, "Sprite families weighed early"). */
+    const int early_on = enc_pick_from_lo(e) && !ll && m >= PNMF_SPRITE_PREFIX_MIN;
+    const int early = !early_on                                        ? 0
+                      : m / 4 >= PNMF_SPRITE_STAGE_MIN ? m / 4
+                                                       : m / PNMF_SPRITE_PREFIX_DIV;
     /* at -q PNMF_PICK_FLOOR (not -q 0) the residual layer alone is coded
      * on the split frames first, in a third set of buffers: where the
      * layer costs within PNMF_SPRITE_FAMILY_TIE of it there, two sets too
@@ -617,7 +636,7 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
      * kept without the residual layer alone coded on (the layer weighs
      * next to nothing: exact rendered content such as povray_spline) */
     const int pre = split && e->rb[2].P;
-    int skipped = 0;
+    int skipped = 0, bare_only = 0;
     double jclear = 0;
     if (ret >= 0 && placed > 0 && ncode >= 1) {
         PrefixJob kj, bj;
@@ -633,7 +652,34 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
                 ret = bj.ret, jbare[0] = bj.h > 0 ? bj.jh : 0, jbare[1] = bj.j;
             }
         }
-        if (ll) {
+        if (ret >= 0 && early) {
+            /* the set that sends the fewest new poses (the later rule
+             * among equals) */
+            best = code[0];
+            for (int c = 1; c < ncode; c++)
+                if (cn[code[c]] <= cn[best]) best = code[c];
+            ret = pnmf_model_alloc(&w->bare, e->rows, e->cols, e->vis_rows, e->vis_cols, m, cand[best].k, 0);
+            if (ret >= 0) ret = pnmf_res_run_start(&bj.run, e, &e->rb[1], &w->bare, m, gate16);
+            bare_on = ret >= 0;
+            if (ret >= 0) ret = window_dict(e, &cand[best].spr);
+            if (ret >= 0) ret = pnmf_res_run_start(&kj.run, e, &e->rb[0], &cand[best], m, gate16);
+            kj_on = ret >= 0;
+            if (ret >= 0) {
+                bj.p = kj.p = early, bj.h = kj.h = 0;
+                prefix_jobs(e, &kj, &bj);
+                ret = kj.ret < 0 ? kj.ret : bj.ret;
+            }
+            if (ret >= 0) {
+                jclear = kj.j / bj.j;
+                pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: on %d frames the layer costs %.4f times the residual layer alone",
+                         e->windows, early, jclear);
+                if (fabs(jclear - 1) < PNMF_SPRITE_EARLY_TIE) skipped = jclear <= 1, bare_only = jclear > 1;
+                kj.p = m, kj.h = 0, bj.p = m, bj.h = 0;
+                if (bare_only) prefix_job(&bj);
+                else prefix_jobs(e, &kj, skipped ? NULL : &bj);
+                ret = bare_only ? bj.ret : kj.ret < 0 ? kj.ret : skipped ? 0 : bj.ret;
+            }
+        } else if (ll) {
             /* -q 0: the set to the last frame, kept without the residual
              * layer alone coded beside it. Exact poses only add
              * predictions a block may take or leave: on the development
@@ -662,7 +708,7 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
             ret = code_sets(e, cand, code, ncode, m, gate16, split, jbare, &best, jc, &kj);
             kj_on = ret >= 0;
         }
-        if (ret >= 0 && !pre && !ll) {
+        if (ret >= 0 && !pre && !ll && !early) {
             /* the set kept, gone on to the last frame beside the residual
              * layer alone (its coding stays in its candidate, where the
              * pick reuses it), the latter to the kept set's first frames
@@ -696,7 +742,7 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
                 prefix_jobs(e, &kj, skipped ? NULL : &bj);
                 ret = kj.ret < 0 ? kj.ret : skipped ? 0 : bj.ret;
             }
-        } else if (ret >= 0 && !ll) {
+        } else if (ret >= 0 && !ll && !early) {
             const int hw = kj.h, weigh = split && hw > 0 && hw < m;
             bj.p = weigh ? hw : m, bj.h = 0;
             kj.p = m, kj.h = hw > kj.run.j ? hw : 0; /* its cost there on the way, where not had yet */
@@ -718,8 +764,8 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
         if (ret >= 0) {
             j[0] = kj.j, sse[0] = kj.run.sse, bytes = kj.bytes;
             if (!skipped) j[1] = bj.j, sse[1] = bj.run.sse, w->bare_bytes = bj.bytes;
-            jc[best] = j[0];
-            if (!skipped)
+            if (!bare_only) jc[best] = j[0];
+            if (!skipped && !bare_only)
                 pnmf_log(&e->s.logger, PNMF_LOG_DEBUG,
                          "window %d: with the model %zu bytes, sse %.0f; without %zu bytes, sse %.0f", e->windows, bytes,
                          sse[0], w->bare_bytes, sse[1]);
@@ -744,7 +790,14 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
         return ret < 0 ? ret : 0;
     }
     w->bare_sse = sse[1];
-    if (ret >= 0 && (skipped || j[0] < PNMF_SPRITE_MARGIN * j[1])) {
+    if (ret >= 0 && bare_only) {
+        /* the residual layer alone, coded at the pick's first step: the
+         * window's one family (no fit: the layer tied with it) */
+        pnmf_model_free(&md);
+        w->md = w->bare, w->sse = sse[1], w->sprites = 1;
+        memset(&w->bare, 0, sizeof(w->bare));
+        w->bare_bytes = 0;
+    } else if (ret >= 0 && (skipped || j[0] < PNMF_SPRITE_MARGIN * j[1])) {
         w->md = md, w->sprites = 1, w->sse = sse[0];
     } else {
         pnmf_model_free(&md);
@@ -762,7 +815,7 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
     else if (ret >= 0)
         pnmf_log(&e->s.logger, PNMF_LOG_INFO, "window %d: sprites: %d placed, %d new%s: %s (cost ratio %.3f)",
                  e->windows, placed, w->spr_nnew, best == 1 ? " (fresh poses)" : best == 2 ? " (moving poses)" : "",
-                 w->sprites ? "kept" : "dropped", skipped ? jclear : j[0] / j[1]);
+                 w->sprites && !bare_only ? "kept" : "dropped", skipped || bare_only ? jclear : j[0] / j[1]);
     return ret;
 }
 

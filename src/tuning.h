@@ -67,9 +67,9 @@
 #endif
 /* ... in windows of this many frames or more. */
 #define PNMF_PICK_PREFIX_MIN 16
-/* ... and a coding whose foretold cost exceeds the one above it by more than this share is not coded on (0.05 moves pingus_pan -q 54: a 1.057 that wins). */
+/* ... and a coding whose foretold cost exceeds the one above it by more than this share is not coded on (0.05 moves pingus_pan -q 54: a 1.057 that wins; none from 1.07 up wins on the ladders). */
 #ifndef PNMF_PICK_PREFIX_MARGIN
-#define PNMF_PICK_PREFIX_MARGIN 0.10
+#define PNMF_PICK_PREFIX_MARGIN 0.07
 #endif
 
 /* The full fit and its check */
@@ -254,6 +254,8 @@
 #define PNMF_SPRITE_CLEAR 0.97
 /* At -q 16 a layer within this share of the residual layer alone's cost on the first half is kept, the other not coded on (enc_sprite.c) */
 #define PNMF_SPRITE_FAMILY_TIE 0.01
+/* From -q PNMF_PICK_NO_FLOOR_Q up, off screens, a layer within this share of the residual layer alone's cost on a window's first quarter: the lower family alone coded on (enc_sprite.c) */
+#define PNMF_SPRITE_EARLY_TIE 0.05
 /* The placements stream's writer weighs the references within this many of the expected one (sprite.c) */
 #define PNMF_PLACE_REF_SPAN 128
 /* Whether the encoder tries the intra directions (format 9, window flags

@@ -19,12 +19,7 @@ static inline void lx_rem(RcBin *o, RcProb *ctx, int r)
     }
     for (int i = 0; i < RC_LEV_UNARY; i++)
         if (!rc_bin(o, ctx + (i < 3 ? i : 3), r > i)) return;
-    const unsigned x = (unsigned)(r - RC_LEV_UNARY) + 1;
-    int n = 0;
-    while (x >> (n + 1)) n++;
-    for (int b = 0; b < n; b++) rc_bin_direct(o, 1);
-    rc_bin_direct(o, 0);
-    for (int b = n - 1; b >= 0; b--) rc_bin_direct(o, (x >> b) & 1);
+    rc_bin_eg(o, (unsigned)(r - RC_LEV_UNARY) + 1);
 }
 
 /* The stream's decisions for the pixel levels of frames from..to-1

@@ -9,15 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void code_eg(RcBin *o, int x)
-{
-    int n = 0;
-    while ((x >> (n + 1)) > 0) n++;
-    for (int i = 0; i < n; i++) rc_bin_direct(o, 1);
-    rc_bin_direct(o, 0);
-    for (int i = n - 1; i >= 0; i--) rc_bin_direct(o, (x >> i) & 1);
-}
-
 int pnmf_pal_code(RcBin *o, PnmfPalCtx *c, const PnmfPalBlock *left, const PnmfPalBlock *above, int h, int w,
                   const PnmfPalBlock *p)
 {
@@ -46,7 +37,7 @@ int pnmf_pal_code(RcBin *o, PnmfPalCtx *c, const PnmfPalBlock *left, const PnmfP
         if (prev < 0)
             for (int b = 7; b >= 0; b--) rc_bin_direct(o, (p->col[q] >> b) & 1);
         else
-            code_eg(o, p->col[q] - prev);
+            rc_bin_eg(o, (unsigned)(p->col[q] - prev));
         prev = p->col[q];
     }
     if (n == 1) return 0;

@@ -66,6 +66,25 @@ static inline void rc_encode_direct(RcEnc *e, int bit)
     while (e->range < RC_TOP) e->range <<= 8, rc_shift_low(e);
 }
 
+/* The exponent n of an Exp-Golomb number x >= 1 (the escapes of the
+ * vectors' and levels' magnitudes): x's top bit is bit n, the code is n
+ * ones, a zero and x's n bits below the top one, 2 n + 1 direct bins. */
+static inline int rc_eg_exp(unsigned x)
+{
+    int n = 0;
+    while (x >> (n + 1)) n++;
+    return n;
+}
+
+/* x >= 1 coded as an Exp-Golomb number of direct bins. */
+static inline void rc_encode_eg(RcEnc *e, unsigned x)
+{
+    const int n = rc_eg_exp(x);
+    for (int b = 0; b < n; b++) rc_encode_direct(e, 1);
+    rc_encode_direct(e, 0);
+    for (int b = n - 1; b >= 0; b--) rc_encode_direct(e, (x >> b) & 1);
+}
+
 static inline void rc_enc_finish(RcEnc *e)
 {
     for (int i = 0; i < 5; i++) rc_shift_low(e);
@@ -107,12 +126,7 @@ static inline void rc_encode_mvd(RcEnc *e, RcVecCtx *c, int comp, int z0, int z1
         rc_encode(e, &c->mag[comp][i < 3 ? i : 3], a > i);
         if (a <= i) return;
     }
-    const unsigned x = (unsigned)(a - un) + 1;
-    int n = 0;
-    while (x >> (n + 1)) n++;
-    for (int i = 0; i < n; i++) rc_encode_direct(e, 1);
-    rc_encode_direct(e, 0);
-    for (int i = n - 1; i >= 0; i--) rc_encode_direct(e, (x >> i) & 1);
+    rc_encode_eg(e, (unsigned)(a - un) + 1);
 }
 
 /* A whole vector as the vectors stream codes it: its reference t after
@@ -210,9 +224,7 @@ static inline double rc_mvd_step(RcVecCtx *c, int comp, int z0, int z1, int v, i
         if (update) rc_adapt(q, a > i);
         if (a <= i) return bits;
     }
-    int n = 0;
-    while (((unsigned)(a - un) + 1) >> (n + 1)) n++;
-    return bits + 2 * n + 1;
+    return bits + 2 * rc_eg_exp((unsigned)(a - un) + 1) + 1;
 }
 
 /* rc_encode_merge()'s bits, or its update of the contexts. */
@@ -279,6 +291,15 @@ static inline int rc_bin_direct(RcBin *o, int bit)
     return bit;
 }
 
+/* rc_encode_eg()'s bins, coded or priced (each direct bin 1.0 added). */
+static inline void rc_bin_eg(RcBin *o, unsigned x)
+{
+    const int n = rc_eg_exp(x);
+    for (int b = 0; b < n; b++) rc_bin_direct(o, 1);
+    rc_bin_direct(o, 0);
+    for (int b = n - 1; b >= 0; b--) rc_bin_direct(o, (x >> b) & 1);
+}
+
 /* rc_decode_lev_rem()'s decisions for the remainder r. */
 static inline int rc_lev_rem(RcBin *o, RcProb *ctx, int stride, int r)
 {
@@ -290,22 +311,14 @@ static inline int rc_lev_rem(RcBin *o, RcProb *ctx, int stride, int r)
         if (r < RC_LEV_UNARY) {
             bits += rc_cost(ctx[(r < 3 ? r : 3) * stride], 0);
         } else {
-            const unsigned x = (unsigned)(r - RC_LEV_UNARY) + 1;
-            int e = 0;
-            while (x >> (e + 1)) e++;
-            bits += 2 * e + 1;
+            bits += 2 * rc_eg_exp((unsigned)(r - RC_LEV_UNARY) + 1) + 1;
         }
         o->bits += bits;
         return r;
     }
     for (int i = 0; i < RC_LEV_UNARY; i++)
         if (!rc_bin(o, ctx + (i < 3 ? i : 3) * stride, r > i)) return i;
-    const unsigned x = (unsigned)(r - RC_LEV_UNARY) + 1;
-    int n = 0;
-    while (x >> (n + 1)) n++;
-    for (int b = 0; b < n; b++) rc_bin_direct(o, 1);
-    rc_bin_direct(o, 0);
-    for (int b = n - 1; b >= 0; b--) rc_bin_direct(o, (x >> b) & 1);
+    rc_bin_eg(o, (unsigned)(r - RC_LEV_UNARY) + 1);
     return r;
 }
 
@@ -350,10 +363,7 @@ static inline int rc_pixel_levels_fixed_upto(RcBin *o, const RcLevCtx *c, int ki
             if (r < RC_LEV_UNARY) {
                 bits += rc_cost_fixed(ctx[r < 3 ? r : 3], 0);
             } else {
-                const unsigned v = (unsigned)(r - RC_LEV_UNARY) + 1;
-                int e = 0;
-                while (v >> (e + 1)) e++;
-                bits += (int64_t)(2 * e + 1) << 34;
+                bits += (int64_t)(2 * rc_eg_exp((unsigned)(r - RC_LEV_UNARY) + 1) + 1) << 34;
             }
             if (r + 2 > max_l) {
                 ret = -1;
@@ -424,14 +434,7 @@ static inline int rc_pixel_levels_enc(RcBin *o, RcLevCtx *c, int kind, int h, in
                 rc_encode(&e, ctx + (i < 3 ? i : 3), r > i);
                 if (r <= i) break;
             }
-            if (i == RC_LEV_UNARY) {
-                const unsigned v = (unsigned)(r - RC_LEV_UNARY) + 1;
-                int n = 0;
-                while (v >> (n + 1)) n++;
-                for (int b = 0; b < n; b++) rc_encode_direct(&e, 1);
-                rc_encode_direct(&e, 0);
-                for (int b = n - 1; b >= 0; b--) rc_encode_direct(&e, (v >> b) & 1);
-            }
+            if (i == RC_LEV_UNARY) rc_encode_eg(&e, (unsigned)(r - RC_LEV_UNARY) + 1);
             if (r + 2 > max_l) {
                 ret = -1;
                 break;
@@ -478,10 +481,7 @@ static inline int rc_pixel_levels_price(RcBin *o, RcLevCtx *c, int kind, int h, 
                 if (r < RC_LEV_UNARY) {
                     rb += rc_cost(ctx[r < 3 ? r : 3], 0);
                 } else {
-                    const unsigned v = (unsigned)(r - RC_LEV_UNARY) + 1;
-                    int e = 0;
-                    while (v >> (e + 1)) e++;
-                    rb += 2 * e + 1;
+                    rb += 2 * rc_eg_exp((unsigned)(r - RC_LEV_UNARY) + 1) + 1;
                 }
                 bits += rb;
             } else { /* rc_lev_rem()'s bins, each added and adapted */
@@ -492,10 +492,8 @@ static inline int rc_pixel_levels_price(RcBin *o, RcLevCtx *c, int kind, int h, 
                     rc_adapt(q, r > i);
                     if (r <= i) break;
                 }
-                if (i == RC_LEV_UNARY) { /* the escape: 2 n + 1 direct bins */
-                    const unsigned v = (unsigned)(r - RC_LEV_UNARY) + 1;
-                    int n = 0;
-                    while (v >> (n + 1)) n++;
+                if (i == RC_LEV_UNARY) { /* the escape: 2 n + 1 direct bins, each 1.0 added */
+                    const int n = rc_eg_exp((unsigned)(r - RC_LEV_UNARY) + 1);
                     for (int b = 0; b < 2 * n + 1; b++) bits += 1.0;
                 }
             }

@@ -61,9 +61,10 @@ class Coder:
         self.p[ctx] = p
 
 
-def code_mode(c, mo, L, A, P, e):
+def code_mode(c, mo, L, A, P, e, tree_by_a=False):
     """The modes stream's decisions for mode mo (e: the neighbour context of
-    window flags bit 14, None without it)."""
+    window flags bit 14, None without it; tree_by_a: the tree's contexts by
+    A's prediction too, a variant the format does not have)."""
     if L >= 0:
         c.code(('l', L, L == A, L == P, e), int(mo != L))
         if mo == L:
@@ -77,9 +78,10 @@ def code_mode(c, mo, L, A, P, e):
         if mo == P:
             return
     node = 1
+    tree = (L + 1, A & 7 if A >= 0 else -1) if tree_by_a else (L + 1,)
     for i in range(4, -1, -1):
         bit = (mo >> i) & 1
-        c.code(('t', L + 1, node), bit)
+        c.code(('t',) + tree + (node,), bit)
         node = 2 * node + bit
 
 
@@ -123,24 +125,8 @@ class TwoRates:
 
 
 def code_mode_tree_a(c, mo, L, A, P, e):
-    """As code_mode(), the tree's contexts by A's prediction too."""
-    if L >= 0:
-        c.code(('l', L, L == A, L == P, e), int(mo != L))
-        if mo == L:
-            return
-    if A >= 0 and A != L:
-        c.code(('a', A, A == P), int(mo != A))
-        if mo == A:
-            return
-    if P >= 0 and P != L and P != A:
-        c.code(('p', P), int(mo != P))
-        if mo == P:
-            return
-    node = 1
-    for i in range(4, -1, -1):
-        bit = (mo >> i) & 1
-        c.code(('t', L + 1, A & 7 if A >= 0 else -1, node), bit)
-        node = 2 * node + bit
+    """code_mode() with the tree's contexts by A's prediction too."""
+    code_mode(c, mo, L, A, P, e, tree_by_a=True)
 
 
 def code_mode_apart(c, mo, L, A, P, e):

@@ -172,6 +172,20 @@ void pnmf_sprite_layer_free(PnmfSpriteLayer *L)
     memset(L, 0, sizeof(*L));
 }
 
+/* The part of placement pl's box inside the rows x cols frame: box rows
+ * [*ya, *yb) and columns [*xa, *xb). */
+static void place_clip(const PnmfSpritePlace *pl, const PnmfSpritePose *ps, int rows, int cols, int *ya, int *yb,
+                       int *xa, int *xb)
+{
+    *ya = pl->y < 0 ? -pl->y : 0, *yb = pl->y + ps->h > rows ? rows - pl->y : ps->h;
+    *xa = pl->x < 0 ? -pl->x : 0, *xb = pl->x + ps->w > cols ? cols - pl->x : ps->w;
+}
+
+/* A pose whose box is at most four times its opaque pixels goes by rows of
+ * its mask (selects the compiler vectorizes); a sparser one by its list,
+ * so the work stays within what pnmf_sprite_dict_commit() bounds. */
+static int by_rows(const PnmfSpritePose *ps) { return (size_t)ps->w * ps->h <= 4 * (size_t)ps->npix; }
+
 void pnmf_sprite_paint(const PnmfSpriteDict *d, const PnmfSpriteLayer *L, int j, int rows, int cols,
                        const uint8_t *B, uint8_t *P)
 {
@@ -179,6 +193,17 @@ void pnmf_sprite_paint(const PnmfSpriteDict *d, const PnmfSpriteLayer *L, int j,
     for (int q = L->first[j]; q < L->first[j + 1]; q++) {
         const PnmfSpritePlace *pl = &L->place[q];
         const PnmfSpritePose *ps = &d->pose[pl->pose];
+        if (by_rows(ps)) {
+            /* pix is 0 and mask 0 outside the mask, mask 1 inside: a select */
+            int ya, yb, xa, xb;
+            place_clip(pl, ps, rows, cols, &ya, &yb, &xa, &xb);
+            for (int y = ya; y < yb; y++) {
+                uint8_t *o = P + (size_t)(pl->y + y) * cols + pl->x;
+                const uint8_t *m = ps->mask + (size_t)y * ps->w, *s = ps->pix + (size_t)y * ps->w;
+                for (int x = xa; x < xb; x++) o[x] = (uint8_t)(o[x] ^ ((o[x] ^ s[x]) & -m[x]));
+            }
+            continue;
+        }
         /* whole rows inside the frame go without a test per pixel */
         const int inside = pl->y >= 0 && pl->x >= 0 && pl->y + ps->h <= rows && pl->x + ps->w <= cols;
         for (int i = 0; i < ps->npix; i++) {
@@ -197,6 +222,21 @@ static void mark_frame(const PnmfSpriteDict *d, const PnmfSpriteLayer *L, int j,
     for (int q = L->first[j]; q < L->first[j + 1]; q++) {
         const PnmfSpritePlace *pl = &L->place[q];
         const PnmfSpritePose *ps = &d->pose[pl->pose];
+        if (by_rows(ps)) {
+            /* set: OR-ed with the mask's rows; clear: the box's rows
+             * zeroed (mark is 0 outside the placements) */
+            int ya, yb, xa, xb;
+            place_clip(pl, ps, rows, cols, &ya, &yb, &xa, &xb);
+            for (int y = ya; y < yb; y++) {
+                uint8_t *o = mark + (size_t)(pl->y + y) * cols + pl->x;
+                const uint8_t *m = ps->mask + (size_t)y * ps->w;
+                if (v)
+                    for (int x = xa; x < xb; x++) o[x] |= m[x];
+                else if (xb > xa)
+                    memset(o + xa, 0, (size_t)(xb - xa));
+            }
+            continue;
+        }
         /* a placement inside the frame goes without a test per pixel */
         const int inside = pl->y >= 0 && pl->x >= 0 && pl->y + ps->h <= rows && pl->x + ps->w <= cols;
         for (int i = 0; i < ps->npix; i++) {

@@ -530,11 +530,14 @@ int pnmf_residual_levels_read(RcDec *d, RcLevCtx *c, PnmfResidual *r, int from, 
     const size_t nb = (size_t)r->bx * r->by;
     rc_lev_ctx_init(c);
     for (int j = from; j < r->m; j++)
-        for (size_t b = 0, q = r->start[j]; b < nb; b++) {
+        /* block b's rectangle (pnmf_residual_block()) stepped along, not divided out */
+        for (size_t b = 0, q = r->start[j], bcol = 0, brow = 0; b < nb;
+             b++, bcol + 1 < (size_t)r->bx ? bcol++ : (bcol = 0, brow++)) {
             const uint8_t mode = r->modes[(size_t)j * nb + b];
             if (!(mode & PNMF_RES_CODED)) continue;
-            int y0, y1, x0, x1;
-            pnmf_residual_block(r->bx, r->rows, r->cols, b, &y0, &y1, &x0, &x1);
+            const int y0 = (int)brow * PNMF_RES_BLOCK, x0 = (int)bcol * PNMF_RES_BLOCK;
+            const int y1 = y0 + PNMF_RES_BLOCK < r->rows ? y0 + PNMF_RES_BLOCK : r->rows;
+            const int x1 = x0 + PNMF_RES_BLOCK < r->cols ? x0 + PNMF_RES_BLOCK : r->cols;
             const int kind = rc_lev_kind(j, mode);
             if (r->ctx_levels && !(mode & PNMF_RES_TRANSFORM)) { /* in the sample-context stream */
                 r->tx8[(size_t)j * nb + b] = r->idir[(size_t)j * nb + b] = 0;
@@ -547,9 +550,10 @@ int pnmf_residual_levels_read(RcDec *d, RcLevCtx *c, PnmfResidual *r, int from, 
                 (dir = pnmf_intra_read(d, c, kind, mode & 7)) < 0)
                 return -3;
             r->idir[(size_t)j * nb + b] = (uint8_t)dir;
-            /* then a transform block's 8x8 decision */
+            /* then a transform block's 8x8 decision (context: pnmf_tx8_ctx()) */
             const int tx8 = r->tx8_on && (mode & PNMF_RES_TRANSFORM) &&
-                            rc_decode(d, &c->t8[kind][pnmf_tx8_ctx(r, j, b)]);
+                            rc_decode(d, &c->t8[kind][(x0 ? r->tx8[(size_t)j * nb + b - 1] : 0) +
+                                                   (y0 ? r->tx8[(size_t)j * nb + b - (size_t)r->bx] : 0)]);
             r->tx8[(size_t)j * nb + b] = (uint8_t)tx8;
             if (tx8 ? pnmf_tx8_levels_read(d, c, kind, r->lev + q, PNMF_TX8_MAX_COEF)
                 : mode & PNMF_RES_TRANSFORM

@@ -459,7 +459,7 @@ static int read_masks(Rd *r, PnmfSpriteLayer *L, int np, char *err, size_t errle
             goto end;
         }
         memset(ps, 0, sizeof(*ps));
-        ret = pnmf_sprite_pose_make(ps, keep.w, keep.h, keep.mask, keep.mask);
+        ret = pnmf_sprite_pose_make_unhashed(ps, keep.w, keep.h, keep.mask, keep.mask);
         ps->src = keep.src, ps->sy = keep.sy, ps->sx = keep.sx;
         ps->mref = keep.mref, ps->mdy = keep.mdy, ps->mdx = keep.mdx;
         pnmf_free(keep.mask);
@@ -543,7 +543,7 @@ static int read_sprites(Rd *r, int m, int rows, int cols, int ctxmasks, int ctxp
             goto end;
         }
         /* the pixels come from the decoded frame (pnmf_sprite_cut()) */
-        ret = pnmf_sprite_pose_make(&L->pose[i], (int)w, (int)h, mask, mask);
+        ret = pnmf_sprite_pose_make_unhashed(&L->pose[i], (int)w, (int)h, mask, mask);
         pnmf_free(mask);
         mask = NULL;
         if (ret < 0) return ret;

@@ -26,7 +26,8 @@ void pnmf_sprite_dict_free(PnmfSpriteDict *d)
     memset(d, 0, sizeof(*d));
 }
 
-int pnmf_sprite_pose_make(PnmfSpritePose *ps, int w, int h, const uint8_t *pix, const uint8_t *mask)
+/* pnmf_sprite_pose_make(), the hash made only with hash set. */
+static int pose_make(PnmfSpritePose *ps, int w, int h, const uint8_t *pix, const uint8_t *mask, int hash)
 {
     const size_t n = (size_t)w * h;
     memset(ps, 0, sizeof(*ps));
@@ -48,8 +49,18 @@ int pnmf_sprite_pose_make(PnmfSpritePose *ps, int w, int h, const uint8_t *pix, 
             if (mask[i]) ps->list[k++] = ((uint32_t)y << 16) | (uint32_t)x;
         }
     ps->w = w, ps->h = h, ps->npix = npix;
-    ps->hash = pnmf_sprite_hash(w, h, ps->pix, ps->mask);
+    ps->hash = hash ? pnmf_sprite_hash(w, h, ps->pix, ps->mask) : 0;
     return 0;
+}
+
+int pnmf_sprite_pose_make(PnmfSpritePose *ps, int w, int h, const uint8_t *pix, const uint8_t *mask)
+{
+    return pose_make(ps, w, h, pix, mask, 1);
+}
+
+int pnmf_sprite_pose_make_unhashed(PnmfSpritePose *ps, int w, int h, const uint8_t *pix, const uint8_t *mask)
+{
+    return pose_make(ps, w, h, pix, mask, 0);
 }
 
 static int dict_room(PnmfSpriteDict *d, int more)

@@ -329,7 +329,14 @@ void pnmf_residual_predict(int mode, const uint8_t *P, const uint8_t *Pp, const 
         return;
     }
     const int w = x1 - x0;
-    const int inside = y0 + dy >= 0 && y1 + dy <= rows && x0 + dx >= 0 && x1 + dx <= cols;
+    const int inside_x = x0 + dx >= 0 && x1 + dx <= cols, inside = inside_x && y0 + dy >= 0 && y1 + dy <= rows;
+    /* a copy across the frame's side: its columns clamped once for all rows */
+    int xs[PNMF_RES_BLOCK];
+    if (mode == PNMF_RES_SHIFTED && !inside_x)
+        for (int x = 0; x < w; x++) {
+            const int sx = x0 + x + dx;
+            xs[x] = sx < 0 ? 0 : sx >= cols ? cols - 1 : sx;
+        }
     for (int y = y0; y < y1; y++) {
         uint8_t *o = pred + (y - y0) * PNMF_RES_BLOCK;
         const size_t row = (size_t)y * cols + x0;
@@ -355,11 +362,11 @@ void pnmf_residual_predict(int mode, const uint8_t *P, const uint8_t *Pp, const 
             } else {
                 int sy = y + dy;
                 sy = sy < 0 ? 0 : sy >= rows ? rows - 1 : sy;
-                for (int x = 0; x < w; x++) {
-                    int sx = x0 + x + dx;
-                    sx = sx < 0 ? 0 : sx >= cols ? cols - 1 : sx;
-                    o[x] = Dr[(size_t)sy * cols + sx];
-                }
+                const uint8_t *sr = Dr + (size_t)sy * cols;
+                if (inside_x) /* a row clamped, the columns inside */
+                    copy_row(o, sr + x0 + dx, w);
+                else
+                    for (int x = 0; x < w; x++) o[x] = sr[xs[x]];
             }
             break;
         }

@@ -197,6 +197,15 @@ void pnmf_residual_idct4_add(const int16_t *lev, int qp, const uint8_t *pred, in
     idct4_add(lev, qp, pred, pstride, dst, stride);
 }
 
+/* Row y of pred (rows PNMF_RES_BLOCK apart) set to v over w samples: a
+ * whole row is one store the compiler inlines, other widths a call (as
+ * copy_row()). */
+static inline void fill_row(uint8_t *pred, int y, int v, int w)
+{
+    if (w == PNMF_RES_BLOCK) memset(pred + y * PNMF_RES_BLOCK, v, PNMF_RES_BLOCK);
+    else memset(pred + y * PNMF_RES_BLOCK, v, (size_t)w);
+}
+
 /* The intra predictions (modes 5-7) of [y0, y1) x [x0, x1) from the
  * decoded row above it and column left of it in D: their mean (DC), the
  * row carried down (V) or the column carried across (H). A side the frame
@@ -210,11 +219,13 @@ static void predict_intra(int mode, const uint8_t *D, int cols, int y0, int y1, 
         uint8_t row[PNMF_RES_BLOCK];
         if (a) memcpy(row, a, (size_t)w);
         else memset(row, l ? l[0] : 128, (size_t)w);
-        for (int y = 0; y < h; y++) memcpy(pred + y * PNMF_RES_BLOCK, row, (size_t)w);
+        for (int y = 0; y < h; y++)
+            if (w == PNMF_RES_BLOCK) memcpy(pred + y * PNMF_RES_BLOCK, row, PNMF_RES_BLOCK);
+            else memcpy(pred + y * PNMF_RES_BLOCK, row, (size_t)w);
         return;
     }
     if (mode == PNMF_RES_INTRA_H) {
-        for (int y = 0; y < h; y++) memset(pred + y * PNMF_RES_BLOCK, l ? l[(size_t)y * cols] : a ? a[0] : 128, (size_t)w);
+        for (int y = 0; y < h; y++) fill_row(pred, y, l ? l[(size_t)y * cols] : a ? a[0] : 128, w);
         return;
     }
     /* DC: a missing side counts w (or h) times the sample it repeats */
@@ -227,7 +238,7 @@ static void predict_intra(int mode, const uint8_t *D, int cols, int y0, int y1, 
         for (int i = 0; i < h; i++) sum += l[(size_t)i * cols];
     else
         sum += h * (a ? a[0] : 128);
-    for (int y = 0; y < h; y++) memset(pred + y * PNMF_RES_BLOCK, sum / (w + h), (size_t)w);
+    for (int y = 0; y < h; y++) fill_row(pred, y, sum / (w + h), w);
 }
 
 /* predict_intra() of the 4 x 4 quarter at (y0, x0), its sizes constants:

@@ -31,6 +31,9 @@ struct PnmfDecoder {
     uint8_t *ref[PNMF_RES_REFS]; /* decoded frames j-1, j-2, ... */
     PnmfSpriteDict sprites;   /* the sprite dictionary (sprite.h), from the last key window on */
     uint8_t *bg, *mark;       /* the sprite layer's background B; a scratch of zeros */
+    int bg_ref;               /* -1: B is in bg; 0: B is the frame in ref[0], not copied to bg
+                               * until a sprite layer reads it */
+    int p_zero, pp_zero;      /* P, Pp hold zeros (the model's frame of a window without entries) */
     int have_prev;            /* Pp, ref[0] hold the frame before next_frame, from a residual layer */
     int avail;                /* of ref[], how many hold frames since the key window began */
     int failed;
@@ -102,6 +105,7 @@ int pnmf_decoder_create(PnmfDecoder **out, const PnmfDecSettings *s, const PnmfI
     d->D = pnmf_malloc_array(d->n, 1);
     d->bg = pnmf_malloc_array(d->n, 1);
     d->mark = pnmf_calloc(d->n, 1);
+    d->bg_ref = -1;
     if (!d->acc || !d->layout || !d->P || !d->Pp || !d->D || !d->bg || !d->mark) return fail(d, PNMF_ERR_NOMEM);
     for (int t = 0; t < PNMF_RES_REFS; t++)
         if (!(d->ref[t] = pnmf_malloc_array(d->n, 1))) return fail(d, PNMF_ERR_NOMEM);
@@ -179,21 +183,40 @@ static const uint8_t *next_layout(PnmfDecoder *d)
     if (d->win_pos == 0 && !d->md.res.continues) { /* a key window */
         d->avail = 0;
         memset(d->bg, PNMF_SPRITE_BG, d->n);
+        d->bg_ref = -1;
     }
+    const PnmfSpriteLayer *L = &d->md.spr;
+    const int j = d->win_pos;
     uint8_t *t = d->Pp;
+    const int tz = d->pp_zero;
     d->Pp = d->P, d->P = t;
-    if (d->md.spr.present) pnmf_sprite_paint(&d->sprites, &d->md.spr, d->win_pos, d->vis_rows, d->vis_cols, d->bg, d->P);
-    else pnmf_diamond_int(&d->md, d->win_pos, d->w_step, d->r_step, d->acc, d->P);
-    pnmf_residual_frame(&d->md.res, d->win_pos, d->P, d->Pp, (const uint8_t *const *)d->ref, d->D);
+    d->pp_zero = d->p_zero, d->p_zero = tz;
+    if (L->present && d->bg_ref >= 0) { /* the background is read: copied out of its frame */
+        memcpy(d->bg, d->ref[d->bg_ref], d->n);
+        d->bg_ref = -1;
+    }
+    if (L->present) {
+        pnmf_sprite_paint(&d->sprites, L, j, d->vis_rows, d->vis_cols, d->bg, d->P);
+        d->p_zero = 0;
+    } else if (d->md.first[j] != d->md.first[j + 1] || !d->p_zero) { /* a frame of zeros is left as it is */
+        pnmf_diamond_int(&d->md, j, d->w_step, d->r_step, d->acc, d->P);
+        d->p_zero = d->md.first[j] == d->md.first[j + 1];
+    }
+    pnmf_residual_frame(&d->md.res, j, d->P, d->Pp, (const uint8_t *const *)d->ref, d->D);
     if (d->md.res.lx && d->md.res.lx->err) { /* format 9: decoded with the samples */
         snprintf(d->err, sizeof(d->err), "window at frame %d: %s", d->win_first + 1,
                  d->md.res.lx->err == -1 ? "residual level out of range"
                                          : "a range-coded stream does not end where its length says");
         return NULL;
     }
-    pnmf_sprite_background_update(&d->sprites, &d->md.spr, d->win_pos, d->vis_rows, d->vis_cols, d->D, d->bg, d->mark);
-    pnmf_sprite_cut(&d->sprites, &d->md.spr, d->win_pos, d->vis_cols, d->D);
+    /* B takes D where no placement paints: all of D in a frame without
+     * placements, which leaves B in D's frame, ref[0] once D is pushed
+     * (the next frame copies it out or replaces it before the next push) */
+    const int placed = L->present && L->first[j] != L->first[j + 1];
+    if (placed) pnmf_sprite_background_update(&d->sprites, L, j, d->vis_rows, d->vis_cols, d->D, d->bg, d->mark);
+    pnmf_sprite_cut(&d->sprites, L, j, d->vis_cols, d->D);
     pnmf_residual_push(d->ref, &d->D);
+    d->bg_ref = placed ? -1 : 0;
     if (d->avail < PNMF_RES_REFS) d->avail++;
     d->have_prev = 1;
     return d->ref[0];

@@ -66,7 +66,11 @@ void pnmf_layout_from_frame(int shift_model, int width, int height, const uint8_
 void pnmf_layout_to_frame(int shift_model, int width, int height, const uint8_t *layout,
                           uint8_t *frame, ptrdiff_t stride)
 {
-    if (shift_model != PNMF_SHIFT_VECTOR) { /* the same raster: row copies */
+    if (shift_model != PNMF_SHIFT_VECTOR) { /* the same raster: row copies, one when the rows are contiguous */
+        if (stride == width) {
+            memcpy(frame, layout, (size_t)width * height);
+            return;
+        }
         for (int y = 0; y < height; y++) memcpy(frame + y * stride, layout + (size_t)y * width, (size_t)width);
         return;
     }

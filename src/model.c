@@ -176,18 +176,24 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
         rs->mvstart[j] = (size_t)nmv;
         rs->palstart[j] = rs->npal;
         if (palat) memset(palat, 0xff, (size_t)nb * sizeof(int32_t));
-        for (uint64_t b = 0; b < nb; b++) {
+        /* block b's column and row stepped along, not divided out */
+        for (uint64_t b = 0, bcol = 0, brow = 0; b < nb; b++, bcol + 1 < (uint64_t)rs->bx ? bcol++ : (bcol = 0, brow++)) {
             if (coded) {
                 const uint8_t *mo = rs->modes + (uint64_t)j * nb + b;
-                if (nbctx) mc.nb = pnmf_residual_mode_nb(mo - b, rs->bx, (size_t)nb, (size_t)b, j);
-                v = (uint64_t)rc_decode_mode(&rd, &mc, b % (uint64_t)rs->bx ? mo[-1] : -1,
-                                             b >= (uint64_t)rs->bx ? mo[-rs->bx] : -1, j ? mo[-(ptrdiff_t)nb] : -1);
+                if (nbctx) { /* pnmf_residual_mode_nb() */
+                    const int A = brow ? mo[-rs->bx] : -1, AL = brow && bcol ? mo[-rs->bx - 1] : -1;
+                    const int P = j ? mo[-(ptrdiff_t)nb] : -1, PL = j && bcol ? mo[-(ptrdiff_t)nb - 1] : -1;
+                    mc.nb = (AL == A) | (PL == P) << 1;
+                }
+                v = (uint64_t)rc_decode_mode(&rd, &mc, bcol ? mo[-1] : -1, brow ? mo[-rs->bx] : -1,
+                                             j ? mo[-(ptrdiff_t)nb] : -1);
             } else if (get_u(r, &v) < 0) {
                 goto truncated;
             }
             const uint64_t pred = v & 7;
-            int y0, y1, x0, x1;
-            pnmf_residual_block(rs->bx, rows, cols, (size_t)b, &y0, &y1, &x0, &x1);
+            const int y0 = (int)brow * PNMF_RES_BLOCK, x0 = (int)bcol * PNMF_RES_BLOCK;
+            const int y1 = y0 + PNMF_RES_BLOCK < rows ? y0 + PNMF_RES_BLOCK : rows;
+            const int x1 = x0 + PNMF_RES_BLOCK < cols ? x0 + PNMF_RES_BLOCK : cols;
             const int h = y1 - y0, w = x1 - x0;
             /* format 7: the intra predictions 5-7 */
             if (palette && v == PNMF_RES_PALETTE) { /* window flags bit 13 */
@@ -453,7 +459,7 @@ static int read_masks(Rd *r, PnmfSpriteLayer *L, int np, char *err, size_t errle
             goto end;
         }
         memset(ps, 0, sizeof(*ps));
-        ret = pnmf_sprite_pose_make(ps, keep.w, keep.h, keep.mask, keep.mask);
+        ret = pnmf_sprite_pose_make_unhashed(ps, keep.w, keep.h, keep.mask, keep.mask);
         ps->src = keep.src, ps->sy = keep.sy, ps->sx = keep.sx;
         ps->mref = keep.mref, ps->mdy = keep.mdy, ps->mdx = keep.mdx;
         pnmf_free(keep.mask);
@@ -537,7 +543,7 @@ static int read_sprites(Rd *r, int m, int rows, int cols, int ctxmasks, int ctxp
             goto end;
         }
         /* the pixels come from the decoded frame (pnmf_sprite_cut()) */
-        ret = pnmf_sprite_pose_make(&L->pose[i], (int)w, (int)h, mask, mask);
+        ret = pnmf_sprite_pose_make_unhashed(&L->pose[i], (int)w, (int)h, mask, mask);
         pnmf_free(mask);
         mask = NULL;
         if (ret < 0) return ret;

@@ -197,6 +197,15 @@ void pnmf_residual_idct4_add(const int16_t *lev, int qp, const uint8_t *pred, in
     idct4_add(lev, qp, pred, pstride, dst, stride);
 }
 
+/* Row y of pred (rows PNMF_RES_BLOCK apart) set to v over w samples: a
+ * whole row is one store the compiler inlines, other widths a call (as
+ * copy_row()). */
+static inline void fill_row(uint8_t *pred, int y, int v, int w)
+{
+    if (w == PNMF_RES_BLOCK) memset(pred + y * PNMF_RES_BLOCK, v, PNMF_RES_BLOCK);
+    else memset(pred + y * PNMF_RES_BLOCK, v, (size_t)w);
+}
+
 /* The intra predictions (modes 5-7) of [y0, y1) x [x0, x1) from the
  * decoded row above it and column left of it in D: their mean (DC), the
  * row carried down (V) or the column carried across (H). A side the frame
@@ -210,11 +219,13 @@ static void predict_intra(int mode, const uint8_t *D, int cols, int y0, int y1, 
         uint8_t row[PNMF_RES_BLOCK];
         if (a) memcpy(row, a, (size_t)w);
         else memset(row, l ? l[0] : 128, (size_t)w);
-        for (int y = 0; y < h; y++) memcpy(pred + y * PNMF_RES_BLOCK, row, (size_t)w);
+        for (int y = 0; y < h; y++)
+            if (w == PNMF_RES_BLOCK) memcpy(pred + y * PNMF_RES_BLOCK, row, PNMF_RES_BLOCK);
+            else memcpy(pred + y * PNMF_RES_BLOCK, row, (size_t)w);
         return;
     }
     if (mode == PNMF_RES_INTRA_H) {
-        for (int y = 0; y < h; y++) memset(pred + y * PNMF_RES_BLOCK, l ? l[(size_t)y * cols] : a ? a[0] : 128, (size_t)w);
+        for (int y = 0; y < h; y++) fill_row(pred, y, l ? l[(size_t)y * cols] : a ? a[0] : 128, w);
         return;
     }
     /* DC: a missing side counts w (or h) times the sample it repeats */
@@ -227,7 +238,7 @@ static void predict_intra(int mode, const uint8_t *D, int cols, int y0, int y1, 
         for (int i = 0; i < h; i++) sum += l[(size_t)i * cols];
     else
         sum += h * (a ? a[0] : 128);
-    for (int y = 0; y < h; y++) memset(pred + y * PNMF_RES_BLOCK, sum / (w + h), (size_t)w);
+    for (int y = 0; y < h; y++) fill_row(pred, y, sum / (w + h), w);
 }
 
 /* predict_intra() of the 4 x 4 quarter at (y0, x0), its sizes constants:
@@ -329,7 +340,14 @@ void pnmf_residual_predict(int mode, const uint8_t *P, const uint8_t *Pp, const 
         return;
     }
     const int w = x1 - x0;
-    const int inside = y0 + dy >= 0 && y1 + dy <= rows && x0 + dx >= 0 && x1 + dx <= cols;
+    const int inside_x = x0 + dx >= 0 && x1 + dx <= cols, inside = inside_x && y0 + dy >= 0 && y1 + dy <= rows;
+    /* a copy across the frame's side: its columns clamped once for all rows */
+    int xs[PNMF_RES_BLOCK];
+    if (mode == PNMF_RES_SHIFTED && !inside_x)
+        for (int x = 0; x < w; x++) {
+            const int sx = x0 + x + dx;
+            xs[x] = sx < 0 ? 0 : sx >= cols ? cols - 1 : sx;
+        }
     for (int y = y0; y < y1; y++) {
         uint8_t *o = pred + (y - y0) * PNMF_RES_BLOCK;
         const size_t row = (size_t)y * cols + x0;
@@ -355,11 +373,11 @@ void pnmf_residual_predict(int mode, const uint8_t *P, const uint8_t *Pp, const 
             } else {
                 int sy = y + dy;
                 sy = sy < 0 ? 0 : sy >= rows ? rows - 1 : sy;
-                for (int x = 0; x < w; x++) {
-                    int sx = x0 + x + dx;
-                    sx = sx < 0 ? 0 : sx >= cols ? cols - 1 : sx;
-                    o[x] = Dr[(size_t)sy * cols + sx];
-                }
+                const uint8_t *sr = Dr + (size_t)sy * cols;
+                if (inside_x) /* a row clamped, the columns inside */
+                    copy_row(o, sr + x0 + dx, w);
+                else
+                    for (int x = 0; x < w; x++) o[x] = sr[xs[x]];
             }
             break;
         }
@@ -530,11 +548,14 @@ int pnmf_residual_levels_read(RcDec *d, RcLevCtx *c, PnmfResidual *r, int from, 
     const size_t nb = (size_t)r->bx * r->by;
     rc_lev_ctx_init(c);
     for (int j = from; j < r->m; j++)
-        for (size_t b = 0, q = r->start[j]; b < nb; b++) {
+        /* block b's rectangle (pnmf_residual_block()) stepped along, not divided out */
+        for (size_t b = 0, q = r->start[j], bcol = 0, brow = 0; b < nb;
+             b++, bcol + 1 < (size_t)r->bx ? bcol++ : (bcol = 0, brow++)) {
             const uint8_t mode = r->modes[(size_t)j * nb + b];
             if (!(mode & PNMF_RES_CODED)) continue;
-            int y0, y1, x0, x1;
-            pnmf_residual_block(r->bx, r->rows, r->cols, b, &y0, &y1, &x0, &x1);
+            const int y0 = (int)brow * PNMF_RES_BLOCK, x0 = (int)bcol * PNMF_RES_BLOCK;
+            const int y1 = y0 + PNMF_RES_BLOCK < r->rows ? y0 + PNMF_RES_BLOCK : r->rows;
+            const int x1 = x0 + PNMF_RES_BLOCK < r->cols ? x0 + PNMF_RES_BLOCK : r->cols;
             const int kind = rc_lev_kind(j, mode);
             if (r->ctx_levels && !(mode & PNMF_RES_TRANSFORM)) { /* in the sample-context stream */
                 r->tx8[(size_t)j * nb + b] = r->idir[(size_t)j * nb + b] = 0;
@@ -547,9 +568,10 @@ int pnmf_residual_levels_read(RcDec *d, RcLevCtx *c, PnmfResidual *r, int from, 
                 (dir = pnmf_intra_read(d, c, kind, mode & 7)) < 0)
                 return -3;
             r->idir[(size_t)j * nb + b] = (uint8_t)dir;
-            /* then a transform block's 8x8 decision */
+            /* then a transform block's 8x8 decision (context: pnmf_tx8_ctx()) */
             const int tx8 = r->tx8_on && (mode & PNMF_RES_TRANSFORM) &&
-                            rc_decode(d, &c->t8[kind][pnmf_tx8_ctx(r, j, b)]);
+                            rc_decode(d, &c->t8[kind][(x0 ? r->tx8[(size_t)j * nb + b - 1] : 0) +
+                                                   (y0 ? r->tx8[(size_t)j * nb + b - (size_t)r->bx] : 0)]);
             r->tx8[(size_t)j * nb + b] = (uint8_t)tx8;
             if (tx8 ? pnmf_tx8_levels_read(d, c, kind, r->lev + q, PNMF_TX8_MAX_COEF)
                 : mode & PNMF_RES_TRANSFORM

@@ -26,7 +26,8 @@ void pnmf_sprite_dict_free(PnmfSpriteDict *d)
     memset(d, 0, sizeof(*d));
 }
 
-int pnmf_sprite_pose_make(PnmfSpritePose *ps, int w, int h, const uint8_t *pix, const uint8_t *mask)
+/* pnmf_sprite_pose_make(), the hash made only with hash set. */
+static int pose_make(PnmfSpritePose *ps, int w, int h, const uint8_t *pix, const uint8_t *mask, int hash)
 {
     const size_t n = (size_t)w * h;
     memset(ps, 0, sizeof(*ps));
@@ -48,8 +49,18 @@ int pnmf_sprite_pose_make(PnmfSpritePose *ps, int w, int h, const uint8_t *pix, 
             if (mask[i]) ps->list[k++] = ((uint32_t)y << 16) | (uint32_t)x;
         }
     ps->w = w, ps->h = h, ps->npix = npix;
-    ps->hash = pnmf_sprite_hash(w, h, ps->pix, ps->mask);
+    ps->hash = hash ? pnmf_sprite_hash(w, h, ps->pix, ps->mask) : 0;
     return 0;
+}
+
+int pnmf_sprite_pose_make(PnmfSpritePose *ps, int w, int h, const uint8_t *pix, const uint8_t *mask)
+{
+    return pose_make(ps, w, h, pix, mask, 1);
+}
+
+int pnmf_sprite_pose_make_unhashed(PnmfSpritePose *ps, int w, int h, const uint8_t *pix, const uint8_t *mask)
+{
+    return pose_make(ps, w, h, pix, mask, 0);
 }
 
 static int dict_room(PnmfSpriteDict *d, int more)
@@ -172,6 +183,20 @@ void pnmf_sprite_layer_free(PnmfSpriteLayer *L)
     memset(L, 0, sizeof(*L));
 }
 
+/* The part of placement pl's box inside the rows x cols frame: box rows
+ * [*ya, *yb) and columns [*xa, *xb). */
+static void place_clip(const PnmfSpritePlace *pl, const PnmfSpritePose *ps, int rows, int cols, int *ya, int *yb,
+                       int *xa, int *xb)
+{
+    *ya = pl->y < 0 ? -pl->y : 0, *yb = pl->y + ps->h > rows ? rows - pl->y : ps->h;
+    *xa = pl->x < 0 ? -pl->x : 0, *xb = pl->x + ps->w > cols ? cols - pl->x : ps->w;
+}
+
+/* A pose whose box is at most four times its opaque pixels goes by rows of
+ * its mask (selects the compiler vectorizes); a sparser one by its list,
+ * so the work stays within what pnmf_sprite_dict_commit() bounds. */
+static int by_rows(const PnmfSpritePose *ps) { return (size_t)ps->w * ps->h <= 4 * (size_t)ps->npix; }
+
 void pnmf_sprite_paint(const PnmfSpriteDict *d, const PnmfSpriteLayer *L, int j, int rows, int cols,
                        const uint8_t *B, uint8_t *P)
 {
@@ -179,6 +204,17 @@ void pnmf_sprite_paint(const PnmfSpriteDict *d, const PnmfSpriteLayer *L, int j,
     for (int q = L->first[j]; q < L->first[j + 1]; q++) {
         const PnmfSpritePlace *pl = &L->place[q];
         const PnmfSpritePose *ps = &d->pose[pl->pose];
+        if (by_rows(ps)) {
+            /* pix is 0 and mask 0 outside the mask, mask 1 inside: a select */
+            int ya, yb, xa, xb;
+            place_clip(pl, ps, rows, cols, &ya, &yb, &xa, &xb);
+            for (int y = ya; y < yb; y++) {
+                uint8_t *o = P + (size_t)(pl->y + y) * cols + pl->x;
+                const uint8_t *m = ps->mask + (size_t)y * ps->w, *s = ps->pix + (size_t)y * ps->w;
+                for (int x = xa; x < xb; x++) o[x] = (uint8_t)(o[x] ^ ((o[x] ^ s[x]) & -m[x]));
+            }
+            continue;
+        }
         /* whole rows inside the frame go without a test per pixel */
         const int inside = pl->y >= 0 && pl->x >= 0 && pl->y + ps->h <= rows && pl->x + ps->w <= cols;
         for (int i = 0; i < ps->npix; i++) {
@@ -197,6 +233,21 @@ static void mark_frame(const PnmfSpriteDict *d, const PnmfSpriteLayer *L, int j,
     for (int q = L->first[j]; q < L->first[j + 1]; q++) {
         const PnmfSpritePlace *pl = &L->place[q];
         const PnmfSpritePose *ps = &d->pose[pl->pose];
+        if (by_rows(ps)) {
+            /* set: OR-ed with the mask's rows; clear: the box's rows
+             * zeroed (mark is 0 outside the placements) */
+            int ya, yb, xa, xb;
+            place_clip(pl, ps, rows, cols, &ya, &yb, &xa, &xb);
+            for (int y = ya; y < yb; y++) {
+                uint8_t *o = mark + (size_t)(pl->y + y) * cols + pl->x;
+                const uint8_t *m = ps->mask + (size_t)y * ps->w;
+                if (v)
+                    for (int x = xa; x < xb; x++) o[x] |= m[x];
+                else if (xb > xa)
+                    memset(o + xa, 0, (size_t)(xb - xa));
+            }
+            continue;
+        }
         /* a placement inside the frame goes without a test per pixel */
         const int inside = pl->y >= 0 && pl->x >= 0 && pl->y + ps->h <= rows && pl->x + ps->w <= cols;
         for (int i = 0; i < ps->npix; i++) {
@@ -277,6 +328,29 @@ int pnmf_sprite_mask_context(const uint8_t *m, int w, int y, int x, const uint8_
 #undef M
 }
 
+/* pnmf_sprite_mask_context() with direct reads where every sample it
+ * takes lies inside both boxes (most of a mask), without a bounds test
+ * a sample. */
+static inline int mask_context_fast(const uint8_t *m, int w, int y, int x, const uint8_t *r, int rw, int rh, int dy,
+                                    int dx)
+{
+    if (!r) {
+        if (y >= 2 && x >= 2 && x + 2 < w) {
+            const uint8_t *a = m + (size_t)(y - 2) * w + x, *b = a + w, *c = b + w;
+            return a[-1] << 9 | a[0] << 8 | a[1] << 7 | b[-2] << 6 | b[-1] << 5 | b[0] << 4 | b[1] << 3 |
+                   b[2] << 2 | c[-2] << 1 | c[-1];
+        }
+    } else {
+        const int ry = y - dy, rx = x - dx;
+        if (y >= 1 && x >= 1 && x + 1 < w && ry >= 1 && ry + 1 < rh && rx >= 1 && rx + 1 < rw) {
+            const uint8_t *b = m + (size_t)(y - 1) * w + x, *c = b + w, *q = r + (size_t)ry * rw + rx;
+            return 1024 + (b[-1] << 8 | b[0] << 7 | b[1] << 6 | c[-1] << 5 | q[0] << 4 | q[-rw] << 3 |
+                           q[rw] << 2 | q[-1] << 1 | q[1]);
+        }
+    }
+    return pnmf_sprite_mask_context(m, w, y, x, r, rw, rh, dy, dx);
+}
+
 int pnmf_sprite_masks_read(const uint8_t *p, size_t n, int np, uint8_t *const *masks, const int *w, const int *h,
                            const int *ref, const int *dy, const int *dx)
 {
@@ -289,8 +363,8 @@ int pnmf_sprite_masks_read(const uint8_t *p, size_t n, int np, uint8_t *const *m
         const uint8_t *r = k >= 0 ? masks[k] : NULL;
         for (int y = 0; y < h[i]; y++)
             for (int x = 0; x < w[i]; x++) {
-                const int c = pnmf_sprite_mask_context(masks[i], w[i], y, x, r, k >= 0 ? w[k] : 0,
-                                                       k >= 0 ? h[k] : 0, dy[i], dx[i]);
+                const int c = mask_context_fast(masks[i], w[i], y, x, r, k >= 0 ? w[k] : 0, k >= 0 ? h[k] : 0,
+                                                dy[i], dx[i]);
                 masks[i][(size_t)y * w[i] + x] = (uint8_t)rc_decode(&d, &prob[c]);
             }
     }

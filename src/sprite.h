@@ -97,6 +97,9 @@ typedef struct PnmfSpriteLayer {
 /* ps = a copy of the w x h pose (pix, mask: nonzero is opaque), its list,
  * count and hash made. 0 or PNMF_ERR_NOMEM. */
 int  pnmf_sprite_pose_make(PnmfSpritePose *ps, int w, int h, const uint8_t *pix, const uint8_t *mask);
+/* As pnmf_sprite_pose_make(), hash 0: for the model reader's poses, which
+ * nothing looks up by hash (the pose search's dictionaries are made with it). */
+int  pnmf_sprite_pose_make_unhashed(PnmfSpritePose *ps, int w, int h, const uint8_t *pix, const uint8_t *mask);
 void pnmf_sprite_pose_free(PnmfSpritePose *ps);
 
 void pnmf_sprite_dict_init(PnmfSpriteDict *d);

@@ -145,6 +145,20 @@ echo precious > paper/exp1.png
 expect_exit 5 "$B/pnmf-paper" exp1 --out paper
 check '[ "$got" -eq 5 ] && [ "$(cat paper/exp1.png)" = precious ]' "pnmf-paper over a figure: exit $got: $(cat err)"
 
+# ---- a FIFO (or a device such as /dev/null) is written in place, not replaced ----
+if command -v timeout > /dev/null && mkfifo fifo 2> /dev/null; then
+    # the reader gives up after a while if nothing opens the FIFO to write
+    timeout 30 cat fifo > fromfifo &
+    reader=$!
+    "$DEC" -Q -y -f md5 a.pnmf fifo 2> err
+    got=$?
+    wait $reader
+    check '[ "$got" -eq 0 ] && [ -p fifo ] && [ "$(cat fromfifo)" = "$("$DEC" -Q -f md5 a.pnmf)" ]' \
+        "pnmf-dec -y -f md5 into a FIFO: exit $got, FIFO kept: $([ -p fifo ] && echo yes || echo no): $(cat err)"
+else
+    skip "no FIFO or timeout here"
+fi
+
 # ---- --version and --help everywhere ----
 for t in enc dec info psnr compare bench paper; do
     [ -x "$B/pnmf-$t" ] || { skip "pnmf-$t not built"; continue; }

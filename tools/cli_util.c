@@ -73,6 +73,12 @@ static void on_signal(int sig)
     raise(sig);
 }
 
+int cli_is_special(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
 FILE *cli_tmp_open(const char *target)
 {
     const char *slash = strrchr(target, '/');

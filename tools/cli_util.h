@@ -37,6 +37,11 @@ int cli_parse_int(const char *prog, const char *opt, const char *val, long long 
  * "PROG: option X needs a value; ...", one line. */
 void cli_bad_option(const char *prog, char **argv, int c);
 
+/* Whether path names an existing file that is neither a regular file nor
+ * a folder (a device such as /dev/null, a FIFO): such an output is written
+ * in place, as a temporary file renamed onto it would replace it. */
+int cli_is_special(const char *path);
+
 /* Open a temporary file beside target (same directory, so rename() is
  * atomic) and remember it: until cli_tmp_commit() or cli_tmp_discard(), a
  * SIGINT, SIGTERM or SIGHUP removes it. Returns NULL with errno set. */

@@ -242,9 +242,10 @@ int main(int argc, char **argv)
                           .time_base_den = info->time_base_den };
     /* A y4m, md5 or video file is written beside its name and renamed when
      * complete, as frame files are: a failed decode leaves no partial file
-     * and an existing one untouched. */
+     * and an existing one untouched. A device or FIFO (/dev/null) is
+     * written in place: the rename would replace it with a regular file. */
     const char *dest = outpath;
-    if (!is_frames && strcmp(outpath, "-")) {
+    if (!is_frames && strcmp(outpath, "-") && !cli_is_special(outpath)) {
         if (!(tmp = cli_tmp_open(outpath))) {
             fprintf(stderr, "%s: %s: cannot create a temporary file beside it: %s\n", prog, outpath,
                     strerror(errno));

@@ -38,6 +38,7 @@ struct PnmfLxMatch {
     uint64_t *up;           /* index_frame()'s block hashes, one per column, of the row above */
     uint64_t *hrow;         /* and of the row being indexed, a chain's bucket read ahead from them; */
     uint8_t *inrun;         /* whether each of its places is left out (in a run) */
+    uint64_t *words;        /* index_frame()'s row words (row_word()) of the LXM_B rows of the blocks */
     const uint8_t *hsrc;    /* the block whose hash hval is (pnmf_lxm_find() looks in each reference) */
     int hy, hx;
     uint64_t hval;
@@ -112,9 +113,10 @@ PnmfLxMatch *pnmf_lxm_new(int rows, int cols, int fast)
     while (m->bits < 24 && ((size_t)1 << m->bits) < n) m->bits++;
     for (int s = 0; s <= PNMF_RES_REFS; s++) m->slot[s].tag = 0, m->slot[s].used = 0;
     m->up = pnmf_malloc_array((size_t)m->w, sizeof(uint64_t));
-    m->hrow = pnmf_malloc_array((size_t)m->w, sizeof(uint64_t));
+    m->hrow = pnmf_calloc((size_t)m->w + LXM_AHEAD, sizeof(uint64_t)); /* the last LXM_AHEAD stay 0 */
     m->inrun = pnmf_malloc_array((size_t)m->w, 1);
-    if (!m->up || !m->hrow || !m->inrun) {
+    m->words = pnmf_malloc_array((size_t)m->w * LXM_B, sizeof(uint64_t));
+    if (!m->up || !m->hrow || !m->inrun || !m->words) {
         pnmf_lxm_free(m);
         return NULL;
     }
@@ -129,6 +131,7 @@ void pnmf_lxm_free(void *p)
     pnmf_free(m->up);
     pnmf_free(m->hrow);
     pnmf_free(m->inrun);
+    pnmf_free(m->words);
     pnmf_free(m);
 }
 
@@ -167,24 +170,43 @@ static int index_frame(PnmfLxMatch *m, LxmSlot *s, const uint8_t *f)
     uint64_t p7 = 1; /* P^7: the top row's weight */
     for (int k = 1; k < LXM_B; k++) p7 *= LXM_P;
     uint64_t *col = m->up, *hr = m->hrow; /* each column's block hash, rolled down row by row */
+    uint64_t *words = m->words;           /* the row words of the last LXM_B rows, row r's at r % LXM_B */
     uint8_t *inrun = m->inrun;
+    const size_t w = (size_t)m->w;
     for (int y = 0; y < m->h; y++) {
         const uint8_t *row = f + (size_t)y * cols;
-        uint64_t left = 0;
         /* the row's hashes first, so that the chains' heads can be asked
          * for ahead of their insertion (each a likely cache miss) */
-        for (int x = 0; x < m->w; x++) {
-            const uint64_t up = col[x];
-            const uint64_t raw = y ? (up - row_word(row + x - cols) * p7) * LXM_P + row_word(row + x + 7 * cols)
-                                   : raw_hash(row + x, cols);
-            col[x] = hr[x] = raw;
+        if (!y) {
+            for (int k = 0; k < LXM_B; k++)
+                for (size_t x = 0; x < w; x++) words[k * w + x] = row_word(row + k * cols + x);
+            for (size_t x = 0; x < w; x++) {
+                uint64_t h = 0;
+                for (int k = 0; k < LXM_B; k++) h = h * LXM_P + words[k * w + x];
+                col[x] = hr[x] = h;
+            }
             /* equal hashes stand for equal blocks here: a collision only
              * leaves a place out, a lookup compares the samples */
-            inrun[x] = (uint8_t)((x % PNMF_LXM_RUN && raw == left) || (y % PNMF_LXM_RUN && raw == up));
-            left = raw;
+            inrun[0] = 0;
+            for (size_t x = 1; x < w; x++) inrun[x] = (uint8_t)((x % PNMF_LXM_RUN != 0) & (hr[x] == hr[x - 1]));
+        } else {
+            /* row y - 1 leaves the block, row y + 7 enters it: both in
+             * the slot of row y - 1 */
+            uint64_t *wk = words + (size_t)((y + LXM_B - 1) % LXM_B) * w;
+            const uint8_t *in = row + (LXM_B - 1) * cols;
+            const int ym = y % PNMF_LXM_RUN != 0;
+            uint64_t left = 0;
+            for (size_t x = 0; x < w; x++) {
+                const uint64_t up = col[x], nw = row_word(in + x);
+                const uint64_t raw = (up - wk[x] * p7) * LXM_P + nw;
+                wk[x] = nw;
+                col[x] = hr[x] = raw;
+                inrun[x] = (uint8_t)(((x % PNMF_LXM_RUN != 0) & (raw == left)) | (ym & (raw == up)));
+                left = raw;
+            }
         }
-        for (int x = 0; x < m->w; x++) {
-            if (x + LXM_AHEAD < m->w) LXM_PREFETCH(&s->head[hr[x + LXM_AHEAD] >> shift]);
+        for (size_t x = 0; x < w; x++) {
+            LXM_PREFETCH(&s->head[hr[x + LXM_AHEAD] >> shift]); /* past the row: hashes 0 */
             if (inrun[x]) continue; /* not in a chain */
             const uint64_t raw = hr[x];
             const size_t p = (size_t)y * m->w + x;

@@ -188,6 +188,8 @@ static int write_window(PnmfEncoder *e, EncWindow *w)
     if (ret >= 0 && (w->md.res.subpel || w->md.res.deblock || tx8 || w->md.res.npal || w->md.res.casc_period ||
                      nbctx || (w->md.spr.present && w->md.spr.ctxmasks)))
         pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V9);
+    /* a lossless window's codings hold range-coded levels (lossless.h) */
+    pnmf_container_writer_set_lossless(e->cw, w->md.res.step16 && w->md.res.enc_dec != NULL);
     if (ret >= 0)
         ret = pnmf_container_write_window_best(e->cw, (uint32_t)(e->frame_count - w->m), (uint32_t)w->m,
                                                (const uint8_t *const *)codings, sizes, ncodings, &chosen, e->err,

@@ -29,6 +29,7 @@
 #include "entropy.h"
 #include "internal.h"
 #include "io.h"
+#include "tuning.h"
 
 /* Header layout (offsets in bytes). */
 #define HDR_MAGIC          0
@@ -373,6 +374,7 @@ struct PnmfContainerWriter {
     uint8_t *prev;        /* the previous window's payload (zstd prefix) */
     size_t prev_size;
     int continues_next;   /* the next window continues the previous one */
+    int lossless_next;    /* the next window's codings are a lossless window's (range-coded levels) */
     /* Frame times (a timed writer): the durations of the frames not yet
      * written, oldest first, and the time of the next window's first frame. */
     uint32_t *dq;
@@ -494,9 +496,10 @@ static int compressed_size(const PnmfContainerWriter *w, int cont, const uint8_t
 /* Of the codings first..n-1 of a window within bound, the one whose
  * compressed chunk is the smallest (the first on a tie): each compressed at
  * a fast level first, and only those within RANK_MARGIN of the smallest
- * there again at the writer's level. *z is its zstd frame. */
+ * there again at the writer's level (light: pnmf_entropy_compress_probed()'s).
+ * *z is its zstd frame. */
 static int pick_coding(const PnmfContainerWriter *w, int cont, const uint8_t *const *payloads, const size_t *sizes,
-                       int n, int first, uint64_t bound, uint8_t **pz, size_t *pzsize, int *ppick)
+                       int n, int first, uint64_t bound, int light, uint8_t **pz, size_t *pzsize, int *ppick)
 {
     uint8_t *z = NULL;
     size_t zsize = 0;
@@ -519,9 +522,8 @@ static int pick_coding(const PnmfContainerWriter *w, int cont, const uint8_t *co
         const int a = cand[c];
         uint8_t *za = NULL;
         size_t zasize = 0;
-        ret = cont ? pnmf_entropy_compress_prefix(payloads[a], sizes[a], w->prev, w->prev_size, w->level, &za,
-                                                  &zasize)
-                   : pnmf_entropy_compress(payloads[a], sizes[a], w->level, &za, &zasize);
+        ret = pnmf_entropy_compress_probed(payloads[a], sizes[a], cont ? w->prev : NULL, cont ? w->prev_size : 0,
+                                           w->level, light, &za, &zasize);
         if (ret >= 0 && (!z || zasize < zsize)) {
             pnmf_free(z);
             z = za, zsize = zasize, pick = a;
@@ -734,10 +736,14 @@ static int write_window(PnmfContainerWriter *w, uint32_t first_frame, uint32_t f
         z = m->z, zsize = m->zsize, pick = m->pick;
         m->z = NULL; /* taken: memos_clear() below frees the rest */
     } else {
-        ret = pick_coding(w, cont, payloads, sizes, n, first, bound, &z, &zsize, &pick);
+        /* a lossless window's range-coded payloads: the double-fast
+         * probe alone (PNMF_ZSTD_LIGHT_LOSSLESS) */
+        ret = pick_coding(w, cont, payloads, sizes, n, first, bound, !w->lossless_next || PNMF_ZSTD_LIGHT_LOSSLESS,
+                          &z, &zsize, &pick);
     }
     /* the next window's prefix is this payload: no memo holds for it */
     memos_clear(w);
+    w->lossless_next = 0;
     payload = payloads[pick], size = sizes[pick];
     if (chosen) *chosen = pick;
     if (ret == PNMF_ERR_NOMEM) {
@@ -816,7 +822,7 @@ int pnmf_container_window_bytes(PnmfContainerWriter *w, uint32_t frame_count, co
     uint8_t *z = NULL;
     size_t zsize = 0;
     int pick = first;
-    const int ret = pick_coding(w, w->continues_next, payloads, sizes, n, first, bound, &z, &zsize, &pick);
+    const int ret = pick_coding(w, w->continues_next, payloads, sizes, n, first, bound, 1, &z, &zsize, &pick);
     if (ret >= 0) {
         *bytes = zsize;
         pthread_mutex_lock(&w->memo_lock);
@@ -936,6 +942,11 @@ const PnmfHeader *pnmf_container_writer_header(const PnmfContainerWriter *w)
 void pnmf_container_writer_set_continues(PnmfContainerWriter *w, int on)
 {
     if (w) w->continues_next = !!on;
+}
+
+void pnmf_container_writer_set_lossless(PnmfContainerWriter *w, int on)
+{
+    if (w) w->lossless_next = !!on;
 }
 
 void pnmf_container_writer_close(PnmfContainerWriter **pw)

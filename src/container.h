@@ -135,6 +135,12 @@ const PnmfHeader *pnmf_container_writer_header(const PnmfContainerWriter *w);
  * the previous window's payload (a raw prefix), and bit 31 of its
  * frame_count (chunk and index) says so. */
 void pnmf_container_writer_set_continues(PnmfContainerWriter *w, int on);
+/* The next window written (pnmf_container_write_window_best()) is a
+ * lossless window, its codings' levels range-coded: where the double-fast
+ * probe stores every block of a coding raw, that frame is the coding's
+ * (pnmf_entropy_compress_probed(), light 0) unless PNMF_ZSTD_LIGHT_LOSSLESS.
+ * The write clears it. */
+void pnmf_container_writer_set_lossless(PnmfContainerWriter *w, int on);
 /* Append the window chunk r read last (pnmf_container_read_window()) as
  * it is stored (after a 'TIME' chunk with its frames' durations when the
  * file is timed, its times going on from the windows written before): its zstd frame is not recompressed, its first_frame

@@ -87,6 +87,7 @@ struct PnmfEncoder {
     int last_rc;              /* the last window's residual levels were range-coded */
     PnmfWindowModel last;     /* the last model (pnmf_model_track), as the decoder keeps it */
     uint8_t *last_gray;       /* the frame pushed last, width x height (scene cuts) */
+    int last_hist[64];        /* and its 64-bin gray-level histogram */
     int last_cut;             /* the first frame after the last scene cut (a window starting there is a key window) */
 
     /* statistics (pnmf_encoder_stats) */

@@ -9,6 +9,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+#include <emmintrin.h>
+#endif
+
 #include "codec.h"
 #include "container.h"
 #include "diamond.h"
@@ -16,6 +20,7 @@
 #include "internal.h"
 #include "intra.h"
 #include "log.h"
+#include "lossless_match.h"
 #include "quant.h"
 #include "tuning.h"
 #include "tx8.h"
@@ -184,6 +189,8 @@ static int write_window(PnmfEncoder *e, EncWindow *w)
     if (ret >= 0 && (w->md.res.subpel || w->md.res.deblock || tx8 || w->md.res.npal || w->md.res.casc_period ||
                      nbctx || (w->md.spr.present && w->md.spr.ctxmasks)))
         pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V9);
+    /* a lossless window's codings hold range-coded levels (lossless.h) */
+    pnmf_container_writer_set_lossless(e->cw, w->md.res.step16 && w->md.res.enc_dec != NULL);
     if (ret >= 0)
         ret = pnmf_container_write_window_best(e->cw, (uint32_t)(e->frame_count - w->m), (uint32_t)w->m,
                                                (const uint8_t *const *)codings, sizes, ncodings, &chosen, e->err,
@@ -240,21 +247,54 @@ static int encode_window(PnmfEncoder *e)
     return 0;
 }
 
-/* A scene cut between two frames: their gray-level histograms (64 bins)
- * differ in more than PNMF_CUT_HIST of the pixels and the pixels by more
- * than PNMF_CUT_PIXEL gray levels on average (consecutive frames of
- * animation can flip many pixels between the same gray levels; a new scene
- * changes both). */
-static int scene_cut(const uint8_t *a, ptrdiff_t astride, const uint8_t *b, ptrdiff_t stride, int width, int height)
+/* The 64-bin gray-level histogram of a frame (bin u >> 2): four tables
+ * of the 256 levels, so that neighbouring pixels of one level do not wait
+ * on each other's count, folded at the end. */
+static void gray_hist(const uint8_t *a, ptrdiff_t stride, int width, int height, int hist[64])
 {
-    int ha[64] = { 0 }, hb[64] = { 0 };
+    uint32_t t[4][256];
+    memset(t, 0, sizeof(t));
+    for (int y = 0; y < height; y++) {
+        const uint8_t *r = a + y * stride;
+        int x = 0;
+        for (; x + 4 <= width; x += 4) t[0][r[x]]++, t[1][r[x + 1]]++, t[2][r[x + 2]]++, t[3][r[x + 3]]++;
+        for (; x < width; x++) t[0][r[x]]++;
+    }
+    for (int b = 0; b < 64; b++) {
+        uint32_t n = 0;
+        for (int u = 4 * b; u < 4 * b + 4; u++) n += t[0][u] + t[1][u] + t[2][u] + t[3][u];
+        hist[b] = (int)n;
+    }
+}
+
+/* The sum of the absolute differences of two frames' pixels. */
+static uint64_t gray_sad(const uint8_t *a, ptrdiff_t astride, const uint8_t *b, ptrdiff_t stride, int width,
+                         int height)
+{
     uint64_t sad = 0;
-    for (int y = 0; y < height; y++)
-        for (int x = 0; x < width; x++) {
-            const int u = a[y * astride + x], v = b[y * stride + x];
-            ha[u >> 2]++, hb[v >> 2]++;
-            sad += (uint64_t)abs(u - v);
-        }
+    for (int y = 0; y < height; y++) {
+        const uint8_t *p = a + y * astride, *q = b + y * stride;
+        int x = 0;
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+        __m128i acc = _mm_setzero_si128();
+        for (; x + 16 <= width; x += 16)
+            acc = _mm_add_epi64(acc, _mm_sad_epu8(_mm_loadu_si128((const __m128i *)(p + x)),
+                                                  _mm_loadu_si128((const __m128i *)(q + x))));
+        sad += (uint64_t)_mm_cvtsi128_si64(acc) + (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(acc, acc));
+#endif
+        for (; x < width; x++) sad += (uint64_t)abs(p[x] - q[x]);
+    }
+    return sad;
+}
+
+/* A scene cut between two frames, of histograms ha and hb (gray_hist())
+ * and pixels sad apart (gray_sad()): their gray-level histograms differ
+ * in more than PNMF_CUT_HIST of the pixels and the pixels by more than
+ * PNMF_CUT_PIXEL gray levels on average (consecutive frames of animation
+ * can flip many pixels between the same gray levels; a new scene changes
+ * both). */
+static int cut_between(const int ha[64], const int hb[64], uint64_t sad, int width, int height)
+{
     const double px = (double)width * height;
     int hd = 0;
     for (int t = 0; t < 64; t++) hd += abs(ha[t] - hb[t]);
@@ -264,7 +304,11 @@ static int scene_cut(const uint8_t *a, ptrdiff_t astride, const uint8_t *b, ptrd
 int pnmf_scene_cut(const uint8_t *prev, const uint8_t *cur, ptrdiff_t stride, int width, int height, int since_cut)
 {
     if (!prev || !cur || width < 1 || height < 1 || stride < width) return PNMF_ERR_ARG;
-    return since_cut >= PNMF_CUT_MIN_GAP && scene_cut(prev, stride, cur, stride, width, height);
+    if (since_cut < PNMF_CUT_MIN_GAP) return 0;
+    int ha[64], hb[64];
+    gray_hist(prev, stride, width, height, ha);
+    gray_hist(cur, stride, width, height, hb);
+    return cut_between(ha, hb, gray_sad(prev, stride, cur, stride, width, height), width, height);
 }
 
 int pnmf_encoder_push_timed(PnmfEncoder *e, const uint8_t *gray, ptrdiff_t stride, int64_t duration)
@@ -284,16 +328,23 @@ int pnmf_encoder_push(PnmfEncoder *e, const uint8_t *gray, ptrdiff_t stride)
     if (e->failed) return e->failed;
     if (e->finished || stride < e->width) return PNMF_ERR_ARG;
     if (e->frame_count >= PNMF_MAX_FRAMES) return fail(e, PNMF_ERR_LIMIT, "too many frames");
+    /* each frame's histogram is made once, when it is pushed, and kept
+     * with the frame for the test of the next one */
+    int hist[64];
+    if (e->s.scene_cut) gray_hist(gray, stride, e->width, e->height, hist);
     if (e->s.scene_cut && e->frame_count - e->last_cut >= PNMF_CUT_MIN_GAP &&
-        scene_cut(e->last_gray, e->width, gray, stride, e->width, e->height)) {
+        cut_between(e->last_hist, hist, gray_sad(e->last_gray, e->width, gray, stride, e->width, e->height), e->width,
+                    e->height)) {
         e->scene_cuts++;
         pnmf_log(&e->s.logger, PNMF_LOG_INFO, "scene cut before frame %d", e->frame_count);
         if (e->nbuf) PNMF_CHECK(encode_window(e)); /* the window ends before the cut */
         e->last_cut = e->frame_count; /* after it: that window may have started at the last cut */
         e->probe_skips = 0; /* a new scene: parts may pay in it, probe again */
     }
-    if (e->s.scene_cut)
+    if (e->s.scene_cut) {
         for (int y = 0; y < e->height; y++) memcpy(e->last_gray + (size_t)y * e->width, gray + y * stride, e->width);
+        memcpy(e->last_hist, hist, sizeof(hist));
+    }
     pnmf_layout_from_frame(e->s.shift_model, e->width, e->height, gray, stride,
                            e->frames + (size_t)e->nbuf * e->nv);
     e->nbuf++;
@@ -370,6 +421,7 @@ void pnmf_encoder_destroy(PnmfEncoder **pe)
     for (int t = 0; t < PNMF_RES_REFS; t++) {
         pnmf_free(e->lastRef[t]);
     }
+    pnmf_lxm_spare_free(); /* the exact matcher's indexes kept between windows */
     pnmf_freep(pe);
 }
 

@@ -151,22 +151,28 @@ int pnmf_entropy_compress_full(const uint8_t *src, size_t src_size, const uint8_
 int pnmf_entropy_compress_prefix(const uint8_t *src, size_t src_size, const uint8_t *prefix,
                                  size_t prefix_size, int level, uint8_t **dst, size_t *dst_size)
 {
+    return pnmf_entropy_compress_probed(src, src_size, prefix, prefix_size, level, 1, dst, dst_size);
+}
+
+int pnmf_entropy_compress_probed(const uint8_t *src, size_t src_size, const uint8_t *prefix, size_t prefix_size,
+                                 int level, int light, uint8_t **dst, size_t *dst_size)
+{
     /* Range-coded payloads do not shrink. A double-fast search that
      * shrinks a block shows that the level's will too; one that stores
      * every block raw is asked again of a light search of the level's
      * strategy (btultra2: the same least gain for which a block is stored
-     * compressed, 1/256 where the double-fast search's is 1/64). Where
-     * that stores every block raw too, its frame is the result: the
-     * frame of the level's full search wherever that finds no more
-     * (same window, same header, raw blocks; so on every payload of the
-     * development set and in tests/test_container.c), at a third of its
-     * time. */
+     * compressed, 1/256 where the double-fast search's is 1/64), unless
+     * light is 0. Where that stores every block raw too, its frame is the
+     * result: the frame of the level's full search wherever that finds no
+     * more (same window, same header, raw blocks; so on every payload of
+     * the development set and in tests/test_container.c), at a third of
+     * its time. */
     if (level >= PNMF_ZSTD_PROBE_FROM && src_size >= PNMF_ZSTD_PROBE_MIN_SIZE) {
         for (int search = SEARCH_DFAST; search <= SEARCH_ULTRA_LIGHT; search++) {
             const int ret = compress_frame(src, src_size, prefix, prefix_size, level, search, dst, dst_size);
             if (ret < 0) return ret;
             const int raw = pnmf_entropy_frame_raw(*dst, *dst_size);
-            if (raw && search == SEARCH_ULTRA_LIGHT) return 0;
+            if (raw && (search == SEARCH_ULTRA_LIGHT || !light)) return 0;
             pnmf_free(*dst);
             *dst = NULL;
             if (!raw) break;

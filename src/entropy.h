@@ -34,6 +34,11 @@ int pnmf_entropy_decompress_prefix(const uint8_t *src, size_t src_size, const ui
  * level does (the frame the probes' must equal). */
 int pnmf_entropy_compress_full(const uint8_t *src, size_t src_size, const uint8_t *prefix, size_t prefix_size,
                                int level, uint8_t **dst, size_t *dst_size);
+/* pnmf_entropy_compress_prefix() with light 1; with light 0 the
+ * double-fast search alone: where it stores every block raw, its frame
+ * (raw blocks, the level's header) is the result. */
+int pnmf_entropy_compress_probed(const uint8_t *src, size_t src_size, const uint8_t *prefix, size_t prefix_size,
+                                 int level, int light, uint8_t **dst, size_t *dst_size);
 
 /* 1 if the n bytes at z are one zstd frame of the header the container
  * reads (content size and checksum, no dictionary), raw blocks and its

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The encoder's exact block matcher for lossless windows (lossless_match.h). */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,13 +19,15 @@ typedef struct LxmSlot {
     long tag; /* the frame it indexes: j - 1 - t of frame j's reference t */
     int used, built; /* assigned to the frame; its index made (when a lookup first needs it) */
     const uint8_t *frame;
+    uint8_t *copy;  /* the frame's samples as indexed (rows x cols): a slot of a matcher freed and
+                     * taken again (pnmf_lxm_new()) is kept for a reference of the same samples */
     int32_t *next; /* of a position in a chain, the chain's next entry */
     int32_t *head; /* a chain's first entry, -1 (empty), or -2 - o: its run at runs[o]; read only where
                     * seen has a bit of the bucket (not cleared between indexes) */
     uint64_t *seen; /* a bit per LXM_SEEN_MORE-fold finer bucket: a block of that hash is indexed */
     int32_t *runs;  /* long chains' first PNMF_LXM_CHAIN places as runs: a length, then the places */
     size_t nruns;   /* of runs used */
-    /* (the four in the matcher's arena, made on the first index) */
+    /* (the five in the matcher's arena, made on the first index) */
 } LxmSlot;
 
 struct PnmfLxMatch {
@@ -38,6 +41,7 @@ struct PnmfLxMatch {
     uint64_t *up;           /* index_frame()'s block hashes, one per column, of the row above */
     uint64_t *hrow;         /* and of the row being indexed, a chain's bucket read ahead from them; */
     uint8_t *inrun;         /* whether each of its places is left out (in a run) */
+    uint64_t *words;        /* index_frame()'s row words (row_word()) of the LXM_B rows of the blocks */
     const uint8_t *hsrc;    /* the block whose hash hval is (pnmf_lxm_find() looks in each reference) */
     int hy, hx;
     uint64_t hval;
@@ -91,10 +95,46 @@ static inline uint64_t raw_hash(const uint8_t *p, size_t cols)
     return h;
 }
 
+/* The matcher last freed, its indexes kept: a lossless window that
+ * continues another takes as its first references the frames the window
+ * before ended with, whose indexes it then need not make again (16 of
+ * the 179 made on pingus_pan's three windows). */
+static PnmfLxMatch *lxm_spare;
+static pthread_mutex_t lxm_spare_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void lxm_release(PnmfLxMatch *m)
+{
+    if (!m) return;
+    pnmf_free(m->arena);
+    pnmf_free(m->up);
+    pnmf_free(m->hrow);
+    pnmf_free(m->inrun);
+    pnmf_free(m->words);
+    pnmf_free(m);
+}
+
+void pnmf_lxm_spare_free(void)
+{
+    pthread_mutex_lock(&lxm_spare_lock);
+    PnmfLxMatch *m = lxm_spare;
+    lxm_spare = NULL;
+    pthread_mutex_unlock(&lxm_spare_lock);
+    lxm_release(m);
+}
+
 PnmfLxMatch *pnmf_lxm_new(int rows, int cols, int fast)
 {
     if (rows < LXM_B || cols < LXM_B) return NULL;
-    PnmfLxMatch *m = pnmf_calloc(1, sizeof(*m));
+    pthread_mutex_lock(&lxm_spare_lock);
+    PnmfLxMatch *m = lxm_spare && lxm_spare->rows == rows && lxm_spare->cols == cols ? lxm_spare : NULL;
+    if (m) lxm_spare = NULL;
+    pthread_mutex_unlock(&lxm_spare_lock);
+    if (m) {
+        m->fast = fast;
+        m->hsrc = NULL, m->looks = m->hits = 0, m->nref = 0, m->sparse = 0;
+        return m;
+    }
+    m = pnmf_calloc(1, sizeof(*m));
     if (!m) return NULL;
     m->rows = rows, m->cols = cols, m->w = cols - LXM_B + 1, m->h = rows - LXM_B + 1;
     m->fast = fast;
@@ -112,9 +152,10 @@ PnmfLxMatch *pnmf_lxm_new(int rows, int cols, int fast)
     while (m->bits < 24 && ((size_t)1 << m->bits) < n) m->bits++;
     for (int s = 0; s <= PNMF_RES_REFS; s++) m->slot[s].tag = 0, m->slot[s].used = 0;
     m->up = pnmf_malloc_array((size_t)m->w, sizeof(uint64_t));
-    m->hrow = pnmf_malloc_array((size_t)m->w, sizeof(uint64_t));
+    m->hrow = pnmf_calloc((size_t)m->w + LXM_AHEAD, sizeof(uint64_t)); /* the last LXM_AHEAD stay 0 */
     m->inrun = pnmf_malloc_array((size_t)m->w, 1);
-    if (!m->up || !m->hrow || !m->inrun) {
+    m->words = pnmf_malloc_array((size_t)m->w * LXM_B, sizeof(uint64_t));
+    if (!m->up || !m->hrow || !m->inrun || !m->words) {
         pnmf_lxm_free(m);
         return NULL;
     }
@@ -125,11 +166,18 @@ void pnmf_lxm_free(void *p)
 {
     PnmfLxMatch *m = p;
     if (!m) return;
-    pnmf_free(m->arena);
-    pnmf_free(m->up);
-    pnmf_free(m->hrow);
-    pnmf_free(m->inrun);
-    pnmf_free(m);
+    if (!m->arena) {
+        lxm_release(m);
+        return;
+    }
+    /* kept as the spare, its slots free for any frame (built: an index
+     * of the samples in copy) */
+    for (int k = 0; k <= PNMF_RES_REFS; k++) m->slot[k].used = 0, m->slot[k].frame = NULL;
+    pthread_mutex_lock(&lxm_spare_lock);
+    PnmfLxMatch *old = lxm_spare;
+    lxm_spare = m;
+    pthread_mutex_unlock(&lxm_spare_lock);
+    lxm_release(old);
 }
 
 /* The room for a slot's runs: every chain copied holds more than
@@ -149,8 +197,8 @@ static int index_frame(PnmfLxMatch *m, LxmSlot *s, const uint8_t *f)
         /* one block for every slot: large enough for huge pages (mem.c),
          * which spare the page faults of indexes made window after window;
          * a slot no frame uses is never touched */
-        const size_t per =
-            (ns * sizeof(uint64_t) + (nh + n + runs_size(n)) * sizeof(int32_t) + 63) & ~(size_t)63;
+        const size_t per = (ns * sizeof(uint64_t) + (nh + n + runs_size(n)) * sizeof(int32_t) +
+                            (size_t)m->rows * m->cols + 63) & ~(size_t)63;
         if (!(m->arena = pnmf_malloc_array(PNMF_RES_REFS + 1, per))) return PNMF_ERR_NOMEM;
         for (int k = 0; k <= PNMF_RES_REFS; k++) {
             uint8_t *a = m->arena + (size_t)k * per;
@@ -158,8 +206,10 @@ static int index_frame(PnmfLxMatch *m, LxmSlot *s, const uint8_t *f)
             m->slot[k].head = (int32_t *)(a + ns * sizeof(uint64_t));
             m->slot[k].next = m->slot[k].head + nh;
             m->slot[k].runs = m->slot[k].next + n;
+            m->slot[k].copy = (uint8_t *)(m->slot[k].runs + runs_size(n));
         }
     }
+    memcpy(s->copy, f, (size_t)m->rows * m->cols);
     s->nruns = 0;
     memset(s->seen, 0, ns * sizeof(uint64_t));
     const uint64_t fine = (((uint64_t)1 << (1 << LXM_SEEN_MORE)) - 1); /* a bucket's seen bits */
@@ -167,24 +217,43 @@ static int index_frame(PnmfLxMatch *m, LxmSlot *s, const uint8_t *f)
     uint64_t p7 = 1; /* P^7: the top row's weight */
     for (int k = 1; k < LXM_B; k++) p7 *= LXM_P;
     uint64_t *col = m->up, *hr = m->hrow; /* each column's block hash, rolled down row by row */
+    uint64_t *words = m->words;           /* the row words of the last LXM_B rows, row r's at r % LXM_B */
     uint8_t *inrun = m->inrun;
+    const size_t w = (size_t)m->w;
     for (int y = 0; y < m->h; y++) {
         const uint8_t *row = f + (size_t)y * cols;
-        uint64_t left = 0;
         /* the row's hashes first, so that the chains' heads can be asked
          * for ahead of their insertion (each a likely cache miss) */
-        for (int x = 0; x < m->w; x++) {
-            const uint64_t up = col[x];
-            const uint64_t raw = y ? (up - row_word(row + x - cols) * p7) * LXM_P + row_word(row + x + 7 * cols)
-                                   : raw_hash(row + x, cols);
-            col[x] = hr[x] = raw;
+        if (!y) {
+            for (int k = 0; k < LXM_B; k++)
+                for (size_t x = 0; x < w; x++) words[k * w + x] = row_word(row + k * cols + x);
+            for (size_t x = 0; x < w; x++) {
+                uint64_t h = 0;
+                for (int k = 0; k < LXM_B; k++) h = h * LXM_P + words[k * w + x];
+                col[x] = hr[x] = h;
+            }
             /* equal hashes stand for equal blocks here: a collision only
              * leaves a place out, a lookup compares the samples */
-            inrun[x] = (uint8_t)((x % PNMF_LXM_RUN && raw == left) || (y % PNMF_LXM_RUN && raw == up));
-            left = raw;
+            inrun[0] = 0;
+            for (size_t x = 1; x < w; x++) inrun[x] = (uint8_t)((x % PNMF_LXM_RUN != 0) & (hr[x] == hr[x - 1]));
+        } else {
+            /* row y - 1 leaves the block, row y + 7 enters it: both in
+             * the slot of row y - 1 */
+            uint64_t *wk = words + (size_t)((y + LXM_B - 1) % LXM_B) * w;
+            const uint8_t *in = row + (LXM_B - 1) * cols;
+            const int ym = y % PNMF_LXM_RUN != 0;
+            uint64_t left = 0;
+            for (size_t x = 0; x < w; x++) {
+                const uint64_t up = col[x], nw = row_word(in + x);
+                const uint64_t raw = (up - wk[x] * p7) * LXM_P + nw;
+                wk[x] = nw;
+                col[x] = hr[x] = raw;
+                inrun[x] = (uint8_t)(((x % PNMF_LXM_RUN != 0) & (raw == left)) | (ym & (raw == up)));
+                left = raw;
+            }
         }
-        for (int x = 0; x < m->w; x++) {
-            if (x + LXM_AHEAD < m->w) LXM_PREFETCH(&s->head[hr[x + LXM_AHEAD] >> shift]);
+        for (size_t x = 0; x < w; x++) {
+            LXM_PREFETCH(&s->head[hr[x + LXM_AHEAD] >> shift]); /* past the row: hashes 0 */
             if (inrun[x]) continue; /* not in a chain */
             const uint64_t raw = hr[x];
             const size_t p = (size_t)y * m->w + x;
@@ -214,6 +283,12 @@ int pnmf_lxm_refs(PnmfLxMatch *m, int j, const uint8_t *const *ref, int nref)
         int s = -1;
         for (int k = 0; k <= PNMF_RES_REFS && s < 0; k++)
             if (m->slot[k].used && m->slot[k].tag == tag && m->slot[k].frame == ref[t]) s = k;
+        /* a slot of the matcher's earlier life whose index is of the
+         * same samples */
+        for (int k = 0; k <= PNMF_RES_REFS && s < 0; k++)
+            if (!m->slot[k].used && m->slot[k].built &&
+                !memcmp(m->slot[k].copy, ref[t], (size_t)m->rows * m->cols))
+                s = k, m->slot[k].used = 1, m->slot[k].tag = tag, m->slot[k].frame = ref[t];
         if (s < 0) { /* a slot no reference of this frame needs */
             for (int k = 0; k <= PNMF_RES_REFS && s < 0; k++) {
                 const LxmSlot *q = &m->slot[k];

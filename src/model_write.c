@@ -150,12 +150,11 @@ static double rc_pos(const RcEnc *e)
     return 8.0 * (double)(e->out->len + e->pending) - log2((double)e->range);
 }
 
-/* The modes and vectors streams of the residual layer rs (with window
- * flags bit 14 when rs->nbctx) into rcb and rcv, empty on entry: 0,
- * PNMF_ERR_ARG or PNMF_ERR_NOMEM (the caller frees both either way).
- * With sb, each block's bits in either stream into it
- * (pnmf_residual_side_bits()). */
-static int write_streams(const PnmfResidual *rs, Buf *rcb, Buf *rcv, PnmfSideBits *sb)
+/* The modes stream of the residual layer rs (with window flags bit 14
+ * when rs->nbctx) into rcb, empty on entry: 0, PNMF_ERR_ARG or
+ * PNMF_ERR_NOMEM (the caller frees it either way). With sb, each block's
+ * bits into it (pnmf_residual_side_bits()). */
+static int write_modes(const PnmfResidual *rs, Buf *rcb, PnmfSideBits *sb)
 {
     const int m = rs->m;
     const size_t nb = (size_t)rs->bx * rs->by;
@@ -198,6 +197,16 @@ static int write_streams(const PnmfResidual *rs, Buf *rcb, Buf *rcv, PnmfSideBit
     }
     pnmf_free(palat);
     rc_enc_finish(&re);
+    return rcb->err ? PNMF_ERR_NOMEM : 0;
+}
+
+/* The vectors stream of rs (with window flags bit 14 when rs->nbctx, 15
+ * when rs->median) into rcv, as write_modes() the modes stream. */
+static int write_vectors(const PnmfResidual *rs, Buf *rcv, PnmfSideBits *sb)
+{
+    const int m = rs->m;
+    const size_t nb = (size_t)rs->bx * rs->by;
+    RcEnc re;
     /* vectors: the reference, then the difference from the frame's
      * previous vector of the same reference */
     RcVecCtx vc;
@@ -267,7 +276,15 @@ static int write_streams(const PnmfResidual *rs, Buf *rcb, Buf *rcv, PnmfSideBit
     }
     pnmf_free(mem);
     rc_enc_finish(&re);
-    return rcb->err || rcv->err ? PNMF_ERR_NOMEM : 0;
+    return rcv->err ? PNMF_ERR_NOMEM : 0;
+}
+
+/* Both streams of rs into rcb and rcv, empty on entry (the caller frees
+ * both either way). */
+static int write_streams(const PnmfResidual *rs, Buf *rcb, Buf *rcv, PnmfSideBits *sb)
+{
+    const int ret = write_modes(rs, rcb, sb);
+    return ret < 0 ? ret : write_vectors(rs, rcv, sb);
 }
 
 /* The bytes of a varint. */
@@ -331,20 +348,26 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
      * strictly shorter than the shortest before it */
     int nbc = 0, med = 0;
     const int nbmax = rsv.nbctx, medmax = rsv.median;
+    /* the modes stream depends on bit 14 alone: each made once, mo[bit] */
+    Buf mo[2] = { { 0 }, { 0 } };
+    int made[2] = { 0, 0 };
     for (int c = 0; rsv.step16 && ret >= 0 && c < 4; c++) {
         if ((c & 1) > nbmax || (c >> 1) > medmax) continue;
-        Buf b0 = { 0 }, v0 = { 0 };
+        Buf v0 = { 0 };
         rsv.nbctx = c & 1, rsv.median = c >> 1;
-        ret = write_streams(&rsv, &b0, &v0, NULL);
+        if (!made[c & 1]) ret = write_modes(&rsv, &mo[c & 1], NULL), made[c & 1] = 1;
+        if (ret >= 0) ret = write_vectors(&rsv, &v0, NULL);
         const uint64_t f0 = flags | (rsv.nbctx ? PNMF_FLAG_NBCTX : 0) | (rsv.median ? PNMF_FLAG_MEDIAN : 0);
         const uint64_t f1 = flags | (nbc ? PNMF_FLAG_NBCTX : 0) | (med ? PNMF_FLAG_MEDIAN : 0);
-        if (ret >= 0 && (!c || streams_bytes(f0, &b0, &v0) < streams_bytes(f1, &rcb, &rcv))) {
-            Buf t = rcb;
-            rcb = b0, b0 = t, t = rcv, rcv = v0, v0 = t;
+        if (ret >= 0 && (!c || streams_bytes(f0, &mo[c & 1], &v0) < streams_bytes(f1, &mo[nbc], &rcv))) {
+            Buf t = rcv;
+            rcv = v0, v0 = t;
             nbc = rsv.nbctx, med = rsv.median;
         }
-        pnmf_free(b0.p), pnmf_free(v0.p);
+        pnmf_free(v0.p);
     }
+    rcb = mo[nbc], mo[nbc] = (Buf){ 0 };
+    pnmf_free(mo[0].p), pnmf_free(mo[1].p);
     rsv.nbctx = nbc, rsv.median = med;
     if (ret < 0) {
         pnmf_free(rcb.p), pnmf_free(rcv.p);

@@ -99,6 +99,8 @@
 #define PNMF_ZSTD_PROBE_HASH_LOG 17
 /* Their shortest match (and the light search's match long enough to take at once). */
 #define PNMF_ZSTD_PROBE_MIN_MATCH 6
+/* 1: lossless windows' payloads get the light btultra2 probe too (0: the double-fast probe settles them; same files on the development set). */
+#define PNMF_ZSTD_LIGHT_LOSSLESS 0
 
 /* The probe: one cheap fit that decides whether a full fit can pay */
 

@@ -1425,7 +1425,8 @@ static void test_times(void)
 
 /* The cheap probe before a slow zstd level: where it stores every block
  * raw, its frame must be the very frame the slow level makes; where the
- * input shrinks, the slow level's frame is the result. */
+ * input shrinks, the slow level's frame is the result. The same with the
+ * double-fast probe alone (pnmf_entropy_compress_probed(), light 0). */
 static void test_raw_probe(void)
 {
     const size_t big = 1200000, pre = 400000;
@@ -1446,6 +1447,13 @@ static void test_raw_probe(void)
              * the comparison means something only from that size on */
             if (n >= PNMF_ZSTD_PROBE_MIN_SIZE) CHECK(zn == zfn && !memcmp(z, zf, zn));
             CHECK(pnmf_entropy_frame_raw(z, zn));
+            /* the double-fast probe alone (a lossless window's codings):
+             * the same raw frame */
+            uint8_t *zd = NULL;
+            size_t zdn = 0;
+            CHECK(pnmf_entropy_compress_probed(src, n, withp ? prefix : NULL, withp ? pre : 0, 19, 0, &zd, &zdn) == 0);
+            CHECK(zdn == zn && !memcmp(zd, z, zn));
+            pnmf_free(zd);
             CHECK(zn > n);
             /* a cut or altered frame is not one of raw blocks */
             CHECK(!pnmf_entropy_frame_raw(z, zn - 1));
@@ -1468,6 +1476,12 @@ static void test_raw_probe(void)
         CHECK(pnmf_entropy_compress_full(src, big, withp ? prefix : NULL, withp ? pre : 0, 19, &zf, &zfn) == 0);
         CHECK(zn == zfn && !memcmp(z, zf, zn));
         CHECK(!pnmf_entropy_frame_raw(z, zn));
+        /* the double-fast probe shrinks it: the slow level's frame too */
+        uint8_t *zd = NULL;
+        size_t zdn = 0;
+        CHECK(pnmf_entropy_compress_probed(src, big, withp ? prefix : NULL, withp ? pre : 0, 19, 0, &zd, &zdn) == 0);
+        CHECK(zdn == zn && !memcmp(zd, z, zn));
+        pnmf_free(zd);
         CHECK(zn < big - (withp ? 230000 : 30000));
         CHECK(pnmf_entropy_decompress_prefix(z, zn, withp ? prefix : NULL, withp ? pre : 0, big, &d, &dn) == 0);
         CHECK(dn == big && !memcmp(d, src, big));

@@ -20,7 +20,6 @@
 #include "internal.h"
 #include "intra.h"
 #include "log.h"
-#include "lossless_match.h"
 #include "quant.h"
 #include "tuning.h"
 #include "tx8.h"
@@ -421,7 +420,6 @@ void pnmf_encoder_destroy(PnmfEncoder **pe)
     for (int t = 0; t < PNMF_RES_REFS; t++) {
         pnmf_free(e->lastRef[t]);
     }
-    pnmf_lxm_spare_free(); /* the exact matcher's indexes kept between windows */
     pnmf_freep(pe);
 }
 

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The encoder's exact block matcher for lossless windows (lossless_match.h). */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,15 +18,13 @@ typedef struct LxmSlot {
     long tag; /* the frame it indexes: j - 1 - t of frame j's reference t */
     int used, built; /* assigned to the frame; its index made (when a lookup first needs it) */
     const uint8_t *frame;
-    uint8_t *copy;  /* the frame's samples as indexed (rows x cols): a slot of a matcher freed and
-                     * taken again (pnmf_lxm_new()) is kept for a reference of the same samples */
     int32_t *next; /* of a position in a chain, the chain's next entry */
     int32_t *head; /* a chain's first entry, -1 (empty), or -2 - o: its run at runs[o]; read only where
                     * seen has a bit of the bucket (not cleared between indexes) */
     uint64_t *seen; /* a bit per LXM_SEEN_MORE-fold finer bucket: a block of that hash is indexed */
     int32_t *runs;  /* long chains' first PNMF_LXM_CHAIN places as runs: a length, then the places */
     size_t nruns;   /* of runs used */
-    /* (the five in the matcher's arena, made on the first index) */
+    /* (the four in the matcher's arena, made on the first index) */
 } LxmSlot;
 
 struct PnmfLxMatch {
@@ -95,46 +92,10 @@ static inline uint64_t raw_hash(const uint8_t *p, size_t cols)
     return h;
 }
 
-/* The matcher last freed, its indexes kept: a lossless window that
- * continues another takes as its first references the frames the window
- * before ended with, whose indexes it then need not make again (16 of
- * the 179 made on pingus_pan's three windows). */
-static PnmfLxMatch *lxm_spare;
-static pthread_mutex_t lxm_spare_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void lxm_release(PnmfLxMatch *m)
-{
-    if (!m) return;
-    pnmf_free(m->arena);
-    pnmf_free(m->up);
-    pnmf_free(m->hrow);
-    pnmf_free(m->inrun);
-    pnmf_free(m->words);
-    pnmf_free(m);
-}
-
-void pnmf_lxm_spare_free(void)
-{
-    pthread_mutex_lock(&lxm_spare_lock);
-    PnmfLxMatch *m = lxm_spare;
-    lxm_spare = NULL;
-    pthread_mutex_unlock(&lxm_spare_lock);
-    lxm_release(m);
-}
-
 PnmfLxMatch *pnmf_lxm_new(int rows, int cols, int fast)
 {
     if (rows < LXM_B || cols < LXM_B) return NULL;
-    pthread_mutex_lock(&lxm_spare_lock);
-    PnmfLxMatch *m = lxm_spare && lxm_spare->rows == rows && lxm_spare->cols == cols ? lxm_spare : NULL;
-    if (m) lxm_spare = NULL;
-    pthread_mutex_unlock(&lxm_spare_lock);
-    if (m) {
-        m->fast = fast;
-        m->hsrc = NULL, m->looks = m->hits = 0, m->nref = 0, m->sparse = 0;
-        return m;
-    }
-    m = pnmf_calloc(1, sizeof(*m));
+    PnmfLxMatch *m = pnmf_calloc(1, sizeof(*m));
     if (!m) return NULL;
     m->rows = rows, m->cols = cols, m->w = cols - LXM_B + 1, m->h = rows - LXM_B + 1;
     m->fast = fast;
@@ -166,18 +127,12 @@ void pnmf_lxm_free(void *p)
 {
     PnmfLxMatch *m = p;
     if (!m) return;
-    if (!m->arena) {
-        lxm_release(m);
-        return;
-    }
-    /* kept as the spare, its slots free for any frame (built: an index
-     * of the samples in copy) */
-    for (int k = 0; k <= PNMF_RES_REFS; k++) m->slot[k].used = 0, m->slot[k].frame = NULL;
-    pthread_mutex_lock(&lxm_spare_lock);
-    PnmfLxMatch *old = lxm_spare;
-    lxm_spare = m;
-    pthread_mutex_unlock(&lxm_spare_lock);
-    lxm_release(old);
+    pnmf_free(m->arena);
+    pnmf_free(m->up);
+    pnmf_free(m->hrow);
+    pnmf_free(m->inrun);
+    pnmf_free(m->words);
+    pnmf_free(m);
 }
 
 /* The room for a slot's runs: every chain copied holds more than
@@ -197,8 +152,8 @@ static int index_frame(PnmfLxMatch *m, LxmSlot *s, const uint8_t *f)
         /* one block for every slot: large enough for huge pages (mem.c),
          * which spare the page faults of indexes made window after window;
          * a slot no frame uses is never touched */
-        const size_t per = (ns * sizeof(uint64_t) + (nh + n + runs_size(n)) * sizeof(int32_t) +
-                            (size_t)m->rows * m->cols + 63) & ~(size_t)63;
+        const size_t per =
+            (ns * sizeof(uint64_t) + (nh + n + runs_size(n)) * sizeof(int32_t) + 63) & ~(size_t)63;
         if (!(m->arena = pnmf_malloc_array(PNMF_RES_REFS + 1, per))) return PNMF_ERR_NOMEM;
         for (int k = 0; k <= PNMF_RES_REFS; k++) {
             uint8_t *a = m->arena + (size_t)k * per;
@@ -206,10 +161,8 @@ static int index_frame(PnmfLxMatch *m, LxmSlot *s, const uint8_t *f)
             m->slot[k].head = (int32_t *)(a + ns * sizeof(uint64_t));
             m->slot[k].next = m->slot[k].head + nh;
             m->slot[k].runs = m->slot[k].next + n;
-            m->slot[k].copy = (uint8_t *)(m->slot[k].runs + runs_size(n));
         }
     }
-    memcpy(s->copy, f, (size_t)m->rows * m->cols);
     s->nruns = 0;
     memset(s->seen, 0, ns * sizeof(uint64_t));
     const uint64_t fine = (((uint64_t)1 << (1 << LXM_SEEN_MORE)) - 1); /* a bucket's seen bits */
@@ -283,12 +236,6 @@ int pnmf_lxm_refs(PnmfLxMatch *m, int j, const uint8_t *const *ref, int nref)
         int s = -1;
         for (int k = 0; k <= PNMF_RES_REFS && s < 0; k++)
             if (m->slot[k].used && m->slot[k].tag == tag && m->slot[k].frame == ref[t]) s = k;
-        /* a slot of the matcher's earlier life whose index is of the
-         * same samples */
-        for (int k = 0; k <= PNMF_RES_REFS && s < 0; k++)
-            if (!m->slot[k].used && m->slot[k].built &&
-                !memcmp(m->slot[k].copy, ref[t], (size_t)m->rows * m->cols))
-                s = k, m->slot[k].used = 1, m->slot[k].tag = tag, m->slot[k].frame = ref[t];
         if (s < 0) { /* a slot no reference of this frame needs */
             for (int k = 0; k <= PNMF_RES_REFS && s < 0; k++) {
                 const LxmSlot *q = &m->slot[k];

@@ -23,12 +23,7 @@ typedef struct PnmfLxMatch PnmfLxMatch;
  * where the references' lookups find nothing and cost a cache miss
  * each). */
 PnmfLxMatch *pnmf_lxm_new(int rows, int cols, int fast);
-/* Freeing keeps the matcher, its indexes and a copy of the frames they
- * are of, as a spare (one for the process) that the next pnmf_lxm_new()
- * of the same size takes: a reference whose samples one of them indexes
- * reuses it. pnmf_lxm_spare_free() frees the spare. */
 void         pnmf_lxm_free(void *m);
-void         pnmf_lxm_spare_free(void);
 
 /* Frame j's references ref[t] = D_{j-1-t}, t < nref, each indexed when
  * pnmf_lxm_find() first looks in it (those of the frames before already

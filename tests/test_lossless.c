@@ -487,72 +487,6 @@ static void test_matcher(void)
     free(f);
 }
 
-/* A matcher freed and taken again (its indexes kept as the spare): the
- * references of a window that continues another, the same samples in
- * other buffers, find the places a fresh matcher finds. */
-static void test_matcher_spare(void)
-{
-    const size_t n = (size_t)MR * MC;
-    const int nf = PNMF_RES_REFS + 2;
-    uint8_t *f = malloc(n * nf), *g = malloc(n * nf);
-    CHECK(f && g);
-    if (!f || !g) {
-        free(f), free(g);
-        return;
-    }
-    for (size_t q = 0; q < n * nf; q++) f[q] = (uint8_t)urn(256);
-    for (int j = 1; j < nf; j++) /* blocks of the frames before, anywhere */
-        for (int k = 0; k < 24; k++) {
-            const int t = (int)urn((unsigned)j), y = (int)urn(MR - 7), x = (int)urn(MC - 7);
-            const int ty = (int)urn(MR - 7), tx = (int)urn(MC - 7);
-            for (int v = 0; v < 8; v++)
-                memcpy(f + (size_t)j * n + (size_t)(ty + v) * MC + tx, f + (size_t)t * n + (size_t)(y + v) * MC + x, 8);
-        }
-    memcpy(g, f, n * nf);
-    pnmf_lxm_spare_free();
-    /* the window before: its last frame's references indexed */
-    PnmfLxMatch *a = pnmf_lxm_new(MR, MC, 0);
-    CHECK(a != NULL);
-    const uint8_t *ref[PNMF_RES_REFS];
-    for (int t = 0; t < PNMF_RES_REFS; t++) ref[t] = f + (size_t)(nf - 2 - t) * n;
-    int16_t out[PNMF_LXM_CAP][2], out2[PNMF_LXM_CAP][2];
-    if (a) {
-        CHECK(pnmf_lxm_refs(a, nf - 1, ref, PNMF_RES_REFS) == 0);
-        for (int t = 0; t < PNMF_RES_REFS; t++)
-            CHECK(pnmf_lxm_find(a, t, f + (size_t)(nf - 1) * n, 8, 8, MAXV, 0, 0, out, PNMF_LXM_CAP) >= 0);
-        pnmf_lxm_free(a);
-    }
-    /* the next window's first frame (the last one, in g): its references
-     * are the same frames, shifted by one, in g's buffers */
-    for (int t = 0; t < PNMF_RES_REFS; t++) ref[t] = g + (size_t)(nf - 1 - t) * n;
-    PnmfLxMatch *b = pnmf_lxm_new(MR, MC, 0);
-    CHECK(b != NULL);
-    if (b) CHECK(pnmf_lxm_refs(b, 0, ref, PNMF_RES_REFS) == 0);
-    const uint8_t *src = f + (size_t)(nf - 1) * n; /* reference 0's samples, and copies in the others */
-    int checked = 0, placed = 0;
-    for (int pass = 0; pass < 2 && b; pass++) {
-        PnmfLxMatch *c = pnmf_lxm_new(MR, MC, 0); /* no spare left: a fresh one */
-        CHECK(c != NULL);
-        if (!c) break;
-        CHECK(pnmf_lxm_refs(c, 0, ref, PNMF_RES_REFS) == 0);
-        for (int y0 = 0; y0 + 8 <= MR; y0 += 4)
-            for (int x0 = 0; x0 + 8 <= MC; x0 += 4)
-                for (int t = 0; t < PNMF_RES_REFS; t++) {
-                    const int nb = pnmf_lxm_find(b, t, src, y0, x0, MAXV, 1, -1, out, PNMF_LXM_CAP);
-                    const int nc = pnmf_lxm_find(c, t, src, y0, x0, MAXV, 1, -1, out2, PNMF_LXM_CAP);
-                    CHECK_MSG(nb == nc && !memcmp(out, out2, (size_t)(nb > 0 ? nb : 0) * sizeof(out[0])),
-                              "block (%d, %d) ref %d: %d places kept, %d fresh", y0, x0, t, nb, nc);
-                    checked++, placed += nc > 0;
-                }
-        pnmf_lxm_free(c);
-        pnmf_lxm_spare_free();
-    }
-    CHECK(checked > 0 && placed > 0);
-    pnmf_lxm_free(b);
-    pnmf_lxm_spare_free();
-    free(f), free(g);
-}
-
 /* The matcher where a block repeats all over the references (a tiled
  * pattern of period 9 x 11, as a desktop's backdrop): of the places within
  * the vector bound, which a lookup passes by bisection and leaves once no
@@ -749,7 +683,6 @@ int main(int argc, char **argv)
     for (int c = 0; c < NCLIPS; c++) test_clip(c);
     CHECK_MSG(probe_sides & 1, "no clip whose sample-context stream wins by far: the probe went untested");
     test_matcher();
-    test_matcher_spare();
     test_matcher_tiled();
     test_matcher_long_chain();
     test_matcher_sparse();

@@ -325,4 +325,13 @@
 /* pnmf-enc (glibc): the heap's free top is given back to the kernel past this many bytes. */
 #define PNMF_CLI_TRIM_MIN (1 << 30)
 
+/* Compound prediction (window flags bit 17) is tried in the smooth windows: sub-pixel motion or a cartoon's (1), or nowhere (0). */
+#ifndef PNMF_BI_ENCODE
+#define PNMF_BI_ENCODE 1
+#endif
+/* The references, after the first hypothesis's, whose best vectors start a second hypothesis's search. */
+#define PNMF_BI_REFS 2
+/* A second hypothesis goes to the trials when its SAD + lam * bits is under this share of the first's alone. */
+#define PNMF_BI_GO 1.0
+
 #endif /* PNMF_TUNING_H */

@@ -1171,7 +1171,7 @@ static double bi_search(const PnmfResidual *r, const uint8_t *src, const uint8_t
     for (int k = 0; k < PNMF_BI_REFS; k++) { /* the references of least cost, in order (ties: the nearer) */
         int bt = -1;
         for (int tt = 0; tt < nref; tt++) {
-            int used = tt == t || rc[tt] >= 1e300;
+            int used = (tt == t && !PNMF_BI_SAME) || rc[tt] >= 1e300;
             for (int i = 0; i < np; i++) used |= pick[i] == tt;
             if (!used && (bt < 0 || rc[tt] < rc[bt])) bt = tt;
         }

@@ -1153,13 +1153,15 @@ static int avg_sad(const uint8_t *src, int cols, int y0, int x0, int h, int w, c
 
 /* The second hypothesis for a shifted block whose first is (t, vy, vx)
  * (vector units: quarter samples with qs 4, whole ones with 1), its
- * prediction p1 made: for each of the PNMF_BI_REFS references other than
- * t whose own best vector (rv[tt], its cost rc[tt]) cost least, that
+ * prediction p1 made: for each of the PNMF_BI_REFS references (t among
+ * them with PNMF_BI_SAME) whose own best vector (rv[tt], its cost rc[tt])
+ * cost least, that
  * vector and the first one scaled to it (pnmf_bi_scale(), the prediction
  * the difference is coded from), then around the better the eight
  * vectors at a half and at a quarter sample (at one sample with qs 1),
  * each by SAD of the average + lam * its bits (ctx the question's
- * context); the least kept in (*t2, *v2y, *v2x), its compound prediction
+ * context), those the stream can code (components and their differences
+ * from the scaled first vector in bounds); the least kept in (*t2, *v2y, *v2x), its compound prediction
  * in pred. Returns that cost, 1e300 with none. */
 static double bi_search(const PnmfResidual *r, const uint8_t *src, const uint8_t *const *ref, int nref, int y0, int y1,
                         int x0, int x1, int t, int vy, int vx, const uint8_t *p1, const double *rc,
@@ -1185,7 +1187,7 @@ static double bi_search(const PnmfResidual *r, const uint8_t *src, const uint8_t
         int by = 0, bx = 0;
 #define TRYB(ty, tx) do { \
         const int ty_ = (ty), tx_ = (tx); \
-        if (abs(ty_) > maxv || abs(tx_) > maxv) break; \
+        if (abs(ty_) > maxv || abs(tx_) > maxv || abs(ty_ - sy) > 2 * maxv || abs(tx_ - sx) > 2 * maxv) break; \
         pnmf_residual_subpel(ref[tt], r->rows, r->cols, y0, y1, x0, x1, ty_ * (4 / qs), tx_ * (4 / qs), p2); \
         const double c_ = avg_sad(src, r->cols, y0, x0, h, w, p1, p2) + \
                           lam * rc_bi_step(NULL, bc, ctx, tt, ty_ - sy, tx_ - sx, 0); \

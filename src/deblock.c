@@ -266,6 +266,10 @@ void pnmf_deblock_frame(const PnmfResidual *r, int j, const uint8_t *P, const ui
         default: break; /* intra: its class decides */
         }
         o->key = o->pred | (uint64_t)(uint16_t)o->dy << 8 | (uint64_t)(uint16_t)o->dx << 24 | (uint64_t)(uint32_t)o->t << 40;
+        /* window flags bit 17: a compound block is alike to no other block
+         * (bit 63 and its index make its key unique) */
+        if ((m & 7) == PNMF_RES_SHIFTED && r->mvbi && r->mvbi[mvref - 1 - r->mvref])
+            o->key = (uint64_t)1 << 63 | (uint64_t)(uint32_t)b;
         if (m & PNMF_RES_TRANSFORM) {
             /* a quarter's 16 levels, tested 4 at a time */
             for (int q = 0; q < 4; q++) {

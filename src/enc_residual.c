@@ -234,6 +234,9 @@ int pnmf_res_run_start(ResRun *run, const PnmfEncoder *e, ResBufs *rb, PnmfWindo
      * the search astray and the step pick after it; the writer sets the
      * bit wherever it pays either way */
     md->res.enc_median = e->subpel || drawn_rc;
+    /* second hypotheses (window flags bit 17) in the same lossy smooth
+     * windows: screen content and sprites keep their single vectors */
+    md->res.enc_bi = PNMF_BI_ENCODE && (e->subpel || drawn_rc) && step16 > PNMF_RES_MIN_STEP;
     /* format 9: 8x8 transform blocks need the levels stream (window flags
      * bit 8), which such a window most likely has; the others keep the
      * varints' coding open (sprite animation's exact repeats, which zstd

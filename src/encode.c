@@ -174,7 +174,7 @@ static int write_window(PnmfEncoder *e, EncWindow *w)
                                          pnmf_intra_used(&w->md.res, 0, w->md.res.m)); /* or directions */
     /* the writer chooses bit 14 per coding, and the container may store
      * any of them: bit 14 in any coding's flags */
-    int nbctx = 0, median = 0, places = 0;
+    int nbctx = 0, median = 0, places = 0, bi = 0;
     for (int a = 0; ret >= 0 && a < ncodings; a++) {
         uint64_t wfl = 0;
         Rd fr = { codings[a], codings[a] + sizes[a] };
@@ -182,7 +182,9 @@ static int write_window(PnmfEncoder *e, EncWindow *w)
         nbctx |= ok && (wfl & PNMF_FLAG_NBCTX);
         median |= ok && (wfl & PNMF_FLAG_MEDIAN); /* bit 15 needs a v10 reader */
         places |= ok && (wfl & PNMF_FLAG_SPRPLACES); /* bit 16 a v11 reader */
+        bi |= ok && (wfl & PNMF_FLAG_BI); /* bit 17 a v12 reader */
     }
+    if (ret >= 0 && bi) pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V12);
     if (ret >= 0 && places) pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V11);
     if (ret >= 0 && median) pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V10);
     if (ret >= 0 && (w->md.res.subpel || w->md.res.deblock || tx8 || w->md.res.npal || w->md.res.casc_period ||

@@ -90,8 +90,33 @@ static int read_palette_block(RcDec *d, PnmfPalCtx *pc, PnmfResidual *rs, size_t
     return 0;
 }
 
+/* Window flags bit 17 (format 12): the second hypothesis of vector q
+ * (block bk of frame j), read after its first; has[] the frame's blocks
+ * that have one (set here for bk). 0, -1 for a reference not available,
+ * -2 for a vector out of range. */
+static int read_second(RcDec *d, RcBiCtx *bc, PnmfResidual *rs, size_t q, uint8_t *has, size_t bk, int j,
+                       int continues, int maxv)
+{
+    const int t2 = rc_decode_bi(d, bc, pnmf_bi_ctx(has, rs->bx, bk));
+    has[bk] = t2 >= 0;
+    rs->mvbi[q] = 0, rs->mv2[2 * q] = rs->mv2[2 * q + 1] = 0;
+    if (t2 < 0) return 0;
+    if (!continues && t2 >= j) return -1; /* D_{j-1-t2}: inside a key window only frames of the window */
+    int d0 = 0;
+    for (int c = 0; c < 2; c++) {
+        const int32_t dv = rc_decode_mvd(d, &bc->d, c, 1, c && !d0);
+        if (dv < -2 * maxv || dv > 2 * maxv) return -2;
+        const int v = pnmf_bi_scale(rs->mv[2 * q + c], rs->mvref[q], t2) + (int)dv;
+        if (v < -maxv || v > maxv) return -2;
+        rs->mv2[2 * q + c] = (int16_t)v, d0 = (int)dv;
+    }
+    rs->mvbi[q] = (uint8_t)(t2 + 1);
+    if (t2 + 1 - j > rs->reach) rs->reach = t2 + 1 - j;
+    return 0;
+}
+
 static int read_residual(Rd *r, int version, int m, int rows, int cols, int continues, int rclev, int ctxlev, int subpel, int tx8,
-                         int idir, int palette, int casc, int nbctx, int median, PnmfKeep *keep, PnmfResidual *rs,
+                         int idir, int palette, int casc, int nbctx, int median, int bi, PnmfKeep *keep, PnmfResidual *rs,
                          char *err, size_t errlen)
 {
     /* a vector component's bound: quarter samples with window flags bit 6 */
@@ -250,9 +275,19 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
     if (!rs->mv || !rs->mvref) return PNMF_ERR_NOMEM;
     rs->nmv = (size_t)nmv;
     rs->mvcap = 2 * (size_t)nmv;
+    rs->bi = bi;
+    if (bi) { /* window flags bit 17: each vector's second hypothesis */
+        rs->mvbi = pnmf_malloc_array(nmv ? (size_t)nmv : 1, 1);
+        rs->mv2 = pnmf_malloc_array(nmv ? 2 * (size_t)nmv : 1, sizeof(int16_t));
+        if (!rs->mvbi || !rs->mv2) return PNMF_ERR_NOMEM;
+    }
+    RcBiCtx bc;
+    rc_bi_ctx_init(&bc);
+    int sr = 0; /* read_second()'s result */
     rs->reach = 0;
-    if (version >= 7 && !(cur = pnmf_malloc_array((size_t)nb, sizeof(*cur)))) return PNMF_ERR_NOMEM;
-    if (median && !(pcur = pnmf_malloc_array((size_t)nb, sizeof(*pcur)))) {
+    /* each block's vector, and after them (window flags bit 17) whether it has a second hypothesis */
+    if (version >= 7 && !(cur = pnmf_malloc_array((size_t)nb, sizeof(*cur) + 1))) return PNMF_ERR_NOMEM;
+    if (median && !(pcur = pnmf_malloc_array((size_t)nb, sizeof(*pcur) + 1))) {
         pnmf_free(cur);
         return PNMF_ERR_NOMEM;
     }
@@ -275,7 +310,8 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
         }
         for (size_t q = rs->mvstart[j]; q < rs->mvstart[j + 1]; q++) {
             if (cur) { /* the block of vector q */
-                for (; (rs->modes[(uint64_t)j * nb + bk] & 7) != PNMF_RES_SHIFTED; bk++) cur[bk][2] = -1;
+                for (; (rs->modes[(uint64_t)j * nb + bk] & 7) != PNMF_RES_SHIFTED; bk++)
+                    cur[bk][2] = -1, ((uint8_t *)(cur + nb))[bk] = 0;
                 vc.lsh = bk % (uint64_t)rs->bx && (rs->modes[(uint64_t)j * nb + bk - 1] & 7) == PNMF_RES_SHIFTED;
                 if (median) {
                     pnmf_vec_nb(&st, (const int16_t (*)[3])cur, NULL, rs->bx, (size_t)bk);
@@ -290,7 +326,10 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
                     rs->mv[2 * q] = k.c[idx][0], rs->mv[2 * q + 1] = k.c[idx][1];
                     if (t + 1 - j > rs->reach) rs->reach = t + 1 - j;
                     pnmf_vec_push(&st, k.c[idx][0], k.c[idx][1], t, 1);
-                    memcpy(cur[bk++], k.c[idx], sizeof(*cur));
+                    memcpy(cur[bk], k.c[idx], sizeof(*cur));
+                    if (bi && (sr = read_second(&rd, &bc, rs, q, (uint8_t *)(cur + nb), (size_t)bk, j, continues, maxv)) < 0)
+                        goto bad_second;
+                    bk++;
                     continue;
                 }
             }
@@ -328,7 +367,10 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
                 rs->mv[2 * q + c] = (int16_t)d;
             }
             pnmf_vec_push(&st, rs->mv[2 * q], rs->mv[2 * q + 1], t, 0);
-            if (cur) cur[bk][0] = rs->mv[2 * q], cur[bk][1] = rs->mv[2 * q + 1], cur[bk][2] = (int16_t)t, bk++;
+            if (cur) cur[bk][0] = rs->mv[2 * q], cur[bk][1] = rs->mv[2 * q + 1], cur[bk][2] = (int16_t)t;
+            if (bi && (sr = read_second(&rd, &bc, rs, q, (uint8_t *)(cur + nb), (size_t)bk, j, continues, maxv)) < 0)
+                goto bad_second;
+            if (cur) bk++;
         }
         if (pcur) { /* window flags bit 15: the frame's vectors become the frame before's */
             for (; bk < nb; bk++) cur[bk][2] = -1;
@@ -408,6 +450,12 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
             }
         }
     return 0;
+bad_second:
+    if (sr == -1) {
+        pnmf_free(cur), pnmf_free(pcur);
+        pnmf_set_err(err, errlen, "residual reference not available (second hypothesis)");
+        return PNMF_ERR_CORRUPT;
+    }
 bad_mv:
     pnmf_free(cur), pnmf_free(pcur);
     pnmf_set_err(err, errlen, "residual vector out of range (at most %d)", maxv);
@@ -711,7 +759,7 @@ int pnmf_model_read_keep(int version, const uint8_t *buf, size_t size, int rows,
                            (version >= 8 ? PNMF_FLAG_SPRITES : 0) | (version >= 9 ? PNMF_FLAG_SUBPEL | PNMF_FLAG_DEBLOCK | PNMF_FLAG_TX8 : 0) |
                            (version >= 9 ? PNMF_FLAG_CTXLEVELS | PNMF_FLAG_INTRA | PNMF_FLAG_SPRMASKS | PNMF_FLAG_PALETTE : 0) |
                            (version >= 9 ? PNMF_FLAG_CASCADE | PNMF_FLAG_NBCTX : 0) | (version >= 10 ? PNMF_FLAG_MEDIAN : 0) |
-                           (version >= 11 ? PNMF_FLAG_SPRPLACES : 0);
+                           (version >= 11 ? PNMF_FLAG_SPRPLACES : 0) | (version >= 12 ? PNMF_FLAG_BI : 0);
     if (v & ~known) {
         pnmf_set_err(err, errlen, "window flags 0x%llx: unknown features", (unsigned long long)v);
         return PNMF_ERR_CORRUPT;
@@ -733,6 +781,7 @@ int pnmf_model_read_keep(int version, const uint8_t *buf, size_t size, int rows,
         { PNMF_FLAG_CASCADE, PNMF_FLAG_RESIDUAL, "a step cascade without a residual layer" },
         { PNMF_FLAG_NBCTX, PNMF_FLAG_RESIDUAL, "neighbour contexts without a residual layer" },
         { PNMF_FLAG_MEDIAN, PNMF_FLAG_RESIDUAL, "median vectors without a residual layer" },
+        { PNMF_FLAG_BI, PNMF_FLAG_RESIDUAL, "compound prediction without a residual layer" },
         { PNMF_FLAG_SPRMASKS, PNMF_FLAG_SPRITES, "context-coded masks without a sprite layer" },
         { PNMF_FLAG_SPRPLACES, PNMF_FLAG_SPRITES, "context-coded placements without a sprite layer" },
     };
@@ -753,6 +802,7 @@ int pnmf_model_read_keep(int version, const uint8_t *buf, size_t size, int rows,
     const int casc = !!(v & PNMF_FLAG_CASCADE);
     const int nbctx = !!(v & PNMF_FLAG_NBCTX);
     const int median = !!(v & PNMF_FLAG_MEDIAN);
+    const int bi = !!(v & PNMF_FLAG_BI);
     if (get_u(&r, &v) < 0) {
         pnmf_set_err(err, errlen, "truncated window payload");
         return PNMF_ERR_CORRUPT;
@@ -916,7 +966,7 @@ int pnmf_model_read_keep(int version, const uint8_t *buf, size_t size, int rows,
     }
     if (has_residual) {
         ret = read_residual(&r, version, m, vis_rows, vis_cols, continues, rclev, ctxlev, subpel, tx8, idir, palette, casc, nbctx, median,
-                            keep, &md->res, err, errlen);
+                            bi, keep, &md->res, err, errlen);
         if (ret < 0) goto fail;
         md->res.deblock = deblock;
     }

@@ -215,8 +215,11 @@ static int write_vectors(const PnmfResidual *rs, Buf *rcv, PnmfSideBits *sb)
     rc_enc_init(&re, rcv);
     /* format 7: a vector may copy a candidate (the block above's, ...):
      * each frame's vectors, block by block */
-    int16_t (*cur)[3] = pnmf_malloc_array(2 * nb, sizeof(*cur)), (*pcur)[3] = cur + nb;
+    int16_t (*cur)[3] = pnmf_malloc_array(2 * nb, sizeof(*cur) + 1), (*pcur)[3] = cur + nb;
     if (!cur) return PNMF_ERR_NOMEM;
+    uint8_t *has = (uint8_t *)(cur + 2 * nb); /* window flags bit 17: the frame's blocks with a second hypothesis */
+    RcBiCtx bc;
+    rc_bi_ctx_init(&bc);
     int16_t (*const mem)[3] = cur;
     RcVecCtx gc; /* the frames' global vectors, each from the frame before's */
     rc_vec_ctx_init(&gc);
@@ -239,7 +242,7 @@ static int write_vectors(const PnmfResidual *rs, Buf *rcv, PnmfSideBits *sb)
         }
         size_t bk;
         for (bk = 0; bk < nb; bk++) {
-            cur[bk][2] = -1;
+            cur[bk][2] = -1, has[bk] = 0;
             if ((rs->modes[(size_t)j * nb + bk] & 7) != PNMF_RES_SHIFTED) continue;
             if (q >= rs->mvstart[j + 1]) break; /* modes without their vectors (tests of the reader) */
             const int t = rs->mvref[q], vy = rs->mv[2 * q], vx = rs->mv[2 * q + 1];
@@ -263,6 +266,17 @@ static int write_vectors(const PnmfResidual *rs, Buf *rcv, PnmfSideBits *sb)
             const double at = sb ? rc_pos(&re) : 0;
             rc_encode_merge(&re, &vc, &vk, st.lm, idx);
             if (idx < 0) rc_encode_vector(&re, &vc, t, st.lastref, st.z0, dy, dx);
+            if (rs->bi) { /* window flags bit 17: the second hypothesis, or none */
+                const int t2 = rs->mvbi && rs->mvbi[q - 1] ? rs->mvbi[q - 1] - 1 : -1;
+                const int d2y = t2 < 0 ? 0 : rs->mv2[2 * q - 2] - pnmf_bi_scale(vy, t, t2);
+                const int d2x = t2 < 0 ? 0 : rs->mv2[2 * q - 1] - pnmf_bi_scale(vx, t, t2);
+                if (t2 >= PNMF_RES_REFS || abs(d2y) > 2 * maxv || abs(d2x) > 2 * maxv) {
+                    pnmf_free(mem);
+                    return PNMF_ERR_ARG;
+                }
+                rc_bi_step(&re, &bc, pnmf_bi_ctx(has, rs->bx, bk), t2, d2y, d2x, 0);
+                has[bk] = t2 >= 0;
+            }
             if (sb) {
                 sb->vec[(size_t)j * nb + bk] = (float)(rc_pos(&re) - at);
                 sb->merged[(size_t)j * nb + bk] = (int8_t)(idx >= 0);
@@ -326,6 +340,9 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
     const int tx8 = rsv.step16 && rsv.rc_levels && pnmf_tx8_used(&rsv, rsv.rc_levels == 2, rsv.m);
     const int idir = rsv.step16 && rsv.rc_levels && pnmf_intra_used(&rsv, rsv.rc_levels == 2, rsv.m);
     if (rsv.step16 && (rsv.m != m || rsv.rows != md->vis_rows || rsv.cols != md->vis_cols)) return PNMF_ERR_ARG;
+    /* window flags bit 17 only where a vector has a second hypothesis */
+    rsv.bi = 0;
+    for (size_t q = 0; rsv.step16 && rsv.mvbi && q < rsv.nmv && !rsv.bi; q++) rsv.bi = rsv.mvbi[q] != 0;
     const uint64_t flags =
         md->res.step16 ? PNMF_FLAG_RESIDUAL | (md->res.continues ? PNMF_FLAG_CONTINUES : 0) |
                              (md->carries ? PNMF_FLAG_CARRIES : 0) | (rsv.rc_levels ? PNMF_FLAG_RCLEVELS : 0) |
@@ -335,7 +352,8 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
                              (md->res.subpel ? PNMF_FLAG_SUBPEL : 0) | (md->res.deblock ? PNMF_FLAG_DEBLOCK : 0) |
                              (tx8 ? PNMF_FLAG_TX8 : 0) | (idir ? PNMF_FLAG_INTRA : 0) |
                              (rsv.rc_levels && md->res.ctx_levels ? PNMF_FLAG_CTXLEVELS : 0) |
-                             (md->res.npal ? PNMF_FLAG_PALETTE : 0) | (md->res.casc_period ? PNMF_FLAG_CASCADE : 0)
+                             (md->res.npal ? PNMF_FLAG_PALETTE : 0) | (md->res.casc_period ? PNMF_FLAG_CASCADE : 0) |
+                             (rsv.bi ? PNMF_FLAG_BI : 0)
                        : 0;
     /* the modes and vectors streams, with window flags bit 14 only where
      * that makes the payload shorter, the flags' varint and the streams'

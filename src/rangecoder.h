@@ -270,6 +270,32 @@ static inline int rc_decode_ref(RcDec *d, RcVecCtx *c, int lastref)
     return node - 16;
 }
 
+/* Window flags bit 17 (format 12): after a vector, whether its block has
+ * a second hypothesis, and if so that one's reference and vector. */
+typedef struct RcBiCtx {
+    RcProb on[3];   /* a second hypothesis? by how many of the left and above blocks have one */
+    RcProb ref[16]; /* its reference t2, 4 bits */
+    RcVecCtx d;     /* its vector's differences: zero, sign and mag of their own (on = 0) */
+} RcBiCtx;
+
+static inline void rc_bi_ctx_init(RcBiCtx *c)
+{
+    rc_probs_init(c->on, 3);
+    rc_probs_init(c->ref, 16);
+    rc_vec_ctx_init(&c->d);
+}
+
+/* The second hypothesis's reference t2, or -1 for none; ctx: the left
+ * and above blocks with one (0..2). Its differences follow, each
+ * rc_decode_mvd(d, &c->d, comp, 1, comp && dy's difference == 0). */
+static inline int rc_decode_bi(RcDec *d, RcBiCtx *c, int ctx)
+{
+    if (!rc_decode(d, &c->on[ctx])) return -1;
+    int node = 1;
+    for (int i = 0; i < 4; i++) node = 2 * node + rc_decode(d, &c->ref[node]);
+    return node - 16;
+}
+
 /* ---- the residual layer's levels (format 6) ------------------------------ */
 
 #define RC_LEV_UNARY 14 /* unary bins of a magnitude before the Exp-Golomb escape */

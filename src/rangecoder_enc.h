@@ -262,6 +262,37 @@ static inline double rc_vector_step(RcVecCtx *c, int t, int lastref, int z0, int
     return bits + rc_mvd_step(c, 1, z0, dy == 0, dx, update);
 }
 
+/* Window flags bit 17: rc_decode_bi()'s decisions and the differences
+ * (ddy, ddx) of the second vector, t2 -1 for none; their bits, or (update)
+ * the update of the contexts, or (e not NULL) coded. */
+static inline double rc_bi_step(RcEnc *e, RcBiCtx *c, int ctx, int t2, int ddy, int ddx, int update)
+{
+    if (e) {
+        rc_encode(e, &c->on[ctx], t2 >= 0);
+        if (t2 < 0) return 0;
+        for (int i = 3, node = 1; i >= 0; i--) {
+            const int bit = (t2 >> i) & 1;
+            rc_encode(e, &c->ref[node], bit);
+            node = 2 * node + bit;
+        }
+        rc_encode_mvd(e, &c->d, 0, 1, 0, ddy);
+        rc_encode_mvd(e, &c->d, 1, 1, ddy == 0, ddx);
+        return 0;
+    }
+    RcProb *q = &c->on[ctx];
+    double bits = rc_cost(*q, t2 >= 0);
+    if (update) rc_adapt(q, t2 >= 0);
+    if (t2 < 0) return bits;
+    for (int i = 3, node = 1; i >= 0; i--) {
+        const int bit = (t2 >> i) & 1;
+        bits += rc_cost(c->ref[node], bit);
+        if (update) rc_adapt(&c->ref[node], bit);
+        node = 2 * node + bit;
+    }
+    bits += rc_mvd_step(&c->d, 0, 1, 0, ddy, update);
+    return bits + rc_mvd_step(&c->d, 1, 1, ddy == 0, ddx, update);
+}
+
 /* ---- the residual layer's levels (format 6) ------------------------------
  * The decisions rc_decode_pixel_levels() and rc_decode_transform_levels()
  * read, for two uses: the writer codes them (RcBin.enc), the encoder

@@ -27,6 +27,7 @@ int pnmf_residual_alloc(PnmfResidual *r, int m, int rows, int cols, int step16, 
     r->m = m, r->rows = rows, r->cols = cols;
     rc_mode_ctx_init(&r->enc_modes);
     rc_vec_ctx_init(&r->enc_vectors);
+    rc_bi_ctx_init(&r->enc_bictx);
     rc_lev_ctx_init(&r->enc_levels);
     pnmf_pal_ctx_init(&r->enc_pal);
     r->bx = pnmf_residual_blocks(cols);
@@ -55,6 +56,8 @@ void pnmf_residual_free(PnmfResidual *r)
     pnmf_free(r->start);
     pnmf_free(r->mv);
     pnmf_free(r->mvref);
+    pnmf_free(r->mvbi);
+    pnmf_free(r->mv2);
     pnmf_free(r->mvstart);
     pnmf_free(r->gmv);
     pnmf_free(r->pal);
@@ -326,6 +329,26 @@ void pnmf_residual_subpel(const uint8_t *R, int rows, int cols, int y0, int y1, 
     }
 }
 
+/* The average of two single predictions (residual.h), rounded up at
+ * halves: (a + b + 1) >> 1 is what the SSE2 average computes. */
+void pnmf_residual_compound(const uint8_t *R1, int qy1, int qx1, const uint8_t *R2, int qy2, int qx2, int rows,
+                            int cols, int y0, int y1, int x0, int x1, uint8_t *pred)
+{
+    uint8_t p2[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
+    pnmf_residual_subpel(R1, rows, cols, y0, y1, x0, x1, qy1, qx1, pred);
+    pnmf_residual_subpel(R2, rows, cols, y0, y1, x0, x1, qy2, qx2, p2);
+    const int n = (y1 - y0) * PNMF_RES_BLOCK;
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+    for (int i = 0; i < n; i += 16) { /* rows past the block's width are scratch: averaged all the same */
+        const __m128i a = _mm_loadu_si128((const __m128i *)(pred + i)), b = _mm_loadu_si128((const __m128i *)(p2 + i));
+        if (n - i >= 16) _mm_storeu_si128((__m128i *)(pred + i), _mm_avg_epu8(a, b));
+        else _mm_storel_epi64((__m128i *)(pred + i), _mm_avg_epu8(a, b));
+    }
+#else
+    for (int i = 0; i < n; i++) pred[i] = (uint8_t)((pred[i] + p2[i] + 1) >> 1);
+#endif
+}
+
 /* Row copies where the mode is a copy. */
 void pnmf_residual_predict(int mode, const uint8_t *P, const uint8_t *Pp, const uint8_t *Dp, const uint8_t *Dr,
                            const uint8_t *D, int rows, int cols, int y0, int y1, int x0, int x1, int dy, int dx,
@@ -434,10 +457,19 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
         int mode = modes[b] & 7;
         const int coded = modes[b] & PNMF_RES_CODED;
         int dy = 0, dx = 0, frac = 0;
+        /* window flags bit 17: the vector's second hypothesis, when it has one */
+        const size_t vi = (size_t)(mvref - r->mvref);
+        const int bi = mode == PNMF_RES_SHIFTED && r->mvbi && r->mvbi[vi];
         if (mode == PNMF_RES_SHIFTED) dy = mv[0], dx = mv[1], mv += 2, Dr = ref[*mvref++];
         if (mode == PNMF_RES_SHIFTED && r->subpel) { /* quarter samples: whole ones are copies */
             frac = (dy % 4) || (dx % 4);
             if (!frac) dy /= 4, dx /= 4;
+        }
+        if (bi) { /* not a copy: the average of two predictions, made here */
+            const int u = r->subpel ? 1 : 4, s1 = frac ? 1 : 4; /* both vectors in quarter samples */
+            pnmf_residual_compound(Dr, dy * s1, dx * s1, ref[r->mvbi[vi] - 1], r->mv2[2 * vi] * u,
+                                   r->mv2[2 * vi + 1] * u, rows, cols, y0, y1, x0, x1, pred);
+            frac = 2;
         }
         if (mode == PNMF_RES_PREVIOUS && (gy || gx)) /* the previous frame, displaced */
             mode = PNMF_RES_SHIFTED, dy = gy, dx = gx, Dr = Dp;
@@ -457,7 +489,9 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
         }
         FLUSH_RUN();
         if (lx && coded && !(modes[b] & PNMF_RES_TRANSFORM)) {
-            if (frac) /* a quarter-sample vector (window flags bit 6) */
+            if (frac == 2) /* compound: made above */
+                ;
+            else if (frac) /* a quarter-sample vector (window flags bit 6) */
                 pnmf_residual_subpel(Dr, rows, cols, y0, y1, x0, x1, dy, dx, pred);
             else if (mode != PNMF_RES_SPATIAL)
                 pnmf_residual_predict(mode, P, Pp, Dp, Dr, D, rows, cols, y0, y1, x0, x1, dy, dx, pred);
@@ -494,8 +528,10 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
         const int intra = mode >= PNMF_RES_INTRA_DC;
         const int tx8 = r->tx8[(size_t)j * r->bx * r->by + b];
         const int dir = r->idir[(size_t)j * r->bx * r->by + b]; /* window flags bit 10 */
-        if (frac)
+        if (frac == 1)
             pnmf_residual_subpel(Dr, rows, cols, y0, y1, x0, x1, dy, dx, pred);
+        else if (frac)
+            ; /* compound: made above */
         else if (dir)
             pnmf_intra_predict(dir, D, cols, y0, x0, pred, PNMF_RES_BLOCK);
         else if (!intra || !(modes[b] & PNMF_RES_TRANSFORM) || tx8)

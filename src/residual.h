@@ -70,6 +70,7 @@
 #define PNMF_RES_MAX_PERIOD 1024  /* a cascade's period, at most (a window's frames) */
 #define PNMF_FLAG_NBCTX    16384  /* window flags bit 14 (format 9): neighbour contexts of modes and vectors */
 #define PNMF_FLAG_MEDIAN   32768  /* window flags bit 15 (format 10): vectors from the median of their neighbours */
+#define PNMF_FLAG_BI       131072 /* window flags bit 17 (format 12): compound prediction (a second hypothesis) */
 
 typedef struct PnmfResidual {
     int step16;        /* 0: the window has no residual layer */
@@ -113,6 +114,10 @@ typedef struct PnmfResidual {
                         * median of its neighbours' (pnmf_vec_pred()), two more candidates;
                         * the encoder searches so, and the writer sets the bit only where it
                         * makes the streams shorter (never when this is 0) */
+    int bi;            /* window flags bit 17 (format 12): each vector may have a second
+                        * hypothesis (the reader's; the writer sets the bit where one is used) */
+    uint8_t *mvbi;     /* with bi (NULL otherwise): per vector, 0, or the second reference t2 + 1 */
+    int16_t *mv2;      /* with bi: per vector, the second hypothesis's (dy, dx) */
     struct PnmfDeblockBlock *dbk; /* the filter's scratch, one per block of a frame */
     int16_t *gmv;      /* m pairs: frame j's global vector (format 7), the displacement of
                         * its previous prediction: D_{j-1} at (y + gy, x + gx), clamped */
@@ -132,6 +137,8 @@ typedef struct PnmfResidual {
     int enc_idir;         /* the encoder's: try the directions on intra transform blocks */
     int enc_rdoq;         /* the encoder's: lower the chosen transform levels by their contexts' price */
     int enc_median;       /* the encoder's: price and search vectors as window flags bit 15 codes them */
+    int enc_bi;           /* the encoder's: try second hypotheses (window flags bit 17) */
+    RcBiCtx enc_bictx;    /* and their contexts, as the writer will have them */
     void *enc_match;      /* the encoder's exact block matcher of a lossless window (lossless_match.h) */
     void (*enc_match_free)(void *); /* and what frees it */
     /* the encoder's, when not NULL: per block of the frame being coded, its
@@ -307,6 +314,24 @@ static inline void pnmf_vec_push(PnmfVecState *s, int dy, int dx, int t, int mer
     s->last[t][0] = dy, s->last[t][1] = dx, s->lastref = t, s->lm = merged;
 }
 
+/* Window flags bit 17 (format 12): the prediction of a second
+ * hypothesis's vector component from the first's v of reference t, for
+ * reference t2: v (t2 + 1) / (t + 1), rounded to the nearest, halves
+ * away from zero (a motion that goes on at the same pace). */
+static inline int pnmf_bi_scale(int v, int t, int t2)
+{
+    const int n = v * (t2 + 1), d = t + 1;
+    return n >= 0 ? (n + d / 2) / d : -((-n + d / 2) / d);
+}
+
+/* Window flags bit 17: the context of block b's question (bx blocks
+ * across): how many of its left and above blocks of this frame have a
+ * second hypothesis (has[] per block of the frame, those before b set). */
+static inline int pnmf_bi_ctx(const uint8_t *has, int bx, size_t b)
+{
+    return (b % (size_t)bx && has[b - 1]) + (b >= (size_t)bx && has[b - (size_t)bx]);
+}
+
 /* Window flags bit 14: block b's neighbour context of the question
  * mode == L? in frame j, whose modes start at mo (frame j - 1's just
  * before, bx blocks across, nb in a frame): (AL == A) + 2 (PL == P), with
@@ -386,6 +411,15 @@ static inline int pnmf_residual_model_still(const uint8_t *P, const uint8_t *Pp,
  * bilinear between the four whole samples around each position. */
 void pnmf_residual_subpel(const uint8_t *R, int rows, int cols, int y0, int y1, int x0, int x1, int qy, int qx,
                           uint8_t *pred);
+
+/* Window flags bit 17 (format 12): the compound prediction of block
+ * [y0, y1) x [x0, x1), (p1 + p2 + 1) >> 1 sample by sample, p1 the
+ * prediction of R1 displaced by the quarter-sample vector (qy1, qx1) and
+ * p2 that of R2 by (qy2, qx2), each as pnmf_residual_subpel() makes it
+ * (a whole vector, in quarter samples, a copy), into pred (rows
+ * PNMF_RES_BLOCK apart). */
+void pnmf_residual_compound(const uint8_t *R1, int qy1, int qx1, const uint8_t *R2, int qy2, int qx2, int rows,
+                            int cols, int y0, int y1, int x0, int x1, uint8_t *pred);
 
 /* The prediction of block [y0, y1) x [x0, x1) for prediction mode (bits
  * 0-2) but the spatial one (which reads the samples it is correcting),

@@ -228,7 +228,8 @@ static inline double mv_bits(int dy, int dx, int py, int px)
 static double try_block(int mode, int coded, const LevelTab *lt, int step16, double lambda, const uint8_t *src,
                         const uint8_t *P, const uint8_t *Pp, const uint8_t *Dp, const uint8_t *Dr, uint8_t *D,
                         int rows, int cols, int y0, int y1, int x0, int x1, int dy, int dx, int16_t *levs,
-                        RcLevCtx *lc, int kind, double est_cap, double *est, int exact, double lb, double bj)
+                        RcLevCtx *lc, int kind, double est_cap, double *est, int exact, double lb, double bj,
+                        const uint8_t *pre)
 {
     int16_t lv[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
     int16_t *out = levs;
@@ -240,7 +241,8 @@ static double try_block(int mode, int coded, const LevelTab *lt, int step16, dou
     /* the fixed table's bits are wanted unless the contexts price the
      * levels and no estimate is asked for */
     const int tb = !(lc && coded) || est;
-    if (!spat) pnmf_residual_predict(mode, P, Pp, Dp, Dr, D, rows, cols, y0, y1, x0, x1, dy, dx, pb);
+    if (pre) memcpy(pb, pre, (size_t)(y1 - y0) * PNMF_RES_BLOCK); /* made by the caller (compound) */
+    else if (!spat) pnmf_residual_predict(mode, P, Pp, Dp, Dr, D, rows, cols, y0, y1, x0, x1, dy, dx, pb);
     for (int y = y0; y < y1; y++) {
         for (int x = x0; x < x1; x++) {
             const size_t q = (size_t)y * cols + x;
@@ -1134,6 +1136,79 @@ static inline int shifted_pred(const PnmfResidual *r, int *dy, int *dx)
     return PNMF_RES_SHIFTED;
 }
 
+/* ---- compound prediction (window flags bit 17) ---------------------------- */
+
+/* The SAD of the h x w block of src at (y0, x0) against the rounded
+ * average of p1 and p2 (rows PNMF_RES_BLOCK apart), the compound
+ * prediction they make. */
+static int avg_sad(const uint8_t *src, int cols, int y0, int x0, int h, int w, const uint8_t *p1, const uint8_t *p2)
+{
+    int sad = 0;
+    for (int y = 0; y < h; y++) {
+        const uint8_t *s = src + (size_t)(y0 + y) * cols + x0, *a = p1 + y * PNMF_RES_BLOCK, *b = p2 + y * PNMF_RES_BLOCK;
+        for (int x = 0; x < w; x++) sad += abs((int)s[x] - ((a[x] + b[x] + 1) >> 1));
+    }
+    return sad;
+}
+
+/* The second hypothesis for a shifted block whose first is (t, vy, vx)
+ * (vector units: quarter samples with qs 4, whole ones with 1), its
+ * prediction p1 made: for each of the PNMF_BI_REFS references (t among
+ * them with PNMF_BI_SAME) whose own best vector (rv[tt], its cost rc[tt])
+ * cost least, that
+ * vector and the first one scaled to it (pnmf_bi_scale(), the prediction
+ * the difference is coded from), then around the better the eight
+ * vectors at a half and at a quarter sample (at one sample with qs 1),
+ * each by SAD of the average + lam * its bits (ctx the question's
+ * context), those the stream can code (components and their differences
+ * from the scaled first vector in bounds); the least kept in (*t2, *v2y, *v2x), its compound prediction
+ * in pred. Returns that cost, 1e300 with none. */
+static double bi_search(const PnmfResidual *r, const uint8_t *src, const uint8_t *const *ref, int nref, int y0, int y1,
+                        int x0, int x1, int t, int vy, int vx, const uint8_t *p1, const double *rc,
+                        const int16_t (*rv)[2], double lam, int ctx, int *t2, int *v2y, int *v2x, uint8_t *pred)
+{
+    const int qs = r->subpel ? 4 : 1, maxv = qs * PNMF_RES_MAX_MV, h = y1 - y0, w = x1 - x0;
+    RcBiCtx *bc = (RcBiCtx *)&r->enc_bictx; /* priced only: not moved */
+    int pick[PNMF_BI_REFS], np = 0;
+    for (int k = 0; k < PNMF_BI_REFS; k++) { /* the references of least cost, in order (ties: the nearer) */
+        int bt = -1;
+        for (int tt = 0; tt < nref; tt++) {
+            int used = (tt == t && !PNMF_BI_SAME) || rc[tt] >= 1e300;
+            for (int i = 0; i < np; i++) used |= pick[i] == tt;
+            if (!used && (bt < 0 || rc[tt] < rc[bt])) bt = tt;
+        }
+        if (bt >= 0) pick[np++] = bt;
+    }
+    double best = 1e300;
+    uint8_t p2[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
+    for (int i = 0; i < np; i++) {
+        const int tt = pick[i], sy = pnmf_bi_scale(vy, t, tt), sx = pnmf_bi_scale(vx, t, tt);
+        double bl = 1e300;
+        int by = 0, bx = 0;
+#define TRYB(ty, tx) do { \
+        const int ty_ = (ty), tx_ = (tx); \
+        if (abs(ty_) > maxv || abs(tx_) > maxv || abs(ty_ - sy) > 2 * maxv || abs(tx_ - sx) > 2 * maxv) break; \
+        pnmf_residual_subpel(ref[tt], r->rows, r->cols, y0, y1, x0, x1, ty_ * (4 / qs), tx_ * (4 / qs), p2); \
+        const double c_ = avg_sad(src, r->cols, y0, x0, h, w, p1, p2) + \
+                          lam * rc_bi_step(NULL, bc, ctx, tt, ty_ - sy, tx_ - sx, 0); \
+        if (c_ < bl) bl = c_, by = ty_, bx = tx_; \
+    } while (0)
+        TRYB(sy, sx);
+        if (rv[tt][0] != sy || rv[tt][1] != sx) TRYB(rv[tt][0], rv[tt][1]);
+        for (int step = qs == 4 ? 2 : 1; step >= 1; step--) {
+            const int cy = by, cx = bx;
+            for (int d = 0; d < 9; d++)
+                if (d != 4) TRYB(cy + (d / 3 - 1) * step, cx + (d % 3 - 1) * step);
+        }
+#undef TRYB
+        if (bl < best) best = bl, *t2 = tt, *v2y = by, *v2x = bx;
+    }
+    if (best < 1e300) /* the decoder's prediction */
+        pnmf_residual_compound(ref[t], vy * (4 / qs), vx * (4 / qs), ref[*t2], *v2y * (4 / qs), *v2x * (4 / qs),
+                               r->rows, r->cols, y0, y1, x0, x1, pred);
+    return best;
+}
+
 /* Whether sub-pixel vectors pay in a window of m source frames (see
  * residual_search.h): in the first PNMF_SUBPEL_PROBE_FRAMES frames after
  * the first, every other block that changed, matched against the frame
@@ -1451,6 +1526,12 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
     }
     if (palat) memset(palat, 0xff, nb * sizeof(int32_t));
     r->palstart[j] = r->npal;
+    /* window flags bit 17 (tried in lossy windows): the blocks with a second hypothesis */
+    uint8_t *bihas = r->enc_bi && !r->enc_dec && nref ? pnmf_calloc(nb, 1) : NULL;
+    if (r->enc_bi && !r->enc_dec && nref && !bihas) {
+        pnmf_free(bmv), pnmf_free(palat);
+        return PNMF_ERR_NOMEM;
+    }
     /* the last frame's, when it was coded just before with these references */
     const int16_t (*pm)[3] = j && nref ? (const int16_t (*)[3])r->enc_prev_mv : NULL;
     /* the box means of the frame and of the references, made when the wide
@@ -1474,7 +1555,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
     LevelTab *lts = pnmf_malloc_array(1, nlt * sizeof(LevelTab) + sizeof(SeenMap));
     uint8_t lt_made[PNMF_RES_WEIGHTS] = { 0 };
     if (!lts) {
-        pnmf_free(bmv), pnmf_free(cbuf), pnmf_free(palat);
+        pnmf_free(bmv), pnmf_free(cbuf), pnmf_free(palat), pnmf_free(bihas);
         return PNMF_ERR_NOMEM;
     }
     SeenMap *seen = (SeenMap *)(lts + nlt);
@@ -1500,7 +1581,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
         if (!r->enc_match && (r->enc_match = pnmf_lxm_new(r->rows, r->cols, 1))) r->enc_match_free = pnmf_lxm_free;
         lxm = r->enc_match;
         if (lxm && pnmf_lxm_refs(lxm, j, ref, nref) < 0) {
-            pnmf_free(bmv), pnmf_free(cbuf), pnmf_free(lts), pnmf_free(palat);
+            pnmf_free(bmv), pnmf_free(cbuf), pnmf_free(lts), pnmf_free(palat), pnmf_free(bihas);
             return PNMF_ERR_NOMEM;
         }
     }
@@ -1513,6 +1594,15 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
         int y0, y1, x0, x1;
         pnmf_residual_block(r->bx, r->rows, r->cols, b, &y0, &y1, &x0, &x1);
         int best = PNMF_RES_MODEL, vy = 0, vx = 0, vt = 0, best8 = 0, bdir = 0;
+        /* window flags bit 17: the chosen block's second hypothesis (vb -1: none), and the one
+         * the search found (bt2 -1: none) with its compound prediction */
+        int vb = -1, vy2 = 0, vx2 = 0, bt2 = -1, bv2y = 0, bv2x = 0, s_t = 0, s_dy = 0, s_dx = 0;
+        uint8_t bpred[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
+        const int bictx = bihas ? pnmf_bi_ctx(bihas, r->bx, b) : 0;
+        /* each reference's best vector and its cost (SAD + lam * bits), for the second hypothesis */
+        double rcost[PNMF_RES_REFS];
+        int16_t rvec[PNMF_RES_REFS][2];
+        for (int tt = 0; tt < PNMF_RES_REFS; tt++) rcost[tt] = 1e300;
         const int left = b % r->bx ? modes[b - 1] : -1, above = b >= (size_t)r->bx ? modes[b - r->bx] : -1;
         const int prev = j ? modes[b - nb] : -1;
         r->enc_modes.nb = r->nbctx ? pnmf_residual_mode_nb(modes, r->bx, nb, b, j) : -1; /* bit 14 */
@@ -1573,15 +1663,25 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
         LxTrial dt[PNMF_RES_PREDS];
         int ndt = 0, xfound = 0, won = -1; /* won: the put-off trial chosen */
         double est_best = INFINITY;
-        for (int mode = 0; mode < PNMF_RES_PREDS; mode++) {
+        /* the predictions, then (comp, window flags bit 17) the shifted one with
+         * the second hypothesis its search found */
+        for (int mi = 0; mi <= PNMF_RES_PREDS; mi++) {
+            const int comp = mi == PNMF_RES_PREDS, mode = comp ? PNMF_RES_SHIFTED : mi;
+            if (comp && bt2 < 0) continue;
             const int needs_prev = mode == PNMF_RES_PREVIOUS || mode == PNMF_RES_MOTION || mode == PNMF_RES_SHIFTED;
             if (needs_prev && !nref) continue;
             int dy = 0, dx = 0, t = 0;
             double extra = 0;
             const uint8_t *Dr = Dp;
+            const uint8_t *cpre = comp ? bpred : NULL; /* the prediction, when made here */
             const int em = mode == PNMF_RES_PREVIOUS ? prev_mode : mode; /* the prediction made */
             if (mode == PNMF_RES_PREVIOUS) dy = fgy, dx = fgx;
-            if (mode == PNMF_RES_SHIFTED) {
+            if (comp) {
+                dy = s_dy, dx = s_dx, t = s_t, Dr = ref[t];
+                extra = lambda * (vector_bits(r, &vs, &vk, t, dy, dx, 0) +
+                                  rc_bi_step(NULL, &r->enc_bictx, bictx, bt2, bv2y - pnmf_bi_scale(dy, t, bt2),
+                                             bv2x - pnmf_bi_scale(dx, t, bt2), 0));
+            } else if (mode == PNMF_RES_SHIFTED) {
                 if (still) continue;
                 /* no search when the mode's bits alone already cost more
                  * than the best so far (every option below costs them and
@@ -1681,6 +1781,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                     good |= sad <= PNMF_WIDE_POOR * (y1 - y0) * (x1 - x0);
                     hit |= !sad;
                     const double c = sad + lam_sad * vector_bits(r, &vs, &vk, tt, ty, tx, 0);
+                    rcost[tt] = c, rvec[tt][0] = (int16_t)ty, rvec[tt][1] = (int16_t)tx;
                     if (c < bc) {
                         bc = c, dy = ty, dx = tx, t = tt;
                         if (r->subpel) memcpy(qcand, cand, (size_t)nc * sizeof(cand[0])), nq = nc;
@@ -1692,15 +1793,27 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                     refine_qpel(src, ref[t], r->rows, r->cols, y0, y1, x0, x1, (const int16_t (*)[2])qcand, nq,
                                 pv[0], pv[1], lam_sad, dy / 4, dx / 4, exact, &dy, &dx);
                 }
+                /* window flags bit 17: the question's price for a block without a second hypothesis */
+                const double bi0 = bihas ? rc_bi_step(NULL, &r->enc_bictx, bictx, -1, 0, 0, 0) : 0;
+                if (bihas && bc < 1e300) { /* and a second hypothesis, kept for the trials after the predictions' */
+                    uint8_t p1[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
+                    pnmf_residual_subpel(ref[t], r->rows, r->cols, y0, y1, x0, x1, dy * (4 / qs), dx * (4 / qs), p1);
+                    const int sad1 = pred_sad(src, r->cols, y0, x0, y1 - y0, x1 - x0, p1);
+                    const double cb = bi_search(r, src, ref, nref, y0, y1, x0, x1, t, dy, dx, p1, rcost,
+                                                (const int16_t (*)[2])rvec, lam_sad, bictx, &bt2, &bv2y, &bv2x, bpred);
+                    if (cb < 1e300 && cb < PNMF_BI_GO * (sad1 + lam_sad * bi0)) s_t = t, s_dy = dy, s_dx = dx;
+                    else bt2 = -1;
+                }
                 if (!t && dy == qs * fgy && dx == qs * fgx) continue; /* the previous prediction, cheaper */
                 Dr = ref[t];
-                extra = lambda * vector_bits(r, &vs, &vk, t, dy, dx, 0);
+                extra = lambda * (vector_bits(r, &vs, &vk, t, dy, dx, 0) + bi0);
             }
             int pdy = dy, pdx = dx; /* the prediction's displacement */
             const int pm_ = mode == PNMF_RES_SHIFTED ? shifted_pred(r, &pdy, &pdx) : em;
             if (mode == PNMF_RES_SHIFTED && txcut) {
                 uint8_t pb[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
-                pnmf_residual_predict(pm_, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1, x0, x1, pdy, pdx, pb);
+                if (comp) memcpy(pb, bpred, sizeof(pb));
+                else pnmf_residual_predict(pm_, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1, x0, x1, pdy, pdx, pb);
                 psad[mode] = satd8x8(src + (size_t)y0 * r->cols + x0, pb, r->cols);
                 if (psad[mode] < minsad) minsad = psad[mode];
             }
@@ -1738,7 +1851,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                     if (!xe) est = INFINITY;
                     if (xe < 0)
                         e2 = try_block(pm_, 1, ltp, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1,
-                                       x0, x1, pdy, pdx, dt[ndt].lv, lc, kind, -1, &est, 0, 0, INFINITY);
+                                       x0, x1, pdy, pdx, dt[ndt].lv, lc, kind, -1, &est, 0, 0, INFINITY, NULL);
                     if (est < INFINITY) {
                         LxTrial *d = &dt[ndt++];
                         d->lb = lb + e2, d->est = est, d->byte = byte, d->pm = pm_, d->dy = dy, d->dx = dx, d->t = t;
@@ -1760,8 +1873,8 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                                   : xe > 0 ? lb + lambda * est
                                            : lb + try_block(pm_, coded, ltp, step16, lambda, src, P, Pp, Dp, Dr, D,
                                                             r->rows, r->cols, y0, y1, x0, x1, pdy, pdx, NULL, lc, kind,
-                                                            INFINITY, NULL, exact && !coded, lb, bj);
-                if (jj < bj) bj = jj, best = byte, vy = dy, vx = dx, vt = t, best8 = 0, bdir = 0, xfound |= !coded;
+                                                            INFINITY, NULL, exact && !coded, lb, bj, cpre);
+                if (jj < bj) bj = jj, best = byte, vy = dy, vx = dx, vt = t, vb = comp ? bt2 : -1, best8 = 0, bdir = 0, xfound |= !coded;
             }
             if (mode != PNMF_RES_SPATIAL && full && !exact &&
                 (!txcut || psad[mode] <= PNMF_TX_TRIAL_RATIO * minsad + PNMF_TX_TRIAL_SLACK)) { /* intra too: each quarter from the ones before */
@@ -1774,15 +1887,15 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                 const double jj = lb + f4 >= bj ? lb + f4
                                                 : lb + f4 + try_transform(pm_, qp, lambda, src, P, Pp, Dp, Dr, D,
                                                                           r->rows, r->cols, y0, x0, pdy, pdx, NULL, lc,
-                                                                          kind, rdoq, NULL, lb + f4, bj);
-                if (jj < bj) bj = jj, best = byte, vy = dy, vx = dx, vt = t, best8 = 0, bdir = 0;
+                                                                          kind, rdoq, cpre, lb + f4, bj);
+                if (jj < bj) bj = jj, best = byte, vy = dy, vx = dx, vt = t, vb = comp ? bt2 : -1, best8 = 0, bdir = 0;
                 if (r->enc_tx8) { /* format 9: or one 8x8 transform */
                     const double f8 = lb + fd + lambda * tx8_flag_bits(r, lc, j, b, tk, 1, 0);
                     const double j8 = f8 >= bj ? f8
                                                : f8 + try_transform8(pm_, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows,
                                                                      r->cols, y0, x0, pdy, pdx, NULL, lc, kind, rdoq,
-                                                                     bj - f8, NULL);
-                    if (j8 < bj) bj = j8, best = byte, vy = dy, vx = dx, vt = t, best8 = 1, bdir = 0;
+                                                                     bj - f8, cpre);
+                    if (j8 < bj) bj = j8, best = byte, vy = dy, vx = dx, vt = t, vb = comp ? bt2 : -1, best8 = 1, bdir = 0;
                 }
                 for (int i = 0; dirs && i < PNMF_INTRA_TRY; i++) { /* format 9: a direction of its family */
                     int fm, k;
@@ -1798,7 +1911,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                                                      : try_transform(pm_, qp, lambda, src, P, Pp, Dp, Dr, D, r->rows,
                                                                      r->cols, y0, x0, pdy, pdx, NULL, lc, kind, rdoq,
                                                                      dpred[tdir[i]], fl, bj));
-                        if (jd < bj) bj = jd, best = byte, vy = dy, vx = dx, vt = t, best8 = e8, bdir = tdir[i];
+                        if (jd < bj) bj = jd, best = byte, vy = dy, vx = dx, vt = t, vb = comp ? bt2 : -1, best8 = e8, bdir = tdir[i];
                     }
                 }
             }
@@ -1815,12 +1928,12 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                 d->bits = o.bits;
             }
             const double jj = d->lb + lambda * d->bits;
-            if (jj < bj) bj = jj, best = d->byte, vy = d->dy, vx = d->dx, vt = d->t, best8 = 0, bdir = 0, won = i;
+            if (jj < bj) bj = jj, best = d->byte, vy = d->dy, vx = d->dx, vt = d->t, vb = -1, best8 = 0, bdir = 0, won = i;
         }
         PnmfPalBlock pal;
         if (palat) {
             const double jp = palette_try(r, palat, b, src, y0, y1, x0, x1, left, above, prev, lambda0, bj, &pal);
-            if (jp < bj) bj = jp, best = PNMF_RES_PALETTE, vy = vx = vt = 0, best8 = 0;
+            if (jp < bj) bj = jp, best = PNMF_RES_PALETTE, vy = vx = vt = 0, vb = -1, best8 = 0;
         }
         modes[b] = (uint8_t)best;
         rc_mode_step(&r->enc_modes, best, left, above, prev, 1);
@@ -1829,12 +1942,29 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
             uint8_t *nr = NULL;
             if (grow((void **)&r->mv, &r->mvcap, 2 * (r->nmv + 1), sizeof(int16_t)) < 0 ||
                 !(nr = pnmf_realloc(r->mvref, r->mvcap / 2 + 1))) {
-                pnmf_free(bmv), pnmf_free(cbuf), pnmf_free(lts), pnmf_free(palat);
+                pnmf_free(bmv), pnmf_free(cbuf), pnmf_free(lts), pnmf_free(palat), pnmf_free(bihas);
                 return PNMF_ERR_NOMEM;
             }
             r->mvref = nr;
             r->mv[2 * r->nmv] = (int16_t)vy, r->mv[2 * r->nmv + 1] = (int16_t)vx;
             r->mvref[r->nmv] = (uint8_t)vt;
+            if (r->enc_bi) { /* window flags bit 17: the second hypothesis, or none */
+                uint8_t *nbi = pnmf_realloc(r->mvbi, r->mvcap / 2 + 1);
+                if (nbi) r->mvbi = nbi;
+                int16_t *nv2 = nbi ? pnmf_realloc(r->mv2, (r->mvcap + 2) * sizeof(int16_t)) : NULL;
+                if (!nv2) {
+                    pnmf_free(bmv), pnmf_free(cbuf), pnmf_free(lts), pnmf_free(palat), pnmf_free(bihas);
+                    return PNMF_ERR_NOMEM;
+                }
+                r->mv2 = nv2;
+                if (vb >= 0) vy2 = bv2y, vx2 = bv2x;
+                r->mvbi[r->nmv] = (uint8_t)(vb + 1);
+                r->mv2[2 * r->nmv] = (int16_t)vy2, r->mv2[2 * r->nmv + 1] = (int16_t)vx2;
+                rc_bi_step(NULL, &r->enc_bictx, bictx, vb, vy2 - pnmf_bi_scale(vy, vt, vb < 0 ? vt : vb),
+                           vx2 - pnmf_bi_scale(vx, vt, vb < 0 ? vt : vb), 1);
+                if (bihas) bihas[b] = vb >= 0;
+                if (vb + 1 - j > r->reach) r->reach = vb + 1 - j;
+            }
             r->nmv++;
             vector_bits(r, &vs, &vk, vt, vy, vx, 1);
             pnmf_vec_push(&vs, vy, vx, vt, rc_vec_cand_index(&vk, vy, vx, vt) >= 0);
@@ -1852,7 +1982,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
         int16_t *levs = NULL;
         if (best & PNMF_RES_CODED) {
             if (grow((void **)&r->lev, &r->cap, r->nlev + area, sizeof(int16_t)) < 0) {
-                pnmf_free(bmv), pnmf_free(cbuf), pnmf_free(lts), pnmf_free(palat);
+                pnmf_free(bmv), pnmf_free(cbuf), pnmf_free(lts), pnmf_free(palat), pnmf_free(bihas);
                 return PNMF_ERR_NOMEM;
             }
             levs = r->lev + r->nlev;
@@ -1866,10 +1996,10 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
             tx8_flag_bits(r, lc, j, b, kind | pnmf_residual_is_intra(best) << 1, best8, 1);
         r->tx8[(size_t)j * nb + b] = (uint8_t)best8;
         r->idir[(size_t)j * nb + b] = (uint8_t)bdir;
-        const uint8_t *pre = bdir ? dpred[bdir] : NULL;
+        const uint8_t *pre = bdir ? dpred[bdir] : vb >= 0 ? bpred : NULL; /* a direction's or a compound prediction */
         if (best == PNMF_RES_PALETTE) {
             if (palette_commit(r, palat, b, &pal, y0, y1, x0, x1, D) < 0) {
-                pnmf_free(bmv), pnmf_free(cbuf), pnmf_free(lts), pnmf_free(palat);
+                pnmf_free(bmv), pnmf_free(cbuf), pnmf_free(lts), pnmf_free(palat), pnmf_free(bihas);
                 return PNMF_ERR_NOMEM;
             }
         } else if (best8)
@@ -1885,11 +2015,12 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
             rc_pixel_levels_adapt(lc, kind | pnmf_residual_is_intra(em) << 1, h, w, levs);
         } else
             try_block(em, best & PNMF_RES_CODED, ltp, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1,
-                      x0, x1, vy, vx, levs, lc, kind, INFINITY, NULL, 0, 0, INFINITY);
+                      x0, x1, vy, vx, levs, lc, kind, INFINITY, NULL, 0, 0, INFINITY, pre);
     }
     pnmf_free(cbuf);
     pnmf_free(lts);
     pnmf_free(palat);
+    pnmf_free(bihas);
     r->palstart[j + 1] = r->npal;
     frame_motions(r, bmv, nb);
     pnmf_free(r->enc_prev_mv);

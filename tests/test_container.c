@@ -397,8 +397,8 @@ static void test_round_trip(void)
     ret = read_file(f, &h2, &back, err, sizeof(err));
     fclose(f);
     CHECK_MSG(ret == 3, "%d %s", ret, err);
-    CHECK(PNMF_FORMAT_VERSION == 11 && PNMF_READER_VERSION == 11 && PNMF_OLDEST_VERSION == 2);
-    CHECK(h2.writer_version == 11 && pnmf_rl16(file + 8) == 11);
+    CHECK(PNMF_FORMAT_VERSION == 12 && PNMF_READER_VERSION == 12 && PNMF_OLDEST_VERSION == 2);
+    CHECK(h2.writer_version == 12 && pnmf_rl16(file + 8) == 12);
     /* a v8 file's windows may have a sprite layer, which a v7 reader
      * cannot read (docs/format.md, "Versioning"): it needs reader 8, even
      * though a v7 reader could skip the header extension and 'TIME' chunks;
@@ -560,20 +560,20 @@ static void test_header_checks(void)
     int ret;
     uint8_t *file = write_file(&h, &w, &n, &ret);
 
-    /* A file from the future: writer 12, needs reader 12. */
+    /* A file from the future: writer 13, needs reader 13. */
     uint8_t *p = malloc(n);
     memcpy(p, file, n);
-    pnmf_wl16(p + 8, 12);
-    pnmf_wl16(p + 10, 12);
+    pnmf_wl16(p + 8, 13);
+    pnmf_wl16(p + 10, 13);
     fix_header_crc(p, HS);
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == PNMF_ERR_VERSION);
-    CHECK(strstr(err, "needs reader version 12 (this is version 11)") != NULL);
-    /* Written by version 12 but readable by 11: fine. */
+    CHECK(strstr(err, "needs reader version 13 (this is version 12)") != NULL);
+    /* Written by version 13 but readable by 12: fine. */
     pnmf_wl16(p + 10, 8);
     fix_header_crc(p, HS);
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == 3);
-    /* ... and by 1 (whatever a v1 reader would make of it): a v11 reader
-     * reads it, the writer being v12 */
+    /* ... and by 1 (whatever a v1 reader would make of it): a v12 reader
+     * reads it, the writer being v13 */
     pnmf_wl16(p + 10, 1);
     fix_header_crc(p, HS);
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == 3);
@@ -1324,7 +1324,7 @@ static void test_times(void)
     uint8_t *file = write_timed(&n, &ret, &h);
     CHECK_MSG(ret == 0, "%d", ret);
     /* header extension, then a 'TIME' chunk before each window */
-    CHECK(pnmf_rl16(file + 8) == 11 && pnmf_rl16(file + 10) == 8 && pnmf_rl16(file + 12) == HS);
+    CHECK(pnmf_rl16(file + 8) == 12 && pnmf_rl16(file + 10) == 8 && pnmf_rl16(file + 12) == HS);
     CHECK(file[60] == 1 && file[61] == 1 && file[62] == 1 && file[63] == 1);
     CHECK(pnmf_rl32(file + 64) == 1 && pnmf_rl32(file + 68) == 100 && pnmf_rl32(file + 72) == 0);
     const size_t t0 = find_chunk(file, n, PNMF_CHUNK_TIME, 0), t1 = find_chunk(file, n, PNMF_CHUNK_TIME, 1);

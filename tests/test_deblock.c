@@ -79,11 +79,13 @@ static void ref_line(uint8_t *s[6], int index, int bs)
 
 /* pred: what an uncoded block copies: 0 the model frame, 1 the decoded
  * frame t back displaced by (dy, dx), 2 the motion prediction where the
- * model moves */
+ * model moves, 3 two hypotheses averaged (window flags bit 17: a class
+ * of its own, alike to no other block) */
 static int ref_strength(const RefBlock *a, const RefBlock *b)
 {
     if (a->intra || b->intra) return 3;
     if (a->coded || b->coded) return 2;
+    if (a->pred == 3 || b->pred == 3) return 1;
     if (a->pred != b->pred) return 1;
     if (a->pred == 1 && (a->dy != b->dy || a->dx != b->dx || a->t != b->t)) return 1;
     return 0;
@@ -114,7 +116,11 @@ static void ref_deblock(const PnmfResidual *r, int j, const uint8_t *P, const ui
                     const size_t q = (size_t)((b / bx) * 8 + y) * cols + (b % bx) * 8 + x;
                     if (P[q] != Pp[q]) o->pred = 2;
                 }
-        if (pred == 4) o->dy = r->mv[2 * vi], o->dx = r->mv[2 * vi + 1], o->t = r->mvref[vi], vi++;
+        if (pred == 4) {
+            o->dy = r->mv[2 * vi], o->dx = r->mv[2 * vi + 1], o->t = r->mvref[vi];
+            if (r->mvbi && r->mvbi[vi]) o->pred = 3;
+            vi++;
+        }
         if (o->transform)
             for (int k = 0; k < 64; k++) o->nz[k / 16] |= r->lev[lv + k] != 0;
         if (o->coded) lv += o->transform ? 64 : (size_t)w * h;
@@ -163,6 +169,10 @@ static void random_layer(PnmfResidual *r, int rows, int cols)
     r->lev = pnmf_malloc_array((size_t)2 * nb, 64 * sizeof(int16_t));
     r->mv = pnmf_malloc_array((size_t)2 * nb, 2 * sizeof(int16_t));
     r->mvref = pnmf_malloc_array((size_t)2 * nb, 1);
+    /* window flags bit 17 in half the layers: a third of the shifted blocks with a second hypothesis */
+    const int bi = (int)urn(2);
+    r->mvbi = bi ? pnmf_malloc_array((size_t)2 * nb, 1) : NULL;
+    r->mv2 = bi ? pnmf_calloc((size_t)2 * nb, 2 * sizeof(int16_t)) : NULL;
     for (int j = 0; j < 2; j++) {
         r->start[j] = r->nlev, r->mvstart[j] = r->nmv;
         for (int b = 0; b < nb; b++) {
@@ -176,6 +186,7 @@ static void random_layer(PnmfResidual *r, int rows, int cols)
             r->modes[(size_t)j * nb + b] = (uint8_t)m;
             if ((m & 7) == PNMF_RES_SHIFTED) {
                 r->mv[2 * r->nmv] = (int16_t)urn(2), r->mv[2 * r->nmv + 1] = (int16_t)(urn(2) * 3);
+                if (bi) r->mvbi[r->nmv] = urn(3) ? 0 : (uint8_t)(1 + urn(2));
                 r->mvref[r->nmv++] = (uint8_t)urn(2);
             }
             if (m & PNMF_RES_CODED) {
@@ -396,7 +407,7 @@ static void test_api(const char *dir)
         /* the filter pays at -q 56: the file needs a v9 reader (at -q 16 the
          * smooth motion may take sub-pixel vectors, which need one too, and
          * median vectors a v10 one) */
-        CHECK_MSG(head[8] == 11 && (q <= 16 || head[10] >= 9), "-q %d: writer %d, min reader %d", q, head[8], head[10]);
+        CHECK_MSG(head[8] == 12 && (q <= 16 || head[10] >= 9), "-q %d: writer %d, min reader %d", q, head[8], head[10]);
         rewind(in);
         PnmfDecoder *dec = NULL;
         CHECK(pnmf_dec_open(&dec, in) == 0);

@@ -437,8 +437,9 @@ static void test_reader_rules(void)
      * sample-context levels: test_lossless, directional intra: test_intra,
      * the step cascade: test_residual, palette blocks: test_palette,
      * neighbour contexts and median vectors: test_nbctx, context-coded
-     * placements: test_sprite), bits 17 and above are refused; bits 12, 14
-     * and 15 need bit 0, bit 16 needs bit 5 */
+     * placements: test_sprite, compound prediction: test_compound), bits 18
+     * and above are refused; bits 12, 14, 15 and 17 need bit 0, bit 16 needs
+     * bit 5 */
     p = one(1u << 12, 1, 1, 0, 0, 0);
     REFUSED(p, 1, PNMF_ERR_CORRUPT, "a step cascade without a residual layer");
     p = one(1u << 14, 1, 1, 0, 0, 0);
@@ -447,7 +448,9 @@ static void test_reader_rules(void)
     REFUSED(p, 1, PNMF_ERR_CORRUPT, "median vectors without a residual layer");
     p = one(1u << 16 | 1, 1, 1, 0, 0, 0);
     REFUSED(p, 1, PNMF_ERR_CORRUPT, "context-coded placements without a sprite layer");
-    const uint64_t undefined[] = { 1u << 17, 1ull << 24, 1ull << 33, 1ull << 42, 1ull << 51, 1ull << 60, 1ull << 63 };
+    p = one(1u << 17, 1, 1, 0, 0, 0);
+    REFUSED(p, 1, PNMF_ERR_CORRUPT, "compound prediction without a residual layer");
+    const uint64_t undefined[] = { 1u << 18, 1ull << 24, 1ull << 33, 1ull << 42, 1ull << 51, 1ull << 60, 1ull << 63 };
     for (size_t u = 0; u < sizeof(undefined) / sizeof(undefined[0]); u++) {
         p = one(undefined[u], 1, 1, 0, 0, 0);
         REFUSED(p, 1, PNMF_ERR_CORRUPT, "unknown features");

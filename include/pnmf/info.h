@@ -106,7 +106,8 @@ typedef struct PnmfInfoWindow {
     uint64_t flags;          ///< the payload's flags (docs/format.md, "Window payload" item 1):
                              ///< bit 6 sub-pixel vectors, 7 deblocking, 8 8x8 transform,
                              ///< 9 sample-context levels, 10 intra directions, 11 context-coded sprite masks,
-                             ///< 13 palette blocks, 16 context-coded sprite placements, and the others the format lists
+                             ///< 13 palette blocks, 16 context-coded sprite placements,
+                             ///< 17 compound prediction, and the others the format lists
     uint64_t res_palette;    ///< residual layer: palette blocks (format 9; counted in res_pred[0] too)
 } PnmfInfoWindow;
 

@@ -387,10 +387,10 @@ int main(int argc, char **argv)
         pnmf_wl16(b.p + 10, 10); /* writer and min reader version 10 */
         fix_header_crc(&b);
         save(dir, "version_9.pnmf", &b);
-        pnmf_wl16(b.p + 8, 12);
-        pnmf_wl16(b.p + 10, 12); /* writer and min reader version 12: too new */
+        pnmf_wl16(b.p + 8, 13);
+        pnmf_wl16(b.p + 10, 13); /* writer and min reader version 13: too new */
         fix_header_crc(&b);
-        save(dir, "version_12.pnmf", &b);
+        save(dir, "version_13.pnmf", &b);
         pnmf_wl16(b.p + 8, 1);
         pnmf_wl16(b.p + 10, 1); /* a format v1 file: too old */
         fix_header_crc(&b);
@@ -879,6 +879,37 @@ int main(int argc, char **argv)
         Bytes f = with_payload0(&q);
         save(dir, "median_no_residual.pnmf", &f);
         free(f.p), free(pl.p), free(q.p);
+    }
+
+    /* Format 12, window flags bit 17 (compound prediction) without bit 0
+     * (a residual layer): window 0 of the valid file with its flags 0x20000. */
+    {
+        Bytes pl = good_payload(0);
+        uint64_t flags = 0;
+        Bytes q = reflag(pl.p, pl.n, &flags, 0, PNMF_FLAG_BI);
+        if (flags) abort();
+        Bytes f = with_payload0(&q);
+        save(dir, "compound_no_residual.pnmf", &f);
+        free(f.p), free(pl.p), free(q.p);
+    }
+
+    /* Format 12, window flags bit 17: a key window of two 8x8 frames whose
+     * frame 1's shifted block has a second hypothesis from D_{-1} (t2 = 1),
+     * a frame before the window. */
+    {
+        PnmfHeader h = header();
+        h.width = 8, h.height = 8, h.window = 2;
+        PnmfWindowModel md;
+        if (pnmf_model_alloc(&md, 8, 8, 8, 8, 2, 1, 0) < 0 || pnmf_residual_alloc(&md.res, 2, 8, 8, 64, 64) < 0)
+            abort();
+        PnmfResidual *r = &md.res;
+        r->modes[1] = PNMF_RES_SHIFTED;
+        if (!(r->mv = pnmf_calloc(2, sizeof(int16_t))) || !(r->mvref = pnmf_calloc(1, 1)) || !(r->mvbi = pnmf_calloc(1, 1)) ||
+            !(r->mv2 = pnmf_calloc(2, sizeof(int16_t))))
+            abort();
+        r->nmv = 1, r->mvcap = 2, r->mvstart[1] = 0, r->mvstart[2] = 1;
+        r->mvbi[0] = 2, r->mv2[0] = 1, r->mv2[1] = -1;
+        save_model(dir, "compound_ref_range.pnmf", &h, &md, 2);
     }
 
     /* Format 11, window flags bit 16 (context-coded placements): the

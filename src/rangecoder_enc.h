@@ -76,13 +76,37 @@ static inline int rc_eg_exp(unsigned x)
     return n;
 }
 
-/* x >= 1 coded as an Exp-Golomb number of direct bins. */
-static inline void rc_encode_eg(RcEnc *e, unsigned x)
+/* Decisions for two uses: the writer codes them (RcBin.enc), the encoder
+ * prices them (enc NULL: the bits add up in RcBin.bits, and the contexts
+ * move when RcBin.update). */
+typedef struct RcBin {
+    RcEnc *enc;
+    double bits;
+    int update;
+} RcBin;
+
+static inline int rc_bin_direct(RcBin *o, int bit)
+{
+    if (o->enc) rc_encode_direct(o->enc, bit);
+    else o->bits += 1.0;
+    return bit;
+}
+
+/* x >= 1 as an Exp-Golomb number of direct bins, coded or priced (each
+ * direct bin 1.0 added). */
+static inline void rc_bin_eg(RcBin *o, unsigned x)
 {
     const int n = rc_eg_exp(x);
-    for (int b = 0; b < n; b++) rc_encode_direct(e, 1);
-    rc_encode_direct(e, 0);
-    for (int b = n - 1; b >= 0; b--) rc_encode_direct(e, (x >> b) & 1);
+    for (int b = 0; b < n; b++) rc_bin_direct(o, 1);
+    rc_bin_direct(o, 0);
+    for (int b = n - 1; b >= 0; b--) rc_bin_direct(o, (x >> b) & 1);
+}
+
+/* rc_bin_eg() coded. */
+static inline void rc_encode_eg(RcEnc *e, unsigned x)
+{
+    RcBin o = { e, 0, 0 };
+    rc_bin_eg(&o, x);
 }
 
 static inline void rc_enc_finish(RcEnc *e)
@@ -295,14 +319,7 @@ static inline double rc_bi_step(RcEnc *e, RcBiCtx *c, int ctx, int t2, int ddy, 
 
 /* ---- the residual layer's levels (format 6) ------------------------------
  * The decisions rc_decode_pixel_levels() and rc_decode_transform_levels()
- * read, for two uses: the writer codes them (RcBin.enc), the encoder
- * prices them (enc NULL: the bits add up in RcBin.bits, and the contexts
- * move when RcBin.update). */
-typedef struct RcBin {
-    RcEnc *enc;
-    double bits;
-    int update;
-} RcBin;
+ * read, coded or priced through RcBin. */
 
 static inline int rc_bin(RcBin *o, RcProb *p, int bit)
 {
@@ -313,22 +330,6 @@ static inline int rc_bin(RcBin *o, RcProb *p, int bit)
         if (o->update) rc_adapt(p, bit);
     }
     return bit;
-}
-
-static inline int rc_bin_direct(RcBin *o, int bit)
-{
-    if (o->enc) rc_encode_direct(o->enc, bit);
-    else o->bits += 1.0;
-    return bit;
-}
-
-/* rc_encode_eg()'s bins, coded or priced (each direct bin 1.0 added). */
-static inline void rc_bin_eg(RcBin *o, unsigned x)
-{
-    const int n = rc_eg_exp(x);
-    for (int b = 0; b < n; b++) rc_bin_direct(o, 1);
-    rc_bin_direct(o, 0);
-    for (int b = n - 1; b >= 0; b--) rc_bin_direct(o, (x >> b) & 1);
 }
 
 /* rc_decode_lev_rem()'s decisions for the remainder r. */

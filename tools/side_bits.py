@@ -159,6 +159,21 @@ def code_mode_apart(c, mo, L, A, P, e):
         node = 2 * node + bit
 
 
+def neighbours(M, j, b, bx, nbctx):
+    """Block b of frame j's mode contexts: the modes left, above and in the
+    frame before (-1 where there is none), and with the neighbour contexts
+    whether the above-left and the frame before's left agree with them."""
+    L = M[j][b - 1] if b % bx else -1
+    A = M[j][b - bx] if b >= bx else -1
+    P = M[j - 1][b] if j else -1
+    e = None
+    if nbctx:
+        AL = M[j][b - bx - 1] if b >= bx and b % bx else -1
+        PL = M[j - 1][b - 1] if j and b % bx else -1
+        e = (AL == A) + 2 * (PL == P)
+    return L, A, P, e
+
+
 def variants(win):
     """The modes stream's bits under code_mode() with Coder, and the
     variants'."""
@@ -166,16 +181,9 @@ def variants(win):
     coders = [(Coder(), code_mode), (Coder(), code_mode_tree_a), (Coder(), code_mode_apart), (TwoRates(), code_mode)]
     for j in range(m):
         for b in range(nb):
-            L = M[j][b - 1] if b % bx else -1
-            A = M[j][b - bx] if b >= bx else -1
-            P = M[j - 1][b] if j else -1
-            e = None
-            if nbctx:
-                AL = M[j][b - bx - 1] if b >= bx and b % bx else -1
-                PL = M[j - 1][b - 1] if j and b % bx else -1
-                e = (AL == A) + 2 * (PL == P)
+            ctx = neighbours(M, j, b, bx, nbctx)
             for c, f in coders:
-                f(c, M[j][b], L, A, P, e)
+                f(c, M[j][b], *ctx)
     return [c.bits for c, f in coders]
 
 
@@ -219,15 +227,7 @@ def simulate(win, S, kind):
             if b in skipped:
                 continue
             vbits += vb[j][b]
-            L = M[j][b - 1] if b % bx else -1
-            A = M[j][b - bx] if b >= bx else -1
-            P = M[j - 1][b] if j else -1
-            e = None
-            if nbctx:
-                AL = M[j][b - bx - 1] if b >= bx and b % bx else -1
-                PL = M[j - 1][b - 1] if j and b % bx else -1
-                e = (AL == A) + 2 * (PL == P)
-            code_mode(c, M[j][b], L, A, P, e)
+            code_mode(c, M[j][b], *neighbours(M, j, b, bx, nbctx))
         skipped.clear()
     return c.bits + vbits
 

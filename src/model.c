@@ -205,20 +205,15 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
         for (uint64_t b = 0, bcol = 0, brow = 0; b < nb; b++, bcol + 1 < (uint64_t)rs->bx ? bcol++ : (bcol = 0, brow++)) {
             if (coded) {
                 const uint8_t *mo = rs->modes + (uint64_t)j * nb + b;
-                if (nbctx) { /* pnmf_residual_mode_nb() */
-                    const int A = brow ? mo[-rs->bx] : -1, AL = brow && bcol ? mo[-rs->bx - 1] : -1;
-                    const int P = j ? mo[-(ptrdiff_t)nb] : -1, PL = j && bcol ? mo[-(ptrdiff_t)nb - 1] : -1;
-                    mc.nb = (AL == A) | (PL == P) << 1;
-                }
+                if (nbctx) mc.nb = pnmf_residual_mode_nb_at(mo, rs->bx, (size_t)nb, bcol != 0, brow != 0, j);
                 v = (uint64_t)rc_decode_mode(&rd, &mc, bcol ? mo[-1] : -1, brow ? mo[-rs->bx] : -1,
                                              j ? mo[-(ptrdiff_t)nb] : -1);
             } else if (get_u(r, &v) < 0) {
                 goto truncated;
             }
             const uint64_t pred = v & 7;
-            const int y0 = (int)brow * PNMF_RES_BLOCK, x0 = (int)bcol * PNMF_RES_BLOCK;
-            const int y1 = y0 + PNMF_RES_BLOCK < rows ? y0 + PNMF_RES_BLOCK : rows;
-            const int x1 = x0 + PNMF_RES_BLOCK < cols ? x0 + PNMF_RES_BLOCK : cols;
+            int y0, y1, x0, x1;
+            pnmf_residual_block_at((int)brow, (int)bcol, rows, cols, &y0, &y1, &x0, &x1);
             const int h = y1 - y0, w = x1 - x0;
             /* format 7: the intra predictions 5-7 */
             if (palette && v == PNMF_RES_PALETTE) { /* window flags bit 13 */

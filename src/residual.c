@@ -430,7 +430,7 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
     /* window flags bit 9: the pixel levels decoded as the samples are */
     PnmfLx *lx = r->lx && j >= r->lx->from ? r->lx : NULL;
     if (lx) pnmf_lx_frame_start(lx, j);
-    /* block b's rectangle (pnmf_residual_block()) stepped along, not divided out */
+    /* block b's column and row stepped along, not divided out */
     const int nbk = r->bx * r->by, rows = r->rows, cols = r->cols;
     /* neighbouring copies of one source and displacement in a row of
      * blocks are copied together, their rows whole: [run_x0, run_x1) of the
@@ -584,14 +584,13 @@ int pnmf_residual_levels_read(RcDec *d, RcLevCtx *c, PnmfResidual *r, int from, 
     const size_t nb = (size_t)r->bx * r->by;
     rc_lev_ctx_init(c);
     for (int j = from; j < r->m; j++)
-        /* block b's rectangle (pnmf_residual_block()) stepped along, not divided out */
+        /* block b's column and row stepped along, not divided out */
         for (size_t b = 0, q = r->start[j], bcol = 0, brow = 0; b < nb;
              b++, bcol + 1 < (size_t)r->bx ? bcol++ : (bcol = 0, brow++)) {
             const uint8_t mode = r->modes[(size_t)j * nb + b];
             if (!(mode & PNMF_RES_CODED)) continue;
-            const int y0 = (int)brow * PNMF_RES_BLOCK, x0 = (int)bcol * PNMF_RES_BLOCK;
-            const int y1 = y0 + PNMF_RES_BLOCK < r->rows ? y0 + PNMF_RES_BLOCK : r->rows;
-            const int x1 = x0 + PNMF_RES_BLOCK < r->cols ? x0 + PNMF_RES_BLOCK : r->cols;
+            int y0, y1, x0, x1;
+            pnmf_residual_block_at((int)brow, (int)bcol, r->rows, r->cols, &y0, &y1, &x0, &x1);
             const int kind = rc_lev_kind(j, mode);
             if (r->ctx_levels && !(mode & PNMF_RES_TRANSFORM)) { /* in the sample-context stream */
                 r->tx8[(size_t)j * nb + b] = r->idir[(size_t)j * nb + b] = 0;

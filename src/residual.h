@@ -208,11 +208,17 @@ static inline int pnmf_residual_frame_qp(const PnmfResidual *r, int j)
 static inline int pnmf_residual_blocks(int n) { return (n + PNMF_RES_BLOCK - 1) / PNMF_RES_BLOCK; }
 
 /* Block b's rectangle [y0, y1) x [x0, x1), clipped to the frame. */
-static inline void pnmf_residual_block(int bx, int rows, int cols, size_t b, int *y0, int *y1, int *x0, int *x1)
+static inline void pnmf_residual_block_at(int brow, int bcol, int rows, int cols, int *y0, int *y1, int *x0, int *x1)
 {
-    *y0 = (int)(b / (size_t)bx) * PNMF_RES_BLOCK, *x0 = (int)(b % (size_t)bx) * PNMF_RES_BLOCK;
+    /* the block in row brow and column bcol of blocks */
+    *y0 = brow * PNMF_RES_BLOCK, *x0 = bcol * PNMF_RES_BLOCK;
     *y1 = *y0 + PNMF_RES_BLOCK < rows ? *y0 + PNMF_RES_BLOCK : rows;
     *x1 = *x0 + PNMF_RES_BLOCK < cols ? *x0 + PNMF_RES_BLOCK : cols;
+}
+
+static inline void pnmf_residual_block(int bx, int rows, int cols, size_t b, int *y0, int *y1, int *x0, int *x1)
+{
+    pnmf_residual_block_at((int)(b / (size_t)bx), (int)(b % (size_t)bx), rows, cols, y0, y1, x0, x1);
 }
 
 /* Whether the whole 8 x 8 blocks at a and at b (rows stride apart) hold
@@ -339,12 +345,17 @@ static inline int pnmf_bi_ctx(const uint8_t *has, int bx, size_t b)
  * in frame j - 1, each -1 where there is none. An edge between modes that
  * runs down the frame, or stays in place, makes a change of mode at b
  * likely. */
+static inline int pnmf_residual_mode_nb_at(const uint8_t *mb, int bx, size_t nb, int left, int up, int j)
+{
+    /* mb: block b's mode; left, up: whether it has a block to its left, above */
+    const int A = up ? mb[-bx] : -1, AL = up && left ? mb[-bx - 1] : -1;
+    const int P = j ? mb[-(ptrdiff_t)nb] : -1, PL = j && left ? mb[-(ptrdiff_t)nb - 1] : -1;
+    return (AL == A) | (PL == P) << 1;
+}
+
 static inline int pnmf_residual_mode_nb(const uint8_t *mo, int bx, size_t nb, size_t b, int j)
 {
-    const int x = (int)(b % (size_t)bx), up = b >= (size_t)bx;
-    const int A = up ? mo[b - (size_t)bx] : -1, AL = up && x ? mo[b - (size_t)bx - 1] : -1;
-    const int P = j ? mo[(ptrdiff_t)b - (ptrdiff_t)nb] : -1, PL = j && x ? mo[(ptrdiff_t)b - (ptrdiff_t)nb - 1] : -1;
-    return (AL == A) | (PL == P) << 1;
+    return pnmf_residual_mode_nb_at(mo + b, bx, nb, b % (size_t)bx != 0, b >= (size_t)bx, j);
 }
 
 /* Whether prediction mode (bits 0-2) reads this frame's decoded samples. */

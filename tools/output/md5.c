@@ -16,11 +16,19 @@ static const uint32_t K[64] = {
     0xf4292244, 0x432aff97, 0xab9423a7, 0xfc93a039, 0x655b59c3, 0x8f0ccc92, 0xffeff47d, 0x85845dd1,
     0x6fa87e4f, 0xfe2ce6e0, 0xa3014314, 0x4e0811a1, 0xf7537e82, 0xbd3af235, 0x2ad7d2bb, 0xeb86d391,
 };
-/* the rotations of each round's four steps */
-static const uint8_t S[4][4] = { { 7, 12, 17, 22 }, { 5, 9, 14, 20 }, { 4, 11, 16, 23 }, { 6, 10, 15, 21 } };
+/* one step of each round: a = b + ((a + F(b, c, d) + w + k) <<< s) */
+#define F1(b, c, d) (d ^ (b & (c ^ d)))
+#define F2(b, c, d) (c ^ (d & (b ^ c)))
+#define F3(b, c, d) (b ^ c ^ d)
+#define F4(b, c, d) (c ^ (b | ~d))
+#define STEP(F, a, b, c, d, w, k, s)                                                                         \
+    do {                                                                                                     \
+        a += F(b, c, d) + (w) + (k);                                                                         \
+        a = (a << (s) | a >> (32 - (s))) + b;                                                                \
+    } while (0)
 
-static inline uint32_t rol(uint32_t x, int s) { return x << s | x >> (32 - s); }
-
+/* the 64 steps unrolled, four at a time: the words and rotations as
+ * constants, no branch inside a block */
 static void block(uint32_t h[4], const uint8_t *p)
 {
     uint32_t w[16];
@@ -28,17 +36,29 @@ static void block(uint32_t h[4], const uint8_t *p)
         w[i] = (uint32_t)p[4 * i] | (uint32_t)p[4 * i + 1] << 8 | (uint32_t)p[4 * i + 2] << 16 |
                (uint32_t)p[4 * i + 3] << 24;
     uint32_t a = h[0], b = h[1], c = h[2], d = h[3];
-    for (int i = 0; i < 64; i++) {
-        uint32_t f;
-        int g;
-        if (i < 16) f = (b & c) | (~b & d), g = i;
-        else if (i < 32) f = (d & b) | (~d & c), g = (5 * i + 1) & 15;
-        else if (i < 48) f = b ^ c ^ d, g = (3 * i + 5) & 15;
-        else f = c ^ (b | ~d), g = (7 * i) & 15;
-        const uint32_t t = d;
-        d = c, c = b;
-        b = b + rol(a + f + K[i] + w[g], S[i >> 4][i & 3]);
-        a = t;
+    for (int i = 0; i < 16; i += 4) {
+        STEP(F1, a, b, c, d, w[i], K[i], 7);
+        STEP(F1, d, a, b, c, w[i + 1], K[i + 1], 12);
+        STEP(F1, c, d, a, b, w[i + 2], K[i + 2], 17);
+        STEP(F1, b, c, d, a, w[i + 3], K[i + 3], 22);
+    }
+    for (int i = 16; i < 32; i += 4) {
+        STEP(F2, a, b, c, d, w[(5 * i + 1) & 15], K[i], 5);
+        STEP(F2, d, a, b, c, w[(5 * i + 6) & 15], K[i + 1], 9);
+        STEP(F2, c, d, a, b, w[(5 * i + 11) & 15], K[i + 2], 14);
+        STEP(F2, b, c, d, a, w[(5 * i + 16) & 15], K[i + 3], 20);
+    }
+    for (int i = 32; i < 48; i += 4) {
+        STEP(F3, a, b, c, d, w[(3 * i + 5) & 15], K[i], 4);
+        STEP(F3, d, a, b, c, w[(3 * i + 8) & 15], K[i + 1], 11);
+        STEP(F3, c, d, a, b, w[(3 * i + 11) & 15], K[i + 2], 16);
+        STEP(F3, b, c, d, a, w[(3 * i + 14) & 15], K[i + 3], 23);
+    }
+    for (int i = 48; i < 64; i += 4) {
+        STEP(F4, a, b, c, d, w[(7 * i) & 15], K[i], 6);
+        STEP(F4, d, a, b, c, w[(7 * i + 7) & 15], K[i + 1], 10);
+        STEP(F4, c, d, a, b, w[(7 * i + 14) & 15], K[i + 2], 15);
+        STEP(F4, b, c, d, a, w[(7 * i + 21) & 15], K[i + 3], 21);
     }
     h[0] += a, h[1] += b, h[2] += c, h[3] += d;
 }

@@ -243,6 +243,12 @@ void pnmf_deblock_frame(const PnmfResidual *r, int j, const uint8_t *P, const ui
         const int x1 = x0 + PNMF_RES_BLOCK < cols ? x0 + PNMF_RES_BLOCK : cols;
         const int m = modes[b];
         BlockInfo *o = &bi[b];
+        if (m == PNMF_RES_MODEL) { /* an uncoded model copy, the commonest block: what the switch below gives */
+            o->flags = 0, o->q = (uint8_t)qs, o->nz = 0, o->dy = o->dx = 0, o->t = 0;
+            o->pred = PNMF_DEBLOCK_MODEL;
+            o->key = PNMF_DEBLOCK_MODEL;
+            continue;
+        }
         if (m == PNMF_RES_PALETTE) { /* window flags bit 13: intra, of the pixel step's index */
             o->flags = BF_INTRA, o->q = (uint8_t)qs, o->nz = 0, o->dy = o->dx = 0, o->t = 0;
             o->pred = PNMF_DEBLOCK_COPY;

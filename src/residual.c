@@ -449,6 +449,21 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
     for (int b = 0, y0 = 0, x0 = 0; b < nbk; b++, x0 = x0 + PNMF_RES_BLOCK < cols ? x0 + PNMF_RES_BLOCK : (y0 += PNMF_RES_BLOCK, 0)) {
         const int y1 = y0 + PNMF_RES_BLOCK < rows ? y0 + PNMF_RES_BLOCK : rows;
         const int x1 = x0 + PNMF_RES_BLOCK < cols ? x0 + PNMF_RES_BLOCK : cols;
+        if (modes[b] == PNMF_RES_MODEL) {
+            /* an uncoded copy of the model, most blocks of a sprite clip:
+             * it and the uncoded model copies after it in the row join
+             * the run, as the copies below do one at a time */
+            const int xa = x0;
+            int xe = x1;
+            while (xe < cols && modes[b + 1] == PNMF_RES_MODEL)
+                b++, x0 = xe, xe = x0 + PNMF_RES_BLOCK < cols ? x0 + PNMF_RES_BLOCK : cols;
+            if (run_src != P || run_y0 != y0 || run_x1 != xa) {
+                FLUSH_RUN();
+                run_src = P, run_y0 = y0, run_y1 = y1, run_x0 = xa;
+            }
+            run_x1 = xe;
+            continue;
+        }
         if (modes[b] == PNMF_RES_PALETTE) {
             FLUSH_RUN(); /* window flags bit 13: drawn from its palette */
             pnmf_pal_draw(pal++, y1 - y0, x1 - x0, D + (size_t)y0 * cols + x0, (size_t)cols);

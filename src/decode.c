@@ -32,7 +32,7 @@ struct PnmfDecoder {
     PnmfSpriteDict sprites;   /* the sprite dictionary (sprite.h), from the last key window on */
     /* the sprite layer's background B (pnmf_sprite_background_update()):
      * PNMF_SPRITE_BG everywhere at a key window's start, else the frame in
-     * ref[0] with B before it under the bg_n placements bg_pl (of the last
+     * ref[0] with the preceding B under the bg_n placements bg_pl (of the last
      * frame) put back from bg_val (pnmf_sprite_under_save()); no copy of
      * its own, so the frame's background costs no pass over it */
     int bg_flat;              /* 1: B is PNMF_SPRITE_BG everywhere */

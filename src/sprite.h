@@ -139,7 +139,7 @@ void pnmf_sprite_paint_over(const PnmfSpriteDict *d, const PnmfSpriteLayer *L, i
 
 /* The background under n placements pl (of d's poses) in a rows x cols
  * frame, saved out of a frame and put back into another: the decoder keeps
- * the background B as the frame decoded last with B's samples before it
+ * the background B as the frame decoded last with the preceding B's samples
  * under the last frame's placements put back, which is
  * pnmf_sprite_background_update()'s B without a pass over the frame. A
  * pose that goes by rows of its mask saves its box's rows inside the

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* pnmf_av_load() (av_dyn.h): FFmpeg's libraries opened by their sonames,
- * the ones of the headers the program was built with, so that the
+ * the ones of the headers the program is built with, so that the
  * pointers' types hold for what they find. */
 #define PNMF_AV_DYN_SELF
 #include "output/av_dyn.h"
@@ -69,7 +69,7 @@ int pnmf_av_load(char *err, size_t errlen)
     PNMF_AV_FUNCS(PNMF_AV_LOOKUP)
 #undef PNMF_AV_LOOKUP
     loaded = 1;
-    pnmf_av_log_apply(); /* the level chosen before FFmpeg was there */
+    pnmf_av_log_apply(); /* a level --loglevel chose ahead of the load */
     return 0;
 }
 

@@ -243,6 +243,12 @@ void pnmf_deblock_frame(const PnmfResidual *r, int j, const uint8_t *P, const ui
         const int x1 = x0 + PNMF_RES_BLOCK < cols ? x0 + PNMF_RES_BLOCK : cols;
         const int m = modes[b];
         BlockInfo *o = &bi[b];
+        if (m == PNMF_RES_MODEL) { /* an uncoded model copy, the commonest block: what the switch below gives */
+            o->flags = 0, o->q = (uint8_t)qs, o->nz = 0, o->dy = o->dx = 0, o->t = 0;
+            o->pred = PNMF_DEBLOCK_MODEL;
+            o->key = PNMF_DEBLOCK_MODEL;
+            continue;
+        }
         if (m == PNMF_RES_PALETTE) { /* window flags bit 13: intra, of the pixel step's index */
             o->flags = BF_INTRA, o->q = (uint8_t)qs, o->nz = 0, o->dy = o->dx = 0, o->t = 0;
             o->pred = PNMF_DEBLOCK_COPY;
@@ -284,33 +290,40 @@ void pnmf_deblock_frame(const PnmfResidual *r, int j, const uint8_t *P, const ui
     }
     /* vertical edges, left to right: block edges where three samples lie
      * on each side, and the middle of transform blocks (a row of blocks at
-     * a time: the rows of samples of one do not meet another's) */
+     * a time: the rows of samples of one do not meet another's); a block's
+     * left edge, then its middle one */
     for (int by = 0; by < r->by; by++) {
         const int y0 = by * PNMF_RES_BLOCK, y1 = y0 + PNMF_RES_BLOCK < rows ? y0 + PNMF_RES_BLOCK : rows;
-        for (int x = 4; x + 2 < cols; x += 4) {
-            const BlockInfo *q = &bi[by * r->bx + x / PNMF_RES_BLOCK];
-            if (x % PNMF_RES_BLOCK == 0) {
-                const BlockInfo *p = q - 1;
-                const int st = strength(p, q);
-                if (st) filter_edge(D, cols, 1, x, y0, y1, (p->q + q->q + 1) >> 1, st);
-            } else if (q->flags & BF_TRANSFORM) {
-                filter_edge(D, cols, 1, x, y0, y0 + 4, q->q, strength_inner(q, 0, 1));
-                filter_edge(D, cols, 1, x, y0 + 4, y1, q->q, strength_inner(q, 2, 3));
+        const BlockInfo *q = bi + (size_t)by * r->bx;
+        for (int x = 0; x + 2 < cols; x += PNMF_RES_BLOCK, q++) {
+            if (x) {
+                const int st = strength(q - 1, q);
+                if (st) filter_edge(D, cols, 1, x, y0, y1, (q[-1].q + q->q + 1) >> 1, st);
+            }
+            if ((q->flags & BF_TRANSFORM) && x + 6 < cols) {
+                filter_edge(D, cols, 1, x + 4, y0, y0 + 4, q->q, strength_inner(q, 0, 1));
+                filter_edge(D, cols, 1, x + 4, y0 + 4, y1, q->q, strength_inner(q, 2, 3));
             }
         }
     }
-    /* then horizontal edges, top to bottom, on the vertically filtered frame */
-    for (int y = 4; y + 2 < rows; y += 4)
-        for (int bx = 0; bx < r->bx; bx++) {
+    /* then horizontal edges, top to bottom, on the vertically filtered
+     * frame: a block's top edge, then its middle one (the columns of one
+     * block do not meet another's, so this is the order of rows) */
+    for (int by = 0; by < r->by; by++) {
+        const int y = by * PNMF_RES_BLOCK;
+        if (y + 2 >= rows) break;
+        const BlockInfo *q = bi + (size_t)by * r->bx;
+        for (int bx = 0; bx < r->bx; bx++, q++) {
             const int x0 = bx * PNMF_RES_BLOCK, x1 = x0 + PNMF_RES_BLOCK < cols ? x0 + PNMF_RES_BLOCK : cols;
-            const BlockInfo *q = &bi[(y / PNMF_RES_BLOCK) * r->bx + bx];
-            if (y % PNMF_RES_BLOCK == 0) {
+            if (y) {
                 const BlockInfo *p = q - r->bx;
                 const int st = strength(p, q);
                 if (st) filter_edge(D, cols, 0, y, x0, x1, (p->q + q->q + 1) >> 1, st);
-            } else if (q->flags & BF_TRANSFORM) {
-                filter_edge(D, cols, 0, y, x0, x0 + 4, q->q, strength_inner(q, 0, 2));
-                filter_edge(D, cols, 0, y, x0 + 4, x1, q->q, strength_inner(q, 1, 3));
+            }
+            if ((q->flags & BF_TRANSFORM) && y + 6 < rows) {
+                filter_edge(D, cols, 0, y + 4, x0, x0 + 4, q->q, strength_inner(q, 0, 2));
+                filter_edge(D, cols, 0, y + 4, x0 + 4, x1, q->q, strength_inner(q, 1, 3));
             }
         }
+    }
 }

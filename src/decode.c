@@ -30,9 +30,17 @@ struct PnmfDecoder {
     uint8_t *P, *Pp, *D;      /* residual layer: model frames j, j-1; decoded frame j */
     uint8_t *ref[PNMF_RES_REFS]; /* decoded frames j-1, j-2, ... */
     PnmfSpriteDict sprites;   /* the sprite dictionary (sprite.h), from the last key window on */
-    uint8_t *bg, *mark;       /* the sprite layer's background B; a scratch of zeros */
-    int bg_ref;               /* -1: B is in bg; 0: B is the frame in ref[0], not copied to bg
-                               * until a sprite layer reads it */
+    /* the sprite layer's background B (pnmf_sprite_background_update()):
+     * PNMF_SPRITE_BG everywhere at a key window's start, else the frame in
+     * ref[0] with the preceding B under the bg_n placements bg_pl (of the last
+     * frame) put back from bg_val (pnmf_sprite_under_save()); no copy of
+     * its own, so the frame's background costs no pass over it */
+    int bg_flat;              /* 1: B is PNMF_SPRITE_BG everywhere */
+    PnmfSpritePlace *bg_pl;
+    int bg_n, bg_pl_cap;
+    uint8_t *bg_val;
+    size_t bg_cap;
+    int nomem;                /* next_layout() failed for memory */
     int p_zero, pp_zero;      /* P, Pp hold zeros (the model's frame of a window without entries) */
     int have_prev;            /* Pp, ref[0] hold the frame before next_frame, from a residual layer */
     int avail;                /* of ref[], how many hold frames since the key window began */
@@ -103,10 +111,8 @@ int pnmf_decoder_create(PnmfDecoder **out, const PnmfDecSettings *s, const PnmfI
     d->P = pnmf_malloc_array(d->n, 1);
     d->Pp = pnmf_malloc_array(d->n, 1);
     d->D = pnmf_malloc_array(d->n, 1);
-    d->bg = pnmf_malloc_array(d->n, 1);
-    d->mark = pnmf_calloc(d->n, 1);
-    d->bg_ref = -1;
-    if (!d->acc || !d->layout || !d->P || !d->Pp || !d->D || !d->bg || !d->mark) return fail(d, PNMF_ERR_NOMEM);
+    d->bg_flat = 1;
+    if (!d->acc || !d->layout || !d->P || !d->Pp || !d->D) return fail(d, PNMF_ERR_NOMEM);
     for (int t = 0; t < PNMF_RES_REFS; t++)
         if (!(d->ref[t] = pnmf_malloc_array(d->n, 1))) return fail(d, PNMF_ERR_NOMEM);
     return 0;
@@ -182,8 +188,7 @@ static const uint8_t *next_layout(PnmfDecoder *d)
     }
     if (d->win_pos == 0 && !d->md.res.continues) { /* a key window */
         d->avail = 0;
-        memset(d->bg, PNMF_SPRITE_BG, d->n);
-        d->bg_ref = -1;
+        d->bg_flat = 1, d->bg_n = 0;
     }
     const PnmfSpriteLayer *L = &d->md.spr;
     const int j = d->win_pos;
@@ -191,12 +196,33 @@ static const uint8_t *next_layout(PnmfDecoder *d)
     const int tz = d->pp_zero;
     d->Pp = d->P, d->P = t;
     d->pp_zero = d->p_zero, d->p_zero = tz;
-    if (L->present && d->bg_ref >= 0) { /* the background is read: copied out of its frame */
-        memcpy(d->bg, d->ref[d->bg_ref], d->n);
-        d->bg_ref = -1;
-    }
-    if (L->present) {
-        pnmf_sprite_paint(&d->sprites, L, j, d->vis_rows, d->vis_cols, d->bg, d->P);
+    const int placed = L->present && L->first[j] != L->first[j + 1];
+    if (L->present) { /* P = B, then the placements painted */
+        if (d->bg_flat) memset(d->P, PNMF_SPRITE_BG, d->n);
+        else memcpy(d->P, d->ref[0], d->n);
+        pnmf_sprite_under_restore(&d->sprites, d->bg_pl, d->bg_n, d->vis_rows, d->vis_cols, d->bg_val, d->P);
+        d->bg_n = 0;
+        if (placed) { /* B under the placements, the next frame's B there */
+            const PnmfSpritePlace *pl = L->place + L->first[j];
+            const int np = L->first[j + 1] - L->first[j];
+            const size_t size = pnmf_sprite_under_size(&d->sprites, pl, np);
+            if (size > d->bg_cap) {
+                pnmf_free(d->bg_val);
+                d->bg_cap = (d->bg_val = pnmf_malloc(size)) ? size : 0;
+            }
+            if (np > d->bg_pl_cap) {
+                pnmf_free(d->bg_pl);
+                d->bg_pl_cap = (d->bg_pl = pnmf_malloc_array((size_t)np, sizeof(*pl))) ? np : 0;
+            }
+            if (size > d->bg_cap || np > d->bg_pl_cap) {
+                d->nomem = 1;
+                return NULL;
+            }
+            memcpy(d->bg_pl, pl, (size_t)np * sizeof(*pl));
+            d->bg_n = np;
+            pnmf_sprite_under_save(&d->sprites, pl, np, d->vis_rows, d->vis_cols, d->P, d->bg_val);
+            pnmf_sprite_paint_over(&d->sprites, L, j, d->vis_rows, d->vis_cols, d->P);
+        }
         d->p_zero = 0;
     } else if (d->md.first[j] != d->md.first[j + 1] || !d->p_zero) { /* a frame of zeros is left as it is */
         pnmf_diamond_int(&d->md, j, d->w_step, d->r_step, d->acc, d->P);
@@ -209,14 +235,13 @@ static const uint8_t *next_layout(PnmfDecoder *d)
                                          : "a range-coded stream does not end where its length says");
         return NULL;
     }
-    /* B takes D where no placement paints: all of D in a frame without
-     * placements, which leaves B in D's frame, ref[0] once D is pushed
-     * (the next frame copies it out or replaces it before the next push) */
-    const int placed = L->present && L->first[j] != L->first[j + 1];
-    if (placed) pnmf_sprite_background_update(&d->sprites, L, j, d->vis_rows, d->vis_cols, d->D, d->bg, d->mark);
+    /* B takes D where no placement paints: D, ref[0] once it is pushed,
+     * with the samples recorded under the placements, none in a frame
+     * without placements */
     pnmf_sprite_cut(&d->sprites, L, j, d->vis_cols, d->D);
     pnmf_residual_push(d->ref, &d->D);
-    d->bg_ref = placed ? -1 : 0;
+    d->bg_flat = 0;
+    if (!placed) d->bg_n = 0;
     if (d->avail < PNMF_RES_REFS) d->avail++;
     d->have_prev = 1;
     return d->ref[0];
@@ -227,7 +252,7 @@ static int step_frame(PnmfDecoder *d, uint8_t *gray, ptrdiff_t stride)
 {
     if (!d->loaded || d->win_pos >= d->md.m) PNMF_CHECK(load_window(d));
     const uint8_t *layout = next_layout(d);
-    if (!layout) return PNMF_ERR_CORRUPT;
+    if (!layout) return d->nomem ? PNMF_ERR_NOMEM : PNMF_ERR_CORRUPT;
     if (gray) pnmf_layout_to_frame(d->info.shift_model, d->info.width, d->info.height, layout, gray, stride);
     d->win_pos++;
     d->next_frame++;
@@ -336,8 +361,8 @@ void pnmf_decoder_destroy(PnmfDecoder **pd)
     pnmf_model_free(&d->last);
     pnmf_keep_free(&d->keep);
     pnmf_sprite_dict_free(&d->sprites);
-    pnmf_free(d->bg);
-    pnmf_free(d->mark);
+    pnmf_free(d->bg_pl);
+    pnmf_free(d->bg_val);
     pnmf_container_reader_close(&d->cr);
     pnmf_free(d->acc);
     pnmf_free(d->layout);

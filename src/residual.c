@@ -200,20 +200,22 @@ void pnmf_residual_idct4_add(const int16_t *lev, int qp, const uint8_t *pred, in
     idct4_add(lev, qp, pred, pstride, dst, stride);
 }
 
-/* Row y of pred (rows PNMF_RES_BLOCK apart) set to v over w samples: a
- * whole row is one store the compiler inlines, other widths a call (as
- * copy_row()). */
-static inline void fill_row(uint8_t *pred, int y, int v, int w)
+/* Row y of pred (rows ps apart) set to v over w samples: a whole row is
+ * one store the compiler inlines, other widths a call (as copy_row()). */
+static inline void fill_row(uint8_t *pred, size_t ps, int y, int v, int w)
 {
-    if (w == PNMF_RES_BLOCK) memset(pred + y * PNMF_RES_BLOCK, v, PNMF_RES_BLOCK);
-    else memset(pred + y * PNMF_RES_BLOCK, v, (size_t)w);
+    if (w == PNMF_RES_BLOCK) memset(pred + y * ps, v, PNMF_RES_BLOCK);
+    else memset(pred + y * ps, v, (size_t)w);
 }
 
 /* The intra predictions (modes 5-7) of [y0, y1) x [x0, x1) from the
  * decoded row above it and column left of it in D: their mean (DC), the
  * row carried down (V) or the column carried across (H). A side the frame
- * lacks repeats the first sample of the other; with neither, 128. */
-static void predict_intra(int mode, const uint8_t *D, int cols, int y0, int y1, int x0, int x1, uint8_t *pred)
+ * lacks repeats the first sample of the other; with neither, 128. Into
+ * pred, rows ps apart: the block's own place in D too, as it reads only
+ * samples outside the block. */
+static void predict_intra(int mode, const uint8_t *D, int cols, int y0, int y1, int x0, int x1, uint8_t *pred,
+                          size_t ps)
 {
     const int h = y1 - y0, w = x1 - x0;
     /* the row above and the column left, where the frame has them */
@@ -223,12 +225,12 @@ static void predict_intra(int mode, const uint8_t *D, int cols, int y0, int y1, 
         if (a) memcpy(row, a, (size_t)w);
         else memset(row, l ? l[0] : 128, (size_t)w);
         for (int y = 0; y < h; y++)
-            if (w == PNMF_RES_BLOCK) memcpy(pred + y * PNMF_RES_BLOCK, row, PNMF_RES_BLOCK);
-            else memcpy(pred + y * PNMF_RES_BLOCK, row, (size_t)w);
+            if (w == PNMF_RES_BLOCK) memcpy(pred + y * ps, row, PNMF_RES_BLOCK);
+            else memcpy(pred + y * ps, row, (size_t)w);
         return;
     }
     if (mode == PNMF_RES_INTRA_H) {
-        for (int y = 0; y < h; y++) fill_row(pred, y, l ? l[(size_t)y * cols] : a ? a[0] : 128, w);
+        for (int y = 0; y < h; y++) fill_row(pred, ps, y, l ? l[(size_t)y * cols] : a ? a[0] : 128, w);
         return;
     }
     /* DC: a missing side counts w (or h) times the sample it repeats */
@@ -241,7 +243,7 @@ static void predict_intra(int mode, const uint8_t *D, int cols, int y0, int y1, 
         for (int i = 0; i < h; i++) sum += l[(size_t)i * cols];
     else
         sum += h * (a ? a[0] : 128);
-    for (int y = 0; y < h; y++) fill_row(pred, y, sum / (w + h), w);
+    for (int y = 0; y < h; y++) fill_row(pred, ps, y, sum / (w + h), w);
 }
 
 /* predict_intra() of the 4 x 4 quarter at (y0, x0), its sizes constants:
@@ -359,7 +361,7 @@ void pnmf_residual_predict(int mode, const uint8_t *P, const uint8_t *Pp, const 
         return;
     }
     if (mode >= PNMF_RES_INTRA_DC) {
-        predict_intra(mode, D, cols, y0, y1, x0, x1, pred);
+        predict_intra(mode, D, cols, y0, y1, x0, x1, pred, PNMF_RES_BLOCK);
         return;
     }
     const int w = x1 - x0;
@@ -449,6 +451,21 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
     for (int b = 0, y0 = 0, x0 = 0; b < nbk; b++, x0 = x0 + PNMF_RES_BLOCK < cols ? x0 + PNMF_RES_BLOCK : (y0 += PNMF_RES_BLOCK, 0)) {
         const int y1 = y0 + PNMF_RES_BLOCK < rows ? y0 + PNMF_RES_BLOCK : rows;
         const int x1 = x0 + PNMF_RES_BLOCK < cols ? x0 + PNMF_RES_BLOCK : cols;
+        if (modes[b] == PNMF_RES_MODEL) {
+            /* an uncoded copy of the model, most blocks of a sprite clip:
+             * it and the uncoded model copies after it in the row join
+             * the run, as the copies below do one at a time */
+            const int xa = x0;
+            int xe = x1;
+            while (xe < cols && modes[b + 1] == PNMF_RES_MODEL)
+                b++, x0 = xe, xe = x0 + PNMF_RES_BLOCK < cols ? x0 + PNMF_RES_BLOCK : cols;
+            if (run_src != P || run_y0 != y0 || run_x1 != xa) {
+                FLUSH_RUN();
+                run_src = P, run_y0 = y0, run_y1 = y1, run_x0 = xa;
+            }
+            run_x1 = xe;
+            continue;
+        }
         if (modes[b] == PNMF_RES_PALETTE) {
             FLUSH_RUN(); /* window flags bit 13: drawn from its palette */
             pnmf_pal_draw(pal++, y1 - y0, x1 - x0, D + (size_t)y0 * cols + x0, (size_t)cols);
@@ -528,6 +545,10 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
         const int intra = mode >= PNMF_RES_INTRA_DC;
         const int tx8 = r->tx8[(size_t)j * r->bx * r->by + b];
         const int dir = r->idir[(size_t)j * r->bx * r->by + b]; /* window flags bit 10 */
+        if (intra && !coded && !dir && !tx8) { /* uncoded: predicted straight into D */
+            predict_intra(mode, D, cols, y0, y1, x0, x1, D + (size_t)y0 * cols + x0, (size_t)cols);
+            continue;
+        }
         if (frac == 1)
             pnmf_residual_subpel(Dr, rows, cols, y0, y1, x0, x1, dy, dx, pred);
         else if (frac)

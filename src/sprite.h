@@ -132,6 +132,27 @@ void pnmf_sprite_layer_free(PnmfSpriteLayer *L);
 void pnmf_sprite_paint(const PnmfSpriteDict *d, const PnmfSpriteLayer *L, int j, int rows, int cols,
                        const uint8_t *B, uint8_t *P);
 
+/* pnmf_sprite_paint() without the copy of B: frame j's placements painted
+ * over what P holds. */
+void pnmf_sprite_paint_over(const PnmfSpriteDict *d, const PnmfSpriteLayer *L, int j, int rows, int cols,
+                            uint8_t *P);
+
+/* The background under n placements pl (of d's poses) in a rows x cols
+ * frame, saved out of a frame and put back into another: the decoder keeps
+ * the background B as the frame decoded last with the preceding B's samples
+ * under the last frame's placements put back, which is
+ * pnmf_sprite_background_update()'s B without a pass over the frame. A
+ * pose that goes by rows of its mask saves its box's rows inside the
+ * frame, a sparser one its opaque pixels inside it (the work stays within
+ * what pnmf_sprite_dict_commit() bounds). under_size: the bytes save
+ * writes; restore sets only the opaque pixels, so placements that overlap
+ * put back one value, that of the frame saved from. */
+size_t pnmf_sprite_under_size(const PnmfSpriteDict *d, const PnmfSpritePlace *pl, int n);
+void pnmf_sprite_under_save(const PnmfSpriteDict *d, const PnmfSpritePlace *pl, int n, int rows, int cols,
+                            const uint8_t *P, uint8_t *val);
+void pnmf_sprite_under_restore(const PnmfSpriteDict *d, const PnmfSpritePlace *pl, int n, int rows, int cols,
+                               const uint8_t *val, uint8_t *P);
+
 /* After frame j is decoded into D: B = D outside the pixels frame j's
  * placements of L paint (L NULL or not present: everywhere). mark is
  * rows * cols bytes of zeros, left zero. */

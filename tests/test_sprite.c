@@ -62,6 +62,7 @@ static int paint_ref(const PnmfSpriteDict *d, const PnmfSpriteLayer *L, int j, c
 static void test_composite(void)
 {
     enum { R = 13, C = 17, M = 3 };
+    size_t sparse = 0; /* poses that go by their list */
     for (int t = 0; t < 50; t++) {
         PnmfSpriteDict d;
         pnmf_sprite_dict_init(&d);
@@ -70,7 +71,13 @@ static void test_composite(void)
             uint8_t pix[81], mask[81];
             int w, h;
             random_pose(&w, &h, pix, mask);
+            if (t % 2) { /* a sparse mask: painted by its list of pixels, not by rows */
+                int k = 0;
+                for (int q = 0; q < w * h; q++) k += mask[q] = mask[q] && urn(6) == 0;
+                if (!k) mask[urn(w * h)] = 1;
+            }
             CHECK(pnmf_sprite_dict_add(&d, w, h, pix, mask) == i);
+            sparse += (size_t)w * h > 4 * (size_t)d.pose[i].npix;
         }
         PnmfSpriteLayer L = { 0 };
         L.present = 1, L.m = M;
@@ -86,15 +93,27 @@ static void test_composite(void)
             }
         }
         L.first[M] = n;
-        uint8_t B[R * C], B0[R * C], P[R * C], D[R * C], mark[R * C];
+        uint8_t B[R * C], B0[R * C], P[R * C], D[R * C], mark[R * C], U[R * C], val[40 * 81];
         memset(mark, 0, sizeof(mark));
         for (int i = 0; i < R * C; i++) B[i] = (uint8_t)urn(256);
-        int bad_paint = 0, bad_bg = 0;
+        int bad_paint = 0, bad_bg = 0, bad_under = 0;
         for (int j = 0; j < M; j++) {
             pnmf_sprite_paint(&d, &L, j, R, C, B, P);
             for (int i = 0; i < R * C; i++) D[i] = (uint8_t)urn(256);
             memcpy(B0, B, sizeof(B));
             pnmf_sprite_background_update(&d, &L, j, R, C, D, B, mark);
+            /* the decoder's way: B0 under the placements saved, painted
+             * over a copy of B0; D with the saved samples put back is B */
+            const PnmfSpritePlace *pl = L.place + L.first[j];
+            const int nq = L.first[j + 1] - L.first[j];
+            CHECK(pnmf_sprite_under_size(&d, pl, nq) <= sizeof(val));
+            pnmf_sprite_under_save(&d, pl, nq, R, C, B0, val);
+            memcpy(U, B0, sizeof(U));
+            pnmf_sprite_paint_over(&d, &L, j, R, C, U);
+            bad_under += memcmp(U, P, sizeof(U)) != 0;
+            memcpy(U, D, sizeof(U));
+            pnmf_sprite_under_restore(&d, pl, nq, R, C, val, U);
+            bad_under += memcmp(U, B, sizeof(U)) != 0;
             for (int y = 0; y < R; y++)
                 for (int x = 0; x < C; x++) {
                     int cov;
@@ -106,10 +125,12 @@ static void test_composite(void)
         for (int i = 0; i < R * C; i++) dirty += mark[i] != 0;
         CHECK_MSG(bad_paint == 0, "trial %d: %d pixels differ from the definition", t, bad_paint);
         CHECK_MSG(bad_bg == 0, "trial %d: %d background pixels differ from the definition", t, bad_bg);
+        CHECK_MSG(bad_under == 0, "trial %d: %d frames' saved and restored background differ", t, bad_under);
         CHECK(dirty == 0);
         pnmf_sprite_layer_free(&L);
         pnmf_sprite_dict_free(&d);
     }
+    CHECK(sparse > 0);
 }
 
 /* A layer of m frames with one new pose (a 3x2 L shape cut from frame 0 at

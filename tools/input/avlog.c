@@ -10,6 +10,7 @@
 
 #include "input/avlog.h"
 #include "input/demuxer.h"
+#include "output/av_dyn.h"
 
 static int chosen, chosen_set; /* the AV_LOG_* pnmf_av_log_level() set */
 
@@ -32,6 +33,7 @@ int pnmf_av_log_level(const char *name)
 
 void pnmf_av_log_apply(void)
 {
+    if (!pnmf_av_loaded()) return; /* pnmf_av_load() applies it */
     if (getenv("PNMF_DEBUG"))
         av_log_set_level(AV_LOG_DEBUG);
     else if (chosen_set)

@@ -28,6 +28,8 @@
 #include <libavutil/pixdesc.h>
 #include <libswscale/swscale.h>
 
+#include "output/av_dyn.h"
+
 #include "input/avlog.h"
 #include "output/output_internal.h"
 
@@ -316,7 +318,7 @@ static int lavf_close(void *priv, char *err, size_t errlen)
     }                                                                                                       \
     const PnmfOutputFormat pnmf_output_##ext = {                                                            \
         .name = #ext, .priv_size = sizeof(LavfOut), .open = ext##_open, .write = lavf_write,               \
-        .close = lavf_close,                                                                                \
+        .close = lavf_close, .ffmpeg = 1,                                                                   \
     };
 
 CONTAINER(0, mkv)

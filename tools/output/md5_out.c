@@ -9,13 +9,12 @@
 #include <string.h>
 #include <strings.h>
 
-#include <libavutil/md5.h>
-#include <libavutil/mem.h>
-
+#include "output/md5.h"
 #include "output/output_internal.h"
 
 typedef struct Md5Out {
-    struct AVMD5 *md5;
+    PnmfMd5 md5;
+    int open;               /* md5 holds a digest in progress */
     FILE *f;                /* where the digest goes */
     int is_stdout;
     int width, height;
@@ -28,19 +27,15 @@ static int md5_open(void *priv, const char *dest, const PnmfOutputInfo *info,
     Md5Out *p = priv;
     p->width = info->width;
     p->height = info->height;
-    if (!(p->md5 = av_md5_alloc())) {
-        pnmf_output_set_err(err, errlen, "out of memory");
-        return -1;
-    }
-    av_md5_init(p->md5);
+    pnmf_md5_init(&p->md5);
     if (!strcmp(dest, "-")) {
         p->f = stdout;
         p->is_stdout = 1;
     } else if (!(p->f = fopen(dest, "w"))) {
         pnmf_output_set_err(err, errlen, "cannot create: %s", PNMF_OUT_STRERROR(errno));
-        av_freep(&p->md5);
         return -1;
     }
+    p->open = 1;
     return 0;
 }
 
@@ -65,19 +60,19 @@ static int md5_write(void *priv, unsigned index, const uint8_t *gray, ptrdiff_t 
     (void)errlen;
     Md5Out *p = priv;
     for (int y = 0; y < p->height; y++)
-        av_md5_update(p->md5, gray + y * stride, (size_t)p->width);
+        pnmf_md5_update(&p->md5, gray + y * stride, (size_t)p->width);
     return 0;
 }
 
 static int md5_close(void *priv, char *err, size_t errlen)
 {
     Md5Out *p = priv;
-    if (!p->md5)
+    if (!p->open)
         return 0;
     uint8_t sum[16];
     char hex[33];
-    av_md5_final(p->md5, sum);
-    av_freep(&p->md5);
+    pnmf_md5_final(&p->md5, sum);
+    p->open = 0;
     for (int i = 0; i < 16; i++)
         snprintf(hex + 2 * i, 3, "%02x", sum[i]);
     int ret = 0;

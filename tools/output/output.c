@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "input/avlog.h"
+#include "output/av_dyn.h"
 #include "output/output_internal.h"
 
 static const PnmfOutputFormat *const formats[] = {
@@ -175,6 +176,7 @@ PnmfOutput *pnmf_output_open(const char *format, const char *dest,
         pnmf_output_set_err(err, errlen, "format '%s' has no alpha channel", format);
         return NULL;
     }
+    if (fmt->ffmpeg && pnmf_av_load(err, errlen) < 0) return NULL;
     pnmf_av_log_apply();
 
     PnmfOutput *out = calloc(1, sizeof(*out));

@@ -12,6 +12,7 @@
 typedef struct PnmfOutputFormat {
     const char *name;       /* as given to pnmf_output_open() */
     size_t priv_size;       /* zeroed state handed to the callbacks */
+    int ffmpeg;             /* 1: encodes with FFmpeg (pnmf_av_load() ahead of open) */
     /* info has been checked: positive size and frame rate. */
     int (*open)(void *priv, const char *dest, const PnmfOutputInfo *info,
                 char *err, size_t errlen);

@@ -11,6 +11,8 @@
 #include <libavutil/frame.h>
 #include <libavutil/opt.h>
 
+#include "output/av_dyn.h"
+
 #include "input/avlog.h"
 #include "output/output_internal.h"
 
@@ -125,6 +127,7 @@ static int png_write(void *priv, unsigned index, const uint8_t *gray, ptrdiff_t 
 const PnmfOutputFormat pnmf_output_png = {
     .name = "png",
     .priv_size = sizeof(PngOut),
+    .ffmpeg = 1,
     .open = png_open,
     .write = png_write,
     .close = png_close,

@@ -300,9 +300,15 @@ int pnmf_res_run_frames(ResRun *run, int upto)
             pnmf_sprite_background_update(&rb->dict, &md->spr, j, e->vis_rows, e->vis_cols, rb->D, rb->B, rb->mark);
             pnmf_sprite_cut(&rb->dict, &md->spr, j, e->vis_cols, rb->D);
         }
-        for (size_t q = 0; ret >= 0 && q < e->nv; q++) {
-            const int d = (int)src[q] - rb->D[q];
-            run->sse += d * d;
+        /* summed as integers (exact, and a loop the compiler vectorizes),
+         * then added: the same double as a sample-by-sample sum below 2^53 */
+        if (ret >= 0) {
+            int64_t fs = 0;
+            for (size_t q = 0; q < e->nv; q++) {
+                const int d = (int)src[q] - rb->D[q];
+                fs += d * d;
+            }
+            run->sse += (double)fs;
         }
         pnmf_residual_push(rb->ref, &rb->D);
         if (run->avail < PNMF_RES_REFS) run->avail++;

@@ -35,9 +35,8 @@ struct PnmfLxMatch {
     LxmSlot slot[PNMF_RES_REFS + 1];
     int cur[PNMF_RES_REFS]; /* reference t's slot for the frame last given */
     uint8_t *arena;         /* every slot's seen bits, heads and links */
-    uint64_t *up;           /* index_frame()'s block hashes, one per column, of the row above */
-    uint64_t *hrow;         /* and of the row being indexed, a chain's bucket read ahead from them; */
-    uint8_t *inrun;         /* whether each of its places is left out (in a run) */
+    uint64_t *up;           /* index_frame()'s block hashes, one per column, of the row being indexed */
+    int32_t *keep;          /* the columns of the row being indexed that go into a chain (not in a run) */
     uint64_t *words;        /* index_frame()'s row words (row_word()) of the LXM_B rows of the blocks */
     const uint8_t *hsrc;    /* the block whose hash hval is (pnmf_lxm_find() looks in each reference) */
     int hy, hx;
@@ -113,10 +112,9 @@ PnmfLxMatch *pnmf_lxm_new(int rows, int cols, int fast)
     while (m->bits < 24 && ((size_t)1 << m->bits) < n) m->bits++;
     for (int s = 0; s <= PNMF_RES_REFS; s++) m->slot[s].tag = 0, m->slot[s].used = 0;
     m->up = pnmf_malloc_array((size_t)m->w, sizeof(uint64_t));
-    m->hrow = pnmf_calloc((size_t)m->w + LXM_AHEAD, sizeof(uint64_t)); /* the last LXM_AHEAD stay 0 */
-    m->inrun = pnmf_malloc_array((size_t)m->w, 1);
+    m->keep = pnmf_malloc_array((size_t)m->w, sizeof(int32_t));
     m->words = pnmf_malloc_array((size_t)m->w * LXM_B, sizeof(uint64_t));
-    if (!m->up || !m->hrow || !m->inrun || !m->words) {
+    if (!m->up || !m->keep || !m->words) {
         pnmf_lxm_free(m);
         return NULL;
     }
@@ -129,8 +127,7 @@ void pnmf_lxm_free(void *p)
     if (!m) return;
     pnmf_free(m->arena);
     pnmf_free(m->up);
-    pnmf_free(m->hrow);
-    pnmf_free(m->inrun);
+    pnmf_free(m->keep);
     pnmf_free(m->words);
     pnmf_free(m);
 }
@@ -169,26 +166,31 @@ static int index_frame(PnmfLxMatch *m, LxmSlot *s, const uint8_t *f)
     const int shift = 64 - m->bits, sshift = shift - LXM_SEEN_MORE;
     uint64_t p7 = 1; /* P^7: the top row's weight */
     for (int k = 1; k < LXM_B; k++) p7 *= LXM_P;
-    uint64_t *col = m->up, *hr = m->hrow; /* each column's block hash, rolled down row by row */
-    uint64_t *words = m->words;           /* the row words of the last LXM_B rows, row r's at r % LXM_B */
-    uint8_t *inrun = m->inrun;
+    uint64_t *col = m->up;      /* each column's block hash, rolled down row by row */
+    uint64_t *words = m->words; /* the row words of the last LXM_B rows, row r's at r % LXM_B */
+    int32_t *keep = m->keep;
     const size_t w = (size_t)m->w;
     for (int y = 0; y < m->h; y++) {
         const uint8_t *row = f + (size_t)y * cols;
-        /* the row's hashes first, so that the chains' heads can be asked
-         * for ahead of their insertion (each a likely cache miss) */
+        /* the row's hashes first, and the columns it puts in chains, so
+         * that the chains' heads can be asked for ahead of their
+         * insertion (each a likely cache miss) and the places left out
+         * (in runs: most of a screen's flat areas) cost no test there;
+         * equal hashes stand for equal blocks here: a collision only
+         * leaves a place out, a lookup compares the samples */
+        size_t nk = 0;
         if (!y) {
             for (int k = 0; k < LXM_B; k++)
                 for (size_t x = 0; x < w; x++) words[k * w + x] = row_word(row + k * cols + x);
+            uint64_t left = 0;
             for (size_t x = 0; x < w; x++) {
                 uint64_t h = 0;
                 for (int k = 0; k < LXM_B; k++) h = h * LXM_P + words[k * w + x];
-                col[x] = hr[x] = h;
+                col[x] = h;
+                keep[nk] = (int32_t)x;
+                nk += !((x % PNMF_LXM_RUN != 0) & (h == left));
+                left = h;
             }
-            /* equal hashes stand for equal blocks here: a collision only
-             * leaves a place out, a lookup compares the samples */
-            inrun[0] = 0;
-            for (size_t x = 1; x < w; x++) inrun[x] = (uint8_t)((x % PNMF_LXM_RUN != 0) & (hr[x] == hr[x - 1]));
         } else {
             /* row y - 1 leaves the block, row y + 7 enters it: both in
              * the slot of row y - 1 */
@@ -200,20 +202,22 @@ static int index_frame(PnmfLxMatch *m, LxmSlot *s, const uint8_t *f)
                 const uint64_t up = col[x], nw = row_word(in + x);
                 const uint64_t raw = (up - wk[x] * p7) * LXM_P + nw;
                 wk[x] = nw;
-                col[x] = hr[x] = raw;
-                inrun[x] = (uint8_t)(((x % PNMF_LXM_RUN != 0) & (raw == left)) | (ym & (raw == up)));
+                col[x] = raw;
+                keep[nk] = (int32_t)x;
+                nk += !(((x % PNMF_LXM_RUN != 0) & (raw == left)) | (ym & (raw == up)));
                 left = raw;
             }
         }
-        for (size_t x = 0; x < w; x++) {
-            LXM_PREFETCH(&s->head[hr[x + LXM_AHEAD] >> shift]); /* past the row: hashes 0 */
-            if (inrun[x]) continue; /* not in a chain */
-            const uint64_t raw = hr[x];
-            const size_t p = (size_t)y * m->w + x;
+        const size_t p0 = (size_t)y * w;
+        for (size_t i = 0; i < nk; i++) {
+            if (i + LXM_AHEAD < nk) LXM_PREFETCH(&s->head[col[keep[i + LXM_AHEAD]] >> shift]);
+            const size_t x = (size_t)keep[i];
+            const uint64_t raw = col[x];
+            const size_t p = p0 + x;
             const size_t bk = raw >> shift, f0 = bk << LXM_SEEN_MORE;
             const int32_t e = s->seen[f0 / 64] >> (f0 % 64) & fine ? s->head[bk] : -1;
             s->next[p] = e;
-            s->head[raw >> shift] = (int32_t)(2 * p) | (e >= 0);
+            s->head[bk] = (int32_t)(2 * p) | (e >= 0);
             s->seen[(raw >> sshift) / 64] |= 1ull << ((raw >> sshift) % 64);
         }
     }

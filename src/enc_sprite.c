@@ -49,7 +49,7 @@ static double mask_pass(RcProb *prob, const PnmfSpritePose *ps, const PnmfSprite
                 rc_encode(e, &prob[c], bit);
                 continue;
             }
-            const double p0 = (double)prob[c] / RC_PROB_ONE;
+            const double p0 = (double)rc_prob(prob[c]) / RC_PROB_ONE;
             bits -= log2(bit ? 1.0 - p0 : p0);
             if (adapt) rc_adapt(&prob[c], bit);
         }

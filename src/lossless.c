@@ -10,7 +10,7 @@
 
 /* ---- the decoder ---------------------------------------------------------- */
 
-PnmfLx *pnmf_lx_new(const uint8_t *p, size_t len, int from, int m, int rows, int cols)
+PnmfLx *pnmf_lx_new(const uint8_t *p, size_t len, int from, int m, int rows, int cols, int version)
 {
     PnmfLx *s = pnmf_calloc(1, sizeof(*s));
     if (!s) return NULL;
@@ -22,7 +22,7 @@ PnmfLx *pnmf_lx_new(const uint8_t *p, size_t len, int from, int m, int rows, int
         return NULL;
     }
     if (len) memcpy(s->stream, p, len);
-    s->len = len, s->from = from, s->m = m, s->rows = rows, s->cols = cols;
+    s->len = len, s->from = from, s->m = m, s->rows = rows, s->cols = cols, s->version = version;
     return s;
 }
 
@@ -41,7 +41,7 @@ void pnmf_lx_frame_start(PnmfLx *s, int j)
     const size_t n = (size_t)s->rows * s->cols;
     if (j == s->from) { /* the stream starts; no frame before it has levels here */
         rc_probs_init(&s->c.zero[0], sizeof(s->c) / sizeof(RcProb));
-        rc_dec_init(&s->d, s->stream, s->len);
+        rc_dec_init(&s->d, s->stream, s->len, s->version);
         s->err = 0;
         memset(s->e, 0, n * sizeof(int16_t));
     }

@@ -47,6 +47,7 @@ typedef struct PnmfLx {
     size_t len;
     int from;        /* the first frame whose pixel levels the stream holds */
     int m, rows, cols;
+    int version;     /* the file's format (rc_dec_init()) */
     int16_t *e, *ep; /* the levels of frame j so far and of frame j - 1, rows x cols */
     int err;         /* 0; -1 a level out of range; -2 the stream ends short or has bytes over */
 } PnmfLx;
@@ -98,7 +99,7 @@ static inline void pnmf_lx_sample(const PnmfLx *s, const int16_t *e, const int16
 
 /* A decoder's state for a window of m frames of rows x cols whose stream
  * is the len bytes at p (copied), the pixel levels of frames from..m-1. */
-PnmfLx *pnmf_lx_new(const uint8_t *p, size_t len, int from, int m, int rows, int cols);
+PnmfLx *pnmf_lx_new(const uint8_t *p, size_t len, int from, int m, int rows, int cols, int version);
 void    pnmf_lx_free(PnmfLx *s);
 
 /* Before frame j is reconstructed (frames in order from 0). */

@@ -176,7 +176,7 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
         r->end -= mode_len + vec_len + lev_len; /* the varint levels end there */
         stream = r->end + lev_len; /* format 6: the levels stream first */
         r->end -= ctx_len; /* format 9: the sample-context stream before it */
-        rc_dec_init(&rd, stream, (size_t)mode_len);
+        rc_dec_init(&rd, stream, (size_t)mode_len, version);
         rc_mode_ctx_init(&mc);
     } else if ((uint64_t)m * nb > (uint64_t)(r->end - r->p)) {
         goto truncated; /* a byte each at least */
@@ -253,7 +253,7 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
     RcVecCtx vc;
     if (coded) {
         stream = rd.end;
-        rc_dec_init(&rd, stream, (size_t)vec_len);
+        rc_dec_init(&rd, stream, (size_t)vec_len, version);
         rc_vec_ctx_init(&vc);
         vc.on = nbctx; /* window flags bit 14 */
         if (!rclev && total > (uint64_t)(r->end - r->p)) goto truncated; /* a byte each at least a level */
@@ -390,13 +390,13 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
     const int jv = rclev == 2 ? 1 : rclev ? 0 : m;
     if (ctxlev) {
         rs->ctx_levels = 1;
-        rs->lx = pnmf_lx_new(r->end, (size_t)ctx_len, jv, m, rows, cols);
+        rs->lx = pnmf_lx_new(r->end, (size_t)ctx_len, jv, m, rows, cols, version);
         if (!rs->lx) return PNMF_ERR_NOMEM;
     }
     if (rclev) {
         const uint8_t *lstream = r->end + ctx_len;
         RcDec ld;
-        rc_dec_init(&ld, lstream, (size_t)lev_len);
+        rc_dec_init(&ld, lstream, (size_t)lev_len, version);
         RcLevCtx lc;
         const int bad = pnmf_residual_levels_read(&ld, &lc, rs, jv, (int)max_pixel);
         if (bad == -1) {
@@ -469,7 +469,7 @@ bad_stream:
 /* The new poses' context-coded masks: the stream's length, the stream,
  * then each pose made from its mask (pose i's box and reference are read
  * into L->pose[i], its mask zeroed). */
-static int read_masks(Rd *r, PnmfSpriteLayer *L, int np, char *err, size_t errlen)
+static int read_masks(Rd *r, int version, PnmfSpriteLayer *L, int np, char *err, size_t errlen)
 {
     uint64_t len;
     int ret = PNMF_ERR_NOMEM;
@@ -485,7 +485,7 @@ static int read_masks(Rd *r, PnmfSpriteLayer *L, int np, char *err, size_t errle
         masks[i] = ps->mask, a[i] = ps->w, a[np + i] = ps->h, a[2 * np + i] = ps->mref;
         a[3 * np + i] = ps->mdy, a[4 * np + i] = ps->mdx;
     }
-    if (pnmf_sprite_masks_read(r->p, (size_t)len, np, masks, a, a + np, a + 2 * np, a + 3 * np, a + 4 * np) < 0) {
+    if (pnmf_sprite_masks_read(r->p, (size_t)len, version, np, masks, a, a + np, a + 2 * np, a + 3 * np, a + 4 * np) < 0) {
         pnmf_set_err(err, errlen, "the sprites' mask stream is not exactly its %llu bytes", (unsigned long long)len);
         ret = PNMF_ERR_CORRUPT;
         goto end;
@@ -519,7 +519,7 @@ end:
  * each frame's placements. What needs the dictionary (pose ids, a
  * placement's reach into the frame, the painting's work) is checked by
  * pnmf_sprite_dict_commit(). */
-static int read_sprites(Rd *r, int m, int rows, int cols, int ctxmasks, int ctxplaces, PnmfSpriteLayer *L,
+static int read_sprites(Rd *r, int version, int m, int rows, int cols, int ctxmasks, int ctxplaces, PnmfSpriteLayer *L,
                         char *err, size_t errlen)
 {
     uint64_t v, h, w;
@@ -593,10 +593,10 @@ static int read_sprites(Rd *r, int m, int rows, int cols, int ctxmasks, int ctxp
         L->pose[i].src = (int)src, L->pose[i].sy = (int)sy, L->pose[i].sx = (int)sx;
         L->npose = i + 1;
     }
-    if (ctxmasks && np > 0 && (ret = read_masks(r, L, np, err, errlen)) < 0) return ret;
+    if (ctxmasks && np > 0 && (ret = read_masks(r, version, L, np, err, errlen)) < 0) return ret;
     if (ctxplaces) { /* the placements' stream (docs/format.md, "Context-coded placements") */
         if (get_u(r, &v) < 0 || v > (uint64_t)(r->end - r->p)) goto truncated;
-        ret = pnmf_sprite_places_read(r->p, (size_t)v, L, rows, cols);
+        ret = pnmf_sprite_places_read(r->p, (size_t)v, version, L, rows, cols);
         r->p += v;
         switch (ret) {
         case -1:
@@ -955,7 +955,7 @@ int pnmf_model_read_keep(int version, const uint8_t *buf, size_t size, int rows,
     if (sprites) {
         if (md->first[m] > 0) FAIL("a window with a sprite layer has entries");
         const uint8_t *at = r.p;
-        ret = read_sprites(&r, m, vis_rows, vis_cols, ctxmasks, ctxplaces, &md->spr, err, errlen);
+        ret = read_sprites(&r, version, m, vis_rows, vis_cols, ctxmasks, ctxplaces, &md->spr, err, errlen);
         if (ret < 0) goto fail;
         md->spr.bytes = (size_t)(r.p - at);
     }

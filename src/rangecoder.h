@@ -6,11 +6,17 @@
  * decisions and prices them, is rangecoder_enc.h.
  *
  * The coder keeps a 32-bit range and codes one binary decision at a time
- * with an adaptive probability: an 11-bit estimate p of the decision being
- * 0, which moves 1/16 of the way toward each decision coded. A stream of N
- * renormalizations is N + 5 bytes, the first 0; the decoder reads exactly
- * that many, which lets a reader refuse a stream that is cut short or has
- * bytes left over.
+ * with an adaptive probability. Each context holds two 15-bit estimates a
+ * and b of the decision being 0 and the count n of decisions it has coded;
+ * their mean splits the range. Format 13 moves a by 2^-s1 and b by 2^-s2
+ * of the way toward each decision, the shifts growing with n (rc_rates13):
+ * a context learns fast from its first decisions, then averages a fast
+ * and a slow estimate, which costs near-certain decisions less. Formats
+ * up to 12 move an 11-bit estimate 1/16 of the way; a = b = 16 times it,
+ * updated in steps of 16, reproduce it exactly (rc_rates12, RC_AMASK12).
+ * A stream of N renormalizations is N + 5 bytes, the first 0; the decoder
+ * reads exactly that many, which lets a reader refuse a stream that is
+ * cut short or has bytes left over.
  */
 #ifndef PNMF_RANGECODER_H
 #define PNMF_RANGECODER_H
@@ -20,22 +26,72 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RC_PROB_BITS 11
+#define RC_PROB_BITS 15
 #define RC_PROB_ONE  (1u << RC_PROB_BITS)
-#define RC_ADAPT     4
 #define RC_TOP       (1u << 24)
+#define RC_COUNT_MAX 126 /* a context's count stops here: both shifts are final from it on */
+#define RC_V13       13  /* the first format of the adaptation by count */
 
-typedef uint16_t RcProb;
+/* A context: the estimates a, b (1..32767) and the count n. */
+typedef struct RcProb {
+    uint16_t a, b, n;
+} RcProb;
+
+/* The shifts (s1 | s2 << 4) by count, format 13: s1 = min(max(floor(log2(n + 2)), 2), 4),
+ * s2 = min(max(floor(log2(n + 2)), 2), 7). */
+static const uint8_t rc_rates13[RC_COUNT_MAX + 1] = {
+    0x22, 0x22, 0x22, 0x22, 0x22, 0x22, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x44, 0x44,
+    0x44, 0x44, 0x44, 0x44, 0x44, 0x44, 0x44, 0x44, 0x44, 0x44, 0x44, 0x44, 0x44, 0x44, 0x54, 0x54,
+    0x54, 0x54, 0x54, 0x54, 0x54, 0x54, 0x54, 0x54, 0x54, 0x54, 0x54, 0x54, 0x54, 0x54, 0x54, 0x54,
+    0x54, 0x54, 0x54, 0x54, 0x54, 0x54, 0x54, 0x54, 0x54, 0x54, 0x54, 0x54, 0x54, 0x54, 0x64, 0x64,
+    0x64, 0x64, 0x64, 0x64, 0x64, 0x64, 0x64, 0x64, 0x64, 0x64, 0x64, 0x64, 0x64, 0x64, 0x64, 0x64,
+    0x64, 0x64, 0x64, 0x64, 0x64, 0x64, 0x64, 0x64, 0x64, 0x64, 0x64, 0x64, 0x64, 0x64, 0x64, 0x64,
+    0x64, 0x64, 0x64, 0x64, 0x64, 0x64, 0x64, 0x64, 0x64, 0x64, 0x64, 0x64, 0x64, 0x64, 0x64, 0x64,
+    0x64, 0x64, 0x64, 0x64, 0x64, 0x64, 0x64, 0x64, 0x64, 0x64, 0x64, 0x64, 0x64, 0x64, 0x74,
+};
+/* Formats up to 12: 1/16 for every count, in steps of 16 (RC_AMASK12), the
+ * range split at 11 bits (RC_RMASK12). */
+static const uint8_t rc_rates12[RC_COUNT_MAX + 1] = {
+#define RC_X8 0x44, 0x44, 0x44, 0x44, 0x44, 0x44, 0x44, 0x44
+    RC_X8, RC_X8, RC_X8, RC_X8, RC_X8, RC_X8, RC_X8, RC_X8, RC_X8, RC_X8, RC_X8, RC_X8, RC_X8, RC_X8, RC_X8,
+    0x44, 0x44, 0x44, 0x44, 0x44, 0x44, 0x44,
+#undef RC_X8
+};
+#define RC_AMASK12 (~15u)
+#define RC_RMASK12 (~2047u)
+#define RC_AMASK13 (~0u)
+#define RC_RMASK13 (~32767u)
 
 static inline void rc_probs_init(RcProb *p, size_t n)
 {
-    for (size_t i = 0; i < n; i++) p[i] = RC_PROB_ONE / 2;
+    for (size_t i = 0; i < n; i++) p[i].a = p[i].b = RC_PROB_ONE / 2, p[i].n = 0;
+}
+
+/* The estimate that splits the range. */
+static inline uint32_t rc_prob(RcProb p) { return ((uint32_t)p.a + p.b) >> 1; }
+
+/* The context moved toward the decision bit by the shifts rate[n], each
+ * step masked by amask. */
+static inline void rc_update(RcProb *p, int bit, const uint8_t *rate, uint32_t amask)
+{
+    const unsigned r = rate[p->n], s1 = r & 15, s2 = r >> 4;
+    const uint32_t a = p->a, b = p->b;
+    if (bit) {
+        p->a = (uint16_t)(a - ((a >> s1) & amask));
+        p->b = (uint16_t)(b - ((b >> s2) & amask));
+    } else {
+        p->a = (uint16_t)(a + (((RC_PROB_ONE - a) >> s1) & amask));
+        p->b = (uint16_t)(b + (((RC_PROB_ONE - b) >> s2) & amask));
+    }
+    p->n = (uint16_t)(p->n + (p->n < RC_COUNT_MAX));
 }
 
 typedef struct RcDec {
     const uint8_t *p, *end;
     uint32_t range, code;
-    int over; /* bytes read past the end (as 0) */
+    int over;              /* bytes read past the end (as 0) */
+    uint32_t rmask, amask; /* the format's split of the range and steps (RC_RMASK13, ...) */
+    const uint8_t *rate;   /* and its shifts by count */
 } RcDec;
 
 static inline uint8_t rc_next(RcDec *d)
@@ -45,45 +101,64 @@ static inline uint8_t rc_next(RcDec *d)
     return 0;
 }
 
-static inline void rc_dec_init(RcDec *d, const uint8_t *p, size_t n)
+/* A stream of a file of format version. */
+static inline void rc_dec_init(RcDec *d, const uint8_t *p, size_t n, int version)
 {
     d->p = p, d->end = p + n, d->range = 0xFFFFFFFFu, d->code = 0, d->over = 0;
+    const int v13 = version >= RC_V13;
+    d->rmask = v13 ? RC_RMASK13 : RC_RMASK12, d->amask = v13 ? RC_AMASK13 : RC_AMASK12;
+    d->rate = v13 ? rc_rates13 : rc_rates12;
     for (int i = 0; i < 5; i++) d->code = (d->code << 8) | rc_next(d);
 }
 
-/* One decision. The probability stays within [15, 2033] (the adaptation
- * stops there), so a decision leaves a range of at least
- * (2^24 >> 11) * 15 > 2^16 and one byte restores it to 2^24 or more. */
+/* The range's part for a 0: (range >> 15) * p, or for formats up to 12
+ * (range >> 11) * (p / 16), as one product of the masked range. */
+static inline uint32_t rc_bound(const RcDec *d, uint32_t v)
+{
+    return (uint32_t)(((uint64_t)(d->range & d->rmask) * v) >> RC_PROB_BITS);
+}
+
+/* Restores a range under 2^24. A decision leaves at least
+ * (2^24 >> 15) * 1 = 2^9 (of format 13; 2^16 of formats up to 12, whose
+ * estimates stay within [15, 2033] / 2048): two bytes restore it. */
+static inline void rc_dec_norm(RcDec *d)
+{
+    if (d->range < RC_TOP) {
+        d->range <<= 8, d->code = (d->code << 8) | rc_next(d);
+        if (d->range < RC_TOP) d->range <<= 8, d->code = (d->code << 8) | rc_next(d);
+    }
+}
+
+/* One decision. */
 static inline int rc_decode(RcDec *d, RcProb *p)
 {
-    const uint32_t v = *p, bound = (d->range >> RC_PROB_BITS) * v;
+    const uint32_t bound = rc_bound(d, rc_prob(*p));
     int bit;
     if (d->code < bound) {
         d->range = bound;
-        *p = (RcProb)(v + ((RC_PROB_ONE - v) >> RC_ADAPT));
         bit = 0;
     } else {
         d->code -= bound;
         d->range -= bound;
-        *p = (RcProb)(v - (v >> RC_ADAPT));
         bit = 1;
     }
-    if (d->range < RC_TOP) d->range <<= 8, d->code = (d->code << 8) | rc_next(d);
+    rc_update(p, bit, d->rate, d->amask);
+    rc_dec_norm(d);
     return bit;
 }
 
-/* As rc_decode(), without a branch on the decision: masks pick the code,
- * range and probability of either outcome, so a decision the caller does
- * not branch on (a sign) costs no misprediction. */
+/* As rc_decode(), without a branch on the decision: masks pick the code
+ * and range of either outcome, so a decision the caller does not branch
+ * on (a sign) costs no misprediction. */
 static inline int rc_decode_data(RcDec *d, RcProb *p)
 {
-    const uint32_t v = *p, bound = (d->range >> RC_PROB_BITS) * v;
+    const uint32_t bound = rc_bound(d, rc_prob(*p));
     const int bit = d->code >= bound;
     const uint32_t m = 0u - (uint32_t)bit;
     d->code -= bound & m;
     d->range = bound ^ ((bound ^ (d->range - bound)) & m);
-    *p = (RcProb)(v + (((RC_PROB_ONE - v) >> RC_ADAPT) & ~m) - ((v >> RC_ADAPT) & m));
-    if (d->range < RC_TOP) d->range <<= 8, d->code = (d->code << 8) | rc_next(d);
+    rc_update(p, bit, d->rate, d->amask);
+    rc_dec_norm(d);
     return bit;
 }
 

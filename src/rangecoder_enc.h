@@ -17,6 +17,7 @@
 #include <stdlib.h>
 
 #include "rangecoder.h"
+#include "tuning.h"
 #include "varint.h"
 
 typedef struct RcEnc {
@@ -44,17 +45,18 @@ static inline void rc_shift_low(RcEnc *e)
     e->low = (e->low & 0x00FFFFFFu) << 8;
 }
 
+/* A decision, with the adaptation of the newest format (the writer
+ * writes no other). */
 static inline void rc_encode(RcEnc *e, RcProb *p, int bit)
 {
-    const uint32_t bound = (e->range >> RC_PROB_BITS) * *p;
+    const uint32_t bound = (e->range >> RC_PROB_BITS) * rc_prob(*p);
     if (!bit) {
         e->range = bound;
-        *p += (RcProb)((RC_PROB_ONE - *p) >> RC_ADAPT);
     } else {
         e->low += bound;
         e->range -= bound;
-        *p -= (RcProb)(*p >> RC_ADAPT);
     }
+    rc_update(p, bit, rc_rates13, RC_AMASK13);
     while (e->range < RC_TOP) e->range <<= 8, rc_shift_low(e);
 }
 
@@ -185,20 +187,24 @@ static inline void rc_encode_merge(RcEnc *e, RcVecCtx *c, const RcVecCand *k, in
 
 /* ---- the encoder's estimates ---------------------------------------------
  * What a decision costs in bits with the probabilities as they stand
- * (rc_cost_table: -log2(p / 2048) for p = 0..2048, filled once by
+ * (rc_cost_table: -log2(i / 2^RC_COST_BITS) for i = 0..2^RC_COST_BITS,
+ * the probability of the decision rounded to RC_COST_BITS bits, filled once by
  * rc_cost_init()), and the probabilities moved as coding it would move
  * them, without coding: the residual encoder keeps the streams' contexts
  * as the writer will have them, block by block. */
-extern float rc_cost_table[RC_PROB_ONE + 1];
+#define RC_COST_BITS PNMF_RC_COST_BITS
+extern float rc_cost_table[(1 << RC_COST_BITS) + 1];
 void rc_cost_init(void);
 
-static inline double rc_cost(RcProb p, int bit) { return rc_cost_table[bit ? RC_PROB_ONE - p : p]; }
-
-static inline void rc_adapt(RcProb *p, int bit)
+static inline int rc_cost_index(RcProb p, int bit)
 {
-    if (!bit) *p += (RcProb)((RC_PROB_ONE - *p) >> RC_ADAPT);
-    else *p -= (RcProb)(*p >> RC_ADAPT);
+    const uint32_t v = rc_prob(p), sh = RC_PROB_BITS - RC_COST_BITS;
+    return (int)(((bit ? RC_PROB_ONE - v : v) + (1u << sh >> 1)) >> sh);
 }
+
+static inline double rc_cost(RcProb p, int bit) { return rc_cost_table[rc_cost_index(p, bit)]; }
+
+static inline void rc_adapt(RcProb *p, int bit) { rc_update(p, bit, rc_rates13, RC_AMASK13); }
 
 /* The bits of mode (update 0) or the update of the contexts (update 1). */
 static inline double rc_mode_step(RcModeCtx *c, int mode, int L, int A, int P, int update)
@@ -355,11 +361,11 @@ static inline int rc_lev_rem(RcBin *o, RcProb *ctx, int stride, int r)
 }
 
 /* A cost of rc_cost_table as an integer count of 2^-34 bits: every entry
- * is 0 or at least 2^-11 (-log2(2047 / 2048)), and a float, so a whole
+ * is 0 or at least 2^-11 (-log2(2047 / 2048), RC_COST_BITS at most 11), and a float, so a whole
  * multiple of 2^-34; the product is exact, and so is its conversion. */
 static inline int64_t rc_cost_fixed(RcProb p, int bit)
 {
-    return (int64_t)(rc_cost_table[bit ? RC_PROB_ONE - p : p] * 0x1p34f);
+    return (int64_t)(rc_cost_table[rc_cost_index(p, bit)] * 0x1p34f);
 }
 
 /* rc_pixel_levels_fixed() (below) that may stop after a row once lb +

@@ -105,11 +105,11 @@ int pnmf_residual_levels_stream(RcBin *o, RcLevCtx *c, const PnmfResidual *r, in
 }
 
 /* The range coder's price of a decision (rangecoder_enc.h). */
-float rc_cost_table[RC_PROB_ONE + 1];
+float rc_cost_table[(1 << RC_COST_BITS) + 1];
 void rc_cost_init(void)
 {
-    rc_cost_table[0] = 24.0f; /* never coded: p stays within 15..2033 */
-    for (int p = 1; p <= (int)RC_PROB_ONE; p++) rc_cost_table[p] = (float)-log2((double)p / RC_PROB_ONE);
+    rc_cost_table[0] = 12.0f; /* a probability under 2^-12 (rare): the price of 2^-12 */
+    for (int p = 1; p <= 1 << RC_COST_BITS; p++) rc_cost_table[p] = (float)-log2((double)p / (1 << RC_COST_BITS));
 }
 
 /* Estimated bits of a level once zstd has seen the layer: zeros are cheap

@@ -410,13 +410,13 @@ static inline int mask_context_fast(const uint8_t *m, int w, int y, int x, const
     return pnmf_sprite_mask_context(m, w, y, x, r, rw, rh, dy, dx);
 }
 
-int pnmf_sprite_masks_read(const uint8_t *p, size_t n, int np, uint8_t *const *masks, const int *w, const int *h,
+int pnmf_sprite_masks_read(const uint8_t *p, size_t n, int version, int np, uint8_t *const *masks, const int *w, const int *h,
                            const int *ref, const int *dy, const int *dx)
 {
     RcProb prob[PNMF_SPRITE_MASK_CTX];
     rc_probs_init(prob, PNMF_SPRITE_MASK_CTX);
     RcDec d;
-    rc_dec_init(&d, p, n);
+    rc_dec_init(&d, p, n, version);
     for (int i = 0; i < np; i++) {
         const int k = ref[i] ? i - ref[i] : -1;
         const uint8_t *r = k >= 0 ? masks[k] : NULL;
@@ -689,11 +689,11 @@ end:
     return ret;
 }
 
-int pnmf_sprite_places_read(const uint8_t *p, size_t n, PnmfSpriteLayer *L, int rows, int cols)
+int pnmf_sprite_places_read(const uint8_t *p, size_t n, int version, PnmfSpriteLayer *L, int rows, int cols)
 {
     PnmfPlaceIO io;
     memset(&io, 0, sizeof(io));
-    rc_dec_init(&io.d, p, n);
+    rc_dec_init(&io.d, p, n, version);
     const int ret = pnmf_sprite_places_code(&io, L, rows, cols);
     if (ret < 0) return ret;
     return rc_dec_exact(&io.d, p) ? 0 : -1;

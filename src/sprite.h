@@ -171,7 +171,7 @@ int pnmf_sprite_mask_context(const uint8_t *m, int w, int y, int x, const uint8_
 /* masks[i] (w[i] x h[i], zeroed) of the np poses of a layer, reference
  * ref[i] (0: none, else pose i - ref[i]) at (dy[i], dx[i]); 0, or -1 when
  * the n bytes at p are not exactly the stream. */
-int pnmf_sprite_masks_read(const uint8_t *p, size_t n, int np, uint8_t *const *masks, const int *w, const int *h,
+int pnmf_sprite_masks_read(const uint8_t *p, size_t n, int version, int np, uint8_t *const *masks, const int *w, const int *h,
                            const int *ref, const int *dy, const int *dx);
 
 /* The encoder's (enc_sprite.c): each new pose's mask reference, chosen
@@ -226,7 +226,7 @@ typedef struct PnmfPlaceIO {
 int pnmf_sprite_places_code(PnmfPlaceIO *io, PnmfSpriteLayer *L, int rows, int cols);
 /* Read the n bytes at p as the stream: as pnmf_sprite_places_code(), and
  * -1 when the stream is not exactly its n bytes. */
-int pnmf_sprite_places_read(const uint8_t *p, size_t n, PnmfSpriteLayer *L, int rows, int cols);
+int pnmf_sprite_places_read(const uint8_t *p, size_t n, int version, PnmfSpriteLayer *L, int rows, int cols);
 
 uint64_t pnmf_sprite_hash(int w, int h, const uint8_t *pix, const uint8_t *mask);
 

@@ -9,6 +9,9 @@
 
 /* Model and rate-distortion weights */
 
+/* Bits of the range coder's price table: a decision's probability rounded to 1/2^this, its price looked up. */
+#define PNMF_RC_COST_BITS 11
+
 /* The -q at which the model is fitted, quantized and weighed wherever the step is picked. */
 #define PNMF_MODEL_Q 52
 /* Squared error per bit at the finest step: so small a weight that the coding is lossless. */

@@ -397,14 +397,13 @@ static void test_round_trip(void)
     ret = read_file(f, &h2, &back, err, sizeof(err));
     fclose(f);
     CHECK_MSG(ret == 3, "%d %s", ret, err);
-    CHECK(PNMF_FORMAT_VERSION == 12 && PNMF_READER_VERSION == 12 && PNMF_OLDEST_VERSION == 2);
-    CHECK(h2.writer_version == 12 && pnmf_rl16(file + 8) == 12);
-    /* a v8 file's windows may have a sprite layer, which a v7 reader
-     * cannot read (docs/format.md, "Versioning"): it needs reader 8, even
-     * though a v7 reader could skip the header extension and 'TIME' chunks;
-     * a v8 reader reads it unless a window uses a v9 feature */
-    CHECK_MSG(h2.min_reader_version == 8 && pnmf_rl16(file + 10) == 8,
-              "the writer writes min_reader_version %u, format v8 needs 8", (unsigned)pnmf_rl16(file + 10));
+    CHECK(PNMF_FORMAT_VERSION == 13 && PNMF_READER_VERSION == 13 && PNMF_OLDEST_VERSION == 2);
+    CHECK(h2.writer_version == 13 && pnmf_rl16(file + 8) == 13);
+    /* a v13 file's range-coded streams adapt as format 13 defines, which
+     * no reader of an older format decodes (docs/format.md, "Versioning"):
+     * the writer asks for reader 13 */
+    CHECK_MSG(h2.min_reader_version == 13 && pnmf_rl16(file + 10) == 13,
+              "the writer writes min_reader_version %u, format v13 needs 13", (unsigned)pnmf_rl16(file + 10));
     CHECK(h2.canvas_height == 0 && h2.canvas_width == 0);
     CHECK(h2.width == h.width && h2.height == h.height);
     CHECK(h2.fps_num == h.fps_num && h2.fps_den == h.fps_den);
@@ -560,20 +559,20 @@ static void test_header_checks(void)
     int ret;
     uint8_t *file = write_file(&h, &w, &n, &ret);
 
-    /* A file from the future: writer 13, needs reader 13. */
+    /* A file from the future: writer 14, needs reader 14. */
     uint8_t *p = malloc(n);
     memcpy(p, file, n);
-    pnmf_wl16(p + 8, 13);
-    pnmf_wl16(p + 10, 13);
+    pnmf_wl16(p + 8, 14);
+    pnmf_wl16(p + 10, 14);
     fix_header_crc(p, HS);
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == PNMF_ERR_VERSION);
-    CHECK(strstr(err, "needs reader version 13 (this is version 12)") != NULL);
-    /* Written by version 13 but readable by 12: fine. */
+    CHECK(strstr(err, "needs reader version 14 (this is version 13)") != NULL);
+    /* Written by version 14 but readable by 8: fine. */
     pnmf_wl16(p + 10, 8);
     fix_header_crc(p, HS);
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == 3);
-    /* ... and by 1 (whatever a v1 reader would make of it): a v12 reader
-     * reads it, the writer being v13 */
+    /* ... and by 1 (whatever a v1 reader would make of it): a v13 reader
+     * reads it, the writer being v14 */
     pnmf_wl16(p + 10, 1);
     fix_header_crc(p, HS);
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == 3);
@@ -603,10 +602,10 @@ static void test_header_checks(void)
     free(p);
     CHECK(read_patched(file, n, 10, 2, 0, err, sizeof(err)) == PNMF_ERR_CORRUPT);
     CHECK(read_patched(file, n, 8, 2, 7, err, sizeof(err)) == PNMF_ERR_CORRUPT); /* min reader > writer */
-    CHECK(strstr(err, "bad version fields (writer 7, min reader 8)") != NULL);
-    /* writer 1 with min reader 8: the fields contradict each other */
+    CHECK(strstr(err, "bad version fields (writer 7, min reader 13)") != NULL);
+    /* writer 1 with min reader 13: the fields contradict each other */
     CHECK(read_patched(file, n, 8, 2, 1, err, sizeof(err)) == PNMF_ERR_CORRUPT);
-    CHECK(strstr(err, "bad version fields (writer 1, min reader 8)") != NULL);
+    CHECK(strstr(err, "bad version fields (writer 1, min reader 13)") != NULL);
 
     CHECK(read_patched(file, n, 16, 4, 20000, err, sizeof(err)) == PNMF_ERR_LIMIT);
     CHECK(strstr(err, "20000") != NULL);
@@ -1324,7 +1323,7 @@ static void test_times(void)
     uint8_t *file = write_timed(&n, &ret, &h);
     CHECK_MSG(ret == 0, "%d", ret);
     /* header extension, then a 'TIME' chunk before each window */
-    CHECK(pnmf_rl16(file + 8) == 12 && pnmf_rl16(file + 10) == 8 && pnmf_rl16(file + 12) == HS);
+    CHECK(pnmf_rl16(file + 8) == 13 && pnmf_rl16(file + 10) == 13 && pnmf_rl16(file + 12) == HS);
     CHECK(file[60] == 1 && file[61] == 1 && file[62] == 1 && file[63] == 1);
     CHECK(pnmf_rl32(file + 64) == 1 && pnmf_rl32(file + 68) == 100 && pnmf_rl32(file + 72) == 0);
     const size_t t0 = find_chunk(file, n, PNMF_CHUNK_TIME, 0), t1 = find_chunk(file, n, PNMF_CHUNK_TIME, 1);

@@ -354,7 +354,7 @@ static void test_round_trip(void)
     /* a reader of format 8 does not know bit 7; nor is it allowed without a residual layer */
     CHECK(pnmf_model_read_version(8, buf, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) ==
               PNMF_ERR_CORRUPT && strstr(err, "unknown features"));
-    CHECK(pnmf_model_read_version(9, buf, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) == 0);
+    CHECK(pnmf_model_read_version(PNMF_PAYLOAD_VERSION, buf, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) == 0);
     pnmf_model_free(&rd);
     pnmf_free(buf);
     md.res.step16 = 0; /* the model alone */
@@ -407,7 +407,7 @@ static void test_api(const char *dir)
         /* the filter pays at -q 56: the file needs a v9 reader (at -q 16 the
          * smooth motion may take sub-pixel vectors, which need one too, and
          * median vectors a v10 one) */
-        CHECK_MSG(head[8] == 12 && (q <= 16 || head[10] >= 9), "-q %d: writer %d, min reader %d", q, head[8], head[10]);
+        CHECK_MSG(head[8] == 13 && (q <= 16 || head[10] >= 9), "-q %d: writer %d, min reader %d", q, head[8], head[10]);
         rewind(in);
         PnmfDecoder *dec = NULL;
         CHECK(pnmf_dec_open(&dec, in) == 0);

@@ -212,7 +212,7 @@ static void test_read(void)
             }
             rc_enc_finish(&e);
             RcDec d;
-            rc_dec_init(&d, b.p, b.len);
+            rc_dec_init(&d, b.p, b.len, RC_V13);
             rc_lev_ctx_init(&c);
             for (int rep = 0; rep < 3; rep++) {
                 const int dir = pnmf_intra_read(&d, &c, 3, mode);
@@ -316,7 +316,7 @@ static void test_window(void)
     /* flags 0x409 (bits 0, 3, 10, and 8 when an 8x8 block was chosen) as a varint */
     CHECK(buf && (buf[0] & 0x7f) == ((PNMF_FLAG_RESIDUAL | PNMF_FLAG_RCLEVELS | (pnmf_tx8_used(&md.res, 0, M) ? 0x100 : 0)) & 0x7f) &&
           (buf[0] & 0x80) && buf[1] == (PNMF_FLAG_INTRA | (pnmf_tx8_used(&md.res, 0, M) ? 0x100 : 0)) >> 7);
-    CHECK_MSG(read_v(9, buf, size, &rd, err, sizeof err) == 0, "%s", err);
+    CHECK_MSG(read_v(PNMF_PAYLOAD_VERSION, buf, size, &rd, err, sizeof err) == 0, "%s", err);
     CHECK(rd.res.idir_on && rd.res.nlev == md.res.nlev && !memcmp(rd.res.modes, md.res.modes, M * nb) &&
           !memcmp(rd.res.idir, md.res.idir, M * nb) && !memcmp(rd.res.lev, md.res.lev, md.res.nlev * sizeof(int16_t)));
     memset(Dd, 0, M * n);
@@ -329,7 +329,7 @@ static void test_window(void)
     uint8_t *bad = malloc(size);
     memcpy(bad, buf, size);
     bad[0] = 0x80 | PNMF_FLAG_RESIDUAL, bad[1] = PNMF_FLAG_INTRA >> 7;
-    CHECK(read_v(9, bad, size, &rd, err, sizeof err) == PNMF_ERR_CORRUPT &&
+    CHECK(read_v(PNMF_PAYLOAD_VERSION, bad, size, &rd, err, sizeof err) == PNMF_ERR_CORRUPT &&
           strstr(err, "intra directions without a levels stream"));
     free(bad);
     /* a DC block given a direction of another family: the writer codes its
@@ -346,7 +346,7 @@ static void test_window(void)
         uint8_t *hb = NULL;
         size_t hs = 0;
         CHECK(pnmf_model_write(&md, &hb, &hs) == 0);
-        const int ret = read_v(9, hb, hs, &rd, err, sizeof err);
+        const int ret = read_v(PNMF_PAYLOAD_VERSION, hb, hs, &rd, err, sizeof err);
         if (!t) CHECK_MSG(ret == PNMF_ERR_CORRUPT && strstr(err, "intra direction out of range"), "%d %s", ret, err);
         else CHECK(ret == 0 && rd.res.idir[at] == PNMF_INTRA_VR);
         if (ret == 0) pnmf_model_free(&rd);

@@ -87,7 +87,7 @@ static void decode_frames(const PnmfResidual *r, const uint8_t *P, uint8_t *D)
 /* ---- the stream decoded from docs/format.md's rules, nothing shared ---- */
 
 typedef struct Ref {
-    uint16_t zero[240], sign[240][3], gt1[240], mag[240][4], cand[4][6][4];
+    RcProb zero[240], sign[240][3], gt1[240], mag[240][4], cand[4][6][4];
 } Ref;
 
 static int ref_class(int s) { return s < 3 ? s : s <= 4 ? 3 : s <= 8 ? 4 : 5; }
@@ -104,10 +104,10 @@ static int ref_med(int a, int b, int c)
 static int ref_decode(const PnmfResidual *r, int from, const uint8_t *s, size_t len, const uint8_t *D)
 {
     Ref c;
-    uint16_t *all = &c.zero[0];
-    for (size_t i = 0; i < sizeof(c) / sizeof(uint16_t); i++) all[i] = 1024;
+    RcProb *all = &c.zero[0];
+    for (size_t i = 0; i < sizeof(c) / sizeof(RcProb); i++) all[i].a = all[i].b = 16384, all[i].n = 0;
     RcDec d;
-    rc_dec_init(&d, s, len);
+    rc_dec_init(&d, s, len, RC_V13);
     const size_t n = (size_t)ROWS * COLS, nb = (size_t)r->bx * r->by;
     int16_t E[2][ROWS * COLS];
     memset(E, 0, sizeof(E));
@@ -350,7 +350,7 @@ static void test_encoder(const char *dir)
         fclose(fo);
         FILE *in = fopen(path, "rb");
         uint8_t hdr[12];
-        CHECK(in && fread(hdr, 1, 12, in) == 12 && hdr[8] == 12 && hdr[10] >= 9);
+        CHECK(in && fread(hdr, 1, 12, in) == 12 && hdr[8] == 13 && hdr[10] >= 9);
         rewind(in);
         PnmfDecoder *dec = NULL;
         CHECK(pnmf_dec_open(&dec, in) == 0);

@@ -84,7 +84,7 @@ typedef struct {
 
 static void probs_half(RcProb *p, size_t n)
 {
-    for (size_t i = 0; i < n; i++) p[i] = 1024;
+    rc_probs_init(p, n);
 }
 
 static int text_mode(RcDec *d, TextModes *c, int L, int A, int P, int e)
@@ -158,7 +158,7 @@ static void test_streams(void)
     probs_half(&tm.left_nb[0][0][0][0], sizeof(tm) / sizeof(RcProb));
     probs_half(tv.same_ref, sizeof(tv) / sizeof(RcProb));
     RcDec d;
-    rc_dec_init(&d, bm.p, bm.len);
+    rc_dec_init(&d, bm.p, bm.len, RC_V13);
     int wrong = 0;
     for (int j = 0; j < MF; j++)
         for (int y = 0; y < BY; y++)
@@ -168,7 +168,7 @@ static void test_streams(void)
                          mode_at(modes, BX, BY, j, y, x);
     CHECK_MSG(!wrong, "%d modes read otherwise by the text's reader", wrong);
     CHECK(rc_dec_exact(&d, bm.p));
-    rc_dec_init(&d, bv.p, bv.len);
+    rc_dec_init(&d, bv.p, bv.len, RC_V13);
     wrong = 0;
     for (int i = 0; i < NV; i++) {
         int ref = last[i];
@@ -294,7 +294,7 @@ static void test_window(void)
     CHECK(pnmf_model_write(&md, &buf, &size) == 0);
     const uint64_t flags = payload_flags(buf);
     CHECK_MSG(flags & PNMF_FLAG_NBCTX, "flags 0x%llx", (unsigned long long)flags);
-    CHECK_MSG(read_v(10, buf, size, &rd, err, sizeof err) == 0, "%s", err);
+    CHECK_MSG(read_v(PNMF_PAYLOAD_VERSION, buf, size, &rd, err, sizeof err) == 0, "%s", err);
     CHECK(rd.res.nbctx && rd.res.nmv == md.res.nmv && !memcmp(rd.res.modes, md.res.modes, M * nb) &&
           !memcmp(rd.res.mv, md.res.mv, 2 * md.res.nmv * sizeof(int16_t)) &&
           !memcmp(rd.res.mvref, md.res.mvref, md.res.nmv));
@@ -314,18 +314,18 @@ static void test_window(void)
     while (buf && f1 < size && buf[f1 - 1] & 0x80) f1++;
     while (b0 && f0 < s0 && b0[f0 - 1] & 0x80) f0++;
     CHECK(buf && b0 && (s0 - f0 != size - f1 || memcmp(b0 + f0, buf + f1, size - f1)));
-    CHECK_MSG(read_v(10, b0, s0, &rd, err, sizeof err) == 0, "%s", err);
+    CHECK_MSG(read_v(PNMF_PAYLOAD_VERSION, b0, s0, &rd, err, sizeof err) == 0, "%s", err);
     CHECK(!rd.res.nbctx && !memcmp(rd.res.modes, md.res.modes, M * nb) &&
           !memcmp(rd.res.mv, md.res.mv, 2 * md.res.nmv * sizeof(int16_t)));
     pnmf_model_free(&rd);
     /* every truncation refused, every one-bit change read or refused, never a crash */
     int refused = 0;
-    for (size_t cut = 0; cut < size; cut++) refused += read_v(10, buf, cut, &rd, err, sizeof err) < 0;
+    for (size_t cut = 0; cut < size; cut++) refused += read_v(PNMF_PAYLOAD_VERSION, buf, cut, &rd, err, sizeof err) < 0;
     CHECK(refused == (int)size);
     for (size_t at = 0; at < size; at++)
         for (int bit = 0; bit < 8; bit++) {
             buf[at] ^= (uint8_t)(1 << bit);
-            if (read_v(10, buf, size, &rd, err, sizeof err) == 0) pnmf_model_free(&rd);
+            if (read_v(PNMF_PAYLOAD_VERSION, buf, size, &rd, err, sizeof err) == 0) pnmf_model_free(&rd);
             buf[at] ^= (uint8_t)(1 << bit);
         }
     printf("window: %zu bytes with bit 14, %zu without; %zu shifted blocks\n", size, s0, md.res.nmv);
@@ -449,7 +449,7 @@ static void test_median_window(void)
     CHECK(pnmf_model_write(&md, &buf, &size) == 0);
     const uint64_t flags = payload_flags(buf);
     CHECK_MSG(flags & PNMF_FLAG_MEDIAN, "flags 0x%llx", (unsigned long long)flags);
-    CHECK_MSG(read_v(10, buf, size, &rd, err, sizeof err) == 0, "%s", err);
+    CHECK_MSG(read_v(PNMF_PAYLOAD_VERSION, buf, size, &rd, err, sizeof err) == 0, "%s", err);
     CHECK(rd.res.median && rd.res.nmv == r->nmv && !memcmp(rd.res.mv, r->mv, 2 * r->nmv * sizeof(int16_t)) &&
           !memcmp(rd.res.mvref, r->mvref, r->nmv));
     pnmf_model_free(&rd);
@@ -460,13 +460,13 @@ static void test_median_window(void)
     r->median = 0;
     CHECK(pnmf_model_write(&md, &b0, &s0) == 0 && s0 > size);
     int refused = 0, odd = 0;
-    for (size_t cut = 0; cut < size; cut++) refused += read_v(10, buf, cut, &rd, err, sizeof err) < 0;
+    for (size_t cut = 0; cut < size; cut++) refused += read_v(PNMF_PAYLOAD_VERSION, buf, cut, &rd, err, sizeof err) < 0;
     CHECK(refused == (int)size);
     for (size_t at = 0; buf && at < size; at++)
         for (int bit = 0; bit < 8; bit++) {
             buf[at] ^= (uint8_t)(1 << bit);
             err[0] = 0;
-            const int ret = read_v(10, buf, size, &rd, err, sizeof err);
+            const int ret = read_v(PNMF_PAYLOAD_VERSION, buf, size, &rd, err, sizeof err);
             if (ret == 0) pnmf_model_free(&rd);
             else odd += ret != PNMF_ERR_CORRUPT || !err[0];
             buf[at] ^= (uint8_t)(1 << bit);

@@ -73,7 +73,7 @@ static void test_roundtrip(void)
     }
     rc_enc_finish(&e);
     RcDec d;
-    rc_dec_init(&d, b.p, b.len);
+    rc_dec_init(&d, b.p, b.len, RC_V13);
     pnmf_pal_ctx_init(&c);
     int same = 1;
     for (int q = 0; q < NB; q++) {
@@ -121,7 +121,7 @@ static int read_made(const Buf *b, const PnmfPalBlock *left)
     RcDec d;
     PnmfPalCtx c;
     PnmfPalBlock p;
-    rc_dec_init(&d, b->p, b->len);
+    rc_dec_init(&d, b->p, b->len, RC_V13);
     pnmf_pal_ctx_init(&c);
     return pnmf_pal_read(&d, &c, left, NULL, 8, 8, &p);
 }
@@ -192,7 +192,7 @@ static void test_hostile(void)
         rc_enc_finish(&e);
         RcDec d;
         PnmfPalBlock p;
-        rc_dec_init(&d, b.p, b.len);
+        rc_dec_init(&d, b.p, b.len, RC_V13);
         pnmf_pal_ctx_init(&c);
         CHECK(pnmf_pal_read(&d, &c, NULL, NULL, 1, 1, &p) == 0 && p.n == 3 && p.col[0] == 1 && p.col[1] == 3 &&
               p.col[2] == 5 && p.idx[0] == 2);
@@ -277,7 +277,7 @@ static void test_window(void)
     md.res.rc_levels = 1;
     CHECK(pnmf_model_write(&md, &buf, &size) == 0);
     CHECK(buf && buf[0] == (PNMF_FLAG_RESIDUAL | PNMF_FLAG_RCLEVELS | 0x80) && buf[1] == (PNMF_FLAG_PALETTE >> 7));
-    CHECK_MSG(read_v(9, buf, size, &rd, err, sizeof err) == 0, "%s", err);
+    CHECK_MSG(read_v(PNMF_PAYLOAD_VERSION, buf, size, &rd, err, sizeof err) == 0, "%s", err);
     CHECK(rd.res.palette && rd.res.npal == md.res.npal && !memcmp(rd.res.modes, md.res.modes, M * nb));
     memset(Dd, 0, M * n);
     decode_window(&rd.res, P, Dd);
@@ -290,17 +290,17 @@ static void test_window(void)
     uint8_t *bad = malloc(size);
     memcpy(bad, buf, size);
     bad[1] = 0;
-    CHECK(read_v(9, bad, size, &rd, err, sizeof err) == PNMF_ERR_CORRUPT && strstr(err, "not allowed"));
+    CHECK(read_v(PNMF_PAYLOAD_VERSION, bad, size, &rd, err, sizeof err) == PNMF_ERR_CORRUPT && strstr(err, "not allowed"));
     /* every truncation refused, every one-bit change read or refused with a reason */
     int refused = 0, odd = 0;
-    for (size_t cut = 0; cut < size; cut++) refused += read_v(9, buf, cut, &rd, err, sizeof err) < 0;
+    for (size_t cut = 0; cut < size; cut++) refused += read_v(PNMF_PAYLOAD_VERSION, buf, cut, &rd, err, sizeof err) < 0;
     CHECK_MSG(refused == (int)size, "%d of %zu truncations refused", refused, size);
     for (size_t q = 0; q < size; q++)
         for (int bit = 0; bit < 8; bit++) {
             memcpy(bad, buf, size);
             bad[q] ^= (uint8_t)(1 << bit);
             err[0] = 0;
-            const int ret = read_v(9, bad, size, &rd, err, sizeof err);
+            const int ret = read_v(PNMF_PAYLOAD_VERSION, bad, size, &rd, err, sizeof err);
             if (ret == 0) decode_window(&rd.res, P, Dd), pnmf_model_free(&rd);
             else odd += ret != PNMF_ERR_CORRUPT || !err[0];
         }

@@ -42,13 +42,13 @@ static void test_bits(void)
     }
     rc_enc_finish(&e);
     CHECK(!b.err && b.len >= 5 && b.p[0] == 0);
-    /* adaptive estimates cost a little over the entropy (the 1/16 steps
-     * keep p within 15/2048 of 0 and 1), not much more */
+    /* adaptive estimates cost a little over the entropy (the fast
+     * estimate's 1/16 steps keep some noise), not much more */
     CHECK_MSG(8.0 * b.len < 1.06 * entropy + 64, "%zu bytes, entropy %.0f bits", b.len, entropy);
     RcDec d;
     RcProb pd[8];
     rc_probs_init(pd, 8);
-    rc_dec_init(&d, b.p, b.len);
+    rc_dec_init(&d, b.p, b.len, RC_V13);
     int wrong = 0;
     for (int i = 0; i < N; i++) {
         const int v = direct[i] ? rc_decode_direct(&d) : rc_decode(&d, &pd[ctx[i]]);
@@ -59,7 +59,7 @@ static void test_bits(void)
     CHECK(!memcmp(pe, pd, sizeof(pe))); /* the same adaptation on both sides */
     /* cut by one byte: the decoder reads past the end */
     rc_probs_init(pd, 8);
-    rc_dec_init(&d, b.p, b.len - 1);
+    rc_dec_init(&d, b.p, b.len - 1, RC_V13);
     for (int i = 0; i < N; i++) direct[i] ? rc_decode_direct(&d) : rc_decode(&d, &pd[ctx[i]]);
     CHECK(!rc_dec_exact(&d, b.p));
     /* a byte too many: left over */
@@ -67,7 +67,7 @@ static void test_bits(void)
     uint8_t *longer = malloc(b.len + 1);
     memcpy(longer, b.p, b.len);
     longer[b.len] = 0;
-    rc_dec_init(&d, longer, b.len + 1);
+    rc_dec_init(&d, longer, b.len + 1, RC_V13);
     for (int i = 0; i < N; i++) direct[i] ? rc_decode_direct(&d) : rc_decode(&d, &pd[ctx[i]]);
     CHECK(!rc_dec_exact(&d, longer));
     free(longer);
@@ -78,7 +78,7 @@ static void test_bits(void)
     rc_enc_init(&e, &z);
     rc_enc_finish(&e);
     CHECK(z.len == 5 && !z.p[0] && !z.p[4]);
-    rc_dec_init(&d, z.p, z.len);
+    rc_dec_init(&d, z.p, z.len, RC_V13);
     CHECK(rc_dec_exact(&d, z.p));
     pnmf_free(z.p);
 }
@@ -111,7 +111,7 @@ static void test_residual_codes(void)
     rc_enc_finish(&e);
     RcDec d;
     rc_mode_ctx_init(&md), rc_vec_ctx_init(&vd);
-    rc_dec_init(&d, b.p, b.len);
+    rc_dec_init(&d, b.p, b.len, RC_V13);
     int wrong_modes = 0, wrong_vectors = 0;
     for (int i = 0; i < N; i++) {
         wrong_modes += rc_decode_mode(&d, &md, L[i], A[i], P[i]) != mode[i];
@@ -132,7 +132,7 @@ static void test_residual_codes(void)
     for (int i = 0; i < 64; i++) rc_encode_direct(&e, 1);
     rc_enc_finish(&e);
     rc_vec_ctx_init(&vd);
-    rc_dec_init(&d, c.p, c.len);
+    rc_dec_init(&d, c.p, c.len, RC_V13);
     CHECK(rc_decode_mvd(&d, &vd, 0, 1, 0) == INT32_MIN);
     pnmf_free(c.p);
 }
@@ -192,7 +192,7 @@ static void test_level_codes(void)
     }
     rc_enc_finish(&e);
     RcDec d;
-    rc_dec_init(&d, buf.p, buf.len);
+    rc_dec_init(&d, buf.p, buf.len, RC_V13);
     int refused = 0;
     for (size_t b = 0, q = 0; b < BLOCKS; q += (size_t)h[b] * w[b], b++) {
         memset(back + q, 0x55, (size_t)h[b] * w[b] * sizeof(*back)); /* decoding must write every level */
@@ -206,7 +206,7 @@ static void test_level_codes(void)
               oc.bits / 8, buf.len);
     /* a magnitude over the bound the reader gives is refused */
     rc_lev_ctx_init(&cd);
-    rc_dec_init(&d, buf.p, buf.len);
+    rc_dec_init(&d, buf.p, buf.len, RC_V13);
     int over = 0;
     for (size_t b = 0, q = 0; b < BLOCKS && !over; q += (size_t)h[b] * w[b], b++)
         over = tr[b] ? rc_decode_transform_levels(&d, &cd, kind[b], back + q, 100)
@@ -269,8 +269,98 @@ static void test_level_prices(void)
     CHECK(upto && stops > 100 && whole > 100);
 }
 
+/* ---- the decoder against docs/format.md's text, nothing shared ---------- */
+
+typedef struct SpecDec {
+    const uint8_t *p;
+    size_t n, at;
+    uint32_t range, code;
+} SpecDec;
+
+static uint32_t spec_byte(SpecDec *s) { return s->at < s->n ? s->p[s->at++] : (s->at++, 0u); }
+
+/* One decision of format 13 under the context (a, b, n), or of format 12
+ * under the 11-bit probability *p12 (a NULL). */
+static int spec_decision(SpecDec *s, uint32_t *a, uint32_t *b, uint32_t *n, uint32_t *p12)
+{
+    uint32_t bound;
+    if (a) bound = (s->range >> 15) * ((*a + *b) >> 1);
+    else bound = (s->range >> 11) * *p12;
+    int bit = 0;
+    if (s->code < bound) {
+        s->range = bound;
+    } else {
+        s->code -= bound, s->range -= bound;
+        bit = 1;
+    }
+    if (a) {
+        int k = 0;
+        while ((*n + 2) >> (k + 1)) k++; /* floor(log2(n + 2)) */
+        const int s1 = k < 2 ? 2 : k > 4 ? 4 : k, s2 = k < 2 ? 2 : k > 7 ? 7 : k;
+        if (!bit) *a += (32768 - *a) >> s1, *b += (32768 - *b) >> s2;
+        else *a -= *a >> s1, *b -= *b >> s2;
+        *n = *n + 1 < 126 ? *n + 1 : 126;
+    } else {
+        if (!bit) *p12 += (2048 - *p12) >> 4;
+        else *p12 -= *p12 >> 4;
+    }
+    while (s->range < (1u << 24)) s->range <<= 8, s->code = (s->code << 8) | spec_byte(s);
+    return bit;
+}
+
+/* Random byte streams (any bytes decode) read as decisions of 6 contexts
+ * and direct ones, by rc_decode()/rc_decode_data()/rc_decode_direct() of
+ * either format and by the definition: the same decisions, the same
+ * bytes read, the same states. Skewed streams drive the probabilities to
+ * their extremes. */
+static void test_spec(void)
+{
+    enum { N = 60000, K = 6 };
+    static uint8_t bytes[N / 4];
+    for (int version = 12; version <= 13; version++)
+        for (int skew = 0; skew < 3; skew++) {
+            for (int i = 0; i < N / 4; i++) {
+                const uint32_t r = next();
+                bytes[i] = skew == 0 ? (uint8_t)r : skew == 1 ? (uint8_t)(r & 7) : (uint8_t)(0xF8 | (r & 7));
+            }
+            bytes[0] = 0;
+            RcDec d;
+            rc_dec_init(&d, bytes, sizeof bytes, version);
+            RcProb c[K];
+            rc_probs_init(c, K);
+            SpecDec s = { bytes, sizeof bytes, 0, 0xFFFFFFFFu, 0 };
+            for (int i = 0; i < 5; i++) s.code = (s.code << 8) | spec_byte(&s);
+            uint32_t a[K], b[K], cnt[K], p12[K];
+            for (int k = 0; k < K; k++) a[k] = b[k] = 16384, cnt[k] = 0, p12[k] = 1024;
+            int wrong = 0, states = 0;
+            for (int i = 0; i < N; i++) {
+                const uint32_t r = next();
+                const int k = (int)(r % K), kind = (int)(r >> 8) % 8;
+                int x, y;
+                if (kind == 0) {
+                    x = rc_decode_direct(&d);
+                    s.range >>= 1;
+                    y = s.code >= s.range;
+                    if (y) s.code -= s.range;
+                    while (s.range < (1u << 24)) s.range <<= 8, s.code = (s.code << 8) | spec_byte(&s);
+                } else {
+                    x = kind == 1 ? rc_decode_data(&d, &c[k]) : rc_decode(&d, &c[k]);
+                    y = version >= 13 ? spec_decision(&s, &a[k], &b[k], &cnt[k], NULL)
+                                      : spec_decision(&s, NULL, NULL, NULL, &p12[k]);
+                    states += version >= 13 ? c[k].a != a[k] || c[k].b != b[k] || c[k].n != cnt[k]
+                                            : c[k].a != 16 * p12[k] || c[k].b != 16 * p12[k];
+                }
+                wrong += x != y || d.range != s.range || d.code != s.code;
+            }
+            CHECK_MSG(!wrong && !states, "format %d, bytes %d: %d decisions, %d states differ", version, skew, wrong,
+                      states);
+            CHECK((size_t)(d.p - bytes) + (size_t)d.over == s.at || (d.over && s.at > sizeof bytes));
+        }
+}
+
 int main(void)
 {
+    test_spec();
     test_bits();
     test_residual_codes();
     test_level_codes();

@@ -381,14 +381,14 @@ static void test_mask_stream(void)
         w[i] = L.pose[i].w, h[i] = L.pose[i].h, ref[i] = L.pose[i].mref, dy[i] = L.pose[i].mdy, dx[i] = L.pose[i].mdx;
         masks[i] = calloc((size_t)w[i] * h[i], 1);
     }
-    CHECK(pnmf_sprite_masks_read(rd.p, (size_t)len, NP, masks, w, h, ref, dy, dx) == 0);
+    CHECK(pnmf_sprite_masks_read(rd.p, (size_t)len, RC_V13, NP, masks, w, h, ref, dy, dx) == 0);
     for (int i = 0; i < NP; i++) CHECK(!memcmp(masks[i], L.pose[i].mask, (size_t)w[i] * h[i]));
     for (int i = 0; i < NP; i++) memset(masks[i], 0, (size_t)w[i] * h[i]);
-    CHECK(pnmf_sprite_masks_read(rd.p, (size_t)len - 1, NP, masks, w, h, ref, dy, dx) < 0);
+    CHECK(pnmf_sprite_masks_read(rd.p, (size_t)len - 1, RC_V13, NP, masks, w, h, ref, dy, dx) < 0);
     uint8_t *longer = calloc((size_t)len + 1, 1);
     memcpy(longer, rd.p, (size_t)len);
     for (int i = 0; i < NP; i++) memset(masks[i], 0, (size_t)w[i] * h[i]);
-    CHECK(pnmf_sprite_masks_read(longer, (size_t)len + 1, NP, masks, w, h, ref, dy, dx) < 0);
+    CHECK(pnmf_sprite_masks_read(longer, (size_t)len + 1, RC_V13, NP, masks, w, h, ref, dy, dx) < 0);
     free(longer);
     for (int i = 0; i < NP; i++) free(masks[i]);
     free(b.p);
@@ -530,16 +530,16 @@ static void test_places(void)
         PnmfSpriteLayer back;
         memset(&back, 0, sizeof(back));
         back.m = M, back.first = calloc(M + 1, sizeof(int));
-        CHECK(pnmf_sprite_places_read(b.p, b.len, &back, R, C) == 0);
+        CHECK(pnmf_sprite_places_read(b.p, b.len, RC_V13, &back, R, C) == 0);
         CHECK(back.first[M] == L.first[M] && !memcmp(back.place, L.place, (size_t)L.first[M] * sizeof(PnmfSpritePlace)));
         pnmf_sprite_layer_free(&back);
         back.m = M, back.first = calloc(M + 1, sizeof(int));
-        CHECK(pnmf_sprite_places_read(b.p, b.len - 1, &back, R, C) < 0);
+        CHECK(pnmf_sprite_places_read(b.p, b.len - 1, RC_V13, &back, R, C) < 0);
         pnmf_sprite_layer_free(&back);
         uint8_t *longer = calloc(b.len + 1, 1);
         memcpy(longer, b.p, b.len);
         back.m = M, back.first = calloc(M + 1, sizeof(int));
-        CHECK(pnmf_sprite_places_read(longer, b.len + 1, &back, R, C) < 0);
+        CHECK(pnmf_sprite_places_read(longer, b.len + 1, RC_V13, &back, R, C) < 0);
         pnmf_sprite_layer_free(&back);
         free(longer);
         free(b.p);
@@ -571,7 +571,7 @@ static void test_places(void)
         CHECK(pnmf_model_read_version(10, buf, size, R, C, R, C, M, 2, 1, 1, &back, err, sizeof(err)) ==
               PNMF_ERR_CORRUPT);
         CHECK(strstr(err, "unknown features") != NULL);
-        CHECK(pnmf_model_read_version(11, buf, size, R, C, R, C, M, 2, 1, 1, &back, err, sizeof(err)) == 0);
+        CHECK(pnmf_model_read_version(PNMF_PAYLOAD_VERSION, buf, size, R, C, R, C, M, 2, 1, 1, &back, err, sizeof(err)) == 0);
         CHECK(back.spr.ctxplaces == 1);
         pnmf_model_free(&back);
         free(buf);
@@ -588,7 +588,7 @@ static void test_places(void)
         memset(&back, 0, sizeof(back));
         back.m = 2, back.first = calloc(3, sizeof(int));
         const size_t n = crafted(s, y0[t], cnt[t], d[t]);
-        CHECK(pnmf_sprite_places_read(s, n, &back, R, C) == want[t]);
+        CHECK(pnmf_sprite_places_read(s, n, RC_V13, &back, R, C) == want[t]);
         if (!t) CHECK(back.first[2] == 2 && back.place[1].y == 3 && back.place[1].x == 0 && back.place[1].pose == 0);
         pnmf_sprite_layer_free(&back);
     }

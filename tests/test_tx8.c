@@ -291,7 +291,7 @@ static void test_levels(void)
         CHECK(pnmf_tx8_levels(&o, &c, t & 3, lev, PNMF_TX8_MAX_COEF) == 0);
         rc_enc_finish(&e);
         RcDec d;
-        rc_dec_init(&d, b.p, b.len);
+        rc_dec_init(&d, b.p, b.len, RC_V13);
         rc_lev_ctx_init(&c2);
         CHECK(pnmf_tx8_levels_read(&d, &c2, t & 3, back, PNMF_TX8_MAX_COEF) == 0);
         CHECK(rc_dec_exact(&d, b.p) && !memcmp(back, lev, sizeof lev) && !memcmp(&c, &c2, sizeof c));
@@ -311,10 +311,10 @@ static void test_levels(void)
     CHECK(pnmf_tx8_levels(&o, &c, 0, lev, INT16_MAX) == 0);
     rc_enc_finish(&e);
     RcDec d;
-    rc_dec_init(&d, b.p, b.len);
+    rc_dec_init(&d, b.p, b.len, RC_V13);
     rc_lev_ctx_init(&c);
     CHECK(pnmf_tx8_levels_read(&d, &c, 0, back, PNMF_TX8_MAX_COEF) == -1);
-    rc_dec_init(&d, b.p, b.len);
+    rc_dec_init(&d, b.p, b.len, RC_V13);
     rc_lev_ctx_init(&c);
     CHECK(pnmf_tx8_levels_read(&d, &c, 0, back, PNMF_TX8_MAX_COEF + 1) == 0 && back[3] == PNMF_TX8_MAX_COEF + 1);
     pnmf_free(b.p);
@@ -383,7 +383,7 @@ static void test_window(void)
         CHECK(size[a] == size[0] && !memcmp(buf[a], buf[0], size[0]));
     }
     md.res.rc_levels = 0;
-    CHECK_MSG(read_v(9, buf[1], size[1], &rd, err, sizeof err) == 0, "%s", err);
+    CHECK_MSG(read_v(PNMF_PAYLOAD_VERSION, buf[1], size[1], &rd, err, sizeof err) == 0, "%s", err);
     CHECK(rd.res.tx8_on && rd.res.nlev == md.res.nlev && !memcmp(rd.res.modes, md.res.modes, M * nb) &&
           !memcmp(rd.res.tx8, md.res.tx8, M * nb) && !memcmp(rd.res.lev, md.res.lev, md.res.nlev * sizeof(int16_t)));
     memset(Dd, 0, M * n);
@@ -396,17 +396,17 @@ static void test_window(void)
     uint8_t *bad = malloc(size[1]);
     memcpy(bad, buf[1], size[1]);
     bad[0] = PNMF_FLAG_RESIDUAL | 0x80;
-    CHECK(read_v(9, bad, size[1], &rd, err, sizeof err) == PNMF_ERR_CORRUPT && strstr(err, "without a levels stream"));
+    CHECK(read_v(PNMF_PAYLOAD_VERSION, bad, size[1], &rd, err, sizeof err) == PNMF_ERR_CORRUPT && strstr(err, "without a levels stream"));
     /* every truncation refused, every one-bit change read or refused with a reason */
     int refused = 0, odd = 0, read_ok = 0;
-    for (size_t cut = 0; cut < size[1]; cut++) refused += read_v(9, buf[1], cut, &rd, err, sizeof err) < 0;
+    for (size_t cut = 0; cut < size[1]; cut++) refused += read_v(PNMF_PAYLOAD_VERSION, buf[1], cut, &rd, err, sizeof err) < 0;
     CHECK_MSG(refused == (int)size[1], "%d of %zu truncations refused", refused, size[1]);
     for (size_t q = 0; q < size[1]; q++)
         for (int bit = 0; bit < 8; bit++) {
             memcpy(bad, buf[1], size[1]);
             bad[q] ^= (uint8_t)(1 << bit);
             err[0] = 0;
-            const int ret = read_v(9, bad, size[1], &rd, err, sizeof err);
+            const int ret = read_v(PNMF_PAYLOAD_VERSION, bad, size[1], &rd, err, sizeof err);
             if (ret == 0) {
                 decode_window(&rd.res, P, Dd); /* whatever it reads decodes (the sanitizer build checks it) */
                 read_ok++, pnmf_model_free(&rd);
@@ -428,7 +428,7 @@ static void test_window(void)
     size_t s4 = 0;
     CHECK(!pnmf_tx8_used(&md.res, 0, M) && pnmf_model_write(&md, &b4, &s4) == 0);
     CHECK(b4 && b4[0] == (PNMF_FLAG_RESIDUAL | PNMF_FLAG_RCLEVELS));
-    CHECK_MSG(read_v(8, b4, s4, &rd, err, sizeof err) == 0, "%s", err);
+    CHECK_MSG(read_v(PNMF_PAYLOAD_VERSION, b4, s4, &rd, err, sizeof err) == 0, "%s", err);
     pnmf_model_free(&rd);
     pnmf_free(b4);
     pnmf_model_free(&md);

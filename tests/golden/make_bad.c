@@ -387,10 +387,10 @@ int main(int argc, char **argv)
         pnmf_wl16(b.p + 10, 10); /* writer and min reader version 10 */
         fix_header_crc(&b);
         save(dir, "version_9.pnmf", &b);
-        pnmf_wl16(b.p + 8, 13);
-        pnmf_wl16(b.p + 10, 13); /* writer and min reader version 13: too new */
+        pnmf_wl16(b.p + 8, 14);
+        pnmf_wl16(b.p + 10, 14); /* writer and min reader version 14: too new */
         fix_header_crc(&b);
-        save(dir, "version_13.pnmf", &b);
+        save(dir, "version_14.pnmf", &b);
         pnmf_wl16(b.p + 8, 1);
         pnmf_wl16(b.p + 10, 1); /* a format v1 file: too old */
         fix_header_crc(&b);

@@ -197,8 +197,9 @@ int main(int argc, char **argv)
         CHECK_MSG(r1 == r2, "window %d: info %d, container %d", windows, r1, r2);
         if (r1 <= 0 || r2 <= 0) break;
         PnmfWindowModel md;
-        CHECK(pnmf_model_read(payload, size, rows, cols, vr, vc, (int)count, h->components, h->w_step,
-                              h->r_step, &md, err, sizeof(err)) == 0);
+        const int version = h->writer_version < PNMF_READER_VERSION ? h->writer_version : PNMF_READER_VERSION;
+        CHECK(pnmf_model_read_version(version, payload, size, rows, cols, vr, vc, (int)count, h->components,
+                                      h->w_step, h->r_step, &md, err, sizeof(err)) == 0);
         CHECK(st.index == windows);
         CHECK(st.first_frame == (int)first && st.frames == (int)count && st.first_frame == frames);
         CHECK(st.payload_bytes == size);

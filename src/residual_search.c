@@ -1579,7 +1579,9 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
     /* a lossy window with sub-pixel motion at a fine step: the farther
      * references' searches pruned (search_block()'s go) */
     const int prune = r->subpel && !exact && step16 <= pnmf_residual_step(PNMF_SUBPEL_PRUNE_Q);
-    /* a lossy smooth window (second hypotheses tried) at steps coarser
+    /* a lossy window with sub-pixel motion (camera footage, rendered
+     * animation; in cartoons and sprite animation the coarsest steps lose
+     * by it: pingus_pan +2.3 % BD-rate) at steps coarser
      * than -q PNMF_SRC_STILL_Q's: a block whose source equals the previous
      * source frame's where the previous prediction takes it (in place, or
      * displaced by the frame's global vector) is searched on its candidates alone (among
@@ -1588,7 +1590,7 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
      * other vector undoes, and at coarse steps few such blocks are
      * decoded exactly (the still blocks below), so the whole search ran
      * on most of them (docs/speed.md, "Blocks whose source stands still") */
-    const int src_still_on = src_prev && r->enc_bi && !exact && step16 > pnmf_residual_step(PNMF_SRC_STILL_Q);
+    const int src_still_on = src_prev && r->subpel && !exact && step16 > pnmf_residual_step(PNMF_SRC_STILL_Q);
     /* and its references indexed for exact block matches (lossless_match.h) */
     PnmfLxMatch *lxm = NULL;
     /* under sub-pixel motion (camera footage, where no block is found

@@ -343,7 +343,7 @@
 #ifndef PNMF_BI_GO
 #define PNMF_BI_GO 1.15
 #endif
-/* In smooth lossy windows at steps coarser than -q this one's, a block whose source equals the previous frame's is searched on its candidates alone. */
+/* In lossy windows with sub-pixel motion at steps coarser than -q this one's, a block whose source equals the previous frame's is searched on its candidates alone. */
 #ifndef PNMF_SRC_STILL_Q
 #define PNMF_SRC_STILL_Q 16
 #endif

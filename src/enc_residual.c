@@ -284,8 +284,8 @@ int pnmf_res_run_frames(ResRun *run, int upto)
         rb->Pp = rb->P, rb->P = t;
         model_frame(e, rb, md, &rb->dict, j);
         const uint8_t *src = e->frames + (size_t)j * e->nv;
-        ret = pnmf_residual_encode_frame(&md->res, j, src, rb->P, rb->Pp, (const uint8_t *const *)rb->ref, run->avail,
-                                         rb->D,
+        ret = pnmf_residual_encode_frame_src(&md->res, j, src, j ? src - e->nv : NULL, rb->P, rb->Pp,
+                                             (const uint8_t *const *)rb->ref, run->avail, rb->D,
                                          run->search_scale *
                                              (!j ? run->key_lambda
                                                  : run->casc16 && j % md->res.casc_period == 0 ? run->casc_lambda

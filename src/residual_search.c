@@ -1483,6 +1483,13 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                                const uint8_t *Pp, const uint8_t *const *ref, int nref, uint8_t *D,
                                double lambda)
 {
+    return pnmf_residual_encode_frame_src(r, j, src, NULL, P, Pp, ref, nref, D, lambda);
+}
+
+int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, const uint8_t *src_prev,
+                                   const uint8_t *P, const uint8_t *Pp, const uint8_t *const *ref, int nref,
+                                   uint8_t *D, double lambda)
+{
     pthread_once(&level_bits_once, level_bits_init);
     const size_t nb = (size_t)r->bx * r->by;
     uint8_t *modes = r->modes + (size_t)j * nb;
@@ -1572,6 +1579,18 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
     /* a lossy window with sub-pixel motion at a fine step: the farther
      * references' searches pruned (search_block()'s go) */
     const int prune = r->subpel && !exact && step16 <= pnmf_residual_step(PNMF_SUBPEL_PRUNE_Q);
+    /* a lossy window with sub-pixel motion (camera footage, rendered
+     * animation; in cartoons and sprite animation the coarsest steps lose
+     * by it: pingus_pan +2.3 % BD-rate) at steps coarser
+     * than -q PNMF_SRC_STILL_Q's: a block whose source equals the previous
+     * source frame's where the previous prediction takes it (in place, or
+     * displaced by the frame's global vector) is searched on its candidates alone (among
+     * them the zero vector of every reference). Its content did not move;
+     * the references differ from it by their coding noise alone, which no
+     * other vector undoes, and at coarse steps few such blocks are
+     * decoded exactly (the still blocks below), so the whole search ran
+     * on most of them (docs/speed.md, "Blocks whose source stands still") */
+    const int src_still_on = src_prev && r->subpel && !exact && step16 > pnmf_residual_step(PNMF_SRC_STILL_Q);
     /* and its references indexed for exact block matches (lossless_match.h) */
     PnmfLxMatch *lxm = NULL;
     /* under sub-pixel motion (camera footage, where no block is found
@@ -1611,6 +1630,8 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
         /* a block the previous frame predicts exactly needs no vector: the
          * shifted prediction cannot beat zero error for fewer bits */
         int still = nref && !block_sad(src, Dp, r->rows, r->cols, y0, y1, x0, x1, fgy, fgx, 1);
+        const int src_still = src_still_on && nref && !still &&
+                              !block_sad(src, src_prev, r->rows, r->cols, y0, y1, x0, x1, fgy, fgx, 1);
         if (nref && !still && (fgy || fgx) && P && Pp) {
             /* or exactly in place where the model did not move (P_j = P_{j-1}
              * there): the motion prediction copies it, for no vector */
@@ -1763,7 +1784,7 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                     if (!r->subpel) {
                         sad = search_block(src, ref[tt], r->rows, r->cols, y0, y1, x0, x1,
                                                  (const int16_t (*)[2])cand, nc, pv[0], pv[1], lam_sad,
-                                                 tt < PNMF_GRID_REFS ? PNMF_GRID_STEP : PNMF_GRID_STEP_FAR, tt < nwide && !good ? &wide[tt] : NULL, xs, INFINITY, seen,
+                                                 tt < PNMF_GRID_REFS ? PNMF_GRID_STEP : PNMF_GRID_STEP_FAR, tt < nwide && !good ? &wide[tt] : NULL, xs, src_still ? 0 : INFINITY, seen,
                                                  &ty, &tx);
                     } else { /* the whole-sample search on the candidates rounded, then the refinement */
                         int16_t icand[sizeof(cand) / sizeof(cand[0])][2];
@@ -1774,7 +1795,9 @@ int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const
                                            nc, qround(pv[0]), qround(pv[1]), lam_sad,
                                            tt < PNMF_GRID_REFS ? PNMF_GRID_STEP : PNMF_GRID_STEP_FAR,
                                            tt < nwide && !good ? &wide[tt] : NULL, xs,
-                                           prune && tt >= PNMF_SUBPEL_FULL_REFS ? PNMF_SUBPEL_REF_GO * bc : INFINITY,
+                                           src_still                                ? 0
+                                           : prune && tt >= PNMF_SUBPEL_FULL_REFS ? PNMF_SUBPEL_REF_GO * bc
+                                                                                  : INFINITY,
                                            seen, &iy, &ix);
                         ty = 4 * iy, tx = 4 * ix;
                     }

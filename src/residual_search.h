@@ -32,6 +32,14 @@ int  pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, cons
                                 const uint8_t *Pp, const uint8_t *const *ref, int nref, uint8_t *D,
                                 double lambda);
 
+/* pnmf_residual_encode_frame() given the previous source frame too
+ * (src_prev, NULL where there is none), by which the search of a block
+ * whose source stands still is cut short at coarse steps: the same
+ * decoded frame where src_prev is NULL. */
+int  pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, const uint8_t *src_prev,
+                                    const uint8_t *P, const uint8_t *Pp, const uint8_t *const *ref, int nref,
+                                    uint8_t *D, double lambda);
+
 /* The encoder's block weights (enc_weight) of m frames (rows x cols, each
  * stride samples after the last): for frame j's block b, the number k of
  * frames after it in which the block stays exactly the same (frames j+1 ..

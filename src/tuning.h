@@ -346,5 +346,9 @@
 #ifndef PNMF_BI_GO
 #define PNMF_BI_GO 1.15
 #endif
+/* In lossy windows with sub-pixel motion at steps coarser than -q this one's, a block whose source equals the previous frame's is searched on its candidates alone. */
+#ifndef PNMF_SRC_STILL_Q
+#define PNMF_SRC_STILL_Q 16
+#endif
 
 #endif /* PNMF_TUNING_H */

@@ -4,7 +4,7 @@
 flag would save on it.
 
     side_bits FILE.pnmf FILE.csv          # built with the tests (tests/side_bits.c)
-    python3 tools/side_bits.py [--variants] FILE.csv...
+    python3 tools/side_bits.py [--variants] [--format 12] FILE.csv...
 
 reads side_bits' rows (one per 8x8 block) and prints, per file:
 
@@ -42,9 +42,9 @@ import sys
 from collections import defaultdict
 
 
-class Coder:
-    """The bits of an adaptive binary coder as the streams' (11-bit
-    probabilities, adapted by 1/16)."""
+class Coder12:
+    """The bits of an adaptive binary coder as the streams' of format 12
+    and older (11-bit probabilities, adapted by 1/16)."""
 
     def __init__(self):
         self.p = {}
@@ -101,6 +101,31 @@ def windows(path):
         mb = [[float(rs[j * nb + b]['mode_bits']) for b in range(nb)] for j in range(m)]
         vb = [[float(rs[j * nb + b]['vector_bits']) for b in range(nb)] for j in range(m)]
         yield m, nb, bx, int(rs[0]['nbctx']), M, V, mb, vb
+
+
+class Coder13:
+    """The bits of an adaptive binary coder as the streams' of format 13
+    (docs/format.md "Range-coded streams": two 15-bit probabilities and a
+    count a context, shifts from floor(log2(n + 2)) within 2..4 and 2..7)."""
+
+    def __init__(self):
+        self.p = {}
+        self.bits = 0.0
+
+    def code(self, ctx, bit):
+        a, b, n = self.p.get(ctx, (16384, 16384, 0))
+        p = (a + b) >> 1
+        self.bits -= math.log2((32768 - p) / 32768 if bit else p / 32768)
+        k = (n + 2).bit_length() - 1
+        s1, s2 = min(max(k, 2), 4), min(max(k, 2), 7)
+        if bit:
+            a, b = a - (a >> s1), b - (b >> s2)
+        else:
+            a, b = a + ((32768 - a) >> s1), b + ((32768 - b) >> s2)
+        self.p[ctx] = (a, b, min(n + 1, 126))
+
+
+Coder = Coder13  # the files' format: 13, or 12 with --format 12
 
 
 class TwoRates:
@@ -233,8 +258,13 @@ def simulate(win, S, kind):
 
 
 def main(paths):
+    global Coder
     var = '--variants' in paths
     paths = [p for p in paths if p != '--variants']
+    if '--format' in paths:  # the streams' coder: format 13 (the default) or 12 and older
+        i = paths.index('--format')
+        Coder = Coder12 if int(paths[i + 1]) <= 12 else Coder13
+        del paths[i:i + 2]
     for path in paths:
         wins = list(windows(path))
         tm = sum(sum(map(sum, w[6])) for w in wins)
@@ -266,5 +296,5 @@ def main(paths):
 
 if __name__ == '__main__':
     if len(sys.argv) < 2:
-        sys.exit('usage: side_bits.py [--variants] FILE.csv...')
+        sys.exit('usage: side_bits.py [--variants] [--format 12|13] FILE.csv...')
     main(sys.argv[1:])

@@ -1590,7 +1590,8 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
      * other vector undoes, and at coarse steps few such blocks are
      * decoded exactly (the still blocks below), so the whole search ran
      * on most of them (docs/speed.md, "Blocks whose source stands still") */
-    const int src_still_on = src_prev && r->subpel && !exact && step16 > pnmf_residual_step(PNMF_SRC_STILL_Q);
+    const int src_still_on = src_prev && !exact && step16 > pnmf_residual_step(PNMF_SRC_STILL_Q) &&
+                             (r->subpel || (r->enc_bi && step16 <= pnmf_residual_step(PNMF_SRC_STILL_DRAWN_Q)));
     /* and its references indexed for exact block matches (lossless_match.h) */
     PnmfLxMatch *lxm = NULL;
     /* under sub-pixel motion (camera footage, where no block is found

@@ -350,5 +350,9 @@
 #ifndef PNMF_SRC_STILL_Q
 #define PNMF_SRC_STILL_Q 16
 #endif
+/* In cartoons (whole-sample motion, second hypotheses tried) the same up to this -q's step: coarser, the cut search loses (pingus_pan's -q 54 and 64). */
+#ifndef PNMF_SRC_STILL_DRAWN_Q
+#define PNMF_SRC_STILL_DRAWN_Q 48
+#endif
 
 #endif /* PNMF_TUNING_H */

@@ -217,6 +217,18 @@ static Bytes with_payload0(const Bytes *p0)
     return b;
 }
 
+/* The valid file with window 0's flags set to flag alone (0 before). */
+static void flag_without_residual(const char *dir, const char *name, uint64_t flag)
+{
+    Bytes pl = good_payload(0);
+    uint64_t flags = 0;
+    Bytes q = reflag(pl.p, pl.n, &flags, 0, flag);
+    if (flags) abort();
+    Bytes f = with_payload0(&q);
+    save(dir, name, &f);
+    free(f.p), free(pl.p), free(q.p);
+}
+
 /* ---- by hand: CRCs and whole files ---- */
 
 /* The header's CRC, in its last four bytes (header_size at offset 12). */
@@ -857,41 +869,11 @@ int main(int argc, char **argv)
         save_model(dir, "cascade_step_range.pnmf", &h, &md, 2);
     }
 
-    /* Format 9, window flags bit 14 (neighbour contexts) without bit 0 (a
-     * residual layer): window 0 of the valid file with its flags 0x4000. */
-    {
-        Bytes pl = good_payload(0);
-        uint64_t flags = 0;
-        Bytes q = reflag(pl.p, pl.n, &flags, 0, PNMF_FLAG_NBCTX);
-        if (flags) abort();
-        Bytes f = with_payload0(&q);
-        save(dir, "nbctx_no_residual.pnmf", &f);
-        free(f.p), free(pl.p), free(q.p);
-    }
-
-    /* Format 10, window flags bit 15 (median vectors) without bit 0 (a
-     * residual layer): window 0 of the valid file with its flags 0x8000. */
-    {
-        Bytes pl = good_payload(0);
-        uint64_t flags = 0;
-        Bytes q = reflag(pl.p, pl.n, &flags, 0, PNMF_FLAG_MEDIAN);
-        if (flags) abort();
-        Bytes f = with_payload0(&q);
-        save(dir, "median_no_residual.pnmf", &f);
-        free(f.p), free(pl.p), free(q.p);
-    }
-
-    /* Format 12, window flags bit 17 (compound prediction) without bit 0
-     * (a residual layer): window 0 of the valid file with its flags 0x20000. */
-    {
-        Bytes pl = good_payload(0);
-        uint64_t flags = 0;
-        Bytes q = reflag(pl.p, pl.n, &flags, 0, PNMF_FLAG_BI);
-        if (flags) abort();
-        Bytes f = with_payload0(&q);
-        save(dir, "compound_no_residual.pnmf", &f);
-        free(f.p), free(pl.p), free(q.p);
-    }
+    /* Window flags that need bit 0 (a residual layer) set without it:
+     * window 0 of the valid file with its flags those bits alone. */
+    flag_without_residual(dir, "nbctx_no_residual.pnmf", PNMF_FLAG_NBCTX);     /* format 9, bit 14 */
+    flag_without_residual(dir, "median_no_residual.pnmf", PNMF_FLAG_MEDIAN);   /* format 10, bit 15 */
+    flag_without_residual(dir, "compound_no_residual.pnmf", PNMF_FLAG_BI);     /* format 12, bit 17 */
 
     /* Format 12, window flags bit 17: a key window of two 8x8 frames whose
      * frame 1's shifted block has a second hypothesis from D_{-1} (t2 = 1),

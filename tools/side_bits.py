@@ -4,7 +4,7 @@
 flag would save on it.
 
     side_bits FILE.pnmf FILE.csv          # built with the tests (tests/side_bits.c)
-    python3 tools/side_bits.py [--variants] [--format 12] FILE.csv...
+    python3 tools/side_bits.py [--variants | --check] [--format 12] FILE.csv...
 
 reads side_bits' rows (one per 8x8 block) and prints, per file:
 
@@ -13,7 +13,9 @@ reads side_bits' rows (one per 8x8 block) and prints, per file:
   32x32, 64x64 samples) whose blocks all have one uncoded mode (and, when
   it is the shifted prediction, one vector): the blocks a skip flag over
   the superblock could cover;
-- the change in the two streams' bits (in %) if each superblock carried a
+- the change in the two streams' bits (in % of the streams' bits: the
+  same decisions coded with the flag against without it, the palettes of
+  the modes stream left out of both) if each superblock carried a
   flag saying "every block inside is skipped": U, each block takes the
   mode and vector of the block left of the superblock (above it in the
   first column, the previous frame's in the first row); P, each block
@@ -32,6 +34,11 @@ prediction with the stream's left/above/previous steps on predictions and
 a 3-bit tree; "two rates", every context a pair of probabilities adapted
 by 1/16 and 1/128 (the mean is the probability; each at 1/2 at first and
 adapting faster over its first decisions), as AV1 and VVC adapt theirs.
+
+With --check, only whether the coding reproduced here (without a flag)
+gives the streams' bits within 0.5 % in each file without palette blocks
+(whose palettes and indices the modes stream holds and the script leaves
+out); exit status 1 otherwise. `ctest -R side_bits` runs it.
 
 The encoder's decisions are the file's: the figures say what a flag
 saves on them, not what an encoder searching with it would choose.
@@ -225,14 +232,16 @@ def superblocks(nb, bx, S):
 
 
 def simulate(win, S, kind):
-    """Bits of the two streams with the flag, of the file's decisions."""
+    """Bits of the two streams with the flag, of the file's decisions
+    (kind None: without the flag, the base the flags are weighed against;
+    the modes stream's palettes are left out of both)."""
     m, nb, bx, nbctx, M, V, mb, vb = win
     c = Coder()
     flags = {}
     skipped = set()
     vbits = 0.0
     for j in range(m):
-        for sy, sx, blocks in superblocks(nb, bx, S):
+        for sy, sx, blocks in superblocks(nb, bx, S) if kind else ():
             b0 = blocks[0]
             if kind == 'P':
                 if not j:
@@ -257,10 +266,27 @@ def simulate(win, S, kind):
     return c.bits + vbits
 
 
+def check(path, wins, tm, tv):
+    """1 when the file has no palette block and the streams' coding
+    reproduced here (simulate() without a flag) misses the streams' bits
+    by more than 0.5 %: the flags' figures are weighed against it."""
+    if any(16 in row for w in wins for row in w[4]):
+        return 0
+    base = sum(simulate(w, 2, None) for w in wins)
+    off = abs(base - tm - tv) / max(tm + tv, 1)
+    print('  check: the streams\' coding reproduced to %.3f %%' % (100 * off))
+    if off > 0.005:
+        print('%s: the coding reproduced here is %.0f bits, the streams\' %.0f' % (path, base, tm + tv))
+        return 1
+    return 0
+
+
 def main(paths):
     global Coder
     var = '--variants' in paths
-    paths = [p for p in paths if p != '--variants']
+    chk = '--check' in paths
+    paths = [p for p in paths if p not in ('--variants', '--check')]
+    bad = 0
     if '--format' in paths:  # the streams' coder: format 13 (the default) or 12 and older
         i = paths.index('--format')
         Coder = Coder12 if int(paths[i + 1]) <= 12 else Coder13
@@ -271,6 +297,9 @@ def main(paths):
         tv = sum(sum(map(sum, w[7])) for w in wins)
         nblocks = sum(w[0] * w[1] for w in wins)
         print('%s: %d blocks, modes %.0f bits (%.3f a block), vectors %.0f bits' % (path, nblocks, tm, tm / nblocks, tv))
+        if chk:
+            bad |= check(path, wins, tm, tv)
+            continue
         for S in (2, 4, 8):
             cov = covm = covv = 0
             for m, nb, bx, nbctx, M, V, mb, vb in wins:
@@ -281,9 +310,10 @@ def main(paths):
                             covm += sum(mb[j][b] for b in blocks)
                             covv += sum(vb[j][b] for b in blocks)
             sims = []
+            base = sum(simulate(w, S, None) for w in wins)
             for kind in ('U', 'P'):
                 total = sum(simulate(w, S, kind) for w in wins)
-                sims.append('%s %+.2f %%' % (kind, 100 * (total - tm - tv) / (tm + tv)))
+                sims.append('%s %+.2f %%' % (kind, 100 * (total - base) / (tm + tv)))
             print('  %2dx%-2d uniform superblocks: %5.1f %% of the blocks, %5.1f %% of the mode bits, %5.1f %% of the '
                   'vector bits; with a flag: %s' % (8 * S, 8 * S, 100 * cov / nblocks, 100 * covm / max(tm, 1),
                                                    100 * covv / max(tv, 1), ', '.join(sims)))
@@ -292,9 +322,10 @@ def main(paths):
             print('  modes stream %.0f bits (the coder as the stream\'s, %+.2f %% from the file\'s); tree by A %+.2f %%, '
                   'apart %+.2f %%, two rates %+.2f %%' % (v[0], 100 * (v[0] / tm - 1), 100 * (v[1] / v[0] - 1),
                                                          100 * (v[2] / v[0] - 1), 100 * (v[3] / v[0] - 1)))
+    return bad
 
 
 if __name__ == '__main__':
     if len(sys.argv) < 2:
-        sys.exit('usage: side_bits.py [--variants] [--format 12|13] FILE.csv...')
-    main(sys.argv[1:])
+        sys.exit('usage: side_bits.py [--variants | --check] [--format 12|13] FILE.csv...')
+    sys.exit(main(sys.argv[1:]))

@@ -238,6 +238,27 @@ static double try_block(int mode, int coded, const LevelTab *lt, int step16, dou
     int sse = 0, nz = 0; /* at most 64 * 255^2: exact, and no floating-point chain */
     uint8_t pb[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
     const int spat = mode == PNMF_RES_SPATIAL;
+    if (exact && !coded) {
+        /* a lossless coding's uncoded trial: the prediction equals the
+         * source or the trial fails. It writes no sample of D: the block's
+         * commit writes each before anything reads it (the spatial
+         * prediction reads the samples before it in raster order), and
+         * the frame decoded so far is the source, which the spatial
+         * prediction reads here (as lx_estimate()) */
+        if (lb >= bj) return 1e300;
+        const int w = x1 - x0;
+        if (spat) {
+            for (int y = y0; y < y1; y++)
+                for (int x = x0; x < x1; x++)
+                    if (src[(size_t)y * cols + x] != spatial(src, cols, y, x)) return 1e300;
+            return 0;
+        }
+        const uint8_t *p = pre;
+        if (!p) pnmf_residual_predict(mode, P, Pp, Dp, Dr, D, rows, cols, y0, y1, x0, x1, dy, dx, pb), p = pb;
+        for (int y = y0; y < y1; y++, p += PNMF_RES_BLOCK)
+            if (memcmp(src + (size_t)y * cols + x0, p, (size_t)w)) return 1e300;
+        return 0;
+    }
     /* the fixed table's bits are wanted unless the contexts price the
      * levels and no estimate is asked for */
     const int tb = !(lc && coded) || est;
@@ -2037,6 +2058,9 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
             for (int y = y0; y < y1; y++) memcpy(D + (size_t)y * r->cols + x0, src + (size_t)y * r->cols + x0, (size_t)w);
             memcpy(levs, dt[won].lv, (size_t)h * w * sizeof(*levs));
             rc_pixel_levels_adapt(lc, kind | pnmf_residual_is_intra(em) << 1, h, w, levs);
+        } else if (exact && !(best & PNMF_RES_CODED)) { /* lossless, uncoded: its prediction is the source */
+            for (int y = y0; y < y1; y++)
+                memcpy(D + (size_t)y * r->cols + x0, src + (size_t)y * r->cols + x0, (size_t)(x1 - x0));
         } else
             try_block(em, best & PNMF_RES_CODED, ltp, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1,
                       x0, x1, vy, vx, levs, lc, kind, INFINITY, NULL, 0, 0, INFINITY, pre);

@@ -818,15 +818,39 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
                  * rows that put the pose in range */
                 const uint32_t klo = (uint32_t)(ylo + ay < 0 ? 0 : ylo + ay) << 16;
                 const int ylast = yhi + ay;
+                /* and in a row, only the columns that do: a position left
+                 * of them skips to the first column in the row, one right
+                 * of them to the next row (galloping, then bisecting) */
+                const int xa = xlo + ax < 0 ? 0 : xlo + ax, xb = xhi + ax;
                 for (int v = v0; v <= v1; v++) {
-                    int lo = bstart[v], hi = bstart[v + 1];
+                    const int kend = bstart[v + 1];
+                    int lo = bstart[v], hi = kend;
                     while (lo < hi) {
                         const int mid = lo + (hi - lo) / 2;
                         if (bpos[mid] < klo) lo = mid + 1;
                         else hi = mid;
                     }
-                    for (int k = lo; k < bstart[v + 1] && (int)(bpos[k] >> 16) <= ylast; k++)
-                        TRY((int)(bpos[k] >> 16) - ay, (int)(bpos[k] & 0xFFFF) - ax);
+                    for (int k = lo; k < kend;) {
+                        const uint32_t e = bpos[k];
+                        const int y = (int)(e >> 16), x = (int)(e & 0xFFFF);
+                        if (y > ylast) break;
+                        if (x >= xa && x <= xb) {
+                            TRY(y - ay, x - ax);
+                            k++;
+                            continue;
+                        }
+                        /* the first position at or past the key */
+                        const uint32_t key = x < xa ? (uint32_t)y << 16 | (uint32_t)xa : (uint32_t)(y + 1) << 16 | (uint32_t)xa;
+                        int step = 1, g = k + 1;
+                        while (g < kend && bpos[g] < key) k = g, g += step, step *= 2;
+                        lo = k + 1, hi = g < kend ? g : kend;
+                        while (lo < hi) {
+                            const int mid = lo + (hi - lo) / 2;
+                            if (bpos[mid] < key) lo = mid + 1;
+                            else hi = mid;
+                        }
+                        k = lo;
+                    }
                 }
                 /* the painted pixels are in raster order too */
                 int lo = 0, hi = nocc;

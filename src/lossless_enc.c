@@ -42,7 +42,18 @@ static int lx_code(RcBin *caller, const PnmfResidual *r, int from, int to)
     for (int j = from; ret >= 0 && j < to; j++) {
         int16_t *t = ep;
         ep = e, e = t;
-        memset(e, 0, n * sizeof(int16_t));
+        /* e holds frame j - 2's levels (zero where that frame coded none,
+         * and all zero for the first two frames): its coded blocks
+         * cleared, not the whole frame (most of a screen's blocks are
+         * copied uncoded) */
+        if (j - 2 >= from)
+            for (size_t b = 0; b < nb; b++) {
+                const uint8_t mode = r->modes[(size_t)(j - 2) * nb + b];
+                if (!(mode & PNMF_RES_CODED) || (mode & PNMF_RES_TRANSFORM)) continue;
+                int y0, y1, x0, x1;
+                pnmf_residual_block(r->bx, r->rows, r->cols, b, &y0, &y1, &x0, &x1);
+                for (int y = y0; y < y1; y++) memset(e + (size_t)y * s.cols + x0, 0, (size_t)(x1 - x0) * sizeof(int16_t));
+            }
         const uint8_t *D = r->enc_dec + (size_t)j * n;
         size_t q = r->start[j];
         for (size_t b = 0; ret >= 0 && b < nb; b++) {

@@ -238,6 +238,35 @@ static double try_block(int mode, int coded, const LevelTab *lt, int step16, dou
     int sse = 0, nz = 0; /* at most 64 * 255^2: exact, and no floating-point chain */
     uint8_t pb[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
     const int spat = mode == PNMF_RES_SPATIAL;
+    if (exact && !coded) {
+        /* a lossless coding's uncoded trial: the prediction equals the
+         * source or the trial fails. It writes no sample of D: the block's
+         * commit writes each before anything reads it (the spatial
+         * prediction reads the samples before it in raster order), and
+         * the frame decoded so far is the source, which the spatial
+         * prediction reads here (as lx_estimate()) */
+        if (lb >= bj) return 1e300;
+        const int w = x1 - x0;
+        if (spat) {
+            for (int y = y0; y < y1; y++)
+                for (int x = x0; x < x1; x++)
+                    if (src[(size_t)y * cols + x] != spatial(src, cols, y, x)) return 1e300;
+            return 0;
+        }
+        const uint8_t *p = pre;
+        if (!p) pnmf_residual_predict(mode, P, Pp, Dp, Dr, D, rows, cols, y0, y1, x0, x1, dy, dx, pb), p = pb;
+        for (int y = y0; y < y1; y++, p += PNMF_RES_BLOCK) {
+            const uint8_t *s = src + (size_t)y * cols + x0;
+            if (w == PNMF_RES_BLOCK) { /* a whole row: one 8-byte word each */
+                uint64_t a, b;
+                memcpy(&a, s, 8), memcpy(&b, p, 8);
+                if (a != b) return 1e300;
+            } else if (memcmp(s, p, (size_t)w)) {
+                return 1e300;
+            }
+        }
+        return 0;
+    }
     /* the fixed table's bits are wanted unless the contexts price the
      * levels and no estimate is asked for */
     const int tb = !(lc && coded) || est;
@@ -790,8 +819,27 @@ static long grid_sad(const uint8_t *src, const uint8_t *Dp, int rows, int cols, 
 /* The mean of each 4x4 box of f (rows and cols multiples of 4 used). */
 static void shrink4(const uint8_t *f, int cols, uint8_t *o, int r4, int c4)
 {
-    for (int y = 0; y < r4; y++)
-        for (int x = 0; x < c4; x++) {
+    for (int y = 0; y < r4; y++) {
+        int x = 0;
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+        /* four means from 16 columns: the rows summed in 16 bits, then
+         * adjacent pairs twice (the same integer sums) */
+        const __m128i z = _mm_setzero_si128(), one = _mm_set1_epi16(1), eight = _mm_set1_epi32(8);
+        for (; x + 4 <= c4; x += 4) {
+            const uint8_t *p = f + (size_t)(4 * y) * cols + 4 * x;
+            __m128i lo = z, hi = z;
+            for (int v = 0; v < 4; v++) {
+                const __m128i a = _mm_loadu_si128((const __m128i *)(p + (size_t)v * cols));
+                lo = _mm_add_epi16(lo, _mm_unpacklo_epi8(a, z));
+                hi = _mm_add_epi16(hi, _mm_unpackhi_epi8(a, z));
+            }
+            const __m128i pairs = _mm_packs_epi32(_mm_madd_epi16(lo, one), _mm_madd_epi16(hi, one));
+            const __m128i q = _mm_srli_epi32(_mm_add_epi32(_mm_madd_epi16(pairs, one), eight), 4);
+            const int32_t b = _mm_cvtsi128_si32(_mm_packus_epi16(_mm_packs_epi32(q, z), z));
+            memcpy(o + (size_t)y * c4 + x, &b, 4);
+        }
+#endif
+        for (; x < c4; x++) {
             int sum = 0;
             for (int v = 0; v < 4; v++) {
                 const uint8_t *p = f + (size_t)(4 * y + v) * cols + 4 * x;
@@ -799,6 +847,7 @@ static void shrink4(const uint8_t *f, int cols, uint8_t *o, int r4, int c4)
             }
             o[(size_t)y * c4 + x] = (uint8_t)((sum + 8) >> 4);
         }
+    }
 }
 
 /* The frame's dominant displacement (a pan) within +-PNMF_GLOBAL_RANGE:
@@ -2037,6 +2086,12 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
             for (int y = y0; y < y1; y++) memcpy(D + (size_t)y * r->cols + x0, src + (size_t)y * r->cols + x0, (size_t)w);
             memcpy(levs, dt[won].lv, (size_t)h * w * sizeof(*levs));
             rc_pixel_levels_adapt(lc, kind | pnmf_residual_is_intra(em) << 1, h, w, levs);
+        } else if (exact && !(best & PNMF_RES_CODED)) { /* lossless, uncoded: its prediction is the source */
+            if (full)
+                for (int y = y0; y < y1; y++) memcpy(D + (size_t)y * r->cols + x0, src + (size_t)y * r->cols + x0, 8);
+            else
+                for (int y = y0; y < y1; y++)
+                    memcpy(D + (size_t)y * r->cols + x0, src + (size_t)y * r->cols + x0, (size_t)(x1 - x0));
         } else
             try_block(em, best & PNMF_RES_CODED, ltp, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1,
                       x0, x1, vy, vx, levs, lc, kind, INFINITY, NULL, 0, 0, INFINITY, pre);

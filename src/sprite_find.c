@@ -238,53 +238,109 @@ static int find_blobs(St *s, int j, int32_t *lab, uint8_t *dil, int32_t *stack, 
             const uint8_t *in = row + (size_t)yy * w;
             for (int x = 0; x < w; x++) o[x] |= in[x];
         }
+    /* the components as runs of dilated pixels along rows, joined where
+     * runs of two adjacent rows touch (8-connected: their spans overlap
+     * or meet at a corner); a component's root is its first run in
+     * raster order, so the blobs are numbered by their first pixel in
+     * raster order. stack: each run's (x0 << 16) | x1 (x1 past its end);
+     * lab: each run's parent, then its blob */
+    int *rowat = pnmf_malloc_array((size_t)h + 1, sizeof(int));
+    if (!rowat) return PNMF_ERR_NOMEM;
+    int nr = 0;
+    for (int y = 0; y < h; y++) {
+        const uint8_t *d = dil + (size_t)y * w;
+        rowat[y] = nr;
+        int a = y ? rowat[y - 1] : 0; /* the first run above that may touch the next run */
+        const int ae = y ? rowat[y] : 0;
+        for (int x = 0; x < w;) {
+            uint64_t v;
+            if (x + 8 <= w && (memcpy(&v, d + x, 8), !v)) { /* eight outside at once */
+                x += 8;
+                continue;
+            }
+            if (!d[x]) {
+                x++;
+                continue;
+            }
+            const int x0 = x;
+            while (x < w && d[x]) x++;
+            const int k = nr++;
+            stack[k] = (int32_t)((uint32_t)x0 << 16 | (uint32_t)x);
+            lab[k] = k;
+            /* joined to the runs of the row above that it touches (those
+             * ending left of it touch no later run either) */
+            while (a < ae && (int)(stack[a] & 0xFFFF) < x0) a++;
+            for (int u = a; u < ae; u++) {
+                if ((int)((uint32_t)stack[u] >> 16) > x) break;
+                int ra = u, rb = k;
+                while (lab[ra] != ra) lab[ra] = lab[lab[ra]], ra = lab[ra]; /* (path halving) */
+                while (lab[rb] != rb) lab[rb] = lab[lab[rb]], rb = lab[rb];
+                if (ra < rb) lab[rb] = ra;
+                else if (rb < ra) lab[ra] = rb;
+            }
+        }
+    }
+    rowat[h] = nr;
+    /* each run's blob: a root (parent itself) opens one, the others take
+     * their root's, an earlier run (parent indices never exceed the run's) */
     const int first = s->nblob;
-    for (int i = 0; i < w * h; i++) lab[i] = -1;
-    for (int i = 0; i < w * h; i++) {
-        if (!dil[i] || lab[i] >= 0) continue;
+    for (int k = 0; k < nr; k++) {
+        if (lab[k] != k) {
+            lab[k] = lab[lab[k]];
+            continue;
+        }
         if (s->nblob == *ablob) {
             const int na = *ablob ? 2 * *ablob : 256;
             Blob *nb = pnmf_realloc(s->blob, sizeof(Blob) * (size_t)na);
-            if (!nb) return PNMF_ERR_NOMEM;
+            if (!nb) {
+                pnmf_free(rowat);
+                return PNMF_ERR_NOMEM;
+            }
             s->blob = nb;
             *ablob = na;
         }
         const int id = s->nblob++;
         Blob *b = &s->blob[id];
         b->frame = j, b->y0 = h, b->x0 = w, b->y1 = -1, b->x1 = -1, b->npix = 0, b->edge = 0;
-        /* the stack holds (y << 16) | x: no division a pixel */
-        size_t sp = 0;
-        stack[sp++] = (int32_t)((uint32_t)(i / w) << 16 | (uint32_t)(i % w));
-        lab[i] = id;
-        while (sp) {
-            const uint32_t yx = (uint32_t)stack[--sp];
-            const int y = (int)(yx >> 16), x = (int)(yx & 0xFFFF), q = y * w + x;
-            if (fg[q]) {
-                b->npix++;
-                if (y < b->y0) b->y0 = y;
-                if (y > b->y1) b->y1 = y;
-                if (x < b->x0) b->x0 = x;
-                if (x > b->x1) b->x1 = x;
-            }
-            for (int dy = -1; dy <= 1; dy++)
-                for (int dx = -1; dx <= 1; dx++) {
-                    const int yy = y + dy, xx = x + dx;
-                    if (yy < 0 || yy >= h || xx < 0 || xx >= w) continue;
-                    const int qq = yy * w + xx;
-                    if (dil[qq] && lab[qq] < 0) lab[qq] = id, stack[sp++] = (int32_t)((uint32_t)yy << 16 | (uint32_t)xx);
-                }
-        }
-        b->edge = b->y0 == s->ay0 || b->x0 == s->ax0 || b->y1 == s->ay1 - 1 || b->x1 == s->ax1 - 1;
+        lab[k] = id;
     }
-    /* group the pixels by blob, in raster order within each */
+    /* the blobs' foreground pixels: counts and boxes, then grouped by
+     * blob, in raster order within each */
+    for (int y = 0; y < h; y++)
+        for (int k = rowat[y]; k < rowat[y + 1]; k++) {
+            Blob *b = &s->blob[lab[k]];
+            const int x0 = (int)((uint32_t)stack[k] >> 16), x1 = (int)(stack[k] & 0xFFFF);
+            const uint8_t *f = fg + (size_t)y * w;
+            int n = 0, lo = w, hi = -1;
+            for (int x = x0; x < x1; x++)
+                if (f[x]) {
+                    n++;
+                    if (x < lo) lo = x;
+                    hi = x;
+                }
+            if (!n) continue;
+            b->npix += n;
+            if (y < b->y0) b->y0 = y;
+            if (y > b->y1) b->y1 = y;
+            if (lo < b->x0) b->x0 = lo;
+            if (hi > b->x1) b->x1 = hi;
+        }
+    for (int b = first; b < s->nblob; b++) {
+        Blob *o = &s->blob[b];
+        o->edge = o->y0 == s->ay0 || o->x0 == s->ax0 || o->y1 == s->ay1 - 1 || o->x1 == s->ax1 - 1;
+    }
     size_t at = *npixels;
     for (int b = first; b < s->nblob; b++) s->blob[b].start = at, at += s->blob[b].npix;
     for (int b = first; b < s->nblob; b++) s->blob[b].npix = 0;
-    for (int i = 0; i < w * h; i++)
-        if (fg[i]) {
-            Blob *b = &s->blob[lab[i]];
-            s->pixels[b->start + b->npix++] = i;
+    for (int y = 0; y < h; y++)
+        for (int k = rowat[y]; k < rowat[y + 1]; k++) {
+            Blob *b = &s->blob[lab[k]];
+            const int x0 = (int)((uint32_t)stack[k] >> 16), x1 = (int)(stack[k] & 0xFFFF);
+            const uint8_t *f = fg + (size_t)y * w;
+            for (int x = x0; x < x1; x++)
+                if (f[x]) s->pixels[b->start + b->npix++] = (int32_t)(y * w + x);
         }
+    pnmf_free(rowat);
     *npixels = at;
     return 0;
 }
@@ -762,15 +818,39 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
                  * rows that put the pose in range */
                 const uint32_t klo = (uint32_t)(ylo + ay < 0 ? 0 : ylo + ay) << 16;
                 const int ylast = yhi + ay;
+                /* and in a row, only the columns that do: a position left
+                 * of them skips to the first column in the row, one right
+                 * of them to the next row (galloping, then bisecting) */
+                const int xa = xlo + ax < 0 ? 0 : xlo + ax, xb = xhi + ax;
                 for (int v = v0; v <= v1; v++) {
-                    int lo = bstart[v], hi = bstart[v + 1];
+                    const int kend = bstart[v + 1];
+                    int lo = bstart[v], hi = kend;
                     while (lo < hi) {
                         const int mid = lo + (hi - lo) / 2;
                         if (bpos[mid] < klo) lo = mid + 1;
                         else hi = mid;
                     }
-                    for (int k = lo; k < bstart[v + 1] && (int)(bpos[k] >> 16) <= ylast; k++)
-                        TRY((int)(bpos[k] >> 16) - ay, (int)(bpos[k] & 0xFFFF) - ax);
+                    for (int k = lo; k < kend;) {
+                        const uint32_t e = bpos[k];
+                        const int y = (int)(e >> 16), x = (int)(e & 0xFFFF);
+                        if (y > ylast) break;
+                        if (x >= xa && x <= xb) {
+                            TRY(y - ay, x - ax);
+                            k++;
+                            continue;
+                        }
+                        /* the first position at or past the key */
+                        const uint32_t key = x < xa ? (uint32_t)y << 16 | (uint32_t)xa : (uint32_t)(y + 1) << 16 | (uint32_t)xa;
+                        int step = 1, g = k + 1;
+                        while (g < kend && bpos[g] < key) k = g, g += step, step *= 2;
+                        lo = k + 1, hi = g < kend ? g : kend;
+                        while (lo < hi) {
+                            const int mid = lo + (hi - lo) / 2;
+                            if (bpos[mid] < key) lo = mid + 1;
+                            else hi = mid;
+                        }
+                        k = lo;
+                    }
                 }
                 /* the painted pixels are in raster order too */
                 int lo = 0, hi = nocc;

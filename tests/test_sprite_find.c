@@ -795,6 +795,42 @@ static void test_tiny_poses(void)
     }
 }
 
+/* ---- blobs: 8-connected components, joined wherever they meet ---- */
+
+/* One frame of shapes (200) over a flat background (50) that three more
+ * frames show alone, no dilation: a U (bars joined at the bottom), a
+ * zigzag and a diagonal (corners touching, down-right and down-left), two
+ * squares one column apart, a shape whose rows join two parts that begin
+ * right and left (the later part first in raster order on its row), and
+ * a pair at the frame's top edge: 7 blobs. */
+static void test_blob_shapes(void)
+{
+    enum { BW = 40, BH = 30, BM = 4 };
+    static uint8_t f[BM][BW * BH];
+    memset(f, 50, sizeof(f));
+    static const int px[][2] = {
+        { 2, 2 },   { 3, 2 },   { 4, 2 },   { 5, 2 },   { 2, 6 },   { 3, 6 },   { 4, 6 },   { 5, 6 },   { 6, 2 },
+        { 6, 3 },   { 6, 4 },   { 6, 5 },   { 6, 6 },   { 10, 2 },  { 11, 3 },  { 12, 2 },  { 10, 8 },  { 11, 7 },
+        { 16, 2 },  { 16, 3 },  { 17, 2 },  { 17, 3 },  { 16, 5 },  { 16, 6 },  { 17, 5 },  { 17, 6 },  { 20, 20 },
+        { 21, 12 }, { 21, 19 }, { 21, 20 }, { 21, 21 }, { 22, 12 }, { 22, 13 }, { 22, 14 }, { 22, 15 }, { 22, 16 },
+        { 22, 17 }, { 22, 18 }, { 0, 30 },  { 0, 31 },
+    };
+    for (size_t i = 0; i < sizeof(px) / sizeof(px[0]); i++) f[0][px[i][0] * BW + px[i][1]] = 200;
+    const uint8_t *fp[BM];
+    for (int j = 0; j < BM; j++) fp[j] = f[j];
+    PnmfSpriteParams p;
+    pnmf_sprite_params_default(&p);
+    p.dilate = 0, p.tol = 0;
+    PnmfSpriteDict d;
+    pnmf_sprite_dict_init(&d);
+    PnmfSpriteWindow win;
+    CHECK(pnmf_sprite_find(&d, &p, fp, BW, BW, BH, BM, &win) == 0);
+    CHECK_MSG(win.blobs == 7, "%d blobs", win.blobs);
+    CHECK(win.frame[0].fg_pixels == (int)(sizeof(px) / sizeof(px[0])));
+    pnmf_sprite_window_free(&win);
+    pnmf_sprite_dict_free(&d);
+}
+
 int main(void)
 {
     make_clip();
@@ -807,6 +843,7 @@ int main(void)
     test_flat_background();
     test_pose_sets();
     test_repeat_gate();
+    test_blob_shapes();
     test_repeat_gate_lossy();
     test_tiny_poses();
     test_no_model_as_k0();

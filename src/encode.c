@@ -17,6 +17,7 @@
 #include "container.h"
 #include "diamond.h"
 #include "enc_internal.h"
+#include "enc_tf.h"
 #include "internal.h"
 #include "intra.h"
 #include "log.h"
@@ -136,9 +137,43 @@ static double lap(double *t)
     return d;
 }
 
+/* The temporal filter of the window's first frame (enc_tf.h), in a lossy
+ * coding with the residual layer, in a window with sub-pixel motion
+ * (filmed or rendered footage, e->subpel; never a drawn, captured or
+ * sprite window, whose motion is whole samples) whose first frame
+ * measures noise against the frames after it (rendered frames measure
+ * none): a key window's first frame is coded finer and the later frames
+ * copy it, so its source is filtered with the PNMF_TF_FRAMES frames
+ * after it; a continuing window's first frame, a refresh of the same
+ * step, more lightly, with PNMF_TF_CONT_FRAMES. */
+static int filter_first(PnmfEncoder *e, int m)
+{
+    const int frames = e->continues ? PNMF_TF_CONT_FRAMES : PNMF_TF_FRAMES;
+    const int nnb = m - 1 < frames ? m - 1 : frames;
+    if (!e->s.residual || e->s.quality == 0 || nnb < 1 || !e->subpel) return 0;
+    /* the vector model lays a frame out by columns: the same frame transposed */
+    const int vec = e->s.shift_model == PNMF_SHIFT_VECTOR;
+    const int rows = vec ? e->width : e->height, cols = vec ? e->height : e->width;
+    /* the most any neighbour measures: a neighbour may repeat much of the
+     * frame (a source coded with skipped blocks) */
+    double noise = 0;
+    const uint8_t *nb[PNMF_TF_FRAMES > PNMF_TF_CONT_FRAMES ? PNMF_TF_FRAMES : PNMF_TF_CONT_FRAMES];
+    for (int k = 0; k < nnb; k++) {
+        nb[k] = e->frames + (size_t)(k + 1) * e->nv;
+        const double v = pnmf_tf_noise(e->frames, nb[k], rows, cols);
+        if (v > noise) noise = v;
+    }
+    pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: noise variance %.3f%s", e->windows, noise,
+             noise < PNMF_TF_NOISE_MIN ? "" : ": first frame filtered");
+    if (noise < PNMF_TF_NOISE_MIN) return 0;
+    return pnmf_tf_filter(e->frames, e->frames, nb, nnb, rows, cols, noise,
+                          e->continues ? PNMF_TF_CONT_DECAY : PNMF_TF_DECAY);
+}
+
 /* The window's start: whether it continues the previous window (a key
  * window starts afresh: after a scene cut, every --keyint frames), and the
- * block weights its residual layer's codings share. */
+ * block weights its residual layer's codings share; its first frame's
+ * source filtered (filter_first). */
 static int start_window(PnmfEncoder *e, int m)
 {
     const int start = e->frame_count - m;
@@ -146,6 +181,9 @@ static int start_window(PnmfEncoder *e, int m)
                    start != e->last_cut;
     if (e->s.residual && !e->continues) e->last_key = start;
     if (e->s.residual) PNMF_CHECK(pnmf_window_weights(e, m));
+    /* after the weights, which decide e->subpel on the source; the
+     * filtered frame is the source every later step weighs */
+    PNMF_CHECK(filter_first(e, m));
     /* what the container's sizes (pnmf_window_bytes) and the window's chunk assume */
     pnmf_container_writer_set_continues(e->cw, e->continues);
     return 0;

@@ -26,7 +26,7 @@ double pnmf_tf_noise(const uint8_t *cur, const uint8_t *next, int rows, int cols
 /* cur filtered into out (both rows x cols; out may be cur) with the
  * neighbours nb[0..nnb-1] (the frames after it, in order): each 8x8 block
  * of cur is matched in each neighbour (whole samples, within
- * PNMF_TF_RANGE of the vector found in the neighbour before), and each
+ * PNMF_TF_RANGE of the vector found in the previous neighbour), and each
  * pixel is averaged with the aligned neighbours' pixels, weighted by
  * 1 / (1 + (d / t)^2), d the mean squared difference of its 3x3
  * neighbourhood and of its block, t = 2 * noise * strength (two noisy

@@ -377,7 +377,7 @@
 #ifndef PNMF_TF_NOISE_MIN
 #define PNMF_TF_NOISE_MIN 0.1
 #endif
-/* The block match searches this many samples around the vector found in the neighbour before. */
+/* The block match searches this many samples around the vector found in the previous neighbour. */
 #define PNMF_TF_RANGE 6
 /* The noise is measured on the 8x8 block at this quantile (1/this) of the first frame's matches in a neighbour. */
 #define PNMF_TF_NOISE_QUANT 2

@@ -117,8 +117,8 @@ int main(void)
     const double nm = pnmf_tf_noise(cur, nb1, ROWS, COLS);
     CHECK_MSG(nm > s2 / 2 && nm < s2 * 2, "noise %.3f for %.3f", nm, s2);
     CHECK(pnmf_tf_filter(out, cur, nbs, 3, ROWS, COLS, nm, 1.0) == 0);
-    const double before = mse(cur, clean), after = mse(out, clean);
-    CHECK_MSG(after < 0.6 * before, "error %.3f from %.3f", after, before);
+    const double noisy = mse(cur, clean), filtered = mse(out, clean);
+    CHECK_MSG(filtered < 0.6 * noisy, "error %.3f from %.3f", filtered, noisy);
     /* in place, the same */
     static uint8_t inplace[ROWS * COLS];
     memcpy(inplace, cur, sizeof(inplace));

@@ -57,6 +57,8 @@ struct PnmfEncoder {
     uint8_t *weights;         /* its block weights (pnmf_window_weights), made once a window */
     uint8_t *weights_exact;   /* the same without the moved blocks' (an exact coding's), or NULL: weights */
     int subpel;               /* its shifted blocks move by quarter samples (window flags bit 6) */
+    uint8_t *tf_source;       /* its first frame's source where filter_first() filtered it, else unused */
+    int tf_on;                /* filter_first() filtered its first frame */
     PnmfWindowModel alt;      /* try_repeats()'s model, for the keep step to weigh */
     int alt_extra;            /* its repeated entries */
 

@@ -17,10 +17,13 @@
 #include "container.h"
 #include "diamond.h"
 #include "enc_internal.h"
+#include "enc_tf.h"
 #include "internal.h"
 #include "intra.h"
 #include "log.h"
 #include "quant.h"
+#include "residual.h"
+#include "sprite.h"
 #include "tuning.h"
 #include "tx8.h"
 #include "varint.h"
@@ -136,9 +139,48 @@ static double lap(double *t)
     return d;
 }
 
+/* The temporal filter of the window's first frame (enc_tf.h), in a lossy
+ * coding with the residual layer, in a window with sub-pixel motion
+ * (filmed or rendered footage, e->subpel; never a drawn, captured or
+ * sprite window, whose motion is whole samples) whose first frame
+ * measures noise against the frames after it (rendered frames measure
+ * none): a key window's first frame is coded finer and the later frames
+ * copy it, so its source is filtered with the PNMF_TF_FRAMES frames
+ * after it; a continuing window's first frame, a refresh of the same
+ * step, more lightly, with PNMF_TF_CONT_FRAMES. */
+static int filter_first(PnmfEncoder *e, int m)
+{
+    const int frames = e->continues ? PNMF_TF_CONT_FRAMES : PNMF_TF_FRAMES;
+    const int nnb = m - 1 < frames ? m - 1 : frames;
+    e->tf_on = 0;
+    if (!enc_picks(&e->s) || e->s.quality == 0 || nnb < 1 || !e->subpel) return 0;
+    /* the vector model lays a frame out by columns: the same frame transposed */
+    const int vec = e->s.shift_model == PNMF_SHIFT_VECTOR;
+    const int rows = vec ? e->width : e->height, cols = vec ? e->height : e->width;
+    /* the most any neighbour measures: a neighbour may repeat much of the
+     * frame (a source coded with skipped blocks) */
+    double noise = 0;
+    const uint8_t *nb[PNMF_TF_FRAMES > PNMF_TF_CONT_FRAMES ? PNMF_TF_FRAMES : PNMF_TF_CONT_FRAMES];
+    for (int k = 0; k < nnb; k++) {
+        nb[k] = e->frames + (size_t)(k + 1) * e->nv;
+        const double v = pnmf_tf_noise(e->frames, nb[k], rows, cols);
+        if (v > noise) noise = v;
+    }
+    pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: noise variance %.3f%s", e->windows, noise,
+             noise < PNMF_TF_NOISE_MIN ? "" : ": first frame filtered");
+    if (noise < PNMF_TF_NOISE_MIN) return 0;
+    /* the source kept: the window's error is the decoder's against it (source_error) */
+    if (!e->tf_source && !(e->tf_source = pnmf_malloc_array(e->nv, 1))) return PNMF_ERR_NOMEM;
+    memcpy(e->tf_source, e->frames, e->nv);
+    e->tf_on = 1;
+    return pnmf_tf_filter(e->frames, e->frames, nb, nnb, rows, cols, noise,
+                          e->continues ? PNMF_TF_CONT_DECAY : PNMF_TF_DECAY);
+}
+
 /* The window's start: whether it continues the previous window (a key
  * window starts afresh: after a scene cut, every --keyint frames), and the
- * block weights its residual layer's codings share. */
+ * block weights its residual layer's codings share; its first frame's
+ * source filtered (filter_first). */
 static int start_window(PnmfEncoder *e, int m)
 {
     const int start = e->frame_count - m;
@@ -146,9 +188,34 @@ static int start_window(PnmfEncoder *e, int m)
                    start != e->last_cut;
     if (e->s.residual && !e->continues) e->last_key = start;
     if (e->s.residual) PNMF_CHECK(pnmf_window_weights(e, m));
+    /* after the weights, which decide e->subpel on the source; the
+     * filtered frame is the source every later step weighs */
+    PNMF_CHECK(filter_first(e, m));
     /* what the container's sizes (pnmf_window_bytes) and the window's chunk assume */
     pnmf_container_writer_set_continues(e->cw, e->continues);
     return 0;
+}
+
+/* A filtered first frame (filter_first) is coded against the filtered
+ * source, so the window's squared error counts it there: the frame
+ * decoded as the decoder decodes it (pnmf_window_update_refs' first
+ * frame, from the previous window's references), its error against the
+ * filtered source swapped for its error against the source. */
+static void source_error(PnmfEncoder *e, EncWindow *w)
+{
+    if (!e->tf_on) return;
+    ResBufs *b = &e->rb[0];
+    if (e->continues) memcpy(b->B, e->lastB, e->nv);
+    else memset(b->B, PNMF_SPRITE_BG, e->nv);
+    if (w->md.spr.present) pnmf_sprite_paint(&e->wdict, &w->md.spr, 0, e->vis_rows, e->vis_cols, b->B, b->P);
+    else pnmf_diamond_int(&w->md, 0, e->w_step, e->r_step, b->acc, b->P);
+    pnmf_residual_frame(&w->md.res, 0, b->P, e->lastP, (const uint8_t *const *)e->lastRef, b->D);
+    double filtered = 0, source = 0;
+    for (size_t i = 0; i < e->nv; i++) {
+        const double df = (double)b->D[i] - e->frames[i], ds = (double)b->D[i] - e->tf_source[i];
+        filtered += df * df, source += ds * ds;
+    }
+    w->sse += source - filtered;
 }
 
 /* Write: the window's codings (pnmf_window_codings) to the container,
@@ -231,6 +298,7 @@ static int encode_window(PnmfEncoder *e)
     /* without the residual layer, keep only measures the model's error */
     *(e->s.residual ? &e->t_residual : &e->t_write) += lap(&t);
     if (ret >= 0) ret = pnmf_window_empty_k(e, &w);
+    if (ret >= 0) source_error(e, &w);
     if (ret >= 0) ret = write_window(e, &w);
     e->t_write += lap(&t);
     if (ret >= 0) ret = pnmf_window_update_refs(e, &w);
@@ -416,6 +484,7 @@ void pnmf_encoder_destroy(PnmfEncoder **pe)
     pnmf_free(e->slot);
     pnmf_free(e->weights);
     pnmf_free(e->weights_exact);
+    pnmf_free(e->tf_source);
     pnmf_free(e->last_gray);
     pnmf_model_free(&e->last);
     pnmf_model_free(&e->alt);

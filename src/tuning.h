@@ -355,4 +355,31 @@
 #define PNMF_SRC_STILL_DRAWN_Q 48
 #endif
 
+/* Temporal filter of the source (enc_tf.c, encode.c filter_first) */
+
+/* Frames after a key window's first frame that its source is filtered with (0: no filter; natural_vtest -11 % BD-rate at 8). */
+#ifndef PNMF_TF_FRAMES
+#define PNMF_TF_FRAMES 8
+#endif
+/* ... and the strength: a neighbour's pixel weighs 1/2 where its match error is this many times two noisy copies' of one frame. */
+#ifndef PNMF_TF_DECAY
+#define PNMF_TF_DECAY 8.0
+#endif
+/* Frames after a continuing window's first frame that its source is filtered with (0: none) ... */
+#ifndef PNMF_TF_CONT_FRAMES
+#define PNMF_TF_CONT_FRAMES 3
+#endif
+/* ... and the strength there (its step is the window's: a lighter filter). */
+#ifndef PNMF_TF_CONT_DECAY
+#define PNMF_TF_CONT_DECAY 2.0
+#endif
+/* The filter runs where the first frame's noise variance (squared gray levels) is at least this: not on rendered frames. */
+#ifndef PNMF_TF_NOISE_MIN
+#define PNMF_TF_NOISE_MIN 0.1
+#endif
+/* The block match searches this many samples around the vector found in the previous neighbour. */
+#define PNMF_TF_RANGE 6
+/* The noise is measured on the 8x8 block at this quantile (1/this) of the first frame's matches in a neighbour. */
+#define PNMF_TF_NOISE_QUANT 2
+
 #endif /* PNMF_TUNING_H */

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The encoder's motion-compensated temporal filter of the source
+ * (enc_tf.h): a noise estimate, a block match per neighbour, and a
+ * per-pixel weighted average whose weights fall with the match error
+ * relative to the noise.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+#include <emmintrin.h>
+#endif
+
+#include "enc_tf.h"
+#include "internal.h"
+#include "pnmf/common.h"
+#include "tuning.h"
+
+/* The sum of absolute differences of an h x w area of a (stride s) and
+ * b (the same stride). */
+static uint32_t area_sad(const uint8_t *a, const uint8_t *b, ptrdiff_t s, int h, int w)
+{
+    uint32_t sad = 0;
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+    if (w == 16) {
+        __m128i acc = _mm_setzero_si128();
+        for (int y = 0; y < h; y++)
+            acc = _mm_add_epi64(acc, _mm_sad_epu8(_mm_loadu_si128((const __m128i *)(a + y * s)),
+                                                  _mm_loadu_si128((const __m128i *)(b + y * s))));
+        return (uint32_t)_mm_cvtsi128_si32(acc) + (uint32_t)_mm_cvtsi128_si32(_mm_unpackhi_epi64(acc, acc));
+    }
+#endif
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) sad += (uint32_t)abs(a[y * s + x] - b[y * s + x]);
+    return sad;
+}
+
+/* The vector (*dy, *dx on entry: the search's centre) of the h x w block
+ * at (y0, x0) of cur in f: the smallest sum of absolute differences over
+ * the block and 4 samples around it, in the frame, within PNMF_TF_RANGE
+ * of the centre; ties keep the vector nearer the centre. */
+static void block_match(const uint8_t *cur, const uint8_t *f, int rows, int cols, int y0, int x0, int h, int w,
+                        int *pdy, int *pdx)
+{
+    const int R = PNMF_TF_RANGE;
+    const int sy0 = y0 - 4 < 0 ? 0 : y0 - 4, sx0 = x0 - 4 < 0 ? 0 : x0 - 4;
+    const int sy1 = y0 + h + 4 > rows ? rows : y0 + h + 4, sx1 = x0 + w + 4 > cols ? cols : x0 + w + 4;
+    const int cy = *pdy, cx = *pdx;
+    int bdy = cy, bdx = cx;
+    uint32_t best = area_sad(cur + (size_t)sy0 * cols + sx0, f + (ptrdiff_t)(sy0 + cy) * cols + sx0 + cx, cols,
+                             sy1 - sy0, sx1 - sx0);
+    for (int dy = cy - R; dy <= cy + R && best; dy++) {
+        if (sy0 + dy < 0 || sy1 + dy > rows) continue;
+        for (int dx = cx - R; dx <= cx + R; dx++) {
+            if (sx0 + dx < 0 || sx1 + dx > cols || (dy == cy && dx == cx)) continue;
+            const uint32_t sad = area_sad(cur + (size_t)sy0 * cols + sx0, f + (ptrdiff_t)(sy0 + dy) * cols + sx0 + dx,
+                                          cols, sy1 - sy0, sx1 - sx0);
+            const int d0 = abs(dy - cy) + abs(dx - cx), d1 = abs(bdy - cy) + abs(bdx - cx);
+            if (sad < best || (sad == best && d0 < d1)) best = sad, bdy = dy, bdx = dx;
+        }
+    }
+    *pdy = bdy, *pdx = bdx;
+}
+
+double pnmf_tf_noise(const uint8_t *cur, const uint8_t *next, int rows, int cols)
+{
+    /* per whole 8x8 block, its squared error at its vector in 1/64: a
+     * histogram of the mean squared error in 1/8 of a squared gray level */
+    enum { BINS = 1024 };
+    uint32_t hist[BINS];
+    memset(hist, 0, sizeof(hist));
+    uint32_t nblocks = 0;
+    for (int y0 = 0; y0 + 8 <= rows; y0 += 8)
+        for (int x0 = 0; x0 + 8 <= cols; x0 += 8) {
+            int dy = 0, dx = 0;
+            block_match(cur, next, rows, cols, y0, x0, 8, 8, &dy, &dx);
+            uint32_t sse = 0;
+            for (int y = 0; y < 8; y++)
+                for (int x = 0; x < 8; x++) {
+                    const int d = cur[(size_t)(y0 + y) * cols + x0 + x] - next[(size_t)(y0 + y + dy) * cols + x0 + x + dx];
+                    sse += (uint32_t)(d * d);
+                }
+            hist[sse / 8 < BINS ? sse / 8 : BINS - 1]++;
+            nblocks++;
+        }
+    if (!nblocks) return 0;
+    /* the quantile: the blocks that match best are flat and still, their
+     * error two frames' noise; a rendered frame's still blocks match exactly */
+    const uint32_t want = nblocks / PNMF_TF_NOISE_QUANT;
+    uint32_t seen = 0;
+    int b = 0;
+    while (b < BINS - 1 && seen + hist[b] <= want) seen += hist[b++];
+    return (b + 0.5) / 8 / 2;
+}
+
+int pnmf_tf_filter(uint8_t *out, const uint8_t *cur, const uint8_t *const *nb, int nnb, int rows, int cols,
+                   double noise, double strength)
+{
+    const size_t n = (size_t)rows * cols;
+    const double t = 2 * noise * strength;
+    if (nnb < 1 || !(t > 0)) {
+        if (out != cur) memmove(out, cur, n);
+        return 0;
+    }
+    const int bx = (cols + 7) / 8, by = (rows + 7) / 8;
+    int *vec = pnmf_calloc((size_t)bx * by * 2, sizeof(int));      /* per block: dy, dx in the last neighbour */
+    uint32_t *acc = pnmf_malloc_array(n, sizeof(uint32_t));          /* weighted sums, weights in 1/1024 */
+    uint32_t *norm = pnmf_malloc_array(n, sizeof(uint32_t));
+    if (!vec || !acc || !norm) {
+        pnmf_free(vec), pnmf_free(acc), pnmf_free(norm);
+        return PNMF_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < n; i++) acc[i] = 1024u * cur[i], norm[i] = 1024;
+    for (int k = 0; k < nnb; k++) {
+        const uint8_t *f = nb[k];
+        for (int b = 0; b < bx * by; b++) {
+            const int y0 = b / bx * 8, x0 = b % bx * 8;
+            const int h = rows - y0 < 8 ? rows - y0 : 8, w = cols - x0 < 8 ? cols - x0 : 8;
+            int bdy = vec[2 * b], bdx = vec[2 * b + 1];
+            block_match(cur, f, rows, cols, y0, x0, h, w, &bdy, &bdx);
+            vec[2 * b] = bdy, vec[2 * b + 1] = bdx;
+            /* squared differences over the block and one sample around it,
+             * where both frames have the sample (-1: none) */
+            int e2[10][10];
+            uint64_t bsum = 0;
+            for (int y = -1; y <= h; y++)
+                for (int x = -1; x <= w; x++) {
+                    const int py = y0 + y, px = x0 + x;
+                    int v = -1;
+                    if (py >= 0 && py < rows && px >= 0 && px < cols && py + bdy >= 0 && py + bdy < rows &&
+                        px + bdx >= 0 && px + bdx < cols) {
+                        const int d = cur[(size_t)py * cols + px] - f[(size_t)(py + bdy) * cols + px + bdx];
+                        v = d * d;
+                    }
+                    e2[y + 1][x + 1] = v;
+                    if (y >= 0 && y < h && x >= 0 && x < w) bsum += (uint64_t)v;
+                }
+            const double blk = (double)bsum / (h * w);
+            for (int y = 0; y < h; y++)
+                for (int x = 0; x < w; x++) {
+                    int s = 0, c = 0;
+                    for (int u = 0; u < 3; u++)
+                        for (int v = 0; v < 3; v++)
+                            if (e2[y + u][x + v] >= 0) s += e2[y + u][x + v], c++;
+                    const double d = ((double)s / c + blk) / 2, r = d / t;
+                    const uint32_t wq = (uint32_t)(1024.0 / (1 + r * r) + 0.5);
+                    const size_t i = (size_t)(y0 + y) * cols + x0 + x;
+                    acc[i] += wq * f[(size_t)(y0 + y + bdy) * cols + x0 + x + bdx];
+                    norm[i] += wq;
+                }
+        }
+    }
+    for (size_t i = 0; i < n; i++) out[i] = (uint8_t)((acc[i] + norm[i] / 2) / norm[i]);
+    pnmf_free(vec), pnmf_free(acc), pnmf_free(norm);
+    return 0;
+}

@@ -23,6 +23,19 @@
 #include "tx8.h"
 #include "varint.h"
 
+/* The squared error of n samples of a against b, summed as integers
+ * (exact, and a loop the compiler vectorizes): the same double as a
+ * sample-by-sample sum below 2^53. */
+static double sq_error(const uint8_t *a, const uint8_t *b, size_t n)
+{
+    int64_t s = 0;
+    for (size_t q = 0; q < n; q++) {
+        const int d = (int)a[q] - b[q];
+        s += d * d;
+    }
+    return (double)s;
+}
+
 /* Before a window's residual layer: the references the previous window
  * left (none for a key window); returns how many are available. */
 static int restore_refs(const PnmfEncoder *e, ResBufs *b)
@@ -300,16 +313,7 @@ int pnmf_res_run_frames(ResRun *run, int upto)
             pnmf_sprite_background_update(&rb->dict, &md->spr, j, e->vis_rows, e->vis_cols, rb->D, rb->B, rb->mark);
             pnmf_sprite_cut(&rb->dict, &md->spr, j, e->vis_cols, rb->D);
         }
-        /* summed as integers (exact, and a loop the compiler vectorizes),
-         * then added: the same double as a sample-by-sample sum below 2^53 */
-        if (ret >= 0) {
-            int64_t fs = 0;
-            for (size_t q = 0; q < e->nv; q++) {
-                const int d = (int)src[q] - rb->D[q];
-                fs += d * d;
-            }
-            run->sse += (double)fs;
-        }
+        if (ret >= 0) run->sse += sq_error(src, rb->D, e->nv);
         pnmf_residual_push(rb->ref, &rb->D);
         if (run->avail < PNMF_RES_REFS) run->avail++;
         run->j = j + 1;
@@ -510,6 +514,8 @@ int pnmf_window_update_refs(PnmfEncoder *e, EncWindow *w)
         b->Pp = b->P, b->P = t;
         model_frame(e, b, &w->md, &e->sdict, j);
         pnmf_residual_frame(&w->md.res, j, b->P, b->Pp, (const uint8_t *const *)b->ref, b->D);
+        if (j == 0 && e->tf_on) /* coded against the filtered source (filter_first): its error against the source */
+            e->sse += sq_error(b->D, e->tf_source, e->nv) - sq_error(b->D, e->frames, e->nv);
         pnmf_sprite_background_update(&e->sdict, &w->md.spr, j, e->vis_rows, e->vis_cols, b->D, b->B, b->mark);
         pnmf_sprite_cut(&e->sdict, &w->md.spr, j, e->vis_cols, b->D);
         pnmf_residual_push(b->ref, &b->D);

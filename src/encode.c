@@ -22,8 +22,6 @@
 #include "intra.h"
 #include "log.h"
 #include "quant.h"
-#include "residual.h"
-#include "sprite.h"
 #include "tuning.h"
 #include "tx8.h"
 #include "varint.h"
@@ -169,7 +167,7 @@ static int filter_first(PnmfEncoder *e, int m)
     pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: noise variance %.3f%s", e->windows, noise,
              noise < PNMF_TF_NOISE_MIN ? "" : ": first frame filtered");
     if (noise < PNMF_TF_NOISE_MIN) return 0;
-    /* the source kept: the window's error is the decoder's against it (source_error) */
+    /* the source kept: the window's error is the decoder's against it (pnmf_window_update_refs) */
     if (!e->tf_source && !(e->tf_source = pnmf_malloc_array(e->nv, 1))) return PNMF_ERR_NOMEM;
     memcpy(e->tf_source, e->frames, e->nv);
     e->tf_on = 1;
@@ -194,28 +192,6 @@ static int start_window(PnmfEncoder *e, int m)
     /* what the container's sizes (pnmf_window_bytes) and the window's chunk assume */
     pnmf_container_writer_set_continues(e->cw, e->continues);
     return 0;
-}
-
-/* A filtered first frame (filter_first) is coded against the filtered
- * source, so the window's squared error counts it there: the frame
- * decoded as the decoder decodes it (pnmf_window_update_refs' first
- * frame, from the previous window's references), its error against the
- * filtered source swapped for its error against the source. */
-static void source_error(PnmfEncoder *e, EncWindow *w)
-{
-    if (!e->tf_on) return;
-    ResBufs *b = &e->rb[0];
-    if (e->continues) memcpy(b->B, e->lastB, e->nv);
-    else memset(b->B, PNMF_SPRITE_BG, e->nv);
-    if (w->md.spr.present) pnmf_sprite_paint(&e->wdict, &w->md.spr, 0, e->vis_rows, e->vis_cols, b->B, b->P);
-    else pnmf_diamond_int(&w->md, 0, e->w_step, e->r_step, b->acc, b->P);
-    pnmf_residual_frame(&w->md.res, 0, b->P, e->lastP, (const uint8_t *const *)e->lastRef, b->D);
-    double filtered = 0, source = 0;
-    for (size_t i = 0; i < e->nv; i++) {
-        const double df = (double)b->D[i] - e->frames[i], ds = (double)b->D[i] - e->tf_source[i];
-        filtered += df * df, source += ds * ds;
-    }
-    w->sse += source - filtered;
 }
 
 /* Write: the window's codings (pnmf_window_codings) to the container,
@@ -298,7 +274,6 @@ static int encode_window(PnmfEncoder *e)
     /* without the residual layer, keep only measures the model's error */
     *(e->s.residual ? &e->t_residual : &e->t_write) += lap(&t);
     if (ret >= 0) ret = pnmf_window_empty_k(e, &w);
-    if (ret >= 0) source_error(e, &w);
     if (ret >= 0) ret = write_window(e, &w);
     e->t_write += lap(&t);
     if (ret >= 0) ret = pnmf_window_update_refs(e, &w);

@@ -1528,6 +1528,13 @@ static int palette_commit(PnmfResidual *r, int32_t *at, size_t b, const PnmfPalB
     return 0;
 }
 
+/* The block (y0..y1, x0..x1) of src into D (both cols wide): what a
+ * lossless window decodes where its levels make the prediction the source. */
+static void copy_source(uint8_t *D, const uint8_t *src, int cols, int y0, int y1, int x0, int x1)
+{
+    for (int y = y0; y < y1; y++) memcpy(D + (size_t)y * cols + x0, src + (size_t)y * cols + x0, (size_t)(x1 - x0));
+}
+
 int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const uint8_t *P,
                                const uint8_t *Pp, const uint8_t *const *ref, int nref, uint8_t *D,
                                double lambda)
@@ -2083,15 +2090,11 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
                           pre, 0, INFINITY);
         else if (won >= 0 && won < ndt && dt[won].byte == best) { /* its levels known: the block is the source */
             const int h = y1 - y0, w = x1 - x0;
-            for (int y = y0; y < y1; y++) memcpy(D + (size_t)y * r->cols + x0, src + (size_t)y * r->cols + x0, (size_t)w);
+            copy_source(D, src, r->cols, y0, y1, x0, x1);
             memcpy(levs, dt[won].lv, (size_t)h * w * sizeof(*levs));
             rc_pixel_levels_adapt(lc, kind | pnmf_residual_is_intra(em) << 1, h, w, levs);
         } else if (exact && !(best & PNMF_RES_CODED)) { /* lossless, uncoded: its prediction is the source */
-            if (full)
-                for (int y = y0; y < y1; y++) memcpy(D + (size_t)y * r->cols + x0, src + (size_t)y * r->cols + x0, 8);
-            else
-                for (int y = y0; y < y1; y++)
-                    memcpy(D + (size_t)y * r->cols + x0, src + (size_t)y * r->cols + x0, (size_t)(x1 - x0));
+            copy_source(D, src, r->cols, y0, y1, x0, x1);
         } else
             try_block(em, best & PNMF_RES_CODED, ltp, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1,
                       x0, x1, vy, vx, levs, lc, kind, INFINITY, NULL, 0, 0, INFINITY, pre);

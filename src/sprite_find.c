@@ -692,6 +692,18 @@ static void by_value(const St *s, int j, int y0, int y1, int x0, int x1, uint32_
         for (int x = x0; x < x1; x++) pos[fill[fr[(ptrdiff_t)y * s->stride + x]]++] = (uint32_t)y << 16 | (uint32_t)x;
 }
 
+/* The first index in lo..hi - 1 of the ascending a whose entry is at
+ * least key, or hi. */
+static int first_at_least(const uint32_t *a, int lo, int hi, uint32_t key)
+{
+    while (lo < hi) {
+        const int mid = lo + (hi - lo) / 2;
+        if (a[mid] < key) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
 /* Explain one blob; serial is unique to it. */
 static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t *mask)
 {
@@ -824,13 +836,7 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
                 const int xa = xlo + ax < 0 ? 0 : xlo + ax, xb = xhi + ax;
                 for (int v = v0; v <= v1; v++) {
                     const int kend = bstart[v + 1];
-                    int lo = bstart[v], hi = kend;
-                    while (lo < hi) {
-                        const int mid = lo + (hi - lo) / 2;
-                        if (bpos[mid] < klo) lo = mid + 1;
-                        else hi = mid;
-                    }
-                    for (int k = lo; k < kend;) {
+                    for (int k = first_at_least(bpos, bstart[v], kend, klo); k < kend;) {
                         const uint32_t e = bpos[k];
                         const int y = (int)(e >> 16), x = (int)(e & 0xFFFF);
                         if (y > ylast) break;
@@ -843,23 +849,11 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
                         const uint32_t key = x < xa ? (uint32_t)y << 16 | (uint32_t)xa : (uint32_t)(y + 1) << 16 | (uint32_t)xa;
                         int step = 1, g = k + 1;
                         while (g < kend && bpos[g] < key) k = g, g += step, step *= 2;
-                        lo = k + 1, hi = g < kend ? g : kend;
-                        while (lo < hi) {
-                            const int mid = lo + (hi - lo) / 2;
-                            if (bpos[mid] < key) lo = mid + 1;
-                            else hi = mid;
-                        }
-                        k = lo;
+                        k = first_at_least(bpos, k + 1, g < kend ? g : kend, key);
                     }
                 }
                 /* the painted pixels are in raster order too */
-                int lo = 0, hi = nocc;
-                while (lo < hi) {
-                    const int mid = lo + (hi - lo) / 2;
-                    if (s->occ[mid] < klo) lo = mid + 1;
-                    else hi = mid;
-                }
-                for (int k = lo; k < nocc && (int)(s->occ[k] >> 16) <= ylast; k++)
+                for (int k = first_at_least(s->occ, 0, nocc, klo); k < nocc && (int)(s->occ[k] >> 16) <= ylast; k++)
                     TRY((int)(s->occ[k] >> 16) - ay, (int)(s->occ[k] & 0xFFFF) - ax);
             }
 #undef TRY

@@ -66,22 +66,24 @@ void pnmf_sprite_background(const uint8_t *const *frames, ptrdiff_t stride, int 
     long hist[256];
     memset(cnt, 0, sizeof(cnt));
     memset(hist, 0, sizeof(hist));
-    /* a pixel no frame changes (most of a screen) has its one value: the
-     * row's such pixels found first, frame by frame along the row */
-    uint8_t *same = pnmf_malloc((size_t)w);
+    /* a pixel that the first frame's value shows in more than half the
+     * frames (most of a screen: no frame changes it) has that value as its
+     * mode, the one value of the greatest count: the row's frames that
+     * show it counted first, frame by frame along the row */
+    uint16_t *same = pnmf_malloc_array((size_t)w, sizeof(uint16_t));
     for (int y = 0; y < h; y++) {
         const uint8_t *f0 = frames[0] + (ptrdiff_t)y * stride;
         if (same) {
-            memset(same, 1, (size_t)w);
+            for (int x = 0; x < w; x++) same[x] = 1;
             for (int j = 1; j < m; j++) {
                 const uint8_t *fj = frames[j] + (ptrdiff_t)y * stride;
-                for (int x = 0; x < w; x++) same[x] &= fj[x] == f0[x];
+                for (int x = 0; x < w; x++) same[x] = (uint16_t)(same[x] + (fj[x] == f0[x]));
             }
         }
         for (int x = 0; x < w; x++) {
             const ptrdiff_t o = (ptrdiff_t)y * stride + x;
             int best = frames[0][o], bc = 0;
-            if (same && same[x]) {
+            if (same && 2 * same[x] > m) {
                 bg[y * w + x] = (uint8_t)best;
                 hist[best]++;
                 continue;
@@ -221,19 +223,21 @@ static int find_blobs(St *s, int j, int32_t *lab, uint8_t *dil, int32_t *stack, 
     /* separable square dilation of the 0/1 foreground: each offset's
      * shifted rows ORed in whole (loops the compiler vectorizes) */
     uint8_t *row = dil + (size_t)w * h;
-    memset(row, 0, (size_t)w * h);
-    memset(dil, 0, (size_t)w * h);
+    /* (offset 0 copied, the others ORed over it) */
+    memcpy(row, fg, (size_t)w * h);
     for (int y = 0; y < h; y++)
         for (int dx = -r; dx <= r; dx++) {
             const int x0 = dx < 0 ? -dx : 0, x1 = dx > 0 ? w - dx : w;
             uint8_t *o = row + (size_t)y * w;
             const uint8_t *in = fg + (size_t)y * w;
-            for (int x = x0; x < x1; x++) o[x] |= in[x + dx];
+            if (dx)
+                for (int x = x0; x < x1; x++) o[x] |= in[x + dx];
         }
+    memcpy(dil, row, (size_t)w * h);
     for (int y = 0; y < h; y++)
         for (int dy = -r; dy <= r; dy++) {
             const int yy = y + dy;
-            if (yy < 0 || yy >= h) continue;
+            if (!dy || yy < 0 || yy >= h) continue;
             uint8_t *o = dil + (size_t)y * w;
             const uint8_t *in = row + (size_t)yy * w;
             for (int x = 0; x < w; x++) o[x] |= in[x];

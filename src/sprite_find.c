@@ -157,6 +157,7 @@ typedef struct St {
     int32_t *unexp;     /* the search region's foreground pixels nothing explains, summed over */
     int uy0, ux0, uw;   /* the rectangles from its corner (uy0, ux0); its rows are uw + 1 wide */
     int uh, uj, uok;    /* the region's rows, its frame, and whether unexp is made (on first use) */
+    long usum;          /* the pixels unexplained() has summed directly since (the step's) */
     int ay0, ax0, ay1, ax1; /* the sprites' area: rows ay0 .. ay1 - 1, columns ax0 .. ax1 - 1; the
                              * frame lines around it (border()) hide what passes under them */
 } St;
@@ -181,14 +182,30 @@ static void unexp_make(St *s)
     s->uok = 1;
 }
 
-/* (made on the first call of a greedy step: most steps of a blob that
- * nothing more fits never get this far) */
+/* The rectangles are summed directly until the pixels so summed in the
+ * greedy step would pass the region's: then the sums are made (most steps
+ * of a blob that nothing more fits never get this far, and an edge blob's
+ * region is most of the frame while a step tries few rectangles). Either
+ * way the same count. */
 static int unexplained(St *s, int y0, int x0, int y1, int x1)
 {
-    if (!s->uok) unexp_make(s);
     y0 -= s->uy0, y1 -= s->uy0, x0 -= s->ux0, x1 -= s->ux0;
     if (y0 < 0) y0 = 0;
     if (x0 < 0) x0 = 0;
+    if (!s->uok) {
+        const long a = (long)(y1 - y0) * (x1 - x0);
+        if (s->usum + a <= (long)s->uh * s->uw) {
+            s->usum += a;
+            const uint8_t *g = s->fg + (size_t)s->uj * s->w * s->h + (size_t)(s->uy0 + y0) * s->w + s->ux0;
+            int n = 0;
+            for (int y = y0; y < y1; y++) {
+                const uint8_t *r = g + (size_t)(y - y0) * s->w;
+                for (int x = x0; x < x1; x++) n += r[x]; /* (no branch: vectorized) */
+            }
+            return n;
+        }
+        unexp_make(s);
+    }
     const int32_t *u = s->unexp;
     const int uw = s->uw + 1;
     return u[y1 * uw + x1] - u[y0 * uw + x1] - u[y1 * uw + x0] + u[y0 * uw + x0];
@@ -780,6 +797,7 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
     for (; work < budget;) {
         int best = 0, bi = -1, bpy = 0, bpx = 0, nocc = 0;
         s->uy0 = ry0, s->ux0 = rx0, s->uw = rx1 - rx0, s->uh = ry1 - ry0, s->uj = j, s->uok = 0;
+        s->usum = 0;
         /* only a placement of this blob (each made with push_place())
          * paints with its serial: none yet, nothing to list */
         if (s->ncand)

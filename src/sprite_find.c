@@ -103,14 +103,33 @@ void pnmf_sprite_background(const uint8_t *const *frames, ptrdiff_t stride, int 
         if (hist[v] > hist[flat]) flat = v;
     /* (under 4 frames one frame is a quarter: too little to go by) */
     if (2 * hist[flat] <= (long)w * h || m < 4) return;
-    for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++) {
-            if (bg[y * w + x] == flat) continue;
-            const ptrdiff_t o = (ptrdiff_t)y * stride + x;
-            int c = 0;
-            for (int j = 0; j < m; j++) c += frames[j][o] == flat;
-            if (4 * c >= m) bg[y * w + x] = (uint8_t)flat;
+    /* (the frames showing it counted a row at a time, frame by frame
+     * along the row: loops the compiler vectorizes) */
+    uint16_t *c = pnmf_malloc_array((size_t)w, sizeof(uint16_t));
+    for (int y = 0; y < h; y++) {
+        uint8_t *b = bg + (size_t)y * w;
+        int any = 0;
+        for (int x = 0; x < w; x++) any |= b[x] != flat;
+        if (!any) continue;
+        if (c) {
+            for (int x = 0; x < w; x++) c[x] = 0;
+            for (int j = 0; j < m; j++) {
+                const uint8_t *fj = frames[j] + (ptrdiff_t)y * stride;
+                for (int x = 0; x < w; x++) c[x] = (uint16_t)(c[x] + (fj[x] == flat));
+            }
+            for (int x = 0; x < w; x++)
+                if (4 * c[x] >= m) b[x] = (uint8_t)flat;
+            continue;
         }
+        for (int x = 0; x < w; x++) {
+            if (b[x] == flat) continue;
+            const ptrdiff_t o = (ptrdiff_t)y * stride + x;
+            int n = 0;
+            for (int j = 0; j < m; j++) n += frames[j][o] == flat;
+            if (4 * n >= m) b[x] = (uint8_t)flat;
+        }
+    }
+    pnmf_free(c);
 }
 
 void pnmf_sprite_composite(const PnmfSpriteDict *d, const uint8_t *bg, int w, int h,
@@ -1254,14 +1273,20 @@ int pnmf_sprite_find(PnmfSpriteDict *d, const PnmfSpriteParams *p, const uint8_t
     for (int j = 0; j < m; j++) {
         uint8_t *fg = s.fg + (size_t)j * n;
         int c = 0;
+        /* (byte differences: a loop the compiler vectorizes; no byte
+         * difference passes a tol of 255 or more) */
+        const uint8_t tol = (uint8_t)(p->tol < 255 ? p->tol : 255);
         for (int y = 0; y < h; y++) {
             const uint8_t *fr = frames[j] + (ptrdiff_t)y * stride, *bg = out->bg + (size_t)y * w;
             uint8_t *o = fg + (size_t)y * w;
+            uint32_t rc = 0;
             for (int x = 0; x < w; x++) {
-                const int v = abs_i(fr[x] - bg[x]) > p->tol;
-                o[x] = (uint8_t)v;
-                c += v;
+                const uint8_t dd = (uint8_t)(fr[x] > bg[x] ? fr[x] - bg[x] : bg[x] - fr[x]);
+                const uint8_t v = dd > tol;
+                o[x] = v;
+                rc += v;
             }
+            c += (int)rc;
         }
         out->frame[j].fg_pixels = c;
         nfg += (size_t)c;

@@ -42,8 +42,8 @@ static double mask_pass(RcProb *prob, const PnmfSpritePose *ps, const PnmfSprite
     double bits = 0;
     for (int y = 0; y < ps->h; y++)
         for (int x = 0; x < ps->w; x++) {
-            const int c = pnmf_sprite_mask_context(ps->mask, ps->w, y, x, r ? r->mask : NULL, r ? r->w : 0,
-                                                   r ? r->h : 0, dy, dx);
+            const int c = pnmf_sprite_mask_context_fast(ps->mask, ps->w, y, x, r ? r->mask : NULL, r ? r->w : 0,
+                                                        r ? r->h : 0, dy, dx);
             const int bit = ps->mask[(size_t)y * ps->w + x];
             if (e) {
                 rc_encode(e, &prob[c], bit);
@@ -60,12 +60,22 @@ static double mask_pass(RcProb *prob, const PnmfSpritePose *ps, const PnmfSprite
 static long mask_mismatch(const PnmfSpritePose *ps, const PnmfSpritePose *r, int dy, int dx, long stop)
 {
     long n = 0;
-    for (int y = 0; y < ps->h && n < stop; y++)
-        for (int x = 0; x < ps->w; x++) {
-            const int u = y - dy, v = x - dx;
-            const int rv = u >= 0 && v >= 0 && u < r->h && v < r->w ? r->mask[(size_t)u * r->w + v] : 0;
-            n += rv != ps->mask[(size_t)y * ps->w + x];
+    /* r's columns over the box: xa .. xb - 1 */
+    const int xa = dx > 0 ? dx : 0, xb = dx + r->w < ps->w ? dx + r->w : ps->w;
+    for (int y = 0; y < ps->h && n < stop; y++) {
+        const uint8_t *m = ps->mask + (size_t)y * ps->w;
+        const int u = y - dy;
+        int c = 0;
+        if (u < 0 || u >= r->h || xa >= xb) {
+            for (int x = 0; x < ps->w; x++) c += m[x];
+        } else {
+            const uint8_t *rm = r->mask + (size_t)u * r->w - dx;
+            for (int x = 0; x < xa; x++) c += m[x];
+            for (int x = xa; x < xb; x++) c += rm[x] != m[x];
+            for (int x = xb; x < ps->w; x++) c += m[x];
         }
+        n += c;
+    }
     return n;
 }
 

@@ -489,17 +489,27 @@ static int fit_edge(const St *s, const PnmfSpritePose *ps, const PoseTests *pt, 
  * the try without a look at the cover). Inline in the search's
  * loops: most shifts fail within a few pixels, and a call per shift costs
  * as much as its tests. */
-static inline int try_place(St *s, const PnmfSpritePose *ps, const PoseTests *pt, int j, int py, int px,
-                            int serial, int painted, int best, long *work)
+/* What try_place() reads of the search, in locals of its caller: frame j
+ * and its cover (rows w apart), and the corners (py, px) that put the
+ * pose's box wholly in the sprites' area: py in y0 .. y1, px in x0 .. x1. */
+typedef struct TryAt {
+    const uint8_t *fr;
+    const int32_t *cov;
+    int w, j, tol, serial, painted, y0, y1, x0, x1;
+} TryAt;
+
+static inline int try_place(St *s, const PnmfSpritePose *ps, const PoseTests *pt, const TryAt t, int py, int px,
+                            int best, long *work)
 {
-    if (py < s->ay0 || px < s->ax0 || py + ps->h > s->ay1 || px + ps->w > s->ax1)
-        return fit_edge(s, ps, pt, j, py, px, serial, painted, work);
+    if (py < t.y0 || px < t.x0 || py > t.y1 || px > t.x1)
+        return fit_edge(s, ps, pt, t.j, py, px, t.serial, t.painted, work);
     const TestPix *ord = pt->ord;
     /* the whole box in the frame: no pixel to skip; the first pass finds
      * a mismatch (most shifts have one), fit_inside() counts */
-    const int tol = s->p->tol, np = ps->npix;
-    const uint8_t *f0 = s->frames[j] + (ptrdiff_t)py * s->stride + px;
-    const int32_t *c0 = s->cover + (ptrdiff_t)j * s->w * s->h + (ptrdiff_t)py * s->w + px;
+    const int tol = t.tol, np = ps->npix, serial = t.serial, painted = t.painted;
+    const ptrdiff_t o = (ptrdiff_t)py * t.w + px;
+    const uint8_t *f0 = t.fr + o;
+    const int32_t *c0 = t.cov + o;
     int k = 0;
     /* (tol 0, lossless sources: an equality, the common case) */
     if (!tol && !painted) {
@@ -516,7 +526,7 @@ static inline int try_place(St *s, const PnmfSpritePose *ps, const PoseTests *pt
         *work += k + 1;
         return -1;
     }
-    return fit_inside(s, ps, ord, j, py, px, best, work);
+    return fit_inside(s, ps, ord, t.j, py, px, best, work);
 }
 
 /* Pose id's tests (PoseTests), made on first use: its pixels far apart
@@ -851,6 +861,9 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
              * is in the frame is not searched. */
             const PoseTests *pt = pose_tests(s, i);
             if (!pt) return PNMF_ERR_NOMEM;
+            /* (the search reads frames whose rows are w apart) */
+            const TryAt at = { s->frames[j], cov, w, j, p->tol, serial, nocc > 0,
+                               s->ay0, s->ay1 - ps->h, s->ax0, s->ax1 - ps->w };
             int anc[8], na = 0;
             if (!edge) {
                 int an = -1;
@@ -870,7 +883,7 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
 #define TRY(PY, PX) do { \
                 const int py_ = (PY), px_ = (PX); \
                 if (py_ >= ylo && py_ <= yhi && px_ >= xlo && px_ <= xhi) { \
-                    const int f_ = try_place(s, ps, pt, j, py_, px_, serial, nocc > 0, best, &work); \
+                    const int f_ = try_place(s, ps, pt, at, py_, px_, best, &work); \
                     if (f_ > best || (f_ == best && bi == i && (py_ < bpy || (py_ == bpy && px_ < bpx)))) \
                         best = f_, bi = i, bpy = py_, bpx = px_; \
                 } \

@@ -948,9 +948,13 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
         PNMF_CHECK(commit_places(s, j));
     }
     /* the rest, in front of what explains the blob's other pixels: a known
-     * pose whatever its size (a bubble over a fish), else a new one */
-    left = crop_blob(s, b, pix, mask, &by, &bx, &bh, &bw);
-    id = find_hash(d, bw, bh, pix, mask, pnmf_sprite_hash(bw, bh, pix, mask));
+     * pose whatever its size (a bubble over a fish), else a new one
+     * (nothing placed: the rest is the whole blob, cropped and looked up
+     * above, pix and mask as they are) */
+    if (some) {
+        left = crop_blob(s, b, pix, mask, &by, &bx, &bh, &bw);
+        id = find_hash(d, bw, bh, pix, mask, pnmf_sprite_hash(bw, bh, pix, mask));
+    }
     if (id >= 0) {
         PNMF_CHECK(push_place(s, id, by, bx));
         mark(s, &d->pose[id], j, by, bx, serial);

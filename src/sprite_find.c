@@ -666,14 +666,19 @@ static int crop_blob(const St *s, const Blob *b, uint8_t *pix, uint8_t *mask, in
     memset(pix, 0, (size_t)cw * ch);
     memset(mask, 0, (size_t)cw * ch);
     y = 0, r0 = 0;
-    for (int i = 0; i < b->npix; i++) {
-        const int q = s->pixels[b->start + i];
+    /* (in locals: the byte stores below may alias s and b to the compiler) */
+    const int32_t *px = s->pixels + b->start;
+    const int np = b->npix;
+    const uint8_t *fr = s->frames[b->frame];
+    const ptrdiff_t stride = s->stride;
+    for (int i = 0; i < np; i++) {
+        const int q = px[i];
         if (!fg[q]) continue;
         while (q >= r0 + w) y++, r0 += w;
         const int x = q - r0;
         const int o = (y - y0) * cw + (x - x0);
         mask[o] = 1;
-        pix[o] = s->frames[b->frame][(ptrdiff_t)y * s->stride + x];
+        pix[o] = fr[(ptrdiff_t)y * stride + x];
     }
     *by = y0, *bx = x0, *bh = ch, *bw = cw;
     return n;

@@ -399,8 +399,8 @@ int pnmf_sprite_masks_read(const uint8_t *p, size_t n, int version, int np, uint
         const uint8_t *r = k >= 0 ? masks[k] : NULL;
         for (int y = 0; y < h[i]; y++)
             for (int x = 0; x < w[i]; x++) {
-                const int c = pnmf_sprite_mask_context_fast(masks[i], w[i], y, x, r, k >= 0 ? w[k] : 0, k >= 0 ? h[k] : 0,
-                                                dy[i], dx[i]);
+                const int c = pnmf_sprite_mask_context_fast(masks[i], w[i], y, x, r, k >= 0 ? w[k] : 0,
+                                                            k >= 0 ? h[k] : 0, dy[i], dx[i]);
                 masks[i][(size_t)y * w[i] + x] = (uint8_t)rc_decode(&d, &prob[c]);
             }
     }

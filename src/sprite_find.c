@@ -176,7 +176,7 @@ typedef struct St {
     int32_t *unexp;     /* the search region's foreground pixels nothing explains, summed over */
     int uy0, ux0, uw;   /* the rectangles from its corner (uy0, ux0); its rows are uw + 1 wide */
     int uh, uj, uok;    /* the region's rows, its frame, and whether unexp is made (on first use) */
-    long usum;          /* the pixels unexplained() has summed directly since (the step's) */
+    long usum;          /* the pixels unexplained() has summed directly in the greedy step */
     int ay0, ax0, ay1, ax1; /* the sprites' area: rows ay0 .. ay1 - 1, columns ax0 .. ax1 - 1; the
                              * frame lines around it (border()) hide what passes under them */
 } St;
@@ -478,6 +478,15 @@ static int fit_edge(const St *s, const PnmfSpritePose *ps, const PoseTests *pt, 
     return fit_fresh(in, vis, fresh);
 }
 
+/* What try_place() reads of the search, in locals of its caller: frame j
+ * and its cover (rows w apart), and the corners (py, px) that put the
+ * pose's box wholly in the sprites' area: py in y0 .. y1, px in x0 .. x1. */
+typedef struct TryAt {
+    const uint8_t *fr;
+    const int32_t *cov;
+    int w, j, tol, serial, painted, y0, y1, x0, x1;
+} TryAt;
+
 /* Does pose ps at (py, px) of frame j fit: every in-frame mask pixel
  * matches the frame or is painted by a placement of this blob (serial),
  * in front of it? ord: its pixels in the order tested (pose_tests()).
@@ -489,15 +498,6 @@ static int fit_edge(const St *s, const PnmfSpritePose *ps, const PoseTests *pt, 
  * the try without a look at the cover). Inline in the search's
  * loops: most shifts fail within a few pixels, and a call per shift costs
  * as much as its tests. */
-/* What try_place() reads of the search, in locals of its caller: frame j
- * and its cover (rows w apart), and the corners (py, px) that put the
- * pose's box wholly in the sprites' area: py in y0 .. y1, px in x0 .. x1. */
-typedef struct TryAt {
-    const uint8_t *fr;
-    const int32_t *cov;
-    int w, j, tol, serial, painted, y0, y1, x0, x1;
-} TryAt;
-
 static inline int try_place(St *s, const PnmfSpritePose *ps, const PoseTests *pt, const TryAt t, int py, int px,
                             int best, long *work)
 {

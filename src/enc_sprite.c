@@ -42,8 +42,8 @@ static double mask_pass(RcProb *prob, const PnmfSpritePose *ps, const PnmfSprite
     double bits = 0;
     for (int y = 0; y < ps->h; y++)
         for (int x = 0; x < ps->w; x++) {
-            const int c = pnmf_sprite_mask_context(ps->mask, ps->w, y, x, r ? r->mask : NULL, r ? r->w : 0,
-                                                   r ? r->h : 0, dy, dx);
+            const int c = pnmf_sprite_mask_context_fast(ps->mask, ps->w, y, x, r ? r->mask : NULL, r ? r->w : 0,
+                                                        r ? r->h : 0, dy, dx);
             const int bit = ps->mask[(size_t)y * ps->w + x];
             if (e) {
                 rc_encode(e, &prob[c], bit);
@@ -60,12 +60,22 @@ static double mask_pass(RcProb *prob, const PnmfSpritePose *ps, const PnmfSprite
 static long mask_mismatch(const PnmfSpritePose *ps, const PnmfSpritePose *r, int dy, int dx, long stop)
 {
     long n = 0;
-    for (int y = 0; y < ps->h && n < stop; y++)
-        for (int x = 0; x < ps->w; x++) {
-            const int u = y - dy, v = x - dx;
-            const int rv = u >= 0 && v >= 0 && u < r->h && v < r->w ? r->mask[(size_t)u * r->w + v] : 0;
-            n += rv != ps->mask[(size_t)y * ps->w + x];
+    /* r's columns over the box: xa .. xb - 1 */
+    const int xa = dx > 0 ? dx : 0, xb = dx + r->w < ps->w ? dx + r->w : ps->w;
+    for (int y = 0; y < ps->h && n < stop; y++) {
+        const uint8_t *m = ps->mask + (size_t)y * ps->w;
+        const int u = y - dy;
+        int c = 0;
+        if (u < 0 || u >= r->h || xa >= xb) {
+            for (int x = 0; x < ps->w; x++) c += m[x];
+        } else {
+            const uint8_t *rm = r->mask + (size_t)u * r->w - dx;
+            for (int x = 0; x < xa; x++) c += m[x];
+            for (int x = xa; x < xb; x++) c += rm[x] != m[x];
+            for (int x = xb; x < ps->w; x++) c += m[x];
         }
+        n += c;
+    }
     return n;
 }
 
@@ -149,11 +159,14 @@ static int window_tol(const PnmfEncoder *e, int m)
     uint64_t still = 0, small = 0;
     for (int j = 1; j < m; j++) {
         const uint8_t *a = e->frames + (size_t)(j - 1) * e->nv, *b = a + e->nv;
+        /* (byte differences and 32-bit counts a frame: a loop the compiler vectorizes) */
+        uint32_t st = 0, sm = 0;
         for (size_t q = 0; q < e->nv; q++) {
-            const int d = abs(a[q] - b[q]);
-            still += d == 0;
-            small += d > 0 && d <= PNMF_SPRITE_NOISE_DIFF;
+            const uint8_t d = (uint8_t)(a[q] > b[q] ? a[q] - b[q] : b[q] - a[q]);
+            st += d == 0;
+            sm += (uint8_t)(d - 1) < PNMF_SPRITE_NOISE_DIFF;
         }
+        still += st, small += sm;
     }
     const int lossy = (double)small > PNMF_SPRITE_NOISE_SHARE * (double)(still + small);
     return lossy ? PNMF_SPRITE_TOL_LOSSY : PNMF_SPRITE_TOL;

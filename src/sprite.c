@@ -387,29 +387,6 @@ int pnmf_sprite_mask_context(const uint8_t *m, int w, int y, int x, const uint8_
 #undef M
 }
 
-/* pnmf_sprite_mask_context() with direct reads where every sample it
- * takes lies inside both boxes (most of a mask), without a bounds test
- * a sample. */
-static inline int mask_context_fast(const uint8_t *m, int w, int y, int x, const uint8_t *r, int rw, int rh, int dy,
-                                    int dx)
-{
-    if (!r) {
-        if (y >= 2 && x >= 2 && x + 2 < w) {
-            const uint8_t *a = m + (size_t)(y - 2) * w + x, *b = a + w, *c = b + w;
-            return a[-1] << 9 | a[0] << 8 | a[1] << 7 | b[-2] << 6 | b[-1] << 5 | b[0] << 4 | b[1] << 3 |
-                   b[2] << 2 | c[-2] << 1 | c[-1];
-        }
-    } else {
-        const int ry = y - dy, rx = x - dx;
-        if (y >= 1 && x >= 1 && x + 1 < w && ry >= 1 && ry + 1 < rh && rx >= 1 && rx + 1 < rw) {
-            const uint8_t *b = m + (size_t)(y - 1) * w + x, *c = b + w, *q = r + (size_t)ry * rw + rx;
-            return 1024 + (b[-1] << 8 | b[0] << 7 | b[1] << 6 | c[-1] << 5 | q[0] << 4 | q[-rw] << 3 |
-                           q[rw] << 2 | q[-1] << 1 | q[1]);
-        }
-    }
-    return pnmf_sprite_mask_context(m, w, y, x, r, rw, rh, dy, dx);
-}
-
 int pnmf_sprite_masks_read(const uint8_t *p, size_t n, int version, int np, uint8_t *const *masks, const int *w, const int *h,
                            const int *ref, const int *dy, const int *dx)
 {
@@ -422,8 +399,8 @@ int pnmf_sprite_masks_read(const uint8_t *p, size_t n, int version, int np, uint
         const uint8_t *r = k >= 0 ? masks[k] : NULL;
         for (int y = 0; y < h[i]; y++)
             for (int x = 0; x < w[i]; x++) {
-                const int c = mask_context_fast(masks[i], w[i], y, x, r, k >= 0 ? w[k] : 0, k >= 0 ? h[k] : 0,
-                                                dy[i], dx[i]);
+                const int c = pnmf_sprite_mask_context_fast(masks[i], w[i], y, x, r, k >= 0 ? w[k] : 0,
+                                                            k >= 0 ? h[k] : 0, dy[i], dx[i]);
                 masks[i][(size_t)y * w[i] + x] = (uint8_t)rc_decode(&d, &prob[c]);
             }
     }

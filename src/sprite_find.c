@@ -66,22 +66,24 @@ void pnmf_sprite_background(const uint8_t *const *frames, ptrdiff_t stride, int 
     long hist[256];
     memset(cnt, 0, sizeof(cnt));
     memset(hist, 0, sizeof(hist));
-    /* a pixel no frame changes (most of a screen) has its one value: the
-     * row's such pixels found first, frame by frame along the row */
-    uint8_t *same = pnmf_malloc((size_t)w);
+    /* a pixel that the first frame's value shows in more than half the
+     * frames (most of a screen: no frame changes it) has that value as its
+     * mode, the one value of the greatest count: the row's frames that
+     * show it counted first, frame by frame along the row */
+    uint16_t *same = pnmf_malloc_array((size_t)w, sizeof(uint16_t));
     for (int y = 0; y < h; y++) {
         const uint8_t *f0 = frames[0] + (ptrdiff_t)y * stride;
         if (same) {
-            memset(same, 1, (size_t)w);
+            for (int x = 0; x < w; x++) same[x] = 1;
             for (int j = 1; j < m; j++) {
                 const uint8_t *fj = frames[j] + (ptrdiff_t)y * stride;
-                for (int x = 0; x < w; x++) same[x] &= fj[x] == f0[x];
+                for (int x = 0; x < w; x++) same[x] = (uint16_t)(same[x] + (fj[x] == f0[x]));
             }
         }
         for (int x = 0; x < w; x++) {
             const ptrdiff_t o = (ptrdiff_t)y * stride + x;
             int best = frames[0][o], bc = 0;
-            if (same && same[x]) {
+            if (same && 2 * same[x] > m) {
                 bg[y * w + x] = (uint8_t)best;
                 hist[best]++;
                 continue;
@@ -101,14 +103,33 @@ void pnmf_sprite_background(const uint8_t *const *frames, ptrdiff_t stride, int 
         if (hist[v] > hist[flat]) flat = v;
     /* (under 4 frames one frame is a quarter: too little to go by) */
     if (2 * hist[flat] <= (long)w * h || m < 4) return;
-    for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++) {
-            if (bg[y * w + x] == flat) continue;
-            const ptrdiff_t o = (ptrdiff_t)y * stride + x;
-            int c = 0;
-            for (int j = 0; j < m; j++) c += frames[j][o] == flat;
-            if (4 * c >= m) bg[y * w + x] = (uint8_t)flat;
+    /* (the frames showing it counted a row at a time, frame by frame
+     * along the row: loops the compiler vectorizes) */
+    uint16_t *c = pnmf_malloc_array((size_t)w, sizeof(uint16_t));
+    for (int y = 0; y < h; y++) {
+        uint8_t *b = bg + (size_t)y * w;
+        int any = 0;
+        for (int x = 0; x < w; x++) any |= b[x] != flat;
+        if (!any) continue;
+        if (c) {
+            for (int x = 0; x < w; x++) c[x] = 0;
+            for (int j = 0; j < m; j++) {
+                const uint8_t *fj = frames[j] + (ptrdiff_t)y * stride;
+                for (int x = 0; x < w; x++) c[x] = (uint16_t)(c[x] + (fj[x] == flat));
+            }
+            for (int x = 0; x < w; x++)
+                if (4 * c[x] >= m) b[x] = (uint8_t)flat;
+            continue;
         }
+        for (int x = 0; x < w; x++) {
+            if (b[x] == flat) continue;
+            const ptrdiff_t o = (ptrdiff_t)y * stride + x;
+            int n = 0;
+            for (int j = 0; j < m; j++) n += frames[j][o] == flat;
+            if (4 * n >= m) b[x] = (uint8_t)flat;
+        }
+    }
+    pnmf_free(c);
 }
 
 void pnmf_sprite_composite(const PnmfSpriteDict *d, const uint8_t *bg, int w, int h,
@@ -155,6 +176,7 @@ typedef struct St {
     int32_t *unexp;     /* the search region's foreground pixels nothing explains, summed over */
     int uy0, ux0, uw;   /* the rectangles from its corner (uy0, ux0); its rows are uw + 1 wide */
     int uh, uj, uok;    /* the region's rows, its frame, and whether unexp is made (on first use) */
+    long usum;          /* the pixels unexplained() has summed directly in the greedy step */
     int ay0, ax0, ay1, ax1; /* the sprites' area: rows ay0 .. ay1 - 1, columns ax0 .. ax1 - 1; the
                              * frame lines around it (border()) hide what passes under them */
 } St;
@@ -179,14 +201,30 @@ static void unexp_make(St *s)
     s->uok = 1;
 }
 
-/* (made on the first call of a greedy step: most steps of a blob that
- * nothing more fits never get this far) */
+/* The rectangles are summed directly until the pixels so summed in the
+ * greedy step would pass the region's: then the sums are made (most steps
+ * of a blob that nothing more fits never get this far, and an edge blob's
+ * region is most of the frame while a step tries few rectangles). Either
+ * way the same count. */
 static int unexplained(St *s, int y0, int x0, int y1, int x1)
 {
-    if (!s->uok) unexp_make(s);
     y0 -= s->uy0, y1 -= s->uy0, x0 -= s->ux0, x1 -= s->ux0;
     if (y0 < 0) y0 = 0;
     if (x0 < 0) x0 = 0;
+    if (!s->uok) {
+        const long a = (long)(y1 - y0) * (x1 - x0);
+        if (s->usum + a <= (long)s->uh * s->uw) {
+            s->usum += a;
+            const uint8_t *g = s->fg + (size_t)s->uj * s->w * s->h + (size_t)(s->uy0 + y0) * s->w + s->ux0;
+            int n = 0;
+            for (int y = y0; y < y1; y++) {
+                const uint8_t *r = g + (size_t)(y - y0) * s->w;
+                for (int x = x0; x < x1; x++) n += r[x]; /* (no branch: vectorized) */
+            }
+            return n;
+        }
+        unexp_make(s);
+    }
     const int32_t *u = s->unexp;
     const int uw = s->uw + 1;
     return u[y1 * uw + x1] - u[y0 * uw + x1] - u[y1 * uw + x0] + u[y0 * uw + x0];
@@ -221,19 +259,21 @@ static int find_blobs(St *s, int j, int32_t *lab, uint8_t *dil, int32_t *stack, 
     /* separable square dilation of the 0/1 foreground: each offset's
      * shifted rows ORed in whole (loops the compiler vectorizes) */
     uint8_t *row = dil + (size_t)w * h;
-    memset(row, 0, (size_t)w * h);
-    memset(dil, 0, (size_t)w * h);
+    /* (offset 0 copied, the others ORed over it) */
+    memcpy(row, fg, (size_t)w * h);
     for (int y = 0; y < h; y++)
         for (int dx = -r; dx <= r; dx++) {
             const int x0 = dx < 0 ? -dx : 0, x1 = dx > 0 ? w - dx : w;
             uint8_t *o = row + (size_t)y * w;
             const uint8_t *in = fg + (size_t)y * w;
-            for (int x = x0; x < x1; x++) o[x] |= in[x + dx];
+            if (dx)
+                for (int x = x0; x < x1; x++) o[x] |= in[x + dx];
         }
+    memcpy(dil, row, (size_t)w * h);
     for (int y = 0; y < h; y++)
         for (int dy = -r; dy <= r; dy++) {
             const int yy = y + dy;
-            if (yy < 0 || yy >= h) continue;
+            if (!dy || yy < 0 || yy >= h) continue;
             uint8_t *o = dil + (size_t)y * w;
             const uint8_t *in = row + (size_t)yy * w;
             for (int x = 0; x < w; x++) o[x] |= in[x];
@@ -438,6 +478,15 @@ static int fit_edge(const St *s, const PnmfSpritePose *ps, const PoseTests *pt, 
     return fit_fresh(in, vis, fresh);
 }
 
+/* What try_place() reads of the search, in locals of its caller: frame j
+ * and its cover (rows w apart), and the corners (py, px) that put the
+ * pose's box wholly in the sprites' area: py in y0 .. y1, px in x0 .. x1. */
+typedef struct TryAt {
+    const uint8_t *fr;
+    const int32_t *cov;
+    int w, j, tol, serial, painted, y0, y1, x0, x1;
+} TryAt;
+
 /* Does pose ps at (py, px) of frame j fit: every in-frame mask pixel
  * matches the frame or is painted by a placement of this blob (serial),
  * in front of it? ord: its pixels in the order tested (pose_tests()).
@@ -449,17 +498,18 @@ static int fit_edge(const St *s, const PnmfSpritePose *ps, const PoseTests *pt, 
  * the try without a look at the cover). Inline in the search's
  * loops: most shifts fail within a few pixels, and a call per shift costs
  * as much as its tests. */
-static inline int try_place(St *s, const PnmfSpritePose *ps, const PoseTests *pt, int j, int py, int px,
-                            int serial, int painted, int best, long *work)
+static inline int try_place(St *s, const PnmfSpritePose *ps, const PoseTests *pt, const TryAt t, int py, int px,
+                            int best, long *work)
 {
-    if (py < s->ay0 || px < s->ax0 || py + ps->h > s->ay1 || px + ps->w > s->ax1)
-        return fit_edge(s, ps, pt, j, py, px, serial, painted, work);
+    if (py < t.y0 || px < t.x0 || py > t.y1 || px > t.x1)
+        return fit_edge(s, ps, pt, t.j, py, px, t.serial, t.painted, work);
     const TestPix *ord = pt->ord;
     /* the whole box in the frame: no pixel to skip; the first pass finds
      * a mismatch (most shifts have one), fit_inside() counts */
-    const int tol = s->p->tol, np = ps->npix;
-    const uint8_t *f0 = s->frames[j] + (ptrdiff_t)py * s->stride + px;
-    const int32_t *c0 = s->cover + (ptrdiff_t)j * s->w * s->h + (ptrdiff_t)py * s->w + px;
+    const int tol = t.tol, np = ps->npix, serial = t.serial, painted = t.painted;
+    const ptrdiff_t o = (ptrdiff_t)py * t.w + px;
+    const uint8_t *f0 = t.fr + o;
+    const int32_t *c0 = t.cov + o;
     int k = 0;
     /* (tol 0, lossless sources: an equality, the common case) */
     if (!tol && !painted) {
@@ -476,7 +526,7 @@ static inline int try_place(St *s, const PnmfSpritePose *ps, const PoseTests *pt
         *work += k + 1;
         return -1;
     }
-    return fit_inside(s, ps, ord, j, py, px, best, work);
+    return fit_inside(s, ps, ord, t.j, py, px, best, work);
 }
 
 /* Pose id's tests (PoseTests), made on first use: its pixels far apart
@@ -616,14 +666,19 @@ static int crop_blob(const St *s, const Blob *b, uint8_t *pix, uint8_t *mask, in
     memset(pix, 0, (size_t)cw * ch);
     memset(mask, 0, (size_t)cw * ch);
     y = 0, r0 = 0;
-    for (int i = 0; i < b->npix; i++) {
-        const int q = s->pixels[b->start + i];
+    /* (in locals: the byte stores below may alias s and b to the compiler) */
+    const int32_t *px = s->pixels + b->start;
+    const int np = b->npix;
+    const uint8_t *fr = s->frames[b->frame];
+    const ptrdiff_t stride = s->stride;
+    for (int i = 0; i < np; i++) {
+        const int q = px[i];
         if (!fg[q]) continue;
         while (q >= r0 + w) y++, r0 += w;
         const int x = q - r0;
         const int o = (y - y0) * cw + (x - x0);
         mask[o] = 1;
-        pix[o] = s->frames[b->frame][(ptrdiff_t)y * s->stride + x];
+        pix[o] = fr[(ptrdiff_t)y * stride + x];
     }
     *by = y0, *bx = x0, *bh = ch, *bw = cw;
     return n;
@@ -682,14 +737,26 @@ static int near_match(St *s, const Blob *b, int serial, int by, int bx, int bh, 
 static void by_value(const St *s, int j, int y0, int y1, int x0, int x1, uint32_t *pos, int start[257])
 {
     const uint8_t *fr = s->frames[j];
-    memset(start, 0, 257 * sizeof(int));
-    for (int y = y0; y < y1; y++)
-        for (int x = x0; x < x1; x++) start[fr[(ptrdiff_t)y * s->stride + x] + 1]++;
-    for (int v = 0; v < 256; v++) start[v + 1] += start[v];
+    const ptrdiff_t stride = s->stride;
+    /* (counted in two tables, even and odd columns: an increment does not
+     * wait on the one before where neighbours share a value) */
+    int c2[2][256];
+    memset(c2, 0, sizeof(c2));
+    for (int y = y0; y < y1; y++) {
+        const uint8_t *r = fr + (ptrdiff_t)y * stride;
+        int x = x0;
+        for (; x + 1 < x1; x += 2) c2[0][r[x]]++, c2[1][r[x + 1]]++;
+        if (x < x1) c2[0][r[x]]++;
+    }
+    start[0] = 0;
+    for (int v = 0; v < 256; v++) start[v + 1] = start[v] + c2[0][v] + c2[1][v];
     int fill[256];
     memcpy(fill, start, sizeof(fill));
-    for (int y = y0; y < y1; y++)
-        for (int x = x0; x < x1; x++) pos[fill[fr[(ptrdiff_t)y * s->stride + x]]++] = (uint32_t)y << 16 | (uint32_t)x;
+    for (int y = y0; y < y1; y++) {
+        const uint8_t *r = fr + (ptrdiff_t)y * stride;
+        const uint32_t yb = (uint32_t)y << 16;
+        for (int x = x0; x < x1; x++) pos[fill[r[x]]++] = yb | (uint32_t)x;
+    }
 }
 
 /* The first index in lo..hi - 1 of the ascending a whose entry is at
@@ -776,6 +843,7 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
     for (; work < budget;) {
         int best = 0, bi = -1, bpy = 0, bpx = 0, nocc = 0;
         s->uy0 = ry0, s->ux0 = rx0, s->uw = rx1 - rx0, s->uh = ry1 - ry0, s->uj = j, s->uok = 0;
+        s->usum = 0;
         /* only a placement of this blob (each made with push_place())
          * paints with its serial: none yet, nothing to list */
         if (s->ncand)
@@ -798,6 +866,9 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
              * is in the frame is not searched. */
             const PoseTests *pt = pose_tests(s, i);
             if (!pt) return PNMF_ERR_NOMEM;
+            /* (the search reads frames whose rows are w apart) */
+            const TryAt at = { s->frames[j], cov, w, j, p->tol, serial, nocc > 0,
+                               s->ay0, s->ay1 - ps->h, s->ax0, s->ax1 - ps->w };
             int anc[8], na = 0;
             if (!edge) {
                 int an = -1;
@@ -817,7 +888,7 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
 #define TRY(PY, PX) do { \
                 const int py_ = (PY), px_ = (PX); \
                 if (py_ >= ylo && py_ <= yhi && px_ >= xlo && px_ <= xhi) { \
-                    const int f_ = try_place(s, ps, pt, j, py_, px_, serial, nocc > 0, best, &work); \
+                    const int f_ = try_place(s, ps, pt, at, py_, px_, best, &work); \
                     if (f_ > best || (f_ == best && bi == i && (py_ < bpy || (py_ == bpy && px_ < bpx)))) \
                         best = f_, bi = i, bpy = py_, bpx = px_; \
                 } \
@@ -882,9 +953,13 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
         PNMF_CHECK(commit_places(s, j));
     }
     /* the rest, in front of what explains the blob's other pixels: a known
-     * pose whatever its size (a bubble over a fish), else a new one */
-    left = crop_blob(s, b, pix, mask, &by, &bx, &bh, &bw);
-    id = find_hash(d, bw, bh, pix, mask, pnmf_sprite_hash(bw, bh, pix, mask));
+     * pose whatever its size (a bubble over a fish), else a new one
+     * (nothing placed: the rest is the whole blob, cropped and looked up
+     * above, pix and mask as they are) */
+    if (some) {
+        left = crop_blob(s, b, pix, mask, &by, &bx, &bh, &bw);
+        id = find_hash(d, bw, bh, pix, mask, pnmf_sprite_hash(bw, bh, pix, mask));
+    }
     if (id >= 0) {
         PNMF_CHECK(push_place(s, id, by, bx));
         mark(s, &d->pose[id], j, by, bx, serial);
@@ -1220,14 +1295,20 @@ int pnmf_sprite_find(PnmfSpriteDict *d, const PnmfSpriteParams *p, const uint8_t
     for (int j = 0; j < m; j++) {
         uint8_t *fg = s.fg + (size_t)j * n;
         int c = 0;
+        /* (byte differences: a loop the compiler vectorizes; no byte
+         * difference passes a tol of 255 or more) */
+        const uint8_t tol = (uint8_t)(p->tol < 255 ? p->tol : 255);
         for (int y = 0; y < h; y++) {
             const uint8_t *fr = frames[j] + (ptrdiff_t)y * stride, *bg = out->bg + (size_t)y * w;
             uint8_t *o = fg + (size_t)y * w;
+            uint32_t rc = 0;
             for (int x = 0; x < w; x++) {
-                const int v = abs_i(fr[x] - bg[x]) > p->tol;
-                o[x] = (uint8_t)v;
-                c += v;
+                const uint8_t dd = (uint8_t)(fr[x] > bg[x] ? fr[x] - bg[x] : bg[x] - fr[x]);
+                const uint8_t v = dd > tol;
+                o[x] = v;
+                rc += v;
             }
+            c += (int)rc;
         }
         out->frame[j].fg_pixels = c;
         nfg += (size_t)c;

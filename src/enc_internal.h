@@ -91,6 +91,9 @@ struct PnmfEncoder {
     uint8_t *last_gray;       /* the frame pushed last, width x height (scene cuts) */
     int last_hist[64];        /* and its 64-bin gray-level histogram */
     int last_cut;             /* the first frame after the last scene cut (a window starting there is a key window) */
+    uint8_t *cut_gray;        /* the frame before a cut held until the next frame tells a cut from a flash */
+    int cut_hist[64];         /* and its histogram */
+    int cut_held;             /* 1: the frame pushed last is a cut from cut_gray's, the next frame decides */
 
     /* statistics (pnmf_encoder_stats) */
     int windows, scene_cuts;

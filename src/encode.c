@@ -76,6 +76,7 @@ int pnmf_encoder_create(PnmfEncoder **out, const PnmfEncSettings *s, int width, 
     e->seen = pnmf_malloc_array(fg->n, 1);
     e->lastP = pnmf_malloc_array(e->nv, 1);
     e->last_gray = pnmf_malloc_array(e->nv, 1);
+    e->cut_gray = pnmf_malloc_array(e->nv, 1);
     e->lastB = pnmf_malloc_array(e->nv, 1);
     int refs_ok = !!e->lastB;
     /* the second set where two codings can run at once, or the sprite
@@ -98,7 +99,7 @@ int pnmf_encoder_create(PnmfEncoder **out, const PnmfEncSettings *s, int width, 
     for (int t = 0; t < PNMF_RES_REFS; t++) refs_ok &= !!(e->lastRef[t] = pnmf_malloc_array(e->nv, 1));
     int ret = PNMF_ERR_NOMEM;
     if (!e->frames || !e->W || !e->Wq || !e->Wtry || !e->H || !e->Hsave || !e->rec ||
-        !e->seen || !e->lastP || !e->last_gray || !refs_ok)
+        !e->seen || !e->lastP || !e->last_gray || !e->cut_gray || !refs_ok)
         goto error;
     PnmfHeader h = { 0 };
     h.writer_version = PNMF_FORMAT_VERSION;
@@ -367,6 +368,27 @@ int pnmf_encoder_push_timed(PnmfEncoder *e, const uint8_t *gray, ptrdiff_t strid
     return pnmf_encoder_push(e, gray, stride);
 }
 
+/* The scene cut held before the frame pushed last (e->cut_held) happens:
+ * the window ends before that frame, which starts the next one. */
+static int cut_before_last(PnmfEncoder *e)
+{
+    e->cut_held = 0;
+    e->scene_cuts++;
+    pnmf_log(&e->s.logger, PNMF_LOG_INFO, "scene cut before frame %d", e->frame_count - 1);
+    if (e->nbuf > 1) { /* the window ends before the cut */
+        const size_t last = (size_t)(e->nbuf - 1) * e->nv;
+        e->nbuf--, e->frame_count--;
+        const int ret = encode_window(e);
+        e->frame_count++;
+        if (ret < 0) return ret;
+        memmove(e->frames, e->frames + last, e->nv);
+        e->nbuf = 1;
+    }
+    e->last_cut = e->frame_count - 1; /* after it: that window may have started at the last cut */
+    e->probe_skips = 0;               /* a new scene: parts may pay in it, probe again */
+    return 0;
+}
+
 int pnmf_encoder_push(PnmfEncoder *e, const uint8_t *gray, ptrdiff_t stride)
 {
     if (e->failed) return e->failed;
@@ -376,14 +398,24 @@ int pnmf_encoder_push(PnmfEncoder *e, const uint8_t *gray, ptrdiff_t stride)
      * with the frame for the test of the next one */
     int hist[64];
     if (e->s.scene_cut) gray_hist(gray, stride, e->width, e->height, hist);
-    if (e->s.scene_cut && e->frame_count - e->last_cut >= PNMF_CUT_MIN_GAP &&
-        cut_between(e->last_hist, hist, gray_sad(e->last_gray, e->width, gray, stride, e->width, e->height), e->width,
-                    e->height)) {
-        e->scene_cuts++;
-        pnmf_log(&e->s.logger, PNMF_LOG_INFO, "scene cut before frame %d", e->frame_count);
-        if (e->nbuf) PNMF_CHECK(encode_window(e)); /* the window ends before the cut */
-        e->last_cut = e->frame_count; /* after it: that window may have started at the last cut */
-        e->probe_skips = 0; /* a new scene: parts may pay in it, probe again */
+    if (e->cut_held) {
+        /* the frame pushed last differs from the one before it: a cut if
+         * this frame differs from that one too, else a flash (one frame
+         * apart, as a camera flash or a lightning bolt), which ends nothing */
+        if (cut_between(e->cut_hist, hist, gray_sad(e->cut_gray, e->width, gray, stride, e->width, e->height),
+                        e->width, e->height)) {
+            PNMF_CHECK(cut_before_last(e));
+        } else {
+            e->cut_held = 0;
+        }
+        if (e->nbuf == e->s.window) PNMF_CHECK(encode_window(e)); /* held full while undecided */
+    } else if (e->s.scene_cut && e->frame_count - e->last_cut >= PNMF_CUT_MIN_GAP &&
+               cut_between(e->last_hist, hist, gray_sad(e->last_gray, e->width, gray, stride, e->width, e->height),
+                           e->width, e->height)) {
+        /* decided by the next frame; the frame before is kept for it */
+        e->cut_held = 1;
+        memcpy(e->cut_gray, e->last_gray, e->nv);
+        memcpy(e->cut_hist, e->last_hist, sizeof(hist));
     }
     if (e->s.scene_cut) {
         for (int y = 0; y < e->height; y++) memcpy(e->last_gray + (size_t)y * e->width, gray + y * stride, e->width);
@@ -393,7 +425,7 @@ int pnmf_encoder_push(PnmfEncoder *e, const uint8_t *gray, ptrdiff_t stride)
                            e->frames + (size_t)e->nbuf * e->nv);
     e->nbuf++;
     e->frame_count++;
-    if (e->nbuf == e->s.window) return encode_window(e);
+    if (e->nbuf == e->s.window && !e->cut_held) return encode_window(e);
     return 0;
 }
 
@@ -402,6 +434,7 @@ int pnmf_encoder_finish(PnmfEncoder *e)
     if (e->failed) return e->failed;
     if (e->finished) return PNMF_ERR_ARG;
     if (e->frame_count == 0) return fail(e, PNMF_ERR_ARG, "no frames to encode");
+    if (e->cut_held) PNMF_CHECK(cut_before_last(e)); /* no frame after it: a cut */
     if (e->nbuf) PNMF_CHECK(encode_window(e));
     int ret = pnmf_container_writer_finish(e->cw, (uint32_t)e->frame_count, e->err, sizeof(e->err));
     if (ret < 0) return fail(e, ret, "cannot finish the file");
@@ -461,6 +494,7 @@ void pnmf_encoder_destroy(PnmfEncoder **pe)
     pnmf_free(e->weights_exact);
     pnmf_free(e->tf_source);
     pnmf_free(e->last_gray);
+    pnmf_free(e->cut_gray);
     pnmf_model_free(&e->last);
     pnmf_model_free(&e->alt);
     for (int t = 0; t < PNMF_RES_REFS; t++) {

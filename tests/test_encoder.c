@@ -206,7 +206,8 @@ static int file_equal(const char *a, const char *b)
 
 /* A scene cut (frame 7 on: a bright textured backdrop instead of sprites on
  * black) ends the window before it and starts a key window; without cuts
- * in the clip the option changes nothing; a one-frame flash is one cut. */
+ * in the clip the option changes nothing; a one-frame flash is no cut (the
+ * frame after it is coded from the frames before it, in the same window). */
 static void test_scene_cut(const char *dir)
 {
     static uint8_t f[M][H * W], d[M][H * W], flash[M][H * W];
@@ -255,9 +256,30 @@ static void test_scene_cut(const char *dir)
               "two cuts: %d found, %d windows, starting at %d %d, key %d %d", st.scene_cuts, n, first[1], first[2],
               key[1], key[2]);
     s.window = 4;
-    /* a flash: frame 7 differs, frame 8 is back; a cut 1 frame after a cut is none */
+    /* a flash: frame 7 differs, frame 8 is back: no cut, the bytes of --no-scenecut */
     encode(&s, flash, path, &st);
-    CHECK_MSG(st.scene_cuts == 1, "a flash gave %d scene cuts", st.scene_cuts);
+    CHECK_MSG(st.scene_cuts == 0, "a flash gave %d scene cuts", st.scene_cuts);
+    s.scene_cut = 0;
+    encode(&s, flash, path2, &st);
+    CHECK_MSG(file_equal(path, path2), "a flash coded otherwise than without scene cuts");
+    s.scene_cut = 1;
+    /* a cut whose frame fills the window (window 8, cut before frame 7):
+     * the window still ends before it */
+    s.window = 8;
+    make_frames(two);
+    for (int j = 7; j < M; j++) memcpy(two[j], flash[7], H * W);
+    encode(&s, two, path, &st);
+    n = windows(path, first, key);
+    CHECK_MSG(st.scene_cuts == 1 && n == 2 && first[1] == 7 && key[1], "cut at a full window: %d cuts, %d windows, at %d",
+              st.scene_cuts, n, first[1]);
+    /* a cut before the last frame: there is no frame after it to tell, a cut */
+    make_frames(two);
+    memcpy(two[M - 1], flash[7], H * W);
+    encode(&s, two, path, &st);
+    n = windows(path, first, key);
+    CHECK_MSG(st.scene_cuts == 1 && n == 3 && first[2] == M - 1 && key[2], "cut at the last frame: %d cuts, %d windows",
+              st.scene_cuts, n);
+    s.window = 4;
     remove(path);
     remove(path2);
 }

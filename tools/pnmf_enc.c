@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -107,7 +108,7 @@ static int print_scenes(const char *inpath, long long start, long long max_frame
         return PNMF_EXIT_INPUT;
     }
     const size_t n = (size_t)info.width * info.height;
-    uint8_t *buf = malloc(2 * n);
+    uint8_t *buf = malloc(3 * n);
     int code = PNMF_EXIT_OK;
     if (!buf) {
         fprintf(stderr, "%s: out of memory\n", prog);
@@ -115,7 +116,11 @@ static int print_scenes(const char *inpath, long long start, long long max_frame
     } else if (start && seek_start(in, inpath, start) < 0) {
         code = PNMF_EXIT_INPUT;
     }
-    long long f = 0, last_cut = 0;
+    /* the encoder's rule: a frame that differs from the one before it is
+     * a cut if the frame after it differs from that one too (or there is
+     * none), else a flash */
+    long long f = 0, last_cut = 0, held = -1;
+    uint8_t *before = buf + 2 * n; /* the frame before the held cut */
     const double t0 = cli_now();
     while (code == PNMF_EXIT_OK && (max_frames < 0 || f < max_frames)) {
         uint8_t *cur = buf + (f & 1) * n, *prev = buf + !(f & 1) * n;
@@ -127,14 +132,21 @@ static int print_scenes(const char *inpath, long long start, long long max_frame
             code = PNMF_EXIT_INPUT;
             break;
         }
-        if (f > 0 && s->scene_cut &&
-            pnmf_scene_cut(prev, cur, info.width, info.width, info.height, (int)(f - last_cut)) > 0) {
-            printf("cut %lld\n", f);
-            last_cut = f;
+        if (held >= 0) {
+            if (pnmf_scene_cut(before, cur, info.width, info.width, info.height, INT_MAX) > 0) {
+                printf("cut %lld\n", held);
+                last_cut = held;
+            }
+            held = -1;
+        } else if (f > 0 && s->scene_cut &&
+                   pnmf_scene_cut(prev, cur, info.width, info.width, info.height, (int)(f - last_cut)) > 0) {
+            held = f;
+            memcpy(before, prev, n);
         }
         f++;
         cli_progress("scanning", f, info.frame_estimate > start ? info.frame_estimate - start : -1, t0);
     }
+    if (code == PNMF_EXIT_OK && held >= 0) printf("cut %lld\n", held);
     cli_progress_end();
     if (code == PNMF_EXIT_OK) printf("frames %lld\n", f);
     if (code == PNMF_EXIT_OK && (fflush(stdout) || ferror(stdout))) {

@@ -94,6 +94,34 @@ double pnmf_tf_noise(const uint8_t *cur, const uint8_t *next, int rows, int cols
     return (b + 0.5) / 8 / 2;
 }
 
+/* The sample of f (rows x cols) at (Y, X) in quarter samples, in 1/16
+ * gray level: bilinear between the four whole samples around it, each
+ * clamped to the frame (the codec's sub-pixel prediction, without its
+ * rounding). */
+static int qsample(const uint8_t *f, int rows, int cols, int Y, int X)
+{
+    const int fy = Y & 3, fx = X & 3, iy = Y >> 2, ix = X >> 2;
+    const int y0 = iy < 0 ? 0 : iy >= rows ? rows - 1 : iy, y1 = iy + 1 < 0 ? 0 : iy + 1 >= rows ? rows - 1 : iy + 1;
+    const int x0 = ix < 0 ? 0 : ix >= cols ? cols - 1 : ix, x1 = ix + 1 < 0 ? 0 : ix + 1 >= cols ? cols - 1 : ix + 1;
+    return (4 - fy) * ((4 - fx) * f[(size_t)y0 * cols + x0] + fx * f[(size_t)y0 * cols + x1]) +
+           fy * ((4 - fx) * f[(size_t)y1 * cols + x0] + fx * f[(size_t)y1 * cols + x1]);
+}
+
+/* The squared error (in 1/256) of the h x w block at (y0, x0) of cur
+ * against f displaced by the quarter-sample vector (qy, qx). */
+static uint64_t q_sse(const uint8_t *cur, const uint8_t *f, int rows, int cols, int y0, int x0, int h, int w, int qy,
+                      int qx)
+{
+    uint64_t s = 0;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            const int d = 16 * cur[(size_t)(y0 + y) * cols + x0 + x] -
+                          qsample(f, rows, cols, 4 * (y0 + y) + qy, 4 * (x0 + x) + qx);
+            s += (uint64_t)(d * d);
+        }
+    return s;
+}
+
 int pnmf_tf_filter(uint8_t *out, const uint8_t *cur, const uint8_t *const *nb, int nnb, int rows, int cols,
                    double noise, double strength)
 {
@@ -105,13 +133,13 @@ int pnmf_tf_filter(uint8_t *out, const uint8_t *cur, const uint8_t *const *nb, i
     }
     const int bx = (cols + 7) / 8, by = (rows + 7) / 8;
     int *vec = pnmf_calloc((size_t)bx * by * 2, sizeof(int));      /* per block: dy, dx in the last neighbour */
-    uint32_t *acc = pnmf_malloc_array(n, sizeof(uint32_t));          /* weighted sums, weights in 1/1024 */
+    uint32_t *acc = pnmf_malloc_array(n, sizeof(uint32_t));          /* weighted sums in 1/16, weights in 1/1024 */
     uint32_t *norm = pnmf_malloc_array(n, sizeof(uint32_t));
     if (!vec || !acc || !norm) {
         pnmf_free(vec), pnmf_free(acc), pnmf_free(norm);
         return PNMF_ERR_NOMEM;
     }
-    for (size_t i = 0; i < n; i++) acc[i] = 1024u * cur[i], norm[i] = 1024;
+    for (size_t i = 0; i < n; i++) acc[i] = 16u * 1024u * cur[i], norm[i] = 1024;
     for (int k = 0; k < nnb; k++) {
         const uint8_t *f = nb[k];
         for (int b = 0; b < bx * by; b++) {
@@ -120,38 +148,60 @@ int pnmf_tf_filter(uint8_t *out, const uint8_t *cur, const uint8_t *const *nb, i
             int bdy = vec[2 * b], bdx = vec[2 * b + 1];
             block_match(cur, f, rows, cols, y0, x0, h, w, &bdy, &bdx);
             vec[2 * b] = bdy, vec[2 * b + 1] = bdx;
-            /* squared differences over the block and one sample around it,
-             * where both frames have the sample (-1: none) */
-            int e2[10][10];
+            /* the half-sample vector around the whole one: the smallest
+             * squared error over the block, each vector's plus the noise
+             * variance its interpolation takes out of the neighbour (an
+             * average of two or four samples halves or quarters it), so
+             * that a half sample wins by the alignment, not by smoothing
+             * the neighbour's noise */
+            int qy = 4 * bdy, qx = 4 * bdx;
+            if (PNMF_TF_HALF) {
+                const int cy = qy, cx = qx;
+                double best = (double)q_sse(cur, f, rows, cols, y0, x0, h, w, cy, cx);
+                for (int u = -2; u <= 2; u += 2)
+                    for (int v = -2; v <= 2; v += 2) {
+                        if (!u && !v) continue;
+                        /* the share of the noise variance the interpolation keeps */
+                        const double keep = (u ? 0.5 : 1) * (v ? 0.5 : 1);
+                        const double cost = (double)q_sse(cur, f, rows, cols, y0, x0, h, w, cy + u, cx + v) +
+                                          (double)h * w * 256 * noise * (1 - keep);
+                        if (cost < best) best = cost, qy = cy + u, qx = cx + v;
+                    }
+            }
+            /* the aligned neighbour over the block and one sample around it
+             * (in 1/16), and the squared differences (in 1/256) where cur
+             * has the sample (-1: none) */
+            int p[10][10], e2[10][10];
             uint64_t bsum = 0;
             for (int y = -1; y <= h; y++)
                 for (int x = -1; x <= w; x++) {
                     const int py = y0 + y, px = x0 + x;
                     int v = -1;
-                    if (py >= 0 && py < rows && px >= 0 && px < cols && py + bdy >= 0 && py + bdy < rows &&
-                        px + bdx >= 0 && px + bdx < cols) {
-                        const int d = cur[(size_t)py * cols + px] - f[(size_t)(py + bdy) * cols + px + bdx];
+                    if (py >= 0 && py < rows && px >= 0 && px < cols) {
+                        const int P = qsample(f, rows, cols, 4 * py + qy, 4 * px + qx);
+                        const int d = 16 * cur[(size_t)py * cols + px] - P;
+                        p[y + 1][x + 1] = P;
                         v = d * d;
                     }
                     e2[y + 1][x + 1] = v;
                     if (y >= 0 && y < h && x >= 0 && x < w) bsum += (uint64_t)v;
                 }
-            const double blk = (double)bsum / (h * w);
+            const double blk = (double)bsum / (h * w) / 256;
             for (int y = 0; y < h; y++)
                 for (int x = 0; x < w; x++) {
                     int s = 0, c = 0;
                     for (int u = 0; u < 3; u++)
                         for (int v = 0; v < 3; v++)
                             if (e2[y + u][x + v] >= 0) s += e2[y + u][x + v], c++;
-                    const double d = ((double)s / c + blk) / 2, r = d / t;
+                    const double d = ((double)s / c / 256 + blk) / 2, r = d / t;
                     const uint32_t wq = (uint32_t)(1024.0 / (1 + r * r) + 0.5);
                     const size_t i = (size_t)(y0 + y) * cols + x0 + x;
-                    acc[i] += wq * f[(size_t)(y0 + y + bdy) * cols + x0 + x + bdx];
+                    acc[i] += wq * (uint32_t)p[y + 1][x + 1];
                     norm[i] += wq;
                 }
         }
     }
-    for (size_t i = 0; i < n; i++) out[i] = (uint8_t)((acc[i] + norm[i] / 2) / norm[i]);
+    for (size_t i = 0; i < n; i++) out[i] = (uint8_t)((acc[i] + 8 * norm[i]) / (16 * norm[i]));
     pnmf_free(vec), pnmf_free(acc), pnmf_free(norm);
     return 0;
 }

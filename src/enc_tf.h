@@ -26,8 +26,11 @@ double pnmf_tf_noise(const uint8_t *cur, const uint8_t *next, int rows, int cols
 /* cur filtered into out (both rows x cols; out may be cur) with the
  * neighbours nb[0..nnb-1] (the frames after it, in order): each 8x8 block
  * of cur is matched in each neighbour (whole samples, within
- * PNMF_TF_RANGE of the vector found in the previous neighbour), and each
- * pixel is averaged with the aligned neighbours' pixels, weighted by
+ * PNMF_TF_RANGE of the vector found in the previous neighbour; then, with
+ * PNMF_TF_HALF, the best of the 8 half samples around it, bilinear, each
+ * one's squared error plus the noise variance its interpolation averages
+ * out of the neighbour), and each pixel is averaged with the aligned
+ * neighbours' pixels (in 1/16 of a gray level), weighted by
  * 1 / (1 + (d / t)^2), d the mean squared difference of its 3x3
  * neighbourhood and of its block, t = 2 * noise * strength (two noisy
  * copies of one frame differ by 2 * noise).

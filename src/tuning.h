@@ -379,6 +379,10 @@
 #endif
 /* The block match searches this many samples around the vector found in the previous neighbour. */
 #define PNMF_TF_RANGE 6
+/* 1: the filter aligns each block to the half sample around its whole-sample match (natural_cup -2.2 % BD-rate); 0: whole samples. */
+#ifndef PNMF_TF_HALF
+#define PNMF_TF_HALF 1
+#endif
 /* The noise is measured on the 8x8 block at this quantile (1/this) of the first frame's matches in a neighbour. */
 #define PNMF_TF_NOISE_QUANT 2
 

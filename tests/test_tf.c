@@ -4,11 +4,15 @@
  * textured frame and a neighbour that is the frame moved by a known
  * vector plus noise, the filtered pixels of the interior blocks equal a
  * direct evaluation of the definition (the weight 1 / (1 + (d / t)^2) of
- * the 3x3 and block mean squared differences at the known vector);
- * frames whose neighbours are exact moved copies come out unchanged and
+ * the 3x3 and block mean squared differences at the known vector and
+ * the half sample around it that matches best, net of the noise the
+ * interpolation removes);
+ * frames whose neighbours are exact moved copies come out unchanged
+ * (off the edge blocks, which the copies cannot match exactly) and
  * measure no noise; a noise-free frame plus independent noise, filtered
  * with three noisy moved copies, comes out nearer the noise-free frame,
- * and the noise measured is near the noise added.
+ * and the noise measured is near the noise added; so does one whose
+ * neighbours move by half samples.
  */
 #include <math.h>
 #include <stdint.h>
@@ -34,20 +38,22 @@ static int noise(double s2)
 
 static uint8_t clip(int v) { return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v); }
 
-/* The noise-free scene at (y, x), any integers: smooth shading and
- * blobs, textured enough that a block's match is unique. */
-static int scene(int y, int x)
+/* The noise-free scene at (y, x), any reals: smooth shading and blobs,
+ * textured enough that a block's match is unique. */
+static double scene_d(double y, double x)
 {
-    const double v = 128 + 50 * sin(y * 0.37 + x * 0.11) + 40 * cos(x * 0.29 - y * 0.07) + 20 * sin(x * y * 0.013);
-    return (int)lrint(v);
+    return 128 + 50 * sin(y * 0.37 + x * 0.11) + 40 * cos(x * 0.29 - y * 0.07) + 20 * sin(x * y * 0.013);
 }
 
 /* frame = the scene moved by (dy, dx) (frame(y, x) = scene(y + dy, x + dx)) plus noise of variance s2 */
-static void make(uint8_t *f, int dy, int dx, double s2)
+static void makef(uint8_t *f, double dy, double dx, double s2)
 {
     for (int y = 0; y < ROWS; y++)
-        for (int x = 0; x < COLS; x++) f[y * COLS + x] = clip(scene(y + dy, x + dx) + (s2 > 0 ? noise(s2) : 0));
+        for (int x = 0; x < COLS; x++)
+            f[y * COLS + x] = clip((int)lrint(scene_d(y + dy, x + dx)) + (s2 > 0 ? noise(s2) : 0));
 }
+
+static void make(uint8_t *f, int dy, int dx, double s2) { makef(f, dy, dx, s2); }
 
 static double mse(const uint8_t *a, const uint8_t *b)
 {
@@ -56,38 +62,76 @@ static double mse(const uint8_t *a, const uint8_t *b)
     return s / (ROWS * COLS);
 }
 
+/* f at (y, x) moved by half samples (u, v in -1..1), in 1/16: the mean of
+ * the two or four whole samples around the position (inside the frame). */
+static int half(const uint8_t *f, int y, int x, int u, int v)
+{
+    const int y1 = y + (u > 0), y0 = y - (u < 0), x1 = x + (v > 0), x0 = x - (v < 0);
+    return 4 * (f[y0 * COLS + x0] + f[y0 * COLS + x1] + f[y1 * COLS + x0] + f[y1 * COLS + x1]);
+}
+
+/* The error of the 8x8 block at (y0, x0) of cur against f at the vector
+ * (vy, vx) and the half samples (u, v), plus the noise variance nv the
+ * interpolation removes from f: the filter's choice of the half sample. */
+static double half_err(const uint8_t *cur, const uint8_t *f, int y0, int x0, int vy, int vx, int u, int v, double nv)
+{
+    double e = 0;
+    for (int y = y0; y < y0 + 8; y++)
+        for (int x = x0; x < x0 + 8; x++) {
+            const double d = cur[y * COLS + x] - half(f, y + vy, x + vx, u, v) / 16.0;
+            e += d * d;
+        }
+    return e + 64 * nv * (1 - (u ? 0.5 : 1) * (v ? 0.5 : 1));
+}
+
 int main(void)
 {
     static uint8_t cur[ROWS * COLS], nb1[ROWS * COLS], nb2[ROWS * COLS], nb3[ROWS * COLS], clean[ROWS * COLS];
     static uint8_t out[ROWS * COLS];
 
-    /* exact moved copies: unchanged, and no noise */
+    /* exact moved copies: unchanged where they hold the exact copy (the
+     * blocks off the frame's edge), and no noise */
     make(cur, 0, 0, 0);
     make(nb1, 1, -2, 0), make(nb2, 2, -4, 0), make(nb3, 3, -6, 0);
     const uint8_t *nbs[3] = { nb1, nb2, nb3 };
     CHECK(pnmf_tf_noise(cur, nb1, ROWS, COLS) < 0.1);
     CHECK(pnmf_tf_filter(out, cur, nbs, 3, ROWS, COLS, 4.0, 1.0) == 0);
-    CHECK(memcmp(out, cur, sizeof(out)) == 0);
+    int moved = 0;
+    for (int y = 8; y < ROWS - 8; y++)
+        for (int x = 8; x < COLS - 8; x++) moved += out[y * COLS + x] != cur[y * COLS + x];
+    CHECK_MSG(moved == 0, "%d interior pixels changed", moved);
     /* without noise the filter leaves the frame as it is */
     make(nb1, 0, 0, 9.0);
     const uint8_t *one[1] = { nb1 };
     CHECK(pnmf_tf_filter(out, cur, one, 1, ROWS, COLS, 0, 1.0) == 0);
     CHECK(memcmp(out, cur, sizeof(out)) == 0);
 
-    /* the definition, at the known vector, on the blocks whose match
-     * support and neighbourhood lie in the frame */
+    /* the definition, at the known whole vector and the half-sample
+     * vector around it that the test chooses itself, on the blocks whose
+     * match support and neighbourhood lie in the frame */
     make(cur, 0, 0, 4.0);
     const int vy = 2, vx = -3;
     make(nb1, -vy, -vx, 4.0); /* nb1(y + vy, x + vx) = scene(y, x) */
     const double nv = 2.0, strength = 3.0, t = 2 * nv * strength;
     CHECK(pnmf_tf_filter(out, cur, one, 1, ROWS, COLS, nv, strength) == 0);
-    int compared = 0, equal = 0;
+    int compared = 0, equal = 0, halves = 0;
     for (int y0 = 8; y0 + 16 <= ROWS; y0 += 8)
         for (int x0 = 8; x0 + 16 <= COLS; x0 += 8) {
+            /* the half-sample vector (hy, hx, in half samples around the
+             * whole one): the smallest block error, plus the noise variance
+             * the interpolation removes from the neighbour */
+            int hy = 0, hx = 0;
+            double best = half_err(cur, nb1, y0, x0, vy, vx, 0, 0, nv);
+            for (int u = -1; u <= 1; u++)
+                for (int v = -1; v <= 1; v++) {
+                    const double e = half_err(cur, nb1, y0, x0, vy, vx, u, v, nv);
+                    if ((u || v) && e < best) best = e, hy = u, hx = v;
+                }
+            halves += hy || hx;
             double bsum = 0;
             for (int y = 0; y < 8; y++)
                 for (int x = 0; x < 8; x++) {
-                    const int d = cur[(y0 + y) * COLS + x0 + x] - nb1[(y0 + y + vy) * COLS + x0 + x + vx];
+                    const double d = cur[(y0 + y) * COLS + x0 + x] - half(nb1, y0 + y + vy, x0 + x + vx, hy, hx) / 16.0;
                     bsum += d * d;
                 }
             for (int y = y0; y < y0 + 8; y++)
@@ -95,17 +139,20 @@ int main(void)
                     double s = 0;
                     for (int u = -1; u <= 1; u++)
                         for (int v = -1; v <= 1; v++) {
-                            const int d = cur[(y + u) * COLS + x + v] - nb1[(y + u + vy) * COLS + x + v + vx];
+                            const double d = cur[(y + u) * COLS + x + v] - half(nb1, y + u + vy, x + v + vx, hy, hx) / 16.0;
                             s += d * d;
                         }
                     const double dd = (s / 9 + bsum / 64) / 2, r = dd / t;
                     const unsigned w = (unsigned)(1024.0 / (1 + r * r) + 0.5);
-                    const unsigned a = 1024u * cur[y * COLS + x] + w * nb1[(y + vy) * COLS + x + vx], n = 1024 + w;
+                    const unsigned a = 16 * 1024u * cur[y * COLS + x] + w * (unsigned)half(nb1, y + vy, x + vx, hy, hx);
+                    const unsigned n = 1024 + w;
                     compared++;
-                    equal += out[y * COLS + x] == (a + n / 2) / n;
+                    equal += out[y * COLS + x] == (a + 8 * n) / (16 * n);
                 }
         }
     CHECK_MSG(compared > 0 && equal == compared, "%d of %d pixels as defined", equal, compared);
+    /* the noise penalty keeps the whole vector of a whole-sample motion in most blocks */
+    CHECK_MSG(halves * 4 < compared / 64, "%d of %d blocks at a half sample", halves, compared / 64);
 
     /* a noise-free frame plus noise, filtered with three noisy moved
      * copies: nearer the noise-free frame, and the noise measured near the
@@ -119,6 +166,14 @@ int main(void)
     CHECK(pnmf_tf_filter(out, cur, nbs, 3, ROWS, COLS, nm, 1.0) == 0);
     const double noisy = mse(cur, clean), filtered = mse(out, clean);
     CHECK_MSG(filtered < 0.6 * noisy, "error %.3f from %.3f", filtered, noisy);
+    /* neighbours moved by half samples: aligned at the half sample, they
+     * take out most of the noise as well */
+    makef(nb1, 0.5, 0.5, s2), makef(nb2, 1.5, -0.5, s2), makef(nb3, -0.5, 1.5, s2);
+    CHECK(pnmf_tf_filter(out, cur, nbs, 3, ROWS, COLS, nm, 1.0) == 0);
+    const double halfmoved = mse(out, clean);
+    CHECK_MSG(halfmoved < 0.7 * noisy, "error %.3f from %.3f (half samples)", halfmoved, noisy);
+    makef(nb1, 1, 1, s2), makef(nb2, 2, 2, s2), makef(nb3, 3, 3, s2);
+    CHECK(pnmf_tf_filter(out, cur, nbs, 3, ROWS, COLS, nm, 1.0) == 0);
     /* in place, the same */
     static uint8_t inplace[ROWS * COLS];
     memcpy(inplace, cur, sizeof(inplace));

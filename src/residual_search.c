@@ -166,6 +166,7 @@ typedef struct LevelTab {
     int16_t dq[511];  /* dequant of it */
     int16_t dq0[511]; /* dequant of the largest candidate (the rounded level) */
     double bits[511]; /* level_bits of it */
+    int elo, ehi;     /* l[d + 255] == d for every d of elo..ehi (lx_estimate()) */
 } LevelTab;
 
 static void level_tab_init(LevelTab *t, int step16, double lambda)
@@ -188,6 +189,9 @@ static void level_tab_init(LevelTab *t, int step16, double lambda)
         t->dq0[d + 255] = (int16_t)pnmf_residual_dequant(d < 0 ? -l0 : l0, step16);
         t->bits[d + 255] = level_bits(best);
     }
+    t->elo = t->ehi = 0;
+    while (t->ehi < 255 && t->l[t->ehi + 1 + 255] == t->ehi + 1) t->ehi++;
+    while (t->elo > -255 && t->l[t->elo - 1 + 255] == t->elo - 1) t->elo--;
 }
 
 /* A lossless coded trial put off until its estimate is weighed against the
@@ -334,18 +338,26 @@ static int lx_estimate(int mode, const LevelTab *lt, const uint8_t *src, const u
     const uint8_t *pb = made ? made : own; /* the prediction, made by the caller or here */
     const int spat = mode == PNMF_RES_SPATIAL;
     if (!spat && !made) pnmf_residual_predict(mode, P, Pp, Dp, Dr, D, rows, cols, y0, y1, x0, x1, dy, dx, own);
-    double bits = 0;
-    int nz = 0, off = 0;
+    /* the levels and their range first (a loop without a dependence
+     * from sample to sample), then the table's test only where the range
+     * leaves its exact span, then the bits added in the samples' order
+     * (the same double) */
+    int nz = 0, off = 0, dmin = 0, dmax = 0;
+    const int n = (y1 - y0) * (x1 - x0);
+    int16_t *l0 = lv;
     for (int y = y0; y < y1; y++) {
         const uint8_t *s = src + (size_t)y * cols, *p = pb + (y - y0) * PNMF_RES_BLOCK - x0;
         for (int x = x0; x < x1; x++) {
             const int d = (int)s[x] - (spat ? spatial(src, cols, y, x) : p[x]);
-            off |= lt->l[d + 255] != d;
-            bits += lt->bits[d + 255];
+            dmin = d < dmin ? d : dmin, dmax = d > dmax ? d : dmax;
             nz |= d;
             *lv++ = (int16_t)d;
         }
     }
+    if (dmin < lt->elo || dmax > lt->ehi)
+        for (int i = 0; i < n; i++) off |= lt->l[l0[i] + 255] != l0[i];
+    double bits = 0;
+    for (int i = 0; i < n; i++) bits += lt->bits[l0[i] + 255];
     *est = bits;
     return off ? -1 : nz != 0;
 }
@@ -876,6 +888,12 @@ static void global_motion(const uint8_t *src, const uint8_t *Dp, int rows, int c
                 const uint8_t *s = a + (size_t)y * c4, *d = b + (size_t)sy * c4;
                 /* three runs: x + dx left of the row (clamped), inside it, right of it */
                 int x = 0;
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+                /* (the same integer sums, eight or sixteen samples at a time) */
+                for (; x + 8 <= c4 && x + dx + 8 <= 0; x += 8)
+                    sad += _mm_cvtsi128_si32(
+                        _mm_sad_epu8(_mm_loadl_epi64((const __m128i *)(s + x)), _mm_set1_epi8((char)d[0])));
+#endif
                 for (; x < c4 && x + dx < 0; x++) sad += abs((int)s[x] - d[0]);
 #if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
                 for (; x + 16 <= c4 && x + dx + 16 <= c4; x += 16) {
@@ -883,8 +901,16 @@ static void global_motion(const uint8_t *src, const uint8_t *Dp, int rows, int c
                                                    _mm_loadu_si128((const __m128i *)(d + x + dx)));
                     sad += _mm_cvtsi128_si32(v) + _mm_extract_epi16(v, 4);
                 }
+                for (; x + 8 <= c4 && x + dx + 8 <= c4; x += 8)
+                    sad += _mm_cvtsi128_si32(_mm_sad_epu8(_mm_loadl_epi64((const __m128i *)(s + x)),
+                                                          _mm_loadl_epi64((const __m128i *)(d + x + dx))));
 #endif
                 for (; x < c4 && x + dx < c4; x++) sad += abs((int)s[x] - d[x + dx]);
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+                for (; x + 8 <= c4; x += 8)
+                    sad += _mm_cvtsi128_si32(
+                        _mm_sad_epu8(_mm_loadl_epi64((const __m128i *)(s + x)), _mm_set1_epi8((char)d[c4 - 1])));
+#endif
                 for (; x < c4; x++) sad += abs((int)s[x] - d[c4 - 1]);
             }
             if (best < 0 || sad < best) best = sad, cy = 4 * dy, cx = 4 * dx;
@@ -1780,6 +1806,11 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
                 int nq = 0;
                 int hit = 0; /* exact: a reference so far predicts the block exactly */
                 for (int tt = 0; tt < nref; tt++) {
+                    /* a lossless coding under sub-pixel motion finds no
+                     * block by its hash (no index: nomatch): the skips
+                     * below that follow from that, before the candidates
+                     * are gathered */
+                    if (nomatch && (tt >= PNMF_LX_SUBPEL_REFS || (full && hit))) continue;
                     int pv[2]; /* the vectors stream's prediction of tt's vector */
                     pnmf_vec_pred(&vs, tt, pv);
                     int16_t cand[6 + 3 + PNMF_RES_MOTIONS + PNMF_LXM_CAP][2] = { { 0, 0 },

@@ -345,19 +345,46 @@ static int lx_estimate(int mode, const LevelTab *lt, const uint8_t *src, const u
     int nz = 0, off = 0, dmin = 0, dmax = 0;
     const int n = (y1 - y0) * (x1 - x0);
     int16_t *l0 = lv;
-    for (int y = y0; y < y1; y++) {
-        const uint8_t *s = src + (size_t)y * cols, *p = pb + (y - y0) * PNMF_RES_BLOCK - x0;
-        for (int x = x0; x < x1; x++) {
-            const int d = (int)s[x] - (spat ? spatial(src, cols, y, x) : p[x]);
-            dmin = d < dmin ? d : dmin, dmax = d > dmax ? d : dmax;
-            nz |= d;
-            *lv++ = (int16_t)d;
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+    if (!spat && x1 - x0 == PNMF_RES_BLOCK) { /* a row of eight levels at a time */
+        const __m128i z = _mm_setzero_si128();
+        __m128i lo = z, hi = z;
+        for (int y = y0; y < y1; y++, lv += PNMF_RES_BLOCK) {
+            const __m128i a = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(src + (size_t)y * cols + x0)), z);
+            const __m128i b = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(pb + (y - y0) * PNMF_RES_BLOCK)), z);
+            const __m128i d = _mm_sub_epi16(a, b);
+            _mm_storeu_si128((__m128i *)lv, d);
+            lo = _mm_min_epi16(lo, d), hi = _mm_max_epi16(hi, d);
+        }
+        int16_t l8[8], h8[8];
+        _mm_storeu_si128((__m128i *)l8, lo), _mm_storeu_si128((__m128i *)h8, hi);
+        for (int k = 0; k < 8; k++) {
+            dmin = l8[k] < dmin ? l8[k] : dmin, dmax = h8[k] > dmax ? h8[k] : dmax;
+        }
+        nz = dmin | dmax;
+    } else
+#endif
+    {
+        for (int y = y0; y < y1; y++) {
+            const uint8_t *s = src + (size_t)y * cols, *p = pb + (y - y0) * PNMF_RES_BLOCK - x0;
+            for (int x = x0; x < x1; x++) {
+                const int d = (int)s[x] - (spat ? spatial(src, cols, y, x) : p[x]);
+                dmin = d < dmin ? d : dmin, dmax = d > dmax ? d : dmax;
+                nz |= d;
+                *lv++ = (int16_t)d;
+            }
         }
     }
     if (dmin < lt->elo || dmax > lt->ehi)
         for (int i = 0; i < n; i++) off |= lt->l[l0[i] + 255] != l0[i];
+    const double *tb = lt->bits + 255;
     double bits = 0;
-    for (int i = 0; i < n; i++) bits += lt->bits[l0[i] + 255];
+    int i = 0;
+    for (; i + 8 <= n; i += 8) { /* one sum, in the samples' order */
+        bits += tb[l0[i]], bits += tb[l0[i + 1]], bits += tb[l0[i + 2]], bits += tb[l0[i + 3]];
+        bits += tb[l0[i + 4]], bits += tb[l0[i + 5]], bits += tb[l0[i + 6]], bits += tb[l0[i + 7]];
+    }
+    for (; i < n; i++) bits += tb[l0[i]];
     *est = bits;
     return off ? -1 : nz != 0;
 }
@@ -696,6 +723,21 @@ static inline int sad8x8(const uint8_t *s, const uint8_t *d, int cols, int dcols
 #endif
 }
 
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+/* sad8x8() of a block whose rows are loaded, two to a register (rows 2k
+ * and 2k + 1 in s[k]), against the 8 x 8 samples at d (rows dcols apart). */
+static inline int sad8x8_rows(const __m128i s[4], const uint8_t *d, int dcols)
+{
+    __m128i acc = _mm_setzero_si128();
+    for (int k = 0; k < 4; k++, d += 2 * (size_t)dcols) {
+        const __m128i b = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)d),
+                                             _mm_loadl_epi64((const __m128i *)(d + dcols)));
+        acc = _mm_add_epi64(acc, _mm_sad_epu8(s[k], b));
+    }
+    return _mm_cvtsi128_si32(acc) + _mm_extract_epi16(acc, 4);
+}
+#endif
+
 /* The sum of absolute 8x8 Hadamard coefficients of the 8 x 8 samples at s
  * (rows cols apart) less pred (rows 8 apart): a prediction's residual
  * as a transform sees it, where SAD overrates smooth residuals. */
@@ -746,12 +788,12 @@ static int block_sad(const uint8_t *src, const uint8_t *Dp, int rows, int cols, 
             const uint8_t *d = Dp + (size_t)sy * cols;
             if (xin) {
                 memcpy(t + 8 * y, d + x0 + dx, 8);
-            } else {
-                for (int x = 0; x < 8; x++) {
-                    int sx = x0 + x + dx;
-                    sx = sx < 0 ? 0 : sx >= cols ? cols - 1 : sx;
-                    t[8 * y + x] = d[sx];
-                }
+            } else { /* the columns left of the frame as its first, those right of it as its last */
+                const int xa = x0 + dx;
+                const int nl = xa >= 0 ? 0 : -xa > 8 ? 8 : -xa, nr = cols - xa < nl ? nl : cols - xa > 8 ? 8 : cols - xa;
+                memset(t + 8 * y, d[0], (size_t)nl);
+                if (nr > nl) memcpy(t + 8 * y + nl, d + xa + nl, (size_t)(nr - nl));
+                memset(t + 8 * y + nr, d[cols - 1], (size_t)(8 - nr));
             }
         }
         return sad8x8(src + (size_t)y0 * cols + x0, t, cols, 8);
@@ -1070,8 +1112,21 @@ static int search_block(const uint8_t *src, const uint8_t *Dp, int rows, int col
         seen->stamp = 1;
     }
     uint16_t *const at = seen->at, st = seen->stamp;
-    /* a whole block whose vectors stay inside the frame: its SAD inline */
+    /* a whole block whose vectors stay inside the frame: its SAD inline,
+     * the block's rows loaded once */
     const int whole = y1 - y0 == 8 && x1 - x0 == 8;
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+    __m128i srow[4] = { _mm_setzero_si128(), _mm_setzero_si128(), _mm_setzero_si128(), _mm_setzero_si128() };
+    if (whole)
+        for (int k = 0; k < 4; k++) {
+            const uint8_t *s = src + (size_t)(y0 + 2 * k) * cols + x0;
+            srow[k] = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)s),
+                                         _mm_loadl_epi64((const __m128i *)(s + cols)));
+        }
+#define SAD_WHOLE(d) sad8x8_rows(srow, (d), cols)
+#else
+#define SAD_WHOLE(d) sad8x8(src + (size_t)y0 * cols + x0, (d), cols, cols)
+#endif
 #define TRY(ty, tx) do { \
         const int ty_ = (ty), tx_ = (tx); \
         const int k_ = (ty_ + PNMF_RES_MAX_MV) * (2 * PNMF_RES_MAX_MV + 1) + tx_ + PNMF_RES_MAX_MV; \
@@ -1082,7 +1137,7 @@ static int search_block(const uint8_t *src, const uint8_t *Dp, int rows, int col
         if (b_ >= best) break; \
         const int lim_ = best > 0x7ffffff0 ? 0x7fffffff : (int)best + 1; \
         const int s_ = whole && y0 + ty_ >= 0 && y1 + ty_ <= rows && x0 + tx_ >= 0 && x1 + tx_ <= cols \
-                           ? sad8x8(src + (size_t)y0 * cols + x0, Dp + (size_t)(y0 + ty_) * cols + x0 + tx_, cols, cols) \
+                           ? SAD_WHOLE(Dp + (size_t)(y0 + ty_) * cols + x0 + tx_) \
                            : block_sad(src, Dp, rows, cols, y0, y1, x0, x1, ty_, tx_, lim_); \
         const double c_ = s_ + b_; \
         if (c_ < best) best = c_, vy = ty_, vx = tx_, moved = 1, bsad = s_; \
@@ -1127,6 +1182,7 @@ static int search_block(const uint8_t *src, const uint8_t *Dp, int rows, int col
         }
     }
 #undef TRY
+#undef SAD_WHOLE
     *by = vy, *bx = vx;
     return bsad;
 }
@@ -1155,6 +1211,9 @@ static inline int qround(int v)
  * PNMF_RES_BLOCK apart). */
 static int pred_sad(const uint8_t *src, int cols, int y0, int x0, int h, int w, const uint8_t *pred)
 {
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+    if (h == 8 && w == 8) return sad8x8(src + (size_t)y0 * cols + x0, pred, cols, PNMF_RES_BLOCK);
+#endif
     int sad = 0;
     for (int y = 0; y < h; y++) {
         const uint8_t *s = src + (size_t)(y0 + y) * cols + x0, *p = pred + y * PNMF_RES_BLOCK;

@@ -1091,6 +1091,10 @@ typedef struct SeenMap {
     uint16_t stamp;
 } SeenMap;
 
+#if PNMF_LOCAL_RANGE > PNMF_RES_MAX_MV
+#error "search_block()'s grid marks its vectors in the SeenMap: PNMF_LOCAL_RANGE within PNMF_RES_MAX_MV"
+#endif
+
 /* A vector for the block: the best by SAD among candidates (zero, the
  * previous shifted block's, the block's neighbours', the global one and a
  * coarse grid; with wide, the wide search for a poorly predicted block),
@@ -1127,13 +1131,15 @@ static int search_block(const uint8_t *src, const uint8_t *Dp, int rows, int col
 #else
 #define SAD_WHOLE(d) sad8x8(src + (size_t)y0 * cols + x0, (d), cols, cols)
 #endif
-#define TRY(ty, tx) do { \
+    /* a vector (ty, tx), in: whether it is within the marks' bound, bits:
+     * lam * mv_bits(ty, tx, py, px) */
+#define TRYB(ty, tx, in, bits) do { \
         const int ty_ = (ty), tx_ = (tx); \
         const int k_ = (ty_ + PNMF_RES_MAX_MV) * (2 * PNMF_RES_MAX_MV + 1) + tx_ + PNMF_RES_MAX_MV; \
-        const int in_ = abs(ty_) <= PNMF_RES_MAX_MV && abs(tx_) <= PNMF_RES_MAX_MV; \
+        const int in_ = (in); \
         if (in_ && at[k_] == st) break; \
         if (in_) at[k_] = st; \
-        const double b_ = lam * mv_bits(ty_, tx_, py, px); \
+        const double b_ = (bits); \
         if (b_ >= best) break; \
         const int lim_ = best > 0x7ffffff0 ? 0x7fffffff : (int)best + 1; \
         const int s_ = whole && y0 + ty_ >= 0 && y1 + ty_ <= rows && x0 + tx_ >= 0 && x1 + tx_ <= cols \
@@ -1142,6 +1148,8 @@ static int search_block(const uint8_t *src, const uint8_t *Dp, int rows, int col
         const double c_ = s_ + b_; \
         if (c_ < best) best = c_, vy = ty_, vx = tx_, moved = 1, bsad = s_; \
     } while (0)
+#define TRY(ty, tx) TRYB(ty, tx, abs(ty_) <= PNMF_RES_MAX_MV && abs(tx_) <= PNMF_RES_MAX_MV, \
+                         lam * mv_bits(ty_, tx_, py, px))
     int moved = 0;
     for (int c = 0; c < ncand; c++) TRY(cand[c][0], cand[c][1]);
     /* exact (a lossless coding): a candidate that predicts the block
@@ -1155,9 +1163,23 @@ static int search_block(const uint8_t *src, const uint8_t *Dp, int rows, int col
         *by = vy, *bx = vx;
         return bsad;
     }
-    if (exact != 3)
-        for (int dy = -PNMF_LOCAL_RANGE; dy <= PNMF_LOCAL_RANGE; dy += grid)
-            for (int dx = -PNMF_LOCAL_RANGE; dx <= PNMF_LOCAL_RANGE; dx += grid) TRY(dy, dx);
+    if (exact != 3) {
+        /* the grid (within the marks' bound): mv_bits()'s terms of its
+         * rows and columns once, the same sums */
+        double lgy[2 * PNMF_LOCAL_RANGE + 1], lgx[2 * PNMF_LOCAL_RANGE + 1];
+        for (int d = -PNMF_LOCAL_RANGE; d <= PNMF_LOCAL_RANGE; d += grid) {
+            const int ay = abs(d - py), ax = abs(d - px);
+            lgy[d + PNMF_LOCAL_RANGE] = ay < LEVEL_BITS_TABLE ? log2_1p_table[ay] : log2(1.0 + ay);
+            lgx[d + PNMF_LOCAL_RANGE] = ax < LEVEL_BITS_TABLE ? log2_1p_table[ax] : log2(1.0 + ax);
+        }
+        for (int dy = -PNMF_LOCAL_RANGE; dy <= PNMF_LOCAL_RANGE; dy += grid) {
+            const double ly = lgy[dy + PNMF_LOCAL_RANGE];
+            for (int dx = -PNMF_LOCAL_RANGE; dx <= PNMF_LOCAL_RANGE; dx += grid)
+                TRYB(dy, dx, 1,
+                     lam * (dy == py && dx == px ? PNMF_MV_BITS_SAME
+                                                 : PNMF_MV_BITS_BASE + 2.0 * (ly + lgx[dx + PNMF_LOCAL_RANGE])));
+        }
+    }
     const int poor = exact == 3 ? PNMF_LXM_WIDE_POOR : PNMF_WIDE_POOR;
     if (wide && bsad > poor * (y1 - y0) * (x1 - x0)) {
         int16_t wc[PNMF_WIDE_KEEP][2];
@@ -1182,6 +1204,7 @@ static int search_block(const uint8_t *src, const uint8_t *Dp, int rows, int col
         }
     }
 #undef TRY
+#undef TRYB
 #undef SAD_WHOLE
     *by = vy, *bx = vx;
     return bsad;

@@ -909,16 +909,21 @@ static void shrink4(const uint8_t *f, int cols, uint8_t *o, int r4, int c4)
  * grid. The displacement of least SAD between the 4x4 box means of the
  * frames (every sample, +-PNMF_GLOBAL_RANGE / 4), then, at full resolution on a
  * sparse grid, the best of the 7x7 around it, around (0, 0) and around the
- * previous frame's vector (*gy, *gx on entry). */
-static void global_motion(const uint8_t *src, const uint8_t *Dp, int rows, int cols, int *gy, int *gx)
+ * previous frame's vector (*gy, *gx on entry). boxes: the box means of
+ * src, then of Dp (r4 x c4 each), or NULL to make them here. */
+static void global_motion(const uint8_t *src, const uint8_t *Dp, int rows, int cols, const uint8_t *boxes, int *gy,
+                          int *gx)
 {
     const int r4 = rows / 4, c4 = cols / 4, R4 = PNMF_GLOBAL_RANGE / 4;
     int cy = 0, cx = 0;
-    uint8_t *a = r4 >= 4 && c4 >= 4 ? pnmf_malloc_array((size_t)r4 * c4, 2) : NULL;
+    uint8_t *own = !boxes && r4 >= 4 && c4 >= 4 ? pnmf_malloc_array((size_t)r4 * c4, 2) : NULL;
+    const uint8_t *a = boxes ? boxes : own;
+    if (own) {
+        shrink4(src, cols, own, r4, c4);
+        shrink4(Dp, cols, own + (size_t)r4 * c4, r4, c4);
+    }
     if (a) {
-        uint8_t *b = a + (size_t)r4 * c4;
-        shrink4(src, cols, a, r4, c4);
-        shrink4(Dp, cols, b, r4, c4);
+        const uint8_t *b = a + (size_t)r4 * c4;
         long best = -1;
         for (int c = -1; c < (2 * R4 + 1) * (2 * R4 + 1); c++) { /* (0, 0) first */
             const int dy = c < 0 ? 0 : c / (2 * R4 + 1) - R4, dx = c < 0 ? 0 : c % (2 * R4 + 1) - R4;
@@ -957,7 +962,7 @@ static void global_motion(const uint8_t *src, const uint8_t *Dp, int rows, int c
             }
             if (best < 0 || sad < best) best = sad, cy = 4 * dy, cx = 4 * dx;
         }
-        pnmf_free(a);
+        pnmf_free(own);
     }
     /* the least sparse-grid SAD around the coarse vector, (0, 0) and the
      * previous one (box means miss the motion of fine texture); ties to the
@@ -1668,7 +1673,18 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
     pnmf_vec_init(&vs);
     vs.med = r->median && r->enc_median; /* priced as window flags bit 15 codes them */
     r->enc_vectors.on = r->nbctx; /* window flags bit 14 */
-    if (nref) global_motion(src, Dp, r->rows, r->cols, &gy, &gx);
+    /* the box means of the frame and of the references, made when the wide
+     * search first needs them (wide[t].ref NULL until then); the nearest
+     * reference's at once, as the global motion's search reads them too */
+    Coarse wide[PNMF_RES_REFS];
+    const int r4 = r->rows / 4, c4 = r->cols / 4;
+    int nwide = nref;
+    uint8_t *cbuf = nwide && r4 >= 4 && c4 >= 4 ? pnmf_malloc_array((size_t)(nwide + 1) * r4, (size_t)c4) : NULL;
+    if (!cbuf) nwide = 0;
+    if (nwide) shrink4(src, r->cols, cbuf, r4, c4);
+    for (int t = 0; t < nwide; t++) wide[t].src = cbuf, wide[t].ref = NULL, wide[t].r4 = r4, wide[t].c4 = c4;
+    if (nwide) shrink4(Dp, r->cols, cbuf + (size_t)r4 * c4, r4, c4), wide[0].ref = cbuf + (size_t)r4 * c4;
+    if (nref) global_motion(src, Dp, r->rows, r->cols, nwide ? cbuf : NULL, &gy, &gx);
     r->enc_gy = gy, r->enc_gx = gx;
     /* the frame's global vector (format 7), which displaces the previous
      * prediction: the dominant displacement whenever it predicts the frame
@@ -1688,11 +1704,14 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
     const int qs = r->subpel ? 4 : 1, maxv = qs * PNMF_RES_MAX_MV;
     /* the vector and reference chosen so far in this frame, per block */
     int16_t (*bmv)[3] = pnmf_calloc(nb, sizeof(*bmv));
-    if (!bmv) return PNMF_ERR_NOMEM;
+    if (!bmv) {
+        pnmf_free(cbuf);
+        return PNMF_ERR_NOMEM;
+    }
     /* window flags bit 13: each block's place in r->pal, -1 for other modes */
     int32_t *palat = r->enc_palette ? pnmf_malloc_array(nb, sizeof(int32_t)) : NULL;
     if (r->enc_palette && !palat) {
-        pnmf_free(bmv);
+        pnmf_free(bmv), pnmf_free(cbuf);
         return PNMF_ERR_NOMEM;
     }
     if (palat) memset(palat, 0xff, nb * sizeof(int32_t));
@@ -1700,20 +1719,11 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
     /* window flags bit 17 (tried in lossy windows): the blocks with a second hypothesis */
     uint8_t *bihas = r->enc_bi && !r->enc_dec && nref ? pnmf_calloc(nb, 1) : NULL;
     if (r->enc_bi && !r->enc_dec && nref && !bihas) {
-        pnmf_free(bmv), pnmf_free(palat);
+        pnmf_free(bmv), pnmf_free(palat), pnmf_free(cbuf);
         return PNMF_ERR_NOMEM;
     }
     /* the last frame's, when it was coded just before with these references */
     const int16_t (*pm)[3] = j && nref ? (const int16_t (*)[3])r->enc_prev_mv : NULL;
-    /* the box means of the frame and of the references, made when the wide
-     * search first needs them (wide[t].ref NULL until then) */
-    Coarse wide[PNMF_RES_REFS];
-    const int r4 = r->rows / 4, c4 = r->cols / 4;
-    int nwide = nref;
-    uint8_t *cbuf = nwide && r4 >= 4 && c4 >= 4 ? pnmf_malloc_array((size_t)(nwide + 1) * r4, (size_t)c4) : NULL;
-    if (!cbuf) nwide = 0;
-    if (nwide) shrink4(src, r->cols, cbuf, r4, c4);
-    for (int t = 0; t < nwide; t++) wide[t].src = cbuf, wide[t].ref = NULL, wide[t].r4 = r4, wide[t].c4 = c4;
     /* a lossy window with sub-pixel motion (camera footage, rendered
      * animation): a finer balance, as its decoded frames are what every
      * later frame's blocks predict from */

@@ -454,11 +454,14 @@ static inline int rc_pixel_levels_enc(RcBin *o, RcLevCtx *c, int kind, int h, in
 {
     RcEnc e = *o->enc;
     int ret = 0;
-    for (int y = 0; y < h && !ret; y++)
+    for (int y = 0; y < h && !ret; y++) {
+        const int16_t *row = lev + y * w, *up = y ? row - w : NULL;
+        int L = 0; /* the level left of x, 0 at the row's start */
         for (int x = 0; x < w; x++) {
-            const int L = x ? lev[y * w + x - 1] : 0, A = y ? lev[(y - 1) * w + x] : 0;
+            const int A = up ? up[x] : 0;
             const int cls = rc_lev_class(abs(L) + abs(A)), sn = L + A;
-            const int l = lev[y * w + x];
+            const int l = row[x];
+            L = l;
             rc_encode(&e, &c->pzero[kind][cls], l != 0);
             if (!l) continue;
             rc_encode(&e, &c->psign[kind][sn < 0 ? 0 : sn == 0 ? 1 : 2], l < 0);
@@ -478,6 +481,7 @@ static inline int rc_pixel_levels_enc(RcBin *o, RcLevCtx *c, int kind, int h, in
                 break;
             }
         }
+    }
     *o->enc = e;
     return ret;
 }

@@ -373,6 +373,9 @@ int pnmf_window_codings(PnmfWindowModel *md, uint8_t *c[PNMF_WINDOW_CODINGS], si
         return ret;
     }
     const int lossless = md->res.step16 && md->res.enc_dec != NULL;
+    /* the codings differ in their levels alone: the modes and vectors
+     * streams are made once for all of them */
+    if (md->res.step16 && !(md->res.enc_streams = pnmf_stream_keep_new())) return PNMF_ERR_NOMEM;
     int ret = 0;
     if (!lossless) {
         ret = pnmf_model_write(md, &c[0], &size[0]);
@@ -394,6 +397,8 @@ int pnmf_window_codings(PnmfWindowModel *md, uint8_t *c[PNMF_WINDOW_CODINGS], si
             }
         md->res.rc_levels = md->res.ctx_levels = 0;
     }
+    pnmf_stream_keep_free(md->res.enc_streams);
+    md->res.enc_streams = NULL;
     return ret;
 }
 

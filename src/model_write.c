@@ -316,6 +316,33 @@ static size_t streams_bytes(uint64_t flags, const Buf *modes, const Buf *vectors
     return varint_bytes(flags) + varint_bytes(modes->len) + varint_bytes(vectors->len) + modes->len + vectors->len;
 }
 
+/* The streams pnmf_model_write() weighs: the modes stream without and
+ * with window flags bit 14 (mo[bit]), the vectors stream of each of the
+ * four choices of bits 14 and 15 (v[c], c = bit 14 + 2 * bit 15), each
+ * made when first asked for. They depend on the layer's modes and vectors
+ * alone, so the codings of a window, which differ in their levels, share
+ * them. */
+typedef struct PnmfStreamKeep {
+    Buf mo[2], v[4];
+    int mmade[2], vmade[4];
+} PnmfStreamKeep;
+
+PnmfStreamKeep *pnmf_stream_keep_new(void) { return pnmf_calloc(1, sizeof(PnmfStreamKeep)); }
+
+static void keep_clear(PnmfStreamKeep *k)
+{
+    for (int i = 0; i < 2; i++) pnmf_free(k->mo[i].p);
+    for (int i = 0; i < 4; i++) pnmf_free(k->v[i].p);
+    memset(k, 0, sizeof(*k));
+}
+
+void pnmf_stream_keep_free(PnmfStreamKeep *k)
+{
+    if (!k) return;
+    keep_clear(k);
+    pnmf_free(k);
+}
+
 int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
 {
     Buf b = { 0 };
@@ -359,38 +386,37 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
      * that makes the payload shorter, the flags' varint and the streams'
      * lengths counted (a window of few blocks or few changes may not fill
      * the contexts it adds) */
-    Buf rcb = { 0 }, rcv = { 0 };
     int ret = 0;
     /* and with window flags bit 15 where that makes it shorter: the
      * codings without the bits first, each later one kept when it is
      * strictly shorter than the shortest before it */
     int nbc = 0, med = 0;
     const int nbmax = rsv.nbctx, medmax = rsv.median;
-    /* the modes stream depends on bit 14 alone: each made once, mo[bit] */
-    Buf mo[2] = { { 0 }, { 0 } };
-    int made[2] = { 0, 0 };
+    /* the streams made here, or kept for the window's other codings */
+    PnmfStreamKeep own = { 0 }, *sk = md->res.enc_streams ? md->res.enc_streams : &own;
     for (int c = 0; rsv.step16 && ret >= 0 && c < 4; c++) {
         if ((c & 1) > nbmax || (c >> 1) > medmax) continue;
-        Buf v0 = { 0 };
         rsv.nbctx = c & 1, rsv.median = c >> 1;
-        if (!made[c & 1]) ret = write_modes(&rsv, &mo[c & 1], NULL), made[c & 1] = 1;
-        if (ret >= 0) ret = write_vectors(&rsv, &v0, NULL);
+        if (!sk->mmade[c & 1]) {
+            ret = write_modes(&rsv, &sk->mo[c & 1], NULL);
+            sk->mmade[c & 1] = ret >= 0;
+        }
+        if (ret >= 0 && !sk->vmade[c]) {
+            ret = write_vectors(&rsv, &sk->v[c], NULL);
+            sk->vmade[c] = ret >= 0;
+        }
         const uint64_t f0 = flags | (rsv.nbctx ? PNMF_FLAG_NBCTX : 0) | (rsv.median ? PNMF_FLAG_MEDIAN : 0);
         const uint64_t f1 = flags | (nbc ? PNMF_FLAG_NBCTX : 0) | (med ? PNMF_FLAG_MEDIAN : 0);
-        if (ret >= 0 && (!c || streams_bytes(f0, &mo[c & 1], &v0) < streams_bytes(f1, &mo[nbc], &rcv))) {
-            Buf t = rcv;
-            rcv = v0, v0 = t;
+        if (ret >= 0 && (!c || streams_bytes(f0, &sk->mo[c & 1], &sk->v[c]) <
+                                   streams_bytes(f1, &sk->mo[nbc], &sk->v[nbc | med << 1])))
             nbc = rsv.nbctx, med = rsv.median;
-        }
-        pnmf_free(v0.p);
     }
-    rcb = mo[nbc], mo[nbc] = (Buf){ 0 };
-    pnmf_free(mo[0].p), pnmf_free(mo[1].p);
     rsv.nbctx = nbc, rsv.median = med;
     if (ret < 0) {
-        pnmf_free(rcb.p), pnmf_free(rcv.p);
+        keep_clear(&own);
         return ret;
     }
+    const Buf *rcb = &sk->mo[nbc], *rcv = &sk->v[nbc | med << 1];
     /* the placements as varints or as the stream of window flags bit 16,
      * whichever is shorter with the flags' varint (the bit lengthens it),
      * unless the layer asks for one */
@@ -418,7 +444,7 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
         pnmf_free(plr.p);
         if (plv.err) b.err = 1;
         if (ret < 0) {
-            pnmf_free(rcb.p), pnmf_free(rcv.p), pnmf_free(plv.p);
+            keep_clear(&own), pnmf_free(plv.p);
             return ret;
         }
     }
@@ -439,7 +465,7 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
             int e0, e1;
             pnmf_model_occurrences(md, j, i, &e0, &e1);
             if (e1 - e0 > PNMF_MAX_OCCURRENCES) {
-                pnmf_free(b.p), pnmf_free(rcb.p), pnmf_free(rcv.p);
+                pnmf_free(b.p), keep_clear(&own);
                 return PNMF_ERR_ARG;
             }
             put_u(&b, (uint64_t)(e1 - e0));
@@ -488,8 +514,8 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
          * their lengths, the levels, then the streams at the end of the
          * payload (random-looking bytes among the levels' varints would
          * cost zstd more than their length) */
-        put_u(&b, rcb.len);
-        put_u(&b, rcv.len);
+        put_u(&b, rcb->len);
+        put_u(&b, rcv->len);
         Buf rcl = { 0 };
         /* format 6: the levels as a third stream (rc_levels 1), or frame
          * 0's as varints and the others' as the stream (2); the varints,
@@ -511,7 +537,7 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
             ret = pnmf_lx_stream(&o, rs, first_rc);
             rc_enc_finish(&re);
             if (ret < 0) {
-                pnmf_free(rcb.p), pnmf_free(rcv.p), pnmf_free(rcl.p), pnmf_free(rcx.p), pnmf_free(b.p);
+                keep_clear(&own), pnmf_free(rcl.p), pnmf_free(rcx.p), pnmf_free(b.p);
                 return ret;
             }
             put_u(&b, rcx.len);
@@ -520,10 +546,10 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
         for (size_t q = 0; q < nvar; q++) put_u(&b, zigzag(rs->lev[q]));
         put_bytes(&b, rcx.p, rcx.len);
         put_bytes(&b, rcl.p, rcl.len);
-        put_bytes(&b, rcb.p, rcb.len);
-        put_bytes(&b, rcv.p, rcv.len);
-        if (rcb.err || rcv.err || rcl.err || rcx.err) b.err = 1;
-        pnmf_free(rcb.p), pnmf_free(rcv.p), pnmf_free(rcl.p), pnmf_free(rcx.p);
+        put_bytes(&b, rcb->p, rcb->len);
+        put_bytes(&b, rcv->p, rcv->len);
+        if (rcb->err || rcv->err || rcl.err || rcx.err) b.err = 1;
+        keep_clear(&own), pnmf_free(rcl.p), pnmf_free(rcx.p);
     }
     if (b.err) {
         pnmf_free(b.p);

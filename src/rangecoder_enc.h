@@ -383,10 +383,13 @@ static inline int rc_pixel_levels_fixed_upto(RcBin *o, const RcLevCtx *c, int ki
             ret = 1;
             break;
         }
+        const int16_t *row = lev + y * w, *ar = y ? row - w : NULL; /* the row and the one above */
+        int L = 0; /* the level left of x, 0 at the row's start */
         for (int x = 0; x < w; x++) {
-            const int L = x ? lev[y * w + x - 1] : 0, A = y ? lev[(y - 1) * w + x] : 0;
+            const int A = ar ? ar[x] : 0;
             const int cls = rc_lev_class(abs(L) + abs(A)), sn = L + A;
-            const int l = lev[y * w + x];
+            const int l = row[x];
+            L = l;
             bits += rc_cost_fixed(c->pzero[kind][cls], l != 0);
             if (!l) continue;
             bits += rc_cost_fixed(c->psign[kind][sn < 0 ? 0 : sn == 0 ? 1 : 2], l < 0);
@@ -417,11 +420,14 @@ static inline int rc_pixel_levels_fixed_upto(RcBin *o, const RcLevCtx *c, int ki
  * without the price. */
 static inline void rc_pixel_levels_adapt(RcLevCtx *c, int kind, int h, int w, const int16_t *lev)
 {
-    for (int y = 0; y < h; y++)
+    for (int y = 0; y < h; y++) {
+        const int16_t *row = lev + y * w, *ar = y ? row - w : NULL; /* the row and the one above */
+        int L = 0; /* the level left of x, 0 at the row's start */
         for (int x = 0; x < w; x++) {
-            const int L = x ? lev[y * w + x - 1] : 0, A = y ? lev[(y - 1) * w + x] : 0;
+            const int A = ar ? ar[x] : 0;
             const int cls = rc_lev_class(abs(L) + abs(A)), sn = L + A;
-            const int l = lev[y * w + x];
+            const int l = row[x];
+            L = l;
             rc_adapt(&c->pzero[kind][cls], l != 0);
             if (!l) continue;
             rc_adapt(&c->psign[kind][sn < 0 ? 0 : sn == 0 ? 1 : 2], l < 0);
@@ -435,6 +441,7 @@ static inline void rc_pixel_levels_adapt(RcLevCtx *c, int kind, int h, int w, co
                 if (r <= i) break;
             }
         }
+    }
 }
 
 /* rc_pixel_levels() priced from 0 bits without moving the contexts: each
@@ -454,11 +461,14 @@ static inline int rc_pixel_levels_enc(RcBin *o, RcLevCtx *c, int kind, int h, in
 {
     RcEnc e = *o->enc;
     int ret = 0;
-    for (int y = 0; y < h && !ret; y++)
+    for (int y = 0; y < h && !ret; y++) {
+        const int16_t *row = lev + y * w, *ar = y ? row - w : NULL; /* the row and the one above */
+        int L = 0; /* the level left of x, 0 at the row's start */
         for (int x = 0; x < w; x++) {
-            const int L = x ? lev[y * w + x - 1] : 0, A = y ? lev[(y - 1) * w + x] : 0;
+            const int A = ar ? ar[x] : 0;
             const int cls = rc_lev_class(abs(L) + abs(A)), sn = L + A;
-            const int l = lev[y * w + x];
+            const int l = row[x];
+            L = l;
             rc_encode(&e, &c->pzero[kind][cls], l != 0);
             if (!l) continue;
             rc_encode(&e, &c->psign[kind][sn < 0 ? 0 : sn == 0 ? 1 : 2], l < 0);
@@ -478,6 +488,7 @@ static inline int rc_pixel_levels_enc(RcBin *o, RcLevCtx *c, int kind, int h, in
                 break;
             }
         }
+    }
     *o->enc = e;
     return ret;
 }
@@ -492,11 +503,14 @@ static inline int rc_pixel_levels_price(RcBin *o, RcLevCtx *c, int kind, int h, 
     double bits = o->bits;
     const int up = o->update;
     int ret = 0;
-    for (int y = 0; y < h && !ret; y++)
+    for (int y = 0; y < h && !ret; y++) {
+        const int16_t *row = lev + y * w, *ar = y ? row - w : NULL; /* the row and the one above */
+        int L = 0; /* the level left of x, 0 at the row's start */
         for (int x = 0; x < w; x++) {
-            const int L = x ? lev[y * w + x - 1] : 0, A = y ? lev[(y - 1) * w + x] : 0;
+            const int A = ar ? ar[x] : 0;
             const int cls = rc_lev_class(abs(L) + abs(A)), sn = L + A;
-            const int l = lev[y * w + x];
+            const int l = row[x];
+            L = l;
             RcProb *pz = &c->pzero[kind][cls];
             bits += rc_cost(*pz, l != 0);
             if (up) rc_adapt(pz, l != 0);
@@ -540,6 +554,7 @@ static inline int rc_pixel_levels_price(RcBin *o, RcLevCtx *c, int kind, int h, 
                 break;
             }
         }
+    }
     o->bits = bits;
     return ret;
 }

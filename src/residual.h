@@ -154,6 +154,10 @@ typedef struct PnmfResidual {
     int ctx_levels;
     struct PnmfLx *lx;
     uint8_t *enc_dec;
+    /* the encoder's, when not NULL: the modes and vectors streams the
+     * writer makes, kept across the codings of one window (they do not
+     * depend on how its levels are coded; pnmf_model_write()) */
+    struct PnmfStreamKeep *enc_streams;
     /* Window flags bit 13 (format 9, palette.h): blocks of mode
      * PNMF_RES_PALETTE, their palettes and indices in block order,
      * frame j's at pal[palstart[j] .. palstart[j+1]). palette: the window
@@ -441,5 +445,11 @@ void pnmf_residual_compound(const uint8_t *R1, int qy1, int qx1, const uint8_t *
 void pnmf_residual_predict(int mode, const uint8_t *P, const uint8_t *Pp, const uint8_t *Dp, const uint8_t *Dr,
                            const uint8_t *D, int rows, int cols, int y0, int y1, int x0, int x1, int dy, int dx,
                            uint8_t *pred);
+
+/* The modes and vectors streams of a window made once for all its
+ * codings (PnmfResidual.enc_streams; model_write.c): a keep of none yet,
+ * NULL when out of memory, and its release (NULL too). */
+struct PnmfStreamKeep *pnmf_stream_keep_new(void);
+void pnmf_stream_keep_free(struct PnmfStreamKeep *k);
 
 #endif /* PNMF_RESIDUAL_H */

@@ -166,6 +166,7 @@ typedef struct LevelTab {
     int16_t dq[511];  /* dequant of it */
     int16_t dq0[511]; /* dequant of the largest candidate (the rounded level) */
     double bits[511]; /* level_bits of it */
+    int elo, ehi;     /* l[d + 255] == d for every d of elo..ehi (lx_estimate()) */
 } LevelTab;
 
 static void level_tab_init(LevelTab *t, int step16, double lambda)
@@ -188,6 +189,9 @@ static void level_tab_init(LevelTab *t, int step16, double lambda)
         t->dq0[d + 255] = (int16_t)pnmf_residual_dequant(d < 0 ? -l0 : l0, step16);
         t->bits[d + 255] = level_bits(best);
     }
+    t->elo = t->ehi = 0;
+    while (t->ehi < 255 && t->l[t->ehi + 1 + 255] == t->ehi + 1) t->ehi++;
+    while (t->elo > -255 && t->l[t->elo - 1 + 255] == t->elo - 1) t->elo--;
 }
 
 /* A lossless coded trial put off until its estimate is weighed against the
@@ -334,18 +338,53 @@ static int lx_estimate(int mode, const LevelTab *lt, const uint8_t *src, const u
     const uint8_t *pb = made ? made : own; /* the prediction, made by the caller or here */
     const int spat = mode == PNMF_RES_SPATIAL;
     if (!spat && !made) pnmf_residual_predict(mode, P, Pp, Dp, Dr, D, rows, cols, y0, y1, x0, x1, dy, dx, own);
-    double bits = 0;
-    int nz = 0, off = 0;
-    for (int y = y0; y < y1; y++) {
-        const uint8_t *s = src + (size_t)y * cols, *p = pb + (y - y0) * PNMF_RES_BLOCK - x0;
-        for (int x = x0; x < x1; x++) {
-            const int d = (int)s[x] - (spat ? spatial(src, cols, y, x) : p[x]);
-            off |= lt->l[d + 255] != d;
-            bits += lt->bits[d + 255];
-            nz |= d;
-            *lv++ = (int16_t)d;
+    /* the levels and their range first (a loop without a dependence
+     * from sample to sample), then the table's test only where the range
+     * leaves its exact span, then the bits added in the samples' order
+     * (the same double) */
+    int nz = 0, off = 0, dmin = 0, dmax = 0;
+    const int n = (y1 - y0) * (x1 - x0);
+    int16_t *l0 = lv;
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+    if (!spat && x1 - x0 == PNMF_RES_BLOCK) { /* a row of eight levels at a time */
+        const __m128i z = _mm_setzero_si128();
+        __m128i lo = z, hi = z;
+        for (int y = y0; y < y1; y++, lv += PNMF_RES_BLOCK) {
+            const __m128i a = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(src + (size_t)y * cols + x0)), z);
+            const __m128i b = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(pb + (y - y0) * PNMF_RES_BLOCK)), z);
+            const __m128i d = _mm_sub_epi16(a, b);
+            _mm_storeu_si128((__m128i *)lv, d);
+            lo = _mm_min_epi16(lo, d), hi = _mm_max_epi16(hi, d);
+        }
+        int16_t l8[8], h8[8];
+        _mm_storeu_si128((__m128i *)l8, lo), _mm_storeu_si128((__m128i *)h8, hi);
+        for (int k = 0; k < 8; k++) {
+            dmin = l8[k] < dmin ? l8[k] : dmin, dmax = h8[k] > dmax ? h8[k] : dmax;
+        }
+        nz = dmin | dmax;
+    } else
+#endif
+    {
+        for (int y = y0; y < y1; y++) {
+            const uint8_t *s = src + (size_t)y * cols, *p = pb + (y - y0) * PNMF_RES_BLOCK - x0;
+            for (int x = x0; x < x1; x++) {
+                const int d = (int)s[x] - (spat ? spatial(src, cols, y, x) : p[x]);
+                dmin = d < dmin ? d : dmin, dmax = d > dmax ? d : dmax;
+                nz |= d;
+                *lv++ = (int16_t)d;
+            }
         }
     }
+    if (dmin < lt->elo || dmax > lt->ehi)
+        for (int i = 0; i < n; i++) off |= lt->l[l0[i] + 255] != l0[i];
+    const double *tb = lt->bits + 255;
+    double bits = 0;
+    int i = 0;
+    for (; i + 8 <= n; i += 8) { /* one sum, in the samples' order */
+        bits += tb[l0[i]], bits += tb[l0[i + 1]], bits += tb[l0[i + 2]], bits += tb[l0[i + 3]];
+        bits += tb[l0[i + 4]], bits += tb[l0[i + 5]], bits += tb[l0[i + 6]], bits += tb[l0[i + 7]];
+    }
+    for (; i < n; i++) bits += tb[l0[i]];
     *est = bits;
     return off ? -1 : nz != 0;
 }
@@ -684,6 +723,21 @@ static inline int sad8x8(const uint8_t *s, const uint8_t *d, int cols, int dcols
 #endif
 }
 
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+/* sad8x8() of a block whose rows are loaded, two to a register (rows 2k
+ * and 2k + 1 in s[k]), against the 8 x 8 samples at d (rows dcols apart). */
+static inline int sad8x8_rows(const __m128i s[4], const uint8_t *d, int dcols)
+{
+    __m128i acc = _mm_setzero_si128();
+    for (int k = 0; k < 4; k++, d += 2 * (size_t)dcols) {
+        const __m128i b = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)d),
+                                             _mm_loadl_epi64((const __m128i *)(d + dcols)));
+        acc = _mm_add_epi64(acc, _mm_sad_epu8(s[k], b));
+    }
+    return _mm_cvtsi128_si32(acc) + _mm_extract_epi16(acc, 4);
+}
+#endif
+
 /* The sum of absolute 8x8 Hadamard coefficients of the 8 x 8 samples at s
  * (rows cols apart) less pred (rows 8 apart): a prediction's residual
  * as a transform sees it, where SAD overrates smooth residuals. */
@@ -734,12 +788,12 @@ static int block_sad(const uint8_t *src, const uint8_t *Dp, int rows, int cols, 
             const uint8_t *d = Dp + (size_t)sy * cols;
             if (xin) {
                 memcpy(t + 8 * y, d + x0 + dx, 8);
-            } else {
-                for (int x = 0; x < 8; x++) {
-                    int sx = x0 + x + dx;
-                    sx = sx < 0 ? 0 : sx >= cols ? cols - 1 : sx;
-                    t[8 * y + x] = d[sx];
-                }
+            } else { /* the columns left of the frame as its first, those right of it as its last */
+                const int xa = x0 + dx;
+                const int nl = xa >= 0 ? 0 : -xa > 8 ? 8 : -xa, nr = cols - xa < nl ? nl : cols - xa > 8 ? 8 : cols - xa;
+                memset(t + 8 * y, d[0], (size_t)nl);
+                if (nr > nl) memcpy(t + 8 * y + nl, d + xa + nl, (size_t)(nr - nl));
+                memset(t + 8 * y + nr, d[cols - 1], (size_t)(8 - nr));
             }
         }
         return sad8x8(src + (size_t)y0 * cols + x0, t, cols, 8);
@@ -855,16 +909,21 @@ static void shrink4(const uint8_t *f, int cols, uint8_t *o, int r4, int c4)
  * grid. The displacement of least SAD between the 4x4 box means of the
  * frames (every sample, +-PNMF_GLOBAL_RANGE / 4), then, at full resolution on a
  * sparse grid, the best of the 7x7 around it, around (0, 0) and around the
- * previous frame's vector (*gy, *gx on entry). */
-static void global_motion(const uint8_t *src, const uint8_t *Dp, int rows, int cols, int *gy, int *gx)
+ * previous frame's vector (*gy, *gx on entry). boxes: the box means of
+ * src, then of Dp (r4 x c4 each), or NULL to make them here. */
+static void global_motion(const uint8_t *src, const uint8_t *Dp, int rows, int cols, const uint8_t *boxes, int *gy,
+                          int *gx)
 {
     const int r4 = rows / 4, c4 = cols / 4, R4 = PNMF_GLOBAL_RANGE / 4;
     int cy = 0, cx = 0;
-    uint8_t *a = r4 >= 4 && c4 >= 4 ? pnmf_malloc_array((size_t)r4 * c4, 2) : NULL;
+    uint8_t *own = !boxes && r4 >= 4 && c4 >= 4 ? pnmf_malloc_array((size_t)r4 * c4, 2) : NULL;
+    const uint8_t *a = boxes ? boxes : own;
+    if (own) {
+        shrink4(src, cols, own, r4, c4);
+        shrink4(Dp, cols, own + (size_t)r4 * c4, r4, c4);
+    }
     if (a) {
-        uint8_t *b = a + (size_t)r4 * c4;
-        shrink4(src, cols, a, r4, c4);
-        shrink4(Dp, cols, b, r4, c4);
+        const uint8_t *b = a + (size_t)r4 * c4;
         long best = -1;
         for (int c = -1; c < (2 * R4 + 1) * (2 * R4 + 1); c++) { /* (0, 0) first */
             const int dy = c < 0 ? 0 : c / (2 * R4 + 1) - R4, dx = c < 0 ? 0 : c % (2 * R4 + 1) - R4;
@@ -876,6 +935,12 @@ static void global_motion(const uint8_t *src, const uint8_t *Dp, int rows, int c
                 const uint8_t *s = a + (size_t)y * c4, *d = b + (size_t)sy * c4;
                 /* three runs: x + dx left of the row (clamped), inside it, right of it */
                 int x = 0;
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+                /* (the same integer sums, eight or sixteen samples at a time) */
+                for (; x + 8 <= c4 && x + dx + 8 <= 0; x += 8)
+                    sad += _mm_cvtsi128_si32(
+                        _mm_sad_epu8(_mm_loadl_epi64((const __m128i *)(s + x)), _mm_set1_epi8((char)d[0])));
+#endif
                 for (; x < c4 && x + dx < 0; x++) sad += abs((int)s[x] - d[0]);
 #if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
                 for (; x + 16 <= c4 && x + dx + 16 <= c4; x += 16) {
@@ -883,13 +948,21 @@ static void global_motion(const uint8_t *src, const uint8_t *Dp, int rows, int c
                                                    _mm_loadu_si128((const __m128i *)(d + x + dx)));
                     sad += _mm_cvtsi128_si32(v) + _mm_extract_epi16(v, 4);
                 }
+                for (; x + 8 <= c4 && x + dx + 8 <= c4; x += 8)
+                    sad += _mm_cvtsi128_si32(_mm_sad_epu8(_mm_loadl_epi64((const __m128i *)(s + x)),
+                                                          _mm_loadl_epi64((const __m128i *)(d + x + dx))));
 #endif
                 for (; x < c4 && x + dx < c4; x++) sad += abs((int)s[x] - d[x + dx]);
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+                for (; x + 8 <= c4; x += 8)
+                    sad += _mm_cvtsi128_si32(
+                        _mm_sad_epu8(_mm_loadl_epi64((const __m128i *)(s + x)), _mm_set1_epi8((char)d[c4 - 1])));
+#endif
                 for (; x < c4; x++) sad += abs((int)s[x] - d[c4 - 1]);
             }
             if (best < 0 || sad < best) best = sad, cy = 4 * dy, cx = 4 * dx;
         }
-        pnmf_free(a);
+        pnmf_free(own);
     }
     /* the least sparse-grid SAD around the coarse vector, (0, 0) and the
      * previous one (box means miss the motion of fine texture); ties to the
@@ -1023,6 +1096,10 @@ typedef struct SeenMap {
     uint16_t stamp;
 } SeenMap;
 
+#if PNMF_LOCAL_RANGE > PNMF_RES_MAX_MV
+#error "search_block()'s grid marks its vectors in the SeenMap: PNMF_LOCAL_RANGE within PNMF_RES_MAX_MV"
+#endif
+
 /* A vector for the block: the best by SAD among candidates (zero, the
  * previous shifted block's, the block's neighbours', the global one and a
  * coarse grid; with wide, the wide search for a poorly predicted block),
@@ -1044,23 +1121,40 @@ static int search_block(const uint8_t *src, const uint8_t *Dp, int rows, int col
         seen->stamp = 1;
     }
     uint16_t *const at = seen->at, st = seen->stamp;
-    /* a whole block whose vectors stay inside the frame: its SAD inline */
+    /* a whole block whose vectors stay inside the frame: its SAD inline,
+     * the block's rows loaded once */
     const int whole = y1 - y0 == 8 && x1 - x0 == 8;
-#define TRY(ty, tx) do { \
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+    __m128i srow[4] = { _mm_setzero_si128(), _mm_setzero_si128(), _mm_setzero_si128(), _mm_setzero_si128() };
+    if (whole)
+        for (int k = 0; k < 4; k++) {
+            const uint8_t *s = src + (size_t)(y0 + 2 * k) * cols + x0;
+            srow[k] = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)s),
+                                         _mm_loadl_epi64((const __m128i *)(s + cols)));
+        }
+#define SAD_WHOLE(d) sad8x8_rows(srow, (d), cols)
+#else
+#define SAD_WHOLE(d) sad8x8(src + (size_t)y0 * cols + x0, (d), cols, cols)
+#endif
+    /* a vector (ty, tx), in: whether it is within the marks' bound, bits:
+     * lam * mv_bits(ty, tx, py, px) */
+#define TRYB(ty, tx, in, bits) do { \
         const int ty_ = (ty), tx_ = (tx); \
         const int k_ = (ty_ + PNMF_RES_MAX_MV) * (2 * PNMF_RES_MAX_MV + 1) + tx_ + PNMF_RES_MAX_MV; \
-        const int in_ = abs(ty_) <= PNMF_RES_MAX_MV && abs(tx_) <= PNMF_RES_MAX_MV; \
+        const int in_ = (in); \
         if (in_ && at[k_] == st) break; \
         if (in_) at[k_] = st; \
-        const double b_ = lam * mv_bits(ty_, tx_, py, px); \
+        const double b_ = (bits); \
         if (b_ >= best) break; \
         const int lim_ = best > 0x7ffffff0 ? 0x7fffffff : (int)best + 1; \
         const int s_ = whole && y0 + ty_ >= 0 && y1 + ty_ <= rows && x0 + tx_ >= 0 && x1 + tx_ <= cols \
-                           ? sad8x8(src + (size_t)y0 * cols + x0, Dp + (size_t)(y0 + ty_) * cols + x0 + tx_, cols, cols) \
+                           ? SAD_WHOLE(Dp + (size_t)(y0 + ty_) * cols + x0 + tx_) \
                            : block_sad(src, Dp, rows, cols, y0, y1, x0, x1, ty_, tx_, lim_); \
         const double c_ = s_ + b_; \
         if (c_ < best) best = c_, vy = ty_, vx = tx_, moved = 1, bsad = s_; \
     } while (0)
+#define TRY(ty, tx) TRYB(ty, tx, abs(ty_) <= PNMF_RES_MAX_MV && abs(tx_) <= PNMF_RES_MAX_MV, \
+                         lam * mv_bits(ty_, tx_, py, px))
     int moved = 0;
     for (int c = 0; c < ncand; c++) TRY(cand[c][0], cand[c][1]);
     /* exact (a lossless coding): a candidate that predicts the block
@@ -1074,9 +1168,23 @@ static int search_block(const uint8_t *src, const uint8_t *Dp, int rows, int col
         *by = vy, *bx = vx;
         return bsad;
     }
-    if (exact != 3)
-        for (int dy = -PNMF_LOCAL_RANGE; dy <= PNMF_LOCAL_RANGE; dy += grid)
-            for (int dx = -PNMF_LOCAL_RANGE; dx <= PNMF_LOCAL_RANGE; dx += grid) TRY(dy, dx);
+    if (exact != 3) {
+        /* the grid (within the marks' bound): mv_bits()'s terms of its
+         * rows and columns once, the same sums */
+        double lgy[2 * PNMF_LOCAL_RANGE + 1], lgx[2 * PNMF_LOCAL_RANGE + 1];
+        for (int d = -PNMF_LOCAL_RANGE; d <= PNMF_LOCAL_RANGE; d += grid) {
+            const int ay = abs(d - py), ax = abs(d - px);
+            lgy[d + PNMF_LOCAL_RANGE] = ay < LEVEL_BITS_TABLE ? log2_1p_table[ay] : log2(1.0 + ay);
+            lgx[d + PNMF_LOCAL_RANGE] = ax < LEVEL_BITS_TABLE ? log2_1p_table[ax] : log2(1.0 + ax);
+        }
+        for (int dy = -PNMF_LOCAL_RANGE; dy <= PNMF_LOCAL_RANGE; dy += grid) {
+            const double ly = lgy[dy + PNMF_LOCAL_RANGE];
+            for (int dx = -PNMF_LOCAL_RANGE; dx <= PNMF_LOCAL_RANGE; dx += grid)
+                TRYB(dy, dx, 1,
+                     lam * (dy == py && dx == px ? PNMF_MV_BITS_SAME
+                                                 : PNMF_MV_BITS_BASE + 2.0 * (ly + lgx[dx + PNMF_LOCAL_RANGE])));
+        }
+    }
     const int poor = exact == 3 ? PNMF_LXM_WIDE_POOR : PNMF_WIDE_POOR;
     if (wide && bsad > poor * (y1 - y0) * (x1 - x0)) {
         int16_t wc[PNMF_WIDE_KEEP][2];
@@ -1101,6 +1209,8 @@ static int search_block(const uint8_t *src, const uint8_t *Dp, int rows, int col
         }
     }
 #undef TRY
+#undef TRYB
+#undef SAD_WHOLE
     *by = vy, *bx = vx;
     return bsad;
 }
@@ -1129,6 +1239,9 @@ static inline int qround(int v)
  * PNMF_RES_BLOCK apart). */
 static int pred_sad(const uint8_t *src, int cols, int y0, int x0, int h, int w, const uint8_t *pred)
 {
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+    if (h == 8 && w == 8) return sad8x8(src + (size_t)y0 * cols + x0, pred, cols, PNMF_RES_BLOCK);
+#endif
     int sad = 0;
     for (int y = 0; y < h; y++) {
         const uint8_t *s = src + (size_t)(y0 + y) * cols + x0, *p = pred + y * PNMF_RES_BLOCK;
@@ -1560,7 +1673,18 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
     pnmf_vec_init(&vs);
     vs.med = r->median && r->enc_median; /* priced as window flags bit 15 codes them */
     r->enc_vectors.on = r->nbctx; /* window flags bit 14 */
-    if (nref) global_motion(src, Dp, r->rows, r->cols, &gy, &gx);
+    /* the box means of the frame and of the references, made when the wide
+     * search first needs them (wide[t].ref NULL until then); the nearest
+     * reference's at once, as the global motion's search reads them too */
+    Coarse wide[PNMF_RES_REFS];
+    const int r4 = r->rows / 4, c4 = r->cols / 4;
+    int nwide = nref;
+    uint8_t *cbuf = nwide && r4 >= 4 && c4 >= 4 ? pnmf_malloc_array((size_t)(nwide + 1) * r4, (size_t)c4) : NULL;
+    if (!cbuf) nwide = 0;
+    if (nwide) shrink4(src, r->cols, cbuf, r4, c4);
+    for (int t = 0; t < nwide; t++) wide[t].src = cbuf, wide[t].ref = NULL, wide[t].r4 = r4, wide[t].c4 = c4;
+    if (nwide) shrink4(Dp, r->cols, cbuf + (size_t)r4 * c4, r4, c4), wide[0].ref = cbuf + (size_t)r4 * c4;
+    if (nref) global_motion(src, Dp, r->rows, r->cols, nwide ? cbuf : NULL, &gy, &gx);
     r->enc_gy = gy, r->enc_gx = gx;
     /* the frame's global vector (format 7), which displaces the previous
      * prediction: the dominant displacement whenever it predicts the frame
@@ -1580,11 +1704,14 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
     const int qs = r->subpel ? 4 : 1, maxv = qs * PNMF_RES_MAX_MV;
     /* the vector and reference chosen so far in this frame, per block */
     int16_t (*bmv)[3] = pnmf_calloc(nb, sizeof(*bmv));
-    if (!bmv) return PNMF_ERR_NOMEM;
+    if (!bmv) {
+        pnmf_free(cbuf);
+        return PNMF_ERR_NOMEM;
+    }
     /* window flags bit 13: each block's place in r->pal, -1 for other modes */
     int32_t *palat = r->enc_palette ? pnmf_malloc_array(nb, sizeof(int32_t)) : NULL;
     if (r->enc_palette && !palat) {
-        pnmf_free(bmv);
+        pnmf_free(bmv), pnmf_free(cbuf);
         return PNMF_ERR_NOMEM;
     }
     if (palat) memset(palat, 0xff, nb * sizeof(int32_t));
@@ -1592,20 +1719,11 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
     /* window flags bit 17 (tried in lossy windows): the blocks with a second hypothesis */
     uint8_t *bihas = r->enc_bi && !r->enc_dec && nref ? pnmf_calloc(nb, 1) : NULL;
     if (r->enc_bi && !r->enc_dec && nref && !bihas) {
-        pnmf_free(bmv), pnmf_free(palat);
+        pnmf_free(bmv), pnmf_free(palat), pnmf_free(cbuf);
         return PNMF_ERR_NOMEM;
     }
     /* the last frame's, when it was coded just before with these references */
     const int16_t (*pm)[3] = j && nref ? (const int16_t (*)[3])r->enc_prev_mv : NULL;
-    /* the box means of the frame and of the references, made when the wide
-     * search first needs them (wide[t].ref NULL until then) */
-    Coarse wide[PNMF_RES_REFS];
-    const int r4 = r->rows / 4, c4 = r->cols / 4;
-    int nwide = nref;
-    uint8_t *cbuf = nwide && r4 >= 4 && c4 >= 4 ? pnmf_malloc_array((size_t)(nwide + 1) * r4, (size_t)c4) : NULL;
-    if (!cbuf) nwide = 0;
-    if (nwide) shrink4(src, r->cols, cbuf, r4, c4);
-    for (int t = 0; t < nwide; t++) wide[t].src = cbuf, wide[t].ref = NULL, wide[t].r4 = r4, wide[t].c4 = c4;
     /* a lossy window with sub-pixel motion (camera footage, rendered
      * animation): a finer balance, as its decoded frames are what every
      * later frame's blocks predict from */
@@ -1780,6 +1898,11 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
                 int nq = 0;
                 int hit = 0; /* exact: a reference so far predicts the block exactly */
                 for (int tt = 0; tt < nref; tt++) {
+                    /* a lossless coding under sub-pixel motion finds no
+                     * block by its hash (no index: nomatch): the skips
+                     * below that follow from that, before the candidates
+                     * are gathered */
+                    if (nomatch && (tt >= PNMF_LX_SUBPEL_REFS || (full && hit))) continue;
                     int pv[2]; /* the vectors stream's prediction of tt's vector */
                     pnmf_vec_pred(&vs, tt, pv);
                     int16_t cand[6 + 3 + PNMF_RES_MOTIONS + PNMF_LXM_CAP][2] = { { 0, 0 },

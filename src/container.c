@@ -497,21 +497,35 @@ static int compressed_size(const PnmfContainerWriter *w, int cont, const uint8_t
  * compressed chunk is the smallest (the first on a tie): each compressed at
  * a fast level first, and only those within RANK_MARGIN of the smallest
  * there again at the writer's level (light: pnmf_entropy_compress_probed()'s).
- * *z is its zstd frame. */
+ * *z is its zstd frame. A price (price 1: a size for the rate search, not
+ * a window to write) of a set with a coding over PNMF_PRICE_BIG_SIZE bytes
+ * is the smallest size at RANK_LEVEL, with no frame (*z NULL, *pcheap 1):
+ * level 19 takes about a second per megabyte of compressible payload, and
+ * a step search prices many sets per window. */
 static int pick_coding(const PnmfContainerWriter *w, int cont, const uint8_t *const *payloads, const size_t *sizes,
-                       int n, int first, uint64_t bound, int light, uint8_t **pz, size_t *pzsize, int *ppick)
+                       int n, int first, uint64_t bound, int light, int price, uint8_t **pz, size_t *pzsize,
+                       int *ppick, int *pcheap)
 {
     uint8_t *z = NULL;
     size_t zsize = 0;
-    int ret = 0, pick = first;
+    int ret = 0, pick = first, cheap = 0;
     int cand[PNMF_MAX_CODINGS], ncand = 0;
-    if (n - first > 1 && w->level > RANK_LEVEL) {
+    if (price && w->level > RANK_LEVEL)
+        for (int a = first; a < n; a++)
+            if ((a == first || sizes[a] <= bound) && sizes[a] > PNMF_PRICE_BIG_SIZE) cheap = 1;
+    *pcheap = cheap;
+    if ((n - first > 1 || cheap) && w->level > RANK_LEVEL) {
         size_t fast[PNMF_MAX_CODINGS] = { 0 }, least = SIZE_MAX;
         for (int a = first; ret >= 0 && a < n; a++) {
-            if (sizes[a] > bound) continue;
+            if (a > first && sizes[a] > bound) continue;
             ret = compressed_size(w, cont, payloads[a], sizes[a], RANK_LEVEL, &fast[a]);
-            if (ret >= 0 && fast[a] < least) least = fast[a];
+            if (ret >= 0 && fast[a] < least) least = fast[a], pick = a;
         }
+        if (cheap) {
+            *pz = NULL, *pzsize = ret >= 0 ? least : 0, *ppick = pick;
+            return ret;
+        }
+        pick = first;
         for (int a = first; ret >= 0 && a < n; a++)
             if (fast[a] && (double)fast[a] <= RANK_MARGIN * (double)least) cand[ncand++] = a;
     } else {
@@ -738,8 +752,9 @@ static int write_window(PnmfContainerWriter *w, uint32_t first_frame, uint32_t f
     } else {
         /* a lossless window's range-coded payloads: the double-fast
          * probe alone (PNMF_ZSTD_LIGHT_LOSSLESS) */
-        ret = pick_coding(w, cont, payloads, sizes, n, first, bound, !w->lossless_next || PNMF_ZSTD_LIGHT_LOSSLESS,
-                          &z, &zsize, &pick);
+        int cheap = 0;
+        ret = pick_coding(w, cont, payloads, sizes, n, first, bound, !w->lossless_next || PNMF_ZSTD_LIGHT_LOSSLESS, 0,
+                          &z, &zsize, &pick, &cheap);
     }
     /* the next window's prefix is this payload: no memo holds for it */
     memos_clear(w);
@@ -821,9 +836,13 @@ int pnmf_container_window_bytes(PnmfContainerWriter *w, uint32_t frame_count, co
     if (m) return 0;
     uint8_t *z = NULL;
     size_t zsize = 0;
-    int pick = first;
-    const int ret = pick_coding(w, w->continues_next, payloads, sizes, n, first, bound, 1, &z, &zsize, &pick);
-    if (ret >= 0) {
+    int pick = first, cheap = 0;
+    const int ret = pick_coding(w, w->continues_next, payloads, sizes, n, first, bound, 1, 1, &z, &zsize, &pick, &cheap);
+    if (ret >= 0 && cheap) {
+        /* not the writer's frame: the write compresses the set again */
+        *bytes = zsize;
+        pnmf_free(z);
+    } else if (ret >= 0) {
         *bytes = zsize;
         pthread_mutex_lock(&w->memo_lock);
         memo_store(w, w->continues_next, payloads, sizes, n, first, bound, z, zsize, pick);

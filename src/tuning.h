@@ -102,6 +102,8 @@
 #define PNMF_ZSTD_PROBE_HASH_LOG 17
 /* Their shortest match (and the light search's match long enough to take at once). */
 #define PNMF_ZSTD_PROBE_MIN_MATCH 6
+/* Payload bytes over which the rate search prices codings at the rank level 3, not 19 (development set's largest: 199,523, -q 8). */
+#define PNMF_PRICE_BIG_SIZE 524288
 /* 1: lossless windows' payloads get the light btultra2 probe too (0: the double-fast probe settles them; same files on the development set). */
 #define PNMF_ZSTD_LIGHT_LOSSLESS 0
 

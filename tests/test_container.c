@@ -1182,6 +1182,52 @@ static void payload_limit(int canvas)
     free(zeros);
 }
 
+/* A coding over PNMF_PRICE_BIG_SIZE bytes is priced at
+ * zstd level 3 (the container's rank level), and that frame is not the one written: the window
+ * holds the writer's level-19 frame. Text-like bytes, which the two levels
+ * compress to different sizes. */
+static void test_big_price(void)
+{
+    PnmfHeader h = ref_header();
+    h.frame_count = 0;
+    h.width = 640;
+    h.height = 480;
+    const size_t n = PNMF_PRICE_BIG_SIZE + 4096;
+    uint8_t *text = malloc(n);
+    CHECK(text != NULL);
+    static const char *const words[] = { "pixel ", "window ", "step ", "frame ", "level ", "coding ", "zstd ",
+                                         "rate ",  "search ", "the ",  "of ",    "a ",      "model " };
+    uint32_t seed = 7;
+    for (size_t i = 0; i < n;) {
+        seed = seed * 1103515245u + 12345u;
+        const char *wd = words[(seed >> 16) % 13];
+        for (size_t k = 0; wd[k] && i < n; k++) text[i++] = (uint8_t)wd[k];
+    }
+    char err[128] = "";
+    FILE *f = tmpfile();
+    PnmfContainerWriter *wr = NULL;
+    CHECK(pnmf_container_writer_open(&wr, f, &h, 19, err, sizeof err) == 0);
+    const uint8_t *codings[1] = { text };
+    const size_t sizes[1] = { n };
+    uint8_t *z = NULL;
+    size_t cheap = 0, full = 0, priced = 0;
+    CHECK(pnmf_entropy_compress(text, n, 3, &z, &cheap) == 0);
+    pnmf_free(z);
+    CHECK(pnmf_entropy_compress(text, n, 19, &z, &full) == 0);
+    pnmf_free(z);
+    CHECK_MSG(cheap != full, "levels %d and 19 made %zu bytes both", 3, full);
+    const uint64_t before = pnmf_container_writer_bytes(wr);
+    CHECK(pnmf_container_window_bytes(wr, 4, codings, sizes, 1, &priced) == 0);
+    CHECK_MSG(priced == cheap, "priced %zu bytes, level %d makes %zu", priced, 3, cheap);
+    int chosen = -1;
+    CHECK(pnmf_container_write_window_best(wr, 0, 4, codings, sizes, 1, &chosen, err, sizeof err) == 0);
+    CHECK_MSG(pnmf_container_writer_bytes(wr) == before + 20 + full, "wrote %llu bytes, level 19 makes %zu + 20",
+              (unsigned long long)(pnmf_container_writer_bytes(wr) - before), full);
+    pnmf_container_writer_close(&wr);
+    fclose(f);
+    free(text);
+}
+
 static void test_payload_limit(void)
 {
     payload_limit(0);
@@ -1497,6 +1543,7 @@ int main(void)
 {
     test_raw_probe();
     test_best_coding();
+    test_big_price();
     test_crc();
     test_entropy();
     test_round_trip();

@@ -499,12 +499,12 @@ static int compressed_size(const PnmfContainerWriter *w, int cont, const uint8_t
  * there again at the writer's level (light: pnmf_entropy_compress_probed()'s).
  * *z is its zstd frame. A price (price 1: a size for the rate search, not
  * a window to write) of a set with a coding over PNMF_PRICE_BIG_SIZE bytes
- * is the smallest size at RANK_LEVEL, with no frame (*z NULL, *pcheap 1):
+ * is the smallest size at RANK_LEVEL, with no frame (*z NULL):
  * level 19 takes about a second per megabyte of compressible payload, and
  * a step search prices many sets per window. */
 static int pick_coding(const PnmfContainerWriter *w, int cont, const uint8_t *const *payloads, const size_t *sizes,
                        int n, int first, uint64_t bound, int light, int price, uint8_t **pz, size_t *pzsize,
-                       int *ppick, int *pcheap)
+                       int *ppick)
 {
     uint8_t *z = NULL;
     size_t zsize = 0;
@@ -512,12 +512,11 @@ static int pick_coding(const PnmfContainerWriter *w, int cont, const uint8_t *co
     int cand[PNMF_MAX_CODINGS], ncand = 0;
     if (price && w->level > RANK_LEVEL)
         for (int a = first; a < n; a++)
-            if ((a == first || sizes[a] <= bound) && sizes[a] > PNMF_PRICE_BIG_SIZE) cheap = 1;
-    *pcheap = cheap;
+            if (sizes[a] <= bound && sizes[a] > PNMF_PRICE_BIG_SIZE) cheap = 1;
     if ((n - first > 1 || cheap) && w->level > RANK_LEVEL) {
         size_t fast[PNMF_MAX_CODINGS] = { 0 }, least = SIZE_MAX;
         for (int a = first; ret >= 0 && a < n; a++) {
-            if (a > first && sizes[a] > bound) continue;
+            if (sizes[a] > bound) continue;
             ret = compressed_size(w, cont, payloads[a], sizes[a], RANK_LEVEL, &fast[a]);
             if (ret >= 0 && fast[a] < least) least = fast[a], pick = a;
         }
@@ -752,9 +751,8 @@ static int write_window(PnmfContainerWriter *w, uint32_t first_frame, uint32_t f
     } else {
         /* a lossless window's range-coded payloads: the double-fast
          * probe alone (PNMF_ZSTD_LIGHT_LOSSLESS) */
-        int cheap = 0;
         ret = pick_coding(w, cont, payloads, sizes, n, first, bound, !w->lossless_next || PNMF_ZSTD_LIGHT_LOSSLESS, 0,
-                          &z, &zsize, &pick, &cheap);
+                          &z, &zsize, &pick);
     }
     /* the next window's prefix is this payload: no memo holds for it */
     memos_clear(w);
@@ -836,12 +834,10 @@ int pnmf_container_window_bytes(PnmfContainerWriter *w, uint32_t frame_count, co
     if (m) return 0;
     uint8_t *z = NULL;
     size_t zsize = 0;
-    int pick = first, cheap = 0;
-    const int ret = pick_coding(w, w->continues_next, payloads, sizes, n, first, bound, 1, 1, &z, &zsize, &pick, &cheap);
-    if (ret >= 0 && cheap) {
-        /* not the writer's frame: the write compresses the set again */
-        *bytes = zsize;
-        pnmf_free(z);
+    int pick = first;
+    const int ret = pick_coding(w, w->continues_next, payloads, sizes, n, first, bound, 1, 1, &z, &zsize, &pick);
+    if (ret >= 0 && !z) {
+        *bytes = zsize; /* a big set's price, no frame: the write compresses the set again */
     } else if (ret >= 0) {
         *bytes = zsize;
         pthread_mutex_lock(&w->memo_lock);

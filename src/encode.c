@@ -368,6 +368,14 @@ int pnmf_encoder_push_timed(PnmfEncoder *e, const uint8_t *gray, ptrdiff_t strid
     return pnmf_encoder_push(e, gray, stride);
 }
 
+/* Whether gray (its histogram hist) is a cut from the frame ref (rows
+ * e->width apart, its histogram rhist). */
+static int cut_from(const PnmfEncoder *e, const uint8_t *ref, const int rhist[64], const uint8_t *gray,
+                    ptrdiff_t stride, const int hist[64])
+{
+    return cut_between(rhist, hist, gray_sad(ref, e->width, gray, stride, e->width, e->height), e->width, e->height);
+}
+
 /* The scene cut held before the frame pushed last (e->cut_held) happens:
  * the window ends before that frame, which starts the next one. */
 static int cut_before_last(PnmfEncoder *e)
@@ -402,16 +410,14 @@ int pnmf_encoder_push(PnmfEncoder *e, const uint8_t *gray, ptrdiff_t stride)
         /* the frame pushed last differs from the one before it: a cut if
          * this frame differs from that one too, else a flash (one frame
          * apart, as a camera flash or a lightning bolt), which ends nothing */
-        if (cut_between(e->cut_hist, hist, gray_sad(e->cut_gray, e->width, gray, stride, e->width, e->height),
-                        e->width, e->height)) {
+        if (cut_from(e, e->cut_gray, e->cut_hist, gray, stride, hist)) {
             PNMF_CHECK(cut_before_last(e));
         } else {
             e->cut_held = 0;
         }
         if (e->nbuf == e->s.window) PNMF_CHECK(encode_window(e)); /* held full while undecided */
     } else if (e->s.scene_cut && e->frame_count - e->last_cut >= PNMF_CUT_MIN_GAP &&
-               cut_between(e->last_hist, hist, gray_sad(e->last_gray, e->width, gray, stride, e->width, e->height),
-                           e->width, e->height)) {
+               cut_from(e, e->last_gray, e->last_hist, gray, stride, hist)) {
         /* decided by the next frame; the frame before is kept for it */
         e->cut_held = 1;
         memcpy(e->cut_gray, e->last_gray, e->nv);

@@ -210,13 +210,17 @@ typedef struct LxTrial {
  * previous shifted block's vector in the frame: a cheap guess for the
  * search's many candidates; each reference's winner and the block's mode
  * are then priced with the range coder's contexts (rc_vector_step). */
+static inline double log2_1p(int a) { return a < LEVEL_BITS_TABLE ? log2_1p_table[a] : log2(1.0 + a); }
+
+/* mv_bits() of a vector other than the prediction, from log2(1 + |d|) of
+ * its two differences (a grid of vectors takes each row's and column's
+ * once) */
+static inline double mv_bits_logs(double ly, double lx) { return PNMF_MV_BITS_BASE + 2.0 * (ly + lx); }
+
 static inline double mv_bits(int dy, int dx, int py, int px)
 {
     if (dy == py && dx == px) return PNMF_MV_BITS_SAME;
-    const int ay = abs(dy - py), ax = abs(dx - px);
-    const double ly = ay < LEVEL_BITS_TABLE ? log2_1p_table[ay] : log2(1.0 + ay);
-    const double lx = ax < LEVEL_BITS_TABLE ? log2_1p_table[ax] : log2(1.0 + ax);
-    return PNMF_MV_BITS_BASE + 2.0 * (ly + lx);
+    return mv_bits_logs(log2_1p(abs(dy - py)), log2_1p(abs(dx - px)));
 }
 
 /* Run one (mode, coded) choice over a block, writing D and, when levs is
@@ -910,18 +914,14 @@ static void shrink4(const uint8_t *f, int cols, uint8_t *o, int r4, int c4)
  * frames (every sample, +-PNMF_GLOBAL_RANGE / 4), then, at full resolution on a
  * sparse grid, the best of the 7x7 around it, around (0, 0) and around the
  * previous frame's vector (*gy, *gx on entry). boxes: the box means of
- * src, then of Dp (r4 x c4 each), or NULL to make them here. */
+ * src, then of Dp (r4 x c4 each), or NULL where the frame is too small
+ * for them or they could not be made (the sparse grid alone). */
 static void global_motion(const uint8_t *src, const uint8_t *Dp, int rows, int cols, const uint8_t *boxes, int *gy,
                           int *gx)
 {
     const int r4 = rows / 4, c4 = cols / 4, R4 = PNMF_GLOBAL_RANGE / 4;
     int cy = 0, cx = 0;
-    uint8_t *own = !boxes && r4 >= 4 && c4 >= 4 ? pnmf_malloc_array((size_t)r4 * c4, 2) : NULL;
-    const uint8_t *a = boxes ? boxes : own;
-    if (own) {
-        shrink4(src, cols, own, r4, c4);
-        shrink4(Dp, cols, own + (size_t)r4 * c4, r4, c4);
-    }
+    const uint8_t *a = boxes;
     if (a) {
         const uint8_t *b = a + (size_t)r4 * c4;
         long best = -1;
@@ -962,7 +962,6 @@ static void global_motion(const uint8_t *src, const uint8_t *Dp, int rows, int c
             }
             if (best < 0 || sad < best) best = sad, cy = 4 * dy, cx = 4 * dx;
         }
-        pnmf_free(own);
     }
     /* the least sparse-grid SAD around the coarse vector, (0, 0) and the
      * previous one (box means miss the motion of fine texture); ties to the
@@ -1172,17 +1171,13 @@ static int search_block(const uint8_t *src, const uint8_t *Dp, int rows, int col
         /* the grid (within the marks' bound): mv_bits()'s terms of its
          * rows and columns once, the same sums */
         double lgy[2 * PNMF_LOCAL_RANGE + 1], lgx[2 * PNMF_LOCAL_RANGE + 1];
-        for (int d = -PNMF_LOCAL_RANGE; d <= PNMF_LOCAL_RANGE; d += grid) {
-            const int ay = abs(d - py), ax = abs(d - px);
-            lgy[d + PNMF_LOCAL_RANGE] = ay < LEVEL_BITS_TABLE ? log2_1p_table[ay] : log2(1.0 + ay);
-            lgx[d + PNMF_LOCAL_RANGE] = ax < LEVEL_BITS_TABLE ? log2_1p_table[ax] : log2(1.0 + ax);
-        }
+        for (int d = -PNMF_LOCAL_RANGE; d <= PNMF_LOCAL_RANGE; d += grid)
+            lgy[d + PNMF_LOCAL_RANGE] = log2_1p(abs(d - py)), lgx[d + PNMF_LOCAL_RANGE] = log2_1p(abs(d - px));
         for (int dy = -PNMF_LOCAL_RANGE; dy <= PNMF_LOCAL_RANGE; dy += grid) {
             const double ly = lgy[dy + PNMF_LOCAL_RANGE];
             for (int dx = -PNMF_LOCAL_RANGE; dx <= PNMF_LOCAL_RANGE; dx += grid)
                 TRYB(dy, dx, 1,
-                     lam * (dy == py && dx == px ? PNMF_MV_BITS_SAME
-                                                 : PNMF_MV_BITS_BASE + 2.0 * (ly + lgx[dx + PNMF_LOCAL_RANGE])));
+                     lam * (dy == py && dx == px ? PNMF_MV_BITS_SAME : mv_bits_logs(ly, lgx[dx + PNMF_LOCAL_RANGE])));
         }
     }
     const int poor = exact == 3 ? PNMF_LXM_WIDE_POOR : PNMF_WIDE_POOR;

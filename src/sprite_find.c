@@ -62,74 +62,62 @@ void pnmf_sprite_window_free(PnmfSpriteWindow *win)
 void pnmf_sprite_background(const uint8_t *const *frames, ptrdiff_t stride, int w, int h, int m,
                             uint8_t *bg)
 {
-    uint16_t cnt[256];
+    /* (per-pixel counts over the frames are made for a run of up to
+     * BG_RUN pixels of a row at a time, frame by frame along the run:
+     * loops the compiler vectorizes) */
+    enum { BG_RUN = 1024 };
+    uint16_t cnt[256], run[BG_RUN];
     long hist[256];
     memset(cnt, 0, sizeof(cnt));
     memset(hist, 0, sizeof(hist));
     /* a pixel that the first frame's value shows in more than half the
      * frames (most of a screen: no frame changes it) has that value as its
-     * mode, the one value of the greatest count: the row's frames that
-     * show it counted first, frame by frame along the row */
-    uint16_t *same = pnmf_malloc_array((size_t)w, sizeof(uint16_t));
+     * mode, the one value of the greatest count */
     for (int y = 0; y < h; y++) {
         const uint8_t *f0 = frames[0] + (ptrdiff_t)y * stride;
-        if (same) {
-            for (int x = 0; x < w; x++) same[x] = 1;
+        for (int x0 = 0; x0 < w; x0 += BG_RUN) {
+            const int n = w - x0 < BG_RUN ? w - x0 : BG_RUN;
+            for (int x = 0; x < n; x++) run[x] = 1;
             for (int j = 1; j < m; j++) {
-                const uint8_t *fj = frames[j] + (ptrdiff_t)y * stride;
-                for (int x = 0; x < w; x++) same[x] = (uint16_t)(same[x] + (fj[x] == f0[x]));
+                const uint8_t *fj = frames[j] + (ptrdiff_t)y * stride + x0;
+                for (int x = 0; x < n; x++) run[x] = (uint16_t)(run[x] + (fj[x] == f0[x0 + x]));
             }
-        }
-        for (int x = 0; x < w; x++) {
-            const ptrdiff_t o = (ptrdiff_t)y * stride + x;
-            int best = frames[0][o], bc = 0;
-            if (same && 2 * same[x] > m) {
+            for (int x = x0; x < x0 + n; x++) {
+                const ptrdiff_t o = (ptrdiff_t)y * stride + x;
+                int best = f0[x], bc = 0;
+                if (2 * run[x - x0] <= m) {
+                    for (int j = 0; j < m; j++) {
+                        const int v = frames[j][o], c = ++cnt[v];
+                        if (c > bc || (c == bc && v < best)) bc = c, best = v;
+                    }
+                    for (int j = 0; j < m; j++) cnt[frames[j][o]] = 0;
+                }
                 bg[y * w + x] = (uint8_t)best;
                 hist[best]++;
-                continue;
             }
-            for (int j = 0; j < m; j++) {
-                const int v = frames[j][o], c = ++cnt[v];
-                if (c > bc || (c == bc && v < best)) bc = c, best = v;
-            }
-            for (int j = 0; j < m; j++) cnt[frames[j][o]] = 0;
-            bg[y * w + x] = (uint8_t)best;
-            hist[best]++;
         }
     }
-    pnmf_free(same);
     int flat = 0;
     for (int v = 1; v < 256; v++)
         if (hist[v] > hist[flat]) flat = v;
     /* (under 4 frames one frame is a quarter: too little to go by) */
     if (2 * hist[flat] <= (long)w * h || m < 4) return;
-    /* (the frames showing it counted a row at a time, frame by frame
-     * along the row: loops the compiler vectorizes) */
-    uint16_t *c = pnmf_malloc_array((size_t)w, sizeof(uint16_t));
     for (int y = 0; y < h; y++) {
         uint8_t *b = bg + (size_t)y * w;
         int any = 0;
         for (int x = 0; x < w; x++) any |= b[x] != flat;
         if (!any) continue;
-        if (c) {
-            for (int x = 0; x < w; x++) c[x] = 0;
+        for (int x0 = 0; x0 < w; x0 += BG_RUN) {
+            const int n = w - x0 < BG_RUN ? w - x0 : BG_RUN;
+            for (int x = 0; x < n; x++) run[x] = 0;
             for (int j = 0; j < m; j++) {
-                const uint8_t *fj = frames[j] + (ptrdiff_t)y * stride;
-                for (int x = 0; x < w; x++) c[x] = (uint16_t)(c[x] + (fj[x] == flat));
+                const uint8_t *fj = frames[j] + (ptrdiff_t)y * stride + x0;
+                for (int x = 0; x < n; x++) run[x] = (uint16_t)(run[x] + (fj[x] == flat));
             }
-            for (int x = 0; x < w; x++)
-                if (4 * c[x] >= m) b[x] = (uint8_t)flat;
-            continue;
-        }
-        for (int x = 0; x < w; x++) {
-            if (b[x] == flat) continue;
-            const ptrdiff_t o = (ptrdiff_t)y * stride + x;
-            int n = 0;
-            for (int j = 0; j < m; j++) n += frames[j][o] == flat;
-            if (4 * n >= m) b[x] = (uint8_t)flat;
+            for (int x = 0; x < n; x++)
+                if (4 * run[x] >= m) b[x0 + x] = (uint8_t)flat;
         }
     }
-    pnmf_free(c);
 }
 
 void pnmf_sprite_composite(const PnmfSpriteDict *d, const uint8_t *bg, int w, int h,

@@ -512,18 +512,24 @@ static inline int rc_decode_pixel_levels(RcDec *dp, RcLevCtx *c, int kind, int h
     memcpy(k.s, c->psign[kind], sizeof(k.s));
     int ret = 0;
     static const int16_t none[8] = { 0 }; /* above the first row (w <= 8) */
+    /* the class by rc_lev_class() of a sum of two magnitudes each capped
+     * at 9 (the classes do not tell sums from 9 on apart): the row above's
+     * capped magnitudes are kept beside the levels, each replaced by the
+     * one below it as the row is decoded, so no absolute value or cap
+     * waits on the decision before */
+    static const uint8_t cls18[19] = { 0, 1, 2, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5 };
+    uint8_t mu[8] = { 0 };
     for (int y = 0; y < h; y++) {
         const int16_t *up = y ? lev + (y - 1) * w : none;
         int16_t *row = lev + y * w;
-        int L = 0, aL = 0; /* the left level and its magnitude */
+        int L = 0, aL = 0; /* the left level and its magnitude capped at 9 */
         for (int x = 0; x < w; x++) {
-            const int A = up[x];
-            const int sn = L + A;
-            const int cls = rc_lev_class(aL + abs(A));
+            const int cls = cls18[aL + mu[x]];
             if (!rc_decode(&d, &k.z[cls])) {
-                row[x] = 0, L = aL = 0;
+                row[x] = 0, mu[x] = 0, L = aL = 0;
                 continue;
             }
+            const int sn = L + up[x];
             const int neg = rc_decode_data(&d, &k.s[(sn > 0) - (sn < 0) + 1]);
             int a = 1;
             if (rc_decode(&d, &k.g[cls])) {
@@ -534,7 +540,8 @@ static inline int rc_decode_pixel_levels(RcDec *dp, RcLevCtx *c, int kind, int h
                 }
                 a = r + 2;
             }
-            aL = a;
+            aL = a < 9 ? a : 9;
+            mu[x] = (uint8_t)aL;
             L = neg ? -a : a;
             row[x] = (int16_t)L;
         }

@@ -138,6 +138,14 @@ static inline void rc_dec_norm(RcDec *d)
 #define RC_S1_FINAL 4
 #define RC_S2_FINAL 7
 
+/* A condition that holds for most decisions: its code in line, the rest
+ * out of the way of the registers of the loops around it. */
+#if defined(__GNUC__) || defined(__clang__)
+#define RC_LIKELY(x) __builtin_expect(!!(x), 1)
+#else
+#define RC_LIKELY(x) (x)
+#endif
+
 /* The context moved toward the decision bit of a decoder of d's format
  * (rc_update(), with the count stopping at d->nmax). */
 static inline void rc_dec_update(const RcDec *d, RcProb *p, int bit)
@@ -161,7 +169,7 @@ static inline int rc_decode(RcDec *d, RcProb *p)
 {
     const uint32_t a = p->a, b = p->b;
     int bit;
-    if (p->n == RC_COUNT_MAX) {
+    if (RC_LIKELY(p->n == RC_COUNT_MAX)) {
         const uint32_t bound = (d->range >> RC_PROB_BITS) * ((a + b) >> 1);
         if (d->code < bound) {
             d->range = bound;

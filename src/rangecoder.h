@@ -524,7 +524,7 @@ static inline int rc_decode_pixel_levels(RcDec *dp, RcLevCtx *c, int kind, int h
      * at 9 (the classes do not tell sums from 9 on apart): the row above's
      * capped magnitudes are kept beside the levels, each replaced by the
      * one below it as the row is decoded, so no absolute value or cap
-     * waits on the decision before */
+     * waits on the previous decision */
     static const uint8_t cls18[19] = { 0, 1, 2, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5 };
     uint8_t mu[8] = { 0 };
     for (int y = 0; y < h; y++) {

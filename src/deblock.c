@@ -301,8 +301,15 @@ void pnmf_deblock_frame(const PnmfResidual *r, int j, const uint8_t *P, const ui
                 if (st) filter_edge(D, cols, 1, x, y0, y1, (q[-1].q + q->q + 1) >> 1, st);
             }
             if ((q->flags & BF_TRANSFORM) && x + 6 < cols) {
-                filter_edge(D, cols, 1, x + 4, y0, y0 + 4, q->q, strength_inner(q, 0, 1));
-                filter_edge(D, cols, 1, x + 4, y0 + 4, y1, q->q, strength_inner(q, 2, 3));
+                /* the lines of an edge are filtered apart: halves of one
+                 * strength are one call over both */
+                const int s0 = strength_inner(q, 0, 1), s1 = strength_inner(q, 2, 3);
+                if (s0 == s1) {
+                    filter_edge(D, cols, 1, x + 4, y0, y1, q->q, s0);
+                } else {
+                    filter_edge(D, cols, 1, x + 4, y0, y0 + 4, q->q, s0);
+                    filter_edge(D, cols, 1, x + 4, y0 + 4, y1, q->q, s1);
+                }
             }
         }
     }
@@ -321,8 +328,13 @@ void pnmf_deblock_frame(const PnmfResidual *r, int j, const uint8_t *P, const ui
                 if (st) filter_edge(D, cols, 0, y, x0, x1, (p->q + q->q + 1) >> 1, st);
             }
             if ((q->flags & BF_TRANSFORM) && y + 6 < rows) {
-                filter_edge(D, cols, 0, y + 4, x0, x0 + 4, q->q, strength_inner(q, 0, 2));
-                filter_edge(D, cols, 0, y + 4, x0 + 4, x1, q->q, strength_inner(q, 1, 3));
+                const int s0 = strength_inner(q, 0, 2), s1 = strength_inner(q, 1, 3);
+                if (s0 == s1) {
+                    filter_edge(D, cols, 0, y + 4, x0, x1, q->q, s0);
+                } else {
+                    filter_edge(D, cols, 0, y + 4, x0, x0 + 4, q->q, s0);
+                    filter_edge(D, cols, 0, y + 4, x0 + 4, x1, q->q, s1);
+                }
             }
         }
     }

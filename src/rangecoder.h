@@ -92,6 +92,9 @@ typedef struct RcDec {
     int over;              /* bytes read past the end (as 0) */
     uint32_t rmask, amask; /* the format's split of the range and steps (RC_RMASK13, ...) */
     const uint8_t *rate;   /* and its shifts by count */
+    unsigned nmax;         /* the count a context stops at: RC_COUNT_MAX, or 0 for formats up to
+                            * 12 (their shifts do not depend on it), so that a context at
+                            * RC_COUNT_MAX is one of format 13 with its final shifts */
 } RcDec;
 
 static inline uint8_t rc_next(RcDec *d)
@@ -108,6 +111,7 @@ static inline void rc_dec_init(RcDec *d, const uint8_t *p, size_t n, int version
     const int v13 = version >= RC_V13;
     d->rmask = v13 ? RC_RMASK13 : RC_RMASK12, d->amask = v13 ? RC_AMASK13 : RC_AMASK12;
     d->rate = v13 ? rc_rates13 : rc_rates12;
+    d->nmax = v13 ? RC_COUNT_MAX : 0;
     for (int i = 0; i < 5; i++) d->code = (d->code << 8) | rc_next(d);
 }
 
@@ -129,20 +133,68 @@ static inline void rc_dec_norm(RcDec *d)
     }
 }
 
-/* One decision. */
+/* The final shifts of format 13 (rc_rates13[RC_COUNT_MAX]) as constants:
+ * most decisions are of contexts whose count has stopped. */
+#define RC_S1_FINAL 4
+#define RC_S2_FINAL 7
+
+/* A condition that holds for most decisions: its code in line, the rest
+ * out of the way of the registers of the loops around it. */
+#if defined(__GNUC__) || defined(__clang__)
+#define RC_LIKELY(x) __builtin_expect(!!(x), 1)
+#else
+#define RC_LIKELY(x) (x)
+#endif
+
+/* The context moved toward the decision bit of a decoder of d's format
+ * (rc_update(), with the count stopping at d->nmax). */
+static inline void rc_dec_update(const RcDec *d, RcProb *p, int bit)
+{
+    const unsigned n = p->n, r = d->rate[n], s1 = r & 15, s2 = r >> 4;
+    const uint32_t a = p->a, b = p->b;
+    if (bit) {
+        p->a = (uint16_t)(a - ((a >> s1) & d->amask));
+        p->b = (uint16_t)(b - ((b >> s2) & d->amask));
+    } else {
+        p->a = (uint16_t)(a + (((RC_PROB_ONE - a) >> s1) & d->amask));
+        p->b = (uint16_t)(b + (((RC_PROB_ONE - b) >> s2) & d->amask));
+    }
+    p->n = (uint16_t)(n + (n < d->nmax));
+}
+
+/* One decision. A context whose count has stopped at RC_COUNT_MAX is of
+ * format 13 (d->nmax): its split (range >> 15) * p is the product of the
+ * masked range exactly and fits 32 bits, its shifts are constants. */
 static inline int rc_decode(RcDec *d, RcProb *p)
 {
-    const uint32_t bound = rc_bound(d, rc_prob(*p));
+    const uint32_t a = p->a, b = p->b;
     int bit;
-    if (d->code < bound) {
-        d->range = bound;
-        bit = 0;
+    if (RC_LIKELY(p->n == RC_COUNT_MAX)) {
+        const uint32_t bound = (d->range >> RC_PROB_BITS) * ((a + b) >> 1);
+        if (d->code < bound) {
+            d->range = bound;
+            p->a = (uint16_t)(a + ((RC_PROB_ONE - a) >> RC_S1_FINAL));
+            p->b = (uint16_t)(b + ((RC_PROB_ONE - b) >> RC_S2_FINAL));
+            bit = 0;
+        } else {
+            d->code -= bound;
+            d->range -= bound;
+            p->a = (uint16_t)(a - (a >> RC_S1_FINAL));
+            p->b = (uint16_t)(b - (b >> RC_S2_FINAL));
+            bit = 1;
+        }
     } else {
-        d->code -= bound;
-        d->range -= bound;
-        bit = 1;
+        const uint32_t bound = rc_bound(d, (a + b) >> 1);
+        if (d->code < bound) {
+            d->range = bound;
+            bit = 0;
+        } else {
+            d->code -= bound;
+            d->range -= bound;
+            bit = 1;
+        }
+        rc_dec_update(d, p, bit);
     }
-    rc_update(p, bit, d->rate, d->amask);
     rc_dec_norm(d);
     return bit;
 }
@@ -152,12 +204,23 @@ static inline int rc_decode(RcDec *d, RcProb *p)
  * on (a sign) costs no misprediction. */
 static inline int rc_decode_data(RcDec *d, RcProb *p)
 {
-    const uint32_t bound = rc_bound(d, rc_prob(*p));
+    const uint32_t a = p->a, b = p->b;
+    const int fin = p->n == RC_COUNT_MAX;
+    const uint32_t bound = fin ? (d->range >> RC_PROB_BITS) * ((a + b) >> 1) : rc_bound(d, (a + b) >> 1);
     const int bit = d->code >= bound;
     const uint32_t m = 0u - (uint32_t)bit;
     d->code -= bound & m;
     d->range = bound ^ ((bound ^ (d->range - bound)) & m);
-    rc_update(p, bit, d->rate, d->amask);
+    if (fin) {
+        /* toward 0 by (ONE - x) >> s, toward 1 by -(x >> s): the operand
+         * and the sign picked by the mask */
+        const uint32_t xa = (RC_PROB_ONE - a) ^ ((a ^ (RC_PROB_ONE - a)) & m);
+        const uint32_t xb = (RC_PROB_ONE - b) ^ ((b ^ (RC_PROB_ONE - b)) & m);
+        p->a = (uint16_t)(a + (((xa >> RC_S1_FINAL) ^ m) - m));
+        p->b = (uint16_t)(b + (((xb >> RC_S2_FINAL) ^ m) - m));
+    } else {
+        rc_dec_update(d, p, bit);
+    }
     rc_dec_norm(d);
     return bit;
 }
@@ -457,18 +520,24 @@ static inline int rc_decode_pixel_levels(RcDec *dp, RcLevCtx *c, int kind, int h
     memcpy(k.s, c->psign[kind], sizeof(k.s));
     int ret = 0;
     static const int16_t none[8] = { 0 }; /* above the first row (w <= 8) */
+    /* the class by rc_lev_class() of a sum of two magnitudes each capped
+     * at 9 (the classes do not tell sums from 9 on apart): the row above's
+     * capped magnitudes are kept beside the levels, each replaced by the
+     * one below it as the row is decoded, so no absolute value or cap
+     * waits on the previous decision */
+    static const uint8_t cls18[19] = { 0, 1, 2, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5 };
+    uint8_t mu[8] = { 0 };
     for (int y = 0; y < h; y++) {
         const int16_t *up = y ? lev + (y - 1) * w : none;
         int16_t *row = lev + y * w;
-        int L = 0, aL = 0; /* the left level and its magnitude */
+        int L = 0, aL = 0; /* the left level and its magnitude capped at 9 */
         for (int x = 0; x < w; x++) {
-            const int A = up[x];
-            const int sn = L + A;
-            const int cls = rc_lev_class(aL + abs(A));
+            const int cls = cls18[aL + mu[x]];
             if (!rc_decode(&d, &k.z[cls])) {
-                row[x] = 0, L = aL = 0;
+                row[x] = 0, mu[x] = 0, L = aL = 0;
                 continue;
             }
+            const int sn = L + up[x];
             const int neg = rc_decode_data(&d, &k.s[(sn > 0) - (sn < 0) + 1]);
             int a = 1;
             if (rc_decode(&d, &k.g[cls])) {
@@ -479,7 +548,8 @@ static inline int rc_decode_pixel_levels(RcDec *dp, RcLevCtx *c, int kind, int h
                 }
                 a = r + 2;
             }
-            aL = a;
+            aL = a < 9 ? a : 9;
+            mu[x] = (uint8_t)aL;
             L = neg ? -a : a;
             row[x] = (int16_t)L;
         }

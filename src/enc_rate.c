@@ -104,7 +104,7 @@ static void step_offers(const StepJob job[2], int nj, int nfam, int offer[2])
 
 static int code_steps(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, const double sse[2], int held[2],
                       const int *at, const int *qs, int ns, int uncounted, PnmfResidual *res, int *of, double *r,
-                      double *d, int *lone);
+                      double *d, int *lone, int clear[2]);
 
 /* Whether the search below the floor makes step i whatever its codings are. */
 static int fine_first(const PnmfFineSearch *s, int i)
@@ -156,7 +156,7 @@ static int choose_fine(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
             if (at[1] >= 0 && at[1] != held[0] && fine_first(&srch, i) && fine_first(&srch, at[1])) ns = 2;
         }
         const int qs[2] = { PNMF_PICK_FLOOR - at[0] * PNMF_FINE_GRID, PNMF_PICK_FLOOR - at[1] * PNMF_FINE_GRID };
-        ret = code_steps(e, fam, nfam, m, sse, held, at, qs, ns, single, res, of, r, d, NULL);
+        ret = code_steps(e, fam, nfam, m, sse, held, at, qs, ns, single, res, of, r, d, NULL, NULL);
         for (int k = 0; ret >= 0 && k < ns; k++) pnmf_fine_search_add(&srch, at[k], r[at[k]], d[at[k]]);
         if (ret >= 0 && at[0] == 0)
             pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: the floor's error %.4f of a uniform quantizer's", e->windows,
@@ -189,7 +189,7 @@ static int choose_fine(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
  * again. */
 static int code_steps(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, const double sse[2], int held[2],
                       const int *at, const int *qs, int ns, int uncounted, PnmfResidual *res, int *of, double *r,
-                      double *d, int *lone)
+                      double *d, int *lone, int clear[2])
 {
     StepJob job[2];
     int run[2] = { 0, 0 }, fj[2] = { 0, 0 }, sj[2] = { at[0], at[ns - 1] }, qj[2] = { qs[0], qs[ns - 1] };
@@ -228,6 +228,26 @@ static int code_steps(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, c
             pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: the two families tie at -q %d (%.4f): %s alone on", e->windows,
                      qj[0], c0 > c1 ? c0 / c1 : c1 / c0,
                      pnmf_model_present(&job[*lone].md) ? "with the model" : "without the model");
+    }
+    if (ret >= 0 && nj == 2 && nfam == 2 && lone && *lone == PNMF_LONE_BOTH && clear) {
+        /* both families coded on: where one costs over 1 + PNMF_PICK_CLEAR
+         * times the other at PNMF_PICK_CLEAR_RUN steps in a row, the
+         * cheaper one goes on alone (a sprite layer that pays, or does not,
+         * by a wide margin at every step so far; clear[0] the family ahead,
+         * clear[1] its run) */
+        const double l = 8 * enc_residual_lambda(pnmf_residual_step(qj[0]));
+        const double c0 = job[0].sse + l * (double)job[0].bytes, c1 = job[1].sse + l * (double)job[1].bytes;
+        const int w = c1 < c0;
+        if (fmax(c0, c1) > (1 + PNMF_PICK_CLEAR) * fmin(c0, c1))
+            clear[1] = clear[0] == w ? clear[1] + 1 : 1, clear[0] = w;
+        else
+            clear[0] = -1, clear[1] = 0;
+        if (clear[1] >= PNMF_PICK_CLEAR_RUN) {
+            *lone = w;
+            pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: %s ahead by %.4f at -q %d: alone on", e->windows,
+                     pnmf_model_present(&job[w].md) ? "with the model" : "without the model", fmax(c0, c1) / fmin(c0, c1),
+                     qj[0]);
+        }
     }
     for (int k = 0; k < nj; k++) {
         if (ret >= 0 && offer[k]) {
@@ -364,6 +384,8 @@ static int choose_step(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
      * go on as the one offered there alone; not on a screen, where the
      * sprite layer wins at some steps and loses at others */
     int lone = nfam == 2 && q > PNMF_PICK_FLOOR && !screen ? no_floor ? PNMF_LONE_OPEN_HELD : PNMF_LONE_OPEN : PNMF_LONE_BOTH;
+    /* and two families far apart at the first steps go on as the cheaper one alone (code_steps()) */
+    int clear[2] = { -1, 0 };
     /* the codings' costs on the window's first frames (jp, where jhad),
      * by which a finer step's coding is weighed against the one above it */
     double jp[PNMF_PICK_CODINGS];
@@ -390,7 +412,7 @@ static int choose_step(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
             ret = code_weighed(e, &fam[f1], f1, nfam, m, i, qs[0], pick_lambda, jp[i + 1], res, of, r, d, jp, &cut[0]);
             jhad[i] = ret >= 0 && !cut[0];
         } else {
-            ret = code_steps(e, fam, nfam, m, sse, held, at, qs, ns, 0, res, of, r, d, &lone);
+            ret = code_steps(e, fam, nfam, m, sse, held, at, qs, ns, 0, res, of, r, d, &lone, clear);
             for (int k = 0; ret >= 0 && no_floor && k < ns; k++) {
                 const int a = at[k];
                 ret = prefix_cost(e, &fam[of[a]], &res[a], m, pick_lambda, &jp[a], &jhad[a]);

@@ -75,6 +75,25 @@ int pnmf_step_search_pick(const PnmfStepSearch *s)
     return best;
 }
 
+/* Whether the walk to coarser steps over exact content has settled: the
+ * last PNMF_PICK_SETTLED codings past lo's step (up to hi) are all within
+ * the bound b and none costs less than (1 - PNMF_PICK_SETTLED_GAIN) times
+ * the least cost made before them. A window whose blocks are all predicted
+ * exactly (a still screen, pasted sprites) codes alike at every step: its
+ * bytes move by a few of zstd's, and the steps further on would only
+ * repeat the same coding. */
+static int exact_settled(const PnmfStepSearch *s, int hi, double b)
+{
+    const int first = hi - PNMF_PICK_SETTLED + 1;
+    if (first <= s->lo) return 0;
+    double least = INFINITY;
+    for (int i = 0; i < first; i++)
+        if (s->have[i] && search_cost(s, i) < least) least = search_cost(s, i);
+    for (int i = first; i <= hi; i++)
+        if (!s->have[i] || s->d[i] > b || search_cost(s, i) < (1 - PNMF_PICK_SETTLED_GAIN) * least) return 0;
+    return 1;
+}
+
 int pnmf_step_search_next(const PnmfStepSearch *s)
 {
     if (!s->have[0]) return 0;
@@ -96,7 +115,7 @@ int pnmf_step_search_next(const PnmfStepSearch *s)
     if (hi + 1 >= PNMF_PICK_CODINGS) return -1;
     if (s->d[s->lo] <= s->d[0]) {
         const double b = search_bound(s);
-        return hi >= s->lo + 2 && s->d[hi] > b && s->d[hi - 1] > b ? -1 : hi + 1;
+        return (hi >= s->lo + 2 && s->d[hi] > b && s->d[hi - 1] > b) || exact_settled(s, hi, b) ? -1 : hi + 1;
     }
     /* one step past lo's, where the error at lo's step is far below a
      * uniform quantizer's (content the steps code mostly exactly, whose

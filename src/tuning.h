@@ -58,8 +58,16 @@
 #define PNMF_PICK_EXACT_NOISE 64
 /* From this -q up (the grid step below -q's -q 20 or coarser), a window without sprite animation or a model is searched without -q 16's coding. */
 #define PNMF_PICK_NO_FLOOR_Q 24
+/* The step search's walk to coarser steps over exact content stops after this many codings past -q's step in a row within the bound... */
+#define PNMF_PICK_SETTLED 3
+/* ... none of which costs less than (1 - this) times the least cost made before them. */
+#define PNMF_PICK_SETTLED_GAIN 0.005
 /* Where a window's two families (with its model, without) first both coded in the step search cost under this share apart, later steps code the one offered alone. */
 #define PNMF_PICK_TIE 0.05
+/* Where one of a window's two families costs over 1 + this times the other's ... */
+#define PNMF_PICK_CLEAR 0.10
+/* ... at this many coded steps in a row, the step search codes the cheaper one alone from then on. */
+#define PNMF_PICK_CLEAR_RUN 2
 /* The step search codes one step finer only where that coding, foretold from the last two, costs under this times the finest made. */
 #ifndef PNMF_PICK_AHEAD
 #define PNMF_PICK_AHEAD 1.0

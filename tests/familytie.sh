@@ -12,7 +12,9 @@
 # families on its first 15 (src/enc_sprite.c, PNMF_SPRITE_EARLY_TIE): the
 # lower alone goes on, and the pick codes -q 44's step once.
 # samples/sprites.mkv, whose layer costs a fifth
-# of the residual layer alone: both families at every step.
+# of the residual layer alone: no tie; both families at -q 16's and -q 44's
+# steps, where the layer is ahead by over PNMF_PICK_CLEAR at both, then the
+# layer alone (-q 40's step coded once).
 # usage: familytie.sh BUILD_DIR SAMPLES_DIR
 set -u
 B=$1
@@ -56,5 +58,9 @@ check '[ $? -eq 0 ]' "encode: $(tail -3 "$T/s.log")"
 check '! grep -q "families tie" "$T/s.log"' "sprites -q 45: a tie: $(grep tie "$T/s.log")"
 check 'grep -q "window 0: step of -q 44 without the model" "$T/s.log"' \
     "sprites -q 45: -q 44 coded without the residual layer alone: $(grep "step of" "$T/s.log")"
+check 'grep -q "window 0: with the model ahead by [0-9.]* at -q 44: alone on" "$T/s.log"' \
+    "sprites -q 45: the layer not alone after -q 44: $(grep "step of" "$T/s.log")"
+check '[ "$(grep -c "window 0: step of -q 40 with" "$T/s.log")" -eq 1 ] && ! grep -q "step of -q 40 without" "$T/s.log"' \
+    "sprites -q 45: -q 40's step not coded with the layer alone: $(grep "step of" "$T/s.log")"
 
 finish familytie

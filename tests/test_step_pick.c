@@ -524,6 +524,24 @@ int main(void)
         int n;
         CHECK_MSG(search(r, d, q, &n) == N - 1, "-q %d: exact content, step %d", q, search(r, d, q, &n));
     }
+    /* exact content whose bytes have stopped falling (a still screen,
+     * every block predicted exactly: each step's bytes within a few of
+     * zstd's): the walk to coarser steps ends PNMF_PICK_SETTLED codings
+     * past -q's step, and its pick costs within PNMF_PICK_SETTLED_GAIN of
+     * the sweep's */
+    for (int i = 0; i < N; i++) r[i] = 5200 + i * 7 % 5, d[i] = 0;
+    for (int q = PNMF_PICK_FLOOR + 1; q <= PNMF_MAX_QUALITY; q++) {
+        PnmfStepSearch s;
+        pnmf_step_search_init(&s, q, lambda_of(q), 0);
+        int top = 0, n = 0;
+        for (int i = pnmf_step_search_next(&s); i >= 0 && n <= N; i = pnmf_step_search_next(&s), n++)
+            pnmf_step_search_add(&s, i, r[i], d[i]), top = i > top ? i : top;
+        const int lo = (q - PNMF_PICK_FLOOR) / PNMF_PICK_GRID, got = pnmf_step_search_pick(&s);
+        const int want = sweep(r, d, q), end = lo + PNMF_PICK_SETTLED < N - 1 ? lo + PNMF_PICK_SETTLED : N - 1;
+        CHECK_MSG(top == end, "settled, -q %d: coded up to step %d, %d expected", q, top, end);
+        CHECK_MSG(r[got] * (1 - PNMF_PICK_SETTLED_GAIN) <= r[want], "settled, -q %d: %g bytes, the sweep's %g", q,
+                  r[got], r[want]);
+    }
     /* the recorded screen-content window at the encoder's lambda: told a
      * uniform quantizer's error, the search makes the sweep's pick at
      * every -q (at -q 54 the step of -q 56, fewer bytes and less error

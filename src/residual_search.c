@@ -1773,6 +1773,10 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
             pnmf_free(bmv), pnmf_free(cbuf), pnmf_free(lts), pnmf_free(palat), pnmf_free(bihas);
             return PNMF_ERR_NOMEM;
         }
+        /* the nearest reference's box means, made above, kept for the next frames */
+        int fresh = 0;
+        uint8_t *c0 = lxm && nwide ? pnmf_lxm_coarse(lxm, 0, (size_t)r4 * c4, &fresh) : NULL;
+        if (c0 && fresh) memcpy(c0, cbuf + (size_t)r4 * c4, (size_t)r4 * c4);
     }
     for (size_t b = 0; b < nb; b++) {
         const int wc = r->enc_weight && r->enc_weight[b] < PNMF_RES_WEIGHTS ? r->enc_weight[b] : 0;
@@ -1951,8 +1955,12 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
                     }
                     int ty, tx;
                     if (tt < nwide && !good && !wide[tt].ref) {
-                        uint8_t *o = cbuf + (size_t)(tt + 1) * r4 * c4;
-                        shrink4(ref[tt], r->cols, o, r4, c4);
+                        /* lossless: each reference's box means kept by the
+                         * matcher, made once for the frames that take it */
+                        int fresh = 1;
+                        uint8_t *o = lxm ? pnmf_lxm_coarse(lxm, tt, (size_t)r4 * c4, &fresh) : NULL;
+                        if (!o) o = cbuf + (size_t)(tt + 1) * r4 * c4, fresh = 1;
+                        if (fresh) shrink4(ref[tt], r->cols, o, r4, c4);
                         wide[tt].ref = o;
                     }
                     int sad;

@@ -861,12 +861,14 @@ static long grid_sad(const uint8_t *src, const uint8_t *Dp, int rows, int cols, 
         for (; x < cols && x + dx < 0; x += 4) sad += abs((int)s[x] - d[0]);
 #if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
         for (; x < cols && x + dx < cols && x - 2 + dx < 0; x += 4) sad += abs((int)s[x] - d[x + dx]);
+        /* (the row's sums held in the two 64-bit lanes, added once) */
+        __m128i acc = _mm_setzero_si128();
         for (; x + 14 <= cols && x + dx + 14 <= cols; x += 16) { /* 16 bytes from x - 2 in both rows */
             const __m128i a = _mm_and_si128(_mm_loadu_si128((const __m128i *)(s + x - 2)), keep);
             const __m128i b = _mm_and_si128(_mm_loadu_si128((const __m128i *)(d + x + dx - 2)), keep);
-            const __m128i v = _mm_sad_epu8(a, b);
-            sad += _mm_cvtsi128_si32(v) + _mm_extract_epi16(v, 4);
+            acc = _mm_add_epi64(acc, _mm_sad_epu8(a, b));
         }
+        sad += _mm_cvtsi128_si32(acc) + _mm_cvtsi128_si32(_mm_unpackhi_epi64(acc, acc));
 #endif
         for (; x < cols && x + dx < cols; x += 4) sad += abs((int)s[x] - d[x + dx]);
         for (; x < cols; x += 4) sad += abs((int)s[x] - d[cols - 1]);
@@ -1035,6 +1037,26 @@ static inline void keep_best(int *best, int (*bv)[2], int *n, int cap, int sd, i
     best[k] = sd, bv[k][0] = dy, bv[k][1] = dx;
 }
 
+/* keep_best() of coarse_search()'s first pass, whose offsets come in
+ * ascending (dy, dx): an offset as the key sd << 16 | (dy + R) << 8 |
+ * (dx + R) (R = PNMF_WIDE_RANGE / 4), which orders the keys as keep_best()
+ * orders the offsets (by SAD, ties to the one measured first); one word
+ * moved per step. */
+static inline void keep_key(uint32_t *key, int *n, int cap, uint32_t k)
+{
+    int i = *n < cap ? (*n)++ : cap;
+    if (i == cap) {
+        if (k > key[cap - 1]) return;
+        i = cap - 1;
+    }
+    for (; i > 0 && key[i - 1] > k; i--) key[i] = key[i - 1];
+    key[i] = k;
+}
+
+#if PNMF_WIDE_RANGE / 4 > 127
+#error "coarse_search()'s keys hold dy + R and dx + R in a byte each"
+#endif
+
 /* The PNMF_WIDE_KEEP best coarse vectors (full-resolution pixels) for the
  * block at (y0, x0); returns how many. Coarse to fine on the box means:
  * every other offset first (a quarter of them), the PNMF_COARSE_KEEP best
@@ -1053,10 +1075,14 @@ static int coarse_search(const Coarse *c, int y0, int x0, int16_t (*out)[2])
     const int ylo = -by > -R ? -by : -R, yhi = c->r4 - 4 - by < R ? c->r4 - 4 - by : R;
     const int xlo = -bx > -R ? -bx : -R, xhi = c->c4 - 4 - bx < R ? c->c4 - 4 - bx : R;
     int cb[PNMF_COARSE_KEEP], cv[PNMF_COARSE_KEEP][2], nc = 0;
+    uint32_t key[PNMF_COARSE_KEEP];
     for (int dy = ylo + ((ylo - R) & 1); dy <= yhi; dy += 2)
         for (int dx = xlo + ((xlo - R) & 1); dx <= xhi; dx += 2)
-            keep_best(cb, cv, &nc, PNMF_COARSE_KEEP,
-                      sad16_coarse(a, c->ref + (size_t)(by + dy) * c->c4 + bx + dx, c->c4), dy, dx);
+            keep_key(key, &nc, PNMF_COARSE_KEEP,
+                     (uint32_t)sad16_coarse(a, c->ref + (size_t)(by + dy) * c->c4 + bx + dx, c->c4) << 16 |
+                         (uint32_t)(dy + R) << 8 | (uint32_t)(dx + R));
+    for (int k = 0; k < nc; k++)
+        cb[k] = (int)(key[k] >> 16), cv[k][0] = (int)(key[k] >> 8 & 255) - R, cv[k][1] = (int)(key[k] & 255) - R;
     int best[PNMF_WIDE_KEEP], bv[PNMF_WIDE_KEEP][2], n = 0;
     for (int k = 0; k < nc; k++) {
         keep_best(best, bv, &n, PNMF_WIDE_KEEP, cb[k], cv[k][0], cv[k][1]);

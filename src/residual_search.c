@@ -923,9 +923,20 @@ static void global_motion(const uint8_t *src, const uint8_t *Dp, int rows, int c
 {
     const int r4 = rows / 4, c4 = cols / 4, R4 = PNMF_GLOBAL_RANGE / 4;
     int cy = 0, cx = 0;
-    const uint8_t *a = boxes;
-    if (a) {
-        const uint8_t *b = a + (size_t)r4 * c4;
+    /* Dp's box means with each row's first and last R4 times on either
+     * side: every displaced sample a plain read (no memory: the sparse
+     * grid alone) */
+    const int pw = c4 + 2 * R4;
+    uint8_t *pad = boxes ? pnmf_malloc_array((size_t)r4, (size_t)pw) : NULL;
+    if (pad) {
+        const uint8_t *a = boxes, *b = a + (size_t)r4 * c4;
+        for (int y = 0; y < r4; y++) {
+            const uint8_t *d = b + (size_t)y * c4;
+            uint8_t *p = pad + (size_t)y * pw;
+            memset(p, d[0], (size_t)R4);
+            memcpy(p + R4, d, (size_t)c4);
+            memset(p + R4 + c4, d[c4 - 1], (size_t)R4);
+        }
         long best = -1;
         for (int c = -1; c < (2 * R4 + 1) * (2 * R4 + 1); c++) { /* (0, 0) first */
             const int dy = c < 0 ? 0 : c / (2 * R4 + 1) - R4, dx = c < 0 ? 0 : c % (2 * R4 + 1) - R4;
@@ -934,36 +945,25 @@ static void global_motion(const uint8_t *src, const uint8_t *Dp, int rows, int c
             for (int y = 0; y < r4 && (best < 0 || sad < best); y++) {
                 int sy = y + dy;
                 sy = sy < 0 ? 0 : sy >= r4 ? r4 - 1 : sy;
-                const uint8_t *s = a + (size_t)y * c4, *d = b + (size_t)sy * c4;
-                /* three runs: x + dx left of the row (clamped), inside it, right of it */
+                const uint8_t *s = a + (size_t)y * c4, *d = pad + (size_t)sy * pw + R4 + dx;
                 int x = 0;
 #if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
-                /* (the same integer sums, eight or sixteen samples at a time) */
-                for (; x + 8 <= c4 && x + dx + 8 <= 0; x += 8)
-                    sad += _mm_cvtsi128_si32(
-                        _mm_sad_epu8(_mm_loadl_epi64((const __m128i *)(s + x)), _mm_set1_epi8((char)d[0])));
-#endif
-                for (; x < c4 && x + dx < 0; x++) sad += abs((int)s[x] - d[0]);
-#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
-                for (; x + 16 <= c4 && x + dx + 16 <= c4; x += 16) {
-                    const __m128i v = _mm_sad_epu8(_mm_loadu_si128((const __m128i *)(s + x)),
-                                                   _mm_loadu_si128((const __m128i *)(d + x + dx)));
-                    sad += _mm_cvtsi128_si32(v) + _mm_extract_epi16(v, 4);
-                }
-                for (; x + 8 <= c4 && x + dx + 8 <= c4; x += 8)
-                    sad += _mm_cvtsi128_si32(_mm_sad_epu8(_mm_loadl_epi64((const __m128i *)(s + x)),
-                                                          _mm_loadl_epi64((const __m128i *)(d + x + dx))));
-#endif
-                for (; x < c4 && x + dx < c4; x++) sad += abs((int)s[x] - d[x + dx]);
-#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+                /* (the same integer sums, sixteen or eight samples at a
+                 * time, held in the register's two 64-bit lanes) */
+                __m128i acc = _mm_setzero_si128();
+                for (; x + 16 <= c4; x += 16)
+                    acc = _mm_add_epi64(acc, _mm_sad_epu8(_mm_loadu_si128((const __m128i *)(s + x)),
+                                                          _mm_loadu_si128((const __m128i *)(d + x))));
                 for (; x + 8 <= c4; x += 8)
-                    sad += _mm_cvtsi128_si32(
-                        _mm_sad_epu8(_mm_loadl_epi64((const __m128i *)(s + x)), _mm_set1_epi8((char)d[c4 - 1])));
+                    acc = _mm_add_epi64(acc, _mm_sad_epu8(_mm_loadl_epi64((const __m128i *)(s + x)),
+                                                          _mm_loadl_epi64((const __m128i *)(d + x))));
+                sad += _mm_cvtsi128_si32(acc) + _mm_cvtsi128_si32(_mm_unpackhi_epi64(acc, acc));
 #endif
-                for (; x < c4; x++) sad += abs((int)s[x] - d[c4 - 1]);
+                for (; x < c4; x++) sad += abs((int)s[x] - d[x]);
             }
             if (best < 0 || sad < best) best = sad, cy = 4 * dy, cx = 4 * dx;
         }
+        pnmf_free(pad);
     }
     /* the least sparse-grid SAD around the coarse vector, (0, 0) and the
      * previous one (box means miss the motion of fine texture); ties to the

@@ -173,6 +173,9 @@ static int index_frame(PnmfLxMatch *m, LxmSlot *s, const uint8_t *f)
     uint64_t *col = m->up;      /* each column's block hash, rolled down row by row */
     uint64_t *words = m->words; /* the row words of the last LXM_B rows, row r's at r % LXM_B */
     int32_t *keep = m->keep;
+    /* (in locals: the stores to seen[] could alias the slot's fields) */
+    int32_t *const head = s->head, *const next = s->next;
+    uint64_t *const seen = s->seen;
     const size_t w = (size_t)m->w;
     for (int y = 0; y < m->h; y++) {
         const uint8_t *row = f + (size_t)y * cols;
@@ -214,15 +217,15 @@ static int index_frame(PnmfLxMatch *m, LxmSlot *s, const uint8_t *f)
         }
         const size_t p0 = (size_t)y * w;
         for (size_t i = 0; i < nk; i++) {
-            if (i + LXM_AHEAD < nk) LXM_PREFETCH(&s->head[col[keep[i + LXM_AHEAD]] >> shift]);
+            if (i + LXM_AHEAD < nk) LXM_PREFETCH(&head[col[keep[i + LXM_AHEAD]] >> shift]);
             const size_t x = (size_t)keep[i];
             const uint64_t raw = col[x];
             const size_t p = p0 + x;
             const size_t bk = raw >> shift, f0 = bk << LXM_SEEN_MORE;
-            const int32_t e = s->seen[f0 / 64] >> (f0 % 64) & fine ? s->head[bk] : -1;
-            s->next[p] = e;
-            s->head[bk] = (int32_t)(2 * p) | (e >= 0);
-            s->seen[(raw >> sshift) / 64] |= 1ull << ((raw >> sshift) % 64);
+            const int32_t e = seen[f0 / 64] >> (f0 % 64) & fine ? head[bk] : -1;
+            next[p] = e;
+            head[bk] = (int32_t)(2 * p) | (e >= 0);
+            seen[(raw >> sshift) / 64] |= 1ull << ((raw >> sshift) % 64);
         }
     }
     s->built = 1;

@@ -786,19 +786,19 @@ static int block_sad(const uint8_t *src, const uint8_t *Dp, int rows, int cols, 
     if (x1 - x0 == 8 && y1 - y0 == 8) { /* a whole block reaching out of the frame: its rows clamped */
         uint8_t t[64];
         const int xin = x0 + dx >= 0 && x1 + dx <= cols;
+        /* the columns read: left of the frame its first, right of it its last */
+        int cx[8];
+        for (int i = 0; i < 8 && !xin; i++) {
+            const int xa = x0 + dx + i;
+            cx[i] = xa < 0 ? 0 : xa >= cols ? cols - 1 : xa;
+        }
         for (int y = 0; y < 8; y++) {
             int sy = y0 + y + dy;
             sy = sy < 0 ? 0 : sy >= rows ? rows - 1 : sy;
             const uint8_t *d = Dp + (size_t)sy * cols;
-            if (xin) {
-                memcpy(t + 8 * y, d + x0 + dx, 8);
-            } else { /* the columns left of the frame as its first, those right of it as its last */
-                const int xa = x0 + dx;
-                const int nl = xa >= 0 ? 0 : -xa > 8 ? 8 : -xa, nr = cols - xa < nl ? nl : cols - xa > 8 ? 8 : cols - xa;
-                memset(t + 8 * y, d[0], (size_t)nl);
-                if (nr > nl) memcpy(t + 8 * y + nl, d + xa + nl, (size_t)(nr - nl));
-                memset(t + 8 * y + nr, d[cols - 1], (size_t)(8 - nr));
-            }
+            if (xin) memcpy(t + 8 * y, d + x0 + dx, 8);
+            else
+                for (int i = 0; i < 8; i++) t[8 * y + i] = d[cx[i]];
         }
         return sad8x8(src + (size_t)y0 * cols + x0, t, cols, 8);
     }

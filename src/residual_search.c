@@ -843,9 +843,17 @@ static int block_sad(const uint8_t *src, const uint8_t *Dp, int rows, int cols, 
 
 /* The sparse-grid SAD (samples y, x = 2, 6, 10, ...) of src against Dp
  * displaced by (dy, dx), samples outside the frame clamped to its edge;
- * stops once over best (best < 0: never). */
-static long grid_sad(const uint8_t *src, const uint8_t *Dp, int rows, int cols, int dy, int dx, long best)
+ * stops once over best (best < 0: never). sg: src's grid samples packed
+ * (grid_pack()), or NULL. */
+static long grid_sad(const uint8_t *src, const uint8_t *sg, const uint8_t *Dp, int rows, int cols, int dy, int dx,
+                     long best)
 {
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+    const __m128i low = _mm_set1_epi32(0xff);
+    const size_t gw = (size_t)(cols + 1) / 4; /* sg's samples a row */
+#else
+    (void)sg;
+#endif
     long sad = 0;
 #if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
     /* bytes 2, 6, 10 and 14 of 16: four grid samples per PSADBW */
@@ -863,6 +871,18 @@ static long grid_sad(const uint8_t *src, const uint8_t *Dp, int rows, int cols, 
         for (; x < cols && x + dx < cols && x - 2 + dx < 0; x += 4) sad += abs((int)s[x] - d[x + dx]);
         /* (the row's sums held in the two 64-bit lanes, added once) */
         __m128i acc = _mm_setzero_si128();
+        /* sixteen grid samples of 64 bytes of Dp against sixteen of sg:
+         * the first byte of each 32-bit word kept, packed */
+        for (const uint8_t *g = sg ? sg + (size_t)(y / 4) * gw : NULL; g && x + 61 <= cols && x + dx + 64 <= cols;
+             x += 64) {
+            const uint8_t *q = d + x + dx;
+            const __m128i v0 = _mm_and_si128(_mm_loadu_si128((const __m128i *)q), low);
+            const __m128i v1 = _mm_and_si128(_mm_loadu_si128((const __m128i *)(q + 16)), low);
+            const __m128i v2 = _mm_and_si128(_mm_loadu_si128((const __m128i *)(q + 32)), low);
+            const __m128i v3 = _mm_and_si128(_mm_loadu_si128((const __m128i *)(q + 48)), low);
+            const __m128i b = _mm_packus_epi16(_mm_packs_epi32(v0, v1), _mm_packs_epi32(v2, v3));
+            acc = _mm_add_epi64(acc, _mm_sad_epu8(_mm_loadu_si128((const __m128i *)(g + (x - 2) / 4)), b));
+        }
         for (; x + 14 <= cols && x + dx + 14 <= cols; x += 16) { /* 16 bytes from x - 2 in both rows */
             const __m128i a = _mm_and_si128(_mm_loadu_si128((const __m128i *)(s + x - 2)), keep);
             const __m128i b = _mm_and_si128(_mm_loadu_si128((const __m128i *)(d + x + dx - 2)), keep);
@@ -874,6 +894,15 @@ static long grid_sad(const uint8_t *src, const uint8_t *Dp, int rows, int cols, 
         for (; x < cols; x += 4) sad += abs((int)s[x] - d[cols - 1]);
     }
     return sad;
+}
+
+/* The samples of f's sparse grid (grid_sad()) packed: row (y - 2) / 4
+ * holds those of row y, (cols + 1) / 4 a row. */
+static void grid_pack(const uint8_t *f, int rows, int cols, uint8_t *g)
+{
+    const int gw = (cols + 1) / 4;
+    for (int y = 2; y < rows; y += 4, g += gw)
+        for (int i = 0; i < gw; i++) g[i] = f[(size_t)y * cols + 2 + 4 * i];
 }
 
 /* The mean of each 4x4 box of f (rows and cols multiples of 4 used). */
@@ -970,6 +999,9 @@ static void global_motion(const uint8_t *src, const uint8_t *Dp, int rows, int c
      * first measured */
     const int centre[3][2] = { { 0, 0 }, { *gy, *gx }, { cy, cx } };
     long best = -1;
+    /* src's grid samples packed once for the 147 measures (none without memory) */
+    uint8_t *sg = rows > 2 && cols > 2 ? pnmf_malloc_array((size_t)(rows + 1) / 4, (size_t)(cols + 1) / 4) : NULL;
+    if (sg) grid_pack(src, rows, cols, sg);
     for (int c = 0; c < 3 * 49; c++) {
         const int dy = centre[c / 49][0] + (c % 49) / 7 - 3, dx = centre[c / 49][1] + c % 7 - 3;
         if (abs(dy) > PNMF_GLOBAL_RANGE || abs(dx) > PNMF_GLOBAL_RANGE) continue;
@@ -979,9 +1011,10 @@ static void global_motion(const uint8_t *src, const uint8_t *Dp, int rows, int c
         for (int k = 0; k < c / 49 && !seen; k++)
             seen = abs(dy - centre[k][0]) <= 3 && abs(dx - centre[k][1]) <= 3;
         if (seen) continue;
-        const long sad = grid_sad(src, Dp, rows, cols, dy, dx, best);
+        const long sad = grid_sad(src, sg, Dp, rows, cols, dy, dx, best);
         if (best < 0 || sad < best) best = sad, *gy = dy, *gx = dx;
     }
+    pnmf_free(sg);
 }
 
 /* The wide search: for a block the candidates and the grid leave poorly
@@ -1715,7 +1748,7 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
      * flat parts keep the error in place low. */
     int fgy = 0, fgx = 0;
     if (nref && (gy || gx) &&
-        grid_sad(src, Dp, r->rows, r->cols, gy, gx, -1) < grid_sad(src, Dp, r->rows, r->cols, 0, 0, -1))
+        grid_sad(src, NULL, Dp, r->rows, r->cols, gy, gx, -1) < grid_sad(src, NULL, Dp, r->rows, r->cols, 0, 0, -1))
         fgy = gy, fgx = gx;
     r->gmv[2 * j] = (int16_t)fgy, r->gmv[2 * j + 1] = (int16_t)fgx;
     /* the previous prediction as the block functions see it */

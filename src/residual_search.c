@@ -1530,7 +1530,15 @@ int pnmf_residual_copy_weights(const uint8_t *frames, int m, size_t stride, int 
             int y0, y1, x0, x1;
             pnmf_residual_block(bx, rows, cols, b, &y0, &y1, &x0, &x1);
             int same = 1;
-            for (int y = y0; same && y < y1; y++)
+            if (x1 - x0 == 8) { /* (a whole block's rows as words: no call per row) */
+                for (int y = y0; same && y < y1; y++) {
+                    uint64_t u, v;
+                    memcpy(&u, a + (size_t)y * cols + x0, 8);
+                    memcpy(&v, c + (size_t)y * cols + x0, 8);
+                    same = u == v;
+                }
+            }
+            for (int y = y0; x1 - x0 != 8 && same && y < y1; y++)
                 same = !memcmp(a + (size_t)y * cols + x0, c + (size_t)y * cols + x0, (size_t)(x1 - x0));
             run[b] = same ? run[b] + 1 : 0;
             int cl = 0;
@@ -1699,7 +1707,11 @@ static int palette_commit(PnmfResidual *r, int32_t *at, size_t b, const PnmfPalB
  * lossless window decodes where its levels make the prediction the source. */
 static void copy_source(uint8_t *D, const uint8_t *src, int cols, int y0, int y1, int x0, int x1)
 {
-    for (int y = y0; y < y1; y++) memcpy(D + (size_t)y * cols + x0, src + (size_t)y * cols + x0, (size_t)(x1 - x0));
+    if (x1 - x0 == 8) /* (a whole block's rows as words: no call per row) */
+        for (int y = y0; y < y1; y++) memcpy(D + (size_t)y * cols + x0, src + (size_t)y * cols + x0, 8);
+    else
+        for (int y = y0; y < y1; y++)
+            memcpy(D + (size_t)y * cols + x0, src + (size_t)y * cols + x0, (size_t)(x1 - x0));
 }
 
 int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const uint8_t *P,

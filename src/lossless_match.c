@@ -24,6 +24,7 @@ typedef struct LxmSlot {
     uint64_t *seen; /* a bit per LXM_SEEN_MORE-fold finer bucket: a block of that hash is indexed */
     int32_t *runs;  /* long chains' first PNMF_LXM_CHAIN places as runs: a length, then the places */
     size_t nruns;   /* of runs used */
+    int coarse_made; /* its box means (pnmf_lxm_coarse()) hold the frame's */
     /* (the four in the matcher's arena, made on the first index) */
 } LxmSlot;
 
@@ -42,6 +43,8 @@ struct PnmfLxMatch {
     int hy, hx;
     uint64_t hval;
     long looks, hits;       /* the frame's lookups in reference 0, and those that found the block */
+    uint8_t *coarse;        /* pnmf_lxm_coarse()'s room, csize bytes a slot (made on its first call) */
+    size_t csize;
     int fast;               /* pnmf_lxm_new()'s */
     int nref;               /* the references of the frame last given */
     int sparse;             /* fast, and the frame before found few: reference 0 alone is looked in */
@@ -126,6 +129,7 @@ void pnmf_lxm_free(void *p)
     PnmfLxMatch *m = p;
     if (!m) return;
     pnmf_free(m->arena);
+    pnmf_free(m->coarse);
     pnmf_free(m->up);
     pnmf_free(m->keep);
     pnmf_free(m->words);
@@ -169,6 +173,9 @@ static int index_frame(PnmfLxMatch *m, LxmSlot *s, const uint8_t *f)
     uint64_t *col = m->up;      /* each column's block hash, rolled down row by row */
     uint64_t *words = m->words; /* the row words of the last LXM_B rows, row r's at r % LXM_B */
     int32_t *keep = m->keep;
+    /* (in locals: the stores to seen[] could alias the slot's fields) */
+    int32_t *const head = s->head, *const next = s->next;
+    uint64_t *const seen = s->seen;
     const size_t w = (size_t)m->w;
     for (int y = 0; y < m->h; y++) {
         const uint8_t *row = f + (size_t)y * cols;
@@ -210,15 +217,15 @@ static int index_frame(PnmfLxMatch *m, LxmSlot *s, const uint8_t *f)
         }
         const size_t p0 = (size_t)y * w;
         for (size_t i = 0; i < nk; i++) {
-            if (i + LXM_AHEAD < nk) LXM_PREFETCH(&s->head[col[keep[i + LXM_AHEAD]] >> shift]);
+            if (i + LXM_AHEAD < nk) LXM_PREFETCH(&head[col[keep[i + LXM_AHEAD]] >> shift]);
             const size_t x = (size_t)keep[i];
             const uint64_t raw = col[x];
             const size_t p = p0 + x;
             const size_t bk = raw >> shift, f0 = bk << LXM_SEEN_MORE;
-            const int32_t e = s->seen[f0 / 64] >> (f0 % 64) & fine ? s->head[bk] : -1;
-            s->next[p] = e;
-            s->head[bk] = (int32_t)(2 * p) | (e >= 0);
-            s->seen[(raw >> sshift) / 64] |= 1ull << ((raw >> sshift) % 64);
+            const int32_t e = seen[f0 / 64] >> (f0 % 64) & fine ? head[bk] : -1;
+            next[p] = e;
+            head[bk] = (int32_t)(2 * p) | (e >= 0);
+            seen[(raw >> sshift) / 64] |= 1ull << ((raw >> sshift) % 64);
         }
     }
     s->built = 1;
@@ -248,10 +255,25 @@ int pnmf_lxm_refs(PnmfLxMatch *m, int j, const uint8_t *const *ref, int nref)
             }
             if (s < 0) return PNMF_ERR_ARG; /* not reached: 17 slots, 16 references */
             m->slot[s].used = 1, m->slot[s].built = 0, m->slot[s].tag = tag, m->slot[s].frame = ref[t];
+            m->slot[s].coarse_made = 0;
         }
         m->cur[t] = s;
     }
     return 0;
+}
+
+uint8_t *pnmf_lxm_coarse(PnmfLxMatch *m, int t, size_t size, int *fresh)
+{
+    if (t < 0 || t >= m->nref || !size) return NULL;
+    if (!m->coarse) {
+        if (!(m->coarse = pnmf_malloc_array(PNMF_RES_REFS + 1, size))) return NULL;
+        m->csize = size;
+    }
+    if (size != m->csize) return NULL;
+    LxmSlot *s = &m->slot[m->cur[t]];
+    *fresh = !s->coarse_made;
+    s->coarse_made = 1;
+    return m->coarse + (size_t)(s - m->slot) * size;
 }
 
 /* A place found: kept among the cap nearest to the prediction, by d, then

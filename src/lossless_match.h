@@ -41,4 +41,11 @@ int pnmf_lxm_refs(PnmfLxMatch *m, int j, const uint8_t *const *ref, int nref);
 int pnmf_lxm_find(PnmfLxMatch *m, int t, const uint8_t *src, int y0, int x0, int maxv, int py, int px,
                   int16_t (*out)[2], int cap);
 
+/* Room for reference t's box means (size bytes, the same at every call),
+ * kept with its index for the next frames that take the same frame as a
+ * reference: *fresh 1 when the caller is to fill it (it then holds them),
+ * 0 when it holds them already. NULL (no memory, or t not a reference of
+ * the frame last given): the caller's own room. */
+uint8_t *pnmf_lxm_coarse(PnmfLxMatch *m, int t, size_t size, int *fresh);
+
 #endif /* PNMF_LOSSLESS_MATCH_H */

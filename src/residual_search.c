@@ -786,19 +786,19 @@ static int block_sad(const uint8_t *src, const uint8_t *Dp, int rows, int cols, 
     if (x1 - x0 == 8 && y1 - y0 == 8) { /* a whole block reaching out of the frame: its rows clamped */
         uint8_t t[64];
         const int xin = x0 + dx >= 0 && x1 + dx <= cols;
+        /* the columns read: left of the frame its first, right of it its last */
+        int cx[8];
+        for (int i = 0; i < 8 && !xin; i++) {
+            const int xa = x0 + dx + i;
+            cx[i] = xa < 0 ? 0 : xa >= cols ? cols - 1 : xa;
+        }
         for (int y = 0; y < 8; y++) {
             int sy = y0 + y + dy;
             sy = sy < 0 ? 0 : sy >= rows ? rows - 1 : sy;
             const uint8_t *d = Dp + (size_t)sy * cols;
-            if (xin) {
-                memcpy(t + 8 * y, d + x0 + dx, 8);
-            } else { /* the columns left of the frame as its first, those right of it as its last */
-                const int xa = x0 + dx;
-                const int nl = xa >= 0 ? 0 : -xa > 8 ? 8 : -xa, nr = cols - xa < nl ? nl : cols - xa > 8 ? 8 : cols - xa;
-                memset(t + 8 * y, d[0], (size_t)nl);
-                if (nr > nl) memcpy(t + 8 * y + nl, d + xa + nl, (size_t)(nr - nl));
-                memset(t + 8 * y + nr, d[cols - 1], (size_t)(8 - nr));
-            }
+            if (xin) memcpy(t + 8 * y, d + x0 + dx, 8);
+            else
+                for (int i = 0; i < 8; i++) t[8 * y + i] = d[cx[i]];
         }
         return sad8x8(src + (size_t)y0 * cols + x0, t, cols, 8);
     }
@@ -843,9 +843,17 @@ static int block_sad(const uint8_t *src, const uint8_t *Dp, int rows, int cols, 
 
 /* The sparse-grid SAD (samples y, x = 2, 6, 10, ...) of src against Dp
  * displaced by (dy, dx), samples outside the frame clamped to its edge;
- * stops once over best (best < 0: never). */
-static long grid_sad(const uint8_t *src, const uint8_t *Dp, int rows, int cols, int dy, int dx, long best)
+ * stops once over best (best < 0: never). sg: src's grid samples packed
+ * (grid_pack()), or NULL. */
+static long grid_sad(const uint8_t *src, const uint8_t *sg, const uint8_t *Dp, int rows, int cols, int dy, int dx,
+                     long best)
 {
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+    const __m128i low = _mm_set1_epi32(0xff);
+    const size_t gw = (size_t)(cols + 1) / 4; /* sg's samples a row */
+#else
+    (void)sg;
+#endif
     long sad = 0;
 #if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
     /* bytes 2, 6, 10 and 14 of 16: four grid samples per PSADBW */
@@ -861,17 +869,40 @@ static long grid_sad(const uint8_t *src, const uint8_t *Dp, int rows, int cols, 
         for (; x < cols && x + dx < 0; x += 4) sad += abs((int)s[x] - d[0]);
 #if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
         for (; x < cols && x + dx < cols && x - 2 + dx < 0; x += 4) sad += abs((int)s[x] - d[x + dx]);
+        /* (the row's sums held in the two 64-bit lanes, added once) */
+        __m128i acc = _mm_setzero_si128();
+        /* sixteen grid samples of 64 bytes of Dp against sixteen of sg:
+         * the first byte of each 32-bit word kept, packed */
+        for (const uint8_t *g = sg ? sg + (size_t)(y / 4) * gw : NULL; g && x + 61 <= cols && x + dx + 64 <= cols;
+             x += 64) {
+            const uint8_t *q = d + x + dx;
+            const __m128i v0 = _mm_and_si128(_mm_loadu_si128((const __m128i *)q), low);
+            const __m128i v1 = _mm_and_si128(_mm_loadu_si128((const __m128i *)(q + 16)), low);
+            const __m128i v2 = _mm_and_si128(_mm_loadu_si128((const __m128i *)(q + 32)), low);
+            const __m128i v3 = _mm_and_si128(_mm_loadu_si128((const __m128i *)(q + 48)), low);
+            const __m128i b = _mm_packus_epi16(_mm_packs_epi32(v0, v1), _mm_packs_epi32(v2, v3));
+            acc = _mm_add_epi64(acc, _mm_sad_epu8(_mm_loadu_si128((const __m128i *)(g + (x - 2) / 4)), b));
+        }
         for (; x + 14 <= cols && x + dx + 14 <= cols; x += 16) { /* 16 bytes from x - 2 in both rows */
             const __m128i a = _mm_and_si128(_mm_loadu_si128((const __m128i *)(s + x - 2)), keep);
             const __m128i b = _mm_and_si128(_mm_loadu_si128((const __m128i *)(d + x + dx - 2)), keep);
-            const __m128i v = _mm_sad_epu8(a, b);
-            sad += _mm_cvtsi128_si32(v) + _mm_extract_epi16(v, 4);
+            acc = _mm_add_epi64(acc, _mm_sad_epu8(a, b));
         }
+        sad += _mm_cvtsi128_si32(acc) + _mm_cvtsi128_si32(_mm_unpackhi_epi64(acc, acc));
 #endif
         for (; x < cols && x + dx < cols; x += 4) sad += abs((int)s[x] - d[x + dx]);
         for (; x < cols; x += 4) sad += abs((int)s[x] - d[cols - 1]);
     }
     return sad;
+}
+
+/* The samples of f's sparse grid (grid_sad()) packed: row (y - 2) / 4
+ * holds those of row y, (cols + 1) / 4 a row. */
+static void grid_pack(const uint8_t *f, int rows, int cols, uint8_t *g)
+{
+    const int gw = (cols + 1) / 4;
+    for (int y = 2; y < rows; y += 4, g += gw)
+        for (int i = 0; i < gw; i++) g[i] = f[(size_t)y * cols + 2 + 4 * i];
 }
 
 /* The mean of each 4x4 box of f (rows and cols multiples of 4 used). */
@@ -921,9 +952,20 @@ static void global_motion(const uint8_t *src, const uint8_t *Dp, int rows, int c
 {
     const int r4 = rows / 4, c4 = cols / 4, R4 = PNMF_GLOBAL_RANGE / 4;
     int cy = 0, cx = 0;
-    const uint8_t *a = boxes;
-    if (a) {
-        const uint8_t *b = a + (size_t)r4 * c4;
+    /* Dp's box means with each row's first and last R4 times on either
+     * side: every displaced sample a plain read (no memory: the sparse
+     * grid alone) */
+    const int pw = c4 + 2 * R4;
+    uint8_t *pad = boxes ? pnmf_malloc_array((size_t)r4, (size_t)pw) : NULL;
+    if (pad) {
+        const uint8_t *a = boxes, *b = a + (size_t)r4 * c4;
+        for (int y = 0; y < r4; y++) {
+            const uint8_t *d = b + (size_t)y * c4;
+            uint8_t *p = pad + (size_t)y * pw;
+            memset(p, d[0], (size_t)R4);
+            memcpy(p + R4, d, (size_t)c4);
+            memset(p + R4 + c4, d[c4 - 1], (size_t)R4);
+        }
         long best = -1;
         for (int c = -1; c < (2 * R4 + 1) * (2 * R4 + 1); c++) { /* (0, 0) first */
             const int dy = c < 0 ? 0 : c / (2 * R4 + 1) - R4, dx = c < 0 ? 0 : c % (2 * R4 + 1) - R4;
@@ -932,42 +974,34 @@ static void global_motion(const uint8_t *src, const uint8_t *Dp, int rows, int c
             for (int y = 0; y < r4 && (best < 0 || sad < best); y++) {
                 int sy = y + dy;
                 sy = sy < 0 ? 0 : sy >= r4 ? r4 - 1 : sy;
-                const uint8_t *s = a + (size_t)y * c4, *d = b + (size_t)sy * c4;
-                /* three runs: x + dx left of the row (clamped), inside it, right of it */
+                const uint8_t *s = a + (size_t)y * c4, *d = pad + (size_t)sy * pw + R4 + dx;
                 int x = 0;
 #if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
-                /* (the same integer sums, eight or sixteen samples at a time) */
-                for (; x + 8 <= c4 && x + dx + 8 <= 0; x += 8)
-                    sad += _mm_cvtsi128_si32(
-                        _mm_sad_epu8(_mm_loadl_epi64((const __m128i *)(s + x)), _mm_set1_epi8((char)d[0])));
-#endif
-                for (; x < c4 && x + dx < 0; x++) sad += abs((int)s[x] - d[0]);
-#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
-                for (; x + 16 <= c4 && x + dx + 16 <= c4; x += 16) {
-                    const __m128i v = _mm_sad_epu8(_mm_loadu_si128((const __m128i *)(s + x)),
-                                                   _mm_loadu_si128((const __m128i *)(d + x + dx)));
-                    sad += _mm_cvtsi128_si32(v) + _mm_extract_epi16(v, 4);
-                }
-                for (; x + 8 <= c4 && x + dx + 8 <= c4; x += 8)
-                    sad += _mm_cvtsi128_si32(_mm_sad_epu8(_mm_loadl_epi64((const __m128i *)(s + x)),
-                                                          _mm_loadl_epi64((const __m128i *)(d + x + dx))));
-#endif
-                for (; x < c4 && x + dx < c4; x++) sad += abs((int)s[x] - d[x + dx]);
-#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+                /* (the same integer sums, sixteen or eight samples at a
+                 * time, held in the register's two 64-bit lanes) */
+                __m128i acc = _mm_setzero_si128();
+                for (; x + 16 <= c4; x += 16)
+                    acc = _mm_add_epi64(acc, _mm_sad_epu8(_mm_loadu_si128((const __m128i *)(s + x)),
+                                                          _mm_loadu_si128((const __m128i *)(d + x))));
                 for (; x + 8 <= c4; x += 8)
-                    sad += _mm_cvtsi128_si32(
-                        _mm_sad_epu8(_mm_loadl_epi64((const __m128i *)(s + x)), _mm_set1_epi8((char)d[c4 - 1])));
+                    acc = _mm_add_epi64(acc, _mm_sad_epu8(_mm_loadl_epi64((const __m128i *)(s + x)),
+                                                          _mm_loadl_epi64((const __m128i *)(d + x))));
+                sad += _mm_cvtsi128_si32(acc) + _mm_cvtsi128_si32(_mm_unpackhi_epi64(acc, acc));
 #endif
-                for (; x < c4; x++) sad += abs((int)s[x] - d[c4 - 1]);
+                for (; x < c4; x++) sad += abs((int)s[x] - d[x]);
             }
             if (best < 0 || sad < best) best = sad, cy = 4 * dy, cx = 4 * dx;
         }
+        pnmf_free(pad);
     }
     /* the least sparse-grid SAD around the coarse vector, (0, 0) and the
      * previous one (box means miss the motion of fine texture); ties to the
      * first measured */
     const int centre[3][2] = { { 0, 0 }, { *gy, *gx }, { cy, cx } };
     long best = -1;
+    /* src's grid samples packed once for the 147 measures (none without memory) */
+    uint8_t *sg = rows > 2 && cols > 2 ? pnmf_malloc_array((size_t)(rows + 1) / 4, (size_t)(cols + 1) / 4) : NULL;
+    if (sg) grid_pack(src, rows, cols, sg);
     for (int c = 0; c < 3 * 49; c++) {
         const int dy = centre[c / 49][0] + (c % 49) / 7 - 3, dx = centre[c / 49][1] + c % 7 - 3;
         if (abs(dy) > PNMF_GLOBAL_RANGE || abs(dx) > PNMF_GLOBAL_RANGE) continue;
@@ -977,9 +1011,10 @@ static void global_motion(const uint8_t *src, const uint8_t *Dp, int rows, int c
         for (int k = 0; k < c / 49 && !seen; k++)
             seen = abs(dy - centre[k][0]) <= 3 && abs(dx - centre[k][1]) <= 3;
         if (seen) continue;
-        const long sad = grid_sad(src, Dp, rows, cols, dy, dx, best);
+        const long sad = grid_sad(src, sg, Dp, rows, cols, dy, dx, best);
         if (best < 0 || sad < best) best = sad, *gy = dy, *gx = dx;
     }
+    pnmf_free(sg);
 }
 
 /* The wide search: for a block the candidates and the grid leave poorly
@@ -1035,6 +1070,26 @@ static inline void keep_best(int *best, int (*bv)[2], int *n, int cap, int sd, i
     best[k] = sd, bv[k][0] = dy, bv[k][1] = dx;
 }
 
+/* keep_best() of coarse_search()'s first pass, whose offsets come in
+ * ascending (dy, dx): an offset as the key sd << 16 | (dy + R) << 8 |
+ * (dx + R) (R = PNMF_WIDE_RANGE / 4), which orders the keys as keep_best()
+ * orders the offsets (by SAD, ties to the one measured first); one word
+ * moved per step. */
+static inline void keep_key(uint32_t *key, int *n, int cap, uint32_t k)
+{
+    int i = *n < cap ? (*n)++ : cap;
+    if (i == cap) {
+        if (k > key[cap - 1]) return;
+        i = cap - 1;
+    }
+    for (; i > 0 && key[i - 1] > k; i--) key[i] = key[i - 1];
+    key[i] = k;
+}
+
+#if PNMF_WIDE_RANGE / 4 > 127
+#error "coarse_search()'s keys hold dy + R and dx + R in a byte each"
+#endif
+
 /* The PNMF_WIDE_KEEP best coarse vectors (full-resolution pixels) for the
  * block at (y0, x0); returns how many. Coarse to fine on the box means:
  * every other offset first (a quarter of them), the PNMF_COARSE_KEEP best
@@ -1053,10 +1108,14 @@ static int coarse_search(const Coarse *c, int y0, int x0, int16_t (*out)[2])
     const int ylo = -by > -R ? -by : -R, yhi = c->r4 - 4 - by < R ? c->r4 - 4 - by : R;
     const int xlo = -bx > -R ? -bx : -R, xhi = c->c4 - 4 - bx < R ? c->c4 - 4 - bx : R;
     int cb[PNMF_COARSE_KEEP], cv[PNMF_COARSE_KEEP][2], nc = 0;
+    uint32_t key[PNMF_COARSE_KEEP];
     for (int dy = ylo + ((ylo - R) & 1); dy <= yhi; dy += 2)
         for (int dx = xlo + ((xlo - R) & 1); dx <= xhi; dx += 2)
-            keep_best(cb, cv, &nc, PNMF_COARSE_KEEP,
-                      sad16_coarse(a, c->ref + (size_t)(by + dy) * c->c4 + bx + dx, c->c4), dy, dx);
+            keep_key(key, &nc, PNMF_COARSE_KEEP,
+                     (uint32_t)sad16_coarse(a, c->ref + (size_t)(by + dy) * c->c4 + bx + dx, c->c4) << 16 |
+                         (uint32_t)(dy + R) << 8 | (uint32_t)(dx + R));
+    for (int k = 0; k < nc; k++)
+        cb[k] = (int)(key[k] >> 16), cv[k][0] = (int)(key[k] >> 8 & 255) - R, cv[k][1] = (int)(key[k] & 255) - R;
     int best[PNMF_WIDE_KEEP], bv[PNMF_WIDE_KEEP][2], n = 0;
     for (int k = 0; k < nc; k++) {
         keep_best(best, bv, &n, PNMF_WIDE_KEEP, cb[k], cv[k][0], cv[k][1]);
@@ -1471,7 +1530,15 @@ int pnmf_residual_copy_weights(const uint8_t *frames, int m, size_t stride, int 
             int y0, y1, x0, x1;
             pnmf_residual_block(bx, rows, cols, b, &y0, &y1, &x0, &x1);
             int same = 1;
-            for (int y = y0; same && y < y1; y++)
+            if (x1 - x0 == 8) { /* (a whole block's rows as words: no call per row) */
+                for (int y = y0; same && y < y1; y++) {
+                    uint64_t u, v;
+                    memcpy(&u, a + (size_t)y * cols + x0, 8);
+                    memcpy(&v, c + (size_t)y * cols + x0, 8);
+                    same = u == v;
+                }
+            }
+            for (int y = y0; x1 - x0 != 8 && same && y < y1; y++)
                 same = !memcmp(a + (size_t)y * cols + x0, c + (size_t)y * cols + x0, (size_t)(x1 - x0));
             run[b] = same ? run[b] + 1 : 0;
             int cl = 0;
@@ -1640,7 +1707,11 @@ static int palette_commit(PnmfResidual *r, int32_t *at, size_t b, const PnmfPalB
  * lossless window decodes where its levels make the prediction the source. */
 static void copy_source(uint8_t *D, const uint8_t *src, int cols, int y0, int y1, int x0, int x1)
 {
-    for (int y = y0; y < y1; y++) memcpy(D + (size_t)y * cols + x0, src + (size_t)y * cols + x0, (size_t)(x1 - x0));
+    if (x1 - x0 == 8) /* (a whole block's rows as words: no call per row) */
+        for (int y = y0; y < y1; y++) memcpy(D + (size_t)y * cols + x0, src + (size_t)y * cols + x0, 8);
+    else
+        for (int y = y0; y < y1; y++)
+            memcpy(D + (size_t)y * cols + x0, src + (size_t)y * cols + x0, (size_t)(x1 - x0));
 }
 
 int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const uint8_t *P,
@@ -1689,7 +1760,7 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
      * flat parts keep the error in place low. */
     int fgy = 0, fgx = 0;
     if (nref && (gy || gx) &&
-        grid_sad(src, Dp, r->rows, r->cols, gy, gx, -1) < grid_sad(src, Dp, r->rows, r->cols, 0, 0, -1))
+        grid_sad(src, NULL, Dp, r->rows, r->cols, gy, gx, -1) < grid_sad(src, NULL, Dp, r->rows, r->cols, 0, 0, -1))
         fgy = gy, fgx = gx;
     r->gmv[2 * j] = (int16_t)fgy, r->gmv[2 * j + 1] = (int16_t)fgx;
     /* the previous prediction as the block functions see it */
@@ -1773,6 +1844,10 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
             pnmf_free(bmv), pnmf_free(cbuf), pnmf_free(lts), pnmf_free(palat), pnmf_free(bihas);
             return PNMF_ERR_NOMEM;
         }
+        /* the nearest reference's box means, made above, kept for the next frames */
+        int fresh = 0;
+        uint8_t *c0 = lxm && nwide ? pnmf_lxm_coarse(lxm, 0, (size_t)r4 * c4, &fresh) : NULL;
+        if (c0 && fresh) memcpy(c0, cbuf + (size_t)r4 * c4, (size_t)r4 * c4);
     }
     for (size_t b = 0; b < nb; b++) {
         const int wc = r->enc_weight && r->enc_weight[b] < PNMF_RES_WEIGHTS ? r->enc_weight[b] : 0;
@@ -1951,8 +2026,12 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
                     }
                     int ty, tx;
                     if (tt < nwide && !good && !wide[tt].ref) {
-                        uint8_t *o = cbuf + (size_t)(tt + 1) * r4 * c4;
-                        shrink4(ref[tt], r->cols, o, r4, c4);
+                        /* lossless: each reference's box means kept by the
+                         * matcher, made once for the frames that take it */
+                        int fresh = 1;
+                        uint8_t *o = lxm ? pnmf_lxm_coarse(lxm, tt, (size_t)r4 * c4, &fresh) : NULL;
+                        if (!o) o = cbuf + (size_t)(tt + 1) * r4 * c4, fresh = 1;
+                        if (fresh) shrink4(ref[tt], r->cols, o, r4, c4);
                         wide[tt].ref = o;
                     }
                     int sad;

@@ -17,6 +17,10 @@
 #include "sprite_find.h"
 #include "tuning.h"
 
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+#include <emmintrin.h>
+#endif
+
 #define DEFAULT_DILATE    1   /* blobs join across gaps of up to 2 pixels (sprite pixels equal to
                                * the background split a sprite otherwise) */
 #define ANCHOR_TRIES      32  /* pixels of a pose tried as its anchor: a rare value leaves few shifts */
@@ -48,6 +52,24 @@ void pnmf_sprite_window_free(PnmfSpriteWindow *win)
     memset(win, 0, sizeof(*win));
 }
 
+/* r8[x] += 1 for each x < n where f[x] == g[x] (g NULL: where f[x] == v),
+ * in bytes (no count reaches 256: the callers add at most 255 frames). */
+static void count_equal(uint8_t *r8, const uint8_t *f, const uint8_t *g, int v, int n)
+{
+    int x = 0;
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+    /* sixteen pixels at a time: an equal byte's mask is -1 */
+    const __m128i vv = _mm_set1_epi8((char)v);
+    for (; x + 16 <= n; x += 16) {
+        const __m128i a = _mm_loadu_si128((const __m128i *)(f + x));
+        const __m128i b = g ? _mm_loadu_si128((const __m128i *)(g + x)) : vv;
+        const __m128i r = _mm_loadu_si128((const __m128i *)(r8 + x));
+        _mm_storeu_si128((__m128i *)(r8 + x), _mm_sub_epi8(r, _mm_cmpeq_epi8(a, b)));
+    }
+#endif
+    for (; x < n; x++) r8[x] = (uint8_t)(r8[x] + (f[x] == (g ? g[x] : v)));
+}
+
 /* The mode, not the median: the sources are exact per pixel, so the
  * background value recurs identically in every frame that shows it, and the
  * mode recovers it wherever it is visible more often than any one sprite
@@ -64,9 +86,11 @@ void pnmf_sprite_background(const uint8_t *const *frames, ptrdiff_t stride, int 
 {
     /* (per-pixel counts over the frames are made for a run of up to
      * BG_RUN pixels of a row at a time, frame by frame along the run:
-     * loops the compiler vectorizes) */
+     * in bytes, r8, over up to 255 frames at a time (count_equal()), then
+     * added to run) */
     enum { BG_RUN = 1024 };
     uint16_t cnt[256], run[BG_RUN];
+    uint8_t r8[BG_RUN];
     long hist[256];
     memset(cnt, 0, sizeof(cnt));
     memset(hist, 0, sizeof(hist));
@@ -78,9 +102,11 @@ void pnmf_sprite_background(const uint8_t *const *frames, ptrdiff_t stride, int 
         for (int x0 = 0; x0 < w; x0 += BG_RUN) {
             const int n = w - x0 < BG_RUN ? w - x0 : BG_RUN;
             for (int x = 0; x < n; x++) run[x] = 1;
-            for (int j = 1; j < m; j++) {
-                const uint8_t *fj = frames[j] + (ptrdiff_t)y * stride + x0;
-                for (int x = 0; x < n; x++) run[x] = (uint16_t)(run[x] + (fj[x] == f0[x0 + x]));
+            for (int j0 = 1; j0 < m; j0 += 255) {
+                const int j1 = m - j0 < 255 ? m : j0 + 255;
+                memset(r8, 0, (size_t)n);
+                for (int j = j0; j < j1; j++) count_equal(r8, frames[j] + (ptrdiff_t)y * stride + x0, f0 + x0, 0, n);
+                for (int x = 0; x < n; x++) run[x] = (uint16_t)(run[x] + r8[x]);
             }
             for (int x = x0; x < x0 + n; x++) {
                 const ptrdiff_t o = (ptrdiff_t)y * stride + x;
@@ -110,9 +136,11 @@ void pnmf_sprite_background(const uint8_t *const *frames, ptrdiff_t stride, int 
         for (int x0 = 0; x0 < w; x0 += BG_RUN) {
             const int n = w - x0 < BG_RUN ? w - x0 : BG_RUN;
             for (int x = 0; x < n; x++) run[x] = 0;
-            for (int j = 0; j < m; j++) {
-                const uint8_t *fj = frames[j] + (ptrdiff_t)y * stride + x0;
-                for (int x = 0; x < n; x++) run[x] = (uint16_t)(run[x] + (fj[x] == flat));
+            for (int j0 = 0; j0 < m; j0 += 255) {
+                const int j1 = m - j0 < 255 ? m : j0 + 255;
+                memset(r8, 0, (size_t)n);
+                for (int j = j0; j < j1; j++) count_equal(r8, frames[j] + (ptrdiff_t)y * stride + x0, NULL, flat, n);
+                for (int x = 0; x < n; x++) run[x] = (uint16_t)(run[x] + r8[x]);
             }
             for (int x = 0; x < n; x++)
                 if (4 * run[x] >= m) b[x0 + x] = (uint8_t)flat;

@@ -515,6 +515,52 @@ static void test_flat_background(void)
     }
 }
 
+/* The background against its definition over more than 255 frames and
+ * rows not a multiple of 16 wide: each pixel's mode (ties to the smaller
+ * value), then, where one value is more than half of those modes, that
+ * value wherever a pixel shows it in a quarter of the frames at least. A
+ * pixel shows the flat value in 280 of 600 frames and another in 320
+ * (flat: counts past 255), others random values or one value throughout. */
+static void test_background_counts(void)
+{
+    enum { BW = 37, BH = 5, BM = 600, FLAT = 50 };
+    static uint8_t f[BM][BW * BH];
+    const uint8_t *fp[BM];
+    uint8_t bg[BW * BH], want[BW * BH];
+    rs = 4242;
+    for (int j = 0; j < BM; j++) {
+        for (int i = 0; i < BW * BH; i++) {
+            const int kind = i % 4;
+            f[j][i] = kind < 2 ? FLAT                                  /* one value throughout */
+                      : kind == 2 ? (uint8_t)(j < 280 ? FLAT : 90 + i % 3) /* flat in 280 of 600 */
+                                  : (uint8_t)urand(0, 7);              /* a few random values */
+        }
+        fp[j] = f[j];
+    }
+    int hist[256] = { 0 };
+    for (int i = 0; i < BW * BH; i++) {
+        int cnt[256] = { 0 }, best = 0;
+        for (int j = 0; j < BM; j++) cnt[f[j][i]]++;
+        for (int v = 1; v < 256; v++)
+            if (cnt[v] > cnt[best]) best = v;
+        want[i] = (uint8_t)best;
+        hist[best]++;
+    }
+    int flat = 0;
+    for (int v = 1; v < 256; v++)
+        if (hist[v] > hist[flat]) flat = v;
+    CHECK(flat == FLAT && 2 * hist[flat] > BW * BH);
+    int moved = 0;
+    for (int i = 0; i < BW * BH; i++) {
+        int c = 0;
+        for (int j = 0; j < BM; j++) c += f[j][i] == flat;
+        if (want[i] != flat && 4 * c >= BM) want[i] = (uint8_t)flat, moved++;
+    }
+    CHECK(moved > 0);
+    pnmf_sprite_background(fp, BW, BW, BH, BM, bg);
+    for (int i = 0; i < BW * BH; i++) CHECK_MSG(bg[i] == want[i], "pixel %d: %d, not %d", i, bg[i], want[i]);
+}
+
 /* ---- the encoder's pose sets ---- */
 
 enum { EW = 96, EH = 64, EM = 24 };
@@ -841,6 +887,7 @@ int main(void)
     test_frame_line();
     test_near_match();
     test_flat_background();
+    test_background_counts();
     test_pose_sets();
     test_repeat_gate();
     test_blob_shapes();

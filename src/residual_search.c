@@ -1920,6 +1920,27 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
             }
         }
         double bj = 1e300;
+        /* a lossy block the previous or the motion prediction copies
+         * exactly (still): those two uncoded trials first, as the loop
+         * below makes them, and the least of their costs (a mode's bits)
+         * bounds the trials from the start, just above it: a trial that
+         * costs more cannot win, and one that costs as much or less is
+         * weighed whole as without the bound, the earlier mode taking a
+         * tie, so the block's choice is the same. The trials of the model
+         * and the transforms then stop at their first rows */
+        if (still && !exact) {
+            double seed = 1e300;
+            for (int mode = PNMF_RES_PREVIOUS; mode <= PNMF_RES_MOTION; mode++) {
+                const int em = mode == PNMF_RES_PREVIOUS ? prev_mode : mode;
+                const int dy = mode == PNMF_RES_PREVIOUS ? fgy : 0, dx = mode == PNMF_RES_PREVIOUS ? fgx : 0;
+                const double lb = lambda * rc_mode_step(&r->enc_modes, mode, left, above, prev, 0);
+                const double jj = lb + try_block(em, 0, ltp, step16, lambda, src, P, Pp, Dp, Dp, D, r->rows, r->cols,
+                                                 y0, y1, x0, x1, dy, dx, NULL, lc, kind, INFINITY, NULL, 0, lb, 1e300,
+                                                 NULL);
+                if (jj < seed) seed = jj;
+            }
+            if (seed < 1e300) bj = nextafter(seed, INFINITY);
+        }
         /* a lossless coding with the levels priced by their contexts: the coded trials'
          * levels are estimated with the fixed table first, and only those
          * within PNMF_LX_TRIAL_PRUNE of the least estimate are priced

@@ -38,6 +38,7 @@ typedef struct ResBufs {
     uint8_t *B, *mark;        /* the sprite layer's background, a scratch of zeros (sprite.h) */
     PnmfSpriteDict dict;      /* the sprite dictionary, its new poses cut from this coding's frames */
     uint8_t *ref[PNMF_RES_REFS];
+    uint8_t *wref;            /* window flags bit 18: ref weighted, PNMF_RES_REFS frames (at the first use) */
     int64_t *acc;
 } ResBufs;
 
@@ -248,6 +249,10 @@ int pnmf_window_try_repeats(PnmfEncoder *e, PnmfWindowModel *md, int m, const fl
 
 /* enc_residual.c: the residual layer and what a coding of the window costs. */
 int pnmf_window_weights(PnmfEncoder *e, int m);
+/* The gain and offset (w, o) that weigh R (n samples) closest to src
+ * (window flags bit 18, pnmf_residual_weigh()), (PNMF_RES_WP_ONE, 0) where
+ * they do not lower the SAD by a fade's margin (PNMF_WP_KEEP). */
+void pnmf_enc_estimate_weights(const uint8_t *src, const uint8_t *R, size_t n, int16_t wo[2]);
 int pnmf_window_code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel *md, int m, int step16,
                               double *sse);
 /* The same coding as a run that stops after any frame and goes on later
@@ -259,6 +264,7 @@ typedef struct ResRun {
     ResBufs *rb;
     PnmfWindowModel *md;
     int m, j, avail, palette, casc16;
+    int wp;              /* window flags bit 18: the frames' weights are estimated */
     double lambda, key_lambda, casc_lambda, sse;
     double search_scale; /* the blocks' search weighs a bit this many times the lambdas above */
     uint8_t *weights, *tmp;

@@ -171,10 +171,22 @@ static inline int enc_lossless_ctx(const PnmfEncSettings *s) { return enc_picks(
  * areas make -q 16's coding a bound, so it keeps the floor. Without the
  * sprite layer (--no-sprites) a window keeps it as well: no repeat gate
  * sees it (pnmf_window_keep's no_floor). */
+/* Whether the window being coded looks like a captured screen
+ * (pnmf_pal_screen_like()): by its first frame, or where that is of one
+ * gray level (a fade from black, whose first frames have few levels in
+ * every block), by its last frame. */
+static inline int enc_screen_like(const PnmfEncoder *e)
+{
+    const uint8_t *f = e->frames;
+    size_t q = 1;
+    while (q < e->nv && f[q] == f[0]) q++;
+    if (q == e->nv && e->nbuf > 1) f += (size_t)(e->nbuf - 1) * e->nv;
+    return pnmf_pal_screen_like(f, e->vis_rows, e->vis_cols);
+}
+
 static inline int enc_pick_from_lo(const PnmfEncoder *e)
 {
-    return enc_picks(&e->s) && e->s.sprites && e->s.quality >= PNMF_PICK_NO_FLOOR_Q &&
-           !pnmf_pal_screen_like(e->frames, e->vis_rows, e->vis_cols);
+    return enc_picks(&e->s) && e->s.sprites && e->s.quality >= PNMF_PICK_NO_FLOOR_Q && !enc_screen_like(e);
 }
 
 int pnmf_pick_lo_quality(int q); /* enc_rate.c */

@@ -47,13 +47,21 @@ static const uint8_t *const *frame_refs(ResBufs *b, const PnmfResidual *r, int j
     return pnmf_residual_frame_refs(r, j, (const uint8_t *const *)b->ref, nref, ws, rf);
 }
 
-/* The sum of absolute differences of n samples of src against R weighted with (w, o). */
-static int64_t weighted_sad(const uint8_t *src, const uint8_t *R, size_t n, int w, int o)
+/* The sum over the runs of run samples of n (the last partial run left
+ * out) of the absolute difference of the run's sum of src and its sum of
+ * R weighted with (w, o); run 1: the samples' SAD. Over longer runs a
+ * change of brightness shows in the sums, the noise of single samples
+ * averages out. */
+static int64_t weighted_sad(const uint8_t *src, const uint8_t *R, size_t n, int run, int w, int o)
 {
     uint8_t lut[256];
     for (int v = 0; v < 256; v++) lut[v] = (uint8_t)pnmf_residual_weigh(v, w, o);
     int64_t s = 0;
-    for (size_t q = 0; q < n; q++) s += abs((int)src[q] - lut[R[q]]);
+    for (size_t q = 0; q + (size_t)run <= n; q += (size_t)run) {
+        int d = 0;
+        for (int i = 0; i < run; i++) d += (int)src[q + i] - lut[R[q + i]];
+        s += abs(d);
+    }
     return s;
 }
 
@@ -61,9 +69,11 @@ static int64_t weighted_sad(const uint8_t *src, const uint8_t *R, size_t n, int 
  * reference R (n samples) (enc_internal.h). The estimate matches the weighted reference's
  * mean and deviation to the frame's (as x264's weightp), then steps to
  * the neighbour (w +- 1 with the offset that keeps the mean, o +- 1) of
- * lowest SAD while one is lower. Kept where its SAD is under PNMF_WP_KEEP
- * times the unweighted reference's: a fade or a change of exposure, not
- * the noise of a still frame. */
+ * lowest SAD over runs of PNMF_WP_RUN samples (weighted_sad()) while one is
+ * lower. Kept where that SAD is under PNMF_WP_KEEP times the unweighted
+ * reference's, a fade or a change of exposure, not the noise of a still
+ * frame, and the samples' own SAD is lower too: not where the runs' sums
+ * change with what moves (a cellular automaton's cells). */
 void pnmf_enc_estimate_weights(const uint8_t *src, const uint8_t *R, size_t n, int16_t wo[2])
 {
     wo[0] = PNMF_RES_WP_ONE, wo[1] = 0;
@@ -76,20 +86,22 @@ void pnmf_enc_estimate_weights(const uint8_t *src, const uint8_t *R, size_t n, i
     w = w < 0 ? 0 : w > PNMF_RES_WP_MAX_W ? PNMF_RES_WP_MAX_W : w;
 #define WP_OFFSET(w_) (int)lrint(fmin(fmax(ms - (w_) * mr / PNMF_RES_WP_ONE, -PNMF_RES_WP_MAX_O), PNMF_RES_WP_MAX_O))
     int o = WP_OFFSET(w);
-    int64_t best = weighted_sad(src, R, n, w, o);
+    int64_t best = weighted_sad(src, R, n, PNMF_WP_RUN, w, o);
     for (int s = 0; s < PNMF_WP_STEPS; s++) {
         const int cand[4][2] = { { w - 1, WP_OFFSET(w - 1) }, { w + 1, WP_OFFSET(w + 1) }, { w, o - 1 }, { w, o + 1 } };
         int at = -1;
         for (int c = 0; c < 4; c++) {
             if (cand[c][0] < 0 || cand[c][0] > PNMF_RES_WP_MAX_W || abs(cand[c][1]) > PNMF_RES_WP_MAX_O) continue;
-            const int64_t v = weighted_sad(src, R, n, cand[c][0], cand[c][1]);
+            const int64_t v = weighted_sad(src, R, n, PNMF_WP_RUN, cand[c][0], cand[c][1]);
             if (v < best) best = v, at = c;
         }
         if (at < 0) break;
         w = cand[at][0], o = cand[at][1];
     }
 #undef WP_OFFSET
-    if ((w != PNMF_RES_WP_ONE || o) && (double)best < PNMF_WP_KEEP * (double)weighted_sad(src, R, n, PNMF_RES_WP_ONE, 0))
+    if ((w != PNMF_RES_WP_ONE || o) &&
+        (double)best < PNMF_WP_KEEP * (double)weighted_sad(src, R, n, PNMF_WP_RUN, PNMF_RES_WP_ONE, 0) &&
+        weighted_sad(src, R, n, 1, w, o) < weighted_sad(src, R, n, 1, PNMF_RES_WP_ONE, 0))
         wo[0] = (int16_t)w, wo[1] = (int16_t)o;
 }
 
@@ -234,7 +246,7 @@ int pnmf_res_run_start(ResRun *run, const PnmfEncoder *e, ResBufs *rb, PnmfWindo
      * frame before unchanged, so a continuing window's first frame too is
      * coded finer, a refresh the next frames copy, and the blocks' search
      * gives up small levels sooner */
-    const int screen = pnmf_pal_screen_like(e->frames, e->vis_rows, e->vis_cols);
+    const int screen = enc_screen_like(e);
     const int drawn = !e->subpel && step16 > PNMF_RES_MIN_STEP && !md->spr.present && !screen;
     if (drawn && e->continues) key16 = (int)lrint(step16 / PNMF_CONT_STEP_DIV);
     if (key16 < PNMF_RES_MIN_STEP) key16 = PNMF_RES_MIN_STEP;

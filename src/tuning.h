@@ -395,6 +395,10 @@
 #ifndef PNMF_WP_KEEP
 #define PNMF_WP_KEEP 0.9
 #endif
+/* The weights' SAD compares the sums of runs of this many samples (1: the samples themselves). */
+#ifndef PNMF_WP_RUN
+#define PNMF_WP_RUN 16
+#endif
 /* The weights' refinement around the estimate from means and deviations: at most this many steps. */
 #define PNMF_WP_STEPS 16
 

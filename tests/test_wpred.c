@@ -191,7 +191,7 @@ static void test_window(void)
         { 3, -PNMF_RES_WP_MAX_O - 1, 0 }, { 7, 1000, 0 },
     };
     for (size_t i = 0; i < sizeof(edge) / sizeof(edge[0]); i++) {
-        const int16_t was = r->wp[edge[i].at];
+        const int16_t kept = r->wp[edge[i].at];
         r->wp[edge[i].at] = (int16_t)edge[i].v;
         CHECK(pnmf_model_write(&md, &buf, &size) == 0);
         const int ret = pnmf_model_read(buf, size, R, C, R, C, M, 1, 4, 2, &rd, err, sizeof err);
@@ -202,7 +202,7 @@ static void test_window(void)
             CHECK_MSG(ret == PNMF_ERR_CORRUPT && strstr(err, "weights out of range"), "%d: %d %s", edge[i].v, ret, err);
         }
         pnmf_free(buf);
-        r->wp[edge[i].at] = was;
+        r->wp[edge[i].at] = kept;
     }
     /* a key window's frame 0 has no references and no weights: none written, none read */
     r->wp[0] = 100, r->wp[1] = 7;

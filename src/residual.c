@@ -414,9 +414,21 @@ void pnmf_residual_predict(int mode, const uint8_t *P, const uint8_t *Pp, const 
 
 void pnmf_residual_weigh_frame(const uint8_t *R, size_t n, int w, int o, uint8_t *out)
 {
-    uint8_t lut[256]; /* the weighting of each sample value, looked up */
-    for (int v = 0; v < 256; v++) lut[v] = (uint8_t)pnmf_residual_weigh(v, w, o);
-    for (size_t q = 0; q < n; q++) out[q] = lut[R[q]];
+    size_t q = 0;
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+    /* 8 samples at once in 16 bits, exact: v * w + 32 <= 65057 fits unsigned,
+     * >> 6 then + o lies in -255..1271, which the signed pack clamps to 0..255 */
+    const __m128i zero = _mm_setzero_si128(), vw = _mm_set1_epi16((short)w);
+    const __m128i half = _mm_set1_epi16(1 << (PNMF_RES_WP_LOG2 - 1)), vo = _mm_set1_epi16((short)o);
+    for (; q + 16 <= n; q += 16) {
+        const __m128i v = _mm_loadu_si128((const __m128i *)(R + q));
+        __m128i lo = _mm_unpacklo_epi8(v, zero), hi = _mm_unpackhi_epi8(v, zero);
+        lo = _mm_add_epi16(_mm_srli_epi16(_mm_add_epi16(_mm_mullo_epi16(lo, vw), half), PNMF_RES_WP_LOG2), vo);
+        hi = _mm_add_epi16(_mm_srli_epi16(_mm_add_epi16(_mm_mullo_epi16(hi, vw), half), PNMF_RES_WP_LOG2), vo);
+        _mm_storeu_si128((__m128i *)(out + q), _mm_packus_epi16(lo, hi));
+    }
+#endif
+    for (; q < n; q++) out[q] = (uint8_t)pnmf_residual_weigh(R[q], w, o);
 }
 
 const uint8_t *const *pnmf_residual_frame_refs(const PnmfResidual *r, int j, const uint8_t *const *ref, int nref,

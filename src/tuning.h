@@ -391,9 +391,9 @@
 #ifndef PNMF_WP_ENCODE
 #define PNMF_WP_ENCODE 1
 #endif
-/* A frame keeps its weights where its weighted reference's SAD is under this fraction of the reference's. */
+/* A frame keeps its weights where its weighted reference's SAD is under this fraction of the reference's (the faded natural_vtest against 0.9: 0.97 -1.13 % BD-rate, 1.0 -0.52 %). */
 #ifndef PNMF_WP_KEEP
-#define PNMF_WP_KEEP 0.9
+#define PNMF_WP_KEEP 0.97
 #endif
 /* The weights' SAD compares the sums of runs of this many samples (1: the samples themselves). */
 #ifndef PNMF_WP_RUN

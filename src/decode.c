@@ -29,6 +29,8 @@ struct PnmfDecoder {
     uint8_t *layout;
     uint8_t *P, *Pp, *D;      /* residual layer: model frames j, j-1; decoded frame j */
     uint8_t *ref[PNMF_RES_REFS]; /* decoded frames j-1, j-2, ... */
+    uint8_t *wref;            /* window flags bit 18: the weighted references, PNMF_RES_REFS frames
+                               * (allocated at the first weighted frame) */
     PnmfSpriteDict sprites;   /* the sprite dictionary (sprite.h), from the last key window on */
     /* the sprite layer's background B (pnmf_sprite_background_update()):
      * PNMF_SPRITE_BG everywhere at a key window's start, else the frame in
@@ -228,7 +230,16 @@ static const uint8_t *next_layout(PnmfDecoder *d)
         pnmf_diamond_int(&d->md, j, d->w_step, d->r_step, d->acc, d->P);
         d->p_zero = d->md.first[j] == d->md.first[j + 1];
     }
-    pnmf_residual_frame(&d->md.res, j, d->P, d->Pp, (const uint8_t *const *)d->ref, d->D);
+    /* window flags bit 18: a weighted frame's references, those it reads */
+    const uint8_t *rf[PNMF_RES_REFS];
+    uint8_t *ws[PNMF_RES_REFS];
+    if (pnmf_residual_weighted(&d->md.res, j) && !d->wref && !(d->wref = pnmf_malloc_array(PNMF_RES_REFS, d->n))) {
+        d->nomem = 1;
+        return NULL;
+    }
+    for (int i = 0; i < PNMF_RES_REFS; i++) ws[i] = d->wref ? d->wref + (size_t)i * d->n : NULL;
+    pnmf_residual_frame(&d->md.res, j, d->P, d->Pp,
+                        pnmf_residual_frame_refs(&d->md.res, j, (const uint8_t *const *)d->ref, -1, ws, rf), d->D);
     if (d->md.res.lx && d->md.res.lx->err) { /* format 9: decoded with the samples */
         snprintf(d->err, sizeof(d->err), "window at frame %d: %s", d->win_first + 1,
                  d->md.res.lx->err == -1 ? "residual level out of range"
@@ -370,5 +381,6 @@ void pnmf_decoder_destroy(PnmfDecoder **pd)
     pnmf_free(d->Pp);
     pnmf_free(d->D);
     for (int t = 0; t < PNMF_RES_REFS; t++) pnmf_free(d->ref[t]);
+    pnmf_free(d->wref);
     pnmf_freep(pd);
 }

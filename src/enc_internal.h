@@ -38,6 +38,7 @@ typedef struct ResBufs {
     uint8_t *B, *mark;        /* the sprite layer's background, a scratch of zeros (sprite.h) */
     PnmfSpriteDict dict;      /* the sprite dictionary, its new poses cut from this coding's frames */
     uint8_t *ref[PNMF_RES_REFS];
+    uint8_t *wref;            /* window flags bit 18: ref weighted, PNMF_RES_REFS frames (at the first use) */
     int64_t *acc;
 } ResBufs;
 
@@ -170,10 +171,22 @@ static inline int enc_lossless_ctx(const PnmfEncSettings *s) { return enc_picks(
  * areas make -q 16's coding a bound, so it keeps the floor. Without the
  * sprite layer (--no-sprites) a window keeps it as well: no repeat gate
  * sees it (pnmf_window_keep's no_floor). */
+/* Whether the window being coded looks like a captured screen
+ * (pnmf_pal_screen_like()): by its first frame, or where that is of one
+ * gray level (a fade from black, whose first frames have few levels in
+ * every block), by its last frame. */
+static inline int enc_screen_like(const PnmfEncoder *e)
+{
+    const uint8_t *f = e->frames;
+    size_t q = 1;
+    while (q < e->nv && f[q] == f[0]) q++;
+    if (q == e->nv && e->nbuf > 1) f += (size_t)(e->nbuf - 1) * e->nv;
+    return pnmf_pal_screen_like(f, e->vis_rows, e->vis_cols);
+}
+
 static inline int enc_pick_from_lo(const PnmfEncoder *e)
 {
-    return enc_picks(&e->s) && e->s.sprites && e->s.quality >= PNMF_PICK_NO_FLOOR_Q &&
-           !pnmf_pal_screen_like(e->frames, e->vis_rows, e->vis_cols);
+    return enc_picks(&e->s) && e->s.sprites && e->s.quality >= PNMF_PICK_NO_FLOOR_Q && !enc_screen_like(e);
 }
 
 int pnmf_pick_lo_quality(int q); /* enc_rate.c */
@@ -248,6 +261,10 @@ int pnmf_window_try_repeats(PnmfEncoder *e, PnmfWindowModel *md, int m, const fl
 
 /* enc_residual.c: the residual layer and what a coding of the window costs. */
 int pnmf_window_weights(PnmfEncoder *e, int m);
+/* The gain and offset (w, o) that weigh R (n samples) closest to src
+ * (window flags bit 18, pnmf_residual_weigh()), (PNMF_RES_WP_ONE, 0) where
+ * they do not lower the SAD by a fade's margin (PNMF_WP_KEEP). */
+void pnmf_enc_estimate_weights(const uint8_t *src, const uint8_t *R, size_t n, int16_t wo[2]);
 int pnmf_window_code_residual(const PnmfEncoder *e, ResBufs *rb, PnmfWindowModel *md, int m, int step16,
                               double *sse);
 /* The same coding as a run that stops after any frame and goes on later
@@ -259,6 +276,7 @@ typedef struct ResRun {
     ResBufs *rb;
     PnmfWindowModel *md;
     int m, j, avail, palette, casc16;
+    int wp;              /* window flags bit 18: the frames' weights are estimated */
     double lambda, key_lambda, casc_lambda, sse;
     double search_scale; /* the blocks' search weighs a bit this many times the lambdas above */
     uint8_t *weights, *tmp;

@@ -554,7 +554,7 @@ static int keep_model(PnmfEncoder *e, EncWindow *w)
          * are the same without it, docs/speed.md) */
         w->no_floor = enc_picks(&e->s) && e->s.quality >= PNMF_PICK_NO_FLOOR_Q && w->unrepeated &&
                       !w->floor_bare.res.step16 && !pnmf_model_has_components(&w->md) &&
-                      !pnmf_pal_screen_like(e->frames, e->vis_rows, e->vis_cols);
+                      !enc_screen_like(e);
         const int step16 = w->no_floor ? pnmf_residual_step(pnmf_pick_lo_quality(e->s.quality))
                                        : enc_pick_first_step(e, w->step16);
         if (w->floor_bare.res.step16 == step16 && !pnmf_model_has_components(&w->md)) {

@@ -372,7 +372,7 @@ static int choose_step(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, 
     /* the finer walk foretells its next coding, but on a screen: there
      * blocks are kept or dropped whole, and the error can fall faster
      * from one step to the next than from the one before */
-    const int screen = pnmf_pal_screen_like(e->frames, e->vis_rows, e->vis_cols);
+    const int screen = enc_screen_like(e);
     srch.ahead = !screen;
     no_floor = no_floor && srch.lo > 1 && !pnmf_model_has_components(&fam[0]) &&
                (nfam == 1 || !pnmf_model_has_components(&fam[1]));

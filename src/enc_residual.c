@@ -36,6 +36,75 @@ static double sq_error(const uint8_t *a, const uint8_t *b, size_t n)
     return (double)s;
 }
 
+/* Frame j's references as its predictions read them (pnmf_residual_frame_refs(),
+ * nref as there): b's own, or weighted into b->wref; NULL out of memory. */
+static const uint8_t *const *frame_refs(ResBufs *b, const PnmfResidual *r, int j, int nref, size_t nv,
+                                        const uint8_t **rf)
+{
+    if (pnmf_residual_weighted(r, j) && !b->wref && !(b->wref = pnmf_malloc_array(PNMF_RES_REFS, nv))) return NULL;
+    uint8_t *ws[PNMF_RES_REFS];
+    for (int t = 0; t < PNMF_RES_REFS; t++) ws[t] = b->wref ? b->wref + (size_t)t * nv : NULL;
+    return pnmf_residual_frame_refs(r, j, (const uint8_t *const *)b->ref, nref, ws, rf);
+}
+
+/* The sum over the runs of run samples of n (the last partial run left
+ * out) of the absolute difference of the run's sum of src and its sum of
+ * R weighted with (w, o); run 1: the samples' SAD. Over longer runs a
+ * change of brightness shows in the sums, the noise of single samples
+ * averages out. */
+static int64_t weighted_sad(const uint8_t *src, const uint8_t *R, size_t n, int run, int w, int o)
+{
+    uint8_t lut[256];
+    for (int v = 0; v < 256; v++) lut[v] = (uint8_t)pnmf_residual_weigh(v, w, o);
+    int64_t s = 0;
+    for (size_t q = 0; q + (size_t)run <= n; q += (size_t)run) {
+        int d = 0;
+        for (int i = 0; i < run; i++) d += (int)src[q + i] - lut[R[q + i]];
+        s += abs(d);
+    }
+    return s;
+}
+
+/* Window flags bit 18: the gain and offset wo of frame src against its
+ * reference R (n samples) (enc_internal.h). The estimate matches the weighted reference's
+ * mean and deviation to the frame's (as x264's weightp), then steps to
+ * the neighbour (w +- 1 with the offset that keeps the mean, o +- 1) of
+ * lowest SAD over runs of PNMF_WP_RUN samples (weighted_sad()) while one is
+ * lower. Kept where that SAD is under PNMF_WP_KEEP times the unweighted
+ * reference's, a fade or a change of exposure, not the noise of a still
+ * frame, and the samples' own SAD is lower too: not where the runs' sums
+ * change with what moves (a cellular automaton's cells). */
+void pnmf_enc_estimate_weights(const uint8_t *src, const uint8_t *R, size_t n, int16_t wo[2])
+{
+    wo[0] = PNMF_RES_WP_ONE, wo[1] = 0;
+    double ss = 0, sr = 0, sss = 0, srr = 0;
+    for (size_t q = 0; q < n; q++) ss += src[q], sr += R[q], sss += src[q] * src[q], srr += R[q] * R[q];
+    const double ms = ss / n, mr = sr / n;
+    const double vs = sss / n - ms * ms, vr = srr / n - mr * mr;
+    const double g = vr > 1 && vs > 0 ? sqrt(vs / vr) : 1;
+    int w = (int)lrint(g * PNMF_RES_WP_ONE);
+    w = w < 0 ? 0 : w > PNMF_RES_WP_MAX_W ? PNMF_RES_WP_MAX_W : w;
+#define WP_OFFSET(w_) (int)lrint(fmin(fmax(ms - (w_) * mr / PNMF_RES_WP_ONE, -PNMF_RES_WP_MAX_O), PNMF_RES_WP_MAX_O))
+    int o = WP_OFFSET(w);
+    int64_t best = weighted_sad(src, R, n, PNMF_WP_RUN, w, o);
+    for (int s = 0; s < PNMF_WP_STEPS; s++) {
+        const int cand[4][2] = { { w - 1, WP_OFFSET(w - 1) }, { w + 1, WP_OFFSET(w + 1) }, { w, o - 1 }, { w, o + 1 } };
+        int at = -1;
+        for (int c = 0; c < 4; c++) {
+            if (cand[c][0] < 0 || cand[c][0] > PNMF_RES_WP_MAX_W || abs(cand[c][1]) > PNMF_RES_WP_MAX_O) continue;
+            const int64_t v = weighted_sad(src, R, n, PNMF_WP_RUN, cand[c][0], cand[c][1]);
+            if (v < best) best = v, at = c;
+        }
+        if (at < 0) break;
+        w = cand[at][0], o = cand[at][1];
+    }
+#undef WP_OFFSET
+    if ((w != PNMF_RES_WP_ONE || o) &&
+        (double)best < PNMF_WP_KEEP * (double)weighted_sad(src, R, n, PNMF_WP_RUN, PNMF_RES_WP_ONE, 0) &&
+        weighted_sad(src, R, n, 1, w, o) < weighted_sad(src, R, n, 1, PNMF_RES_WP_ONE, 0))
+        wo[0] = (int16_t)w, wo[1] = (int16_t)o;
+}
+
 /* Before a window's residual layer: the references the previous window
  * left (none for a key window); returns how many are available. */
 static int restore_refs(const PnmfEncoder *e, ResBufs *b)
@@ -177,7 +246,7 @@ int pnmf_res_run_start(ResRun *run, const PnmfEncoder *e, ResBufs *rb, PnmfWindo
      * frame before unchanged, so a continuing window's first frame too is
      * coded finer, a refresh the next frames copy, and the blocks' search
      * gives up small levels sooner */
-    const int screen = pnmf_pal_screen_like(e->frames, e->vis_rows, e->vis_cols);
+    const int screen = enc_screen_like(e);
     const int drawn = !e->subpel && step16 > PNMF_RES_MIN_STEP && !md->spr.present && !screen;
     if (drawn && e->continues) key16 = (int)lrint(step16 / PNMF_CONT_STEP_DIV);
     if (key16 < PNMF_RES_MIN_STEP) key16 = PNMF_RES_MIN_STEP;
@@ -258,6 +327,8 @@ int pnmf_res_run_start(ResRun *run, const PnmfEncoder *e, ResBufs *rb, PnmfWindo
     md->res.enc_tx8 = PNMF_TX8_ENCODE && rc_likely;
     /* format 9: intra directions (window flags bit 10) under the same rule */
     md->res.enc_idir = PNMF_INTRA_ENCODE && rc_likely;
+    /* window flags bit 18 in the lossy windows */
+    run->wp = PNMF_WP_ENCODE && !md->res.enc_dec && step16 > PNMF_RES_MIN_STEP;
     run->lambda = enc_residual_lambda(step16), run->key_lambda = enc_residual_lambda(key16);
     run->casc_lambda = casc16 ? enc_residual_lambda(casc16) : run->lambda;
     /* the window's block weights (pnmf_window_weights()), faded below */
@@ -297,8 +368,16 @@ int pnmf_res_run_frames(ResRun *run, int upto)
         rb->Pp = rb->P, rb->P = t;
         model_frame(e, rb, md, &rb->dict, j);
         const uint8_t *src = e->frames + (size_t)j * e->nv;
+        /* window flags bit 18: the frame's weights, and its references weighted */
+        if (run->wp && run->avail && (j || e->continues)) pnmf_enc_estimate_weights(src, rb->ref[0], e->nv, md->res.wp + 2 * j);
+        const uint8_t *rf[PNMF_RES_REFS];
+        const uint8_t *const *refs = frame_refs(rb, &md->res, j, run->avail, e->nv, rf);
+        if (!refs) {
+            ret = PNMF_ERR_NOMEM;
+            break;
+        }
         ret = pnmf_residual_encode_frame_src(&md->res, j, src, j ? src - e->nv : NULL, rb->P, rb->Pp,
-                                             (const uint8_t *const *)rb->ref, run->avail, rb->D,
+                                             refs, run->avail, rb->D,
                                          run->search_scale *
                                              (!j ? run->key_lambda
                                                  : run->casc16 && j % md->res.casc_period == 0 ? run->casc_lambda
@@ -518,7 +597,10 @@ int pnmf_window_update_refs(PnmfEncoder *e, EncWindow *w)
         uint8_t *t = b->Pp;
         b->Pp = b->P, b->P = t;
         model_frame(e, b, &w->md, &e->sdict, j);
-        pnmf_residual_frame(&w->md.res, j, b->P, b->Pp, (const uint8_t *const *)b->ref, b->D);
+        const uint8_t *rf[PNMF_RES_REFS];
+        const uint8_t *const *refs = frame_refs(b, &w->md.res, j, -1, e->nv, rf);
+        if (!refs) return PNMF_ERR_NOMEM;
+        pnmf_residual_frame(&w->md.res, j, b->P, b->Pp, refs, b->D);
         if (j == 0 && e->tf_on) /* coded against the filtered source (filter_first): its error against the source */
             e->sse += sq_error(b->D, e->tf_source, e->nv) - sq_error(b->D, e->frames, e->nv);
         pnmf_sprite_background_update(&e->sdict, &w->md.spr, j, e->vis_rows, e->vis_cols, b->D, b->B, b->mark);

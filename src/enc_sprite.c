@@ -571,7 +571,7 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
     int *cnew[SPRITE_RULES] = { NULL }, cn[SPRITE_RULES] = { 0 }, cplaced[SPRITE_RULES] = { 0 };
     memset(cand, 0, sizeof(cand));
     int ret = find_poses(e, m, fr, &w->unrepeated);
-    if (ret >= 0 && e->s.quality >= PNMF_SPRITE_TINY_Q && pnmf_pal_screen_like(e->frames, e->vis_rows, e->vis_cols))
+    if (ret >= 0 && e->s.quality >= PNMF_SPRITE_TINY_Q && enc_screen_like(e))
         drop_tiny(e, m, fr);
     if (ret >= 0) ret = grow_slots(e);
     for (int r = 0; ret >= 0 && r < nrules; r++) {

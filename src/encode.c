@@ -160,20 +160,37 @@ static int filter_first(PnmfEncoder *e, int m)
      * frame (a source coded with skipped blocks) */
     double noise = 0;
     const uint8_t *nb[PNMF_TF_FRAMES > PNMF_TF_CONT_FRAMES ? PNMF_TF_FRAMES : PNMF_TF_CONT_FRAMES];
+    /* in a fade, each neighbour weighted to the frame's brightness first
+     * (the residual layer's weights): unweighted, its change of brightness
+     * would count as noise and be averaged into the frame */
+    uint8_t *wnb = NULL;
     for (int k = 0; k < nnb; k++) {
         nb[k] = e->frames + (size_t)(k + 1) * e->nv;
+        int16_t wo[2] = { PNMF_RES_WP_ONE, 0 };
+        if (PNMF_WP_ENCODE) pnmf_enc_estimate_weights(e->frames, nb[k], e->nv, wo);
+        if (wo[0] != PNMF_RES_WP_ONE || wo[1]) {
+            if (!wnb && !(wnb = pnmf_malloc_array((size_t)nnb, e->nv))) return PNMF_ERR_NOMEM;
+            pnmf_residual_weigh_frame(nb[k], e->nv, wo[0], wo[1], wnb + (size_t)k * e->nv);
+            nb[k] = wnb + (size_t)k * e->nv;
+        }
         const double v = pnmf_tf_noise(e->frames, nb[k], rows, cols);
         if (v > noise) noise = v;
     }
     pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: noise variance %.3f%s", e->windows, noise,
              noise < PNMF_TF_NOISE_MIN ? "" : ": first frame filtered");
-    if (noise < PNMF_TF_NOISE_MIN) return 0;
-    /* the source kept: the window's error is the decoder's against it (pnmf_window_update_refs) */
-    if (!e->tf_source && !(e->tf_source = pnmf_malloc_array(e->nv, 1))) return PNMF_ERR_NOMEM;
-    memcpy(e->tf_source, e->frames, e->nv);
-    e->tf_on = 1;
-    return pnmf_tf_filter(e->frames, e->frames, nb, nnb, rows, cols, noise,
-                          e->continues ? PNMF_TF_CONT_DECAY : PNMF_TF_DECAY);
+    int ret = 0;
+    if (noise >= PNMF_TF_NOISE_MIN) {
+        /* the source kept: the window's error is the decoder's against it (pnmf_window_update_refs) */
+        if (!e->tf_source && !(e->tf_source = pnmf_malloc_array(e->nv, 1))) ret = PNMF_ERR_NOMEM;
+        if (ret >= 0) {
+            memcpy(e->tf_source, e->frames, e->nv);
+            e->tf_on = 1;
+            ret = pnmf_tf_filter(e->frames, e->frames, nb, nnb, rows, cols, noise,
+                                 e->continues ? PNMF_TF_CONT_DECAY : PNMF_TF_DECAY);
+        }
+    }
+    pnmf_free(wnb);
+    return ret;
 }
 
 /* The window's start: whether it continues the previous window (a key
@@ -218,7 +235,7 @@ static int write_window(PnmfEncoder *e, EncWindow *w)
                                          pnmf_intra_used(&w->md.res, 0, w->md.res.m)); /* or directions */
     /* the writer chooses bit 14 per coding, and the container may store
      * any of them: bit 14 in any coding's flags */
-    int nbctx = 0, median = 0, places = 0, bi = 0;
+    int nbctx = 0, median = 0, places = 0, bi = 0, wp = 0;
     for (int a = 0; ret >= 0 && a < ncodings; a++) {
         uint64_t wfl = 0;
         Rd fr = { codings[a], codings[a] + sizes[a] };
@@ -227,7 +244,9 @@ static int write_window(PnmfEncoder *e, EncWindow *w)
         median |= ok && (wfl & PNMF_FLAG_MEDIAN); /* bit 15 needs a v10 reader */
         places |= ok && (wfl & PNMF_FLAG_SPRPLACES); /* bit 16 a v11 reader */
         bi |= ok && (wfl & PNMF_FLAG_BI); /* bit 17 a v12 reader */
+        wp |= ok && (wfl & PNMF_FLAG_WEIGHTS); /* bit 18 a v14 reader */
     }
+    if (ret >= 0 && wp) pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V14);
     if (ret >= 0 && bi) pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V12);
     if (ret >= 0 && places) pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V11);
     if (ret >= 0 && median) pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V10);
@@ -489,6 +508,7 @@ void pnmf_encoder_destroy(PnmfEncoder **pe)
         pnmf_free(b->B), pnmf_free(b->mark);
         pnmf_sprite_dict_free(&b->dict);
         for (int t = 0; t < PNMF_RES_REFS; t++) pnmf_free(b->ref[t]);
+        pnmf_free(b->wref);
     }
     pnmf_free(e->lastP);
     pnmf_free(e->lastB);

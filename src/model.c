@@ -115,9 +115,26 @@ static int read_second(RcDec *d, RcBiCtx *bc, PnmfResidual *rs, size_t q, uint8_
     return 0;
 }
 
+/* Window flags bit 18: the gain and offset of each frame j = 0..m-1 that
+ * has references (j > 0, or a continuing window's frame 0), into wp (m
+ * pairs, the others (PNMF_RES_WP_ONE, 0)) unless NULL. 0, -1 truncated,
+ * -2 - j for frame j's out of range. */
+static int read_weights(Rd *r, int m, int continues, int16_t *wp)
+{
+    for (int j = 0; j < m; j++) {
+        uint64_t gw = 0, go = 0;
+        if ((j || continues) && (get_u(r, &gw) < 0 || get_u(r, &go) < 0)) return -1;
+        if (gw > 2 * (uint64_t)PNMF_RES_WP_MAX_W || go > 2 * (uint64_t)PNMF_RES_WP_MAX_O) return -2 - j;
+        const int64_t w = unzigzag(gw) + PNMF_RES_WP_ONE, o = unzigzag(go);
+        if (w < 0 || w > PNMF_RES_WP_MAX_W || o < -PNMF_RES_WP_MAX_O || o > PNMF_RES_WP_MAX_O) return -2 - j;
+        if (wp) wp[2 * j] = (int16_t)w, wp[2 * j + 1] = (int16_t)o;
+    }
+    return 0;
+}
+
 static int read_residual(Rd *r, int version, int m, int rows, int cols, int continues, int rclev, int ctxlev, int subpel, int tx8,
-                         int idir, int palette, int casc, int nbctx, int median, int bi, PnmfKeep *keep, PnmfResidual *rs,
-                         char *err, size_t errlen)
+                         int idir, int palette, int casc, int nbctx, int median, int bi, int weights, PnmfKeep *keep,
+                         PnmfResidual *rs, char *err, size_t errlen)
 {
     /* a vector component's bound: quarter samples with window flags bit 6 */
     const int maxv = subpel ? PNMF_RES_QPEL_MAX_MV : PNMF_RES_MAX_MV;
@@ -133,6 +150,15 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
                  casc_step > PNMF_RES_MAX_STEP || casc_qp > PNMF_RES_MAX_QP)) {
         pnmf_set_err(err, errlen, "step cascade: period %llu, step %llu/16, quantizer %llu out of range",
                      (unsigned long long)period, (unsigned long long)casc_step, (unsigned long long)casc_qp);
+        return PNMF_ERR_CORRUPT;
+    }
+    /* window flags bit 18 (format 14): each frame's gain and offset, where it
+     * has references; checked here, stored once the layer is allocated */
+    const Rd wat = *r;
+    const int wbad = weights ? read_weights(r, m, continues, NULL) : 0;
+    if (wbad == -1) goto truncated;
+    if (wbad < 0) {
+        pnmf_set_err(err, errlen, "frame %d's weights out of range", -wbad - 2);
         return PNMF_ERR_CORRUPT;
     }
     if (qp > PNMF_RES_MAX_QP || key_qp > PNMF_RES_MAX_QP) {
@@ -184,6 +210,11 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
     PNMF_CHECK(pnmf_residual_alloc(rs, m, rows, cols, (int)step, (int)key_step));
     rs->qp = (int)qp, rs->key_qp = (int)key_qp;
     rs->casc_period = (int)period, rs->casc_step16 = (int)casc_step, rs->casc_qp = (int)casc_qp;
+    rs->wp_on = weights;
+    if (weights) {
+        Rd wr = wat;
+        read_weights(&wr, m, continues, rs->wp);
+    }
     rs->continues = continues;
     rs->subpel = subpel;
     rs->nbctx = nbctx;
@@ -754,7 +785,8 @@ int pnmf_model_read_keep(int version, const uint8_t *buf, size_t size, int rows,
                            (version >= 8 ? PNMF_FLAG_SPRITES : 0) | (version >= 9 ? PNMF_FLAG_SUBPEL | PNMF_FLAG_DEBLOCK | PNMF_FLAG_TX8 : 0) |
                            (version >= 9 ? PNMF_FLAG_CTXLEVELS | PNMF_FLAG_INTRA | PNMF_FLAG_SPRMASKS | PNMF_FLAG_PALETTE : 0) |
                            (version >= 9 ? PNMF_FLAG_CASCADE | PNMF_FLAG_NBCTX : 0) | (version >= 10 ? PNMF_FLAG_MEDIAN : 0) |
-                           (version >= 11 ? PNMF_FLAG_SPRPLACES : 0) | (version >= 12 ? PNMF_FLAG_BI : 0);
+                           (version >= 11 ? PNMF_FLAG_SPRPLACES : 0) | (version >= 12 ? PNMF_FLAG_BI : 0) |
+                           (version >= 14 ? PNMF_FLAG_WEIGHTS : 0);
     if (v & ~known) {
         pnmf_set_err(err, errlen, "window flags 0x%llx: unknown features", (unsigned long long)v);
         return PNMF_ERR_CORRUPT;
@@ -777,6 +809,7 @@ int pnmf_model_read_keep(int version, const uint8_t *buf, size_t size, int rows,
         { PNMF_FLAG_NBCTX, PNMF_FLAG_RESIDUAL, "neighbour contexts without a residual layer" },
         { PNMF_FLAG_MEDIAN, PNMF_FLAG_RESIDUAL, "median vectors without a residual layer" },
         { PNMF_FLAG_BI, PNMF_FLAG_RESIDUAL, "compound prediction without a residual layer" },
+        { PNMF_FLAG_WEIGHTS, PNMF_FLAG_RESIDUAL, "weighted prediction without a residual layer" },
         { PNMF_FLAG_SPRMASKS, PNMF_FLAG_SPRITES, "context-coded masks without a sprite layer" },
         { PNMF_FLAG_SPRPLACES, PNMF_FLAG_SPRITES, "context-coded placements without a sprite layer" },
     };
@@ -798,6 +831,7 @@ int pnmf_model_read_keep(int version, const uint8_t *buf, size_t size, int rows,
     const int nbctx = !!(v & PNMF_FLAG_NBCTX);
     const int median = !!(v & PNMF_FLAG_MEDIAN);
     const int bi = !!(v & PNMF_FLAG_BI);
+    const int weights = !!(v & PNMF_FLAG_WEIGHTS);
     if (get_u(&r, &v) < 0) {
         pnmf_set_err(err, errlen, "truncated window payload");
         return PNMF_ERR_CORRUPT;
@@ -961,7 +995,7 @@ int pnmf_model_read_keep(int version, const uint8_t *buf, size_t size, int rows,
     }
     if (has_residual) {
         ret = read_residual(&r, version, m, vis_rows, vis_cols, continues, rclev, ctxlev, subpel, tx8, idir, palette, casc, nbctx, median,
-                            bi, keep, &md->res, err, errlen);
+                            bi, weights, keep, &md->res, err, errlen);
         if (ret < 0) goto fail;
         md->res.deblock = deblock;
     }

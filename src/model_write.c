@@ -370,6 +370,10 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
     /* window flags bit 17 only where a vector has a second hypothesis */
     rsv.bi = 0;
     for (size_t q = 0; rsv.step16 && rsv.mvbi && q < rsv.nmv && !rsv.bi; q++) rsv.bi = rsv.mvbi[q] != 0;
+    /* window flags bit 18 only where a frame with references has weights */
+    int weighted = 0;
+    for (int j = md->res.continues ? 0 : 1; md->res.step16 && j < m && !weighted; j++)
+        weighted = pnmf_residual_weighted(&md->res, j);
     const uint64_t flags =
         md->res.step16 ? PNMF_FLAG_RESIDUAL | (md->res.continues ? PNMF_FLAG_CONTINUES : 0) |
                              (md->carries ? PNMF_FLAG_CARRIES : 0) | (rsv.rc_levels ? PNMF_FLAG_RCLEVELS : 0) |
@@ -380,7 +384,7 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
                              (tx8 ? PNMF_FLAG_TX8 : 0) | (idir ? PNMF_FLAG_INTRA : 0) |
                              (rsv.rc_levels && md->res.ctx_levels ? PNMF_FLAG_CTXLEVELS : 0) |
                              (md->res.npal ? PNMF_FLAG_PALETTE : 0) | (md->res.casc_period ? PNMF_FLAG_CASCADE : 0) |
-                             (rsv.bi ? PNMF_FLAG_BI : 0)
+                             (rsv.bi ? PNMF_FLAG_BI : 0) | (weighted ? PNMF_FLAG_WEIGHTS : 0)
                        : 0;
     /* the modes and vectors streams, with window flags bit 14 only where
      * that makes the payload shorter, the flags' varint and the streams'
@@ -509,6 +513,10 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
             put_u(&b, (uint64_t)rs->casc_period);
             put_u(&b, (uint64_t)rs->casc_step16);
             put_u(&b, (uint64_t)rs->casc_qp);
+        }
+        for (int j = rs->continues ? 0 : 1; weighted && j < m; j++) { /* window flags bit 18 */
+            put_u(&b, zigzag(rs->wp[2 * j] - PNMF_RES_WP_ONE));
+            put_u(&b, zigzag(rs->wp[2 * j + 1]));
         }
         /* modes and vectors: two range-coded streams (rangecoder_enc.h);
          * their lengths, the levels, then the streams at the end of the

@@ -38,12 +38,14 @@ int pnmf_residual_alloc(PnmfResidual *r, int m, int rows, int cols, int step16, 
     r->start = pnmf_calloc((size_t)m + 1, sizeof(size_t));
     r->mvstart = pnmf_calloc((size_t)m + 1, sizeof(size_t));
     r->gmv = pnmf_calloc((size_t)m * 2, sizeof(int16_t));
+    r->wp = pnmf_malloc_array((size_t)m * 2, sizeof(int16_t));
     r->palstart = pnmf_calloc((size_t)m + 1, sizeof(size_t));
     r->dbk = pnmf_malloc_array((size_t)r->bx * r->by, sizeof(*r->dbk));
-    if (!r->modes || !r->tx8 || !r->idir || !r->start || !r->mvstart || !r->gmv || !r->dbk || !r->palstart) {
+    if (!r->modes || !r->tx8 || !r->idir || !r->start || !r->mvstart || !r->gmv || !r->wp || !r->dbk || !r->palstart) {
         pnmf_residual_free(r);
         return PNMF_ERR_NOMEM;
     }
+    for (int j = 0; j < m; j++) r->wp[2 * j] = PNMF_RES_WP_ONE, r->wp[2 * j + 1] = 0;
     return 0;
 }
 
@@ -60,6 +62,7 @@ void pnmf_residual_free(PnmfResidual *r)
     pnmf_free(r->mv2);
     pnmf_free(r->mvstart);
     pnmf_free(r->gmv);
+    pnmf_free(r->wp);
     pnmf_free(r->pal);
     pnmf_free(r->palstart);
     pnmf_free(r->dbk);
@@ -407,6 +410,49 @@ void pnmf_residual_predict(int mode, const uint8_t *P, const uint8_t *Pp, const 
             break;
         }
     }
+}
+
+void pnmf_residual_weigh_frame(const uint8_t *R, size_t n, int w, int o, uint8_t *out)
+{
+    size_t q = 0;
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+    /* 8 samples at once in 16 bits, exact: v * w + 32 <= 65057 fits unsigned,
+     * >> 6 then + o lies in -255..1271, which the signed pack clamps to 0..255 */
+    const __m128i zero = _mm_setzero_si128(), vw = _mm_set1_epi16((short)w);
+    const __m128i half = _mm_set1_epi16(1 << (PNMF_RES_WP_LOG2 - 1)), vo = _mm_set1_epi16((short)o);
+    for (; q + 16 <= n; q += 16) {
+        const __m128i v = _mm_loadu_si128((const __m128i *)(R + q));
+        __m128i lo = _mm_unpacklo_epi8(v, zero), hi = _mm_unpackhi_epi8(v, zero);
+        lo = _mm_add_epi16(_mm_srli_epi16(_mm_add_epi16(_mm_mullo_epi16(lo, vw), half), PNMF_RES_WP_LOG2), vo);
+        hi = _mm_add_epi16(_mm_srli_epi16(_mm_add_epi16(_mm_mullo_epi16(hi, vw), half), PNMF_RES_WP_LOG2), vo);
+        _mm_storeu_si128((__m128i *)(out + q), _mm_packus_epi16(lo, hi));
+    }
+#endif
+    for (; q < n; q++) out[q] = (uint8_t)pnmf_residual_weigh(R[q], w, o);
+}
+
+const uint8_t *const *pnmf_residual_frame_refs(const PnmfResidual *r, int j, const uint8_t *const *ref, int nref,
+                                               uint8_t *const *scratch, const uint8_t **out)
+{
+    for (int t = 0; t < PNMF_RES_REFS; t++) out[t] = ref ? ref[t] : NULL;
+    if (!ref || !pnmf_residual_weighted(r, j)) return out;
+    uint8_t use[PNMF_RES_REFS] = { 0 };
+    if (nref >= 0) {
+        for (int t = 0; t < nref && t < PNMF_RES_REFS; t++) use[t] = 1;
+    } else { /* the references the frame's blocks read: D_{j-1} for modes 1 and 2, and the vectors' */
+        const size_t nb = (size_t)r->bx * r->by;
+        const uint8_t *mo = r->modes + (size_t)j * nb;
+        for (size_t b = 0; b < nb && !use[0]; b++)
+            use[0] = (mo[b] & 7) == PNMF_RES_PREVIOUS || (mo[b] & 7) == PNMF_RES_MOTION;
+        for (size_t q = r->mvstart[j]; q < r->mvstart[j + 1]; q++) {
+            use[r->mvref[q]] = 1;
+            if (r->mvbi && r->mvbi[q]) use[r->mvbi[q] - 1] = 1;
+        }
+    }
+    const size_t n = (size_t)r->rows * r->cols;
+    for (int t = 0; t < PNMF_RES_REFS; t++)
+        if (use[t]) pnmf_residual_weigh_frame(ref[t], n, r->wp[2 * j], r->wp[2 * j + 1], scratch[t]), out[t] = scratch[t];
+    return out;
 }
 
 #define DQ_RANGE (255 * 16 / PNMF_RES_MIN_STEP + 1)

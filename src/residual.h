@@ -71,6 +71,11 @@
 #define PNMF_FLAG_NBCTX    16384  /* window flags bit 14 (format 9): neighbour contexts of modes and vectors */
 #define PNMF_FLAG_MEDIAN   32768  /* window flags bit 15 (format 10): vectors from the median of their neighbours */
 #define PNMF_FLAG_BI       131072 /* window flags bit 17 (format 12): compound prediction (a second hypothesis) */
+#define PNMF_FLAG_WEIGHTS  262144 /* window flags bit 18 (format 14): weighted prediction, a gain and offset a frame */
+#define PNMF_RES_WP_LOG2   6      /* the gain's denominator: w / 2^6 */
+#define PNMF_RES_WP_ONE    (1 << PNMF_RES_WP_LOG2) /* the gain of an unweighted frame */
+#define PNMF_RES_WP_MAX_W  255    /* a gain w in 0..255 */
+#define PNMF_RES_WP_MAX_O  255    /* an offset o in -255..255 */
 
 typedef struct PnmfResidual {
     int step16;        /* 0: the window has no residual layer */
@@ -121,6 +126,10 @@ typedef struct PnmfResidual {
     struct PnmfDeblockBlock *dbk; /* the filter's scratch, one per block of a frame */
     int16_t *gmv;      /* m pairs: frame j's global vector (format 7), the displacement of
                         * its previous prediction: D_{j-1} at (y + gy, x + gx), clamped */
+    int16_t *wp;       /* m pairs: frame j's gain w and offset o (window flags bit 18, format 14):
+                        * its predictions read the references weighted (pnmf_residual_weigh());
+                        * (PNMF_RES_WP_ONE, 0) for a frame without weights */
+    int wp_on;         /* the reader's: the window has window flags bit 18 */
     /* The encoder's search state (residual_search.c), carried with the
      * layer from frame to frame; the reader leaves it as allocated. */
     int enc_gy, enc_gx; /* the encoder's: the last frame's dominant displacement (not coded) */
@@ -195,6 +204,31 @@ void pnmf_residual_free(PnmfResidual *r);
  * decoded frame. All rows x cols, contiguous. */
 void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const uint8_t *Pp,
                          const uint8_t *const *ref, uint8_t *D);
+
+/* Window flags bit 18 (format 14): a reference sample v weighted with gain
+ * w and offset o, clip(((v * w + 2^5) >> 6) + o). */
+static inline int pnmf_residual_weigh(int v, int w, int o)
+{
+    const int s = ((v * w + (1 << (PNMF_RES_WP_LOG2 - 1))) >> PNMF_RES_WP_LOG2) + o;
+    return s < 0 ? 0 : s > 255 ? 255 : s;
+}
+
+/* Whether frame j of r predicts from weighted references. */
+static inline int pnmf_residual_weighted(const PnmfResidual *r, int j)
+{
+    return r->wp && (r->wp[2 * j] != PNMF_RES_WP_ONE || r->wp[2 * j + 1] != 0);
+}
+
+/* The n samples of R weighted with (w, o) into out. */
+void pnmf_residual_weigh_frame(const uint8_t *R, size_t n, int w, int o, uint8_t *out);
+
+/* Frame j's references as its predictions read them, into out: ref[t]
+ * itself when the frame has no weights, else ref[t] weighted into
+ * scratch[t] (rows x cols each) for the references t < nref, or when nref
+ * is negative for those the frame's blocks read (the others left as
+ * ref[t]). Returns out. */
+const uint8_t *const *pnmf_residual_frame_refs(const PnmfResidual *r, int j, const uint8_t *const *ref, int nref,
+                                               uint8_t *const *scratch, const uint8_t **out);
 
 /* Frame j's pixel step and transform quantizer: the key step in frame 0,
  * the cascade's in every casc_period-th frame after it (window flags bit

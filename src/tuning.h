@@ -395,5 +395,19 @@
 #endif
 /* The noise is measured on the 8x8 block at this quantile (1/this) of the first frame's matches in a neighbour. */
 #define PNMF_TF_NOISE_QUANT 2
+/* 1: lossy windows' frames may have a gain and offset on their references (window flags bit 18); 0: never. */
+#ifndef PNMF_WP_ENCODE
+#define PNMF_WP_ENCODE 1
+#endif
+/* A frame keeps its weights where its weighted reference's SAD is under this fraction of the reference's (the faded natural_vtest against 0.9: 0.97 -1.13 % BD-rate, 1.0 -0.52 %). */
+#ifndef PNMF_WP_KEEP
+#define PNMF_WP_KEEP 0.97
+#endif
+/* The weights' SAD compares the sums of runs of this many samples (1: the samples themselves). */
+#ifndef PNMF_WP_RUN
+#define PNMF_WP_RUN 16
+#endif
+/* The weights' refinement around the estimate from means and deviations: at most this many steps. */
+#define PNMF_WP_STEPS 16
 
 #endif /* PNMF_TUNING_H */

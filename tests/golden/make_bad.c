@@ -399,10 +399,10 @@ int main(int argc, char **argv)
         pnmf_wl16(b.p + 10, 10); /* writer and min reader version 10 */
         fix_header_crc(&b);
         save(dir, "version_9.pnmf", &b);
-        pnmf_wl16(b.p + 8, 14);
-        pnmf_wl16(b.p + 10, 14); /* writer and min reader version 14: too new */
+        pnmf_wl16(b.p + 8, 15);
+        pnmf_wl16(b.p + 10, 15); /* writer and min reader version 15: too new */
         fix_header_crc(&b);
-        save(dir, "version_14.pnmf", &b);
+        save(dir, "version_15.pnmf", &b);
         pnmf_wl16(b.p + 8, 1);
         pnmf_wl16(b.p + 10, 1); /* a format v1 file: too old */
         fix_header_crc(&b);
@@ -874,6 +874,22 @@ int main(int argc, char **argv)
     flag_without_residual(dir, "nbctx_no_residual.pnmf", PNMF_FLAG_NBCTX);     /* format 9, bit 14 */
     flag_without_residual(dir, "median_no_residual.pnmf", PNMF_FLAG_MEDIAN);   /* format 10, bit 15 */
     flag_without_residual(dir, "compound_no_residual.pnmf", PNMF_FLAG_BI);     /* format 12, bit 17 */
+    flag_without_residual(dir, "weights_no_residual.pnmf", PNMF_FLAG_WEIGHTS); /* format 14, bit 18 */
+
+    /* Format 14, window flags bit 18: a key window of two 8x8 frames whose
+     * frame 1 has a gain of 256 (at most 255), and one whose frame 1 has an
+     * offset of -256 (at least -255). */
+    for (int bad = 0; bad < 2; bad++) {
+        PnmfHeader h = header();
+        h.width = 8, h.height = 8, h.window = 2;
+        PnmfWindowModel md;
+        if (pnmf_model_alloc(&md, 8, 8, 8, 8, 2, 1, 0) < 0 || pnmf_residual_alloc(&md.res, 2, 8, 8, 64, 64) < 0)
+            abort();
+        md.res.modes[1] = PNMF_RES_PREVIOUS;
+        md.res.wp[2] = bad ? 70 : PNMF_RES_WP_MAX_W + 1;
+        md.res.wp[3] = bad ? -PNMF_RES_WP_MAX_O - 1 : 3;
+        save_model(dir, bad ? "weights_offset_range.pnmf" : "weights_gain_range.pnmf", &h, &md, 2);
+    }
 
     /* Format 12, window flags bit 17: a key window of two 8x8 frames whose
      * frame 1's shifted block has a second hypothesis from D_{-1} (t2 = 1),

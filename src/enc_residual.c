@@ -65,6 +65,22 @@ static int64_t weighted_sad(const uint8_t *src, const uint8_t *R, size_t n, int 
     return s;
 }
 
+/* Whether, where over 1/PNMF_WP_EXACT_DIV of R's samples are equal to
+ * src's, weighing R with (w, o) makes fewer than 1/PNMF_WP_EXACT_GAIN of
+ * the others equal: a screen or sprite capture whose frame copies most of
+ * the one before, where sprites entering and leaving move the mean and a
+ * gain would spoil the exact copies for a few samples it makes equal. A
+ * change of exposure or a fade makes many of the others equal (a camera
+ * clip's flat wall: a third of the samples equal, a tenth more weighted). */
+static int breaks_copies(const uint8_t *src, const uint8_t *R, size_t n, int w, int o)
+{
+    uint8_t lut[256];
+    for (int v = 0; v < 256; v++) lut[v] = (uint8_t)pnmf_residual_weigh(v, w, o);
+    size_t eu = 0, ew = 0;
+    for (size_t q = 0; q < n; q++) eu += src[q] == R[q], ew += src[q] == lut[R[q]];
+    return eu * PNMF_WP_EXACT_DIV > n && ((double)ew - (double)eu) * PNMF_WP_EXACT_GAIN < (double)(n - eu);
+}
+
 /* Window flags bit 18: the gain and offset wo of frame src against its
  * reference R (n samples) (enc_internal.h). The estimate matches the weighted reference's
  * mean and deviation to the frame's (as x264's weightp), then steps to
@@ -101,7 +117,7 @@ void pnmf_enc_estimate_weights(const uint8_t *src, const uint8_t *R, size_t n, i
 #undef WP_OFFSET
     if ((w != PNMF_RES_WP_ONE || o) &&
         (double)best < PNMF_WP_KEEP * (double)weighted_sad(src, R, n, PNMF_WP_RUN, PNMF_RES_WP_ONE, 0) &&
-        weighted_sad(src, R, n, 1, w, o) < weighted_sad(src, R, n, 1, PNMF_RES_WP_ONE, 0))
+        weighted_sad(src, R, n, 1, w, o) < weighted_sad(src, R, n, 1, PNMF_RES_WP_ONE, 0) && !breaks_copies(src, R, n, w, o))
         wo[0] = (int16_t)w, wo[1] = (int16_t)o;
 }
 

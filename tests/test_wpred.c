@@ -260,10 +260,32 @@ static void test_estimate(void)
     pnmf_enc_estimate_weights(b, a, N, wo);
     pnmf_residual_weigh_frame(a, N, wo[0], wo[1], c);
     CHECK_MSG(!memcmp(b, c, N), "estimated (%d, %d) for (48, 11)", wo[0], wo[1]);
+    /* a fade of a frame two fifths black (a gain keeps black, so most
+     * samples stay equal unweighted): the weights still found */
+    for (int q = 0; q < N; q++) a[q] = q % 5 < 2 ? 0 : (uint8_t)(30 + urn(200));
+    pnmf_residual_weigh_frame(a, N, 48, 0, b);
+    pnmf_enc_estimate_weights(b, a, N, wo);
+    pnmf_residual_weigh_frame(a, N, wo[0], wo[1], c);
+    CHECK_MSG(!memcmp(b, c, N), "estimated (%d, %d) for (48, 0) over black", wo[0], wo[1]);
     /* a frame that is its reference with noise: no weights */
     for (int q = 0; q < N; q++) b[q] = (uint8_t)(a[q] + (int)urn(5) - 2);
     pnmf_enc_estimate_weights(b, a, N, wo);
     CHECK_MSG(wo[0] == PNMF_RES_WP_ONE && wo[1] == 0, "estimated (%d, %d) for noise", wo[0], wo[1]);
+    /* a capture: dark textured sprites on white, the next frame the same
+     * with the sprites moved past their size (the uncovered places, white,
+     * are nearer to the dark ones brightened; most samples unchanged): no
+     * weights, which would spoil the copies of the sprites' samples */
+    for (int q = 0; q < N; q++) a[q] = 255;
+    for (int k = 0; k < 4; k++) {
+        const int y0 = (int)urn(ER - 12), x0 = (int)urn(EC - 26);
+        for (int y = y0; y < y0 + 12; y++)
+            for (int x = x0; x < x0 + 12; x++) a[y * EC + x] = (uint8_t)(40 + urn(20));
+    }
+    for (int q = 0; q < N; q++) b[q] = 255;
+    for (int y = 0; y < ER; y++) /* the sprites moved 14 samples right: their places uncovered */
+        for (int x = 14; x < EC; x++) b[y * EC + x] = a[y * EC + x - 14];
+    pnmf_enc_estimate_weights(b, a, N, wo);
+    CHECK_MSG(wo[0] == PNMF_RES_WP_ONE && wo[1] == 0, "estimated (%d, %d) for a capture", wo[0], wo[1]);
 }
 
 static void test_encoder(const char *dir)

@@ -81,6 +81,14 @@ static int breaks_copies(const uint8_t *src, const uint8_t *R, size_t n, int w, 
     return eu * PNMF_WP_EXACT_DIV > n && ((double)ew - (double)eu) * PNMF_WP_EXACT_GAIN < (double)(n - eu);
 }
 
+/* Whether over PNMF_WP_SRC_COPY of src's n samples equal prev's. */
+static int src_copies(const uint8_t *src, const uint8_t *prev, size_t n)
+{
+    size_t eq = 0;
+    for (size_t q = 0; q < n; q++) eq += src[q] == prev[q];
+    return (double)eq > PNMF_WP_SRC_COPY * (double)n;
+}
+
 /* Window flags bit 18: the gain and offset wo of frame src against its
  * reference R (n samples) (enc_internal.h). The estimate matches the weighted reference's
  * mean and deviation to the frame's (as x264's weightp), then steps to
@@ -385,7 +393,18 @@ int pnmf_res_run_frames(ResRun *run, int upto)
         model_frame(e, rb, md, &rb->dict, j);
         const uint8_t *src = e->frames + (size_t)j * e->nv;
         /* window flags bit 18: the frame's weights, and its references weighted */
-        if (run->wp && run->avail && (j || e->continues)) pnmf_enc_estimate_weights(src, rb->ref[0], e->nv, md->res.wp + 2 * j);
+        if (run->wp && run->avail && (j || e->continues)) {
+            int16_t *wo = md->res.wp + 2 * j;
+            pnmf_enc_estimate_weights(src, rb->ref[0], e->nv, wo);
+            /* and none where the source frame copies over PNMF_WP_SRC_COPY
+             * of the one before it (a capture: at coarse steps its decoded
+             * reference copies few samples, and weights against that
+             * reference's blur cost more than they save; a camera clip
+             * made from a compressed source copies up to 86 % of the still
+             * parts, and there they pay) */
+            if (j && (wo[0] != PNMF_RES_WP_ONE || wo[1]) && src_copies(src, src - e->nv, e->nv))
+                wo[0] = PNMF_RES_WP_ONE, wo[1] = 0;
+        }
         const uint8_t *rf[PNMF_RES_REFS];
         const uint8_t *const *refs = frame_refs(rb, &md->res, j, run->avail, e->nv, rf);
         if (!refs) {

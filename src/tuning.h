@@ -411,6 +411,8 @@
 #define PNMF_WP_EXACT_DIV 4
 /* ... only where they make 1/this of the others equal (not a capture whose sprites move the mean: 0.6 %; natural_cup's exposure 15 to 23 %). */
 #define PNMF_WP_EXACT_GAIN 16
+/* A frame whose source copies over this share of the source frame before it takes no weights (captures 0.93 to 0.97; natural_vtest, natural_cup up to 0.86). */
+#define PNMF_WP_SRC_COPY 0.9
 /* The weights' refinement around the estimate from means and deviations: at most this many steps. */
 #define PNMF_WP_STEPS 16
 

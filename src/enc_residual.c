@@ -65,6 +65,22 @@ static int64_t weighted_sad(const uint8_t *src, const uint8_t *R, size_t n, int 
     return s;
 }
 
+/* weighted_sad() over runs of PNMF_WP_RUN samples, with src's run sums
+ * given (ssum, n / PNMF_WP_RUN of them): the same sum, src read once for
+ * all the candidates of the estimate. */
+static int64_t weighted_sad_runs(const int32_t *ssum, const uint8_t *R, size_t n, int w, int o)
+{
+    uint8_t lut[256];
+    for (int v = 0; v < 256; v++) lut[v] = (uint8_t)pnmf_residual_weigh(v, w, o);
+    int64_t s = 0;
+    for (size_t k = 0, q = 0; q + PNMF_WP_RUN <= n; k++, q += PNMF_WP_RUN) {
+        int r = 0;
+        for (int i = 0; i < PNMF_WP_RUN; i++) r += lut[R[q + i]];
+        s += abs(ssum[k] - r);
+    }
+    return s;
+}
+
 /* Whether, where over 1/PNMF_WP_EXACT_DIV of R's samples are equal to
  * src's, weighing R with (w, o) makes fewer than 1/PNMF_WP_EXACT_GAIN of
  * the others equal: a screen or sprite capture whose frame copies most of
@@ -101,30 +117,42 @@ static int src_copies(const uint8_t *src, const uint8_t *prev, size_t n)
 void pnmf_enc_estimate_weights(const uint8_t *src, const uint8_t *R, size_t n, int16_t wo[2])
 {
     wo[0] = PNMF_RES_WP_ONE, wo[1] = 0;
-    double ss = 0, sr = 0, sss = 0, srr = 0;
-    for (size_t q = 0; q < n; q++) ss += src[q], sr += R[q], sss += src[q] * src[q], srr += R[q] * R[q];
-    const double ms = ss / n, mr = sr / n;
-    const double vs = sss / n - ms * ms, vr = srr / n - mr * mr;
+    /* (integer sums: the doubles they become are the same exact values) */
+    uint64_t ss = 0, sr = 0, sss = 0, srr = 0;
+    for (size_t q = 0; q < n; q++)
+        ss += src[q], sr += R[q], sss += (uint32_t)src[q] * src[q], srr += (uint32_t)R[q] * R[q];
+    const double ms = (double)ss / n, mr = (double)sr / n;
+    const double vs = (double)sss / n - ms * ms, vr = (double)srr / n - mr * mr;
     const double g = vr > 1 && vs > 0 ? sqrt(vs / vr) : 1;
     int w = (int)lrint(g * PNMF_RES_WP_ONE);
     w = w < 0 ? 0 : w > PNMF_RES_WP_MAX_W ? PNMF_RES_WP_MAX_W : w;
 #define WP_OFFSET(w_) (int)lrint(fmin(fmax(ms - (w_) * mr / PNMF_RES_WP_ONE, -PNMF_RES_WP_MAX_O), PNMF_RES_WP_MAX_O))
     int o = WP_OFFSET(w);
-    int64_t best = weighted_sad(src, R, n, PNMF_WP_RUN, w, o);
+    /* src's run sums, made once (without memory: weighted_sad() alone) */
+    int32_t *ssum = pnmf_malloc_array(n / PNMF_WP_RUN + 1, sizeof(int32_t));
+    for (size_t k = 0, q = 0; ssum && q + PNMF_WP_RUN <= n; k++, q += PNMF_WP_RUN) {
+        int r = 0;
+        for (int i = 0; i < PNMF_WP_RUN; i++) r += src[q + i];
+        ssum[k] = r;
+    }
+#define WP_RUNS(w_, o_) (ssum ? weighted_sad_runs(ssum, R, n, (w_), (o_)) : weighted_sad(src, R, n, PNMF_WP_RUN, (w_), (o_)))
+    int64_t best = WP_RUNS(w, o);
     for (int s = 0; s < PNMF_WP_STEPS; s++) {
         const int cand[4][2] = { { w - 1, WP_OFFSET(w - 1) }, { w + 1, WP_OFFSET(w + 1) }, { w, o - 1 }, { w, o + 1 } };
         int at = -1;
         for (int c = 0; c < 4; c++) {
             if (cand[c][0] < 0 || cand[c][0] > PNMF_RES_WP_MAX_W || abs(cand[c][1]) > PNMF_RES_WP_MAX_O) continue;
-            const int64_t v = weighted_sad(src, R, n, PNMF_WP_RUN, cand[c][0], cand[c][1]);
+            const int64_t v = WP_RUNS(cand[c][0], cand[c][1]);
             if (v < best) best = v, at = c;
         }
         if (at < 0) break;
         w = cand[at][0], o = cand[at][1];
     }
 #undef WP_OFFSET
-    if ((w != PNMF_RES_WP_ONE || o) &&
-        (double)best < PNMF_WP_KEEP * (double)weighted_sad(src, R, n, PNMF_WP_RUN, PNMF_RES_WP_ONE, 0) &&
+    const int64_t none = w != PNMF_RES_WP_ONE || o ? WP_RUNS(PNMF_RES_WP_ONE, 0) : 0;
+#undef WP_RUNS
+    pnmf_free(ssum);
+    if ((w != PNMF_RES_WP_ONE || o) && (double)best < PNMF_WP_KEEP * (double)none &&
         weighted_sad(src, R, n, 1, w, o) < weighted_sad(src, R, n, 1, PNMF_RES_WP_ONE, 0) && !breaks_copies(src, R, n, w, o))
         wo[0] = (int16_t)w, wo[1] = (int16_t)o;
 }

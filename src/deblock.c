@@ -225,6 +225,19 @@ static void filter_edge(uint8_t *D, int cols, int vertical, int at, int l0, int 
         for (int x = l0; x < l1; x++) filter_line(D + (size_t)at * cols + x, cols, &e);
 }
 
+/* A transform block's middle edge, lines [l0, l1), its first half of
+ * strength s0 and its second of s1: the lines are filtered apart, so
+ * halves of one strength are one call over both. */
+static void inner_edge(uint8_t *D, int cols, int vertical, int at, int l0, int l1, int index, int s0, int s1)
+{
+    if (s0 == s1) {
+        filter_edge(D, cols, vertical, at, l0, l1, index, s0);
+    } else {
+        filter_edge(D, cols, vertical, at, l0, l0 + 4, index, s0);
+        filter_edge(D, cols, vertical, at, l0 + 4, l1, index, s1);
+    }
+}
+
 void pnmf_deblock_frame(const PnmfResidual *r, int j, const uint8_t *P, const uint8_t *Pp, uint8_t *D)
 {
     const int nb = r->bx * r->by, rows = r->rows, cols = r->cols;
@@ -301,15 +314,7 @@ void pnmf_deblock_frame(const PnmfResidual *r, int j, const uint8_t *P, const ui
                 if (st) filter_edge(D, cols, 1, x, y0, y1, (q[-1].q + q->q + 1) >> 1, st);
             }
             if ((q->flags & BF_TRANSFORM) && x + 6 < cols) {
-                /* the lines of an edge are filtered apart: halves of one
-                 * strength are one call over both */
-                const int s0 = strength_inner(q, 0, 1), s1 = strength_inner(q, 2, 3);
-                if (s0 == s1) {
-                    filter_edge(D, cols, 1, x + 4, y0, y1, q->q, s0);
-                } else {
-                    filter_edge(D, cols, 1, x + 4, y0, y0 + 4, q->q, s0);
-                    filter_edge(D, cols, 1, x + 4, y0 + 4, y1, q->q, s1);
-                }
+                inner_edge(D, cols, 1, x + 4, y0, y1, q->q, strength_inner(q, 0, 1), strength_inner(q, 2, 3));
             }
         }
     }
@@ -328,13 +333,7 @@ void pnmf_deblock_frame(const PnmfResidual *r, int j, const uint8_t *P, const ui
                 if (st) filter_edge(D, cols, 0, y, x0, x1, (p->q + q->q + 1) >> 1, st);
             }
             if ((q->flags & BF_TRANSFORM) && y + 6 < rows) {
-                const int s0 = strength_inner(q, 0, 2), s1 = strength_inner(q, 1, 3);
-                if (s0 == s1) {
-                    filter_edge(D, cols, 0, y + 4, x0, x1, q->q, s0);
-                } else {
-                    filter_edge(D, cols, 0, y + 4, x0, x0 + 4, q->q, s0);
-                    filter_edge(D, cols, 0, y + 4, x0 + 4, x1, q->q, s1);
-                }
+                inner_edge(D, cols, 0, y + 4, x0, x1, q->q, strength_inner(q, 0, 2), strength_inner(q, 1, 3));
             }
         }
     }

@@ -47,31 +47,31 @@ static const uint8_t *const *frame_refs(ResBufs *b, const PnmfResidual *r, int j
     return pnmf_residual_frame_refs(r, j, (const uint8_t *const *)b->ref, nref, ws, rf);
 }
 
-/* The sum over the runs of run samples of n (the last partial run left
- * out) of the absolute difference of the run's sum of src and its sum of
- * R weighted with (w, o); run 1: the samples' SAD. Over longer runs a
- * change of brightness shows in the sums, the noise of single samples
- * averages out. */
-static int64_t weighted_sad(const uint8_t *src, const uint8_t *R, size_t n, int run, int w, int o)
+/* The table of pnmf_residual_weigh() with (w, o) for every sample value. */
+static void weigh_lut(uint8_t lut[256], int w, int o)
+{
+    for (int v = 0; v < 256; v++) lut[v] = (uint8_t)pnmf_residual_weigh(v, w, o);
+}
+
+/* The SAD of src against R (n samples) weighted with (w, o). */
+static int64_t weighted_sad(const uint8_t *src, const uint8_t *R, size_t n, int w, int o)
 {
     uint8_t lut[256];
-    for (int v = 0; v < 256; v++) lut[v] = (uint8_t)pnmf_residual_weigh(v, w, o);
+    weigh_lut(lut, w, o);
     int64_t s = 0;
-    for (size_t q = 0; q + (size_t)run <= n; q += (size_t)run) {
-        int d = 0;
-        for (int i = 0; i < run; i++) d += (int)src[q + i] - lut[R[q + i]];
-        s += abs(d);
-    }
+    for (size_t q = 0; q < n; q++) s += abs((int)src[q] - lut[R[q]]);
     return s;
 }
 
-/* weighted_sad() over runs of PNMF_WP_RUN samples, with src's run sums
- * given (ssum, n / PNMF_WP_RUN of them): the same sum, src read once for
- * all the candidates of the estimate. */
+/* The sum over the runs of PNMF_WP_RUN samples of n (the last partial run
+ * left out) of the absolute difference of src's run sum (ssum, made once
+ * for all of an estimate's candidates) and the run's sum of R weighted
+ * with (w, o). Over runs a change of brightness shows in the sums, the
+ * noise of single samples averages out. */
 static int64_t weighted_sad_runs(const int32_t *ssum, const uint8_t *R, size_t n, int w, int o)
 {
     uint8_t lut[256];
-    for (int v = 0; v < 256; v++) lut[v] = (uint8_t)pnmf_residual_weigh(v, w, o);
+    weigh_lut(lut, w, o);
     int64_t s = 0;
     for (size_t k = 0, q = 0; q + PNMF_WP_RUN <= n; k++, q += PNMF_WP_RUN) {
         int r = 0;
@@ -91,7 +91,7 @@ static int64_t weighted_sad_runs(const int32_t *ssum, const uint8_t *R, size_t n
 static int breaks_copies(const uint8_t *src, const uint8_t *R, size_t n, int w, int o)
 {
     uint8_t lut[256];
-    for (int v = 0; v < 256; v++) lut[v] = (uint8_t)pnmf_residual_weigh(v, w, o);
+    weigh_lut(lut, w, o);
     size_t eu = 0, ew = 0;
     for (size_t q = 0; q < n; q++) eu += src[q] == R[q], ew += src[q] == lut[R[q]];
     return eu * PNMF_WP_EXACT_DIV > n && ((double)ew - (double)eu) * PNMF_WP_EXACT_GAIN < (double)(n - eu);
@@ -109,7 +109,7 @@ static int src_copies(const uint8_t *src, const uint8_t *prev, size_t n)
  * reference R (n samples) (enc_internal.h). The estimate matches the weighted reference's
  * mean and deviation to the frame's (as x264's weightp), then steps to
  * the neighbour (w +- 1 with the offset that keeps the mean, o +- 1) of
- * lowest SAD over runs of PNMF_WP_RUN samples (weighted_sad()) while one is
+ * lowest SAD over runs of PNMF_WP_RUN samples (weighted_sad_runs()) while one is
  * lower. Kept where that SAD is under PNMF_WP_KEEP times the unweighted
  * reference's, a fade or a change of exposure, not the noise of a still
  * frame, and the samples' own SAD is lower too: not where the runs' sums
@@ -128,32 +128,31 @@ void pnmf_enc_estimate_weights(const uint8_t *src, const uint8_t *R, size_t n, i
     w = w < 0 ? 0 : w > PNMF_RES_WP_MAX_W ? PNMF_RES_WP_MAX_W : w;
 #define WP_OFFSET(w_) (int)lrint(fmin(fmax(ms - (w_) * mr / PNMF_RES_WP_ONE, -PNMF_RES_WP_MAX_O), PNMF_RES_WP_MAX_O))
     int o = WP_OFFSET(w);
-    /* src's run sums, made once (without memory: weighted_sad() alone) */
+    /* src's run sums, made once (without memory: no weights) */
     int32_t *ssum = pnmf_malloc_array(n / PNMF_WP_RUN + 1, sizeof(int32_t));
-    for (size_t k = 0, q = 0; ssum && q + PNMF_WP_RUN <= n; k++, q += PNMF_WP_RUN) {
+    if (!ssum) return;
+    for (size_t k = 0, q = 0; q + PNMF_WP_RUN <= n; k++, q += PNMF_WP_RUN) {
         int r = 0;
         for (int i = 0; i < PNMF_WP_RUN; i++) r += src[q + i];
         ssum[k] = r;
     }
-#define WP_RUNS(w_, o_) (ssum ? weighted_sad_runs(ssum, R, n, (w_), (o_)) : weighted_sad(src, R, n, PNMF_WP_RUN, (w_), (o_)))
-    int64_t best = WP_RUNS(w, o);
+    int64_t best = weighted_sad_runs(ssum, R, n, w, o);
     for (int s = 0; s < PNMF_WP_STEPS; s++) {
         const int cand[4][2] = { { w - 1, WP_OFFSET(w - 1) }, { w + 1, WP_OFFSET(w + 1) }, { w, o - 1 }, { w, o + 1 } };
         int at = -1;
         for (int c = 0; c < 4; c++) {
             if (cand[c][0] < 0 || cand[c][0] > PNMF_RES_WP_MAX_W || abs(cand[c][1]) > PNMF_RES_WP_MAX_O) continue;
-            const int64_t v = WP_RUNS(cand[c][0], cand[c][1]);
+            const int64_t v = weighted_sad_runs(ssum, R, n, cand[c][0], cand[c][1]);
             if (v < best) best = v, at = c;
         }
         if (at < 0) break;
         w = cand[at][0], o = cand[at][1];
     }
 #undef WP_OFFSET
-    const int64_t none = w != PNMF_RES_WP_ONE || o ? WP_RUNS(PNMF_RES_WP_ONE, 0) : 0;
-#undef WP_RUNS
+    const int64_t none = w != PNMF_RES_WP_ONE || o ? weighted_sad_runs(ssum, R, n, PNMF_RES_WP_ONE, 0) : 0;
     pnmf_free(ssum);
     if ((w != PNMF_RES_WP_ONE || o) && (double)best < PNMF_WP_KEEP * (double)none &&
-        weighted_sad(src, R, n, 1, w, o) < weighted_sad(src, R, n, 1, PNMF_RES_WP_ONE, 0) && !breaks_copies(src, R, n, w, o))
+        weighted_sad(src, R, n, w, o) < weighted_sad(src, R, n, PNMF_RES_WP_ONE, 0) && !breaks_copies(src, R, n, w, o))
         wo[0] = (int16_t)w, wo[1] = (int16_t)o;
 }
 

@@ -70,6 +70,20 @@ static void count_equal(uint8_t *r8, const uint8_t *f, const uint8_t *g, int v, 
     for (; x < n; x++) r8[x] = (uint8_t)(r8[x] + (f[x] == (g ? g[x] : v)));
 }
 
+/* run[x] += the frames j = j0 .. m-1 whose sample at o + x equals g[x]
+ * (g NULL: v), for x < n: counted in bytes (r8, n of them) over at most
+ * 255 frames at a time (count_equal()), then added. */
+static void count_frames(uint16_t *run, uint8_t *r8, const uint8_t *const *frames, int j0, int m, ptrdiff_t o,
+                         const uint8_t *g, int v, int n)
+{
+    for (; j0 < m; j0 += 255) {
+        const int j1 = m - j0 < 255 ? m : j0 + 255;
+        memset(r8, 0, (size_t)n);
+        for (int j = j0; j < j1; j++) count_equal(r8, frames[j] + o, g, v, n);
+        for (int x = 0; x < n; x++) run[x] = (uint16_t)(run[x] + r8[x]);
+    }
+}
+
 /* The mode, not the median: the sources are exact per pixel, so the
  * background value recurs identically in every frame that shows it, and the
  * mode recovers it wherever it is visible more often than any one sprite
@@ -86,7 +100,7 @@ void pnmf_sprite_background(const uint8_t *const *frames, ptrdiff_t stride, int 
 {
     /* (per-pixel counts over the frames are made for a run of up to
      * BG_RUN pixels of a row at a time, frame by frame along the run:
-     * in bytes, r8, over up to 255 frames at a time (count_equal()), then
+     * in bytes, r8, over up to 255 frames at a time (count_frames()), then
      * added to run) */
     enum { BG_RUN = 1024 };
     uint16_t cnt[256], run[BG_RUN];
@@ -102,12 +116,7 @@ void pnmf_sprite_background(const uint8_t *const *frames, ptrdiff_t stride, int 
         for (int x0 = 0; x0 < w; x0 += BG_RUN) {
             const int n = w - x0 < BG_RUN ? w - x0 : BG_RUN;
             for (int x = 0; x < n; x++) run[x] = 1;
-            for (int j0 = 1; j0 < m; j0 += 255) {
-                const int j1 = m - j0 < 255 ? m : j0 + 255;
-                memset(r8, 0, (size_t)n);
-                for (int j = j0; j < j1; j++) count_equal(r8, frames[j] + (ptrdiff_t)y * stride + x0, f0 + x0, 0, n);
-                for (int x = 0; x < n; x++) run[x] = (uint16_t)(run[x] + r8[x]);
-            }
+            count_frames(run, r8, frames, 1, m, (ptrdiff_t)y * stride + x0, f0 + x0, 0, n);
             for (int x = x0; x < x0 + n; x++) {
                 const ptrdiff_t o = (ptrdiff_t)y * stride + x;
                 int best = f0[x], bc = 0;
@@ -136,12 +145,7 @@ void pnmf_sprite_background(const uint8_t *const *frames, ptrdiff_t stride, int 
         for (int x0 = 0; x0 < w; x0 += BG_RUN) {
             const int n = w - x0 < BG_RUN ? w - x0 : BG_RUN;
             for (int x = 0; x < n; x++) run[x] = 0;
-            for (int j0 = 0; j0 < m; j0 += 255) {
-                const int j1 = m - j0 < 255 ? m : j0 + 255;
-                memset(r8, 0, (size_t)n);
-                for (int j = j0; j < j1; j++) count_equal(r8, frames[j] + (ptrdiff_t)y * stride + x0, NULL, flat, n);
-                for (int x = 0; x < n; x++) run[x] = (uint16_t)(run[x] + r8[x]);
-            }
+            count_frames(run, r8, frames, 0, m, (ptrdiff_t)y * stride + x0, NULL, flat, n);
             for (int x = 0; x < n; x++)
                 if (4 * run[x] >= m) b[x0 + x] = (uint8_t)flat;
         }

@@ -24,6 +24,8 @@ struct PnmfDecoder {
     PnmfWindowModel last;     /* the last model, whose components a window may carry over */
     PnmfKeep keep;            /* the windows' residual levels array, kept from window to window */
     int loaded, win_first, win_pos, next_frame, checked_end;
+    int coded;                /* frames of the loaded window decoded: win_pos counts those shown,
+                               * which differ with a coding order (window flags bit 19) */
     int read_last;            /* a frame was read since the open or the last seek */
     int64_t *acc;
     uint8_t *layout;
@@ -175,25 +177,26 @@ static int load_window(PnmfDecoder *d)
     d->loaded = 1;
     d->win_first = (int)first;
     d->win_pos = 0;
+    d->coded = 0;
     return 0;
 }
 
-/* Frame win_pos of the loaded window in layout order. With a residual
- * layer, frames must come in order from the window's first. */
+/* Frame coded of the loaded window in layout order. With a residual
+ * layer, frames must come in coding order from the window's first. */
 static const uint8_t *next_layout(PnmfDecoder *d)
 {
     if (!d->md.res.step16) {
-        pnmf_diamond_int(&d->md, d->win_pos, d->w_step, d->r_step, d->acc, d->layout);
+        pnmf_diamond_int(&d->md, d->coded, d->w_step, d->r_step, d->acc, d->layout);
         d->have_prev = 0;
         d->avail = 0;
         return d->layout;
     }
-    if (d->win_pos == 0 && !d->md.res.continues) { /* a key window */
+    if (d->coded == 0 && !d->md.res.continues) { /* a key window */
         d->avail = 0;
         d->bg_flat = 1, d->bg_n = 0;
     }
     const PnmfSpriteLayer *L = &d->md.spr;
-    const int j = d->win_pos;
+    const int j = d->coded;
     uint8_t *t = d->Pp;
     const int tz = d->pp_zero;
     d->Pp = d->P, d->P = t;
@@ -262,8 +265,14 @@ static const uint8_t *next_layout(PnmfDecoder *d)
 static int step_frame(PnmfDecoder *d, uint8_t *gray, ptrdiff_t stride)
 {
     if (!d->loaded || d->win_pos >= d->md.m) PNMF_CHECK(load_window(d));
-    const uint8_t *layout = next_layout(d);
-    if (!layout) return d->nomem ? PNMF_ERR_NOMEM : PNMF_ERR_CORRUPT;
+    /* the frame shown next, decoded with those coded before it (window
+     * flags bit 19: a group's anchor first), or one of the references
+     * (at most PNMF_RES_MAX_GROUP - 1 back: the anchor of the group) */
+    const int c = pnmf_residual_coded(&d->md.res, d->win_pos);
+    const uint8_t *layout = NULL;
+    for (; d->coded <= c; d->coded++)
+        if (!(layout = next_layout(d))) return d->nomem ? PNMF_ERR_NOMEM : PNMF_ERR_CORRUPT;
+    if (!layout) layout = d->ref[d->coded - 1 - c];
     if (gray) pnmf_layout_to_frame(d->info.shift_model, d->info.width, d->info.height, layout, gray, stride);
     d->win_pos++;
     d->next_frame++;
@@ -346,7 +355,7 @@ int pnmf_decoder_frame_sprites(const PnmfDecoder *d, PnmfSpritePlacement *out, i
 {
     if (!d->cr || !d->read_last || !d->loaded || d->win_pos < 1 || !d->md.spr.present) return 0;
     const PnmfSpriteLayer *L = &d->md.spr;
-    const int j = d->win_pos - 1, n = L->first[j + 1] - L->first[j];
+    const int j = pnmf_residual_coded(&d->md.res, d->win_pos - 1), n = L->first[j + 1] - L->first[j];
     for (int i = 0; i < n && i < max; i++) {
         const PnmfSpritePlace *p = &L->place[L->first[j] + i];
         out[i].sprite = p->pose, out[i].x = p->x, out[i].y = p->y;

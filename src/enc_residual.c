@@ -267,11 +267,11 @@ int pnmf_window_weights(PnmfEncoder *e, int m)
 }
 
 /* The step of a cascade's finer frames (window flags bit 12): step16
- * PNMF_CASC_QP transform quantizers finer, 0 (no cascade) where that is
- * not finer. */
-static int casc_step(int step16)
+ * qps transform quantizers finer, 0 (no cascade) where that is not
+ * finer. */
+static int casc_step(int step16, int qps)
 {
-    int s = (int)lrint(step16 * pow(2.0, -PNMF_CASC_QP / 6.0));
+    int s = (int)lrint(step16 * pow(2.0, -qps / 6.0));
     if (s < PNMF_RES_MIN_STEP) s = PNMF_RES_MIN_STEP;
     return s < step16 ? s : 0;
 }
@@ -288,7 +288,13 @@ int pnmf_res_run_start(ResRun *run, const PnmfEncoder *e, ResBufs *rb, PnmfWindo
      * frame's quality on by themselves): every PNMF_CASC_PERIOD-th frame,
      * the one the next frames reach back to, at a finer step; a continuing
      * window's first frame is one of them */
-    const int casc16 = run->casc16 = PNMF_CASC_PERIOD && e->subpel ? casc_step(step16) : 0;
+    int casc16 = PNMF_CASC_PERIOD && e->subpel ? casc_step(step16, PNMF_CASC_QP) : 0;
+    /* a window coded out of order (e->order, window flags bit 19): the
+     * groups' anchors, which the frames of their group and of the next
+     * reach back to, PNMF_ORDER_QP quantizers finer (the cascade carries
+     * the order, so at a step nothing is finer than, at the same step) */
+    if (e->order && !(casc16 = casc_step(step16, PNMF_ORDER_QP))) casc16 = step16;
+    run->casc16 = casc16;
     /* a key window's first frame is what later frames copy: a finer step */
     int key16 = e->continues ? (casc16 ? casc16 : step16) : (step16 + PNMF_KEY_STEP_DIV / 2) / PNMF_KEY_STEP_DIV;
     /* a lossy window of rendered frames with whole-sample motion and no
@@ -339,7 +345,8 @@ int pnmf_res_run_start(ResRun *run, const PnmfEncoder *e, ResBufs *rb, PnmfWindo
     md->res.nbctx = 1; /* window flags bit 14, which the writer keeps where it pays */
     md->res.median = 1; /* and bit 15 */
     if (casc16) {
-        md->res.casc_period = PNMF_CASC_PERIOD;
+        md->res.casc_period = e->order ? e->order : PNMF_CASC_PERIOD;
+        md->res.order = e->order > 0;
         md->res.casc_step16 = casc16, md->res.casc_qp = pnmf_residual_qp(casc16);
     }
     /* a lossless window keeps its decoded frames: the sample-context
@@ -442,7 +449,7 @@ int pnmf_res_run_frames(ResRun *run, int upto)
                                              refs, run->avail, rb->D,
                                          run->search_scale *
                                              (!j ? run->key_lambda
-                                                 : run->casc16 && j % md->res.casc_period == 0 ? run->casc_lambda
+                                                 : run->casc16 && pnmf_residual_casc_frame(&md->res, j) ? run->casc_lambda
                                                                                                : run->lambda));
         /* the window filters its frames (window flags bit 7) when the
          * filter lowers its first frame's error: frame 0 is coded

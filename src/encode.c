@@ -17,6 +17,7 @@
 #include "container.h"
 #include "diamond.h"
 #include "enc_internal.h"
+#include "enc_order.h"
 #include "enc_tf.h"
 #include "internal.h"
 #include "intra.h"
@@ -193,6 +194,29 @@ static int filter_first(PnmfEncoder *e, int m)
     return ret;
 }
 
+/* The coding order (window flags bit 19, enc_order.h): a lossy window
+ * with the residual layer whose frames follow a rigid pan, and whose
+ * first frame does not look like a captured screen (its exact copies
+ * carry a frame's quality on by themselves), is coded in groups of
+ * PNMF_ORDER_GROUP, each group's last frame first; e->frames are put
+ * in that order, which every later step of the window works in. */
+static int order_window(PnmfEncoder *e, int m)
+{
+    e->order = 0;
+    if (!PNMF_ORDER_ENCODE || !e->s.residual || e->s.quality == 0 || e->s.shift_model != PNMF_SHIFT_TORUS ||
+        m <= 2 * PNMF_ORDER_GROUP || enc_screen_like(e) ||
+        !pnmf_enc_order_pan(e->frames, m, e->nv, e->vis_rows, e->vis_cols))
+        return 0;
+    uint8_t *tmp = pnmf_malloc_array(e->nv, 1);
+    if (!tmp) return PNMF_ERR_NOMEM;
+    pnmf_enc_order_frames(e->frames, m, e->nv, PNMF_ORDER_GROUP, tmp);
+    pnmf_free(tmp);
+    e->order = PNMF_ORDER_GROUP;
+    pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: a pan: coded in groups of %d, the last first", e->windows,
+             e->order);
+    return 0;
+}
+
 /* The window's start: whether it continues the previous window (a key
  * window starts afresh: after a scene cut, every --keyint frames), and the
  * block weights its residual layer's codings share; its first frame's
@@ -246,6 +270,7 @@ static int write_window(PnmfEncoder *e, EncWindow *w)
         bi |= ok && (wfl & PNMF_FLAG_BI); /* bit 17 a v12 reader */
         wp |= ok && (wfl & PNMF_FLAG_WEIGHTS); /* bit 18 a v14 reader */
     }
+    if (ret >= 0 && w->md.res.order) pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V15); /* bit 19 */
     if (ret >= 0 && wp) pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V14);
     if (ret >= 0 && bi) pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V12);
     if (ret >= 0 && places) pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V11);
@@ -282,7 +307,8 @@ static int encode_window(PnmfEncoder *e)
     w.step16 = pnmf_residual_step(e->model_q);
     double t = enc_now();
     const double t0 = t;
-    int ret = start_window(e, w.m);
+    int ret = order_window(e, w.m);
+    if (ret >= 0) ret = start_window(e, w.m);
     if (ret >= 0) ret = pnmf_window_sprites(e, &w);
     if (ret >= 0) ret = pnmf_window_carry(e, &w);
     e->t_residual += lap(&t);

@@ -133,8 +133,8 @@ static int read_weights(Rd *r, int m, int continues, int16_t *wp)
 }
 
 static int read_residual(Rd *r, int version, int m, int rows, int cols, int continues, int rclev, int ctxlev, int subpel, int tx8,
-                         int idir, int palette, int casc, int nbctx, int median, int bi, int weights, PnmfKeep *keep,
-                         PnmfResidual *rs, char *err, size_t errlen)
+                         int idir, int palette, int casc, int order, int nbctx, int median, int bi, int weights,
+                         PnmfKeep *keep, PnmfResidual *rs, char *err, size_t errlen)
 {
     /* a vector component's bound: quarter samples with window flags bit 6 */
     const int maxv = subpel ? PNMF_RES_QPEL_MAX_MV : PNMF_RES_MAX_MV;
@@ -150,6 +150,13 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
                  casc_step > PNMF_RES_MAX_STEP || casc_qp > PNMF_RES_MAX_QP)) {
         pnmf_set_err(err, errlen, "step cascade: period %llu, step %llu/16, quantizer %llu out of range",
                      (unsigned long long)period, (unsigned long long)casc_step, (unsigned long long)casc_qp);
+        return PNMF_ERR_CORRUPT;
+    }
+    /* window flags bit 19 (format 15): groups of the cascade's period, whose
+     * anchor must still be a reference when the group's last frame is shown */
+    if (order && (period < 2 || period > PNMF_RES_MAX_GROUP)) {
+        pnmf_set_err(err, errlen, "coding order: groups of %llu frames, not 2..%d", (unsigned long long)period,
+                     PNMF_RES_MAX_GROUP);
         return PNMF_ERR_CORRUPT;
     }
     /* window flags bit 18 (format 14): each frame's gain and offset, where it
@@ -210,6 +217,7 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
     PNMF_CHECK(pnmf_residual_alloc(rs, m, rows, cols, (int)step, (int)key_step));
     rs->qp = (int)qp, rs->key_qp = (int)key_qp;
     rs->casc_period = (int)period, rs->casc_step16 = (int)casc_step, rs->casc_qp = (int)casc_qp;
+    rs->order = order;
     rs->wp_on = weights;
     if (weights) {
         Rd wr = wat;
@@ -786,7 +794,7 @@ int pnmf_model_read_keep(int version, const uint8_t *buf, size_t size, int rows,
                            (version >= 9 ? PNMF_FLAG_CTXLEVELS | PNMF_FLAG_INTRA | PNMF_FLAG_SPRMASKS | PNMF_FLAG_PALETTE : 0) |
                            (version >= 9 ? PNMF_FLAG_CASCADE | PNMF_FLAG_NBCTX : 0) | (version >= 10 ? PNMF_FLAG_MEDIAN : 0) |
                            (version >= 11 ? PNMF_FLAG_SPRPLACES : 0) | (version >= 12 ? PNMF_FLAG_BI : 0) |
-                           (version >= 14 ? PNMF_FLAG_WEIGHTS : 0);
+                           (version >= 14 ? PNMF_FLAG_WEIGHTS : 0) | (version >= 15 ? PNMF_FLAG_ORDER : 0);
     if (v & ~known) {
         pnmf_set_err(err, errlen, "window flags 0x%llx: unknown features", (unsigned long long)v);
         return PNMF_ERR_CORRUPT;
@@ -810,6 +818,7 @@ int pnmf_model_read_keep(int version, const uint8_t *buf, size_t size, int rows,
         { PNMF_FLAG_MEDIAN, PNMF_FLAG_RESIDUAL, "median vectors without a residual layer" },
         { PNMF_FLAG_BI, PNMF_FLAG_RESIDUAL, "compound prediction without a residual layer" },
         { PNMF_FLAG_WEIGHTS, PNMF_FLAG_RESIDUAL, "weighted prediction without a residual layer" },
+        { PNMF_FLAG_ORDER, PNMF_FLAG_CASCADE, "a coding order without a step cascade" },
         { PNMF_FLAG_SPRMASKS, PNMF_FLAG_SPRITES, "context-coded masks without a sprite layer" },
         { PNMF_FLAG_SPRPLACES, PNMF_FLAG_SPRITES, "context-coded placements without a sprite layer" },
     };
@@ -828,6 +837,7 @@ int pnmf_model_read_keep(int version, const uint8_t *buf, size_t size, int rows,
     const int rclev = v & PNMF_FLAG_KEYVARINTS ? 2 : !!(v & PNMF_FLAG_RCLEVELS);
     const int ctxlev = !!(v & PNMF_FLAG_CTXLEVELS);
     const int casc = !!(v & PNMF_FLAG_CASCADE);
+    const int order = !!(v & PNMF_FLAG_ORDER);
     const int nbctx = !!(v & PNMF_FLAG_NBCTX);
     const int median = !!(v & PNMF_FLAG_MEDIAN);
     const int bi = !!(v & PNMF_FLAG_BI);
@@ -994,8 +1004,8 @@ int pnmf_model_read_keep(int version, const uint8_t *buf, size_t size, int rows,
         md->spr.bytes = (size_t)(r.p - at);
     }
     if (has_residual) {
-        ret = read_residual(&r, version, m, vis_rows, vis_cols, continues, rclev, ctxlev, subpel, tx8, idir, palette, casc, nbctx, median,
-                            bi, weights, keep, &md->res, err, errlen);
+        ret = read_residual(&r, version, m, vis_rows, vis_cols, continues, rclev, ctxlev, subpel, tx8, idir, palette, casc, order, nbctx,
+                            median, bi, weights, keep, &md->res, err, errlen);
         if (ret < 0) goto fail;
         md->res.deblock = deblock;
     }

@@ -114,7 +114,7 @@ int  pnmf_model_read(const uint8_t *buf, size_t size, int rows, int cols, int vi
  * vectors and their two more candidates; 11: context-coded placements; 12: compound
  * prediction); pnmf_model_read() reads
  * PNMF_PAYLOAD_VERSION, what pnmf_model_write() writes, with no last model. */
-#define PNMF_PAYLOAD_VERSION 14
+#define PNMF_PAYLOAD_VERSION 15
 int  pnmf_model_read_version(int version, const uint8_t *buf, size_t size, int rows, int cols, int vis_rows,
                              int vis_cols, int m, int max_k, int w_step, int r_step,
                              PnmfWindowModel *md, char *err, size_t errlen);

@@ -72,6 +72,8 @@
 #define PNMF_FLAG_MEDIAN   32768  /* window flags bit 15 (format 10): vectors from the median of their neighbours */
 #define PNMF_FLAG_BI       131072 /* window flags bit 17 (format 12): compound prediction (a second hypothesis) */
 #define PNMF_FLAG_WEIGHTS  262144 /* window flags bit 18 (format 14): weighted prediction, a gain and offset a frame */
+#define PNMF_FLAG_ORDER    524288 /* window flags bit 19 (format 15): frames coded out of order, anchors first */
+#define PNMF_RES_MAX_GROUP PNMF_RES_REFS /* a coding order's group, at most: its anchor stays a reference */
 #define PNMF_RES_WP_LOG2   6      /* the gain's denominator: w / 2^6 */
 #define PNMF_RES_WP_ONE    (1 << PNMF_RES_WP_LOG2) /* the gain of an unweighted frame */
 #define PNMF_RES_WP_MAX_W  255    /* a gain w in 0..255 */
@@ -85,6 +87,8 @@ typedef struct PnmfResidual {
     int casc_period;   /* window flags bit 12 (format 9): frames j > 0 with j % casc_period == 0
                         * are coded at casc_step16 and casc_qp (0: no such frames) */
     int casc_step16, casc_qp;
+    int order;         /* window flags bit 19 (format 15): the frames are coded in groups of
+                        * casc_period, each group's last frame first (pnmf_residual_coded()) */
     int continues;     /* frame 0 predicts from the previous window's last frame
                         * (window flags bit 1): modes 1, 2 and 4 allowed there */
     int rc_levels;     /* 0: the levels are varints; 1: a range-coded stream (window
@@ -230,16 +234,47 @@ void pnmf_residual_weigh_frame(const uint8_t *R, size_t n, int w, int o, uint8_t
 const uint8_t *const *pnmf_residual_frame_refs(const PnmfResidual *r, int j, const uint8_t *const *ref, int nref,
                                                uint8_t *const *scratch, const uint8_t **out);
 
+/* Whether frame j (in coding order) is one of the cascade's (window flags
+ * bit 12): every casc_period-th frame after frame 0, or with a coding
+ * order (bit 19) each group's first coded frame, its anchor. */
+static inline int pnmf_residual_casc_frame(const PnmfResidual *r, int j)
+{
+    return r->casc_period && j % r->casc_period == (r->order ? 1 : 0);
+}
+
 /* Frame j's pixel step and transform quantizer: the key step in frame 0,
- * the cascade's in every casc_period-th frame after it (window flags bit
- * 12), the window's in the others. */
+ * the cascade's in its frames (pnmf_residual_casc_frame()), the window's
+ * in the others. */
 static inline int pnmf_residual_frame_step(const PnmfResidual *r, int j)
 {
-    return !j ? r->key_step16 : r->casc_period && j % r->casc_period == 0 ? r->casc_step16 : r->step16;
+    return !j ? r->key_step16 : pnmf_residual_casc_frame(r, j) ? r->casc_step16 : r->step16;
 }
 static inline int pnmf_residual_frame_qp(const PnmfResidual *r, int j)
 {
-    return !j ? r->key_qp : r->casc_period && j % r->casc_period == 0 ? r->casc_qp : r->qp;
+    return !j ? r->key_qp : pnmf_residual_casc_frame(r, j) ? r->casc_qp : r->qp;
+}
+
+/* Window flags bit 19 (format 15), for a window of m frames and groups of
+ * g: frame 0 is coded first, then frames 1..m-1 in groups of g shown in
+ * a row (the last group shorter), each group's last frame first, the
+ * rest in their order. pnmf_order_coded() gives the coding position of
+ * the frame shown d-th, pnmf_order_shown() the frame coded c-th; g = 0:
+ * the frames in their order. */
+static inline int pnmf_order_coded(int d, int m, int g)
+{
+    if (g < 2 || d == 0) return d;
+    const int s = 1 + (d - 1) / g * g, e = s + g - 1 < m - 1 ? s + g - 1 : m - 1;
+    return d == e ? s : d + 1;
+}
+static inline int pnmf_order_shown(int c, int m, int g)
+{
+    if (g < 2 || c == 0) return c;
+    const int s = 1 + (c - 1) / g * g, e = s + g - 1 < m - 1 ? s + g - 1 : m - 1;
+    return c == s ? e : c - 1;
+}
+static inline int pnmf_residual_coded(const PnmfResidual *r, int d)
+{
+    return pnmf_order_coded(d, r->m, r->order ? r->casc_period : 0);
 }
 
 /* The blocks across n samples (the last one clipped). */

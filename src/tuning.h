@@ -416,4 +416,31 @@
 /* The weights' refinement around the estimate from means and deviations: at most this many steps. */
 #define PNMF_WP_STEPS 16
 
+/* Coding order (window flags bit 19, enc_order.c) */
+
+/* 1: lossy windows of a rigid whole-sample pan are coded out of order; 0: never. */
+#ifndef PNMF_ORDER_ENCODE
+#define PNMF_ORDER_ENCODE 1
+#endif
+/* Frames a group: its last is coded first (synfig_kid: 4 -17.7 %, 8 -16.8 % BD-rate with PNMF_ORDER_QP 9). */
+#ifndef PNMF_ORDER_GROUP
+#define PNMF_ORDER_GROUP 4
+#endif
+/* A group's anchor is this many transform quantizers finer than the window (synfig_kid, groups of 8: 9 -16.8 %, 6 -13.5 %, 12 -14.3 %). */
+#ifndef PNMF_ORDER_QP
+#define PNMF_ORDER_QP 9
+#endif
+/* The pan's probe: displacements within +-this many samples ... */
+#define PNMF_ORDER_PAN_RANGE 8
+/* ... on a grid of every this many rows and columns ... */
+#define PNMF_ORDER_PAN_GRID 4
+/* ... of every this many pairs of consecutive frames ... */
+#define PNMF_ORDER_PROBE_STEP 4
+/* ... a pair pans where one displacement matches this share of the grid exactly ... */
+#define PNMF_ORDER_PAN_EXACT 0.5
+/* ... and the window where this share of the pairs pans. */
+#define PNMF_ORDER_PAN_SHARE 0.75
+/* ... over a first frame whose mean |horizontal| + |vertical| difference of neighbours is at least this (synfig_kid's parchment 7.6 to 9.2: -17.7 % BD-rate; pingus_pan's snow and sky 4.1 to 5.6: +11.9 %). */
+#define PNMF_ORDER_MIN_ACTIVITY 6.5
+
 #endif /* PNMF_TUNING_H */

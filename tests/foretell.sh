@@ -3,9 +3,9 @@
 # The step search's foretold finer walk (src/ratectl.c, PNMF_PICK_AHEAD;
 # src/enc_rate.c): above -q 16 a finer step is not coded where its cost,
 # foretold from the last two codings, cannot beat the finest made; not on
-# a screen. synfig_kid's first 60 frames at -q 45 (a cartoon): -q 44's and
-# -q 40's steps, not -q 36's (whose cost the foretelling puts above -q
-# 40's). x11_fishtank's first 60 frames at -q 45 (a screen capture, whose
+# a screen. povray_spline's first 60 frames at -q 45 (rendered): -q 44's
+# and -q 40's steps, not -q 36's (whose cost the foretelling puts above
+# -q 40's). x11_fishtank's first 60 frames at -q 45 (a screen capture, whose
 # error falls faster from -q 36's step to -q 32's than from -q 40's to
 # -q 36's): the walk goes on to -q 28's step, and -q 32's wins; the
 # screen's window is first coded at -q 16's step (the pick's floor).
@@ -21,10 +21,10 @@ B=$1
 S=$2
 . "$(dirname "$0")/lib.sh"
 
-"$B/pnmf-enc" -vv -y --threads 1 -q 45 --frames 60 "$S/devset/synfig_kid.mkv" "$T/k.pnmf" > "$T/k.log" 2>&1
+"$B/pnmf-enc" -vv -y --threads 1 -q 45 --frames 60 "$S/devset/povray_spline.mkv" "$T/k.pnmf" > "$T/k.log" 2>&1
 check '[ $? -eq 0 ]' "encode: $(tail -3 "$T/k.log")"
-check 'grep -q "window 0: step of -q 40:" "$T/k.log"' "synfig_kid -q 45: -q 40 not coded: $(grep "step of" "$T/k.log")"
-check '! grep -q "window 0: step of -q 36:" "$T/k.log"' "synfig_kid -q 45: -q 36 coded: $(grep "step of" "$T/k.log")"
+check 'grep -q "window 0: step of -q 40:" "$T/k.log"' "povray_spline -q 45: -q 40 not coded: $(grep "step of" "$T/k.log")"
+check '! grep -q "window 0: step of -q 36:" "$T/k.log"' "povray_spline -q 45: -q 36 coded: $(grep "step of" "$T/k.log")"
 
 "$B/pnmf-enc" -vv -y --threads 1 -q 45 --frames 60 "$S/devset/x11_fishtank.mkv" "$T/f.pnmf" > "$T/f.log" 2>&1
 check '[ $? -eq 0 ]' "encode: $(tail -3 "$T/f.log")"

@@ -438,8 +438,9 @@ static void test_reader_rules(void)
      * the step cascade: test_residual, palette blocks: test_palette,
      * neighbour contexts and median vectors: test_nbctx, context-coded
      * placements: test_sprite, compound prediction: test_compound, weighted
-     * prediction: test_wpred), bits 19 and above are refused; bits 12, 14,
-     * 15, 17 and 18 need bit 0, bit 16 needs bit 5 */
+     * prediction: test_wpred, coding order: test_order), bits 20 and above
+     * are refused; bits 12, 14, 15, 17 and 18 need bit 0, bit 16 needs bit
+     * 5, bit 19 bit 12 */
     p = one(1u << 12, 1, 1, 0, 0, 0);
     REFUSED(p, 1, PNMF_ERR_CORRUPT, "a step cascade without a residual layer");
     p = one(1u << 14, 1, 1, 0, 0, 0);
@@ -452,7 +453,9 @@ static void test_reader_rules(void)
     REFUSED(p, 1, PNMF_ERR_CORRUPT, "compound prediction without a residual layer");
     p = one(1u << 18, 1, 1, 0, 0, 0);
     REFUSED(p, 1, PNMF_ERR_CORRUPT, "weighted prediction without a residual layer");
-    const uint64_t undefined[] = { 1u << 19, 1ull << 24, 1ull << 33, 1ull << 42, 1ull << 51, 1ull << 60, 1ull << 63 };
+    p = one(1u << 19 | 1, 1, 1, 0, 0, 0);
+    REFUSED(p, 1, PNMF_ERR_CORRUPT, "a coding order without a step cascade");
+    const uint64_t undefined[] = { 1u << 20, 1ull << 24, 1ull << 33, 1ull << 42, 1ull << 51, 1ull << 60, 1ull << 63 };
     for (size_t u = 0; u < sizeof(undefined) / sizeof(undefined[0]); u++) {
         p = one(undefined[u], 1, 1, 0, 0, 0);
         REFUSED(p, 1, PNMF_ERR_CORRUPT, "unknown features");

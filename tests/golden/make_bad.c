@@ -399,10 +399,10 @@ int main(int argc, char **argv)
         pnmf_wl16(b.p + 10, 10); /* writer and min reader version 10 */
         fix_header_crc(&b);
         save(dir, "version_9.pnmf", &b);
-        pnmf_wl16(b.p + 8, 15);
-        pnmf_wl16(b.p + 10, 15); /* writer and min reader version 15: too new */
+        pnmf_wl16(b.p + 8, 16);
+        pnmf_wl16(b.p + 10, 16); /* writer and min reader version 16: too new */
         fix_header_crc(&b);
-        save(dir, "version_15.pnmf", &b);
+        save(dir, "version_16.pnmf", &b);
         pnmf_wl16(b.p + 8, 1);
         pnmf_wl16(b.p + 10, 1); /* a format v1 file: too old */
         fix_header_crc(&b);
@@ -875,6 +875,22 @@ int main(int argc, char **argv)
     flag_without_residual(dir, "median_no_residual.pnmf", PNMF_FLAG_MEDIAN);   /* format 10, bit 15 */
     flag_without_residual(dir, "compound_no_residual.pnmf", PNMF_FLAG_BI);     /* format 12, bit 17 */
     flag_without_residual(dir, "weights_no_residual.pnmf", PNMF_FLAG_WEIGHTS); /* format 14, bit 18 */
+    flag_without_residual(dir, "order_no_cascade.pnmf", PNMF_FLAG_ORDER);      /* format 15, bit 19 without bit 12 */
+
+    /* Format 15, window flags bit 19: a key window of two 8x8 frames coded
+     * in groups of 17 (at most 16: a group's anchor must stay a reference
+     * until the group's last frame is shown). */
+    {
+        PnmfHeader h = header();
+        h.width = 8, h.height = 8, h.window = 2;
+        PnmfWindowModel md;
+        if (pnmf_model_alloc(&md, 8, 8, 8, 8, 2, 1, 0) < 0 || pnmf_residual_alloc(&md.res, 2, 8, 8, 64, 64) < 0)
+            abort();
+        md.res.modes[1] = PNMF_RES_PREVIOUS;
+        md.res.casc_period = PNMF_RES_MAX_GROUP + 1, md.res.casc_step16 = 32, md.res.casc_qp = 10;
+        md.res.order = 1;
+        save_model(dir, "order_group_range.pnmf", &h, &md, 2);
+    }
 
     /* Format 14, window flags bit 18: a key window of two 8x8 frames whose
      * frame 1 has a gain of 256 (at most 255), and one whose frame 1 has an

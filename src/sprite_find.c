@@ -263,8 +263,9 @@ typedef struct TestPix {
  * rather than at every shift tried. */
 typedef struct PoseTests {
     TestPix *ord;      /* NULL until made */
-    int16_t (*yx)[2];  /* ord's (dy, dx) */
+    int16_t (*yx)[2];  /* ord's (dy, dx), then up to 7 pairs outside every area (fit_edge()'s groups of 8) */
     int anc[8], na;
+    int simd;          /* fit_edge() may read yx in groups of 8: the bounds fit 16 bits */
 } PoseTests;
 
 static int abs_i(int a) { return a < 0 ? -a : a; }
@@ -476,24 +477,60 @@ static int fit_edge(const St *s, const PnmfSpritePose *ps, const PoseTests *pt, 
     /* a pixel (dy, dx) of the pose is in the area where dy - dy0 < ny and dx - dx0 < nx, unsigned */
     const int dy0 = s->ay0 - py, dx0 = s->ax0 - px;
     const unsigned ny = (unsigned)(s->ay1 - s->ay0), nx = (unsigned)(s->ax1 - s->ax0);
-    const ptrdiff_t stride = s->stride;
+    /* (the search reads frames whose rows are w apart: a pixel's offset
+     * in the frame is its offset in the planes, o + ord[k].off) */
+    const ptrdiff_t o = (ptrdiff_t)py * w + px;
     const uint8_t *fr = s->frames[j];
     const uint8_t *fg = s->fg + (size_t)j * w * h;
     const int32_t *cov = s->cover + (size_t)j * w * h;
     int vis = 0, in = 0, fresh = 0;
-    for (int k = 0; k < np; k++) {
-        if ((unsigned)(yx[k][0] - dy0) >= ny || (unsigned)(yx[k][1] - dx0) >= nx) continue;
-        const int y = py + yx[k][0], x = px + yx[k][1];
-        in++;
-        const int q = y * w + x;
-        if (abs_i(fr[(ptrdiff_t)y * stride + x] - ord[k].v) <= tol) {
-            vis++;
-            fresh += fg[q];
-        } else if (!painted || cov[q] != serial) {
-            *work += k + 1;
-            return -1;
+    int k = 0;
+    /* (tests one in-area pixel k: a mismatch not painted by the blob ends the try) */
+#define FIT_EDGE_TEST() do { \
+        const ptrdiff_t q = o + ord[k].off; \
+        in++; \
+        if (abs_i(fr[q] - ord[k].v) <= tol) { \
+            vis++; \
+            fresh += fg[q]; \
+        } else if (!painted || cov[q] != serial) { \
+            *work += k + 1; \
+            return -1; \
+        } \
+    } while (0)
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+    /* Most tries fail at their first or second pixel in the area, after
+     * several outside it: the pixels outside are found eight at a time,
+     * the same pixels tested in the same order. pt->yx holds its (dy, dx)
+     * as 16-bit pairs, padded to whole groups of eight by pairs outside
+     * every area (PoseTests); the bounds fit 16 bits (pose_tests()). */
+    if (pt->simd) {
+        const __m128i lo = _mm_set1_epi32((int32_t)((uint32_t)(uint16_t)dx0 << 16 | (uint16_t)dy0));
+        const __m128i hi = _mm_set1_epi32((int32_t)((uint32_t)(uint16_t)(dx0 + (int)nx) << 16 |
+                                                    (uint16_t)(dy0 + (int)ny)));
+        const __m128i ones = _mm_set1_epi32(-1);
+        for (int k0 = 0; k0 < np; k0 += 8) {
+            const __m128i a = _mm_loadu_si128((const __m128i *)(yx + k0));
+            const __m128i b = _mm_loadu_si128((const __m128i *)(yx + k0 + 4));
+            /* a pair is in when both its halves are: lo <= v < hi */
+            const __m128i ia = _mm_andnot_si128(_mm_cmplt_epi16(a, lo), _mm_cmplt_epi16(a, hi));
+            const __m128i ib = _mm_andnot_si128(_mm_cmplt_epi16(b, lo), _mm_cmplt_epi16(b, hi));
+            unsigned bits = (unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(ia, ones))) |
+                            (unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(ib, ones))) << 4;
+            while (bits) {
+                k = k0 + __builtin_ctz(bits);
+                bits &= bits - 1;
+                FIT_EDGE_TEST();
+            }
         }
+        *work += np;
+        return fit_fresh(in, vis, fresh);
     }
+#endif
+    for (; k < np; k++) {
+        if ((unsigned)(yx[k][0] - dy0) >= ny || (unsigned)(yx[k][1] - dx0) >= nx) continue;
+        FIT_EDGE_TEST();
+    }
+#undef FIT_EDGE_TEST
     *work += np;
     return fit_fresh(in, vis, fresh);
 }
@@ -566,7 +603,8 @@ static const PoseTests *pose_tests(St *s, int id)
     if (t->ord) return t;
     const PnmfSpritePose *ps = &s->d->pose[id];
     t->ord = pnmf_malloc_array((size_t)ps->npix, sizeof(TestPix));
-    t->yx = pnmf_malloc_array((size_t)ps->npix, sizeof(*t->yx));
+    const int npad = (ps->npix + 7) & ~7;
+    t->yx = pnmf_malloc_array((size_t)npad, sizeof(*t->yx));
     if (!t->ord || !t->yx) {
         pnmf_free(t->ord), pnmf_free(t->yx);
         t->ord = NULL, t->yx = NULL;
@@ -578,6 +616,10 @@ static const PoseTests *pose_tests(St *s, int id)
         t->ord[k] = (TestPix){ dy * s->w + dx, ps->pix[dy * ps->w + dx] };
         t->yx[k][0] = (int16_t)dy, t->yx[k][1] = (int16_t)dx;
     }
+    /* (fit_edge()'s bounds dy0 .. dy0 + ny lie in -h .. 2h, dx's in -w .. 2w:
+     * 16 bits hold them, and the padding pairs below every one of them) */
+    for (int k = ps->npix; k < npad; k++) t->yx[k][0] = t->yx[k][1] = INT16_MIN;
+    t->simd = s->w < 16384 && s->h < 16384;
     int bestv[8], anc[8];
     for (int q = 0; q < ps->npix; q++) {
         const int qy = (int)(ps->list[q] >> 16), qx = (int)(ps->list[q] & 0xFFFF);

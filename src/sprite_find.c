@@ -189,6 +189,8 @@ typedef struct St {
     int (*astart)[257];
     int *aleft;         /* per frame, its edge blobs not explained yet (those sharing apos) */
     uint32_t *occ;      /* the region's positions (y << 16) | x painted by the current blob's placements */
+    int *anc1;          /* per pose id, an interior blob's anchor (index in its list), -1 until chosen */
+    int nanc1;          /* anc1's room */
     PnmfSpriteWindow *out;
     int *fcap;          /* capacity of out->frame[j].place */
     struct PoseTests *tests; /* per pose id, made when the pose is first tried */
@@ -897,6 +899,17 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
     } else {
         by_value(s, j, ry0, ry1, rx0, rx1, s->bpos, s->bstart);
     }
+    /* an interior blob's anchors depend on the pose and the region's
+     * values alone: chosen at a pose's first try, kept for the blob's
+     * later steps (no pose is added during them) */
+    if (!edge) {
+        if (s->nanc1 < d->count) {
+            int *a = pnmf_realloc(s->anc1, sizeof(int) * (size_t)d->count);
+            if (!a) return PNMF_ERR_NOMEM;
+            s->anc1 = a, s->nanc1 = d->count;
+        }
+        for (int i = 0; i < d->count; i++) s->anc1[i] = -1;
+    }
     const int32_t *cov = s->cover + (size_t)j * w * h;
     /* the search's work (pixels tested) is bounded per blob pixel; past
      * the bound the greedy stops where it is */
@@ -933,16 +946,19 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
                                s->ay0, s->ay1 - ps->h, s->ax0, s->ax1 - ps->w };
             int anc[8], na = 0;
             if (!edge) {
-                int an = -1;
-                for (int t = 0; t < ANCHOR_TRIES && t < ps->npix; t++) {
-                    const int q = (int)(((long long)t * ps->npix) / (ANCHOR_TRIES < ps->npix ? ANCHOR_TRIES : ps->npix));
-                    const int qy = (int)(ps->list[q] >> 16), qx = (int)(ps->list[q] & 0xFFFF);
-                    const int qv = ps->pix[qy * ps->w + qx];
-                    const int lo = qv - p->tol < 0 ? 0 : qv - p->tol, hi = qv + p->tol > 255 ? 255 : qv + p->tol;
-                    const int c = bstart[hi + 1] - bstart[lo];
-                    if (an < 0 || c < an) an = c, anc[0] = q;
+                if (s->anc1[i] < 0) {
+                    int an = -1, aq = 0;
+                    for (int t = 0; t < ANCHOR_TRIES && t < ps->npix; t++) {
+                        const int q = (int)(((long long)t * ps->npix) / (ANCHOR_TRIES < ps->npix ? ANCHOR_TRIES : ps->npix));
+                        const int qy = (int)(ps->list[q] >> 16), qx = (int)(ps->list[q] & 0xFFFF);
+                        const int qv = ps->pix[qy * ps->w + qx];
+                        const int lo = qv - p->tol < 0 ? 0 : qv - p->tol, hi = qv + p->tol > 255 ? 255 : qv + p->tol;
+                        const int c = bstart[hi + 1] - bstart[lo];
+                        if (an < 0 || c < an) an = c, aq = q;
+                    }
+                    s->anc1[i] = aq;
                 }
-                na = 1;
+                anc[0] = s->anc1[i], na = 1;
             } else {
                 na = pt->na;
                 memcpy(anc, pt->anc, sizeof(anc));
@@ -1411,7 +1427,7 @@ done:
     ret = 0;
 end:
     pnmf_free(s.fcap), pnmf_free(s.fg), pnmf_free(s.cover), pnmf_free(s.pixels), pnmf_free(s.blob);
-    pnmf_free(s.cand), pnmf_free(s.bpos), pnmf_free(s.occ), pnmf_free(s.unexp);
+    pnmf_free(s.cand), pnmf_free(s.bpos), pnmf_free(s.occ), pnmf_free(s.unexp), pnmf_free(s.anc1);
     for (int j = 0; s.apos && j < m; j++) pnmf_free(s.apos[j]);
     pnmf_free(s.apos), pnmf_free(s.astart), pnmf_free(s.aleft);
     for (int i = 0; i < s.ntests; i++) pnmf_free(s.tests[i].ord), pnmf_free(s.tests[i].yx);

@@ -177,7 +177,10 @@ typedef struct St {
     ptrdiff_t stride;
     int w, h, m;
     uint8_t *fg;        /* m * w * h: foreground nothing explains (mark() clears what it covers) */
-    int32_t *cover;     /* m * w * h: serial of the blob whose placement paints the pixel, 0 none */
+    uint8_t *cover;     /* m * w * h: 1 where a placement paints the pixel */
+    uint8_t *mine;      /* w * h: 1 where a placement of the blob being explained paints the pixel */
+    int32_t *mq;        /* mine's pixels y * w + x (cleared when the next blob starts) */
+    int nmq;
     int32_t *pixels;    /* foreground pixel indices y * w + x, grouped by blob */
     Blob *blob;
     int nblob;
@@ -470,8 +473,8 @@ static int fit_inside(St *s, const PnmfSpritePose *ps, const TestPix *ord, int j
 
 /* try_place() of a pose whose box sticks out of the frame: its pixels
  * outside are skipped. */
-static int fit_edge(const St *s, const PnmfSpritePose *ps, const PoseTests *pt, int j, int py, int px, int serial,
-                    int painted, long *work)
+static int fit_edge(const St *s, const PnmfSpritePose *ps, const PoseTests *pt, int j, int py, int px, int painted,
+                    long *work)
 {
     const TestPix *ord = pt->ord;
     const int16_t (*yx)[2] = (const int16_t (*)[2])pt->yx;
@@ -484,7 +487,7 @@ static int fit_edge(const St *s, const PnmfSpritePose *ps, const PoseTests *pt, 
     const ptrdiff_t o = (ptrdiff_t)py * w + px;
     const uint8_t *fr = s->frames[j];
     const uint8_t *fg = s->fg + (size_t)j * w * h;
-    const int32_t *cov = s->cover + (size_t)j * w * h;
+    const uint8_t *mine = s->mine;
     int vis = 0, in = 0, fresh = 0;
     int k = 0;
     /* (tests one in-area pixel k: a mismatch not painted by the blob ends the try) */
@@ -494,7 +497,7 @@ static int fit_edge(const St *s, const PnmfSpritePose *ps, const PoseTests *pt, 
         if (abs_i(fr[q] - ord[k].v) <= tol) { \
             vis++; \
             fresh += fg[q]; \
-        } else if (!painted || cov[q] != serial) { \
+        } else if (!painted || !mine[q]) { \
             *work += k + 1; \
             return -1; \
         } \
@@ -538,16 +541,16 @@ static int fit_edge(const St *s, const PnmfSpritePose *ps, const PoseTests *pt, 
 }
 
 /* What try_place() reads of the search, in locals of its caller: frame j
- * and its cover (rows w apart), and the corners (py, px) that put the
+ * and the pixels the blob paints (St.mine; rows w apart), and the corners (py, px) that put the
  * pose's box wholly in the sprites' area: py in y0 .. y1, px in x0 .. x1. */
 typedef struct TryAt {
     const uint8_t *fr;
-    const int32_t *cov;
-    int w, j, tol, serial, painted, y0, y1, x0, x1;
+    const uint8_t *mine;
+    int w, j, tol, painted, y0, y1, x0, x1;
 } TryAt;
 
 /* Does pose ps at (py, px) of frame j fit: every in-frame mask pixel
- * matches the frame or is painted by a placement of this blob (serial),
+ * matches the frame or is painted by a placement of this blob (St.mine),
  * in front of it? ord: its pixels in the order tested (pose_tests()).
  * Returns the count of foreground pixels it explains that nothing explains
  * yet, or -1 (for a box wholly in the frame also where fewer than best,
@@ -561,14 +564,14 @@ static inline int try_place(St *s, const PnmfSpritePose *ps, const PoseTests *pt
                             int best, long *work)
 {
     if (py < t.y0 || px < t.x0 || py > t.y1 || px > t.x1)
-        return fit_edge(s, ps, pt, t.j, py, px, t.serial, t.painted, work);
+        return fit_edge(s, ps, pt, t.j, py, px, t.painted, work);
     const TestPix *ord = pt->ord;
     /* the whole box in the frame: no pixel to skip; the first pass finds
      * a mismatch (most shifts have one), fit_inside() counts */
-    const int tol = t.tol, np = ps->npix, serial = t.serial, painted = t.painted;
+    const int tol = t.tol, np = ps->npix, painted = t.painted;
     const ptrdiff_t o = (ptrdiff_t)py * t.w + px;
     const uint8_t *f0 = t.fr + o;
-    const int32_t *c0 = t.cov + o;
+    const uint8_t *c0 = t.mine + o;
     int k = 0;
     /* (tol 0, lossless sources: an equality, the common case) */
     if (!tol && !painted) {
@@ -576,10 +579,10 @@ static inline int try_place(St *s, const PnmfSpritePose *ps, const PoseTests *pt
             if (f0[ord[k].off] != ord[k].v) break;
     } else if (!tol) {
         for (; k < np; k++)
-            if (f0[ord[k].off] != ord[k].v && c0[ord[k].off] != serial) break;
+            if (f0[ord[k].off] != ord[k].v && !c0[ord[k].off]) break;
     } else {
         for (; k < np; k++)
-            if (abs_i(f0[ord[k].off] - ord[k].v) > tol && c0[ord[k].off] != serial) break;
+            if (abs_i(f0[ord[k].off] - ord[k].v) > tol && !c0[ord[k].off]) break;
     }
     if (k < np) {
         *work += k + 1;
@@ -651,12 +654,13 @@ static int push_place(St *s, int pose, int y, int x)
     return 0;
 }
 
-/* Mark the pixels pose ps at (py, px) paints and matches as explained by serial. */
-static void mark(St *s, const PnmfSpritePose *ps, int j, int py, int px, int serial)
+/* Mark the pixels pose ps at (py, px) paints and matches as explained,
+ * by the blob being explained (frame j's). */
+static void mark(St *s, const PnmfSpritePose *ps, int j, int py, int px)
 {
     const int w = s->w, h = s->h, tol = s->p->tol;
     const uint8_t *fr = s->frames[j];
-    int32_t *cov = s->cover + (size_t)j * w * h;
+    uint8_t *cov = s->cover + (size_t)j * w * h;
     uint8_t *fg = s->fg + (size_t)j * w * h;
     for (int i = 0; i < ps->npix; i++) {
         const int dy = (int)(ps->list[i] >> 16), dx = (int)(ps->list[i] & 0xFFFF);
@@ -664,7 +668,7 @@ static void mark(St *s, const PnmfSpritePose *ps, int j, int py, int px, int ser
         if (y < s->ay0 || y >= s->ay1 || x < s->ax0 || x >= s->ax1) continue;
         const int q = y * w + x;
         if (!cov[q] && abs_i(fr[(ptrdiff_t)y * s->stride + x] - ps->pix[dy * ps->w + dx]) <= tol)
-            cov[q] = serial, fg[q] = 0;
+            cov[q] = 1, fg[q] = 0, s->mine[q] = 1, s->mq[s->nmq++] = q;
     }
 }
 
@@ -708,8 +712,7 @@ static int crop_blob(const St *s, const Blob *b, uint8_t *pix, uint8_t *mask, in
 {
     const int w = s->w;
     /* a blob pixel (foreground) is explained where mark() has cleared its
-     * foreground byte, as it sets its cover: the byte plane read, a
-     * quarter of the cover's cache lines */
+     * foreground byte, as it sets its cover */
     const uint8_t *fg = s->fg + (size_t)b->frame * w * s->h;
     int y0 = s->h, x0 = w, y1 = -1, x1 = -1, n = 0;
     /* the blob's pixels are in raster order: their rows followed along */
@@ -766,7 +769,7 @@ static int add_pose(PnmfSpriteDict *d, int w, int h, const uint8_t *pix, const u
  * small sprite is below min_match, so without it each frame where the
  * small sprite crosses the large one makes a new pose of both. The pose's
  * box must equal the blob's, so a blob tests one shift per pose. */
-static int near_match(St *s, const Blob *b, int serial, int by, int bx, int bh, int bw, int left)
+static int near_match(St *s, const Blob *b, int by, int bx, int bh, int bw, int left)
 {
     const int j = b->frame, w = s->w, tol = s->p->tol;
     if (by == s->ay0 || bx == s->ax0 || by + bh == s->ay1 || bx + bw == s->ax1) return 0;
@@ -791,7 +794,7 @@ static int near_match(St *s, const Blob *b, int serial, int by, int bx, int bh, 
     }
     if (bi < 0 || !bmis) return 0; /* none, or an exact one the greedy finds */
     PNMF_CHECK(push_place(s, bi, by, bx));
-    mark(s, &s->d->pose[bi], j, by, bx, serial);
+    mark(s, &s->d->pose[bi], j, by, bx);
     return 0;
 }
 
@@ -835,14 +838,16 @@ static int first_at_least(const uint32_t *a, int lo, int hi, uint32_t key)
     return lo;
 }
 
-/* Explain one blob; serial is unique to it. */
-static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t *mask)
+/* Explain one blob. */
+static int explain_blob(St *s, const Blob *b, uint8_t *pix, uint8_t *mask)
 {
     const int j = b->frame, w = s->w, h = s->h;
     const PnmfSpriteParams *p = s->p;
     PnmfSpriteDict *d = s->d;
     int by, bx, bh, bw;
     s->ncand = 0;
+    for (int i = 0; i < s->nmq; i++) s->mine[s->mq[i]] = 0; /* the blob before's */
+    s->nmq = 0;
     if (b->edge && s->aleft) s->aleft[j]--;
     int left = crop_blob(s, b, pix, mask, &by, &bx, &bh, &bw);
     if (!left) return 0;
@@ -850,11 +855,11 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
     int id = find_hash(d, bw, bh, pix, mask, hash);
     if (id >= 0) {
         PNMF_CHECK(push_place(s, id, by, bx));
-        mark(s, &d->pose[id], j, by, bx, serial);
+        mark(s, &d->pose[id], j, by, bx);
         s->out->hash_hits++;
         return commit_places(s, j);
     }
-    PNMF_CHECK(near_match(s, b, serial, by, bx, bh, bw, left));
+    PNMF_CHECK(near_match(s, b, by, bx, bh, bw, left));
     /* Greedy: the known pose that explains the most, placed, until none
      * fits. Inside the frame, every mask pixel of a fitting pose is in the
      * blob (shown, or under a pose in front that is), so its box lies in
@@ -910,7 +915,7 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
         }
         for (int i = 0; i < d->count; i++) s->anc1[i] = -1;
     }
-    const int32_t *cov = s->cover + (size_t)j * w * h;
+    const uint8_t *mine = s->mine;
     /* the search's work (pixels tested) is bounded per blob pixel; past
      * the bound the greedy stops where it is */
     const long budget = (long)p->budget * b->npix;
@@ -920,12 +925,12 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
         s->uy0 = ry0, s->ux0 = rx0, s->uw = rx1 - rx0, s->uh = ry1 - ry0, s->uj = j, s->uok = 0;
         s->usum = 0;
         /* only a placement of this blob (each made with push_place())
-         * paints with its serial: none yet, nothing to list */
+         * paints in mine: none yet, nothing to list */
         if (s->ncand)
             for (int y = ry0; y < ry1; y++)
                 for (int x = rx0; x < rx1; x++) {
                     const int q = y * w + x;
-                    if (cov[q] == serial) s->occ[nocc++] = (uint32_t)y << 16 | (uint32_t)x;
+                    if (mine[q]) s->occ[nocc++] = (uint32_t)y << 16 | (uint32_t)x;
                 }
         for (int i = 0; i < d->count && work < budget; i++) {
             const PnmfSpritePose *ps = &d->pose[i];
@@ -942,7 +947,7 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
             const PoseTests *pt = pose_tests(s, i);
             if (!pt) return PNMF_ERR_NOMEM;
             /* (the search reads frames whose rows are w apart) */
-            const TryAt at = { s->frames[j], cov, w, j, p->tol, serial, nocc > 0,
+            const TryAt at = { s->frames[j], mine, w, j, p->tol, nocc > 0,
                                s->ay0, s->ay1 - ps->h, s->ax0, s->ax1 - ps->w };
             int anc[8], na = 0;
             if (!edge) {
@@ -1009,7 +1014,7 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
         }
         if (bi < 0) break;
         PNMF_CHECK(push_place(s, bi, bpy, bpx));
-        mark(s, &d->pose[bi], j, bpy, bpx, serial);
+        mark(s, &d->pose[bi], j, bpy, bpx);
         left -= best;
         if (left <= 0) break;
     }
@@ -1040,7 +1045,7 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
     }
     if (id >= 0) {
         PNMF_CHECK(push_place(s, id, by, bx));
-        mark(s, &d->pose[id], j, by, bx, serial);
+        mark(s, &d->pose[id], j, by, bx);
         return commit_places(s, j);
     }
     if (some && rest < p->min_match) return 0;
@@ -1053,7 +1058,7 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
     id = add_pose(d, bw, bh, pix, mask, cut);
     if (id < 0) return id;
     PNMF_CHECK(push_place(s, id, by, bx));
-    mark(s, &d->pose[id], j, by, bx, serial);
+    mark(s, &d->pose[id], j, by, bx);
     s->out->new_poses++;
     return commit_places(s, j);
 }
@@ -1340,7 +1345,9 @@ int pnmf_sprite_find(PnmfSpriteDict *d, const PnmfSpriteParams *p, const uint8_t
     out->frame = pnmf_calloc((size_t)m, sizeof(PnmfSpriteFrame));
     s.fcap = pnmf_calloc((size_t)m, sizeof(int));
     s.fg = pnmf_malloc_array((size_t)m, n);
-    s.cover = pnmf_calloc((size_t)m * n, sizeof(int32_t));
+    s.cover = pnmf_calloc((size_t)m, n);
+    s.mine = pnmf_calloc(n, 1);
+    s.mq = pnmf_malloc_array(n, sizeof(int32_t));
     int32_t *lab = pnmf_malloc_array(n, sizeof(int32_t));
     int32_t *stack = pnmf_malloc_array(n, sizeof(int32_t));
     uint8_t *dil = pnmf_malloc_array(n, 2);
@@ -1364,7 +1371,7 @@ int pnmf_sprite_find(PnmfSpriteDict *d, const PnmfSpriteParams *p, const uint8_t
         }
     }
     int ret = PNMF_ERR_NOMEM, ablob = 0;
-    if (!out->bg || !out->frame || !s.fcap || !s.fg || !s.cover || !lab || !stack || !dil || !pix ||
+    if (!out->bg || !out->frame || !s.fcap || !s.fg || !s.cover || !s.mine || !s.mq || !lab || !stack || !dil || !pix ||
         !mask || !s.bpos || !s.occ || !s.unexp || (stride != w && (!packed || !pframes)))
         goto end;
 
@@ -1414,7 +1421,7 @@ int pnmf_sprite_find(PnmfSpriteDict *d, const PnmfSpriteParams *p, const uint8_t
         for (int b = 0; b < s.nblob; b++) s.aleft[s.blob[b].frame] += s.blob[b].edge;
     }
     for (int b = 0; b < s.nblob; b++)
-        if ((ret = explain_blob(&s, &s.blob[b], b + 1, pix, mask)) < 0) goto end;
+        if ((ret = explain_blob(&s, &s.blob[b], pix, mask)) < 0) goto end;
     if ((s.ay0 || s.ax0 || s.ay1 < h || s.ax1 < w) && (ret = paint_lines(&s, out->bg, pix, mask)) < 0) goto end;
     for (int j = 0; j < m; j++) {
         const uint8_t *fg = s.fg + (size_t)j * n;
@@ -1426,7 +1433,7 @@ done:
     d->windows++;
     ret = 0;
 end:
-    pnmf_free(s.fcap), pnmf_free(s.fg), pnmf_free(s.cover), pnmf_free(s.pixels), pnmf_free(s.blob);
+    pnmf_free(s.fcap), pnmf_free(s.fg), pnmf_free(s.cover), pnmf_free(s.mine), pnmf_free(s.mq), pnmf_free(s.pixels), pnmf_free(s.blob);
     pnmf_free(s.cand), pnmf_free(s.bpos), pnmf_free(s.occ), pnmf_free(s.unexp), pnmf_free(s.anc1);
     for (int j = 0; s.apos && j < m; j++) pnmf_free(s.apos[j]);
     pnmf_free(s.apos), pnmf_free(s.astart), pnmf_free(s.aleft);

@@ -471,6 +471,30 @@ static int fit_inside(St *s, const PnmfSpritePose *ps, const TestPix *ord, int j
     return fit_fresh(np, vis, fresh);
 }
 
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+/* Bit i set where pixel yx[i] of 8 is in the area: lo <= (dy, dx) < hi,
+ * the bounds as 16-bit pairs (dy low, dx high) in each 32-bit lane. */
+static inline unsigned in_area8(const int16_t (*yx)[2], __m128i lo, __m128i hi)
+{
+    const __m128i ones = _mm_set1_epi32(-1);
+    const __m128i a = _mm_loadu_si128((const __m128i *)yx);
+    const __m128i b = _mm_loadu_si128((const __m128i *)(yx + 4));
+    /* a pair is in when both its halves are */
+    const __m128i ia = _mm_andnot_si128(_mm_cmplt_epi16(a, lo), _mm_cmplt_epi16(a, hi));
+    const __m128i ib = _mm_andnot_si128(_mm_cmplt_epi16(b, lo), _mm_cmplt_epi16(b, hi));
+    return (unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(ia, ones))) |
+           (unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(ib, ones))) << 4;
+}
+
+/* in_area8()'s bounds for a pose at (py, px): the area's rows ay0 .. ay1 - 1
+ * and columns ax0 .. ax1 - 1, less the corner */
+static inline void area_bounds(int ay0, int ay1, int ax0, int ax1, int py, int px, __m128i *lo, __m128i *hi)
+{
+    *lo = _mm_set1_epi32((int32_t)((uint32_t)(uint16_t)(ax0 - px) << 16 | (uint16_t)(ay0 - py)));
+    *hi = _mm_set1_epi32((int32_t)((uint32_t)(uint16_t)(ax1 - px) << 16 | (uint16_t)(ay1 - py)));
+}
+#endif
+
 /* try_place() of a pose whose box sticks out of the frame: its pixels
  * outside are skipped. */
 static int fit_edge(const St *s, const PnmfSpritePose *ps, const PoseTests *pt, int j, int py, int px, int painted,
@@ -509,18 +533,10 @@ static int fit_edge(const St *s, const PnmfSpritePose *ps, const PoseTests *pt, 
      * as 16-bit pairs, padded to whole groups of eight by pairs outside
      * every area (PoseTests); the bounds fit 16 bits (pose_tests()). */
     if (pt->simd) {
-        const __m128i lo = _mm_set1_epi32((int32_t)((uint32_t)(uint16_t)dx0 << 16 | (uint16_t)dy0));
-        const __m128i hi = _mm_set1_epi32((int32_t)((uint32_t)(uint16_t)(dx0 + (int)nx) << 16 |
-                                                    (uint16_t)(dy0 + (int)ny)));
-        const __m128i ones = _mm_set1_epi32(-1);
+        __m128i lo, hi;
+        area_bounds(s->ay0, s->ay1, s->ax0, s->ax1, py, px, &lo, &hi);
         for (int k0 = 0; k0 < np; k0 += 8) {
-            const __m128i a = _mm_loadu_si128((const __m128i *)(yx + k0));
-            const __m128i b = _mm_loadu_si128((const __m128i *)(yx + k0 + 4));
-            /* a pair is in when both its halves are: lo <= v < hi */
-            const __m128i ia = _mm_andnot_si128(_mm_cmplt_epi16(a, lo), _mm_cmplt_epi16(a, hi));
-            const __m128i ib = _mm_andnot_si128(_mm_cmplt_epi16(b, lo), _mm_cmplt_epi16(b, hi));
-            unsigned bits = (unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(ia, ones))) |
-                            (unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(ib, ones))) << 4;
+            unsigned bits = in_area8(yx + k0, lo, hi);
             while (bits) {
                 k = k0 + __builtin_ctz(bits);
                 bits &= bits - 1;
@@ -563,8 +579,26 @@ typedef struct TryAt {
 static inline int try_place(St *s, const PnmfSpritePose *ps, const PoseTests *pt, const TryAt t, int py, int px,
                             int best, long *work)
 {
-    if (py < t.y0 || px < t.x0 || py > t.y1 || px > t.x1)
+    if (py < t.y0 || px < t.x0 || py > t.y1 || px > t.x1) {
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+        /* (most such tries fail at their first pixel in the area, most
+         * often among their first 8: that case here, without the call) */
+        if (pt->simd && !t.tol) {
+            __m128i lo, hi;
+            area_bounds(t.y0, t.y1 + ps->h, t.x0, t.x1 + ps->w, py, px, &lo, &hi);
+            const unsigned bits = in_area8(pt->yx, lo, hi);
+            if (bits) {
+                const int k = __builtin_ctz(bits);
+                const ptrdiff_t q = (ptrdiff_t)py * t.w + px + pt->ord[k].off;
+                if (t.fr[q] != pt->ord[k].v && (!t.painted || !t.mine[q])) {
+                    *work += k + 1;
+                    return -1;
+                }
+            }
+        }
+#endif
         return fit_edge(s, ps, pt, t.j, py, px, t.painted, work);
+    }
     const TestPix *ord = pt->ord;
     /* the whole box in the frame: no pixel to skip; the first pass finds
      * a mismatch (most shifts have one), fit_inside() counts */

@@ -447,15 +447,13 @@ static int fit_fresh(int in, int vis, int fresh)
 }
 
 /* try_place() of a pose whose whole box is in the frame, once every mask
- * pixel matched or was painted by the blob (the first pass, np pixels):
- * the pixels it shows counted, unless fewer than best are left to explain
- * under its box (the fresh ones are among them: it cannot be the search's
- * best). */
-static int fit_inside(St *s, const PnmfSpritePose *ps, const TestPix *ord, int j, int py, int px, int best,
-                      long *work)
+ * pixel matched or was painted by the blob (the first pass, np pixels,
+ * counted in the work by the caller): the pixels it shows counted, unless
+ * fewer than best are left to explain under its box (the fresh ones are
+ * among them: it cannot be the search's best). */
+static int fit_inside(St *s, const PnmfSpritePose *ps, const TestPix *ord, int j, int py, int px, int best)
 {
     const int w = s->w, tol = s->p->tol, np = ps->npix;
-    *work += np;
     /* no foreground pixel left to explain under the box: none fresh */
     const int left = unexplained(s, py, px, py + ps->h, px + ps->w);
     if (!left || left < best) return -1;
@@ -496,9 +494,10 @@ static inline void area_bounds(int ay0, int ay1, int ax0, int ax1, int py, int p
 #endif
 
 /* try_place() of a pose whose box sticks out of the frame: its pixels
- * outside are skipped. */
+ * outside are skipped. *work: the pixels tested (set; the caller adds
+ * them up, its sum kept out of memory). */
 static int fit_edge(const St *s, const PnmfSpritePose *ps, const PoseTests *pt, int j, int py, int px, int painted,
-                    long *work)
+                    int *work)
 {
     const TestPix *ord = pt->ord;
     const int16_t (*yx)[2] = (const int16_t (*)[2])pt->yx;
@@ -522,7 +521,7 @@ static int fit_edge(const St *s, const PnmfSpritePose *ps, const PoseTests *pt, 
             vis++; \
             fresh += fg[q]; \
         } else if (!painted || !mine[q]) { \
-            *work += k + 1; \
+            *work = k + 1; \
             return -1; \
         } \
     } while (0)
@@ -543,7 +542,7 @@ static int fit_edge(const St *s, const PnmfSpritePose *ps, const PoseTests *pt, 
                 FIT_EDGE_TEST();
             }
         }
-        *work += np;
+        *work = np;
         return fit_fresh(in, vis, fresh);
     }
 #endif
@@ -552,7 +551,7 @@ static int fit_edge(const St *s, const PnmfSpritePose *ps, const PoseTests *pt, 
         FIT_EDGE_TEST();
     }
 #undef FIT_EDGE_TEST
-    *work += np;
+    *work = np;
     return fit_fresh(in, vis, fresh);
 }
 
@@ -597,7 +596,10 @@ static inline int try_place(St *s, const PnmfSpritePose *ps, const PoseTests *pt
             }
         }
 #endif
-        return fit_edge(s, ps, pt, t.j, py, px, t.painted, work);
+        int wk;
+        const int f = fit_edge(s, ps, pt, t.j, py, px, t.painted, &wk);
+        *work += wk;
+        return f;
     }
     const TestPix *ord = pt->ord;
     /* the whole box in the frame: no pixel to skip; the first pass finds
@@ -622,7 +624,8 @@ static inline int try_place(St *s, const PnmfSpritePose *ps, const PoseTests *pt
         *work += k + 1;
         return -1;
     }
-    return fit_inside(s, ps, ord, t.j, py, px, best, work);
+    *work += np;
+    return fit_inside(s, ps, ord, t.j, py, px, best);
 }
 
 /* Pose id's tests (PoseTests), made on first use: its pixels far apart
@@ -1002,13 +1005,15 @@ static int explain_blob(St *s, const Blob *b, uint8_t *pix, uint8_t *mask)
                 na = pt->na;
                 memcpy(anc, pt->anc, sizeof(anc));
             }
-#define TRY(PY, PX) do { \
+#define TRY_IN(PY, PX) do { \
                 const int py_ = (PY), px_ = (PX); \
-                if (py_ >= ylo && py_ <= yhi && px_ >= xlo && px_ <= xhi) { \
-                    const int f_ = try_place(s, ps, pt, at, py_, px_, best, &work); \
-                    if (f_ > best || (f_ == best && bi == i && (py_ < bpy || (py_ == bpy && px_ < bpx)))) \
-                        best = f_, bi = i, bpy = py_, bpx = px_; \
-                } \
+                const int f_ = try_place(s, ps, pt, at, py_, px_, best, &work); \
+                if (f_ > best || (f_ == best && bi == i && (py_ < bpy || (py_ == bpy && px_ < bpx)))) \
+                    best = f_, bi = i, bpy = py_, bpx = px_; \
+            } while (0)
+#define TRY(PY, PX) do { \
+                const int py0_ = (PY), px0_ = (PX); \
+                if (py0_ >= ylo && py0_ <= yhi && px0_ >= xlo && px0_ <= xhi) TRY_IN(py0_, px0_); \
             } while (0)
             for (int a = 0; a < na; a++) {
                 const int ay = (int)(ps->list[anc[a]] >> 16), ax = (int)(ps->list[anc[a]] & 0xFFFF);
@@ -1029,7 +1034,8 @@ static int explain_blob(St *s, const Blob *b, uint8_t *pix, uint8_t *mask)
                         const int y = (int)(e >> 16), x = (int)(e & 0xFFFF);
                         if (y > ylast) break;
                         if (x >= xa && x <= xb) {
-                            TRY(y - ay, x - ax);
+                            /* (in range: klo, ylast, xa and xb keep it there) */
+                            TRY_IN(y - ay, x - ax);
                             k++;
                             continue;
                         }
@@ -1045,6 +1051,7 @@ static int explain_blob(St *s, const Blob *b, uint8_t *pix, uint8_t *mask)
                     TRY((int)(s->occ[k] >> 16) - ay, (int)(s->occ[k] & 0xFFFF) - ax);
             }
 #undef TRY
+#undef TRY_IN
         }
         if (bi < 0) break;
         PNMF_CHECK(push_place(s, bi, bpy, bpx));

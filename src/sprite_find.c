@@ -922,7 +922,8 @@ static int explain_blob(St *s, const Blob *b, uint8_t *pix, uint8_t *mask)
      * those of the whole area, made once for them (freed after the
      * last). They hold the region's positions in the same raster order,
      * and a try from one outside the region is out of every pose's range
-     * of shifts (TRY() skips it): the same tries in the same order. */
+     * of shifts (the rows and columns enumerated skip it): the same tries
+     * in the same order. */
     const uint32_t *bpos = s->bpos;
     const int *bstart = s->bstart;
     const int shared = edge && !p->own_regions && s->aleft && s->aleft[j] > 0; /* more edge blobs of j to come */
@@ -1005,15 +1006,13 @@ static int explain_blob(St *s, const Blob *b, uint8_t *pix, uint8_t *mask)
                 na = pt->na;
                 memcpy(anc, pt->anc, sizeof(anc));
             }
+            /* a try of a shift in range (klo, ylast, xa and xb keep the
+             * positions enumerated below there) */
 #define TRY_IN(PY, PX) do { \
                 const int py_ = (PY), px_ = (PX); \
                 const int f_ = try_place(s, ps, pt, at, py_, px_, best, &work); \
                 if (f_ > best || (f_ == best && bi == i && (py_ < bpy || (py_ == bpy && px_ < bpx)))) \
                     best = f_, bi = i, bpy = py_, bpx = px_; \
-            } while (0)
-#define TRY(PY, PX) do { \
-                const int py0_ = (PY), px0_ = (PX); \
-                if (py0_ >= ylo && py0_ <= yhi && px0_ >= xlo && px0_ <= xhi) TRY_IN(py0_, px0_); \
             } while (0)
             for (int a = 0; a < na; a++) {
                 const int ay = (int)(ps->list[anc[a]] >> 16), ax = (int)(ps->list[anc[a]] & 0xFFFF);
@@ -1034,7 +1033,6 @@ static int explain_blob(St *s, const Blob *b, uint8_t *pix, uint8_t *mask)
                         const int y = (int)(e >> 16), x = (int)(e & 0xFFFF);
                         if (y > ylast) break;
                         if (x >= xa && x <= xb) {
-                            /* (in range: klo, ylast, xa and xb keep it there) */
                             TRY_IN(y - ay, x - ax);
                             k++;
                             continue;
@@ -1046,11 +1044,13 @@ static int explain_blob(St *s, const Blob *b, uint8_t *pix, uint8_t *mask)
                         k = first_at_least(bpos, k + 1, g < kend ? g : kend, key);
                     }
                 }
-                /* the painted pixels are in raster order too */
-                for (int k = first_at_least(s->occ, 0, nocc, klo); k < nocc && (int)(s->occ[k] >> 16) <= ylast; k++)
-                    TRY((int)(s->occ[k] >> 16) - ay, (int)(s->occ[k] & 0xFFFF) - ax);
+                /* the painted pixels are in raster order too (those in
+                 * the columns in range: a try in range) */
+                for (int k = first_at_least(s->occ, 0, nocc, klo); k < nocc && (int)(s->occ[k] >> 16) <= ylast; k++) {
+                    const int x = (int)(s->occ[k] & 0xFFFF);
+                    if (x >= xa && x <= xb) TRY_IN((int)(s->occ[k] >> 16) - ay, x - ax);
+                }
             }
-#undef TRY
 #undef TRY_IN
         }
         if (bi < 0) break;

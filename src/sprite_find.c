@@ -556,8 +556,9 @@ static int fit_edge(const St *s, const PnmfSpritePose *ps, const PoseTests *pt, 
 }
 
 /* What try_place() reads of the search, in locals of its caller: frame j
- * and the pixels the blob paints (St.mine; rows w apart), and the corners (py, px) that put the
- * pose's box wholly in the sprites' area: py in y0 .. y1, px in x0 .. x1. */
+ * and the pixels the blob paints (St.mine; rows w apart), and the corners
+ * (py, px) that put the pose's box wholly in the sprites' area: py in
+ * y0 .. y1, px in x0 .. x1. */
 typedef struct TryAt {
     const uint8_t *fr;
     const uint8_t *mine;
@@ -883,7 +884,7 @@ static int explain_blob(St *s, const Blob *b, uint8_t *pix, uint8_t *mask)
     PnmfSpriteDict *d = s->d;
     int by, bx, bh, bw;
     s->ncand = 0;
-    for (int i = 0; i < s->nmq; i++) s->mine[s->mq[i]] = 0; /* the blob before's */
+    for (int i = 0; i < s->nmq; i++) s->mine[s->mq[i]] = 0; /* the previous blob's */
     s->nmq = 0;
     if (b->edge && s->aleft) s->aleft[j]--;
     int left = crop_blob(s, b, pix, mask, &by, &bx, &bh, &bw);
@@ -992,7 +993,8 @@ static int explain_blob(St *s, const Blob *b, uint8_t *pix, uint8_t *mask)
                 if (s->anc1[i] < 0) {
                     int an = -1, aq = 0;
                     for (int t = 0; t < ANCHOR_TRIES && t < ps->npix; t++) {
-                        const int q = (int)(((long long)t * ps->npix) / (ANCHOR_TRIES < ps->npix ? ANCHOR_TRIES : ps->npix));
+                        const int q =
+                            (int)(((long long)t * ps->npix) / (ANCHOR_TRIES < ps->npix ? ANCHOR_TRIES : ps->npix));
                         const int qy = (int)(ps->list[q] >> 16), qx = (int)(ps->list[q] & 0xFFFF);
                         const int qv = ps->pix[qy * ps->w + qx];
                         const int lo = qv - p->tol < 0 ? 0 : qv - p->tol, hi = qv + p->tol > 255 ? 255 : qv + p->tol;
@@ -1474,7 +1476,8 @@ done:
     d->windows++;
     ret = 0;
 end:
-    pnmf_free(s.fcap), pnmf_free(s.fg), pnmf_free(s.cover), pnmf_free(s.mine), pnmf_free(s.mq), pnmf_free(s.pixels), pnmf_free(s.blob);
+    pnmf_free(s.fcap), pnmf_free(s.fg), pnmf_free(s.cover), pnmf_free(s.mine), pnmf_free(s.mq);
+    pnmf_free(s.pixels), pnmf_free(s.blob);
     pnmf_free(s.cand), pnmf_free(s.bpos), pnmf_free(s.occ), pnmf_free(s.unexp), pnmf_free(s.anc1);
     for (int j = 0; s.apos && j < m; j++) pnmf_free(s.apos[j]);
     pnmf_free(s.apos), pnmf_free(s.astart), pnmf_free(s.aleft);

@@ -177,7 +177,10 @@ typedef struct St {
     ptrdiff_t stride;
     int w, h, m;
     uint8_t *fg;        /* m * w * h: foreground nothing explains (mark() clears what it covers) */
-    int32_t *cover;     /* m * w * h: serial of the blob whose placement paints the pixel, 0 none */
+    uint8_t *cover;     /* m * w * h: 1 where a placement paints the pixel */
+    uint8_t *mine;      /* w * h: 1 where a placement of the blob being explained paints the pixel */
+    int32_t *mq;        /* mine's pixels y * w + x (cleared when the next blob starts) */
+    int nmq;
     int32_t *pixels;    /* foreground pixel indices y * w + x, grouped by blob */
     Blob *blob;
     int nblob;
@@ -189,6 +192,8 @@ typedef struct St {
     int (*astart)[257];
     int *aleft;         /* per frame, its edge blobs not explained yet (those sharing apos) */
     uint32_t *occ;      /* the region's positions (y << 16) | x painted by the current blob's placements */
+    int *anc1;          /* per pose id, an interior blob's anchor (index in its list), -1 until chosen */
+    int nanc1;          /* anc1's room */
     PnmfSpriteWindow *out;
     int *fcap;          /* capacity of out->frame[j].place */
     struct PoseTests *tests; /* per pose id, made when the pose is first tried */
@@ -263,8 +268,9 @@ typedef struct TestPix {
  * rather than at every shift tried. */
 typedef struct PoseTests {
     TestPix *ord;      /* NULL until made */
-    int16_t (*yx)[2];  /* ord's (dy, dx) */
+    int16_t (*yx)[2];  /* ord's (dy, dx), then up to 7 pairs outside every area (fit_edge()'s groups of 8) */
     int anc[8], na;
+    int simd;          /* fit_edge() may read yx in groups of 8: the bounds fit 16 bits */
 } PoseTests;
 
 static int abs_i(int a) { return a < 0 ? -a : a; }
@@ -441,15 +447,13 @@ static int fit_fresh(int in, int vis, int fresh)
 }
 
 /* try_place() of a pose whose whole box is in the frame, once every mask
- * pixel matched or was painted by the blob (the first pass, np pixels):
- * the pixels it shows counted, unless fewer than best are left to explain
- * under its box (the fresh ones are among them: it cannot be the search's
- * best). */
-static int fit_inside(St *s, const PnmfSpritePose *ps, const TestPix *ord, int j, int py, int px, int best,
-                      long *work)
+ * pixel matched or was painted by the blob (the first pass, np pixels,
+ * counted in the work by the caller): the pixels it shows counted, unless
+ * fewer than best are left to explain under its box (the fresh ones are
+ * among them: it cannot be the search's best). */
+static int fit_inside(St *s, const PnmfSpritePose *ps, const TestPix *ord, int j, int py, int px, int best)
 {
     const int w = s->w, tol = s->p->tol, np = ps->npix;
-    *work += np;
     /* no foreground pixel left to explain under the box: none fresh */
     const int left = unexplained(s, py, px, py + ps->h, px + ps->w);
     if (!left || left < best) return -1;
@@ -465,10 +469,35 @@ static int fit_inside(St *s, const PnmfSpritePose *ps, const TestPix *ord, int j
     return fit_fresh(np, vis, fresh);
 }
 
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+/* Bit i set where pixel yx[i] of 8 is in the area: lo <= (dy, dx) < hi,
+ * the bounds as 16-bit pairs (dy low, dx high) in each 32-bit lane. */
+static inline unsigned in_area8(const int16_t (*yx)[2], __m128i lo, __m128i hi)
+{
+    const __m128i ones = _mm_set1_epi32(-1);
+    const __m128i a = _mm_loadu_si128((const __m128i *)yx);
+    const __m128i b = _mm_loadu_si128((const __m128i *)(yx + 4));
+    /* a pair is in when both its halves are */
+    const __m128i ia = _mm_andnot_si128(_mm_cmplt_epi16(a, lo), _mm_cmplt_epi16(a, hi));
+    const __m128i ib = _mm_andnot_si128(_mm_cmplt_epi16(b, lo), _mm_cmplt_epi16(b, hi));
+    return (unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(ia, ones))) |
+           (unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(ib, ones))) << 4;
+}
+
+/* in_area8()'s bounds for a pose at (py, px): the area's rows ay0 .. ay1 - 1
+ * and columns ax0 .. ax1 - 1, less the corner */
+static inline void area_bounds(int ay0, int ay1, int ax0, int ax1, int py, int px, __m128i *lo, __m128i *hi)
+{
+    *lo = _mm_set1_epi32((int32_t)((uint32_t)(uint16_t)(ax0 - px) << 16 | (uint16_t)(ay0 - py)));
+    *hi = _mm_set1_epi32((int32_t)((uint32_t)(uint16_t)(ax1 - px) << 16 | (uint16_t)(ay1 - py)));
+}
+#endif
+
 /* try_place() of a pose whose box sticks out of the frame: its pixels
- * outside are skipped. */
-static int fit_edge(const St *s, const PnmfSpritePose *ps, const PoseTests *pt, int j, int py, int px, int serial,
-                    int painted, long *work)
+ * outside are skipped. *work: the pixels tested (set; the caller adds
+ * them up, its sum kept out of memory). */
+static int fit_edge(const St *s, const PnmfSpritePose *ps, const PoseTests *pt, int j, int py, int px, int painted,
+                    int *work)
 {
     const TestPix *ord = pt->ord;
     const int16_t (*yx)[2] = (const int16_t (*)[2])pt->yx;
@@ -476,39 +505,68 @@ static int fit_edge(const St *s, const PnmfSpritePose *ps, const PoseTests *pt, 
     /* a pixel (dy, dx) of the pose is in the area where dy - dy0 < ny and dx - dx0 < nx, unsigned */
     const int dy0 = s->ay0 - py, dx0 = s->ax0 - px;
     const unsigned ny = (unsigned)(s->ay1 - s->ay0), nx = (unsigned)(s->ax1 - s->ax0);
-    const ptrdiff_t stride = s->stride;
+    /* (the search reads frames whose rows are w apart: a pixel's offset
+     * in the frame is its offset in the planes, o + ord[k].off) */
+    const ptrdiff_t o = (ptrdiff_t)py * w + px;
     const uint8_t *fr = s->frames[j];
     const uint8_t *fg = s->fg + (size_t)j * w * h;
-    const int32_t *cov = s->cover + (size_t)j * w * h;
+    const uint8_t *mine = s->mine;
     int vis = 0, in = 0, fresh = 0;
-    for (int k = 0; k < np; k++) {
-        if ((unsigned)(yx[k][0] - dy0) >= ny || (unsigned)(yx[k][1] - dx0) >= nx) continue;
-        const int y = py + yx[k][0], x = px + yx[k][1];
-        in++;
-        const int q = y * w + x;
-        if (abs_i(fr[(ptrdiff_t)y * stride + x] - ord[k].v) <= tol) {
-            vis++;
-            fresh += fg[q];
-        } else if (!painted || cov[q] != serial) {
-            *work += k + 1;
-            return -1;
+    int k = 0;
+    /* (tests one in-area pixel k: a mismatch not painted by the blob ends the try) */
+#define FIT_EDGE_TEST() do { \
+        const ptrdiff_t q = o + ord[k].off; \
+        in++; \
+        if (abs_i(fr[q] - ord[k].v) <= tol) { \
+            vis++; \
+            fresh += fg[q]; \
+        } else if (!painted || !mine[q]) { \
+            *work = k + 1; \
+            return -1; \
+        } \
+    } while (0)
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+    /* Most tries fail at their first or second pixel in the area, after
+     * several outside it: the pixels outside are found eight at a time,
+     * the same pixels tested in the same order. pt->yx holds its (dy, dx)
+     * as 16-bit pairs, padded to whole groups of eight by pairs outside
+     * every area (PoseTests); the bounds fit 16 bits (pose_tests()). */
+    if (pt->simd) {
+        __m128i lo, hi;
+        area_bounds(s->ay0, s->ay1, s->ax0, s->ax1, py, px, &lo, &hi);
+        for (int k0 = 0; k0 < np; k0 += 8) {
+            unsigned bits = in_area8(yx + k0, lo, hi);
+            while (bits) {
+                k = k0 + __builtin_ctz(bits);
+                bits &= bits - 1;
+                FIT_EDGE_TEST();
+            }
         }
+        *work = np;
+        return fit_fresh(in, vis, fresh);
     }
-    *work += np;
+#endif
+    for (; k < np; k++) {
+        if ((unsigned)(yx[k][0] - dy0) >= ny || (unsigned)(yx[k][1] - dx0) >= nx) continue;
+        FIT_EDGE_TEST();
+    }
+#undef FIT_EDGE_TEST
+    *work = np;
     return fit_fresh(in, vis, fresh);
 }
 
 /* What try_place() reads of the search, in locals of its caller: frame j
- * and its cover (rows w apart), and the corners (py, px) that put the
- * pose's box wholly in the sprites' area: py in y0 .. y1, px in x0 .. x1. */
+ * and the pixels the blob paints (St.mine; rows w apart), and the corners
+ * (py, px) that put the pose's box wholly in the sprites' area: py in
+ * y0 .. y1, px in x0 .. x1. */
 typedef struct TryAt {
     const uint8_t *fr;
-    const int32_t *cov;
-    int w, j, tol, serial, painted, y0, y1, x0, x1;
+    const uint8_t *mine;
+    int w, j, tol, painted, y0, y1, x0, x1;
 } TryAt;
 
 /* Does pose ps at (py, px) of frame j fit: every in-frame mask pixel
- * matches the frame or is painted by a placement of this blob (serial),
+ * matches the frame or is painted by a placement of this blob (St.mine),
  * in front of it? ord: its pixels in the order tested (pose_tests()).
  * Returns the count of foreground pixels it explains that nothing explains
  * yet, or -1 (for a box wholly in the frame also where fewer than best,
@@ -521,15 +579,36 @@ typedef struct TryAt {
 static inline int try_place(St *s, const PnmfSpritePose *ps, const PoseTests *pt, const TryAt t, int py, int px,
                             int best, long *work)
 {
-    if (py < t.y0 || px < t.x0 || py > t.y1 || px > t.x1)
-        return fit_edge(s, ps, pt, t.j, py, px, t.serial, t.painted, work);
+    if (py < t.y0 || px < t.x0 || py > t.y1 || px > t.x1) {
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+        /* (most such tries fail at their first pixel in the area, most
+         * often among their first 8: that case here, without the call) */
+        if (pt->simd && !t.tol) {
+            __m128i lo, hi;
+            area_bounds(t.y0, t.y1 + ps->h, t.x0, t.x1 + ps->w, py, px, &lo, &hi);
+            const unsigned bits = in_area8(pt->yx, lo, hi);
+            if (bits) {
+                const int k = __builtin_ctz(bits);
+                const ptrdiff_t q = (ptrdiff_t)py * t.w + px + pt->ord[k].off;
+                if (t.fr[q] != pt->ord[k].v && (!t.painted || !t.mine[q])) {
+                    *work += k + 1;
+                    return -1;
+                }
+            }
+        }
+#endif
+        int wk;
+        const int f = fit_edge(s, ps, pt, t.j, py, px, t.painted, &wk);
+        *work += wk;
+        return f;
+    }
     const TestPix *ord = pt->ord;
     /* the whole box in the frame: no pixel to skip; the first pass finds
      * a mismatch (most shifts have one), fit_inside() counts */
-    const int tol = t.tol, np = ps->npix, serial = t.serial, painted = t.painted;
+    const int tol = t.tol, np = ps->npix, painted = t.painted;
     const ptrdiff_t o = (ptrdiff_t)py * t.w + px;
     const uint8_t *f0 = t.fr + o;
-    const int32_t *c0 = t.cov + o;
+    const uint8_t *c0 = t.mine + o;
     int k = 0;
     /* (tol 0, lossless sources: an equality, the common case) */
     if (!tol && !painted) {
@@ -537,16 +616,17 @@ static inline int try_place(St *s, const PnmfSpritePose *ps, const PoseTests *pt
             if (f0[ord[k].off] != ord[k].v) break;
     } else if (!tol) {
         for (; k < np; k++)
-            if (f0[ord[k].off] != ord[k].v && c0[ord[k].off] != serial) break;
+            if (f0[ord[k].off] != ord[k].v && !c0[ord[k].off]) break;
     } else {
         for (; k < np; k++)
-            if (abs_i(f0[ord[k].off] - ord[k].v) > tol && c0[ord[k].off] != serial) break;
+            if (abs_i(f0[ord[k].off] - ord[k].v) > tol && !c0[ord[k].off]) break;
     }
     if (k < np) {
         *work += k + 1;
         return -1;
     }
-    return fit_inside(s, ps, ord, t.j, py, px, best, work);
+    *work += np;
+    return fit_inside(s, ps, ord, t.j, py, px, best);
 }
 
 /* Pose id's tests (PoseTests), made on first use: its pixels far apart
@@ -566,7 +646,8 @@ static const PoseTests *pose_tests(St *s, int id)
     if (t->ord) return t;
     const PnmfSpritePose *ps = &s->d->pose[id];
     t->ord = pnmf_malloc_array((size_t)ps->npix, sizeof(TestPix));
-    t->yx = pnmf_malloc_array((size_t)ps->npix, sizeof(*t->yx));
+    const int npad = (ps->npix + 7) & ~7;
+    t->yx = pnmf_malloc_array((size_t)npad, sizeof(*t->yx));
     if (!t->ord || !t->yx) {
         pnmf_free(t->ord), pnmf_free(t->yx);
         t->ord = NULL, t->yx = NULL;
@@ -578,6 +659,10 @@ static const PoseTests *pose_tests(St *s, int id)
         t->ord[k] = (TestPix){ dy * s->w + dx, ps->pix[dy * ps->w + dx] };
         t->yx[k][0] = (int16_t)dy, t->yx[k][1] = (int16_t)dx;
     }
+    /* (fit_edge()'s bounds dy0 .. dy0 + ny lie in -h .. 2h, dx's in -w .. 2w:
+     * 16 bits hold them, and the padding pairs below every one of them) */
+    for (int k = ps->npix; k < npad; k++) t->yx[k][0] = t->yx[k][1] = INT16_MIN;
+    t->simd = s->w < 16384 && s->h < 16384;
     int bestv[8], anc[8];
     for (int q = 0; q < ps->npix; q++) {
         const int qy = (int)(ps->list[q] >> 16), qx = (int)(ps->list[q] & 0xFFFF);
@@ -607,12 +692,13 @@ static int push_place(St *s, int pose, int y, int x)
     return 0;
 }
 
-/* Mark the pixels pose ps at (py, px) paints and matches as explained by serial. */
-static void mark(St *s, const PnmfSpritePose *ps, int j, int py, int px, int serial)
+/* Mark the pixels pose ps at (py, px) paints and matches as explained,
+ * by the blob being explained (frame j's). */
+static void mark(St *s, const PnmfSpritePose *ps, int j, int py, int px)
 {
     const int w = s->w, h = s->h, tol = s->p->tol;
     const uint8_t *fr = s->frames[j];
-    int32_t *cov = s->cover + (size_t)j * w * h;
+    uint8_t *cov = s->cover + (size_t)j * w * h;
     uint8_t *fg = s->fg + (size_t)j * w * h;
     for (int i = 0; i < ps->npix; i++) {
         const int dy = (int)(ps->list[i] >> 16), dx = (int)(ps->list[i] & 0xFFFF);
@@ -620,7 +706,7 @@ static void mark(St *s, const PnmfSpritePose *ps, int j, int py, int px, int ser
         if (y < s->ay0 || y >= s->ay1 || x < s->ax0 || x >= s->ax1) continue;
         const int q = y * w + x;
         if (!cov[q] && abs_i(fr[(ptrdiff_t)y * s->stride + x] - ps->pix[dy * ps->w + dx]) <= tol)
-            cov[q] = serial, fg[q] = 0;
+            cov[q] = 1, fg[q] = 0, s->mine[q] = 1, s->mq[s->nmq++] = q;
     }
 }
 
@@ -664,8 +750,7 @@ static int crop_blob(const St *s, const Blob *b, uint8_t *pix, uint8_t *mask, in
 {
     const int w = s->w;
     /* a blob pixel (foreground) is explained where mark() has cleared its
-     * foreground byte, as it sets its cover: the byte plane read, a
-     * quarter of the cover's cache lines */
+     * foreground byte, as it sets its cover */
     const uint8_t *fg = s->fg + (size_t)b->frame * w * s->h;
     int y0 = s->h, x0 = w, y1 = -1, x1 = -1, n = 0;
     /* the blob's pixels are in raster order: their rows followed along */
@@ -722,7 +807,7 @@ static int add_pose(PnmfSpriteDict *d, int w, int h, const uint8_t *pix, const u
  * small sprite is below min_match, so without it each frame where the
  * small sprite crosses the large one makes a new pose of both. The pose's
  * box must equal the blob's, so a blob tests one shift per pose. */
-static int near_match(St *s, const Blob *b, int serial, int by, int bx, int bh, int bw, int left)
+static int near_match(St *s, const Blob *b, int by, int bx, int bh, int bw, int left)
 {
     const int j = b->frame, w = s->w, tol = s->p->tol;
     if (by == s->ay0 || bx == s->ax0 || by + bh == s->ay1 || bx + bw == s->ax1) return 0;
@@ -747,7 +832,7 @@ static int near_match(St *s, const Blob *b, int serial, int by, int bx, int bh, 
     }
     if (bi < 0 || !bmis) return 0; /* none, or an exact one the greedy finds */
     PNMF_CHECK(push_place(s, bi, by, bx));
-    mark(s, &s->d->pose[bi], j, by, bx, serial);
+    mark(s, &s->d->pose[bi], j, by, bx);
     return 0;
 }
 
@@ -791,14 +876,16 @@ static int first_at_least(const uint32_t *a, int lo, int hi, uint32_t key)
     return lo;
 }
 
-/* Explain one blob; serial is unique to it. */
-static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t *mask)
+/* Explain one blob. */
+static int explain_blob(St *s, const Blob *b, uint8_t *pix, uint8_t *mask)
 {
     const int j = b->frame, w = s->w, h = s->h;
     const PnmfSpriteParams *p = s->p;
     PnmfSpriteDict *d = s->d;
     int by, bx, bh, bw;
     s->ncand = 0;
+    for (int i = 0; i < s->nmq; i++) s->mine[s->mq[i]] = 0; /* the previous blob's */
+    s->nmq = 0;
     if (b->edge && s->aleft) s->aleft[j]--;
     int left = crop_blob(s, b, pix, mask, &by, &bx, &bh, &bw);
     if (!left) return 0;
@@ -806,11 +893,11 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
     int id = find_hash(d, bw, bh, pix, mask, hash);
     if (id >= 0) {
         PNMF_CHECK(push_place(s, id, by, bx));
-        mark(s, &d->pose[id], j, by, bx, serial);
+        mark(s, &d->pose[id], j, by, bx);
         s->out->hash_hits++;
         return commit_places(s, j);
     }
-    PNMF_CHECK(near_match(s, b, serial, by, bx, bh, bw, left));
+    PNMF_CHECK(near_match(s, b, by, bx, bh, bw, left));
     /* Greedy: the known pose that explains the most, placed, until none
      * fits. Inside the frame, every mask pixel of a fitting pose is in the
      * blob (shown, or under a pose in front that is), so its box lies in
@@ -836,7 +923,8 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
      * those of the whole area, made once for them (freed after the
      * last). They hold the region's positions in the same raster order,
      * and a try from one outside the region is out of every pose's range
-     * of shifts (TRY() skips it): the same tries in the same order. */
+     * of shifts (the rows and columns enumerated skip it): the same tries
+     * in the same order. */
     const uint32_t *bpos = s->bpos;
     const int *bstart = s->bstart;
     const int shared = edge && !p->own_regions && s->aleft && s->aleft[j] > 0; /* more edge blobs of j to come */
@@ -855,7 +943,18 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
     } else {
         by_value(s, j, ry0, ry1, rx0, rx1, s->bpos, s->bstart);
     }
-    const int32_t *cov = s->cover + (size_t)j * w * h;
+    /* an interior blob's anchors depend on the pose and the region's
+     * values alone: chosen at a pose's first try, kept for the blob's
+     * later steps (no pose is added during them) */
+    if (!edge) {
+        if (s->nanc1 < d->count) {
+            int *a = pnmf_realloc(s->anc1, sizeof(int) * (size_t)d->count);
+            if (!a) return PNMF_ERR_NOMEM;
+            s->anc1 = a, s->nanc1 = d->count;
+        }
+        for (int i = 0; i < d->count; i++) s->anc1[i] = -1;
+    }
+    const uint8_t *mine = s->mine;
     /* the search's work (pixels tested) is bounded per blob pixel; past
      * the bound the greedy stops where it is */
     const long budget = (long)p->budget * b->npix;
@@ -865,12 +964,12 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
         s->uy0 = ry0, s->ux0 = rx0, s->uw = rx1 - rx0, s->uh = ry1 - ry0, s->uj = j, s->uok = 0;
         s->usum = 0;
         /* only a placement of this blob (each made with push_place())
-         * paints with its serial: none yet, nothing to list */
+         * paints in mine: none yet, nothing to list */
         if (s->ncand)
             for (int y = ry0; y < ry1; y++)
                 for (int x = rx0; x < rx1; x++) {
                     const int q = y * w + x;
-                    if (cov[q] == serial) s->occ[nocc++] = (uint32_t)y << 16 | (uint32_t)x;
+                    if (mine[q]) s->occ[nocc++] = (uint32_t)y << 16 | (uint32_t)x;
                 }
         for (int i = 0; i < d->count && work < budget; i++) {
             const PnmfSpritePose *ps = &d->pose[i];
@@ -887,31 +986,35 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
             const PoseTests *pt = pose_tests(s, i);
             if (!pt) return PNMF_ERR_NOMEM;
             /* (the search reads frames whose rows are w apart) */
-            const TryAt at = { s->frames[j], cov, w, j, p->tol, serial, nocc > 0,
+            const TryAt at = { s->frames[j], mine, w, j, p->tol, nocc > 0,
                                s->ay0, s->ay1 - ps->h, s->ax0, s->ax1 - ps->w };
             int anc[8], na = 0;
             if (!edge) {
-                int an = -1;
-                for (int t = 0; t < ANCHOR_TRIES && t < ps->npix; t++) {
-                    const int q = (int)(((long long)t * ps->npix) / (ANCHOR_TRIES < ps->npix ? ANCHOR_TRIES : ps->npix));
-                    const int qy = (int)(ps->list[q] >> 16), qx = (int)(ps->list[q] & 0xFFFF);
-                    const int qv = ps->pix[qy * ps->w + qx];
-                    const int lo = qv - p->tol < 0 ? 0 : qv - p->tol, hi = qv + p->tol > 255 ? 255 : qv + p->tol;
-                    const int c = bstart[hi + 1] - bstart[lo];
-                    if (an < 0 || c < an) an = c, anc[0] = q;
+                if (s->anc1[i] < 0) {
+                    int an = -1, aq = 0;
+                    for (int t = 0; t < ANCHOR_TRIES && t < ps->npix; t++) {
+                        const int q =
+                            (int)(((long long)t * ps->npix) / (ANCHOR_TRIES < ps->npix ? ANCHOR_TRIES : ps->npix));
+                        const int qy = (int)(ps->list[q] >> 16), qx = (int)(ps->list[q] & 0xFFFF);
+                        const int qv = ps->pix[qy * ps->w + qx];
+                        const int lo = qv - p->tol < 0 ? 0 : qv - p->tol, hi = qv + p->tol > 255 ? 255 : qv + p->tol;
+                        const int c = bstart[hi + 1] - bstart[lo];
+                        if (an < 0 || c < an) an = c, aq = q;
+                    }
+                    s->anc1[i] = aq;
                 }
-                na = 1;
+                anc[0] = s->anc1[i], na = 1;
             } else {
                 na = pt->na;
                 memcpy(anc, pt->anc, sizeof(anc));
             }
-#define TRY(PY, PX) do { \
+            /* a try of a shift in range (klo, ylast, xa and xb keep the
+             * positions enumerated below there) */
+#define TRY_IN(PY, PX) do { \
                 const int py_ = (PY), px_ = (PX); \
-                if (py_ >= ylo && py_ <= yhi && px_ >= xlo && px_ <= xhi) { \
-                    const int f_ = try_place(s, ps, pt, at, py_, px_, best, &work); \
-                    if (f_ > best || (f_ == best && bi == i && (py_ < bpy || (py_ == bpy && px_ < bpx)))) \
-                        best = f_, bi = i, bpy = py_, bpx = px_; \
-                } \
+                const int f_ = try_place(s, ps, pt, at, py_, px_, best, &work); \
+                if (f_ > best || (f_ == best && bi == i && (py_ < bpy || (py_ == bpy && px_ < bpx)))) \
+                    best = f_, bi = i, bpy = py_, bpx = px_; \
             } while (0)
             for (int a = 0; a < na; a++) {
                 const int ay = (int)(ps->list[anc[a]] >> 16), ax = (int)(ps->list[anc[a]] & 0xFFFF);
@@ -932,7 +1035,7 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
                         const int y = (int)(e >> 16), x = (int)(e & 0xFFFF);
                         if (y > ylast) break;
                         if (x >= xa && x <= xb) {
-                            TRY(y - ay, x - ax);
+                            TRY_IN(y - ay, x - ax);
                             k++;
                             continue;
                         }
@@ -943,15 +1046,18 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
                         k = first_at_least(bpos, k + 1, g < kend ? g : kend, key);
                     }
                 }
-                /* the painted pixels are in raster order too */
-                for (int k = first_at_least(s->occ, 0, nocc, klo); k < nocc && (int)(s->occ[k] >> 16) <= ylast; k++)
-                    TRY((int)(s->occ[k] >> 16) - ay, (int)(s->occ[k] & 0xFFFF) - ax);
+                /* the painted pixels are in raster order too (those in
+                 * the columns in range: a try in range) */
+                for (int k = first_at_least(s->occ, 0, nocc, klo); k < nocc && (int)(s->occ[k] >> 16) <= ylast; k++) {
+                    const int x = (int)(s->occ[k] & 0xFFFF);
+                    if (x >= xa && x <= xb) TRY_IN((int)(s->occ[k] >> 16) - ay, x - ax);
+                }
             }
-#undef TRY
+#undef TRY_IN
         }
         if (bi < 0) break;
         PNMF_CHECK(push_place(s, bi, bpy, bpx));
-        mark(s, &d->pose[bi], j, bpy, bpx, serial);
+        mark(s, &d->pose[bi], j, bpy, bpx);
         left -= best;
         if (left <= 0) break;
     }
@@ -982,7 +1088,7 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
     }
     if (id >= 0) {
         PNMF_CHECK(push_place(s, id, by, bx));
-        mark(s, &d->pose[id], j, by, bx, serial);
+        mark(s, &d->pose[id], j, by, bx);
         return commit_places(s, j);
     }
     if (some && rest < p->min_match) return 0;
@@ -995,7 +1101,7 @@ static int explain_blob(St *s, const Blob *b, int serial, uint8_t *pix, uint8_t 
     id = add_pose(d, bw, bh, pix, mask, cut);
     if (id < 0) return id;
     PNMF_CHECK(push_place(s, id, by, bx));
-    mark(s, &d->pose[id], j, by, bx, serial);
+    mark(s, &d->pose[id], j, by, bx);
     s->out->new_poses++;
     return commit_places(s, j);
 }
@@ -1282,7 +1388,9 @@ int pnmf_sprite_find(PnmfSpriteDict *d, const PnmfSpriteParams *p, const uint8_t
     out->frame = pnmf_calloc((size_t)m, sizeof(PnmfSpriteFrame));
     s.fcap = pnmf_calloc((size_t)m, sizeof(int));
     s.fg = pnmf_malloc_array((size_t)m, n);
-    s.cover = pnmf_calloc((size_t)m * n, sizeof(int32_t));
+    s.cover = pnmf_calloc((size_t)m, n);
+    s.mine = pnmf_calloc(n, 1);
+    s.mq = pnmf_malloc_array(n, sizeof(int32_t));
     int32_t *lab = pnmf_malloc_array(n, sizeof(int32_t));
     int32_t *stack = pnmf_malloc_array(n, sizeof(int32_t));
     uint8_t *dil = pnmf_malloc_array(n, 2);
@@ -1306,7 +1414,7 @@ int pnmf_sprite_find(PnmfSpriteDict *d, const PnmfSpriteParams *p, const uint8_t
         }
     }
     int ret = PNMF_ERR_NOMEM, ablob = 0;
-    if (!out->bg || !out->frame || !s.fcap || !s.fg || !s.cover || !lab || !stack || !dil || !pix ||
+    if (!out->bg || !out->frame || !s.fcap || !s.fg || !s.cover || !s.mine || !s.mq || !lab || !stack || !dil || !pix ||
         !mask || !s.bpos || !s.occ || !s.unexp || (stride != w && (!packed || !pframes)))
         goto end;
 
@@ -1356,7 +1464,7 @@ int pnmf_sprite_find(PnmfSpriteDict *d, const PnmfSpriteParams *p, const uint8_t
         for (int b = 0; b < s.nblob; b++) s.aleft[s.blob[b].frame] += s.blob[b].edge;
     }
     for (int b = 0; b < s.nblob; b++)
-        if ((ret = explain_blob(&s, &s.blob[b], b + 1, pix, mask)) < 0) goto end;
+        if ((ret = explain_blob(&s, &s.blob[b], pix, mask)) < 0) goto end;
     if ((s.ay0 || s.ax0 || s.ay1 < h || s.ax1 < w) && (ret = paint_lines(&s, out->bg, pix, mask)) < 0) goto end;
     for (int j = 0; j < m; j++) {
         const uint8_t *fg = s.fg + (size_t)j * n;
@@ -1368,8 +1476,9 @@ done:
     d->windows++;
     ret = 0;
 end:
-    pnmf_free(s.fcap), pnmf_free(s.fg), pnmf_free(s.cover), pnmf_free(s.pixels), pnmf_free(s.blob);
-    pnmf_free(s.cand), pnmf_free(s.bpos), pnmf_free(s.occ), pnmf_free(s.unexp);
+    pnmf_free(s.fcap), pnmf_free(s.fg), pnmf_free(s.cover), pnmf_free(s.mine), pnmf_free(s.mq);
+    pnmf_free(s.pixels), pnmf_free(s.blob);
+    pnmf_free(s.cand), pnmf_free(s.bpos), pnmf_free(s.occ), pnmf_free(s.unexp), pnmf_free(s.anc1);
     for (int j = 0; s.apos && j < m; j++) pnmf_free(s.apos[j]);
     pnmf_free(s.apos), pnmf_free(s.astart), pnmf_free(s.aleft);
     for (int i = 0; i < s.ntests; i++) pnmf_free(s.tests[i].ord), pnmf_free(s.tests[i].yx);

@@ -1819,6 +1819,15 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
     /* a lossy window with sub-pixel motion at a fine step: the farther
      * references' searches pruned (search_block()'s go) */
     const int prune = r->subpel && !exact && step16 <= pnmf_residual_step(PNMF_SUBPEL_PRUNE_Q);
+    /* a lossy window of smooth content (sub-pixel motion or a cartoon's,
+     * the windows whose vectors are priced with the median, enc_median):
+     * the vectors a shifted block copies by a merge index are tried as
+     * its vector too, each weighed whole. The search ranks vectors by SAD
+     * and an estimate of a coded vector's bits (PNMF_MV_BITS_BASE), which
+     * prices a merge index as a coded difference; a candidate whose SAD
+     * and bits cost over PNMF_MERGE_GO times the searched vector's is not
+     * tried */
+    const int merge = PNMF_MERGE_TRIALS && r->enc_median && !exact && nref && step16 > PNMF_RES_MIN_STEP;
     /* a lossy window with sub-pixel motion (camera footage, rendered
      * animation; in cartoons and sprite animation the coarsest steps lose
      * by it: pingus_pan +2.3 % BD-rate) at steps coarser
@@ -1950,10 +1959,17 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
         LxTrial dt[PNMF_RES_PREDS];
         int ndt = 0, xfound = 0, won = -1; /* won: the put-off trial chosen */
         double est_best = INFINITY;
+        /* the shifted trial's vector (sh_t -1: none searched), and the
+         * price of no second hypothesis, for the merge trials */
+        int sh_t = -1, sh_dy = 0, sh_dx = 0;
+        double sh_cost = 1e300; /* its SAD + lam_sad * bits */
+        double bi0 = 0;
         /* the predictions, then (comp, window flags bit 17) the shifted one with
-         * the second hypothesis its search found */
-        for (int mi = 0; mi <= PNMF_RES_PREDS; mi++) {
-            const int comp = mi == PNMF_RES_PREDS, mode = comp ? PNMF_RES_SHIFTED : mi;
+         * the second hypothesis its search found, then (mrg) the shifted
+         * one with each vector a block here copies by its merge index */
+        for (int mi = 0; mi <= PNMF_RES_PREDS + (merge ? vk.n : 0); mi++) {
+            const int comp = mi == PNMF_RES_PREDS, mrg = mi - PNMF_RES_PREDS - 1;
+            const int mode = comp || mrg >= 0 ? PNMF_RES_SHIFTED : mi;
             if (comp && bt2 < 0) continue;
             const int needs_prev = mode == PNMF_RES_PREVIOUS || mode == PNMF_RES_MOTION || mode == PNMF_RES_SHIFTED;
             if (needs_prev && !nref) continue;
@@ -1963,7 +1979,22 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
             const uint8_t *cpre = comp ? bpred : NULL; /* the prediction, when made here */
             const int em = mode == PNMF_RES_PREVIOUS ? prev_mode : mode; /* the prediction made */
             if (mode == PNMF_RES_PREVIOUS) dy = fgy, dx = fgx;
-            if (comp) {
+            if (mrg >= 0) {
+                /* a candidate the search's SAD priced as a coded vector:
+                 * weighed whole at its merge index's price */
+                dy = vk.c[mrg][0], dx = vk.c[mrg][1], t = vk.c[mrg][2];
+                if (still || t < 0 || t >= nref || (t == sh_t && dy == sh_dy && dx == sh_dx)) continue;
+                if (!t && dy == qs * fgy && dx == qs * fgx) continue; /* the previous prediction, cheaper */
+                Dr = ref[t];
+                const double vb_ = vector_bits(r, &vs, &vk, t, dy, dx, 0);
+                if (sh_cost < 1e300) { /* past PNMF_MERGE_GO times the search's vector by its measure: no trial */
+                    uint8_t pb[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
+                    pnmf_residual_subpel(Dr, r->rows, r->cols, y0, y1, x0, x1, dy * (4 / qs), dx * (4 / qs), pb);
+                    if (pred_sad(src, r->cols, y0, x0, y1 - y0, x1 - x0, pb) + lam_sad * vb_ > PNMF_MERGE_GO * sh_cost)
+                        continue;
+                }
+                extra = lambda * (vb_ + bi0);
+            } else if (comp) {
                 dy = s_dy, dx = s_dx, t = s_t, Dr = ref[t];
                 extra = lambda * (vector_bits(r, &vs, &vk, t, dy, dx, 0) +
                                   rc_bi_step(NULL, &r->enc_bictx, bictx, bt2, bv2y - pnmf_bi_scale(dy, t, bt2),
@@ -1988,6 +2019,7 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
                 int16_t qcand[6 + 3 + PNMF_RES_MOTIONS + PNMF_LXM_CAP][2]; /* the best reference's candidates */
                 int nq = 0;
                 int hit = 0; /* exact: a reference so far predicts the block exactly */
+                int bsad = 0; /* the SAD of the best reference's vector */
                 for (int tt = 0; tt < nref; tt++) {
                     /* a lossless coding under sub-pixel motion finds no
                      * block by its hash (no index: nomatch): the skips
@@ -2081,18 +2113,18 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
                     const double c = sad + lam_sad * vector_bits(r, &vs, &vk, tt, ty, tx, 0);
                     rcost[tt] = c, rvec[tt][0] = (int16_t)ty, rvec[tt][1] = (int16_t)tx;
                     if (c < bc) {
-                        bc = c, dy = ty, dx = tx, t = tt;
+                        bc = c, dy = ty, dx = tx, t = tt, bsad = sad;
                         if (r->subpel) memcpy(qcand, cand, (size_t)nc * sizeof(cand[0])), nq = nc;
                     }
                 }
                 if (r->subpel && bc < 1e300) { /* the best reference's vector to quarter samples */
                     int pv[2];
                     pnmf_vec_pred(&vs, t, pv);
-                    refine_qpel(src, ref[t], r->rows, r->cols, y0, y1, x0, x1, (const int16_t (*)[2])qcand, nq,
-                                pv[0], pv[1], lam_sad, dy / 4, dx / 4, exact, &dy, &dx);
+                    bsad = refine_qpel(src, ref[t], r->rows, r->cols, y0, y1, x0, x1, (const int16_t (*)[2])qcand,
+                                       nq, pv[0], pv[1], lam_sad, dy / 4, dx / 4, exact, &dy, &dx);
                 }
                 /* window flags bit 17: the question's price for a block without a second hypothesis */
-                const double bi0 = bihas ? rc_bi_step(NULL, &r->enc_bictx, bictx, -1, 0, 0, 0) : 0;
+                bi0 = bihas ? rc_bi_step(NULL, &r->enc_bictx, bictx, -1, 0, 0, 0) : 0;
                 if (bihas && bc < 1e300) { /* and a second hypothesis, kept for the trials after the predictions' */
                     uint8_t p1[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
                     pnmf_residual_subpel(ref[t], r->rows, r->cols, y0, y1, x0, x1, dy * (4 / qs), dx * (4 / qs), p1);
@@ -2102,6 +2134,8 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
                     if (cb < 1e300 && cb < PNMF_BI_GO * (sad1 + lam_sad * bi0)) s_t = t, s_dy = dy, s_dx = dx;
                     else bt2 = -1;
                 }
+                sh_t = t, sh_dy = dy, sh_dx = dx;
+                if (bc < 1e300) sh_cost = bsad + lam_sad * vector_bits(r, &vs, &vk, t, dy, dx, 0);
                 if (!t && dy == qs * fgy && dx == qs * fgx) continue; /* the previous prediction, cheaper */
                 Dr = ref[t];
                 extra = lambda * (vector_bits(r, &vs, &vk, t, dy, dx, 0) + bi0);

@@ -323,6 +323,14 @@
 #ifndef PNMF_SUBPEL_COARSE_Q
 #define PNMF_SUBPEL_COARSE_Q 40
 #endif
+/* Whether a shifted block in a smooth lossy window also weighs each vector it can copy by a merge index whole (natural_cup -4.6 % BD-rate). */
+#ifndef PNMF_MERGE_TRIALS
+#define PNMF_MERGE_TRIALS 1
+#endif
+/* ... where its SAD + lam * bits is at most this times the searched vector's (CPU; 1.5 or no bound code alike, within the ladders' noise). */
+#ifndef PNMF_MERGE_GO
+#define PNMF_MERGE_GO 1.2
+#endif
 /* Whether every transform trial also lowers its last levels of 1 where the contexts' price says so (the chosen block's levels always are): natural_cup -q 35 -0.8 % bytes at equal PSNR-Y for 5 % more CPU, so off. */
 #ifndef PNMF_RDOQ_TRIALS
 #define PNMF_RDOQ_TRIALS 0

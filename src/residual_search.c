@@ -1826,8 +1826,10 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
      * and an estimate of a coded vector's bits (PNMF_MV_BITS_BASE), which
      * prices a merge index as a coded difference; a candidate whose SAD
      * and bits cost over PNMF_MERGE_GO times the searched vector's is not
-     * tried */
-    const int merge = PNMF_MERGE_TRIALS && r->enc_median && !exact && nref && step16 > PNMF_RES_MIN_STEP;
+     * tried. In the other lossy windows (PNMF_MERGE_SCREEN) the trials
+     * gain too, but the sprite gate then drops layers that paid */
+    const int merge = PNMF_MERGE_TRIALS && (r->enc_median || PNMF_MERGE_SCREEN) && !exact && nref &&
+                      step16 > PNMF_RES_MIN_STEP;
     /* a lossy window with sub-pixel motion (camera footage, rendered
      * animation; in cartoons and sprite animation the coarsest steps lose
      * by it: pingus_pan +2.3 % BD-rate) at steps coarser

@@ -327,6 +327,10 @@
 #ifndef PNMF_MERGE_TRIALS
 #define PNMF_MERGE_TRIALS 1
 #endif
+/* Whether merge trials run in the other lossy windows (screen content, sprites): off, as the sprite gate then drops layers that paid (docs/measurements.md, "Merge trials in screen windows"). */
+#ifndef PNMF_MERGE_SCREEN
+#define PNMF_MERGE_SCREEN 0
+#endif
 /* ... where its SAD + lam * bits is at most this times the searched vector's (CPU; 1.5 or no bound code alike, within the ladders' noise). */
 #ifndef PNMF_MERGE_GO
 #define PNMF_MERGE_GO 1.2

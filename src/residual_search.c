@@ -106,10 +106,12 @@ int pnmf_residual_levels_stream(RcBin *o, RcLevCtx *c, const PnmfResidual *r, in
 
 /* The range coder's price of a decision (rangecoder_enc.h). */
 float rc_cost_table[(1 << RC_COST_BITS) + 1];
+int64_t rc_cost_fixed_table[(1 << RC_COST_BITS) + 1];
 void rc_cost_init(void)
 {
     rc_cost_table[0] = 12.0f; /* a probability under 2^-12 (rare): the price of 2^-12 */
     for (int p = 1; p <= 1 << RC_COST_BITS; p++) rc_cost_table[p] = (float)-log2((double)p / (1 << RC_COST_BITS));
+    for (int p = 0; p <= 1 << RC_COST_BITS; p++) rc_cost_fixed_table[p] = (int64_t)(rc_cost_table[p] * 0x1p34f);
 }
 
 /* Estimated bits of a level once zstd has seen the layer: zeros are cheap
@@ -317,6 +319,13 @@ static double try_block(int mode, int coded, const LevelTab *lt, int step16, dou
         return (double)sse;
     }
     if (lc && coded && bits > est_cap) return 1e300;
+    if (lc && coded && !out) { /* a trial's price, stopped once the caller's sum reaches bj */
+        RcBin o = { .update = 0 };
+        if (rc_pixel_levels_fixed_upto(&o, lc, kind | pnmf_residual_is_intra(mode) << 1, y1 - y0, x1 - x0, lv,
+                                       INT16_MAX, lb, (double)sse, lambda, bj))
+            return 1e300;
+        return (double)sse + lambda * o.bits;
+    }
     if (lc && coded) { /* the levels stream's price with its contexts as they stand */
         RcBin o = { .update = out != NULL };
         rc_pixel_levels(&o, lc, kind | pnmf_residual_is_intra(mode) << 1, y1 - y0, x1 - x0, lv, INT16_MAX);
@@ -2256,7 +2265,7 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
             } else {
                 RcBin o = { .update = 0 }; /* stopped once it cannot win */
                 d->priced = !rc_pixel_levels_fixed_upto(&o, lc, kind | pnmf_residual_is_intra(d->pm) << 1, y1 - y0,
-                                                        x1 - x0, d->lv, INT16_MAX, d->lb, lambda, bj);
+                                                        x1 - x0, d->lv, INT16_MAX, d->lb, 0, lambda, bj);
                 d->bits = o.bits;
             }
             const double jj = d->lb + lambda * d->bits;

@@ -296,6 +296,28 @@ void pnmf_residual_subpel(const uint8_t *R, int rows, int cols, int y0, int y1, 
             const __m128i zero = _mm_setzero_si128(), rnd = _mm_set1_epi16(8);
             const __m128i ka = _mm_set1_epi16((short)wa), kb = _mm_set1_epi16((short)wb);
             const __m128i kc = _mm_set1_epi16((short)wc), kd = _mm_set1_epi16((short)wd);
+            if (!fy) { /* a horizontal fraction alone: the lower row's weights are 0 */
+                for (int y = y0; y < y1; y++) {
+                    const uint8_t *a = R + (size_t)(y + iy) * cols + x0 + ix;
+                    const __m128i a0 = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)a), zero);
+                    const __m128i a1 = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(a + 1)), zero);
+                    __m128i t = _mm_add_epi16(_mm_mullo_epi16(a0, ka), _mm_mullo_epi16(a1, kb));
+                    t = _mm_srli_epi16(_mm_add_epi16(t, rnd), 4);
+                    _mm_storel_epi64((__m128i *)(pred + (y - y0) * PNMF_RES_BLOCK), _mm_packus_epi16(t, zero));
+                }
+                return;
+            }
+            if (!fx) { /* a vertical fraction alone: the right column's weights are 0 */
+                for (int y = y0; y < y1; y++) {
+                    const uint8_t *a = R + (size_t)(y + iy) * cols + x0 + ix, *b = a + cols;
+                    const __m128i a0 = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)a), zero);
+                    const __m128i b0 = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)b), zero);
+                    __m128i t = _mm_add_epi16(_mm_mullo_epi16(a0, ka), _mm_mullo_epi16(b0, kc));
+                    t = _mm_srli_epi16(_mm_add_epi16(t, rnd), 4);
+                    _mm_storel_epi64((__m128i *)(pred + (y - y0) * PNMF_RES_BLOCK), _mm_packus_epi16(t, zero));
+                }
+                return;
+            }
             for (int y = y0; y < y1; y++) {
                 const uint8_t *a = R + (size_t)(y + iy) * cols + x0 + ix, *b = a + cols;
                 const __m128i a0 = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)a), zero);

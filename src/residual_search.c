@@ -1368,6 +1368,20 @@ static inline int shifted_pred(const PnmfResidual *r, int *dy, int *dx)
  * prediction they make. */
 static int avg_sad(const uint8_t *src, int cols, int y0, int x0, int h, int w, const uint8_t *p1, const uint8_t *p2)
 {
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+    if (h == 8 && w == 8) { /* PAVGB's average is (a + b + 1) >> 1 */
+        __m128i acc = _mm_setzero_si128();
+        for (int y = 0; y < 8; y += 2) {
+            const uint8_t *s = src + (size_t)(y0 + y) * cols + x0;
+            const __m128i sv = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)s),
+                                                  _mm_loadl_epi64((const __m128i *)(s + cols)));
+            const __m128i av = _mm_avg_epu8(_mm_loadu_si128((const __m128i *)(p1 + y * PNMF_RES_BLOCK)),
+                                            _mm_loadu_si128((const __m128i *)(p2 + y * PNMF_RES_BLOCK)));
+            acc = _mm_add_epi64(acc, _mm_sad_epu8(sv, av));
+        }
+        return _mm_cvtsi128_si32(acc) + _mm_extract_epi16(acc, 4);
+    }
+#endif
     int sad = 0;
     for (int y = 0; y < h; y++) {
         const uint8_t *s = src + (size_t)(y0 + y) * cols + x0, *a = p1 + y * PNMF_RES_BLOCK, *b = p2 + y * PNMF_RES_BLOCK;
@@ -1413,9 +1427,11 @@ static double bi_search(const PnmfResidual *r, const uint8_t *src, const uint8_t
 #define TRYB(ty, tx) do { \
         const int ty_ = (ty), tx_ = (tx); \
         if (abs(ty_) > maxv || abs(tx_) > maxv || abs(ty_ - sy) > 2 * maxv || abs(tx_ - sx) > 2 * maxv) break; \
+        /* the bits alone reaching the best: the SAD only adds to them */ \
+        const double b_ = lam * rc_bi_step(NULL, bc, ctx, tt, ty_ - sy, tx_ - sx, 0); \
+        if (b_ >= bl) break; \
         pnmf_residual_subpel(ref[tt], r->rows, r->cols, y0, y1, x0, x1, ty_ * (4 / qs), tx_ * (4 / qs), p2); \
-        const double c_ = avg_sad(src, r->cols, y0, x0, h, w, p1, p2) + \
-                          lam * rc_bi_step(NULL, bc, ctx, tt, ty_ - sy, tx_ - sx, 0); \
+        const double c_ = avg_sad(src, r->cols, y0, x0, h, w, p1, p2) + b_; \
         if (c_ < bl) bl = c_, by = ty_, bx = tx_; \
     } while (0)
         TRYB(sy, sx);

@@ -380,6 +380,15 @@ static inline int rc_pixel_levels_fixed_upto(RcBin *o, const RcLevCtx *c, int ki
                                              const int16_t *lev, int max_l, double lb, double base, double lambda,
                                              double stop)
 {
+    /* the costs of the zero, sign and > 1 decisions under each of the
+     * kind's contexts, looked up once for the block's levels (an integer
+     * sum: the same in any order) */
+    int64_t zc[RC_LEV_CLASSES][2], gc[RC_LEV_CLASSES][2], sc[3][2];
+    for (int k = 0; k < RC_LEV_CLASSES; k++)
+        for (int bit = 0; bit < 2; bit++)
+            zc[k][bit] = rc_cost_fixed(c->pzero[kind][k], bit), gc[k][bit] = rc_cost_fixed(c->pgt1[kind][k], bit);
+    for (int k = 0; k < 3; k++)
+        for (int bit = 0; bit < 2; bit++) sc[k][bit] = rc_cost_fixed(c->psign[kind][k], bit);
     int64_t bits = 0;
     int ret = 0;
     for (int y = 0; y < h && !ret; y++) {
@@ -394,11 +403,11 @@ static inline int rc_pixel_levels_fixed_upto(RcBin *o, const RcLevCtx *c, int ki
             const int cls = rc_lev_class(abs(L) + abs(A)), sn = L + A;
             const int l = row[x];
             L = l;
-            bits += rc_cost_fixed(c->pzero[kind][cls], l != 0);
+            bits += zc[cls][l != 0];
             if (!l) continue;
-            bits += rc_cost_fixed(c->psign[kind][sn < 0 ? 0 : sn == 0 ? 1 : 2], l < 0);
+            bits += sc[sn < 0 ? 0 : sn == 0 ? 1 : 2][l < 0];
             const int a = abs(l);
-            bits += rc_cost_fixed(c->pgt1[kind][cls], a > 1);
+            bits += gc[cls][a > 1];
             if (a <= 1) continue;
             const int r = a - 2;
             const RcProb *ctx = c->pmag[kind][cls];

@@ -230,7 +230,10 @@ static inline double mv_bits(int dy, int dx, int py, int px)
  * vector's bits not included). est (may be NULL): the levels' bits by
  * the fixed table; priced with the contexts (lc) only when that is at
  * most est_cap, else 1e300; est_cap < 0: not priced, the squared error
- * alone returned (the levels in levs, for the caller to price). exact: 1e300 unless the block is reproduced
+ * alone returned (the levels in levs, for the caller to price); levs
+ * and lc with est_cap >= 0 (the block committed): the contexts moved as
+ * coding its levels moves them, the squared error alone returned. exact:
+ * 1e300 unless the block is reproduced
  * exactly (a lossless coding's uncoded trial: an error of one gray level
  * outweighs what levels cost). lb, bj: 1e300 once lb + the squared error
  * reaches bj (the caller adds the result to lb and keeps it below bj
@@ -326,11 +329,10 @@ static double try_block(int mode, int coded, const LevelTab *lt, int step16, dou
             return 1e300;
         return (double)sse + lambda * o.bits;
     }
-    if (lc && coded) { /* the levels stream's price with its contexts as they stand */
-        RcBin o = { .update = out != NULL };
-        rc_pixel_levels(&o, lc, kind | pnmf_residual_is_intra(mode) << 1, y1 - y0, x1 - x0, lv, INT16_MAX);
-        bits = o.bits;
-        if (out) memcpy(out, lv, (size_t)(y1 - y0) * (x1 - x0) * sizeof(*lv));
+    if (lc && coded) { /* the block committed: its contexts moved, no price */
+        rc_pixel_levels_adapt(lc, kind | pnmf_residual_is_intra(mode) << 1, y1 - y0, x1 - x0, lv);
+        memcpy(out, lv, (size_t)(y1 - y0) * (x1 - x0) * sizeof(*lv));
+        return (double)sse;
     }
     return (double)sse + lambda * bits;
 }
@@ -1213,10 +1215,10 @@ static int search_block(const uint8_t *src, const uint8_t *Dp, int rows, int col
         if (in_) at[k_] = st; \
         const double b_ = (bits); \
         if (b_ >= best) break; \
-        const int lim_ = best > 0x7ffffff0 ? 0x7fffffff : (int)best + 1; \
         const int s_ = whole && y0 + ty_ >= 0 && y1 + ty_ <= rows && x0 + tx_ >= 0 && x1 + tx_ <= cols \
                            ? SAD_WHOLE(Dp + (size_t)(y0 + ty_) * cols + x0 + tx_) \
-                           : block_sad(src, Dp, rows, cols, y0, y1, x0, x1, ty_, tx_, lim_); \
+                           : block_sad(src, Dp, rows, cols, y0, y1, x0, x1, ty_, tx_, \
+                                       best > 0x7ffffff0 ? 0x7fffffff : (int)best + 1); \
         const double c_ = s_ + b_; \
         if (c_ < best) best = c_, vy = ty_, vx = tx_, moved = 1, bsad = s_; \
     } while (0)

@@ -540,6 +540,13 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
     const int64_t half = (int64_t)1 << (shift - 1);
     int coded[4];
     double rbits = 0; /* the levels' price rdoq_levels() gives (the contexts not moved) */
+    /* a prediction that does not read the frame being decoded (not intra):
+     * the whole block's at once, each quarter the same samples */
+    uint8_t whole[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
+    if (!pre && !pnmf_residual_is_intra(mode)) {
+        pnmf_residual_predict(mode, P, Pp, Dp, Dr, D, rows, cols, y0, y0 + 8, x0, x0 + 8, dy, dx, whole);
+        pre = whole;
+    }
     for (int sb = 0; sb < 4; sb++) {
         const int sy = y0 + (sb >> 1) * 4, sx = x0 + (sb & 1) * 4;
         int pred[16], x[16], w[16], res[16];
@@ -756,8 +763,54 @@ static inline int sad8x8_rows(const __m128i s[4], const uint8_t *d, int dcols)
 /* The sum of absolute 8x8 Hadamard coefficients of the 8 x 8 samples at s
  * (rows cols apart) less pred (rows 8 apart): a prediction's residual
  * as a transform sees it, where SAD overrates smooth residuals. */
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+/* One 8-point Hadamard transform across the eight vectors v[] (element
+ * by element), in 16 bits: |v| <= 2^15 / 8 on entry stays in range. */
+static inline void hadamard8_cols(__m128i v[8])
+{
+    for (int h = 1; h < 8; h *= 2)
+        for (int i = 0; i < 8; i++)
+            if (!(i & h)) {
+                const __m128i a = v[i], b = v[i + h];
+                v[i] = _mm_add_epi16(a, b), v[i + h] = _mm_sub_epi16(a, b);
+            }
+}
+#endif
+
 static int satd8x8(const uint8_t *s, const uint8_t *pred, int cols)
 {
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+    /* the same 64 coefficients up to their order (the 8x8 Hadamard
+     * transform is separable, each row of it a Walsh function): the
+     * columns' transform, a transpose, the rows'; every coefficient at
+     * most 64 * 255 in magnitude, exact in 16 bits */
+    const __m128i zero = _mm_setzero_si128();
+    __m128i v[8];
+    for (int y = 0; y < 8; y++)
+        v[y] = _mm_sub_epi16(_mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(s + (size_t)y * cols)), zero),
+                             _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(pred + 8 * y)), zero));
+    hadamard8_cols(v);
+    const __m128i a0 = _mm_unpacklo_epi16(v[0], v[1]), a1 = _mm_unpackhi_epi16(v[0], v[1]);
+    const __m128i a2 = _mm_unpacklo_epi16(v[2], v[3]), a3 = _mm_unpackhi_epi16(v[2], v[3]);
+    const __m128i a4 = _mm_unpacklo_epi16(v[4], v[5]), a5 = _mm_unpackhi_epi16(v[4], v[5]);
+    const __m128i a6 = _mm_unpacklo_epi16(v[6], v[7]), a7 = _mm_unpackhi_epi16(v[6], v[7]);
+    const __m128i b0 = _mm_unpacklo_epi32(a0, a2), b1 = _mm_unpackhi_epi32(a0, a2);
+    const __m128i b2 = _mm_unpacklo_epi32(a1, a3), b3 = _mm_unpackhi_epi32(a1, a3);
+    const __m128i b4 = _mm_unpacklo_epi32(a4, a6), b5 = _mm_unpackhi_epi32(a4, a6);
+    const __m128i b6 = _mm_unpacklo_epi32(a5, a7), b7 = _mm_unpackhi_epi32(a5, a7);
+    v[0] = _mm_unpacklo_epi64(b0, b4), v[1] = _mm_unpackhi_epi64(b0, b4);
+    v[2] = _mm_unpacklo_epi64(b1, b5), v[3] = _mm_unpackhi_epi64(b1, b5);
+    v[4] = _mm_unpacklo_epi64(b2, b6), v[5] = _mm_unpackhi_epi64(b2, b6);
+    v[6] = _mm_unpacklo_epi64(b3, b7), v[7] = _mm_unpackhi_epi64(b3, b7);
+    hadamard8_cols(v);
+    __m128i acc = zero;
+    const __m128i one = _mm_set1_epi16(1);
+    for (int i = 0; i < 8; i++) /* |x| as max(x, -x), pairs summed in 32 bits */
+        acc = _mm_add_epi32(acc, _mm_madd_epi16(_mm_max_epi16(v[i], _mm_sub_epi16(zero, v[i])), one));
+    acc = _mm_add_epi32(acc, _mm_shuffle_epi32(acc, _MM_SHUFFLE(1, 0, 3, 2)));
+    acc = _mm_add_epi32(acc, _mm_shuffle_epi32(acc, _MM_SHUFFLE(2, 3, 0, 1)));
+    return _mm_cvtsi128_si32(acc);
+#else
     int t[64];
     for (int y = 0; y < 8; y++) {
         int d[8];
@@ -781,6 +834,7 @@ static int satd8x8(const uint8_t *s, const uint8_t *pred, int cols)
         sum += abs(b4 + b5) + abs(b4 - b5) + abs(b6 + b7) + abs(b6 - b7);
     }
     return sum;
+#endif
 }
 
 /* Sum of absolute differences of the block of src against Dp displaced by
@@ -2169,11 +2223,13 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
             }
             int pdy = dy, pdx = dx; /* the prediction's displacement */
             const int pm_ = mode == PNMF_RES_SHIFTED ? shifted_pred(r, &pdy, &pdx) : em;
+            uint8_t spb[PNMF_RES_BLOCK * PNMF_RES_BLOCK]; /* a shifted prediction made here, for its trials too */
             if (mode == PNMF_RES_SHIFTED && txcut) {
-                uint8_t pb[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
-                if (comp) memcpy(pb, bpred, sizeof(pb));
-                else pnmf_residual_predict(pm_, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1, x0, x1, pdy, pdx, pb);
-                psad[mode] = satd8x8(src + (size_t)y0 * r->cols + x0, pb, r->cols);
+                if (!comp) {
+                    pnmf_residual_predict(pm_, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1, x0, x1, pdy, pdx, spb);
+                    cpre = spb;
+                }
+                psad[mode] = satd8x8(src + (size_t)y0 * r->cols + x0, cpre, r->cols);
                 if (psad[mode] < minsad) minsad = psad[mode];
             }
             /* lossless: a block the previous prediction copies exactly

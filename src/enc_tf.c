@@ -113,6 +113,20 @@ static uint64_t q_sse(const uint8_t *cur, const uint8_t *f, int rows, int cols, 
                       int qx)
 {
     uint64_t s = 0;
+    const int fy = qy & 3, fx = qx & 3, oy = qy >> 2, ox = qx >> 2;
+    if (y0 + oy >= 0 && y0 + h + oy < rows && x0 + ox >= 0 && x0 + w + ox < cols) {
+        /* every sample qsample() reads inside the frame: its sums without the clamps */
+        for (int y = 0; y < h; y++) {
+            const uint8_t *c = cur + (size_t)(y0 + y) * cols + x0, *a = f + (size_t)(y0 + y + oy) * cols + x0 + ox;
+            const uint8_t *b = a + cols;
+            for (int x = 0; x < w; x++) {
+                const int d = 16 * c[x] - ((4 - fy) * ((4 - fx) * a[x] + fx * a[x + 1]) +
+                                           fy * ((4 - fx) * b[x] + fx * b[x + 1]));
+                s += (uint64_t)(d * d);
+            }
+        }
+        return s;
+    }
     for (int y = 0; y < h; y++)
         for (int x = 0; x < w; x++) {
             const int d = 16 * cur[(size_t)(y0 + y) * cols + x0 + x] -
@@ -173,19 +187,37 @@ int pnmf_tf_filter(uint8_t *out, const uint8_t *cur, const uint8_t *const *nb, i
              * has the sample (-1: none) */
             int p[10][10], e2[10][10];
             uint64_t bsum = 0;
-            for (int y = -1; y <= h; y++)
-                for (int x = -1; x <= w; x++) {
-                    const int py = y0 + y, px = x0 + x;
-                    int v = -1;
-                    if (py >= 0 && py < rows && px >= 0 && px < cols) {
-                        const int P = qsample(f, rows, cols, 4 * py + qy, 4 * px + qx);
-                        const int d = 16 * cur[(size_t)py * cols + px] - P;
-                        p[y + 1][x + 1] = P;
-                        v = d * d;
+            const int fy = qy & 3, fx = qx & 3, oy = qy >> 2, ox = qx >> 2;
+            if (y0 >= 1 && y0 + h < rows && x0 >= 1 && x0 + w < cols && y0 - 1 + oy >= 0 && y0 + h + oy + 1 < rows &&
+                x0 - 1 + ox >= 0 && x0 + w + ox + 1 < cols) {
+                /* the area and every sample qsample() reads of it inside the frame: its sums without the clamps */
+                for (int y = -1; y <= h; y++) {
+                    const uint8_t *c = cur + (size_t)(y0 + y) * cols + x0;
+                    const uint8_t *ra = f + (size_t)(y0 + y + oy) * cols + x0 + ox, *rb = ra + cols;
+                    for (int x = -1; x <= w; x++) {
+                        const int P =
+                            (4 - fy) * ((4 - fx) * ra[x] + fx * ra[x + 1]) + fy * ((4 - fx) * rb[x] + fx * rb[x + 1]);
+                        const int d = 16 * c[x] - P;
+                        p[y + 1][x + 1] = P, e2[y + 1][x + 1] = d * d;
                     }
-                    e2[y + 1][x + 1] = v;
-                    if (y >= 0 && y < h && x >= 0 && x < w) bsum += (uint64_t)v;
                 }
+                for (int y = 0; y < h; y++)
+                    for (int x = 0; x < w; x++) bsum += (uint64_t)e2[y + 1][x + 1];
+            } else {
+                for (int y = -1; y <= h; y++)
+                    for (int x = -1; x <= w; x++) {
+                        const int py = y0 + y, px = x0 + x;
+                        int v = -1;
+                        if (py >= 0 && py < rows && px >= 0 && px < cols) {
+                            const int P = qsample(f, rows, cols, 4 * py + qy, 4 * px + qx);
+                            const int d = 16 * cur[(size_t)py * cols + px] - P;
+                            p[y + 1][x + 1] = P;
+                            v = d * d;
+                        }
+                        e2[y + 1][x + 1] = v;
+                        if (y >= 0 && y < h && x >= 0 && x < w) bsum += (uint64_t)v;
+                    }
+            }
             const double blk = (double)bsum / (h * w) / 256;
             for (int y = 0; y < h; y++)
                 for (int x = 0; x < w; x++) {

@@ -194,6 +194,8 @@ static inline void rc_encode_merge(RcEnc *e, RcVecCtx *c, const RcVecCand *k, in
  * as the writer will have them, block by block. */
 #define RC_COST_BITS PNMF_RC_COST_BITS
 extern float rc_cost_table[(1 << RC_COST_BITS) + 1];
+/* rc_cost_table's entries as integer counts of 2^-34 bits (rc_cost_fixed()) */
+extern int64_t rc_cost_fixed_table[(1 << RC_COST_BITS) + 1];
 void rc_cost_init(void);
 
 static inline int rc_cost_index(RcProb p, int bit)
@@ -362,24 +364,35 @@ static inline int rc_lev_rem(RcBin *o, RcProb *ctx, int stride, int r)
 
 /* A cost of rc_cost_table as an integer count of 2^-34 bits: every entry
  * is 0 or at least 2^-11 (-log2(2047 / 2048), RC_COST_BITS at most 11), and a float, so a whole
- * multiple of 2^-34; the product is exact, and so is its conversion. */
+ * multiple of 2^-34; the product is exact, and so is its conversion
+ * (rc_cost_init() fills rc_cost_fixed_table with them). */
 static inline int64_t rc_cost_fixed(RcProb p, int bit)
 {
-    return (int64_t)(rc_cost_table[rc_cost_index(p, bit)] * 0x1p34f);
+    return rc_cost_fixed_table[rc_cost_index(p, bit)];
 }
 
 /* rc_pixel_levels_fixed() (below) that may stop after a row once lb +
- * lambda * the bits so far reaches stop (then returns 1, o->bits holding
- * those bits): the costs are not negative and the rounded product and sum
- * do not fall as the bits grow, so a price whose lb + lambda * bits is
- * below stop runs to the end and is the same. */
+ * (base + lambda * the bits so far) reaches stop (then returns 1, o->bits
+ * holding those bits): the costs are not negative and the rounded product
+ * and sums do not fall as the bits grow, so a price whose lb + (base +
+ * lambda * bits) is below stop runs to the end and is the same. */
 static inline int rc_pixel_levels_fixed_upto(RcBin *o, const RcLevCtx *c, int kind, int h, int w,
-                                             const int16_t *lev, int max_l, double lb, double lambda, double stop)
+                                             const int16_t *lev, int max_l, double lb, double base, double lambda,
+                                             double stop)
 {
+    /* the costs of the zero, sign and > 1 decisions under each of the
+     * kind's contexts, looked up once for the block's levels (an integer
+     * sum: the same in any order) */
+    int64_t zc[RC_LEV_CLASSES][2], gc[RC_LEV_CLASSES][2], sc[3][2];
+    for (int k = 0; k < RC_LEV_CLASSES; k++)
+        for (int bit = 0; bit < 2; bit++)
+            zc[k][bit] = rc_cost_fixed(c->pzero[kind][k], bit), gc[k][bit] = rc_cost_fixed(c->pgt1[kind][k], bit);
+    for (int k = 0; k < 3; k++)
+        for (int bit = 0; bit < 2; bit++) sc[k][bit] = rc_cost_fixed(c->psign[kind][k], bit);
     int64_t bits = 0;
     int ret = 0;
     for (int y = 0; y < h && !ret; y++) {
-        if (y && lb + lambda * ((double)bits * 0x1p-34) >= stop) {
+        if (y && lb + (base + lambda * ((double)bits * 0x1p-34)) >= stop) {
             ret = 1;
             break;
         }
@@ -390,11 +403,11 @@ static inline int rc_pixel_levels_fixed_upto(RcBin *o, const RcLevCtx *c, int ki
             const int cls = rc_lev_class(abs(L) + abs(A)), sn = L + A;
             const int l = row[x];
             L = l;
-            bits += rc_cost_fixed(c->pzero[kind][cls], l != 0);
+            bits += zc[cls][l != 0];
             if (!l) continue;
-            bits += rc_cost_fixed(c->psign[kind][sn < 0 ? 0 : sn == 0 ? 1 : 2], l < 0);
+            bits += sc[sn < 0 ? 0 : sn == 0 ? 1 : 2][l < 0];
             const int a = abs(l);
-            bits += rc_cost_fixed(c->pgt1[kind][cls], a > 1);
+            bits += gc[cls][a > 1];
             if (a <= 1) continue;
             const int r = a - 2;
             const RcProb *ctx = c->pmag[kind][cls];
@@ -452,7 +465,7 @@ static inline void rc_pixel_levels_adapt(RcLevCtx *c, int kind, int h, int w, co
 static inline int rc_pixel_levels_fixed(RcBin *o, const RcLevCtx *c, int kind, int h, int w, const int16_t *lev,
                                         int max_l)
 {
-    return rc_pixel_levels_fixed_upto(o, c, kind, h, w, lev, max_l, 0, 0, INFINITY);
+    return rc_pixel_levels_fixed_upto(o, c, kind, h, w, lev, max_l, 0, 0, 0, INFINITY);
 }
 
 /* rc_pixel_levels() coded (o->enc): the encoder's state held in locals

@@ -289,27 +289,58 @@ void pnmf_residual_subpel(const uint8_t *R, int rows, int cols, int y0, int y1, 
     const int fy = (qy % 4 + 4) % 4, fx = (qx % 4 + 4) % 4, iy = (qy - fy) / 4, ix = (qx - fx) / 4;
     const int wa = (4 - fy) * (4 - fx), wb = (4 - fy) * fx, wc = fy * (4 - fx), wd = fy * fx;
     const int w = x1 - x0;
-    if (y0 + iy >= 0 && y1 + iy < rows && x0 + ix >= 0 && x1 + ix < cols) {
-        /* inside the frame: no clamping, straight rows the compiler vectorizes */
 #if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
-        if (w == PNMF_RES_BLOCK) { /* a row of 8 in 16 bits: the weights sum to 16, at most 16 * 255 + 8 */
-            const __m128i zero = _mm_setzero_si128(), rnd = _mm_set1_epi16(8);
-            const __m128i ka = _mm_set1_epi16((short)wa), kb = _mm_set1_epi16((short)wb);
-            const __m128i kc = _mm_set1_epi16((short)wc), kd = _mm_set1_epi16((short)wd);
+    /* a row of 8 whose samples of non-zero weight lie inside the frame (a
+     * sample of weight 0 adds nothing, clamped or not): no clamping, in 16
+     * bits (the weights sum to 16, at most 16 * 255 + 8) */
+    if (w == PNMF_RES_BLOCK && y0 + iy >= 0 && y1 + iy + (fy != 0) <= rows && x0 + ix >= 0 &&
+        x1 + ix + (fx != 0) <= cols) {
+        const __m128i zero = _mm_setzero_si128(), rnd = _mm_set1_epi16(8);
+        const __m128i ka = _mm_set1_epi16((short)wa), kb = _mm_set1_epi16((short)wb);
+        const __m128i kc = _mm_set1_epi16((short)wc), kd = _mm_set1_epi16((short)wd);
+        if (!fy && !fx) { /* a whole vector: the rows copied */
+            for (int y = y0; y < y1; y++)
+                memcpy(pred + (y - y0) * PNMF_RES_BLOCK, R + (size_t)(y + iy) * cols + x0 + ix, PNMF_RES_BLOCK);
+            return;
+        }
+        if (!fy) { /* a horizontal fraction alone: the lower row's weights are 0 */
             for (int y = y0; y < y1; y++) {
-                const uint8_t *a = R + (size_t)(y + iy) * cols + x0 + ix, *b = a + cols;
+                const uint8_t *a = R + (size_t)(y + iy) * cols + x0 + ix;
                 const __m128i a0 = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)a), zero);
                 const __m128i a1 = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(a + 1)), zero);
-                const __m128i b0 = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)b), zero);
-                const __m128i b1 = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(b + 1)), zero);
                 __m128i t = _mm_add_epi16(_mm_mullo_epi16(a0, ka), _mm_mullo_epi16(a1, kb));
-                t = _mm_add_epi16(t, _mm_add_epi16(_mm_mullo_epi16(b0, kc), _mm_mullo_epi16(b1, kd)));
                 t = _mm_srli_epi16(_mm_add_epi16(t, rnd), 4);
                 _mm_storel_epi64((__m128i *)(pred + (y - y0) * PNMF_RES_BLOCK), _mm_packus_epi16(t, zero));
             }
             return;
         }
+        if (!fx) { /* a vertical fraction alone: the right column's weights are 0 */
+            for (int y = y0; y < y1; y++) {
+                const uint8_t *a = R + (size_t)(y + iy) * cols + x0 + ix, *b = a + cols;
+                const __m128i a0 = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)a), zero);
+                const __m128i b0 = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)b), zero);
+                __m128i t = _mm_add_epi16(_mm_mullo_epi16(a0, ka), _mm_mullo_epi16(b0, kc));
+                t = _mm_srli_epi16(_mm_add_epi16(t, rnd), 4);
+                _mm_storel_epi64((__m128i *)(pred + (y - y0) * PNMF_RES_BLOCK), _mm_packus_epi16(t, zero));
+            }
+            return;
+        }
+        for (int y = y0; y < y1; y++) {
+            const uint8_t *a = R + (size_t)(y + iy) * cols + x0 + ix, *b = a + cols;
+            const __m128i a0 = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)a), zero);
+            const __m128i a1 = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(a + 1)), zero);
+            const __m128i b0 = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)b), zero);
+            const __m128i b1 = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(b + 1)), zero);
+            __m128i t = _mm_add_epi16(_mm_mullo_epi16(a0, ka), _mm_mullo_epi16(a1, kb));
+            t = _mm_add_epi16(t, _mm_add_epi16(_mm_mullo_epi16(b0, kc), _mm_mullo_epi16(b1, kd)));
+            t = _mm_srli_epi16(_mm_add_epi16(t, rnd), 4);
+            _mm_storel_epi64((__m128i *)(pred + (y - y0) * PNMF_RES_BLOCK), _mm_packus_epi16(t, zero));
+        }
+        return;
+    }
 #endif
+    if (y0 + iy >= 0 && y1 + iy < rows && x0 + ix >= 0 && x1 + ix < cols) {
+        /* inside the frame: no clamping, straight rows the compiler vectorizes */
         for (int y = y0; y < y1; y++) {
             const uint8_t *a = R + (size_t)(y + iy) * cols + x0 + ix, *b = a + cols;
             uint8_t *o = pred + (y - y0) * PNMF_RES_BLOCK;

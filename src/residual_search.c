@@ -106,10 +106,12 @@ int pnmf_residual_levels_stream(RcBin *o, RcLevCtx *c, const PnmfResidual *r, in
 
 /* The range coder's price of a decision (rangecoder_enc.h). */
 float rc_cost_table[(1 << RC_COST_BITS) + 1];
+int64_t rc_cost_fixed_table[(1 << RC_COST_BITS) + 1];
 void rc_cost_init(void)
 {
     rc_cost_table[0] = 12.0f; /* a probability under 2^-12 (rare): the price of 2^-12 */
     for (int p = 1; p <= 1 << RC_COST_BITS; p++) rc_cost_table[p] = (float)-log2((double)p / (1 << RC_COST_BITS));
+    for (int p = 0; p <= 1 << RC_COST_BITS; p++) rc_cost_fixed_table[p] = (int64_t)(rc_cost_table[p] * 0x1p34f);
 }
 
 /* Estimated bits of a level once zstd has seen the layer: zeros are cheap
@@ -228,7 +230,10 @@ static inline double mv_bits(int dy, int dx, int py, int px)
  * vector's bits not included). est (may be NULL): the levels' bits by
  * the fixed table; priced with the contexts (lc) only when that is at
  * most est_cap, else 1e300; est_cap < 0: not priced, the squared error
- * alone returned (the levels in levs, for the caller to price). exact: 1e300 unless the block is reproduced
+ * alone returned (the levels in levs, for the caller to price); levs
+ * and lc with est_cap >= 0 (the block committed): the contexts moved as
+ * coding its levels moves them, the squared error alone returned. exact:
+ * 1e300 unless the block is reproduced
  * exactly (a lossless coding's uncoded trial: an error of one gray level
  * outweighs what levels cost). lb, bj: 1e300 once lb + the squared error
  * reaches bj (the caller adds the result to lb and keeps it below bj
@@ -317,11 +322,17 @@ static double try_block(int mode, int coded, const LevelTab *lt, int step16, dou
         return (double)sse;
     }
     if (lc && coded && bits > est_cap) return 1e300;
-    if (lc && coded) { /* the levels stream's price with its contexts as they stand */
-        RcBin o = { .update = out != NULL };
-        rc_pixel_levels(&o, lc, kind | pnmf_residual_is_intra(mode) << 1, y1 - y0, x1 - x0, lv, INT16_MAX);
-        bits = o.bits;
-        if (out) memcpy(out, lv, (size_t)(y1 - y0) * (x1 - x0) * sizeof(*lv));
+    if (lc && coded && !out) { /* a trial's price, stopped once the caller's sum reaches bj */
+        RcBin o = { .update = 0 };
+        if (rc_pixel_levels_fixed_upto(&o, lc, kind | pnmf_residual_is_intra(mode) << 1, y1 - y0, x1 - x0, lv,
+                                       INT16_MAX, lb, (double)sse, lambda, bj))
+            return 1e300;
+        return (double)sse + lambda * o.bits;
+    }
+    if (lc && coded) { /* the block committed: its contexts moved, no price */
+        rc_pixel_levels_adapt(lc, kind | pnmf_residual_is_intra(mode) << 1, y1 - y0, x1 - x0, lv);
+        memcpy(out, lv, (size_t)(y1 - y0) * (x1 - x0) * sizeof(*lv));
+        return (double)sse;
     }
     return (double)sse + lambda * bits;
 }
@@ -529,6 +540,13 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
     const int64_t half = (int64_t)1 << (shift - 1);
     int coded[4];
     double rbits = 0; /* the levels' price rdoq_levels() gives (the contexts not moved) */
+    /* a prediction that does not read the frame being decoded (not intra):
+     * the whole block's at once, each quarter the same samples */
+    uint8_t whole[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
+    if (!pre && !pnmf_residual_is_intra(mode)) {
+        pnmf_residual_predict(mode, P, Pp, Dp, Dr, D, rows, cols, y0, y0 + 8, x0, x0 + 8, dy, dx, whole);
+        pre = whole;
+    }
     for (int sb = 0; sb < 4; sb++) {
         const int sy = y0 + (sb >> 1) * 4, sx = x0 + (sb & 1) * 4;
         int pred[16], x[16], w[16], res[16];
@@ -745,8 +763,54 @@ static inline int sad8x8_rows(const __m128i s[4], const uint8_t *d, int dcols)
 /* The sum of absolute 8x8 Hadamard coefficients of the 8 x 8 samples at s
  * (rows cols apart) less pred (rows 8 apart): a prediction's residual
  * as a transform sees it, where SAD overrates smooth residuals. */
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+/* One 8-point Hadamard transform across the eight vectors v[] (element
+ * by element), in 16 bits: |v| <= 2^15 / 8 on entry stays in range. */
+static inline void hadamard8_cols(__m128i v[8])
+{
+    for (int h = 1; h < 8; h *= 2)
+        for (int i = 0; i < 8; i++)
+            if (!(i & h)) {
+                const __m128i a = v[i], b = v[i + h];
+                v[i] = _mm_add_epi16(a, b), v[i + h] = _mm_sub_epi16(a, b);
+            }
+}
+#endif
+
 static int satd8x8(const uint8_t *s, const uint8_t *pred, int cols)
 {
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+    /* the same 64 coefficients up to their order (the 8x8 Hadamard
+     * transform is separable, each row of it a Walsh function): the
+     * columns' transform, a transpose, the rows'; every coefficient at
+     * most 64 * 255 in magnitude, exact in 16 bits */
+    const __m128i zero = _mm_setzero_si128();
+    __m128i v[8];
+    for (int y = 0; y < 8; y++)
+        v[y] = _mm_sub_epi16(_mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(s + (size_t)y * cols)), zero),
+                             _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(pred + 8 * y)), zero));
+    hadamard8_cols(v);
+    const __m128i a0 = _mm_unpacklo_epi16(v[0], v[1]), a1 = _mm_unpackhi_epi16(v[0], v[1]);
+    const __m128i a2 = _mm_unpacklo_epi16(v[2], v[3]), a3 = _mm_unpackhi_epi16(v[2], v[3]);
+    const __m128i a4 = _mm_unpacklo_epi16(v[4], v[5]), a5 = _mm_unpackhi_epi16(v[4], v[5]);
+    const __m128i a6 = _mm_unpacklo_epi16(v[6], v[7]), a7 = _mm_unpackhi_epi16(v[6], v[7]);
+    const __m128i b0 = _mm_unpacklo_epi32(a0, a2), b1 = _mm_unpackhi_epi32(a0, a2);
+    const __m128i b2 = _mm_unpacklo_epi32(a1, a3), b3 = _mm_unpackhi_epi32(a1, a3);
+    const __m128i b4 = _mm_unpacklo_epi32(a4, a6), b5 = _mm_unpackhi_epi32(a4, a6);
+    const __m128i b6 = _mm_unpacklo_epi32(a5, a7), b7 = _mm_unpackhi_epi32(a5, a7);
+    v[0] = _mm_unpacklo_epi64(b0, b4), v[1] = _mm_unpackhi_epi64(b0, b4);
+    v[2] = _mm_unpacklo_epi64(b1, b5), v[3] = _mm_unpackhi_epi64(b1, b5);
+    v[4] = _mm_unpacklo_epi64(b2, b6), v[5] = _mm_unpackhi_epi64(b2, b6);
+    v[6] = _mm_unpacklo_epi64(b3, b7), v[7] = _mm_unpackhi_epi64(b3, b7);
+    hadamard8_cols(v);
+    __m128i acc = zero;
+    const __m128i one = _mm_set1_epi16(1);
+    for (int i = 0; i < 8; i++) /* |x| as max(x, -x), pairs summed in 32 bits */
+        acc = _mm_add_epi32(acc, _mm_madd_epi16(_mm_max_epi16(v[i], _mm_sub_epi16(zero, v[i])), one));
+    acc = _mm_add_epi32(acc, _mm_shuffle_epi32(acc, _MM_SHUFFLE(1, 0, 3, 2)));
+    acc = _mm_add_epi32(acc, _mm_shuffle_epi32(acc, _MM_SHUFFLE(2, 3, 0, 1)));
+    return _mm_cvtsi128_si32(acc);
+#else
     int t[64];
     for (int y = 0; y < 8; y++) {
         int d[8];
@@ -770,6 +834,7 @@ static int satd8x8(const uint8_t *s, const uint8_t *pred, int cols)
         sum += abs(b4 + b5) + abs(b4 - b5) + abs(b6 + b7) + abs(b6 - b7);
     }
     return sum;
+#endif
 }
 
 /* Sum of absolute differences of the block of src against Dp displaced by
@@ -1204,10 +1269,10 @@ static int search_block(const uint8_t *src, const uint8_t *Dp, int rows, int col
         if (in_) at[k_] = st; \
         const double b_ = (bits); \
         if (b_ >= best) break; \
-        const int lim_ = best > 0x7ffffff0 ? 0x7fffffff : (int)best + 1; \
         const int s_ = whole && y0 + ty_ >= 0 && y1 + ty_ <= rows && x0 + tx_ >= 0 && x1 + tx_ <= cols \
                            ? SAD_WHOLE(Dp + (size_t)(y0 + ty_) * cols + x0 + tx_) \
-                           : block_sad(src, Dp, rows, cols, y0, y1, x0, x1, ty_, tx_, lim_); \
+                           : block_sad(src, Dp, rows, cols, y0, y1, x0, x1, ty_, tx_, \
+                                       best > 0x7ffffff0 ? 0x7fffffff : (int)best + 1); \
         const double c_ = s_ + b_; \
         if (c_ < best) best = c_, vy = ty_, vx = tx_, moved = 1, bsad = s_; \
     } while (0)
@@ -1359,6 +1424,20 @@ static inline int shifted_pred(const PnmfResidual *r, int *dy, int *dx)
  * prediction they make. */
 static int avg_sad(const uint8_t *src, int cols, int y0, int x0, int h, int w, const uint8_t *p1, const uint8_t *p2)
 {
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+    if (h == 8 && w == 8) { /* PAVGB's average is (a + b + 1) >> 1 */
+        __m128i acc = _mm_setzero_si128();
+        for (int y = 0; y < 8; y += 2) {
+            const uint8_t *s = src + (size_t)(y0 + y) * cols + x0;
+            const __m128i sv = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)s),
+                                                  _mm_loadl_epi64((const __m128i *)(s + cols)));
+            const __m128i av = _mm_avg_epu8(_mm_loadu_si128((const __m128i *)(p1 + y * PNMF_RES_BLOCK)),
+                                            _mm_loadu_si128((const __m128i *)(p2 + y * PNMF_RES_BLOCK)));
+            acc = _mm_add_epi64(acc, _mm_sad_epu8(sv, av));
+        }
+        return _mm_cvtsi128_si32(acc) + _mm_extract_epi16(acc, 4);
+    }
+#endif
     int sad = 0;
     for (int y = 0; y < h; y++) {
         const uint8_t *s = src + (size_t)(y0 + y) * cols + x0, *a = p1 + y * PNMF_RES_BLOCK, *b = p2 + y * PNMF_RES_BLOCK;
@@ -1404,9 +1483,11 @@ static double bi_search(const PnmfResidual *r, const uint8_t *src, const uint8_t
 #define TRYB(ty, tx) do { \
         const int ty_ = (ty), tx_ = (tx); \
         if (abs(ty_) > maxv || abs(tx_) > maxv || abs(ty_ - sy) > 2 * maxv || abs(tx_ - sx) > 2 * maxv) break; \
+        /* the bits alone reaching the best: the SAD only adds to them */ \
+        const double b_ = lam * rc_bi_step(NULL, bc, ctx, tt, ty_ - sy, tx_ - sx, 0); \
+        if (b_ >= bl) break; \
         pnmf_residual_subpel(ref[tt], r->rows, r->cols, y0, y1, x0, x1, ty_ * (4 / qs), tx_ * (4 / qs), p2); \
-        const double c_ = avg_sad(src, r->cols, y0, x0, h, w, p1, p2) + \
-                          lam * rc_bi_step(NULL, bc, ctx, tt, ty_ - sy, tx_ - sx, 0); \
+        const double c_ = avg_sad(src, r->cols, y0, x0, h, w, p1, p2) + b_; \
         if (c_ < bl) bl = c_, by = ty_, bx = tx_; \
     } while (0)
         TRYB(sy, sx);
@@ -2144,11 +2225,13 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
             }
             int pdy = dy, pdx = dx; /* the prediction's displacement */
             const int pm_ = mode == PNMF_RES_SHIFTED ? shifted_pred(r, &pdy, &pdx) : em;
+            uint8_t spb[PNMF_RES_BLOCK * PNMF_RES_BLOCK]; /* a shifted prediction made here, for its trials too */
             if (mode == PNMF_RES_SHIFTED && txcut) {
-                uint8_t pb[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
-                if (comp) memcpy(pb, bpred, sizeof(pb));
-                else pnmf_residual_predict(pm_, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1, x0, x1, pdy, pdx, pb);
-                psad[mode] = satd8x8(src + (size_t)y0 * r->cols + x0, pb, r->cols);
+                if (!comp) {
+                    pnmf_residual_predict(pm_, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1, x0, x1, pdy, pdx, spb);
+                    cpre = spb;
+                }
+                psad[mode] = satd8x8(src + (size_t)y0 * r->cols + x0, cpre, r->cols);
                 if (psad[mode] < minsad) minsad = psad[mode];
             }
             /* lossless: a block the previous prediction copies exactly
@@ -2258,7 +2341,7 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
             } else {
                 RcBin o = { .update = 0 }; /* stopped once it cannot win */
                 d->priced = !rc_pixel_levels_fixed_upto(&o, lc, kind | pnmf_residual_is_intra(d->pm) << 1, y1 - y0,
-                                                        x1 - x0, d->lv, INT16_MAX, d->lb, lambda, bj);
+                                                        x1 - x0, d->lv, INT16_MAX, d->lb, 0, lambda, bj);
                 d->bits = o.bits;
             }
             const double jj = d->lb + lambda * d->bits;

@@ -235,7 +235,7 @@ static void pixel_levels_ref(RcBin *o, RcLevCtx *c, int kind, int h, int w, cons
  * sum one by one; with the contexts moved, the same bits and contexts;
  * the contexts moved alone (rc_pixel_levels_adapt()) the same; a price
  * that may stop runs whole, the same, where it stays under its stop, and
- * stops only where lb + lambda * the bits reach it. */
+ * stops only where lb + (base + lambda * the bits) reach it. */
 static void test_level_prices(void)
 {
     static RcLevCtx c, cr, cu;
@@ -251,12 +251,13 @@ static void test_level_prices(void)
         pixel_levels_ref(&orf, &c, kind, h, w, lev);
         same &= of.bits == orf.bits;
         const double lambda = 0.05 + (double)(next() % 100) / 10, lb = (double)(next() % 1000) / 7;
-        const double stop = lb + lambda * orf.bits * (double)(next() % 200) / 100;
+        const double base = b & 1 ? (double)(next() % 5000) : 0; /* a squared error, or none */
+        const double stop = lb + (base + lambda * orf.bits * (double)(next() % 200) / 100);
         RcBin ou = { .update = 0 };
-        const int st = rc_pixel_levels_fixed_upto(&ou, &c, kind, h, w, lev, INT16_MAX, lb, lambda, stop);
-        if (st) upto &= lb + lambda * ou.bits >= stop, stops++;
+        const int st = rc_pixel_levels_fixed_upto(&ou, &c, kind, h, w, lev, INT16_MAX, lb, base, lambda, stop);
+        if (st) upto &= lb + (base + lambda * ou.bits) >= stop, stops++;
         else upto &= ou.bits == orf.bits, whole++;
-        upto &= !(lb + lambda * orf.bits < stop && st);
+        upto &= !(lb + (base + lambda * orf.bits) < stop && st);
         cr = c, cu = c;
         RcBin om = { .update = 1, .bits = 0.5 }, omr = { .update = 1, .bits = 0.5 };
         rc_pixel_levels(&om, &c, kind, h, w, lev, INT16_MAX);

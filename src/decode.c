@@ -181,8 +181,9 @@ static int load_window(PnmfDecoder *d)
     return 0;
 }
 
-/* Frame coded of the loaded window in layout order. With a residual
- * layer, frames must come in coding order from the window's first. */
+/* The loaded window's frame at coding position d->coded, in layout order.
+ * With a residual layer, frames must come in coding order from the
+ * window's first. */
 static const uint8_t *next_layout(PnmfDecoder *d)
 {
     if (!d->md.res.step16) {

@@ -291,8 +291,8 @@ int pnmf_res_run_start(ResRun *run, const PnmfEncoder *e, ResBufs *rb, PnmfWindo
     int casc16 = PNMF_CASC_PERIOD && e->subpel ? casc_step(step16, PNMF_CASC_QP) : 0;
     /* a window coded out of order (e->order, window flags bit 19): the
      * groups' anchors, which the frames of their group and of the next
-     * reach back to, PNMF_ORDER_QP quantizers finer (the cascade carries
-     * the order, so at a step nothing is finer than, at the same step) */
+     * reach back to, PNMF_ORDER_QP quantizers finer (the order rides on
+     * the cascade: where no step is finer, the anchors take the window's) */
     if (e->order && !(casc16 = casc_step(step16, PNMF_ORDER_QP))) casc16 = step16;
     run->casc16 = casc16;
     /* a key window's first frame is what later frames copy: a finer step */

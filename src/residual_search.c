@@ -837,6 +837,8 @@ static int satd8x8(const uint8_t *s, const uint8_t *pred, int cols)
 #endif
 }
 
+int pnmf_residual_satd8x8(const uint8_t *s, const uint8_t *pred, int cols) { return satd8x8(s, pred, cols); }
+
 /* Sum of absolute differences of the block of src against Dp displaced by
  * (dy, dx), possibly stopping once over limit (a whole 8x8 block does not:
  * four PSADBW cost less than the branches). */

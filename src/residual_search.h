@@ -23,6 +23,11 @@ int  pnmf_residual_step(int q);
  * in raster order: the inverse of pnmf_residual_idct4() up to its scaling. */
 void pnmf_residual_fdct4(const int *x, int *w);
 
+/* The sum of the absolute values of the 8x8 Hadamard transform of s - pred
+ * (s: rows cols apart, pred: 8x8, rows 8 apart), the transform trials'
+ * SATD cut. */
+int  pnmf_residual_satd8x8(const uint8_t *s, const uint8_t *pred, int cols);
+
 /* The encoder's side of pnmf_residual_frame(): choose frame j's modes and
  * levels (frames in order 0, 1, ...; nref of ref[] are decoded frames
  * available) against the source src, minimizing

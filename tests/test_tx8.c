@@ -435,8 +435,52 @@ static void test_window(void)
     free(src), free(P), free(De), free(Dd);
 }
 
+/* The transform trials' SATD against its definition: the sum of |H D H^T|
+ * over the 8x8 difference D, H the Sylvester Hadamard matrix of order 8,
+ * on random blocks and on the extremes (every difference +-255, signs in
+ * the Walsh patterns that put the whole sum in one coefficient). */
+static void test_satd(void)
+{
+    int H[8][8];
+    for (int i = 0; i < 8; i++)
+        for (int k = 0; k < 8; k++) H[i][k] = __builtin_popcount((unsigned)(i & k)) & 1 ? -1 : 1;
+    uint8_t s[8 * 12], p[64];
+    unsigned seed = 99;
+    long bad = 0, checked = 0;
+    for (int n = 0; n < 3000; n++) {
+        const int kind = n % 3;
+        for (int q = 0; q < 8 * 12; q++) {
+            seed = seed * 1103515245u + 12345u;
+            s[q] = (uint8_t)(kind == 0 ? (int)(seed >> 16 & 255) : kind == 1 ? 255 * (int)((seed >> 20) & 1) : 124 + (int)((seed >> 16) % 9));
+        }
+        for (int q = 0; q < 64; q++) {
+            seed = seed * 1103515245u + 12345u;
+            p[q] = (uint8_t)(kind == 0 ? (int)(seed >> 16 & 255) : kind == 1 ? 255 - s[(q / 8) * 12 + q % 8] : 128);
+        }
+        if (n < 64) { /* difference +-255 in Walsh pattern n: one coefficient of 64 * 255 */
+            for (int y = 0; y < 8; y++)
+                for (int x = 0; x < 8; x++) {
+                    const int plus = H[n / 8][y] * H[n % 8][x] > 0;
+                    s[y * 12 + x] = (uint8_t)(plus ? 255 : 0), p[y * 8 + x] = (uint8_t)(plus ? 0 : 255);
+                }
+        }
+        long want = 0;
+        for (int u = 0; u < 8; u++)
+            for (int v = 0; v < 8; v++) {
+                long c = 0;
+                for (int y = 0; y < 8; y++)
+                    for (int x = 0; x < 8; x++) c += (long)H[u][y] * ((int)s[y * 12 + x] - p[y * 8 + x]) * H[v][x];
+                want += c < 0 ? -c : c;
+            }
+        bad += pnmf_residual_satd8x8(s, p, 12) != want;
+        checked++;
+    }
+    CHECK_MSG(bad == 0, "%ld of %ld SATDs differ from the definition", bad, checked);
+}
+
 int main(void)
 {
+    test_satd();
     test_zigzag();
     test_dequant();
     test_inverse();

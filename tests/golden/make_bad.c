@@ -229,6 +229,16 @@ static void flag_without_residual(const char *dir, const char *name, uint64_t fl
     free(f.p), free(pl.p), free(q.p);
 }
 
+/* A key window of two 8x8 frames with a residual layer at step 4 and
+ * nothing coded, in a file whose header says so: what the hand-made
+ * residual files below change one thing of. */
+static void two_frames(PnmfHeader *h, PnmfWindowModel *md)
+{
+    *h = header();
+    h->width = 8, h->height = 8, h->window = 2;
+    if (pnmf_model_alloc(md, 8, 8, 8, 8, 2, 1, 0) < 0 || pnmf_residual_alloc(&md->res, 2, 8, 8, 64, 64) < 0) abort();
+}
+
 /* ---- by hand: CRCs and whole files ---- */
 
 /* The header's CRC, in its last four bytes (header_size at offset 12). */
@@ -860,11 +870,9 @@ int main(int argc, char **argv)
     /* Format 9, window flags bit 12: a step cascade whose step is 15/16
      * of a gray level, under the least step 16. */
     {
-        PnmfHeader h = header();
-        h.width = 8, h.height = 8, h.window = 2;
+        PnmfHeader h;
         PnmfWindowModel md;
-        if (pnmf_model_alloc(&md, 8, 8, 8, 8, 2, 1, 0) < 0 || pnmf_residual_alloc(&md.res, 2, 8, 8, 64, 64) < 0)
-            abort();
+        two_frames(&h, &md);
         md.res.casc_period = 1, md.res.casc_step16 = 15, md.res.casc_qp = 10;
         save_model(dir, "cascade_step_range.pnmf", &h, &md, 2);
     }
@@ -881,11 +889,9 @@ int main(int argc, char **argv)
      * in groups of 17 (at most 16: a group's anchor must stay a reference
      * until the group's last frame is shown). */
     {
-        PnmfHeader h = header();
-        h.width = 8, h.height = 8, h.window = 2;
+        PnmfHeader h;
         PnmfWindowModel md;
-        if (pnmf_model_alloc(&md, 8, 8, 8, 8, 2, 1, 0) < 0 || pnmf_residual_alloc(&md.res, 2, 8, 8, 64, 64) < 0)
-            abort();
+        two_frames(&h, &md);
         md.res.modes[1] = PNMF_RES_PREVIOUS;
         md.res.casc_period = PNMF_RES_MAX_GROUP + 1, md.res.casc_step16 = 32, md.res.casc_qp = 10;
         md.res.order = 1;
@@ -896,11 +902,9 @@ int main(int argc, char **argv)
      * frame 1 has a gain of 256 (at most 255), and one whose frame 1 has an
      * offset of -256 (at least -255). */
     for (int bad = 0; bad < 2; bad++) {
-        PnmfHeader h = header();
-        h.width = 8, h.height = 8, h.window = 2;
+        PnmfHeader h;
         PnmfWindowModel md;
-        if (pnmf_model_alloc(&md, 8, 8, 8, 8, 2, 1, 0) < 0 || pnmf_residual_alloc(&md.res, 2, 8, 8, 64, 64) < 0)
-            abort();
+        two_frames(&h, &md);
         md.res.modes[1] = PNMF_RES_PREVIOUS;
         md.res.wp[2] = bad ? 70 : PNMF_RES_WP_MAX_W + 1;
         md.res.wp[3] = bad ? -PNMF_RES_WP_MAX_O - 1 : 3;
@@ -911,11 +915,9 @@ int main(int argc, char **argv)
      * frame 1's shifted block has a second hypothesis from D_{-1} (t2 = 1),
      * a frame before the window. */
     {
-        PnmfHeader h = header();
-        h.width = 8, h.height = 8, h.window = 2;
+        PnmfHeader h;
         PnmfWindowModel md;
-        if (pnmf_model_alloc(&md, 8, 8, 8, 8, 2, 1, 0) < 0 || pnmf_residual_alloc(&md.res, 2, 8, 8, 64, 64) < 0)
-            abort();
+        two_frames(&h, &md);
         PnmfResidual *r = &md.res;
         r->modes[1] = PNMF_RES_SHIFTED;
         if (!(r->mv = pnmf_calloc(2, sizeof(int16_t))) || !(r->mvref = pnmf_calloc(1, 1)) || !(r->mvbi = pnmf_calloc(1, 1)) ||

@@ -1225,6 +1225,100 @@ typedef struct SeenMap {
 #error "search_block()'s grid marks its vectors in the SeenMap: PNMF_LOCAL_RANGE within PNMF_RES_MAX_MV"
 #endif
 
+/* The grid's span: the samples a grid of vectors within +-PNMF_LOCAL_RANGE
+ * reads around an 8 x 8 block, along each axis. */
+#define GRID_SPAN (2 * PNMF_LOCAL_RANGE + 8)
+
+/* The SADs of the 8 x 8 block at s (rows cols apart) against the 8 x 8
+ * samples of d (rows ds apart) at (R + dy, R + dx) (R = PNMF_LOCAL_RANGE)
+ * for each vector of the grid dy, dx = -R, -R + g, ..., up to R, in
+ * out[i * n + k] for (dy, dx) = (-R + g i, -R + g k), n = 2R / g + 1; d
+ * holds GRID_SPAN rows of GRID_SPAN samples. In SSE2 one PSADBW of a row
+ * against 16 samples gives two vectors: dx in its low half, dx + 8 in its
+ * high half. */
+static inline void grid_sads(const uint8_t *s, int cols, const uint8_t *d, size_t ds, int g, int *out)
+{
+    const int R = PNMF_LOCAL_RANGE, n = 2 * R / g + 1;
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+    __m128i sr[8]; /* the block's rows, each in both halves */
+    for (int y = 0; y < 8; y++) {
+        const __m128i v = _mm_loadl_epi64((const __m128i *)(s + (size_t)y * cols));
+        sr[y] = _mm_unpacklo_epi64(v, v);
+    }
+    const int pair = 8 % g ? 0 : 8 / g; /* k's of dx and dx + 8 apart; 0: dx + 8 off the grid */
+    for (int i = 0; i < n; i++) {
+        const uint8_t *row = d + (size_t)(g * i) * ds;
+        for (int k = 0; k < n; k++) {
+            const int dx = -R + g * k;
+            /* on the grid as the high half of dx - 8's load */
+            if (pair && (dx + R) % 16 >= 8) continue;
+            /* the load's 16 samples within the span: from dx, or else
+             * from dx - 8, only its high half kept */
+            const int from = dx + 8 <= R ? dx : dx - 8;
+            const uint8_t *q = row + from + R;
+            __m128i acc = _mm_sad_epu8(sr[0], _mm_loadu_si128((const __m128i *)q));
+            for (int y = 1; y < 8; y++)
+                acc = _mm_add_epi64(acc, _mm_sad_epu8(sr[y], _mm_loadu_si128((const __m128i *)(q + (size_t)y * ds))));
+            if (from == dx) {
+                out[i * n + k] = _mm_cvtsi128_si32(acc);
+                if (pair) out[i * n + k + pair] = _mm_extract_epi16(acc, 4);
+            } else {
+                out[i * n + k] = _mm_extract_epi16(acc, 4);
+            }
+        }
+    }
+#else
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < n; k++) {
+            const uint8_t *q = d + (size_t)(g * i) * ds + g * k;
+            int sad = 0;
+            for (int y = 0; y < 8; y++)
+                for (int x = 0; x < 8; x++) sad += abs((int)s[(size_t)y * cols + x] - q[(size_t)y * ds + x]);
+            out[i * n + k] = sad;
+        }
+#endif
+}
+
+/* grid_sads() of the whole block of src at (y0, x0) against Dp (rows x
+ * cols), samples outside the frame clamped to its edge (as block_sad()
+ * reads them): straight from Dp where the span lies inside the frame,
+ * else from the span gathered into buf (GRID_SPAN x GRID_SPAN); the two
+ * grids of the search (PNMF_GRID_STEP, PNMF_GRID_STEP_FAR) with their
+ * spacing known to the compiler. */
+static void grid_sads_frame(const uint8_t *src, const uint8_t *Dp, int rows, int cols, int y0, int x0, int g,
+                            uint8_t *buf, int *out)
+{
+    const int R = PNMF_LOCAL_RANGE;
+    const uint8_t *s = src + (size_t)y0 * cols + x0, *d = buf;
+    size_t ds = GRID_SPAN;
+    if (y0 - R >= 0 && y0 + R + 8 <= rows && x0 - R >= 0 && x0 + R + 8 <= cols) {
+        d = Dp + (size_t)(y0 - R) * cols + x0 - R, ds = (size_t)cols;
+    } else {
+        /* each row: left of the frame its first sample, right of it its
+         * last (the span's columns xl .. xr - 1 inside) */
+        const int xl = x0 - R < 0 ? R - x0 : 0, xr = x0 + R + 8 > cols ? cols - (x0 - R) : GRID_SPAN;
+        for (int y = 0; y < GRID_SPAN; y++) {
+            int sy = y0 - R + y;
+            sy = sy < 0 ? 0 : sy >= rows ? rows - 1 : sy;
+            const uint8_t *p = Dp + (size_t)sy * cols;
+            uint8_t *o = buf + y * GRID_SPAN;
+            if (xl) memset(o, p[0], (size_t)xl);
+            memcpy(o + xl, p + x0 - R + xl, (size_t)(xr - xl));
+            if (xr < GRID_SPAN) memset(o + xr, p[cols - 1], (size_t)(GRID_SPAN - xr));
+        }
+    }
+    if (g == PNMF_GRID_STEP) grid_sads(s, cols, d, ds, PNMF_GRID_STEP, out);
+    else if (g == PNMF_GRID_STEP_FAR) grid_sads(s, cols, d, ds, PNMF_GRID_STEP_FAR, out);
+    else grid_sads(s, cols, d, ds, g, out);
+}
+
+void pnmf_residual_grid_sads(const uint8_t *src, const uint8_t *Dp, int rows, int cols, int y0, int x0, int g,
+                             int *out)
+{
+    uint8_t buf[GRID_SPAN * GRID_SPAN];
+    grid_sads_frame(src, Dp, rows, cols, y0, x0, g, buf, out);
+}
+
 /* A vector for the block: the best by SAD among candidates (zero, the
  * previous shifted block's, the block's neighbours', the global one and a
  * coarse grid; with wide, the wide search for a poorly predicted block),
@@ -1299,11 +1393,36 @@ static int search_block(const uint8_t *src, const uint8_t *Dp, int rows, int col
         double lgy[2 * PNMF_LOCAL_RANGE + 1], lgx[2 * PNMF_LOCAL_RANGE + 1];
         for (int d = -PNMF_LOCAL_RANGE; d <= PNMF_LOCAL_RANGE; d += grid)
             lgy[d + PNMF_LOCAL_RANGE] = log2_1p(abs(d - py)), lgx[d + PNMF_LOCAL_RANGE] = log2_1p(abs(d - px));
-        for (int dy = -PNMF_LOCAL_RANGE; dy <= PNMF_LOCAL_RANGE; dy += grid) {
-            const double ly = lgy[dy + PNMF_LOCAL_RANGE];
-            for (int dx = -PNMF_LOCAL_RANGE; dx <= PNMF_LOCAL_RANGE; dx += grid)
-                TRYB(dy, dx, 1,
-                     lam * (dy == py && dx == px ? PNMF_MV_BITS_SAME : mv_bits_logs(ly, lgx[dx + PNMF_LOCAL_RANGE])));
+        if (whole) {
+            /* every SAD of the grid at once, then the same choice: the
+             * first of least cost SAD + bits below the best; a vector
+             * measured already (a candidate) or whose bits alone reach
+             * the best costs at least the best, and the strict < keeps
+             * the best then, so those need no test here */
+            int sg[(2 * PNMF_LOCAL_RANGE + 1) * (2 * PNMF_LOCAL_RANGE + 1)];
+            uint8_t gbuf[GRID_SPAN * GRID_SPAN];
+            grid_sads_frame(src, Dp, rows, cols, y0, x0, grid, gbuf, sg);
+            const int n = 2 * PNMF_LOCAL_RANGE / grid + 1;
+            for (int i = 0; i < n; i++) {
+                const int dy = -PNMF_LOCAL_RANGE + grid * i;
+                const double ly = lgy[dy + PNMF_LOCAL_RANGE];
+                uint16_t *const mk = at + (dy + PNMF_RES_MAX_MV) * (2 * PNMF_RES_MAX_MV + 1) + PNMF_RES_MAX_MV;
+                for (int k = 0; k < n; k++) {
+                    const int dx = -PNMF_LOCAL_RANGE + grid * k;
+                    mk[dx] = st;
+                    const double c = sg[i * n + k] + lam * (dy == py && dx == px ? PNMF_MV_BITS_SAME
+                                                                             : mv_bits_logs(ly, lgx[dx + PNMF_LOCAL_RANGE]));
+                    if (c < best) best = c, vy = dy, vx = dx, bsad = sg[i * n + k];
+                }
+            }
+        } else {
+            for (int dy = -PNMF_LOCAL_RANGE; dy <= PNMF_LOCAL_RANGE; dy += grid) {
+                const double ly = lgy[dy + PNMF_LOCAL_RANGE];
+                for (int dx = -PNMF_LOCAL_RANGE; dx <= PNMF_LOCAL_RANGE; dx += grid)
+                    TRYB(dy, dx, 1,
+                         lam * (dy == py && dx == px ? PNMF_MV_BITS_SAME
+                                                     : mv_bits_logs(ly, lgx[dx + PNMF_LOCAL_RANGE])));
+            }
         }
     }
     const int poor = exact == 3 ? PNMF_LXM_WIDE_POOR : PNMF_WIDE_POOR;

@@ -28,6 +28,14 @@ void pnmf_residual_fdct4(const int *x, int *w);
  * SATD cut. */
 int  pnmf_residual_satd8x8(const uint8_t *s, const uint8_t *pred, int cols);
 
+/* The SADs of the whole 8 x 8 block of src at (y0, x0) against Dp (both
+ * rows x cols) displaced by each vector (dy, dx) = (-R + g i, -R + g k)
+ * of the block search's grid (R = PNMF_LOCAL_RANGE, i, k = 0 .. n - 1,
+ * n = 2R / g + 1), samples outside the frame clamped to its edge, in
+ * out[i * n + k]. */
+void pnmf_residual_grid_sads(const uint8_t *src, const uint8_t *Dp, int rows, int cols, int y0, int x0, int g,
+                             int *out);
+
 /* The encoder's side of pnmf_residual_frame(): choose frame j's modes and
  * levels (frames in order 0, 1, ...; nref of ref[] are decoded frames
  * available) against the source src, minimizing

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The block search's measures (residual_search.c): the grid's SADs,
+ * computed for the whole grid of a block at once, against the SAD written
+ * out here sample by sample with the frame's edges clamped, for blocks
+ * anywhere in frames smaller and larger than the grid's reach and for
+ * every spacing.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "residual_search.h"
+#include "tuning.h"
+#include "test.h"
+
+static unsigned rs = 2718;
+static unsigned urn(unsigned n) { rs = rs * 1103515245u + 12345u; return ((rs >> 8) & 0xFFFFFF) % n; }
+
+/* the sample (y, x) of f (rows x cols), coordinates clamped to the frame */
+static int at(const uint8_t *f, int rows, int cols, int y, int x)
+{
+    y = y < 0 ? 0 : y >= rows ? rows - 1 : y;
+    x = x < 0 ? 0 : x >= cols ? cols - 1 : x;
+    return f[(size_t)y * cols + x];
+}
+
+/* The SAD of the 8 x 8 block of src at (y0, x0) against ref displaced by
+ * (dy, dx), by its definition. */
+static int sad_def(const uint8_t *src, const uint8_t *ref, int rows, int cols, int y0, int x0, int dy, int dx)
+{
+    int sad = 0;
+    for (int y = 0; y < 8; y++)
+        for (int x = 0; x < 8; x++)
+            sad += abs(at(src, rows, cols, y0 + y, x0 + x) - at(ref, rows, cols, y0 + y + dy, x0 + x + dx));
+    return sad;
+}
+
+/* Every whole block of frames of several sizes (8 x 8 up to wider and
+ * taller than the grid's reach, so that both the straight reads and the
+ * gathered edges are taken), samples often at 0 and 255, each grid
+ * spacing from 1 to PNMF_LOCAL_RANGE. */
+static void test_grid_sads(void)
+{
+    const int sizes[][2] = { { 8, 8 }, { 16, 40 }, { 24, 24 }, { 48, 56 }, { 72, 64 } };
+    const int R = PNMF_LOCAL_RANGE;
+    int *out = malloc(sizeof(int) * (2 * R + 1) * (2 * R + 1));
+    long checked = 0, bad = 0, grids = 0;
+    for (size_t z = 0; z < sizeof(sizes) / sizeof(sizes[0]); z++) {
+        const int rows = sizes[z][0], cols = sizes[z][1];
+        /* exactly the frames' sizes: a read past them shows under the sanitizers */
+        uint8_t *src = malloc((size_t)rows * cols), *ref = malloc((size_t)rows * cols);
+        for (int q = 0; q < rows * cols; q++) {
+            src[q] = (uint8_t)(q % 5 == 0 ? 255 * urn(2) : urn(256));
+            ref[q] = (uint8_t)(q % 7 == 0 ? 255 * urn(2) : urn(256));
+        }
+        for (int g = 1; g <= R; g++) {
+            const int n = 2 * R / g + 1;
+            for (int y0 = 0; y0 + 8 <= rows; y0 += 8)
+                for (int x0 = 0; x0 + 8 <= cols; x0 += 8) {
+                    memset(out, 0xff, sizeof(int) * n * n);
+                    pnmf_residual_grid_sads(src, ref, rows, cols, y0, x0, g, out);
+                    for (int i = 0; i < n; i++)
+                        for (int k = 0; k < n; k++) {
+                            const int want = sad_def(src, ref, rows, cols, y0, x0, -R + g * i, -R + g * k);
+                            bad += out[i * n + k] != want;
+                            checked++;
+                        }
+                    grids++;
+                }
+        }
+        free(src);
+        free(ref);
+    }
+    CHECK_MSG(!bad, "%ld of %ld grid SADs differ from the definition", bad, checked);
+    CHECK(grids > 100);
+    free(out);
+}
+
+int main(void)
+{
+    test_grid_sads();
+    return test_summary("test_search");
+}

@@ -1404,16 +1404,54 @@ static int search_block(const uint8_t *src, const uint8_t *Dp, int rows, int col
             grid_sads_frame(src, Dp, rows, cols, y0, x0, grid, gbuf, sg);
             const int n = 2 * PNMF_LOCAL_RANGE / grid + 1;
             for (int i = 0; i < n; i++) {
-                const int dy = -PNMF_LOCAL_RANGE + grid * i;
-                const double ly = lgy[dy + PNMF_LOCAL_RANGE];
-                uint16_t *const mk = at + (dy + PNMF_RES_MAX_MV) * (2 * PNMF_RES_MAX_MV + 1) + PNMF_RES_MAX_MV;
-                for (int k = 0; k < n; k++) {
-                    const int dx = -PNMF_LOCAL_RANGE + grid * k;
-                    mk[dx] = st;
-                    const double c = sg[i * n + k] + lam * (dy == py && dx == px ? PNMF_MV_BITS_SAME
-                                                                             : mv_bits_logs(ly, lgx[dx + PNMF_LOCAL_RANGE]));
-                    if (c < best) best = c, vy = dy, vx = dx, bsad = sg[i * n + k];
+                uint16_t *const mk = at + (-PNMF_LOCAL_RANGE + grid * i + PNMF_RES_MAX_MV) * (2 * PNMF_RES_MAX_MV + 1) +
+                                     PNMF_RES_MAX_MV;
+                for (int k = 0; k < n; k++) mk[-PNMF_LOCAL_RANGE + grid * k] = st;
+            }
+            /* the costs (mv_bits_logs()'s operations, in the same order),
+             * their least, then the first vector that has it */
+            double cg[(2 * PNMF_LOCAL_RANGE + 1) * (2 * PNMF_LOCAL_RANGE + 1)], lk[2 * PNMF_LOCAL_RANGE + 2];
+            for (int k = 0; k < n; k++) lk[k] = lgx[grid * k];
+            double least;
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+            const __m128d vlam = _mm_set1_pd(lam), two = _mm_set1_pd(2.0), base = _mm_set1_pd(PNMF_MV_BITS_BASE);
+            __m128d vmin = _mm_set1_pd(INFINITY);
+            for (int i = 0; i < n; i++) {
+                const __m128d ly = _mm_set1_pd(lgy[grid * i]);
+                int k = 0;
+                for (; k + 2 <= n; k += 2) {
+                    const __m128d b = _mm_mul_pd(vlam, _mm_add_pd(base, _mm_mul_pd(two, _mm_add_pd(ly, _mm_loadu_pd(lk + k)))));
+                    const __m128d c = _mm_add_pd(_mm_cvtepi32_pd(_mm_loadl_epi64((const __m128i *)(sg + i * n + k))), b);
+                    _mm_storeu_pd(cg + i * n + k, c);
+                    vmin = _mm_min_pd(vmin, c);
                 }
+                for (; k < n; k++) {
+                    cg[i * n + k] = sg[i * n + k] + lam * mv_bits_logs(lgy[grid * i], lk[k]);
+                    vmin = _mm_min_pd(vmin, _mm_set1_pd(cg[i * n + k]));
+                }
+            }
+            least = _mm_cvtsd_f64(_mm_min_sd(vmin, _mm_unpackhi_pd(vmin, vmin)));
+#else
+            least = INFINITY;
+            for (int i = 0; i < n; i++)
+                for (int k = 0; k < n; k++) {
+                    cg[i * n + k] = sg[i * n + k] + lam * mv_bits_logs(lgy[grid * i], lk[k]);
+                    least = cg[i * n + k] < least ? cg[i * n + k] : least;
+                }
+#endif
+            /* the predicted vector, on the grid, costs PNMF_MV_BITS_SAME
+             * (fewer bits than the others' formula gives it) */
+            if ((py + PNMF_LOCAL_RANGE) % grid == 0 && (px + PNMF_LOCAL_RANGE) % grid == 0 && abs(py) <= PNMF_LOCAL_RANGE &&
+                abs(px) <= PNMF_LOCAL_RANGE) {
+                const int q = (py + PNMF_LOCAL_RANGE) / grid * n + (px + PNMF_LOCAL_RANGE) / grid;
+                cg[q] = sg[q] + lam * PNMF_MV_BITS_SAME;
+                least = cg[q] < least ? cg[q] : least;
+            }
+            if (least < best) {
+                int q = 0;
+                while (cg[q] != least) q++;
+                best = least, vy = -PNMF_LOCAL_RANGE + grid * (q / n), vx = -PNMF_LOCAL_RANGE + grid * (q % n);
+                bsad = sg[q];
             }
         } else {
             for (int dy = -PNMF_LOCAL_RANGE; dy <= PNMF_LOCAL_RANGE; dy += grid) {
@@ -1541,9 +1579,10 @@ static inline int shifted_pred(const PnmfResidual *r, int *dy, int *dx)
 /* ---- compound prediction (window flags bit 17) ---------------------------- */
 
 /* The SAD of the h x w block of src at (y0, x0) against the rounded
- * average of p1 and p2 (rows PNMF_RES_BLOCK apart), the compound
- * prediction they make. */
-static int avg_sad(const uint8_t *src, int cols, int y0, int x0, int h, int w, const uint8_t *p1, const uint8_t *p2)
+ * average of p1 (rows PNMF_RES_BLOCK apart) and p2 (rows s2 apart), the
+ * compound prediction they make. */
+static int avg_sad(const uint8_t *src, int cols, int y0, int x0, int h, int w, const uint8_t *p1, const uint8_t *p2,
+                   size_t s2)
 {
 #if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
     if (h == 8 && w == 8) { /* PAVGB's average is (a + b + 1) >> 1 */
@@ -1552,8 +1591,10 @@ static int avg_sad(const uint8_t *src, int cols, int y0, int x0, int h, int w, c
             const uint8_t *s = src + (size_t)(y0 + y) * cols + x0;
             const __m128i sv = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)s),
                                                   _mm_loadl_epi64((const __m128i *)(s + cols)));
-            const __m128i av = _mm_avg_epu8(_mm_loadu_si128((const __m128i *)(p1 + y * PNMF_RES_BLOCK)),
-                                            _mm_loadu_si128((const __m128i *)(p2 + y * PNMF_RES_BLOCK)));
+            const uint8_t *b = p2 + (size_t)y * s2;
+            const __m128i bv = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)b),
+                                                  _mm_loadl_epi64((const __m128i *)(b + s2)));
+            const __m128i av = _mm_avg_epu8(_mm_loadu_si128((const __m128i *)(p1 + y * PNMF_RES_BLOCK)), bv);
             acc = _mm_add_epi64(acc, _mm_sad_epu8(sv, av));
         }
         return _mm_cvtsi128_si32(acc) + _mm_extract_epi16(acc, 4);
@@ -1561,7 +1602,7 @@ static int avg_sad(const uint8_t *src, int cols, int y0, int x0, int h, int w, c
 #endif
     int sad = 0;
     for (int y = 0; y < h; y++) {
-        const uint8_t *s = src + (size_t)(y0 + y) * cols + x0, *a = p1 + y * PNMF_RES_BLOCK, *b = p2 + y * PNMF_RES_BLOCK;
+        const uint8_t *s = src + (size_t)(y0 + y) * cols + x0, *a = p1 + y * PNMF_RES_BLOCK, *b = p2 + (size_t)y * s2;
         for (int x = 0; x < w; x++) sad += abs((int)s[x] - ((a[x] + b[x] + 1) >> 1));
     }
     return sad;
@@ -1607,8 +1648,19 @@ static double bi_search(const PnmfResidual *r, const uint8_t *src, const uint8_t
         /* the bits alone reaching the best: the SAD only adds to them */ \
         const double b_ = lam * rc_bi_step(NULL, bc, ctx, tt, ty_ - sy, tx_ - sx, 0); \
         if (b_ >= bl) break; \
-        pnmf_residual_subpel(ref[tt], r->rows, r->cols, y0, y1, x0, x1, ty_ * (4 / qs), tx_ * (4 / qs), p2); \
-        const double c_ = avg_sad(src, r->cols, y0, x0, h, w, p1, p2) + b_; \
+        /* a whole vector inside the frame predicts its rows of ref[tt] \
+         * themselves (pnmf_residual_subpel()'s copy): read in place */ \
+        const int iy_ = ty_ * (4 / qs) / 4, ix_ = tx_ * (4 / qs) / 4; \
+        int sad_; \
+        if (!(ty_ * (4 / qs) & 3) && !(tx_ * (4 / qs) & 3) && y0 + iy_ >= 0 && y1 + iy_ <= r->rows && x0 + ix_ >= 0 && \
+            x1 + ix_ <= r->cols) { \
+            sad_ = avg_sad(src, r->cols, y0, x0, h, w, p1, ref[tt] + (size_t)(y0 + iy_) * r->cols + x0 + ix_, \
+                           (size_t)r->cols); \
+        } else { \
+            pnmf_residual_subpel(ref[tt], r->rows, r->cols, y0, y1, x0, x1, ty_ * (4 / qs), tx_ * (4 / qs), p2); \
+            sad_ = avg_sad(src, r->cols, y0, x0, h, w, p1, p2, PNMF_RES_BLOCK); \
+        } \
+        const double c_ = sad_ + b_; \
         if (c_ < bl) bl = c_, by = ty_, bx = tx_; \
     } while (0)
         TRYB(sy, sx);

@@ -196,6 +196,40 @@ static void level_tab_init(LevelTab *t, int step16, double lambda)
     while (t->elo > -255 && t->l[t->elo - 1 + 255] == t->elo - 1) t->elo--;
 }
 
+/* An uncoded trial's rows y0 .. y1 - 1 of a whole-width block: the
+ * prediction pb (rows PNMF_RES_BLOCK apart) written to D at (y, x0) as
+ * it is, the squared error against src summed row by row; -1 once lb +
+ * the sum reaches bj after a row (the rows after it not written). Each
+ * row's sum in one PMADDWD in SSE2. */
+static inline int uncoded_rows(const uint8_t *src, int cols, const uint8_t *pb, uint8_t *D, int y0, int y1, int x0,
+                               double lb, double bj)
+{
+    int sse = 0;
+    for (int y = y0; y < y1; y++) {
+        const uint8_t *p = pb + (y - y0) * PNMF_RES_BLOCK, *s = src + (size_t)y * cols + x0;
+        memcpy(D + (size_t)y * cols + x0, p, PNMF_RES_BLOCK);
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+        const __m128i zero = _mm_setzero_si128();
+        const __m128i e = _mm_sub_epi16(_mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)s), zero),
+                                        _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)p), zero));
+        __m128i q = _mm_madd_epi16(e, e);
+        q = _mm_add_epi32(q, _mm_shuffle_epi32(q, _MM_SHUFFLE(1, 0, 3, 2)));
+        q = _mm_add_epi32(q, _mm_shuffle_epi32(q, _MM_SHUFFLE(2, 3, 0, 1)));
+        sse += _mm_cvtsi128_si32(q);
+#else
+        for (int x = 0; x < PNMF_RES_BLOCK; x++) sse += ((int)s[x] - p[x]) * ((int)s[x] - p[x]);
+#endif
+        if (lb + sse >= bj) return -1;
+    }
+    return sse;
+}
+
+int pnmf_residual_uncoded_sse(const uint8_t *src, int cols, const uint8_t *pred, uint8_t *D, int y0, int y1, int x0,
+                              double lb, double bj)
+{
+    return uncoded_rows(src, cols, pred, D, y0, y1, x0, lb, bj);
+}
+
 /* A lossless coded trial put off until its estimate is weighed against the
  * others' (pnmf_residual_encode_frame()). */
 typedef struct LxTrial {
@@ -285,6 +319,14 @@ static double try_block(int mode, int coded, const LevelTab *lt, int step16, dou
     const int tb = !(lc && coded) || est;
     if (pre) memcpy(pb, pre, (size_t)(y1 - y0) * PNMF_RES_BLOCK); /* made by the caller (compound) */
     else if (!spat) pnmf_residual_predict(mode, P, Pp, Dp, Dr, D, rows, cols, y0, y1, x0, x1, dy, dx, pb);
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+    if (!coded && !spat && !exact && x1 - x0 == PNMF_RES_BLOCK) { /* (the test after each row the same) */
+        sse = uncoded_rows(src, cols, pb, D, y0, y1, x0, lb, bj);
+        if (sse < 0) return 1e300;
+        if (est) *est = bits;
+        return (double)sse + lambda * bits;
+    }
+#endif
     for (int y = y0; y < y1; y++) {
         for (int x = x0; x < x1; x++) {
             const size_t q = (size_t)y * cols + x;

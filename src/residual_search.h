@@ -36,6 +36,14 @@ int  pnmf_residual_satd8x8(const uint8_t *s, const uint8_t *pred, int cols);
 void pnmf_residual_grid_sads(const uint8_t *src, const uint8_t *Dp, int rows, int cols, int y0, int x0, int g,
                              int *out);
 
+/* An uncoded pixel trial of the 8-sample-wide rows y0 .. y1 - 1 of the
+ * block of src at (y0, x0) (rows cols apart): the prediction pred (rows
+ * 8 apart) written to D there as it is, and the sum of squared errors,
+ * or -1 as soon as lb + the sum after a row reaches bj (later rows of D
+ * then not written). */
+int  pnmf_residual_uncoded_sse(const uint8_t *src, int cols, const uint8_t *pred, uint8_t *D, int y0, int y1, int x0,
+                               double lb, double bj);
+
 /* The encoder's side of pnmf_residual_frame(): choose frame j's modes and
  * levels (frames in order 0, 1, ...; nref of ref[] are decoded frames
  * available) against the source src, minimizing

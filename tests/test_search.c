@@ -4,8 +4,10 @@
  * computed for the whole grid of a block at once, against the SAD written
  * out here sample by sample with the frame's edges clamped, for blocks
  * anywhere in frames smaller and larger than the grid's reach and for
- * every spacing.
+ * every spacing; an uncoded pixel trial's squared error and its stop
+ * after a row against the sums written out here.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,8 +78,41 @@ static void test_grid_sads(void)
     free(out);
 }
 
+/* The uncoded pixel trial's rows: the sum of squared errors of each row
+ * added in turn, stopped after the row where lb + the sum reaches bj;
+ * the rows up to it hold the prediction, the others what they held. */
+static void test_uncoded_sse(void)
+{
+    enum { ROWS = 24, COLS = 20 };
+    uint8_t src[ROWS * COLS], D[ROWS * COLS], want[ROWS * COLS], pred[64];
+    long bad = 0, stops = 0, whole = 0;
+    for (int round = 0; round < 2000; round++) {
+        for (int q = 0; q < ROWS * COLS; q++) src[q] = (uint8_t)(q % 3 ? urn(256) : 255 * urn(2));
+        for (int q = 0; q < 64; q++) pred[q] = (uint8_t)(q % 5 ? urn(256) : 255 * urn(2));
+        const int y0 = (int)urn(ROWS - 7), h = 1 + (int)urn(8), x0 = (int)urn(COLS - 7);
+        const double lb = urn(4) ? urn(1000) : 0;
+        const double bj = urn(8) ? lb + urn(64 * 255 * 255 / (1 + urn(16))) : INFINITY;
+        for (int q = 0; q < ROWS * COLS; q++) D[q] = want[q] = (uint8_t)q;
+        int sse = 0;
+        for (int y = y0; y < y0 + h && sse >= 0; y++) {
+            for (int x = 0; x < 8; x++) {
+                const int e = src[y * COLS + x0 + x] - pred[(y - y0) * 8 + x];
+                want[y * COLS + x0 + x] = pred[(y - y0) * 8 + x];
+                sse += e * e;
+            }
+            if (lb + sse >= bj) sse = -1;
+        }
+        const int got = pnmf_residual_uncoded_sse(src, COLS, pred, D, y0, y0 + h, x0, lb, bj);
+        bad += got != sse || memcmp(D, want, sizeof(D));
+        stops += sse < 0, whole += sse >= 0;
+    }
+    CHECK_MSG(!bad, "%ld of 2000 trials differ from the definition", bad);
+    CHECK(stops > 100 && whole > 100);
+}
+
 int main(void)
 {
     test_grid_sads();
+    test_uncoded_sse();
     return test_summary("test_search");
 }

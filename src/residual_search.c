@@ -327,7 +327,41 @@ static double try_block(int mode, int coded, const LevelTab *lt, int step16, dou
         return (double)sse + lambda * bits;
     }
 #endif
-    for (int y = y0; y < y1; y++) {
+    int yg = y0; /* the first row of the loop below */
+    if (coded && !spat && x1 - x0 == PNMF_RES_BLOCK) {
+        /* a coded trial of a whole-width block from a prediction made: the
+         * loop below without its per-sample choice of prediction, each
+         * row's samples and levels kept apart and written at once (D is
+         * no source the row reads) */
+        for (int y = y0; y < y1; y++) {
+            const uint8_t *s = src + (size_t)y * cols + x0, *p = pb + (y - y0) * PNMF_RES_BLOCK;
+            uint8_t row[PNMF_RES_BLOCK];
+            int16_t lr[PNMF_RES_BLOCK];
+            for (int x = 0; x < PNMF_RES_BLOCK; x++) {
+                const int pred = p[x], d = (int)s[x] - pred;
+                int l, v;
+                if ((unsigned)(pred + lt->dq0[d + 255]) <= 255) {
+                    l = lt->l[d + 255];
+                    if (tb) bits += lt->bits[d + 255];
+                    v = pred + lt->dq[d + 255];
+                } else {
+                    l = choose_level(d, pred, step16, lambda);
+                    if (tb) bits += level_bits(l);
+                    v = pnmf_residual_clip8(pred + pnmf_residual_dequant(l, step16));
+                }
+                nz |= l;
+                lr[x] = (int16_t)l;
+                row[x] = (uint8_t)v;
+                const int e = (int)s[x] - v;
+                sse += e * e;
+            }
+            if (levs) memcpy(levs, lr, sizeof(lr)), levs += PNMF_RES_BLOCK;
+            memcpy(D + (size_t)y * cols + x0, row, PNMF_RES_BLOCK);
+            if ((exact && sse) || lb + sse >= bj) return 1e300;
+        }
+        yg = y1;
+    }
+    for (int y = yg; y < y1; y++) {
         for (int x = x0; x < x1; x++) {
             const size_t q = (size_t)y * cols + x;
             const int pred = spat ? spatial(D, cols, y, x) : pb[(y - y0) * PNMF_RES_BLOCK + x - x0];

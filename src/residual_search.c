@@ -230,6 +230,64 @@ int pnmf_residual_uncoded_sse(const uint8_t *src, int cols, const uint8_t *pred,
     return uncoded_rows(src, cols, pred, D, y0, y1, x0, lb, bj);
 }
 
+void pnmf_residual_sums(const uint8_t *a, size_t n, uint64_t *sum, uint64_t *sq)
+{
+    uint64_t s = 0, s2 = 0;
+    size_t q = 0;
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+    /* 16 samples at a time: PSADBW against zero sums them, PMADDWD their
+     * squares in pairs; the squares' 32-bit lanes take at most 2^12 steps
+     * of 2 * 2 * 255^2 each (under 2^31), then move to 64 bits */
+    const __m128i zero = _mm_setzero_si128();
+    while (q + 16 <= n) {
+        __m128i acc = zero, acc2 = zero;
+        for (int i = 0; i < 4096 && q + 16 <= n; i++, q += 16) {
+            const __m128i v = _mm_loadu_si128((const __m128i *)(a + q));
+            const __m128i lo = _mm_unpacklo_epi8(v, zero), hi = _mm_unpackhi_epi8(v, zero);
+            acc = _mm_add_epi64(acc, _mm_sad_epu8(v, zero));
+            acc2 = _mm_add_epi32(acc2, _mm_add_epi32(_mm_madd_epi16(lo, lo), _mm_madd_epi16(hi, hi)));
+        }
+        uint32_t l[4];
+        _mm_storeu_si128((__m128i *)l, acc2);
+        s += (uint64_t)(uint32_t)_mm_cvtsi128_si32(acc) + (uint64_t)(uint32_t)_mm_cvtsi128_si32(_mm_unpackhi_epi64(acc, acc));
+        s2 += (uint64_t)l[0] + l[1] + l[2] + l[3];
+    }
+#endif
+    for (; q < n; q++) s += a[q], s2 += (uint32_t)a[q] * a[q];
+    *sum = s, *sq = s2;
+}
+
+int64_t pnmf_residual_weighted_runs(const int32_t *ssum, const uint8_t *R, size_t n, int w, int o)
+{
+    int64_t s = 0;
+    size_t k = 0, q = 0;
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD) && PNMF_WP_RUN == 16
+    /* 16 samples weighed at once: v w + 2^(LOG2 - 1) fits 16 bits
+     * unsigned (255 * 255 + 32), shifted logically; + o within 16 bits
+     * signed; PACKUSWB clamps to 0..255 as pnmf_residual_weigh() does;
+     * PSADBW against zero sums the run */
+    const __m128i zero = _mm_setzero_si128(), vw = _mm_set1_epi16((short)w), vo = _mm_set1_epi16((short)o);
+    const __m128i rnd = _mm_set1_epi16(1 << (PNMF_RES_WP_LOG2 - 1));
+    for (; q + 16 <= n; k++, q += 16) {
+        const __m128i v = _mm_loadu_si128((const __m128i *)(R + q));
+        __m128i lo = _mm_mullo_epi16(_mm_unpacklo_epi8(v, zero), vw), hi = _mm_mullo_epi16(_mm_unpackhi_epi8(v, zero), vw);
+        lo = _mm_add_epi16(_mm_srli_epi16(_mm_add_epi16(lo, rnd), PNMF_RES_WP_LOG2), vo);
+        hi = _mm_add_epi16(_mm_srli_epi16(_mm_add_epi16(hi, rnd), PNMF_RES_WP_LOG2), vo);
+        const __m128i t = _mm_sad_epu8(_mm_packus_epi16(lo, hi), zero);
+        const int r = _mm_cvtsi128_si32(t) + _mm_extract_epi16(t, 4);
+        s += abs(ssum[k] - r);
+    }
+#endif
+    uint8_t lut[256];
+    for (int v = 0; v < 256; v++) lut[v] = (uint8_t)pnmf_residual_weigh(v, w, o);
+    for (; q + PNMF_WP_RUN <= n; k++, q += PNMF_WP_RUN) {
+        int r = 0;
+        for (int i = 0; i < PNMF_WP_RUN; i++) r += lut[R[q + i]];
+        s += abs(ssum[k] - r);
+    }
+    return s;
+}
+
 /* A lossless coded trial put off until its estimate is weighed against the
  * others' (pnmf_residual_encode_frame()). */
 typedef struct LxTrial {

@@ -44,6 +44,15 @@ void pnmf_residual_grid_sads(const uint8_t *src, const uint8_t *Dp, int rows, in
 int  pnmf_residual_uncoded_sse(const uint8_t *src, int cols, const uint8_t *pred, uint8_t *D, int y0, int y1, int x0,
                                double lb, double bj);
 
+/* The sum of a's n samples and the sum of their squares. */
+void pnmf_residual_sums(const uint8_t *a, size_t n, uint64_t *sum, uint64_t *sq);
+
+/* The sum over the runs of PNMF_WP_RUN samples of n (the last partial run
+ * left out) of |ssum[k] - the sum of run k's samples of R weighted with
+ * (w, o) (pnmf_residual_weigh())|: the weights' estimate's measure
+ * (enc_residual.c). */
+int64_t pnmf_residual_weighted_runs(const int32_t *ssum, const uint8_t *R, size_t n, int w, int o);
+
 /* The encoder's side of pnmf_residual_frame(): choose frame j's modes and
  * levels (frames in order 0, 1, ...; nref of ref[] are decoded frames
  * available) against the source src, minimizing

@@ -5,7 +5,8 @@
  * out here sample by sample with the frame's edges clamped, for blocks
  * anywhere in frames smaller and larger than the grid's reach and for
  * every spacing; an uncoded pixel trial's squared error and its stop
- * after a row against the sums written out here.
+ * after a row, and the weights' estimate's sums, against the sums
+ * written out here.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -110,9 +111,50 @@ static void test_uncoded_sse(void)
     CHECK(stops > 100 && whole > 100);
 }
 
+/* The weights' estimate's measures: the samples' sum and sum of squares,
+ * and the runs' weighted sums against given ones, against the sums
+ * written out here with pnmf_residual_weigh(), for lengths that are and
+ * are not multiples of the run, frames long enough for the squares' lanes
+ * to move to 64 bits several times, all samples at 255, and gains and
+ * offsets at their extremes. */
+static void test_weight_sums(void)
+{
+    const size_t lens[] = { 0, 5, 16, 47, 1000, 300007 };
+    uint8_t *a = malloc(300007);
+    int32_t *ssum = malloc(sizeof(int32_t) * (300007 / PNMF_WP_RUN + 1));
+    long bad = 0, checked = 0;
+    for (size_t z = 0; z < sizeof(lens) / sizeof(lens[0]); z++)
+        for (int fill = 0; fill < 2; fill++) {
+            const size_t n = lens[z];
+            for (size_t q = 0; q < n; q++) a[q] = (uint8_t)(fill ? 255 : urn(256));
+            uint64_t s = 0, s2 = 0, gs, gs2;
+            for (size_t q = 0; q < n; q++) s += a[q], s2 += (uint64_t)a[q] * a[q];
+            pnmf_residual_sums(a, n, &gs, &gs2);
+            bad += gs != s || gs2 != s2, checked++;
+            if (n > 100000) continue; /* the runs: a few gains and offsets on the shorter ones */
+            for (size_t k = 0; k <= n / PNMF_WP_RUN; k++) ssum[k] = (int32_t)urn(PNMF_WP_RUN * 255 + 1);
+            for (int t = 0; t < 40; t++) {
+                const int w = t == 0 ? 0 : t == 1 ? PNMF_RES_WP_MAX_W : (int)urn(PNMF_RES_WP_MAX_W + 1);
+                const int o = t == 2 ? -PNMF_RES_WP_MAX_O : t == 3 ? PNMF_RES_WP_MAX_O
+                                                         : (int)urn(2 * PNMF_RES_WP_MAX_O + 1) - PNMF_RES_WP_MAX_O;
+                int64_t want = 0;
+                for (size_t k = 0, q = 0; q + PNMF_WP_RUN <= n; k++, q += PNMF_WP_RUN) {
+                    int r = 0;
+                    for (int i = 0; i < PNMF_WP_RUN; i++) r += pnmf_residual_weigh(a[q + i], w, o);
+                    want += abs(ssum[k] - r);
+                }
+                bad += pnmf_residual_weighted_runs(ssum, a, n, w, o) != want, checked++;
+            }
+        }
+    CHECK_MSG(!bad, "%ld of %ld sums differ from the definition", bad, checked);
+    free(a);
+    free(ssum);
+}
+
 int main(void)
 {
     test_grid_sads();
     test_uncoded_sse();
+    test_weight_sums();
     return test_summary("test_search");
 }

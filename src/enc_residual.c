@@ -70,15 +70,7 @@ static int64_t weighted_sad(const uint8_t *src, const uint8_t *R, size_t n, int 
  * noise of single samples averages out. */
 static int64_t weighted_sad_runs(const int32_t *ssum, const uint8_t *R, size_t n, int w, int o)
 {
-    uint8_t lut[256];
-    weigh_lut(lut, w, o);
-    int64_t s = 0;
-    for (size_t k = 0, q = 0; q + PNMF_WP_RUN <= n; k++, q += PNMF_WP_RUN) {
-        int r = 0;
-        for (int i = 0; i < PNMF_WP_RUN; i++) r += lut[R[q + i]];
-        s += abs(ssum[k] - r);
-    }
-    return s;
+    return pnmf_residual_weighted_runs(ssum, R, n, w, o);
 }
 
 /* Whether, where over 1/PNMF_WP_EXACT_DIV of R's samples are equal to
@@ -118,9 +110,9 @@ void pnmf_enc_estimate_weights(const uint8_t *src, const uint8_t *R, size_t n, i
 {
     wo[0] = PNMF_RES_WP_ONE, wo[1] = 0;
     /* (integer sums: the doubles they become are the same exact values) */
-    uint64_t ss = 0, sr = 0, sss = 0, srr = 0;
-    for (size_t q = 0; q < n; q++)
-        ss += src[q], sr += R[q], sss += (uint32_t)src[q] * src[q], srr += (uint32_t)R[q] * R[q];
+    uint64_t ss, sr, sss, srr;
+    pnmf_residual_sums(src, n, &ss, &sss);
+    pnmf_residual_sums(R, n, &sr, &srr);
     const double ms = (double)ss / n, mr = (double)sr / n;
     const double vs = (double)sss / n - ms * ms, vr = (double)srr / n - mr * mr;
     const double g = vr > 1 && vs > 0 ? sqrt(vs / vr) : 1;

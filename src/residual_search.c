@@ -196,6 +196,98 @@ static void level_tab_init(LevelTab *t, int step16, double lambda)
     while (t->elo > -255 && t->l[t->elo - 1 + 255] == t->elo - 1) t->elo--;
 }
 
+/* An uncoded trial's rows y0 .. y1 - 1 of a whole-width block: the
+ * prediction pb (rows PNMF_RES_BLOCK apart) written to D at (y, x0) as
+ * it is, the squared error against src summed row by row; -1 once lb +
+ * the sum reaches bj after a row (the rows after it not written). Each
+ * row's sum in one PMADDWD in SSE2. */
+static inline int uncoded_rows(const uint8_t *src, int cols, const uint8_t *pb, uint8_t *D, int y0, int y1, int x0,
+                               double lb, double bj)
+{
+    int sse = 0;
+    for (int y = y0; y < y1; y++) {
+        const uint8_t *p = pb + (y - y0) * PNMF_RES_BLOCK, *s = src + (size_t)y * cols + x0;
+        memcpy(D + (size_t)y * cols + x0, p, PNMF_RES_BLOCK);
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+        const __m128i zero = _mm_setzero_si128();
+        const __m128i e = _mm_sub_epi16(_mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)s), zero),
+                                        _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)p), zero));
+        __m128i q = _mm_madd_epi16(e, e);
+        q = _mm_add_epi32(q, _mm_shuffle_epi32(q, _MM_SHUFFLE(1, 0, 3, 2)));
+        q = _mm_add_epi32(q, _mm_shuffle_epi32(q, _MM_SHUFFLE(2, 3, 0, 1)));
+        sse += _mm_cvtsi128_si32(q);
+#else
+        for (int x = 0; x < PNMF_RES_BLOCK; x++) sse += ((int)s[x] - p[x]) * ((int)s[x] - p[x]);
+#endif
+        if (lb + sse >= bj) return -1;
+    }
+    return sse;
+}
+
+int pnmf_residual_uncoded_sse(const uint8_t *src, int cols, const uint8_t *pred, uint8_t *D, int y0, int y1, int x0,
+                              double lb, double bj)
+{
+    return uncoded_rows(src, cols, pred, D, y0, y1, x0, lb, bj);
+}
+
+void pnmf_residual_sums(const uint8_t *a, size_t n, uint64_t *sum, uint64_t *sq)
+{
+    uint64_t s = 0, s2 = 0;
+    size_t q = 0;
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+    /* 16 samples at a time: PSADBW against zero sums them, PMADDWD their
+     * squares in pairs; the squares' 32-bit lanes take at most 2^12 steps
+     * of 2 * 2 * 255^2 each (under 2^31), then move to 64 bits */
+    const __m128i zero = _mm_setzero_si128();
+    while (q + 16 <= n) {
+        __m128i acc = zero, acc2 = zero;
+        for (int i = 0; i < 4096 && q + 16 <= n; i++, q += 16) {
+            const __m128i v = _mm_loadu_si128((const __m128i *)(a + q));
+            const __m128i lo = _mm_unpacklo_epi8(v, zero), hi = _mm_unpackhi_epi8(v, zero);
+            acc = _mm_add_epi64(acc, _mm_sad_epu8(v, zero));
+            acc2 = _mm_add_epi32(acc2, _mm_add_epi32(_mm_madd_epi16(lo, lo), _mm_madd_epi16(hi, hi)));
+        }
+        uint32_t l[4];
+        _mm_storeu_si128((__m128i *)l, acc2);
+        s += (uint64_t)(uint32_t)_mm_cvtsi128_si32(acc) + (uint64_t)(uint32_t)_mm_cvtsi128_si32(_mm_unpackhi_epi64(acc, acc));
+        s2 += (uint64_t)l[0] + l[1] + l[2] + l[3];
+    }
+#endif
+    for (; q < n; q++) s += a[q], s2 += (uint32_t)a[q] * a[q];
+    *sum = s, *sq = s2;
+}
+
+int64_t pnmf_residual_weighted_runs(const int32_t *ssum, const uint8_t *R, size_t n, int w, int o)
+{
+    int64_t s = 0;
+    size_t k = 0, q = 0;
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD) && PNMF_WP_RUN == 16
+    /* 16 samples weighed at once: v w + 2^(LOG2 - 1) fits 16 bits
+     * unsigned (255 * 255 + 32), shifted logically; + o within 16 bits
+     * signed; PACKUSWB clamps to 0..255 as pnmf_residual_weigh() does;
+     * PSADBW against zero sums the run */
+    const __m128i zero = _mm_setzero_si128(), vw = _mm_set1_epi16((short)w), vo = _mm_set1_epi16((short)o);
+    const __m128i rnd = _mm_set1_epi16(1 << (PNMF_RES_WP_LOG2 - 1));
+    for (; q + 16 <= n; k++, q += 16) {
+        const __m128i v = _mm_loadu_si128((const __m128i *)(R + q));
+        __m128i lo = _mm_mullo_epi16(_mm_unpacklo_epi8(v, zero), vw), hi = _mm_mullo_epi16(_mm_unpackhi_epi8(v, zero), vw);
+        lo = _mm_add_epi16(_mm_srli_epi16(_mm_add_epi16(lo, rnd), PNMF_RES_WP_LOG2), vo);
+        hi = _mm_add_epi16(_mm_srli_epi16(_mm_add_epi16(hi, rnd), PNMF_RES_WP_LOG2), vo);
+        const __m128i t = _mm_sad_epu8(_mm_packus_epi16(lo, hi), zero);
+        const int r = _mm_cvtsi128_si32(t) + _mm_extract_epi16(t, 4);
+        s += abs(ssum[k] - r);
+    }
+#endif
+    uint8_t lut[256];
+    for (int v = 0; v < 256; v++) lut[v] = (uint8_t)pnmf_residual_weigh(v, w, o);
+    for (; q + PNMF_WP_RUN <= n; k++, q += PNMF_WP_RUN) {
+        int r = 0;
+        for (int i = 0; i < PNMF_WP_RUN; i++) r += lut[R[q + i]];
+        s += abs(ssum[k] - r);
+    }
+    return s;
+}
+
 /* A lossless coded trial put off until its estimate is weighed against the
  * others' (pnmf_residual_encode_frame()). */
 typedef struct LxTrial {
@@ -285,7 +377,49 @@ static double try_block(int mode, int coded, const LevelTab *lt, int step16, dou
     const int tb = !(lc && coded) || est;
     if (pre) memcpy(pb, pre, (size_t)(y1 - y0) * PNMF_RES_BLOCK); /* made by the caller (compound) */
     else if (!spat) pnmf_residual_predict(mode, P, Pp, Dp, Dr, D, rows, cols, y0, y1, x0, x1, dy, dx, pb);
-    for (int y = y0; y < y1; y++) {
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+    if (!coded && !spat && !exact && x1 - x0 == PNMF_RES_BLOCK) { /* (the test after each row the same) */
+        sse = uncoded_rows(src, cols, pb, D, y0, y1, x0, lb, bj);
+        if (sse < 0) return 1e300;
+        if (est) *est = bits;
+        return (double)sse + lambda * bits;
+    }
+#endif
+    int yg = y0; /* the first row of the loop below */
+    if (coded && !spat && x1 - x0 == PNMF_RES_BLOCK) {
+        /* a coded trial of a whole-width block from a prediction made: the
+         * loop below without its per-sample choice of prediction, each
+         * row's samples and levels kept apart and written at once (D is
+         * no source the row reads) */
+        for (int y = y0; y < y1; y++) {
+            const uint8_t *s = src + (size_t)y * cols + x0, *p = pb + (y - y0) * PNMF_RES_BLOCK;
+            uint8_t row[PNMF_RES_BLOCK];
+            int16_t lr[PNMF_RES_BLOCK];
+            for (int x = 0; x < PNMF_RES_BLOCK; x++) {
+                const int pred = p[x], d = (int)s[x] - pred;
+                int l, v;
+                if ((unsigned)(pred + lt->dq0[d + 255]) <= 255) {
+                    l = lt->l[d + 255];
+                    if (tb) bits += lt->bits[d + 255];
+                    v = pred + lt->dq[d + 255];
+                } else {
+                    l = choose_level(d, pred, step16, lambda);
+                    if (tb) bits += level_bits(l);
+                    v = pnmf_residual_clip8(pred + pnmf_residual_dequant(l, step16));
+                }
+                nz |= l;
+                lr[x] = (int16_t)l;
+                row[x] = (uint8_t)v;
+                const int e = (int)s[x] - v;
+                sse += e * e;
+            }
+            if (levs) memcpy(levs, lr, sizeof(lr)), levs += PNMF_RES_BLOCK;
+            memcpy(D + (size_t)y * cols + x0, row, PNMF_RES_BLOCK);
+            if ((exact && sse) || lb + sse >= bj) return 1e300;
+        }
+        yg = y1;
+    }
+    for (int y = yg; y < y1; y++) {
         for (int x = x0; x < x1; x++) {
             const size_t q = (size_t)y * cols + x;
             const int pred = spat ? spatial(D, cols, y, x) : pb[(y - y0) * PNMF_RES_BLOCK + x - x0];
@@ -1225,6 +1359,100 @@ typedef struct SeenMap {
 #error "search_block()'s grid marks its vectors in the SeenMap: PNMF_LOCAL_RANGE within PNMF_RES_MAX_MV"
 #endif
 
+/* The grid's span: the samples a grid of vectors within +-PNMF_LOCAL_RANGE
+ * reads around an 8 x 8 block, along each axis. */
+#define GRID_SPAN (2 * PNMF_LOCAL_RANGE + 8)
+
+/* The SADs of the 8 x 8 block at s (rows cols apart) against the 8 x 8
+ * samples of d (rows ds apart) at (R + dy, R + dx) (R = PNMF_LOCAL_RANGE)
+ * for each vector of the grid dy, dx = -R, -R + g, ..., up to R, in
+ * out[i * n + k] for (dy, dx) = (-R + g i, -R + g k), n = 2R / g + 1; d
+ * holds GRID_SPAN rows of GRID_SPAN samples. In SSE2 one PSADBW of a row
+ * against 16 samples gives two vectors: dx in its low half, dx + 8 in its
+ * high half. */
+static inline void grid_sads(const uint8_t *s, int cols, const uint8_t *d, size_t ds, int g, int *out)
+{
+    const int R = PNMF_LOCAL_RANGE, n = 2 * R / g + 1;
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+    __m128i sr[8]; /* the block's rows, each in both halves */
+    for (int y = 0; y < 8; y++) {
+        const __m128i v = _mm_loadl_epi64((const __m128i *)(s + (size_t)y * cols));
+        sr[y] = _mm_unpacklo_epi64(v, v);
+    }
+    const int pair = 8 % g ? 0 : 8 / g; /* k's of dx and dx + 8 apart; 0: dx + 8 off the grid */
+    for (int i = 0; i < n; i++) {
+        const uint8_t *row = d + (size_t)(g * i) * ds;
+        for (int k = 0; k < n; k++) {
+            const int dx = -R + g * k;
+            /* on the grid as the high half of dx - 8's load */
+            if (pair && (dx + R) % 16 >= 8) continue;
+            /* the load's 16 samples within the span: from dx, or else
+             * from dx - 8, only its high half kept */
+            const int from = dx + 8 <= R ? dx : dx - 8;
+            const uint8_t *q = row + from + R;
+            __m128i acc = _mm_sad_epu8(sr[0], _mm_loadu_si128((const __m128i *)q));
+            for (int y = 1; y < 8; y++)
+                acc = _mm_add_epi64(acc, _mm_sad_epu8(sr[y], _mm_loadu_si128((const __m128i *)(q + (size_t)y * ds))));
+            if (from == dx) {
+                out[i * n + k] = _mm_cvtsi128_si32(acc);
+                if (pair) out[i * n + k + pair] = _mm_extract_epi16(acc, 4);
+            } else {
+                out[i * n + k] = _mm_extract_epi16(acc, 4);
+            }
+        }
+    }
+#else
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < n; k++) {
+            const uint8_t *q = d + (size_t)(g * i) * ds + g * k;
+            int sad = 0;
+            for (int y = 0; y < 8; y++)
+                for (int x = 0; x < 8; x++) sad += abs((int)s[(size_t)y * cols + x] - q[(size_t)y * ds + x]);
+            out[i * n + k] = sad;
+        }
+#endif
+}
+
+/* grid_sads() of the whole block of src at (y0, x0) against Dp (rows x
+ * cols), samples outside the frame clamped to its edge (as block_sad()
+ * reads them): straight from Dp where the span lies inside the frame,
+ * else from the span gathered into buf (GRID_SPAN x GRID_SPAN); the two
+ * grids of the search (PNMF_GRID_STEP, PNMF_GRID_STEP_FAR) with their
+ * spacing known to the compiler. */
+static void grid_sads_frame(const uint8_t *src, const uint8_t *Dp, int rows, int cols, int y0, int x0, int g,
+                            uint8_t *buf, int *out)
+{
+    const int R = PNMF_LOCAL_RANGE;
+    const uint8_t *s = src + (size_t)y0 * cols + x0, *d = buf;
+    size_t ds = GRID_SPAN;
+    if (y0 - R >= 0 && y0 + R + 8 <= rows && x0 - R >= 0 && x0 + R + 8 <= cols) {
+        d = Dp + (size_t)(y0 - R) * cols + x0 - R, ds = (size_t)cols;
+    } else {
+        /* each row: left of the frame its first sample, right of it its
+         * last (the span's columns xl .. xr - 1 inside) */
+        const int xl = x0 - R < 0 ? R - x0 : 0, xr = x0 + R + 8 > cols ? cols - (x0 - R) : GRID_SPAN;
+        for (int y = 0; y < GRID_SPAN; y++) {
+            int sy = y0 - R + y;
+            sy = sy < 0 ? 0 : sy >= rows ? rows - 1 : sy;
+            const uint8_t *p = Dp + (size_t)sy * cols;
+            uint8_t *o = buf + y * GRID_SPAN;
+            if (xl) memset(o, p[0], (size_t)xl);
+            memcpy(o + xl, p + x0 - R + xl, (size_t)(xr - xl));
+            if (xr < GRID_SPAN) memset(o + xr, p[cols - 1], (size_t)(GRID_SPAN - xr));
+        }
+    }
+    if (g == PNMF_GRID_STEP) grid_sads(s, cols, d, ds, PNMF_GRID_STEP, out);
+    else if (g == PNMF_GRID_STEP_FAR) grid_sads(s, cols, d, ds, PNMF_GRID_STEP_FAR, out);
+    else grid_sads(s, cols, d, ds, g, out);
+}
+
+void pnmf_residual_grid_sads(const uint8_t *src, const uint8_t *Dp, int rows, int cols, int y0, int x0, int g,
+                             int *out)
+{
+    uint8_t buf[GRID_SPAN * GRID_SPAN];
+    grid_sads_frame(src, Dp, rows, cols, y0, x0, g, buf, out);
+}
+
 /* A vector for the block: the best by SAD among candidates (zero, the
  * previous shifted block's, the block's neighbours', the global one and a
  * coarse grid; with wide, the wide search for a poorly predicted block),
@@ -1299,11 +1527,74 @@ static int search_block(const uint8_t *src, const uint8_t *Dp, int rows, int col
         double lgy[2 * PNMF_LOCAL_RANGE + 1], lgx[2 * PNMF_LOCAL_RANGE + 1];
         for (int d = -PNMF_LOCAL_RANGE; d <= PNMF_LOCAL_RANGE; d += grid)
             lgy[d + PNMF_LOCAL_RANGE] = log2_1p(abs(d - py)), lgx[d + PNMF_LOCAL_RANGE] = log2_1p(abs(d - px));
-        for (int dy = -PNMF_LOCAL_RANGE; dy <= PNMF_LOCAL_RANGE; dy += grid) {
-            const double ly = lgy[dy + PNMF_LOCAL_RANGE];
-            for (int dx = -PNMF_LOCAL_RANGE; dx <= PNMF_LOCAL_RANGE; dx += grid)
-                TRYB(dy, dx, 1,
-                     lam * (dy == py && dx == px ? PNMF_MV_BITS_SAME : mv_bits_logs(ly, lgx[dx + PNMF_LOCAL_RANGE])));
+        if (whole) {
+            /* every SAD of the grid at once, then the same choice: the
+             * first of least cost SAD + bits below the best; a vector
+             * measured already (a candidate) or whose bits alone reach
+             * the best costs at least the best, and the strict < keeps
+             * the best then, so those need no test here */
+            int sg[(2 * PNMF_LOCAL_RANGE + 1) * (2 * PNMF_LOCAL_RANGE + 1)];
+            uint8_t gbuf[GRID_SPAN * GRID_SPAN];
+            grid_sads_frame(src, Dp, rows, cols, y0, x0, grid, gbuf, sg);
+            const int n = 2 * PNMF_LOCAL_RANGE / grid + 1;
+            for (int i = 0; i < n; i++) {
+                uint16_t *const mk = at + (-PNMF_LOCAL_RANGE + grid * i + PNMF_RES_MAX_MV) * (2 * PNMF_RES_MAX_MV + 1) +
+                                     PNMF_RES_MAX_MV;
+                for (int k = 0; k < n; k++) mk[-PNMF_LOCAL_RANGE + grid * k] = st;
+            }
+            /* the costs (mv_bits_logs()'s operations, in the same order),
+             * their least, then the first vector that has it */
+            double cg[(2 * PNMF_LOCAL_RANGE + 1) * (2 * PNMF_LOCAL_RANGE + 1)], lk[2 * PNMF_LOCAL_RANGE + 2];
+            for (int k = 0; k < n; k++) lk[k] = lgx[grid * k];
+            double least;
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+            const __m128d vlam = _mm_set1_pd(lam), two = _mm_set1_pd(2.0), base = _mm_set1_pd(PNMF_MV_BITS_BASE);
+            __m128d vmin = _mm_set1_pd(INFINITY);
+            for (int i = 0; i < n; i++) {
+                const __m128d ly = _mm_set1_pd(lgy[grid * i]);
+                int k = 0;
+                for (; k + 2 <= n; k += 2) {
+                    const __m128d b = _mm_mul_pd(vlam, _mm_add_pd(base, _mm_mul_pd(two, _mm_add_pd(ly, _mm_loadu_pd(lk + k)))));
+                    const __m128d c = _mm_add_pd(_mm_cvtepi32_pd(_mm_loadl_epi64((const __m128i *)(sg + i * n + k))), b);
+                    _mm_storeu_pd(cg + i * n + k, c);
+                    vmin = _mm_min_pd(vmin, c);
+                }
+                for (; k < n; k++) {
+                    cg[i * n + k] = sg[i * n + k] + lam * mv_bits_logs(lgy[grid * i], lk[k]);
+                    vmin = _mm_min_pd(vmin, _mm_set1_pd(cg[i * n + k]));
+                }
+            }
+            least = _mm_cvtsd_f64(_mm_min_sd(vmin, _mm_unpackhi_pd(vmin, vmin)));
+#else
+            least = INFINITY;
+            for (int i = 0; i < n; i++)
+                for (int k = 0; k < n; k++) {
+                    cg[i * n + k] = sg[i * n + k] + lam * mv_bits_logs(lgy[grid * i], lk[k]);
+                    least = cg[i * n + k] < least ? cg[i * n + k] : least;
+                }
+#endif
+            /* the predicted vector, on the grid, costs PNMF_MV_BITS_SAME
+             * (fewer bits than the others' formula gives it) */
+            if ((py + PNMF_LOCAL_RANGE) % grid == 0 && (px + PNMF_LOCAL_RANGE) % grid == 0 && abs(py) <= PNMF_LOCAL_RANGE &&
+                abs(px) <= PNMF_LOCAL_RANGE) {
+                const int q = (py + PNMF_LOCAL_RANGE) / grid * n + (px + PNMF_LOCAL_RANGE) / grid;
+                cg[q] = sg[q] + lam * PNMF_MV_BITS_SAME;
+                least = cg[q] < least ? cg[q] : least;
+            }
+            if (least < best) {
+                int q = 0;
+                while (cg[q] != least) q++;
+                best = least, vy = -PNMF_LOCAL_RANGE + grid * (q / n), vx = -PNMF_LOCAL_RANGE + grid * (q % n);
+                bsad = sg[q];
+            }
+        } else {
+            for (int dy = -PNMF_LOCAL_RANGE; dy <= PNMF_LOCAL_RANGE; dy += grid) {
+                const double ly = lgy[dy + PNMF_LOCAL_RANGE];
+                for (int dx = -PNMF_LOCAL_RANGE; dx <= PNMF_LOCAL_RANGE; dx += grid)
+                    TRYB(dy, dx, 1,
+                         lam * (dy == py && dx == px ? PNMF_MV_BITS_SAME
+                                                     : mv_bits_logs(ly, lgx[dx + PNMF_LOCAL_RANGE])));
+            }
         }
     }
     const int poor = exact == 3 ? PNMF_LXM_WIDE_POOR : PNMF_WIDE_POOR;
@@ -1422,9 +1713,10 @@ static inline int shifted_pred(const PnmfResidual *r, int *dy, int *dx)
 /* ---- compound prediction (window flags bit 17) ---------------------------- */
 
 /* The SAD of the h x w block of src at (y0, x0) against the rounded
- * average of p1 and p2 (rows PNMF_RES_BLOCK apart), the compound
- * prediction they make. */
-static int avg_sad(const uint8_t *src, int cols, int y0, int x0, int h, int w, const uint8_t *p1, const uint8_t *p2)
+ * average of p1 (rows PNMF_RES_BLOCK apart) and p2 (rows s2 apart), the
+ * compound prediction they make. */
+static int avg_sad(const uint8_t *src, int cols, int y0, int x0, int h, int w, const uint8_t *p1, const uint8_t *p2,
+                   size_t s2)
 {
 #if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
     if (h == 8 && w == 8) { /* PAVGB's average is (a + b + 1) >> 1 */
@@ -1433,8 +1725,10 @@ static int avg_sad(const uint8_t *src, int cols, int y0, int x0, int h, int w, c
             const uint8_t *s = src + (size_t)(y0 + y) * cols + x0;
             const __m128i sv = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)s),
                                                   _mm_loadl_epi64((const __m128i *)(s + cols)));
-            const __m128i av = _mm_avg_epu8(_mm_loadu_si128((const __m128i *)(p1 + y * PNMF_RES_BLOCK)),
-                                            _mm_loadu_si128((const __m128i *)(p2 + y * PNMF_RES_BLOCK)));
+            const uint8_t *b = p2 + (size_t)y * s2;
+            const __m128i bv = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)b),
+                                                  _mm_loadl_epi64((const __m128i *)(b + s2)));
+            const __m128i av = _mm_avg_epu8(_mm_loadu_si128((const __m128i *)(p1 + y * PNMF_RES_BLOCK)), bv);
             acc = _mm_add_epi64(acc, _mm_sad_epu8(sv, av));
         }
         return _mm_cvtsi128_si32(acc) + _mm_extract_epi16(acc, 4);
@@ -1442,7 +1736,7 @@ static int avg_sad(const uint8_t *src, int cols, int y0, int x0, int h, int w, c
 #endif
     int sad = 0;
     for (int y = 0; y < h; y++) {
-        const uint8_t *s = src + (size_t)(y0 + y) * cols + x0, *a = p1 + y * PNMF_RES_BLOCK, *b = p2 + y * PNMF_RES_BLOCK;
+        const uint8_t *s = src + (size_t)(y0 + y) * cols + x0, *a = p1 + y * PNMF_RES_BLOCK, *b = p2 + (size_t)y * s2;
         for (int x = 0; x < w; x++) sad += abs((int)s[x] - ((a[x] + b[x] + 1) >> 1));
     }
     return sad;
@@ -1488,8 +1782,19 @@ static double bi_search(const PnmfResidual *r, const uint8_t *src, const uint8_t
         /* the bits alone reaching the best: the SAD only adds to them */ \
         const double b_ = lam * rc_bi_step(NULL, bc, ctx, tt, ty_ - sy, tx_ - sx, 0); \
         if (b_ >= bl) break; \
-        pnmf_residual_subpel(ref[tt], r->rows, r->cols, y0, y1, x0, x1, ty_ * (4 / qs), tx_ * (4 / qs), p2); \
-        const double c_ = avg_sad(src, r->cols, y0, x0, h, w, p1, p2) + b_; \
+        /* a whole vector inside the frame predicts its rows of ref[tt] \
+         * themselves (pnmf_residual_subpel()'s copy): read in place */ \
+        const int iy_ = ty_ * (4 / qs) / 4, ix_ = tx_ * (4 / qs) / 4; \
+        int sad_; \
+        if (!(ty_ * (4 / qs) & 3) && !(tx_ * (4 / qs) & 3) && y0 + iy_ >= 0 && y1 + iy_ <= r->rows && x0 + ix_ >= 0 && \
+            x1 + ix_ <= r->cols) { \
+            sad_ = avg_sad(src, r->cols, y0, x0, h, w, p1, ref[tt] + (size_t)(y0 + iy_) * r->cols + x0 + ix_, \
+                           (size_t)r->cols); \
+        } else { \
+            pnmf_residual_subpel(ref[tt], r->rows, r->cols, y0, y1, x0, x1, ty_ * (4 / qs), tx_ * (4 / qs), p2); \
+            sad_ = avg_sad(src, r->cols, y0, x0, h, w, p1, p2, PNMF_RES_BLOCK); \
+        } \
+        const double c_ = sad_ + b_; \
         if (c_ < bl) bl = c_, by = ty_, bx = tx_; \
     } while (0)
         TRYB(sy, sx);

@@ -28,6 +28,31 @@ void pnmf_residual_fdct4(const int *x, int *w);
  * SATD cut. */
 int  pnmf_residual_satd8x8(const uint8_t *s, const uint8_t *pred, int cols);
 
+/* The SADs of the whole 8 x 8 block of src at (y0, x0) against Dp (both
+ * rows x cols) displaced by each vector (dy, dx) = (-R + g i, -R + g k)
+ * of the block search's grid (R = PNMF_LOCAL_RANGE, i, k = 0 .. n - 1,
+ * n = 2R / g + 1), samples outside the frame clamped to its edge, in
+ * out[i * n + k]. */
+void pnmf_residual_grid_sads(const uint8_t *src, const uint8_t *Dp, int rows, int cols, int y0, int x0, int g,
+                             int *out);
+
+/* An uncoded pixel trial of the 8-sample-wide rows y0 .. y1 - 1 of the
+ * block of src at (y0, x0) (rows cols apart): the prediction pred (rows
+ * 8 apart) written to D there as it is, and the sum of squared errors,
+ * or -1 as soon as lb + the sum after a row reaches bj (later rows of D
+ * then not written). */
+int  pnmf_residual_uncoded_sse(const uint8_t *src, int cols, const uint8_t *pred, uint8_t *D, int y0, int y1, int x0,
+                               double lb, double bj);
+
+/* The sum of a's n samples and the sum of their squares. */
+void pnmf_residual_sums(const uint8_t *a, size_t n, uint64_t *sum, uint64_t *sq);
+
+/* The sum over the runs of PNMF_WP_RUN samples of n (the last partial run
+ * left out) of |ssum[k] - the sum of run k's samples of R weighted with
+ * (w, o) (pnmf_residual_weigh())|: the weights' estimate's measure
+ * (enc_residual.c). */
+int64_t pnmf_residual_weighted_runs(const int32_t *ssum, const uint8_t *R, size_t n, int w, int o);
+
 /* The encoder's side of pnmf_residual_frame(): choose frame j's modes and
  * levels (frames in order 0, 1, ...; nref of ref[] are decoded frames
  * available) against the source src, minimizing

@@ -65,8 +65,8 @@ int  pnmf_tx8_levels(struct RcBin *o, RcLevCtx *c, int kind, const int16_t *lev,
  * frequencies are kept (as AV1 keeps the low 32x32 of a 64x64 transform):
  * 64 levels in pnmf_tx8_zigzag order, raster position q the vertical
  * frequency q >> 3 and the horizontal q & 7. It is no tool of the format:
- * the encoder's estimate of a 16x16 block tool reconstructs with it
- * (docs/measurements.md, "Big blocks on smooth clips"). */
+ * docs/measurements.md, "Big blocks on smooth clips", estimates such a
+ * tool with it. */
 extern const int8_t pnmf_tx16_matrix[8][16];
 /* The dequantized coefficient of level l: clip16((l 16 levelScale[qp % 6]
  * 2^(qp / 6) + 64) >> 7), H.265's scaling (8.6.3) for a 16x16 block. */

@@ -4,6 +4,9 @@
  * estimated bits, decoded as pnmf_residual_frame() decodes them. */
 #include <math.h>
 #include <pthread.h>
+#ifdef PNMF_BIG_TRIAL
+#include <stdio.h>
+#endif
 #if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
 #include <emmintrin.h>
 #endif
@@ -1797,6 +1800,244 @@ static void copy_source(uint8_t *D, const uint8_t *src, int cols, int y0, int y1
             memcpy(D + (size_t)y * cols + x0, src + (size_t)y * cols + x0, (size_t)(x1 - x0));
 }
 
+#ifdef PNMF_BIG_TRIAL
+/* ---- the big-block estimate (docs/measurements.md, "Big blocks on smooth
+ * clips"): a measurement build (-DPNMF_BIG_TRIAL), no coding tool. After a
+ * frame is coded, each 16x16 group of four inter blocks (and each 32x32
+ * region of four groups) is priced as one vector and the low 8x8 of a
+ * 16-point (32-point) transform against the four blocks' costs (with
+ * PNMF_BIG4, the group's four 8x8 transforms in the place of the 16-point
+ * one); the differences go to the file PNMF_BIGTRIAL names ------------------------- */
+typedef struct BigRec {
+    double bj, lam;
+    int em, vy, vx, vt, byte, ok;
+} BigRec;
+
+static pthread_mutex_t big_mu = PTHREAD_MUTEX_INITIALIZER;
+static double big_gain_bits, big_groups, big_won, big_elig, big_frames;
+static double big_sel_bits[2]; /* gain split: uncoded big, coded big */
+static void big_report(void)
+{
+    const char *p = getenv("PNMF_BIGTRIAL");
+    FILE *f = p ? fopen(p, "a") : NULL;
+    if (!f) return;
+    /* the flags' cost: the entropy of the group decisions, no context */
+    const double pb = big_groups > 0 ? big_won / big_groups : 0;
+    const double h = pb > 0 && pb < 1 ? -(pb * log2(pb) + (1 - pb) * log2(1 - pb)) : 0;
+    fprintf(f, "frames %.0f groups %.0f eligible %.0f big %.0f gainbits %.0f (uncoded %.0f coded %.0f) flagbits %.0f\n",
+            big_frames, big_groups, big_elig, big_won, big_gain_bits, big_sel_bits[0], big_sel_bits[1], big_groups * h);
+    fclose(f);
+}
+static pthread_once_t big_once = PTHREAD_ONCE_INIT;
+static void big_init(void) { atexit(big_report); }
+
+/* The orthonormal 16-point DCT-II matrix, rows 0..7 (float, trial). */
+static double big_c16[8][16];
+static void big_c16_init(void)
+{
+    for (int k = 0; k < 8; k++)
+        for (int n = 0; n < 16; n++)
+            big_c16[k][n] = (k ? sqrt(2.0 / 16) : sqrt(1.0 / 16)) * cos(M_PI * (2 * n + 1) * k / 32.0);
+}
+static pthread_once_t big_c16_once = PTHREAD_ONCE_INIT;
+
+/* The 16x16 group at (y0, x0) predicted with block rec's prediction, its
+ * residual's low 8x8 of the 16-point DCT quantized; returns J = SSE +
+ * lambda * level bits (coded) or the uncoded SSE in *ju. */
+static double big_try(const BigRec *rc, int qp, double lambda, const uint8_t *src, const uint8_t *P,
+                      const uint8_t *Pp, const uint8_t *Dp, const uint8_t *const *ref, const uint8_t *D, int rows,
+                      int cols, int y0, int x0, RcLevCtx *lc, int kind, double *ju)
+{
+    pthread_once(&big_c16_once, big_c16_init);
+    uint8_t pred[256], pb[64];
+    for (int q = 0; q < 4; q++) {
+        const int qy = y0 + (q >> 1) * 8, qx = x0 + (q & 1) * 8;
+        pnmf_residual_predict(rc->em, P, Pp, Dp, rc->em == PNMF_RES_SHIFTED || rc->em == PNMF_RES_SHIFTED_QPEL ? ref[rc->vt] : Dp,
+                              D, rows, cols, qy, qy + 8, qx, qx + 8, rc->vy, rc->vx, pb);
+        for (int y = 0; y < 8; y++) memcpy(pred + ((q >> 1) * 8 + y) * 16 + (q & 1) * 8, pb + 8 * y, 8);
+    }
+    double res[256], t[8][16], c[64];
+    double sse0 = 0;
+    for (int y = 0; y < 16; y++)
+        for (int x = 0; x < 16; x++) {
+            res[16 * y + x] = (double)src[(size_t)(y0 + y) * cols + x0 + x] - pred[16 * y + x];
+            sse0 += res[16 * y + x] * res[16 * y + x];
+        }
+    *ju = sse0;
+    if (getenv("PNMF_BIG4")) { /* the variant: one vector, four 8x8 transforms as the 8x8 blocks code them */
+        const double qs = qstep_table[qp], q2 = qs * qs;
+        double lb[3];
+        for (int l = 0; l < 3; l++) lb[l] = lambda * level_bits(l);
+        const int shift = 16 + qp / 6;
+        const double inv = 1.0 / (double)((int64_t)1 << shift);
+        double tot = 0, bitsum = 0;
+        int any = 0;
+        for (int qd = 0; qd < 4; qd++) {
+            int x[64], w[64], rr[64];
+            int16_t lv[64];
+            double xm[64];
+            const int oy = (qd >> 1) * 8, ox = (qd & 1) * 8;
+            for (int q = 0; q < 64; q++) x[q] = (int)res[16 * (oy + (q >> 3)) + ox + (q & 7)];
+            pnmf_tx8_fdct(x, w);
+            int nz = 0;
+            for (int z = 0; z < 64; z++) {
+                const int q = pnmf_tx8_zigzag[z];
+                const int64_t a = w[q] < 0 ? -(int64_t)w[q] : w[q];
+                const double xr = (double)(a * pnmf_tx8_mf(qp, q)) * inv;
+                int64_t l = coef_level(xr, q2, lb, lambda);
+                if (l > PNMF_TX8_MAX_COEF) l = PNMF_TX8_MAX_COEF;
+                lv[z] = (int16_t)(w[q] < 0 ? -l : l);
+                xm[z] = xr;
+                nz |= lv[z];
+            }
+            double bits = 0.3; /* the quadrant's coded flag, about */
+            if (nz) bits += rdoq_levels(lv, xm, 64, q2, lambda, lc, kind, 0, 0, 0);
+            nz = 0;
+            for (int z = 0; z < 64; z++) nz |= lv[z];
+            if (nz) pnmf_tx8_idct(lv, qp, rr);
+            else memset(rr, 0, sizeof(rr));
+            double se = 0, se0 = 0;
+            for (int q = 0; q < 64; q++) {
+                const int p = pred[16 * (oy + (q >> 3)) + ox + (q & 7)];
+                int v = p + rr[q];
+                v = v < 0 ? 0 : v > 255 ? 255 : v;
+                const double e = (double)src[(size_t)(y0 + oy + (q >> 3)) * cols + x0 + ox + (q & 7)] - v;
+                const double e0 = res[16 * (oy + (q >> 3)) + ox + (q & 7)];
+                se += e * e, se0 += e0 * e0;
+            }
+            if (nz && se + lambda * bits < se0 + lambda * 0.3) tot += se, bitsum += bits, any = 1;
+            else tot += se0, bitsum += 0.3;
+        }
+        return any ? tot + lambda * bitsum : 1e300;
+    }
+    for (int k = 0; k < 8; k++) /* columns first: t[k][x] */
+        for (int x = 0; x < 16; x++) {
+            double s = 0;
+            for (int y = 0; y < 16; y++) s += big_c16[k][y] * res[16 * y + x];
+            t[k][x] = s;
+        }
+    for (int k = 0; k < 8; k++)
+        for (int l = 0; l < 8; l++) {
+            double s = 0;
+            for (int x = 0; x < 16; x++) s += big_c16[l][x] * t[k][x];
+            c[8 * k + l] = s;
+        }
+    const double qs = qstep_table[qp], q2 = qs * qs;
+    double lb[3];
+    for (int l = 0; l < 3; l++) lb[l] = lambda * level_bits(l);
+    int16_t lv[64];
+    double xm[64];
+    int nz = 0;
+    for (int z = 0; z < 64; z++) {
+        const int q = pnmf_tx8_zigzag[z];
+        const double xr = fabs(c[q]) / qs;
+        int64_t l = coef_level(xr, q2, lb, lambda);
+        if (l > PNMF_TX8_MAX_COEF) l = PNMF_TX8_MAX_COEF;
+        lv[z] = (int16_t)(c[q] < 0 ? -l : l);
+        xm[z] = xr;
+        nz |= lv[z];
+    }
+    if (!nz) return 1e300;
+    const double bits = rdoq_levels(lv, xm, 64, q2, lambda, lc, kind, 0, 0, 0);
+    int rr[256];
+    pnmf_tx16_idct(lv, qp, rr);
+    double sse = 0;
+    for (int y = 0; y < 16; y++)
+        for (int x = 0; x < 16; x++) {
+            int v = pred[16 * y + x] + rr[16 * y + x];
+            v = v < 0 ? 0 : v > 255 ? 255 : v;
+            const double e = (double)src[(size_t)(y0 + y) * cols + x0 + x] - v;
+            sse += e * e;
+        }
+    return sse + lambda * bits;
+}
+
+
+/* The 32-point DCT-II's first 8 rows, orthonormal (float, trial). */
+static double big_c32[8][32];
+static void big_c32_init(void)
+{
+    for (int k = 0; k < 8; k++)
+        for (int n = 0; n < 32; n++)
+            big_c32[k][n] = (k ? sqrt(2.0 / 32) : sqrt(1.0 / 32)) * cos(M_PI * (2 * n + 1) * k / 64.0);
+}
+static pthread_once_t big_c32_once = PTHREAD_ONCE_INIT;
+
+/* big_try() of a 32x32 region, low 8x8 of the 32-point DCT, float inverse. */
+static double big_try32(const BigRec *rc, int qp, double lambda, const uint8_t *src, const uint8_t *P,
+                        const uint8_t *Pp, const uint8_t *Dp, const uint8_t *const *ref, const uint8_t *D, int rows,
+                        int cols, int y0, int x0, RcLevCtx *lc, int kind, double *ju)
+{
+    pthread_once(&big_c32_once, big_c32_init);
+    static __thread uint8_t pred[1024];
+    static __thread double res[1024];
+    uint8_t pb[64];
+    for (int q = 0; q < 16; q++) {
+        const int qy = y0 + (q >> 2) * 8, qx = x0 + (q & 3) * 8;
+        pnmf_residual_predict(rc->em, P, Pp, Dp, rc->em == PNMF_RES_SHIFTED || rc->em == PNMF_RES_SHIFTED_QPEL ? ref[rc->vt] : Dp,
+                              D, rows, cols, qy, qy + 8, qx, qx + 8, rc->vy, rc->vx, pb);
+        for (int y = 0; y < 8; y++) memcpy(pred + ((q >> 2) * 8 + y) * 32 + (q & 3) * 8, pb + 8 * y, 8);
+    }
+    double t[8][32], c[64];
+    double sse0 = 0;
+    for (int y = 0; y < 32; y++)
+        for (int x = 0; x < 32; x++) {
+            res[32 * y + x] = (double)src[(size_t)(y0 + y) * cols + x0 + x] - pred[32 * y + x];
+            sse0 += res[32 * y + x] * res[32 * y + x];
+        }
+    *ju = sse0;
+    for (int k = 0; k < 8; k++)
+        for (int x = 0; x < 32; x++) {
+            double s = 0;
+            for (int y = 0; y < 32; y++) s += big_c32[k][y] * res[32 * y + x];
+            t[k][x] = s;
+        }
+    for (int k = 0; k < 8; k++)
+        for (int l = 0; l < 8; l++) {
+            double s = 0;
+            for (int x = 0; x < 32; x++) s += big_c32[l][x] * t[k][x];
+            c[8 * k + l] = s;
+        }
+    const double qs = qstep_table[qp], q2 = qs * qs;
+    double lb[3];
+    for (int l = 0; l < 3; l++) lb[l] = lambda * level_bits(l);
+    int16_t lv[64];
+    double xm[64];
+    int nz = 0;
+    for (int z = 0; z < 64; z++) {
+        const int q = pnmf_tx8_zigzag[z];
+        const double xr = fabs(c[q]) / qs;
+        int64_t l = coef_level(xr, q2, lb, lambda);
+        if (l > PNMF_TX8_MAX_COEF) l = PNMF_TX8_MAX_COEF;
+        lv[z] = (int16_t)(c[q] < 0 ? -l : l);
+        xm[z] = xr;
+        nz |= lv[z];
+    }
+    if (!nz) return 1e300;
+    const double bits = rdoq_levels(lv, xm, 64, q2, lambda, lc, kind, 0, 0, 0);
+    double cq[64];
+    for (int z = 0; z < 64; z++) cq[pnmf_tx8_zigzag[z]] = lv[z] * qs;
+    double u[32][8]; /* rows' partial sums: u[y][l] = sum_k cq[k][l] c32[k][y] */
+    for (int y = 0; y < 32; y++)
+        for (int l = 0; l < 8; l++) {
+            double a = 0;
+            for (int k = 0; k < 8; k++) a += cq[8 * k + l] * big_c32[k][y];
+            u[y][l] = a;
+        }
+    double sse = 0;
+    for (int y = 0; y < 32; y++)
+        for (int x = 0; x < 32; x++) {
+            double a = 0;
+            for (int l = 0; l < 8; l++) a += u[y][l] * big_c32[l][x];
+            int v = pred[32 * y + x] + (int)lrint(a);
+            v = v < 0 ? 0 : v > 255 ? 255 : v;
+            const double e = (double)src[(size_t)(y0 + y) * cols + x0 + x] - v;
+            sse += e * e;
+        }
+    return sse + lambda * bits;
+}
+#endif
+
 int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const uint8_t *P,
                                const uint8_t *Pp, const uint8_t *const *ref, int nref, uint8_t *D,
                                double lambda)
@@ -1943,6 +2184,9 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
         uint8_t *c0 = lxm && nwide ? pnmf_lxm_coarse(lxm, 0, (size_t)r4 * c4, &fresh) : NULL;
         if (c0 && fresh) memcpy(c0, cbuf + (size_t)r4 * c4, (size_t)r4 * c4);
     }
+#ifdef PNMF_BIG_TRIAL
+    BigRec *bigr = getenv("PNMF_BIGTRIAL") && lc && r->enc_tx8 && !exact && nref ? pnmf_calloc(nb, sizeof(BigRec)) : NULL;
+#endif
     for (size_t b = 0; b < nb; b++) {
         const int wc = r->enc_weight && r->enc_weight[b] < PNMF_RES_WEIGHTS ? r->enc_weight[b] : 0;
         lambda = wc ? lambda0 * exp2(-0.5 * wc) : lambda0;
@@ -2409,6 +2653,11 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
         }
         int em = (best & 7) == PNMF_RES_PREVIOUS ? prev_mode : best & 7;
         if ((best & 7) == PNMF_RES_SHIFTED) em = shifted_pred(r, &vy, &vx);
+#ifdef PNMF_BIG_TRIAL
+        if (bigr) bigr[b] = (BigRec){ .bj = bj, .lam = lambda, .em = em, .vy = vy, .vx = vx, .vt = vt, .byte = best,
+                                      .ok = best != PNMF_RES_PALETTE && !pnmf_residual_is_intra(best & 7) &&
+                                            (best & 7) != PNMF_RES_SPATIAL && vb < 0 };
+#endif
         if ((best & PNMF_RES_CODED) && (best & PNMF_RES_TRANSFORM) && r->enc_idir && (best & 7) >= PNMF_RES_INTRA_DC)
             intra_dir_bits(lc, kind | 2, best & 7, bdir, 1);
         if ((best & PNMF_RES_CODED) && (best & PNMF_RES_TRANSFORM) && r->enc_tx8)
@@ -2438,6 +2687,156 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
             try_block(em, best & PNMF_RES_CODED, ltp, step16, lambda, src, P, Pp, Dp, Dr, D, r->rows, r->cols, y0, y1,
                       x0, x1, vy, vx, levs, lc, kind, INFINITY, NULL, 0, 0, INFINITY, pre);
     }
+#ifdef PNMF_BIG_TRIAL
+    if (bigr) {
+        pthread_once(&big_once, big_init);
+        double gain = 0, sel[2] = { 0, 0 }, ng = 0, nel = 0, nw = 0;
+        const int ngx = r->bx / 2, ngy = r->by / 2;
+        double *gj4 = pnmf_calloc((size_t)ngx * ngy + 1, sizeof(double));
+        double *glam = pnmf_calloc((size_t)ngx * ngy + 1, sizeof(double));
+        for (int i = 0; i < ngx * ngy; i++) gj4[i] = -1;
+        static int fctr;
+        pthread_mutex_lock(&big_mu);
+        const int fid = fctr++;
+        char gname[512];
+        snprintf(gname, sizeof(gname), "%s.groups", getenv("PNMF_BIGTRIAL"));
+        FILE *gf = fopen(gname, "a");
+        if (gf) fprintf(gf, "F %d %d %d %d %d\n", fid, j, qp, r->by / 2, r->bx / 2);
+        for (int Gy = 0; 2 * Gy + 1 < r->by && (2 * Gy + 2) * 8 <= r->rows; Gy++)
+            for (int Gx = 0; 2 * Gx + 1 < r->bx && (2 * Gx + 2) * 8 <= r->cols; Gx++) {
+                const size_t b0 = (size_t)2 * Gy * r->bx + 2 * Gx;
+                const size_t bb[4] = { b0, b0 + 1, b0 + r->bx, b0 + r->bx + 1 };
+                ng++;
+                double j4 = 0, lam = 0;
+                int ok = 1;
+                for (int i = 0; i < 4; i++) ok &= bigr[bb[i]].ok && bigr[bb[i]].bj < 1e299, j4 += bigr[bb[i]].bj, lam += bigr[bb[i]].lam / 4;
+                if (!ok) {
+                    if (gf) fprintf(gf, "%d %d %d -1e9\n", fid, Gy, Gx);
+                    continue;
+                }
+                nel++;
+                const int left = b0 % r->bx ? modes[b0 - 1] : -1, above = b0 >= (size_t)r->bx ? modes[b0 - r->bx] : -1;
+                r->enc_modes.nb = r->nbctx ? pnmf_residual_mode_nb(modes, r->bx, nb, b0, j) : -1;
+                pnmf_vec_nb(&vs, (const int16_t (*)[3])bmv, modes, r->bx, b0);
+                RcVecCand vk;
+                pnmf_vec_cands(&vs, b0 >= (size_t)r->bx && (modes[b0 - r->bx] & 7) == PNMF_RES_SHIFTED ? bmv[b0 - r->bx] : NULL, &vk);
+                double jb = 1e300;
+                int bsel = 0;
+                int bvy = 0, bvx = 0;
+                double jbS = 1e300, jbU = 1e300;
+                for (int i = 0; i < 4; i++) {
+                    const BigRec *c = &bigr[bb[i]];
+                    const int m = c->byte & 7;
+                    double side = m == PNMF_RES_SHIFTED ? vector_bits(r, &vs, &vk, bmv[bb[i]][2], bmv[bb[i]][0], bmv[bb[i]][1], 0) : 0;
+                    double ju, jc = big_try(c, qp, lam, src, P, Pp, Dp, ref, D, r->rows, r->cols, 16 * Gy, 16 * Gx, lc, kind, &ju);
+                    ju += lam * (side + rc_mode_step(&r->enc_modes, m, left, above, j ? modes[b0 - nb] : -1, 0));
+                    jc += lam * (side + rc_mode_step(&r->enc_modes, m | PNMF_RES_CODED | PNMF_RES_TRANSFORM, left, above, j ? modes[b0 - nb] : -1, 0));
+                    if (ju < jb) jb = ju, bsel = 0;
+                    if (jc < jb) jb = jc, bsel = 1;
+                    if (m == PNMF_RES_SHIFTED && ju < jbS) jbS = ju;
+                    if (m == PNMF_RES_SHIFTED && ju < jbU) jbU = ju;
+                    if (jc < jbS) jbS = jc;
+                }
+                /* a refinement of the best shifted candidate's vector for the whole group */
+                int ib = -1;
+                double jbs = 1e300;
+                for (int i = 0; i < 4; i++)
+                    if ((bigr[bb[i]].byte & 7) == PNMF_RES_SHIFTED) {
+                        double ju, jc = big_try(&bigr[bb[i]], qp, lam, src, P, Pp, Dp, ref, D, r->rows, r->cols, 16 * Gy, 16 * Gx, lc, kind, &ju);
+                        if (jc > ju) jc = ju;
+                        if (jc < jbs) jbs = jc, ib = i;
+                    }
+                const int R = getenv("PNMF_BIGR") ? atoi(getenv("PNMF_BIGR")) : 0;
+                for (int it = 0; ib >= 0 && it < 2 && R; it++) {
+                    int cy = bmv[bb[ib]][0], cx = bmv[bb[ib]][1];
+                    if (it) cy = bvy, cx = bvx;
+                    for (int ddy = -R; ddy <= R; ddy++)
+                        for (int ddx = -R; ddx <= R; ddx++) {
+                            int ry = cy + ddy, rx = cx + ddx;
+                            if ((!ddy && !ddx) || abs(ry) > maxv || abs(rx) > maxv) continue;
+                            BigRec c2 = bigr[bb[ib]];
+                            c2.vy = ry, c2.vx = rx;
+                            c2.em = shifted_pred(r, &c2.vy, &c2.vx);
+                            double side = vector_bits(r, &vs, &vk, bmv[bb[ib]][2], ry, rx, 0);
+                            double ju, jc = big_try(&c2, qp, lam, src, P, Pp, Dp, ref, D, r->rows, r->cols, 16 * Gy, 16 * Gx, lc, kind, &ju);
+                            ju += lam * (side + rc_mode_step(&r->enc_modes, PNMF_RES_SHIFTED, left, above, j ? modes[b0 - nb] : -1, 0));
+                            jc += lam * (side + rc_mode_step(&r->enc_modes, PNMF_RES_SHIFTED | PNMF_RES_CODED | PNMF_RES_TRANSFORM, left, above, j ? modes[b0 - nb] : -1, 0));
+                            if (ju < jb) jb = ju, bsel = 0, bvy = ry, bvx = rx;
+                            if (ju < jbS) jbS = ju;
+                            if (ju < jbU) jbU = ju;
+                            if (jc < jbS) jbS = jc;
+                            if (jc < jb) jb = jc, bsel = 1, bvy = ry, bvx = rx;
+                        }
+                }
+                if (jb < j4) gain += (j4 - jb) / lam, sel[bsel] += (j4 - jb) / lam, nw++;
+                gj4[Gy * ngx + Gx] = j4, glam[Gy * ngx + Gx] = lam;
+                if (gf) fprintf(gf, "%d %d %d %.3f %.3f %d %.3f\n", fid, Gy, Gx, (j4 - jb) / lam, (j4 - jbS) / lam,
+                                (bigr[b0].byte & 7) == PNMF_RES_SHIFTED || (bigr[b0].byte & PNMF_RES_CODED), (j4 - jbU) / lam);
+            }
+        /* 32x32 regions: one vector, the low 8x8 of a 32-point transform,
+         * against the four groups' 8x8 codings */
+        for (int Ry = 0; 2 * Ry + 1 < ngy && getenv("PNMF_BIG32"); Ry++)
+            for (int Rx = 0; 2 * Rx + 1 < ngx && (4 * Rx + 4) * 8 <= r->cols && (4 * Ry + 4) * 8 <= r->rows; Rx++) {
+                double j16 = 0, lam = 0;
+                int ok = 1;
+                for (int i = 0; i < 4; i++) {
+                    const int g = (2 * Ry + (i >> 1)) * ngx + 2 * Rx + (i & 1);
+                    ok &= gj4[g] >= 0, j16 += gj4[g], lam += glam[g] / 4;
+                }
+                const size_t b0 = (size_t)4 * Ry * r->bx + 4 * Rx;
+                if (!ok) {
+                    if (gf) fprintf(gf, "R %d %d %d -1e9 0\n", fid, Ry, Rx);
+                    continue;
+                }
+                const int left = b0 % r->bx ? modes[b0 - 1] : -1, above = b0 >= (size_t)r->bx ? modes[b0 - r->bx] : -1;
+                r->enc_modes.nb = r->nbctx ? pnmf_residual_mode_nb(modes, r->bx, nb, b0, j) : -1;
+                pnmf_vec_nb(&vs, (const int16_t (*)[3])bmv, modes, r->bx, b0);
+                RcVecCand vk;
+                pnmf_vec_cands(&vs, b0 >= (size_t)r->bx && (modes[b0 - r->bx] & 7) == PNMF_RES_SHIFTED ? bmv[b0 - r->bx] : NULL, &vk);
+                double jb = 1e300;
+                int ib = -1;
+                for (int i = 0; i < 16; i++) {
+                    const size_t bi_ = b0 + (size_t)(i >> 2) * r->bx + (i & 3);
+                    const BigRec *c = &bigr[bi_];
+                    const int m = c->byte & 7;
+                    if (m != PNMF_RES_SHIFTED && i) continue;
+                    const double side = m == PNMF_RES_SHIFTED ? vector_bits(r, &vs, &vk, bmv[bi_][2], bmv[bi_][0], bmv[bi_][1], 0) : 0;
+                    double ju, jc = big_try32(c, qp, lam, src, P, Pp, Dp, ref, D, r->rows, r->cols, 32 * Ry, 32 * Rx, lc, kind, &ju);
+                    ju += lam * (side + rc_mode_step(&r->enc_modes, m, left, above, j ? modes[b0 - nb] : -1, 0));
+                    jc += lam * (side + rc_mode_step(&r->enc_modes, m | PNMF_RES_CODED | PNMF_RES_TRANSFORM, left, above, j ? modes[b0 - nb] : -1, 0));
+                    if (m == PNMF_RES_SHIFTED && ju < jb) jb = ju, ib = (int)bi_;
+                    if (jc < jb) jb = jc, ib = m == PNMF_RES_SHIFTED ? (int)bi_ : ib;
+                }
+                const int R = getenv("PNMF_BIGR") ? atoi(getenv("PNMF_BIGR")) : 0;
+                int bvy = ib >= 0 ? bmv[ib][0] : 0, bvx = ib >= 0 ? bmv[ib][1] : 0;
+                for (int it = 0; ib >= 0 && it < 2 && R; it++) {
+                    const int cy = bvy, cx = bvx;
+                    for (int ddy = -R; ddy <= R; ddy++)
+                        for (int ddx = -R; ddx <= R; ddx++) {
+                            int ry = cy + ddy, rx = cx + ddx;
+                            if ((!ddy && !ddx) || abs(ry) > maxv || abs(rx) > maxv) continue;
+                            BigRec c2 = bigr[ib];
+                            c2.vy = ry, c2.vx = rx;
+                            c2.em = shifted_pred(r, &c2.vy, &c2.vx);
+                            const double side = vector_bits(r, &vs, &vk, bmv[ib][2], ry, rx, 0);
+                            double ju, jc = big_try32(&c2, qp, lam, src, P, Pp, Dp, ref, D, r->rows, r->cols, 32 * Ry, 32 * Rx, lc, kind, &ju);
+                            ju += lam * (side + rc_mode_step(&r->enc_modes, PNMF_RES_SHIFTED, left, above, j ? modes[b0 - nb] : -1, 0));
+                            jc += lam * (side + rc_mode_step(&r->enc_modes, PNMF_RES_SHIFTED | PNMF_RES_CODED | PNMF_RES_TRANSFORM, left, above, j ? modes[b0 - nb] : -1, 0));
+                            if (ju < jb) jb = ju, bvy = ry, bvx = rx;
+                            if (jc < jb) jb = jc, bvy = ry, bvx = rx;
+                        }
+                }
+                if (gf) fprintf(gf, "R %d %d %d %.3f %d\n", fid, Ry, Rx, (j16 - jb) / lam,
+                                (bigr[b0].byte & 7) == PNMF_RES_SHIFTED || (bigr[b0].byte & PNMF_RES_CODED));
+            }
+        pnmf_free(gj4), pnmf_free(glam);
+        if (gf) fclose(gf);
+        big_gain_bits += gain, big_sel_bits[0] += sel[0], big_sel_bits[1] += sel[1];
+        big_groups += ng, big_elig += nel, big_won += nw, big_frames++;
+        pthread_mutex_unlock(&big_mu);
+        pnmf_free(bigr);
+    }
+#endif
     pnmf_free(cbuf);
     pnmf_free(lts);
     pnmf_free(palat);

@@ -259,3 +259,64 @@ int pnmf_tx8_levels_read(RcDec *dp, RcLevCtx *c, int kind, int16_t *lev, int max
     *dp = d;
     return ret;
 }
+
+/* ---- the 16-point transform of a 16x16 residual's low 8x8 (tx8.h) ------- */
+
+/* The first eight rows of the 16-point integer DCT matrix of ITU-T H.265,
+ * 8.6.4.2 (transMatrix, nTbS 16): row k is about 64 sqrt(2) cos((2n + 1) k pi / 32),
+ * row 0 is 64. */
+const int8_t pnmf_tx16_matrix[8][16] = {
+    { 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64 },
+    { 90, 87, 80, 70, 57, 43, 25, 9, -9, -25, -43, -57, -70, -80, -87, -90 },
+    { 89, 75, 50, 18, -18, -50, -75, -89, -89, -75, -50, -18, 18, 50, 75, 89 },
+    { 87, 57, 9, -43, -80, -90, -70, -25, 25, 70, 90, 80, 43, -9, -57, -87 },
+    { 83, 36, -36, -83, -83, -36, 36, 83, 83, 36, -36, -83, -83, -36, 36, 83 },
+    { 80, 9, -70, -87, -25, 57, 90, 43, -43, -90, -57, 25, 87, 70, -9, -80 },
+    { 75, -18, -89, -50, 50, 89, 18, -75, -75, 18, 89, 50, -50, -89, -18, 75 },
+    { 70, -43, -87, 9, 90, 25, -80, -57, 57, 80, -25, -90, -9, 87, 43, -70 },
+};
+
+/* H.265's levelScale (8.6.3) by qp % 6. */
+static const int tx16_scale[6] = { 40, 45, 51, 57, 64, 72 };
+
+static inline int32_t clip16(int64_t v) { return v < -32768 ? -32768 : v > 32767 ? 32767 : (int32_t)v; }
+
+int32_t pnmf_tx16_dequant(int l, int qp)
+{
+    return clip16(((int64_t)l * 16 * tx16_scale[qp % 6] * (1 << (qp / 6)) + 64) >> 7);
+}
+
+/* The 16 sums of one inverse pass over the eight coefficients d[0], d[s],
+ * .. d[7 s]: out[n] = sum_k pnmf_tx16_matrix[k][n] d[k s], by the matrix's
+ * symmetries (row k even: n and 15 - n alike; odd: opposite). */
+static inline void tx16_sums(const int32_t *d, int s, int64_t *out)
+{
+    const int8_t (*c)[16] = pnmf_tx16_matrix;
+    const int64_t d0 = d[0], d1 = d[s], d2 = d[2 * s], d3 = d[3 * s];
+    const int64_t d4 = d[4 * s], d5 = d[5 * s], d6 = d[6 * s], d7 = d[7 * s];
+    for (int n = 0; n < 4; n++) {
+        const int64_t ee = 64 * d0 + c[4][n] * d4, eo = c[2][n] * d2 + c[6][n] * d6;
+        const int64_t e = ee + eo, e7 = ee - eo; /* E[n], E[7 - n] */
+        const int64_t o = c[1][n] * d1 + c[3][n] * d3 + c[5][n] * d5 + c[7][n] * d7;
+        const int64_t o7 = c[1][7 - n] * d1 + c[3][7 - n] * d3 + c[5][7 - n] * d5 + c[7][7 - n] * d7;
+        out[n] = e + o, out[15 - n] = e - o;
+        out[7 - n] = e7 + o7, out[8 + n] = e7 - o7;
+    }
+}
+
+void pnmf_tx16_idct(const int16_t *lev, int qp, int *r)
+{
+    int32_t d[64], g[16 * 8];
+    int64_t s[16];
+    memset(d, 0, sizeof(d));
+    for (int z = 0; z < 64; z++)
+        if (lev[z]) d[pnmf_tx8_zigzag[z]] = pnmf_tx16_dequant(lev[z], qp);
+    for (int v = 0; v < 8; v++) { /* columns: g[n][v], n the row */
+        tx16_sums(d + v, 8, s);
+        for (int n = 0; n < 16; n++) g[8 * n + v] = clip16((s[n] + 64) >> 7);
+    }
+    for (int n = 0; n < 16; n++) { /* then rows */
+        tx16_sums(g + 8 * n, 1, s);
+        for (int m = 0; m < 16; m++) r[16 * n + m] = (int)((s[m] + 2048) >> 12);
+    }
+}

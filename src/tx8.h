@@ -61,4 +61,18 @@ int  pnmf_tx8_used(const PnmfResidual *r, int from, int to);
 int  pnmf_tx8_levels_read(RcDec *d, RcLevCtx *c, int kind, int16_t *lev, int max_l);
 int  pnmf_tx8_levels(struct RcBin *o, RcLevCtx *c, int kind, const int16_t *lev, int max_l);
 
+/* The 16-point transform of a 16x16 residual of which only the low 8x8
+ * frequencies are kept (as AV1 keeps the low 32x32 of a 64x64 transform):
+ * 64 levels in pnmf_tx8_zigzag order, raster position q the vertical
+ * frequency q >> 3 and the horizontal q & 7. It is no tool of the format:
+ * docs/measurements.md, "Big blocks on smooth clips", estimates such a
+ * tool with it. */
+extern const int8_t pnmf_tx16_matrix[8][16];
+/* The dequantized coefficient of level l: clip16((l 16 levelScale[qp % 6]
+ * 2^(qp / 6) + 64) >> 7), H.265's scaling (8.6.3) for a 16x16 block. */
+int32_t pnmf_tx16_dequant(int l, int qp);
+/* The normative inverse: the 16x16 residual r (raster) of 64 levels, the
+ * columns' sums clip16((x + 64) >> 7), the rows' (x + 2048) >> 12. */
+void pnmf_tx16_idct(const int16_t *lev, int qp, int *r);
+
 #endif /* PNMF_TX8_H */

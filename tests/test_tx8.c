@@ -4,7 +4,8 @@
  * transform against the matrix that defines it, the dequantization
  * against H.264's table, the forward transform's round trip, the 32-bit
  * bound, the levels stream's decisions, and a window of 8x8 blocks through
- * the encoder, the writer and the reader; hostile payloads refused.
+ * the encoder, the writer and the reader; hostile payloads refused; the
+ * 16-point inverse of a 16x16 residual's low 8x8 against its dense matrix.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -478,8 +479,100 @@ static void test_satd(void)
     CHECK_MSG(bad == 0, "%ld of %ld SATDs differ from the definition", bad, checked);
 }
 
+
+/* ---- the 16-point transform of a 16x16 residual's low 8x8 ---------------- */
+
+/* H.265's 16-point coefficient magnitudes (8.6.4.2) by angle index a, about
+ * 64 sqrt(2) cos(a pi / 32), a = 1 .. 16 (index 0: row 0's 64). */
+static const int HEVC_MAG2[17] = { 64, 90, 89, 87, 83, 80, 75, 70, 64, 57, 50, 43, 36, 25, 18, 9, 0 };
+
+/* Entry (k, n) of the 16-point matrix from its definition: the magnitude
+ * of angle (2n + 1) k pi / 32 folded into 0..pi/2, with the cosine's sign. */
+static int c16_ref(int k, int n)
+{
+    if (!k) return 64;
+    int a = (2 * n + 1) * k % 64; /* in pi / 32 */
+    int sign = 1;
+    if (a > 32) a = 64 - a;      /* cos(2 pi - x) = cos x */
+    if (a > 16) a = 32 - a, sign = -1; /* cos(pi - x) = -cos x */
+    return sign * HEVC_MAG2[a];
+}
+
+static void test_tx16_matrix(void)
+{
+    int ok = 1, near = 1;
+    for (int k = 0; k < 8; k++)
+        for (int n = 0; n < 16; n++) {
+            ok &= pnmf_tx16_matrix[k][n] == c16_ref(k, n);
+            const double c = k ? 64.0 * sqrt(2.0) * cos((2 * n + 1) * k * M_PI / 32) : 64.0;
+            near &= fabs(c - pnmf_tx16_matrix[k][n]) < 1.5;
+        }
+    CHECK(ok);
+    CHECK(near);
+}
+
+static const int LS16[6] = { 40, 45, 51, 57, 64, 72 };
+static long long clip16_ref(long long v) { return v < -32768 ? -32768 : v > 32767 ? 32767 : v; }
+
+/* The inverse against the dense matrix products with H.265's shifts, and
+ * against the orthonormal inverse at the qp's step 0.625 2^(qp / 6). */
+static void test_tx16_inverse(void)
+{
+    int exact = 1, near = 1, tested = 0, near_n = 0;
+    for (int t = 0; t < 300; t++) {
+        const int qp = (int)urn(52);
+        int16_t lev[64];
+        long long d[64];
+        const int nz = 1 + (int)urn(t < 100 ? 64 : 10);
+        memset(lev, 0, sizeof lev);
+        const int big = t % 3 == 0 ? PNMF_TX8_MAX_COEF : 40;
+        for (int k = 0; k < nz; k++) lev[urn(64)] = (int16_t)((int)urn(2 * big + 1) - big);
+        int clipped = 0; /* a clip acts: the orthonormal comparison does not hold */
+        for (int z = 0; z < 64; z++) {
+            const long long u = ((long long)lev[z] * 16 * LS16[qp % 6] * (1LL << (qp / 6)) + 64) >> 7;
+            d[pnmf_tx8_zigzag[z]] = clip16_ref(u);
+            clipped |= d[pnmf_tx8_zigzag[z]] != u;
+        }
+        int r[256];
+        pnmf_tx16_idct(lev, qp, r);
+        long long g[16][8];
+        for (int n = 0; n < 16; n++)
+            for (int v = 0; v < 8; v++) {
+                long long a = 0;
+                for (int k = 0; k < 8; k++) a += (long long)c16_ref(k, n) * d[8 * k + v];
+                g[n][v] = clip16_ref((a + 64) >> 7);
+                clipped |= g[n][v] != (a + 64) >> 7;
+            }
+        for (int n = 0; n < 16; n++)
+            for (int m = 0; m < 16; m++) {
+                long long a = 0;
+                for (int v = 0; v < 8; v++) a += (long long)c16_ref(v, m) * g[n][v];
+                exact &= ((a + 2048) >> 12) == r[16 * n + m];
+                tested++;
+                if (clipped) continue;
+                near_n++;
+                double f = 0, fa = 0; /* the orthonormal inverse of level * step, and its terms' magnitudes */
+                for (int k = 0; k < 8; k++)
+                    for (int v = 0; v < 8; v++) {
+                        const double ck = (k ? sqrt(2.0 / 16) : sqrt(1.0 / 16)) * cos((2 * n + 1) * k * M_PI / 32);
+                        const double cv = (v ? sqrt(2.0 / 16) : sqrt(1.0 / 16)) * cos((2 * m + 1) * v * M_PI / 32);
+                        int z = 0;
+                        while (pnmf_tx8_zigzag[z] != 8 * k + v) z++;
+                        f += ck * cv * lev[z] * 0.625 * pow(2.0, qp / 6.0);
+                        fa += fabs(ck * cv * lev[z] * 0.625 * pow(2.0, qp / 6.0));
+                    }
+                /* H.265's entries are within 5 % of the cosines' (25 for 26.3), a product of two within 10 % */
+                near &= fabs(f - r[16 * n + m]) <= 1.5 + 0.1 * fa;
+            }
+    }
+    CHECK(exact && tested == 300 * 256);
+    CHECK(near && near_n > 100 * 256);
+}
+
 int main(void)
 {
+    test_tx16_matrix();
+    test_tx16_inverse();
     test_satd();
     test_zigzag();
     test_dequant();

@@ -301,7 +301,7 @@ static void test_window(void)
             bad[q] ^= (uint8_t)(1 << bit);
             err[0] = 0;
             const int ret = read_v(PNMF_PAYLOAD_VERSION, bad, size, &rd, err, sizeof err);
-            if (ret == 0) decode_window(&rd.res, P, Dd), pnmf_model_free(&rd);
+            if (ret == 0) decode_key_window(&rd.res, P, Dd), pnmf_model_free(&rd);
             else odd += ret != PNMF_ERR_CORRUPT || !err[0];
         }
     CHECK_MSG(!odd, "%d one-bit changes failed without a reason", odd);

@@ -409,7 +409,7 @@ static void test_window(void)
             err[0] = 0;
             const int ret = read_v(PNMF_PAYLOAD_VERSION, bad, size[1], &rd, err, sizeof err);
             if (ret == 0) {
-                decode_window(&rd.res, P, Dd); /* whatever it reads decodes (the sanitizer build checks it) */
+                decode_key_window(&rd.res, P, Dd); /* whatever it reads decodes (the sanitizer build checks it) */
                 read_ok++, pnmf_model_free(&rd);
             } else {
                 odd += ret != PNMF_ERR_CORRUPT || !err[0];

@@ -125,9 +125,9 @@ static pthread_once_t level_bits_once = PTHREAD_ONCE_INIT;
 /* A transform quantizer's step, 0.625 * 2^(qp / 6), by qp. */
 static double qstep_table[PNMF_RES_MAX_QP + 1];
 
-/* The forward quantizers' multipliers by qp % 6 in zigzag order, as
+/* The forward quantizers' multipliers by qp % 6 in raster order, as
  * doubles: |w| * it is the integer product, exact (under 2^53). */
-static double tx4_mfz[6][16], tx8_mfz[6][64];
+static double tx4_mf[6][16], tx8_mf[6][64];
 
 static void level_bits_init(void)
 {
@@ -137,8 +137,8 @@ static void level_bits_init(void)
     for (int a = 1; a < LEVEL_BITS_TABLE; a++) level_bits_table[a] = PNMF_LEVEL_BITS_BASE + 2.0 * log2((double)a);
     for (int a = 0; a < LEVEL_BITS_TABLE; a++) log2_1p_table[a] = log2(1.0 + a);
     for (int m = 0; m < 6; m++) {
-        for (int z = 0; z < 16; z++) tx4_mfz[m][z] = tr_mf[m][pnmf_residual_coef_class(pnmf_residual_zigzag4[z])];
-        for (int z = 0; z < 64; z++) tx8_mfz[m][z] = pnmf_tx8_mf(m, pnmf_tx8_zigzag[z]);
+        for (int q = 0; q < 16; q++) tx4_mf[m][q] = tr_mf[m][pnmf_residual_coef_class(q)];
+        for (int q = 0; q < 64; q++) tx8_mf[m][q] = pnmf_tx8_mf(m, q);
     }
 }
 static inline double level_bits(int l)
@@ -676,7 +676,7 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
     const int rdoq = lc && rdoq_on && (levs || PNMF_RDOQ_TRIALS);
     /* each zigzag position's quantizer factor over 2^shift: |w| times it
      * is xr exactly (a power of two scales the exact integer product) */
-    const double *mfz = tx4_mfz[qp % 6];
+    const double *mf = tx4_mf[qp % 6];
     int coded[4];
     double rbits = 0; /* the levels' price rdoq_levels() gives (the contexts not moved) */
     /* a prediction that does not read the frame being decoded (not intra):
@@ -704,24 +704,27 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
             }
         }
         pnmf_residual_fdct4(x, w);
-        int wz[16];
-        for (int z = 0; z < 16; z++) wz[z] = w[pnmf_residual_zigzag4[z]];
-        for (int z = 0; z < 16; z++) xm[z] = fabs((double)wz[z]) * mfz[z] * inv;
+        double xq[16]; /* the magnitudes in raster order */
+        for (int q = 0; q < 16; q++) xq[q] = fabs((double)w[q]) * mf[q] * inv;
         for (int z = 0; z < 16; z++) {
-            const double xr = xm[z];
+            const int q = pnmf_residual_zigzag4[z];
+            const double xr = xm[z] = xq[q];
             if (xr < 0.5) { /* under half a step: level 0 */
                 lv[z] = 0;
                 continue;
             }
             int64_t l = coef_level(xr, q2, lb, lambda);
             if (l > PNMF_RES_MAX_COEF) l = PNMF_RES_MAX_COEF;
-            lv[z] = (int16_t)(wz[z] < 0 ? -l : l);
+            lv[z] = (int16_t)(w[q] < 0 ? -l : l);
         }
         if (rdoq)
             rbits += rdoq_levels(lv, xm, 16, q2, lambda, lc, tk, sb,
                                  ((sb & 1) ? coded[sb - 1] : 0) + ((sb & 2) ? coded[sb - 2] : 0), !levs);
         coded[sb] = 0;
-        for (int z = 0; z < 16; z++) bits += level_bits(lv[z]), coded[sb] |= lv[z] != 0;
+        if (lc) /* the contexts price the levels below */
+            for (int z = 0; z < 16; z++) coded[sb] |= lv[z] != 0;
+        else
+            for (int z = 0; z < 16; z++) bits += level_bits(lv[z]), coded[sb] |= lv[z] != 0;
         nz |= coded[sb];
         pnmf_residual_idct4(lv, qp, res);
         int qe = 0; /* the quarter's squared error: integers, so the sum is exact in either order */
@@ -789,13 +792,13 @@ static double try_transform8(int mode, int qp, double lambda, const uint8_t *src
     pnmf_tx8_fdct(x, w);
     /* each magnitude in steps: |w| times the multiplier over 2^shift is
      * the exact integer product scaled by a power of two */
-    int wz[64];
-    const double *mfz = tx8_mfz[qp % 6];
-    for (int z = 0; z < 64; z++) wz[z] = w[pnmf_tx8_zigzag[z]];
-    for (int z = 0; z < 64; z++) xm[z] = fabs((double)wz[z]) * mfz[z] * inv;
+    double xq[64]; /* in raster order */
+    const double *mf = tx8_mf[qp % 6];
+    for (int q = 0; q < 64; q++) xq[q] = fabs((double)w[q]) * mf[q] * inv;
     const double b0 = level_bits(0);
     for (int z = 0; z < 64; z++) {
-        const double xr = xm[z];
+        const int q = pnmf_tx8_zigzag[z];
+        const double xr = xm[z] = xq[q];
         if (xr < 0.5) { /* level 0, as coef_level() has it */
             lv[z] = 0;
             bits += b0;
@@ -805,7 +808,7 @@ static double try_transform8(int mode, int qp, double lambda, const uint8_t *src
         }
         int64_t l = coef_level(xr, q2, lb, lambda);
         if (l > PNMF_TX8_MAX_COEF) l = PNMF_TX8_MAX_COEF;
-        lv[z] = (int16_t)(wz[z] < 0 ? -l : l);
+        lv[z] = (int16_t)(w[q] < 0 ? -l : l);
         bits += level_bits((int)l);
         nz |= lv[z];
         dist += (xr - (double)l) * (xr - (double)l) * q2;

@@ -688,7 +688,7 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
     }
     for (int sb = 0; sb < 4; sb++) {
         const int sy = y0 + (sb >> 1) * 4, sx = x0 + (sb & 1) * 4;
-        int pred[16], x[16], w[16], res[16];
+        int x[16], w[16], res[16];
         int16_t lv[16];
         double xm[16];
         uint8_t pb[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
@@ -698,10 +698,7 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
             pnmf_residual_predict(mode, P, Pp, Dp, Dr, D, rows, cols, sy, sy + 4, sx, sx + 4, dy, dx, pb);
         for (int y = 0; y < 4; y++) {
             const uint8_t *s = src + (size_t)(sy + y) * cols + sx;
-            for (int k = 0; k < 4; k++) {
-                pred[4 * y + k] = pb[y * PNMF_RES_BLOCK + k];
-                x[4 * y + k] = (int)s[k] - pred[4 * y + k];
-            }
+            for (int k = 0; k < 4; k++) x[4 * y + k] = (int)s[k] - pb[y * PNMF_RES_BLOCK + k];
         }
         pnmf_residual_fdct4(x, w);
         double xq[16]; /* the magnitudes in raster order */
@@ -732,7 +729,7 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
             const uint8_t *s = src + (size_t)(sy + y) * cols + sx;
             uint8_t *d = D + (size_t)(sy + y) * cols + sx;
             for (int k = 0; k < 4; k++) {
-                const int v = pnmf_residual_clip8(pred[4 * y + k] + res[4 * y + k]);
+                const int v = pnmf_residual_clip8(pb[y * PNMF_RES_BLOCK + k] + res[4 * y + k]);
                 d[k] = (uint8_t)v;
                 const int e = (int)s[k] - v;
                 qe += e * e;

@@ -696,10 +696,22 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
             for (int y = 0; y < 4; y++) memcpy(pb + y * PNMF_RES_BLOCK, pre + (sy - y0 + y) * PNMF_RES_BLOCK + sx - x0, 4);
         else
             pnmf_residual_predict(mode, P, Pp, Dp, Dr, D, rows, cols, sy, sy + 4, sx, sx + 4, dy, dx, pb);
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+        for (int y = 0; y < 4; y++) { /* a row's four differences, widened to 32 bits */
+            uint32_t a, p;
+            memcpy(&a, src + (size_t)(sy + y) * cols + sx, 4);
+            memcpy(&p, pb + y * PNMF_RES_BLOCK, 4);
+            const __m128i z = _mm_setzero_si128();
+            const __m128i d = _mm_sub_epi16(_mm_unpacklo_epi8(_mm_cvtsi32_si128((int)a), z),
+                                            _mm_unpacklo_epi8(_mm_cvtsi32_si128((int)p), z));
+            _mm_storeu_si128((__m128i *)(x + 4 * y), _mm_srai_epi32(_mm_unpacklo_epi16(d, d), 16));
+        }
+#else
         for (int y = 0; y < 4; y++) {
             const uint8_t *s = src + (size_t)(sy + y) * cols + sx;
             for (int k = 0; k < 4; k++) x[4 * y + k] = (int)s[k] - pb[y * PNMF_RES_BLOCK + k];
         }
+#endif
         pnmf_residual_fdct4(x, w);
         double xq[16]; /* the magnitudes in raster order */
         for (int q = 0; q < 16; q++) xq[q] = fabs((double)w[q]) * mf[q] * inv;

@@ -737,6 +737,32 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
         nz |= coded[sb];
         pnmf_residual_idct4(lv, qp, res);
         int qe = 0; /* the quarter's squared error: integers, so the sum is exact in either order */
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+        {
+            /* the saturations of the 16-bit packing and sum and the
+             * unsigned packing give pnmf_residual_clip8() of the sum */
+            const __m128i z = _mm_setzero_si128();
+            __m128i acc = z;
+            for (int y = 0; y < 4; y += 2) {
+                const __m128i r = _mm_packs_epi32(_mm_loadu_si128((const __m128i *)(res + 4 * y)),
+                                                  _mm_loadu_si128((const __m128i *)(res + 4 * y + 4)));
+                uint32_t p0, p1, s0, s1;
+                memcpy(&p0, pb + y * PNMF_RES_BLOCK, 4), memcpy(&p1, pb + (y + 1) * PNMF_RES_BLOCK, 4);
+                uint8_t *d0 = D + (size_t)(sy + y) * cols + sx, *d1 = d0 + cols;
+                memcpy(&s0, src + (size_t)(sy + y) * cols + sx, 4), memcpy(&s1, src + (size_t)(sy + y + 1) * cols + sx, 4);
+                const __m128i p = _mm_unpacklo_epi8(_mm_unpacklo_epi32(_mm_cvtsi32_si128((int)p0), _mm_cvtsi32_si128((int)p1)), z);
+                const __m128i sv = _mm_unpacklo_epi8(_mm_unpacklo_epi32(_mm_cvtsi32_si128((int)s0), _mm_cvtsi32_si128((int)s1)), z);
+                const __m128i v8 = _mm_packus_epi16(_mm_adds_epi16(p, r), z);
+                const uint32_t v0 = (uint32_t)_mm_cvtsi128_si32(v8), v1 = (uint32_t)_mm_cvtsi128_si32(_mm_srli_si128(v8, 4));
+                memcpy(d0, &v0, 4), memcpy(d1, &v1, 4);
+                const __m128i e = _mm_sub_epi16(sv, _mm_unpacklo_epi8(v8, z));
+                acc = _mm_add_epi32(acc, _mm_madd_epi16(e, e));
+            }
+            acc = _mm_add_epi32(acc, _mm_srli_si128(acc, 8));
+            acc = _mm_add_epi32(acc, _mm_srli_si128(acc, 4));
+            qe = _mm_cvtsi128_si32(acc);
+        }
+#else
         for (int y = 0; y < 4; y++) {
             const uint8_t *s = src + (size_t)(sy + y) * cols + sx;
             uint8_t *d = D + (size_t)(sy + y) * cols + sx;
@@ -747,6 +773,7 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
                 qe += e * e;
             }
         }
+#endif
         sse += qe;
         memcpy(all + 16 * sb, lv, sizeof(lv));
         /* the error alone reaches the best: jlb + it, the least the

@@ -125,6 +125,10 @@ static pthread_once_t level_bits_once = PTHREAD_ONCE_INIT;
 /* A transform quantizer's step, 0.625 * 2^(qp / 6), by qp. */
 static double qstep_table[PNMF_RES_MAX_QP + 1];
 
+/* The forward quantizers' multipliers by qp % 6 in raster order, as
+ * doubles: |w| * it is the integer product, exact (under 2^53). */
+static double tx4_mf[6][16], tx8_mf[6][64];
+
 static void level_bits_init(void)
 {
     rc_cost_init();
@@ -132,6 +136,10 @@ static void level_bits_init(void)
     level_bits_table[0] = PNMF_LEVEL_BITS_ZERO;
     for (int a = 1; a < LEVEL_BITS_TABLE; a++) level_bits_table[a] = PNMF_LEVEL_BITS_BASE + 2.0 * log2((double)a);
     for (int a = 0; a < LEVEL_BITS_TABLE; a++) log2_1p_table[a] = log2(1.0 + a);
+    for (int m = 0; m < 6; m++) {
+        for (int q = 0; q < 16; q++) tx4_mf[m][q] = tr_mf[m][pnmf_residual_coef_class(q)];
+        for (int q = 0; q < 64; q++) tx8_mf[m][q] = pnmf_tx8_mf(m, q);
+    }
 }
 static inline double level_bits(int l)
 {
@@ -666,12 +674,9 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
     for (int l = 0; l < 3; l++) lb[l] = lambda * level_bits(l);
     const int tk = kind | pnmf_residual_is_intra(mode) << 1;
     const int rdoq = lc && rdoq_on && (levs || PNMF_RDOQ_TRIALS);
-    /* each zigzag position's quantizer factor, and the product |w| * it
-     * of half a step: xr = product / 2^shift is exact, so xr < 0.5 (level
-     * 0, coef_level()'s first test) is the product under half */
-    int mfz[16];
-    for (int z = 0; z < 16; z++) mfz[z] = tr_mf[qp % 6][pnmf_residual_coef_class(pnmf_residual_zigzag4[z])];
-    const int64_t half = (int64_t)1 << (shift - 1);
+    /* each zigzag position's quantizer factor over 2^shift: |w| times it
+     * is xr exactly (a power of two scales the exact integer product) */
+    const double *mf = tx4_mf[qp % 6];
     int coded[4];
     double rbits = 0; /* the levels' price rdoq_levels() gives (the contexts not moved) */
     /* a prediction that does not read the frame being decoded (not intra):
@@ -683,7 +688,7 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
     }
     for (int sb = 0; sb < 4; sb++) {
         const int sy = y0 + (sb >> 1) * 4, sx = x0 + (sb & 1) * 4;
-        int pred[16], x[16], w[16], res[16];
+        int x[16], w[16], res[16];
         int16_t lv[16];
         double xm[16];
         uint8_t pb[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
@@ -691,40 +696,85 @@ static double try_transform(int mode, int qp, double lambda, const uint8_t *src,
             for (int y = 0; y < 4; y++) memcpy(pb + y * PNMF_RES_BLOCK, pre + (sy - y0 + y) * PNMF_RES_BLOCK + sx - x0, 4);
         else
             pnmf_residual_predict(mode, P, Pp, Dp, Dr, D, rows, cols, sy, sy + 4, sx, sx + 4, dy, dx, pb);
-        for (int q = 0; q < 16; q++) {
-            const int y = sy + (q >> 2), xx = sx + (q & 3);
-            pred[q] = pb[(q >> 2) * PNMF_RES_BLOCK + (q & 3)];
-            x[q] = (int)src[(size_t)y * cols + xx] - pred[q];
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+        for (int y = 0; y < 4; y++) { /* a row's four differences, widened to 32 bits */
+            uint32_t a, p;
+            memcpy(&a, src + (size_t)(sy + y) * cols + sx, 4);
+            memcpy(&p, pb + y * PNMF_RES_BLOCK, 4);
+            const __m128i z = _mm_setzero_si128();
+            const __m128i d = _mm_sub_epi16(_mm_unpacklo_epi8(_mm_cvtsi32_si128((int)a), z),
+                                            _mm_unpacklo_epi8(_mm_cvtsi32_si128((int)p), z));
+            _mm_storeu_si128((__m128i *)(x + 4 * y), _mm_srai_epi32(_mm_unpacklo_epi16(d, d), 16));
         }
+#else
+        for (int y = 0; y < 4; y++) {
+            const uint8_t *s = src + (size_t)(sy + y) * cols + sx;
+            for (int k = 0; k < 4; k++) x[4 * y + k] = (int)s[k] - pb[y * PNMF_RES_BLOCK + k];
+        }
+#endif
         pnmf_residual_fdct4(x, w);
+        double xq[16]; /* the magnitudes in raster order */
+        for (int q = 0; q < 16; q++) xq[q] = fabs((double)w[q]) * mf[q] * inv;
         for (int z = 0; z < 16; z++) {
             const int q = pnmf_residual_zigzag4[z];
-            const int64_t a = w[q] < 0 ? -(int64_t)w[q] : w[q], am = a * mfz[z];
-            if (am < half) { /* under half a step: level 0 */
+            const double xr = xm[z] = xq[q];
+            if (xr < 0.5) { /* under half a step: level 0 */
                 lv[z] = 0;
-                xm[z] = (double)am * inv;
                 continue;
             }
-            const double xr = (double)am * inv;
             int64_t l = coef_level(xr, q2, lb, lambda);
             if (l > PNMF_RES_MAX_COEF) l = PNMF_RES_MAX_COEF;
             lv[z] = (int16_t)(w[q] < 0 ? -l : l);
-            xm[z] = xr;
         }
         if (rdoq)
             rbits += rdoq_levels(lv, xm, 16, q2, lambda, lc, tk, sb,
                                  ((sb & 1) ? coded[sb - 1] : 0) + ((sb & 2) ? coded[sb - 2] : 0), !levs);
         coded[sb] = 0;
-        for (int z = 0; z < 16; z++) bits += level_bits(lv[z]), coded[sb] |= lv[z] != 0;
+        if (lc) /* the contexts price the levels below */
+            for (int z = 0; z < 16; z++) coded[sb] |= lv[z] != 0;
+        else
+            for (int z = 0; z < 16; z++) bits += level_bits(lv[z]), coded[sb] |= lv[z] != 0;
         nz |= coded[sb];
         pnmf_residual_idct4(lv, qp, res);
-        for (int q = 0; q < 16; q++) {
-            const int y = sy + (q >> 2), xx = sx + (q & 3);
-            const int v = pnmf_residual_clip8(pred[q] + res[q]);
-            D[(size_t)y * cols + xx] = (uint8_t)v;
-            const int e = (int)src[(size_t)y * cols + xx] - v;
-            sse += (double)e * e;
+        int qe = 0; /* the quarter's squared error: integers, so the sum is exact in either order */
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+        {
+            /* the saturations of the 16-bit packing and sum and the
+             * unsigned packing give pnmf_residual_clip8() of the sum */
+            const __m128i z = _mm_setzero_si128();
+            __m128i acc = z;
+            for (int y = 0; y < 4; y += 2) {
+                const __m128i r = _mm_packs_epi32(_mm_loadu_si128((const __m128i *)(res + 4 * y)),
+                                                  _mm_loadu_si128((const __m128i *)(res + 4 * y + 4)));
+                uint32_t p0, p1, s0, s1;
+                memcpy(&p0, pb + y * PNMF_RES_BLOCK, 4), memcpy(&p1, pb + (y + 1) * PNMF_RES_BLOCK, 4);
+                uint8_t *d0 = D + (size_t)(sy + y) * cols + sx, *d1 = d0 + cols;
+                memcpy(&s0, src + (size_t)(sy + y) * cols + sx, 4), memcpy(&s1, src + (size_t)(sy + y + 1) * cols + sx, 4);
+                const __m128i p = _mm_unpacklo_epi8(_mm_unpacklo_epi32(_mm_cvtsi32_si128((int)p0), _mm_cvtsi32_si128((int)p1)), z);
+                const __m128i sv = _mm_unpacklo_epi8(_mm_unpacklo_epi32(_mm_cvtsi32_si128((int)s0), _mm_cvtsi32_si128((int)s1)), z);
+                const __m128i v8 = _mm_packus_epi16(_mm_adds_epi16(p, r), z);
+                const uint32_t v0 = (uint32_t)_mm_cvtsi128_si32(v8), v1 = (uint32_t)_mm_cvtsi128_si32(_mm_srli_si128(v8, 4));
+                memcpy(d0, &v0, 4), memcpy(d1, &v1, 4);
+                const __m128i e = _mm_sub_epi16(sv, _mm_unpacklo_epi8(v8, z));
+                acc = _mm_add_epi32(acc, _mm_madd_epi16(e, e));
+            }
+            acc = _mm_add_epi32(acc, _mm_srli_si128(acc, 8));
+            acc = _mm_add_epi32(acc, _mm_srli_si128(acc, 4));
+            qe = _mm_cvtsi128_si32(acc);
         }
+#else
+        for (int y = 0; y < 4; y++) {
+            const uint8_t *s = src + (size_t)(sy + y) * cols + sx;
+            uint8_t *d = D + (size_t)(sy + y) * cols + sx;
+            for (int k = 0; k < 4; k++) {
+                const int v = pnmf_residual_clip8(pb[y * PNMF_RES_BLOCK + k] + res[4 * y + k]);
+                d[k] = (uint8_t)v;
+                const int e = (int)s[k] - v;
+                qe += e * e;
+            }
+        }
+#endif
+        sse += qe;
         memcpy(all + 16 * sb, lv, sizeof(lv));
         /* the error alone reaches the best: jlb + it, the least the
          * caller's sum can be, cannot win */
@@ -771,18 +821,32 @@ static double try_transform8(int mode, int qp, double lambda, const uint8_t *src
     const double cut = PNMF_TX8_PRUNE * budget + 64;
     if (pre) memcpy(pb, pre, sizeof(pb));
     else pnmf_residual_predict(mode, P, Pp, Dp, Dr, D, rows, cols, y0, y0 + 8, x0, x0 + 8, dy, dx, pb);
-    for (int q = 0; q < 64; q++) x[q] = (int)src[(size_t)(y0 + (q >> 3)) * cols + x0 + (q & 7)] - pb[q];
+    for (int y = 0; y < 8; y++) { /* a row at a time: one address per row */
+        const uint8_t *s = src + (size_t)(y0 + y) * cols + x0;
+        for (int k = 0; k < 8; k++) x[8 * y + k] = (int)s[k] - pb[8 * y + k];
+    }
     pnmf_tx8_fdct(x, w);
+    /* each magnitude in steps: |w| times the multiplier over 2^shift is
+     * the exact integer product scaled by a power of two */
+    double xq[64]; /* in raster order */
+    const double *mf = tx8_mf[qp % 6];
+    for (int q = 0; q < 64; q++) xq[q] = fabs((double)w[q]) * mf[q] * inv;
+    const double b0 = level_bits(0);
     for (int z = 0; z < 64; z++) {
         const int q = pnmf_tx8_zigzag[z];
-        const int64_t a = w[q] < 0 ? -(int64_t)w[q] : w[q];
-        const double xr = (double)(a * pnmf_tx8_mf(qp, q)) * inv;
+        const double xr = xm[z] = xq[q];
+        if (xr < 0.5) { /* level 0, as coef_level() has it */
+            lv[z] = 0;
+            bits += b0;
+            dist += xr * xr * q2;
+            if (dist > cut) return dist + lambda * bits;
+            continue;
+        }
         int64_t l = coef_level(xr, q2, lb, lambda);
         if (l > PNMF_TX8_MAX_COEF) l = PNMF_TX8_MAX_COEF;
         lv[z] = (int16_t)(w[q] < 0 ? -l : l);
-        bits += level_bits(lv[z]);
+        bits += level_bits((int)l);
         nz |= lv[z];
-        xm[z] = xr;
         dist += (xr - (double)l) * (xr - (double)l) * q2;
         if (dist > cut) return dist + lambda * bits; /* the error it adds already loses */
     }
@@ -795,12 +859,15 @@ static double try_transform8(int mode, int qp, double lambda, const uint8_t *src
     if (!nz) return 1e300;
     pnmf_tx8_idct(lv, qp, res);
     int sse = 0;
-    for (int q = 0; q < 64; q++) {
-        const size_t p = (size_t)(y0 + (q >> 3)) * cols + x0 + (q & 7);
-        const int v = pnmf_residual_clip8(pb[q] + res[q]);
-        D[p] = (uint8_t)v;
-        const int e = (int)src[p] - v;
-        sse += e * e;
+    for (int y = 0; y < 8; y++) {
+        const uint8_t *s = src + (size_t)(y0 + y) * cols + x0;
+        uint8_t *d = D + (size_t)(y0 + y) * cols + x0;
+        for (int k = 0; k < 8; k++) {
+            const int v = pnmf_residual_clip8(pb[8 * y + k] + res[8 * y + k]);
+            d[k] = (uint8_t)v;
+            const int e = (int)s[k] - v;
+            sse += e * e;
+        }
     }
     if (lc && sse < budget && rbits >= 0 && !levs) {
         bits = rbits;

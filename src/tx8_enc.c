@@ -8,11 +8,26 @@
 
 int pnmf_tx8_levels(RcBin *o, RcLevCtx *c, int kind, const int16_t *lev, int max_l)
 {
-    int last = -1;
-    for (int i = 0; i < 64; i++)
-        if (lev[i]) last = i;
+    int last = 63;
+    while (last >= 0 && !lev[last]) last--;
     if (last < 0) return -1; /* not codable: the block has a level */
     int i = 0, end = 63;
+    if (!o->enc && !o->update) { /* a price: rc_bin()'s additions in its order, the contexts as they stand */
+        const RcProb *sig = c->sig8[kind], *lst = c->last8[kind];
+        double bits = o->bits;
+        for (; i < last; i++) {
+            const int k = rc_tx8_pos(i);
+            bits += rc_cost(sig[k], lev[i] != 0);
+            if (lev[i]) bits += rc_cost(lst[k], 0);
+        }
+        if (last < 63) { /* the last level's significance and last flags */
+            bits += rc_cost(sig[rc_tx8_pos(last)], 1);
+            bits += rc_cost(lst[rc_tx8_pos(last)], 1);
+        }
+        o->bits = bits;
+        end = last;
+        i = 63;
+    }
     for (; i < 63; i++) {
         const int s = rc_bin(o, &c->sig8[kind][rc_tx8_pos(i)], lev[i] != 0);
         if (s && rc_bin(o, &c->last8[kind][rc_tx8_pos(i)], i == last)) {

@@ -325,6 +325,23 @@ static inline double mv_bits(int dy, int dx, int py, int px)
     return mv_bits_logs(log2_1p(abs(dy - py)), log2_1p(abs(dx - px)));
 }
 
+/* A coded sample of a pixel trial: its level *l for the difference d
+ * from pred, from the table where its value stays within 0..255, else
+ * chosen here; the table's bits added to *bits when tb. Returns the
+ * reconstructed value. */
+static inline int coded_sample(const LevelTab *lt, int pred, int d, int step16, double lambda, int tb,
+                               double *bits, int *l)
+{
+    if ((unsigned)(pred + lt->dq0[d + 255]) <= 255) {
+        *l = lt->l[d + 255];
+        if (tb) *bits += lt->bits[d + 255];
+        return pred + lt->dq[d + 255];
+    }
+    *l = choose_level(d, pred, step16, lambda);
+    if (tb) *bits += level_bits(*l);
+    return pnmf_residual_clip8(pred + pnmf_residual_dequant(*l, step16));
+}
+
 /* Run one (mode, coded) choice over a block, writing D and, when levs is
  * not NULL, the levels; returns squared error + lambda * bits (the
  * vector's bits not included). est (may be NULL): the levels' bits by
@@ -404,17 +421,8 @@ static double try_block(int mode, int coded, const LevelTab *lt, int step16, dou
             uint8_t row[PNMF_RES_BLOCK];
             int16_t lr[PNMF_RES_BLOCK];
             for (int x = 0; x < PNMF_RES_BLOCK; x++) {
-                const int pred = p[x], d = (int)s[x] - pred;
-                int l, v;
-                if ((unsigned)(pred + lt->dq0[d + 255]) <= 255) {
-                    l = lt->l[d + 255];
-                    if (tb) bits += lt->bits[d + 255];
-                    v = pred + lt->dq[d + 255];
-                } else {
-                    l = choose_level(d, pred, step16, lambda);
-                    if (tb) bits += level_bits(l);
-                    v = pnmf_residual_clip8(pred + pnmf_residual_dequant(l, step16));
-                }
+                int l;
+                const int v = coded_sample(lt, p[x], (int)s[x] - p[x], step16, lambda, tb, &bits, &l);
                 nz |= l;
                 lr[x] = (int16_t)l;
                 row[x] = (uint8_t)v;
@@ -433,17 +441,8 @@ static double try_block(int mode, int coded, const LevelTab *lt, int step16, dou
             const int pred = spat ? spatial(D, cols, y, x) : pb[(y - y0) * PNMF_RES_BLOCK + x - x0];
             int v = pred;
             if (coded) {
-                const int d = (int)src[q] - pred;
                 int l;
-                if ((unsigned)(pred + lt->dq0[d + 255]) <= 255) {
-                    l = lt->l[d + 255];
-                    if (tb) bits += lt->bits[d + 255];
-                    v = pred + lt->dq[d + 255];
-                } else {
-                    l = choose_level(d, pred, step16, lambda);
-                    if (tb) bits += level_bits(l);
-                    v = pnmf_residual_clip8(pred + pnmf_residual_dequant(l, step16));
-                }
+                v = coded_sample(lt, pred, (int)src[q] - pred, step16, lambda, tb, &bits, &l);
                 nz |= l;
                 if (levs) *levs++ = (int16_t)l;
             }

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "deblock.h"
+#include "encode_file.h"
 #include "internal.h"
 #include "model_write.h"
 #include "pnmf/pnmf.h"
@@ -392,15 +393,8 @@ static void test_api(const char *dir)
         PnmfEncSettings s;
         pnmf_enc_default_settings(&s);
         s.components = 0, s.window = 6, s.threads = 1, s.quality = q;
-        FILE *out = fopen(path, "wb");
-        PnmfEncoder *enc = NULL;
-        CHECK(out && pnmf_enc_open(&enc, &s, W, H, 20, 1, out) == 0);
-        for (int j = 0; j < F; j++) CHECK(pnmf_enc_push_frame(enc, f[j], W) == 0);
-        CHECK(pnmf_enc_finish(enc) == 0);
         PnmfEncStats st;
-        pnmf_enc_get_stats(enc, &st);
-        pnmf_enc_close(&enc);
-        fclose(out);
+        test_encode_file(path, &s, W, H, F, f[0], &st);
         FILE *in = fopen(path, "rb");
         uint8_t head[12] = { 0 };
         CHECK(in && fread(head, 1, 12, in) == 12);

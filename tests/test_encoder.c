@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "encode_file.h"
 #include "pnmf/info.h"
 #include "pnmf/pnmf.h"
 #include "test.h"
@@ -31,14 +32,7 @@ static void make_frames(uint8_t f[M][H * W])
 
 static double encode(const PnmfEncSettings *s, uint8_t f[M][H * W], const char *path, PnmfEncStats *st)
 {
-    FILE *out = fopen(path, "wb");
-    PnmfEncoder *enc = NULL;
-    CHECK(out && pnmf_enc_open(&enc, s, W, H, 20, 1, out) == 0);
-    for (int j = 0; j < M; j++) CHECK(pnmf_enc_push_frame(enc, f[j], W) == 0);
-    CHECK(pnmf_enc_finish(enc) == 0);
-    pnmf_enc_get_stats(enc, st);
-    pnmf_enc_close(&enc);
-    fclose(out);
+    test_encode_file(path, s, W, H, M, f[0], st);
     return st->psnr;
 }
 

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "enc_order.h"
+#include "encode_file.h"
 #include "pnmf/pnmf.h"
 #include "internal.h"
 #include "model_write.h"
@@ -195,15 +196,8 @@ static void test_encoder(const char *dir)
     PnmfEncSettings set;
     pnmf_enc_default_settings(&set);
     set.components = 0, set.window = EM, set.threads = 1, set.quality = 40;
-    FILE *out = fopen(path, "wb");
-    PnmfEncoder *enc = NULL;
-    CHECK(out && pnmf_enc_open(&enc, &set, EC, ER, 20, 1, out) == 0);
-    for (int j = 0; j < EM; j++) CHECK(pnmf_enc_push_frame(enc, f[j], EC) == 0);
-    CHECK(pnmf_enc_finish(enc) == 0);
     PnmfEncStats st;
-    pnmf_enc_get_stats(enc, &st);
-    pnmf_enc_close(&enc);
-    fclose(out);
+    test_encode_file(path, &set, EC, ER, EM, f[0], &st);
     /* the file needs a reader of format 15: the window is coded out of order */
     FILE *in = fopen(path, "rb");
     uint8_t head[12];

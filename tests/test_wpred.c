@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "enc_internal.h"
+#include "encode_file.h"
 #include "internal.h"
 #include "model_write.h"
 #include "residual.h"
@@ -299,15 +300,8 @@ static void test_encoder(const char *dir)
     PnmfEncSettings s;
     pnmf_enc_default_settings(&s);
     s.components = 0, s.window = EM, s.threads = 1, s.quality = 35;
-    FILE *out = fopen(path, "wb");
-    PnmfEncoder *enc = NULL;
-    CHECK(out && pnmf_enc_open(&enc, &s, EC, ER, 20, 1, out) == 0);
-    for (int j = 0; j < EM; j++) CHECK(pnmf_enc_push_frame(enc, f[j], EC) == 0);
-    CHECK(pnmf_enc_finish(enc) == 0);
     PnmfEncStats st;
-    pnmf_enc_get_stats(enc, &st);
-    pnmf_enc_close(&enc);
-    fclose(out);
+    test_encode_file(path, &s, EC, ER, EM, f[0], &st);
     CHECK_MSG(st.scene_cuts == 0 && st.windows == 1, "a fade cut: %d cuts, %d windows", st.scene_cuts, st.windows);
     /* the file needs a reader of format 14: a window has weights */
     FILE *in = fopen(path, "rb");

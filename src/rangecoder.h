@@ -244,6 +244,30 @@ static inline int rc_dec_exact(const RcDec *d, const uint8_t *start)
     return !d->over && d->p == d->end && d->end - start >= 5 && start[0] == 0;
 }
 
+/* Decisions under the context p, whose count has stopped at
+ * RC_COUNT_MAX, while they are 1, at most max of them: the number of
+ * 1s. Its estimates stay in registers until the run ends (the decisions
+ * of rc_decode()). */
+static inline int rc_decode_ones_final(RcDec *d, RcProb *p, int max)
+{
+    uint32_t a = p->a, b = p->b;
+    int i = 0;
+    for (; i < max; i++) {
+        const uint32_t bound = (d->range >> RC_PROB_BITS) * ((a + b) >> 1);
+        if (d->code < bound) {
+            d->range = bound;
+            a += (RC_PROB_ONE - a) >> RC_S1_FINAL, b += (RC_PROB_ONE - b) >> RC_S2_FINAL;
+            rc_dec_norm(d);
+            break;
+        }
+        d->code -= bound, d->range -= bound;
+        a -= a >> RC_S1_FINAL, b -= b >> RC_S2_FINAL;
+        rc_dec_norm(d);
+    }
+    p->a = (uint16_t)a, p->b = (uint16_t)b;
+    return i;
+}
+
 /* ---- the residual layer's modes and vectors ------------------------------ */
 
 /* Contexts of the modes stream: for block b of frame j, L, A, P are the
@@ -371,7 +395,14 @@ static inline int32_t rc_decode_mvd(RcDec *d, RcVecCtx *c, int comp, int z0, int
     const int neg = rc_decode_data(d, &c->sign[comp]);
     const int un = c->on ? RC_MV_UNARY_NB : RC_MV_UNARY;
     int a = 0;
-    while (a < un && rc_decode(d, &c->mag[comp][a < 3 ? a : 3])) a++;
+    while (a < 3 && rc_decode(d, &c->mag[comp][a])) a++;
+    if (a == 3) { /* the bins from 3 on under one context */
+        RcProb *p = &c->mag[comp][3];
+        if (p->n == RC_COUNT_MAX)
+            a += rc_decode_ones_final(d, p, un - 3);
+        else
+            while (a < un && rc_decode(d, p)) a++;
+    }
     if (a == un) {
         int n = 0;
         while (rc_decode_direct(d))
@@ -479,30 +510,6 @@ static inline int rc_lev_class(int s)
 {
     static const uint8_t cls[10] = { 0, 1, 2, 3, 3, 4, 4, 4, 4, 5 }; /* a lookup, not a chain of branches */
     return cls[s < 9 ? s : 9];
-}
-
-/* Decisions under the context p, whose count has stopped at
- * RC_COUNT_MAX, while they are 1, at most max of them: the number of
- * 1s. Its estimates stay in registers until the run ends (the decisions
- * of rc_decode()). */
-static inline int rc_decode_ones_final(RcDec *d, RcProb *p, int max)
-{
-    uint32_t a = p->a, b = p->b;
-    int i = 0;
-    for (; i < max; i++) {
-        const uint32_t bound = (d->range >> RC_PROB_BITS) * ((a + b) >> 1);
-        if (d->code < bound) {
-            d->range = bound;
-            a += (RC_PROB_ONE - a) >> RC_S1_FINAL, b += (RC_PROB_ONE - b) >> RC_S2_FINAL;
-            rc_dec_norm(d);
-            break;
-        }
-        d->code -= bound, d->range -= bound;
-        a -= a >> RC_S1_FINAL, b -= b >> RC_S2_FINAL;
-        rc_dec_norm(d);
-    }
-    p->a = (uint16_t)a, p->b = (uint16_t)b;
-    return i;
 }
 
 /* A magnitude's remainder r >= 0 after its first bins: unary under

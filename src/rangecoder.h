@@ -212,12 +212,12 @@ static inline int rc_decode_data(RcDec *d, RcProb *p)
     d->code -= bound & m;
     d->range = bound ^ ((bound ^ (d->range - bound)) & m);
     if (fin) {
-        /* toward 0 by (ONE - x) >> s, toward 1 by -(x >> s): the operand
-         * and the sign picked by the mask */
-        const uint32_t xa = (RC_PROB_ONE - a) ^ ((a ^ (RC_PROB_ONE - a)) & m);
-        const uint32_t xb = (RC_PROB_ONE - b) ^ ((b ^ (RC_PROB_ONE - b)) & m);
-        p->a = (uint16_t)(a + (((xa >> RC_S1_FINAL) ^ m) - m));
-        p->b = (uint16_t)(b + (((xb >> RC_S2_FINAL) ^ m) - m));
+        /* x + ((ONE - x) >> s) = ((2^s - 1) x + ONE) >> s and
+         * x - (x >> s) = ((2^s - 1) x + 2^s - 1) >> s: one product and
+         * the addend picked by the mask */
+        const uint32_t ka = (1u << RC_S1_FINAL) - 1, kb = (1u << RC_S2_FINAL) - 1;
+        p->a = (uint16_t)((ka * a + (RC_PROB_ONE - ((RC_PROB_ONE - ka) & m))) >> RC_S1_FINAL);
+        p->b = (uint16_t)((kb * b + (RC_PROB_ONE - ((RC_PROB_ONE - kb) & m))) >> RC_S2_FINAL);
     } else {
         rc_dec_update(d, p, bit);
     }

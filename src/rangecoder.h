@@ -566,10 +566,11 @@ static inline int rc_decode_pixel_levels(RcDec *dp, RcLevCtx *c, int kind, int h
      * at 9 (the classes do not tell sums from 9 on apart) */
     static const uint8_t cls18[19] = { 0, 1, 2, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5 };
     /* per column x, at e[x + 1]: the level l last decoded in it and its
-     * magnitude m capped at 9, as m + l * 2^16 (e[0], left of a row's
-     * first sample, stays 0). Before the sample at x, e[x] holds its left
-     * neighbour and e[x + 1] the one above it: the sum of their m is the
-     * low byte of the sum of the entries, and a zero level one store. */
+     * magnitude m capped at 9, as m + l * 2^16 (|l| <= max_l, under 2^15
+     * from every reader); e[0], left of a row's first sample, stays 0.
+     * At the sample at x, e[x] holds its left neighbour and e[x + 1] the
+     * one above it: the sum of their m is the low byte of the sum of the
+     * entries, and a zero level one store. */
     int32_t e[9] = { 0 };
     for (int y = 0; y < h; y++) {
         int16_t *out = lev + y * w;

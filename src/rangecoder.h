@@ -212,12 +212,12 @@ static inline int rc_decode_data(RcDec *d, RcProb *p)
     d->code -= bound & m;
     d->range = bound ^ ((bound ^ (d->range - bound)) & m);
     if (fin) {
-        /* toward 0 by (ONE - x) >> s, toward 1 by -(x >> s): the operand
-         * and the sign picked by the mask */
-        const uint32_t xa = (RC_PROB_ONE - a) ^ ((a ^ (RC_PROB_ONE - a)) & m);
-        const uint32_t xb = (RC_PROB_ONE - b) ^ ((b ^ (RC_PROB_ONE - b)) & m);
-        p->a = (uint16_t)(a + (((xa >> RC_S1_FINAL) ^ m) - m));
-        p->b = (uint16_t)(b + (((xb >> RC_S2_FINAL) ^ m) - m));
+        /* x + ((ONE - x) >> s) = ((2^s - 1) x + ONE) >> s and
+         * x - (x >> s) = ((2^s - 1) x + 2^s - 1) >> s: one product and
+         * the addend picked by the mask */
+        const uint32_t ka = (1u << RC_S1_FINAL) - 1, kb = (1u << RC_S2_FINAL) - 1;
+        p->a = (uint16_t)((ka * a + (RC_PROB_ONE - ((RC_PROB_ONE - ka) & m))) >> RC_S1_FINAL);
+        p->b = (uint16_t)((kb * b + (RC_PROB_ONE - ((RC_PROB_ONE - kb) & m))) >> RC_S2_FINAL);
     } else {
         rc_dec_update(d, p, bit);
     }
@@ -242,6 +242,30 @@ static inline int rc_decode_direct(RcDec *d)
 static inline int rc_dec_exact(const RcDec *d, const uint8_t *start)
 {
     return !d->over && d->p == d->end && d->end - start >= 5 && start[0] == 0;
+}
+
+/* Decisions under the context p, whose count has stopped at
+ * RC_COUNT_MAX, while they are 1, at most max of them: the number of
+ * 1s. Its estimates stay in registers until the run ends (the decisions
+ * of rc_decode()). */
+static inline int rc_decode_ones_final(RcDec *d, RcProb *p, int max)
+{
+    uint32_t a = p->a, b = p->b;
+    int i = 0;
+    for (; i < max; i++) {
+        const uint32_t bound = (d->range >> RC_PROB_BITS) * ((a + b) >> 1);
+        if (d->code < bound) {
+            d->range = bound;
+            a += (RC_PROB_ONE - a) >> RC_S1_FINAL, b += (RC_PROB_ONE - b) >> RC_S2_FINAL;
+            rc_dec_norm(d);
+            break;
+        }
+        d->code -= bound, d->range -= bound;
+        a -= a >> RC_S1_FINAL, b -= b >> RC_S2_FINAL;
+        rc_dec_norm(d);
+    }
+    p->a = (uint16_t)a, p->b = (uint16_t)b;
+    return i;
 }
 
 /* ---- the residual layer's modes and vectors ------------------------------ */
@@ -371,7 +395,14 @@ static inline int32_t rc_decode_mvd(RcDec *d, RcVecCtx *c, int comp, int z0, int
     const int neg = rc_decode_data(d, &c->sign[comp]);
     const int un = c->on ? RC_MV_UNARY_NB : RC_MV_UNARY;
     int a = 0;
-    while (a < un && rc_decode(d, &c->mag[comp][a < 3 ? a : 3])) a++;
+    while (a < 3 && rc_decode(d, &c->mag[comp][a])) a++;
+    if (a == 3) { /* the bins from 3 on under one context */
+        RcProb *p = &c->mag[comp][3];
+        if (p->n == RC_COUNT_MAX)
+            a += rc_decode_ones_final(d, p, un - 3);
+        else
+            while (a < un && rc_decode(d, p)) a++;
+    }
     if (a == un) {
         int n = 0;
         while (rc_decode_direct(d))
@@ -484,11 +515,23 @@ static inline int rc_lev_class(int s)
 /* A magnitude's remainder r >= 0 after its first bins: unary under
  * ctx[min(i, 3) * stride] up to RC_LEV_UNARY (stride: the distance between
  * the contexts of bins i and i + 1, 0 for one context), then Exp-Golomb of
- * direct bits. Returns r, or -1 for an escape longer than 16 bits. */
+ * direct bits. Returns r, or -1 for an escape longer than 16 bits. The
+ * bins under one context whose count has stopped run in
+ * rc_decode_ones_final(). */
 static inline int rc_decode_lev_rem(RcDec *d, RcProb *ctx, int stride)
 {
-    for (int i = 0; i < RC_LEV_UNARY; i++)
-        if (!rc_decode(d, ctx + (i < 3 ? i : 3) * stride)) return i;
+    int i = 0;
+    if (stride)
+        for (; i < 3; i++)
+            if (!rc_decode(d, ctx + i * stride)) return i;
+    RcProb *p = ctx + 3 * stride;
+    if (p->n == RC_COUNT_MAX) {
+        i += rc_decode_ones_final(d, p, RC_LEV_UNARY - i);
+        if (i < RC_LEV_UNARY) return i;
+    } else {
+        for (; i < RC_LEV_UNARY; i++)
+            if (!rc_decode(d, p)) return i;
+    }
     int n = 0;
     while (rc_decode_direct(d))
         if (++n > 16) return -1;
@@ -519,25 +562,55 @@ static inline int rc_decode_pixel_levels(RcDec *dp, RcLevCtx *c, int kind, int h
     memcpy(k.m, c->pmag[kind], sizeof(k.m));
     memcpy(k.s, c->psign[kind], sizeof(k.s));
     int ret = 0;
-    static const int16_t none[8] = { 0 }; /* above the first row (w <= 8) */
     /* the class by rc_lev_class() of a sum of two magnitudes each capped
-     * at 9 (the classes do not tell sums from 9 on apart): the row above's
-     * capped magnitudes are kept beside the levels, each replaced by the
-     * one below it as the row is decoded, so no absolute value or cap
-     * waits on the previous decision */
+     * at 9 (the classes do not tell sums from 9 on apart) */
     static const uint8_t cls18[19] = { 0, 1, 2, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5 };
-    uint8_t mu[8] = { 0 };
+    /* per column x, at e[x + 1]: the level l last decoded in it and its
+     * magnitude m capped at 9, as m + l * 2^16 (|l| <= max_l, under 2^15
+     * from every reader); e[0], left of a row's first sample, stays 0.
+     * At the sample at x, e[x] holds its left neighbour and e[x + 1] the
+     * one above it: the sum of their m is the low byte of the sum of the
+     * entries, and a zero level one store. */
+    int32_t e[9] = { 0 };
     for (int y = 0; y < h; y++) {
-        const int16_t *up = y ? lev + (y - 1) * w : none;
-        int16_t *row = lev + y * w;
-        int L = 0, aL = 0; /* the left level and its magnitude capped at 9 */
+        int16_t *out = lev + y * w;
         for (int x = 0; x < w; x++) {
-            const int cls = cls18[aL + mu[x]];
-            if (!rc_decode(&d, &k.z[cls])) {
-                row[x] = 0, mu[x] = 0, L = aL = 0;
-                continue;
+            int cls;
+            if (!(e[x] | e[x + 1]) && k.z[0].n == RC_COUNT_MAX) {
+                /* a run of samples of class 0 (no level left or above),
+                 * their context's estimates in registers: the decisions
+                 * of rc_decode() for a count that has stopped */
+                uint32_t za = k.z[0].a, zb = k.z[0].b;
+                int one = 0;
+                for (;;) {
+                    const uint32_t bound = (d.range >> RC_PROB_BITS) * ((za + zb) >> 1);
+                    if (d.code >= bound) {
+                        d.code -= bound, d.range -= bound;
+                        za -= za >> RC_S1_FINAL, zb -= zb >> RC_S2_FINAL;
+                        one = 1;
+                        rc_dec_norm(&d);
+                        break;
+                    }
+                    d.range = bound;
+                    za += (RC_PROB_ONE - za) >> RC_S1_FINAL, zb += (RC_PROB_ONE - zb) >> RC_S2_FINAL;
+                    rc_dec_norm(&d);
+                    out[x] = 0; /* e[x + 1] is 0 already */
+                    if (++x == w || e[x + 1]) break;
+                }
+                k.z[0].a = (uint16_t)za, k.z[0].b = (uint16_t)zb;
+                if (!one) {
+                    x--; /* the loop's step */
+                    continue;
+                }
+                cls = 0;
+            } else {
+                cls = cls18[((uint32_t)e[x] + (uint32_t)e[x + 1]) & 0xFF];
+                if (!rc_decode(&d, &k.z[cls])) {
+                    e[x + 1] = 0, out[x] = 0;
+                    continue;
+                }
             }
-            const int sn = L + up[x];
+            const int sn = (e[x] >> 16) + (e[x + 1] >> 16);
             const int neg = rc_decode_data(&d, &k.s[(sn > 0) - (sn < 0) + 1]);
             int a = 1;
             if (rc_decode(&d, &k.g[cls])) {
@@ -548,10 +621,9 @@ static inline int rc_decode_pixel_levels(RcDec *dp, RcLevCtx *c, int kind, int h
                 }
                 a = r + 2;
             }
-            aL = a < 9 ? a : 9;
-            mu[x] = (uint8_t)aL;
-            L = neg ? -a : a;
-            row[x] = (int16_t)L;
+            const int l = neg ? -a : a;
+            e[x + 1] = (a < 9 ? a : 9) + l * 65536;
+            out[x] = (int16_t)l;
         }
     }
 end:

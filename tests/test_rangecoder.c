@@ -201,6 +201,18 @@ static void test_level_codes(void)
     }
     CHECK(!refused && !memcmp(lev, back, n * sizeof(*lev)));
     CHECK(rc_dec_exact(&d, buf.p));
+    /* the decoder's contexts end as the encoder's (the runs of one
+     * context decode with its estimates in registers) */
+    CHECK(!memcmp(&cd, &ce, sizeof(cd)));
+    /* the stream cut short: the decoder reads past its end and says so */
+    rc_lev_ctx_init(&cd);
+    rc_dec_init(&d, buf.p, buf.len / 2, RC_V13);
+    for (size_t b = 0, q = 0; b < BLOCKS; q += (size_t)h[b] * w[b], b++)
+        if (tr[b])
+            rc_decode_transform_levels(&d, &cd, kind[b], back + q, PNMF_RES_MAX_COEF);
+        else
+            rc_decode_pixel_levels(&d, &cd, kind[b], h[b], w[b], back + q, 256);
+    CHECK(d.over && !rc_dec_exact(&d, buf.p));
     /* the estimate: the same decisions, so within the coder's overhead */
     CHECK_MSG(fabs(oc.bits / 8 - (double)buf.len) < 0.01 * (double)buf.len + 8, "estimated %.0f bytes, coded %zu",
               oc.bits / 8, buf.len);

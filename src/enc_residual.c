@@ -369,12 +369,6 @@ int pnmf_res_run_start(ResRun *run, const PnmfEncoder *e, ResBufs *rb, PnmfWindo
     /* second hypotheses (window flags bit 17) in the same lossy smooth
      * windows: screen content and sprites keep their single vectors */
     md->res.enc_bi = PNMF_BI_ENCODE && (e->subpel || drawn_rc) && step16 > PNMF_RES_MIN_STEP;
-    /* 16x16 groups under one vector (window flags bit 20) in the same lossy
-     * smooth windows: their pictures move as one over larger areas */
-    md->res.enc_groups = PNMF_GROUP_ENCODE && md->res.enc_median && step16 > PNMF_RES_MIN_STEP && !md->res.enc_dec;
-    if (md->res.enc_groups &&
-        !(md->res.grp = pnmf_calloc((size_t)m * md->res.bx * md->res.by, 1)))
-        return PNMF_ERR_NOMEM;
     /* format 9: 8x8 transform blocks need the levels stream (window flags
      * bit 8), which such a window most likely has; the others keep the
      * varints' coding open (sprite animation's exact repeats, which zstd

@@ -259,7 +259,7 @@ static int write_window(PnmfEncoder *e, EncWindow *w)
                                          pnmf_intra_used(&w->md.res, 0, w->md.res.m)); /* or directions */
     /* the writer chooses bit 14 per coding, and the container may store
      * any of them: bit 14 in any coding's flags */
-    int nbctx = 0, median = 0, places = 0, bi = 0, wp = 0, grp = 0;
+    int nbctx = 0, median = 0, places = 0, bi = 0, wp = 0;
     for (int a = 0; ret >= 0 && a < ncodings; a++) {
         uint64_t wfl = 0;
         Rd fr = { codings[a], codings[a] + sizes[a] };
@@ -269,9 +269,7 @@ static int write_window(PnmfEncoder *e, EncWindow *w)
         places |= ok && (wfl & PNMF_FLAG_SPRPLACES); /* bit 16 a v11 reader */
         bi |= ok && (wfl & PNMF_FLAG_BI); /* bit 17 a v12 reader */
         wp |= ok && (wfl & PNMF_FLAG_WEIGHTS); /* bit 18 a v14 reader */
-        grp |= ok && (wfl & PNMF_FLAG_GROUPS); /* bit 20 a v16 reader */
     }
-    if (ret >= 0 && grp) pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V16);
     if (ret >= 0 && w->md.res.order) pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V15); /* bit 19 */
     if (ret >= 0 && wp) pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V14);
     if (ret >= 0 && bi) pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V12);

@@ -134,14 +134,13 @@ static int read_weights(Rd *r, int m, int continues, int16_t *wp)
 
 static int read_residual(Rd *r, int version, int m, int rows, int cols, int continues, int rclev, int ctxlev, int subpel, int tx8,
                          int idir, int palette, int casc, int order, int nbctx, int median, int bi, int weights,
-                         int groups, PnmfKeep *keep, PnmfResidual *rs, char *err, size_t errlen)
+                         PnmfKeep *keep, PnmfResidual *rs, char *err, size_t errlen)
 {
     /* a vector component's bound: quarter samples with window flags bit 6 */
     const int maxv = subpel ? PNMF_RES_QPEL_MAX_MV : PNMF_RES_MAX_MV;
     uint64_t step, key_step, qp, key_qp, bs, v, period = 0, casc_step = 0, casc_qp = 0;
     int16_t (*cur)[3] = NULL; /* format 7: a frame's vectors by block, for the candidates */
     int16_t (*pcur)[3] = NULL; /* window flags bit 15: the frame before's, for its candidate */
-    size_t *vq = NULL; /* window flags bit 20: the vector of each leader of the frame, by block */
     if (get_u(r, &step) < 0 || get_u(r, &key_step) < 0 || get_u(r, &qp) < 0 || get_u(r, &key_qp) < 0 ||
         get_u(r, &bs) < 0)
         goto truncated;
@@ -231,10 +230,6 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
     rs->tx8_on = tx8;
     rs->idir_on = idir;
     uint64_t total = 0, nmv = 0;
-    /* window flags bit 20 (format 16): each frame's group map, and the decisions' contexts */
-    PnmfGrpCtx gx;
-    pnmf_grp_ctx_init(&gx);
-    if (groups && !(rs->grp = pnmf_calloc((size_t)m * (size_t)nb, 1))) return PNMF_ERR_NOMEM;
     PnmfPalCtx pc;
     pnmf_pal_ctx_init(&pc);
     int32_t *palat = palette ? pnmf_malloc_array((size_t)nb, sizeof(int32_t)) : NULL;
@@ -246,26 +241,7 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
         rs->palstart[j] = rs->npal;
         if (palat) memset(palat, 0xff, (size_t)nb * sizeof(int32_t));
         /* block b's column and row stepped along, not divided out */
-        uint8_t *gm = rs->grp ? rs->grp + (uint64_t)j * nb : NULL;
         for (uint64_t b = 0, bcol = 0, brow = 0; b < nb; b++, bcol + 1 < (uint64_t)rs->bx ? bcol++ : (bcol = 0, brow++)) {
-            int y0, y1, x0, x1;
-            pnmf_residual_block_at((int)brow, (int)bcol, rows, cols, &y0, &y1, &x0, &x1);
-            const int h = y1 - y0, w = x1 - x0;
-            if (gm && gm[b] == PNMF_GRP_FOLLOWS) {
-                /* a group's follower: prediction 4, whether levels follow,
-                 * whether they are transform coefficients (a whole block) */
-                const uint8_t lm = rs->modes[(uint64_t)j * nb + pnmf_grp_lead_of(rs->bx, (size_t)b, (int)bcol, (int)brow)];
-                v = PNMF_RES_SHIFTED;
-                if (rc_decode(&rd, &gx.coded[!!(lm & PNMF_RES_CODED)])) {
-                    v |= PNMF_RES_CODED;
-                    if (h == PNMF_RES_BLOCK && w == PNMF_RES_BLOCK && rc_decode(&rd, &gx.tx[!!(lm & PNMF_RES_TRANSFORM)]))
-                        v |= PNMF_RES_TRANSFORM;
-                }
-                rs->modes[(uint64_t)j * nb + b] = (uint8_t)v;
-                nmv++;
-                if (v & PNMF_RES_CODED) total += (uint64_t)h * w;
-                continue;
-            }
             if (coded) {
                 const uint8_t *mo = rs->modes + (uint64_t)j * nb + b;
                 if (nbctx) mc.nb = pnmf_residual_mode_nb_at(mo, rs->bx, (size_t)nb, bcol != 0, brow != 0, j);
@@ -275,6 +251,9 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
                 goto truncated;
             }
             const uint64_t pred = v & 7;
+            int y0, y1, x0, x1;
+            pnmf_residual_block_at((int)brow, (int)bcol, rows, cols, &y0, &y1, &x0, &x1);
+            const int h = y1 - y0, w = x1 - x0;
             /* format 7: the intra predictions 5-7 */
             if (palette && v == PNMF_RES_PALETTE) { /* window flags bit 13 */
                 RcDec pd = rd; /* rd's address stays here: the compiler keeps it in registers */
@@ -303,10 +282,6 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
             rs->modes[(uint64_t)j * nb + b] = (uint8_t)v;
             nmv += pred == PNMF_RES_SHIFTED;
             if (v & PNMF_RES_CODED) total += (uint64_t)h * w;
-            /* a shifted leader: whether its group is taken */
-            if (gm && pred == PNMF_RES_SHIFTED && pnmf_grp_leader(rs->bx, rs->by, (int)bcol, (int)brow) &&
-                rc_decode(&rd, &gx.take[pnmf_grp_take_ctx(gm, rs->bx, (size_t)b, (int)bcol, (int)brow)]))
-                pnmf_grp_mark(gm, rs->bx, (size_t)b);
         }
     }
     pnmf_free(palat);
@@ -350,10 +325,6 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
         pnmf_free(cur);
         return PNMF_ERR_NOMEM;
     }
-    if (rs->grp && !(vq = pnmf_malloc_array((size_t)nb, sizeof(size_t)))) {
-        pnmf_free(cur), pnmf_free(pcur);
-        return PNMF_ERR_NOMEM;
-    }
     RcVecCtx gc; /* format 7: the frames' global vectors */
     rc_vec_ctx_init(&gc);
     for (int j = 0; j < m; j++) {
@@ -375,20 +346,6 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
             if (cur) { /* the block of vector q */
                 for (; (rs->modes[(uint64_t)j * nb + bk] & 7) != PNMF_RES_SHIFTED; bk++)
                     cur[bk][2] = -1, ((uint8_t *)(cur + nb))[bk] = 0;
-                if (vq && rs->grp[(uint64_t)j * nb + bk] == PNMF_GRP_FOLLOWS) {
-                    /* a follower: its leader's vector, reference and second
-                     * hypothesis, nothing read, the stream's state unmoved */
-                    const size_t lb = pnmf_grp_lead_of(rs->bx, (size_t)bk, (int)(bk % (uint64_t)rs->bx),
-                                                       (int)(bk / (uint64_t)rs->bx)), l = vq[lb];
-                    rs->mvref[q] = rs->mvref[l];
-                    rs->mv[2 * q] = rs->mv[2 * l], rs->mv[2 * q + 1] = rs->mv[2 * l + 1];
-                    if (bi) rs->mvbi[q] = rs->mvbi[l], rs->mv2[2 * q] = rs->mv2[2 * l], rs->mv2[2 * q + 1] = rs->mv2[2 * l + 1];
-                    memcpy(cur[bk], cur[lb], sizeof(*cur));
-                    ((uint8_t *)(cur + nb))[bk] = ((uint8_t *)(cur + nb))[lb];
-                    bk++;
-                    continue;
-                }
-                if (vq) vq[bk] = (size_t)q;
                 vc.lsh = bk % (uint64_t)rs->bx && (rs->modes[(uint64_t)j * nb + bk - 1] & 7) == PNMF_RES_SHIFTED;
                 if (median) {
                     pnmf_vec_nb(&st, (const int16_t (*)[3])cur, NULL, rs->bx, (size_t)bk);
@@ -421,7 +378,7 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
             if (v >= PNMF_RES_REFS || (!continues && (int64_t)v >= j)) {
                 pnmf_set_err(err, errlen, "frame %d: residual reference %llu not available", j,
                              (unsigned long long)v);
-                pnmf_free(cur), pnmf_free(pcur), pnmf_free(vq);
+                pnmf_free(cur), pnmf_free(pcur);
                 return PNMF_ERR_CORRUPT;
             }
             const int t = (int)v;
@@ -455,9 +412,8 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
             pcur = cur, cur = t;
         }
     }
-    pnmf_free(cur), pnmf_free(pcur), pnmf_free(vq);
+    pnmf_free(cur), pnmf_free(pcur);
     cur = pcur = NULL;
-    vq = NULL;
     if (coded && !rc_dec_exact(&rd, stream)) goto bad_stream;
     rs->lev = pnmf_keep_take_array(keep, total ? (size_t)total : 1, sizeof(int16_t));
     if (!rs->lev) return PNMF_ERR_NOMEM;
@@ -530,16 +486,16 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
     return 0;
 bad_second:
     if (sr == -1) {
-        pnmf_free(cur), pnmf_free(pcur), pnmf_free(vq);
+        pnmf_free(cur), pnmf_free(pcur);
         pnmf_set_err(err, errlen, "residual reference not available (second hypothesis)");
         return PNMF_ERR_CORRUPT;
     }
 bad_mv:
-    pnmf_free(cur), pnmf_free(pcur), pnmf_free(vq);
+    pnmf_free(cur), pnmf_free(pcur);
     pnmf_set_err(err, errlen, "residual vector out of range (at most %d)", maxv);
     return PNMF_ERR_CORRUPT;
 truncated:
-    pnmf_free(cur), pnmf_free(pcur), pnmf_free(vq);
+    pnmf_free(cur), pnmf_free(pcur);
     pnmf_set_err(err, errlen, "truncated window payload (residual layer)");
     return PNMF_ERR_CORRUPT;
 bad_stream:
@@ -838,8 +794,7 @@ int pnmf_model_read_keep(int version, const uint8_t *buf, size_t size, int rows,
                            (version >= 9 ? PNMF_FLAG_CTXLEVELS | PNMF_FLAG_INTRA | PNMF_FLAG_SPRMASKS | PNMF_FLAG_PALETTE : 0) |
                            (version >= 9 ? PNMF_FLAG_CASCADE | PNMF_FLAG_NBCTX : 0) | (version >= 10 ? PNMF_FLAG_MEDIAN : 0) |
                            (version >= 11 ? PNMF_FLAG_SPRPLACES : 0) | (version >= 12 ? PNMF_FLAG_BI : 0) |
-                           (version >= 14 ? PNMF_FLAG_WEIGHTS : 0) | (version >= 15 ? PNMF_FLAG_ORDER : 0) |
-                           (version >= 16 ? PNMF_FLAG_GROUPS : 0);
+                           (version >= 14 ? PNMF_FLAG_WEIGHTS : 0) | (version >= 15 ? PNMF_FLAG_ORDER : 0);
     if (v & ~known) {
         pnmf_set_err(err, errlen, "window flags 0x%llx: unknown features", (unsigned long long)v);
         return PNMF_ERR_CORRUPT;
@@ -864,7 +819,6 @@ int pnmf_model_read_keep(int version, const uint8_t *buf, size_t size, int rows,
         { PNMF_FLAG_BI, PNMF_FLAG_RESIDUAL, "compound prediction without a residual layer" },
         { PNMF_FLAG_WEIGHTS, PNMF_FLAG_RESIDUAL, "weighted prediction without a residual layer" },
         { PNMF_FLAG_ORDER, PNMF_FLAG_CASCADE, "a coding order without a step cascade" },
-        { PNMF_FLAG_GROUPS, PNMF_FLAG_RESIDUAL, "16x16 groups without a residual layer" },
         { PNMF_FLAG_SPRMASKS, PNMF_FLAG_SPRITES, "context-coded masks without a sprite layer" },
         { PNMF_FLAG_SPRPLACES, PNMF_FLAG_SPRITES, "context-coded placements without a sprite layer" },
     };
@@ -888,7 +842,6 @@ int pnmf_model_read_keep(int version, const uint8_t *buf, size_t size, int rows,
     const int median = !!(v & PNMF_FLAG_MEDIAN);
     const int bi = !!(v & PNMF_FLAG_BI);
     const int weights = !!(v & PNMF_FLAG_WEIGHTS);
-    const int groups = !!(v & PNMF_FLAG_GROUPS);
     if (get_u(&r, &v) < 0) {
         pnmf_set_err(err, errlen, "truncated window payload");
         return PNMF_ERR_CORRUPT;
@@ -1052,7 +1005,7 @@ int pnmf_model_read_keep(int version, const uint8_t *buf, size_t size, int rows,
     }
     if (has_residual) {
         ret = read_residual(&r, version, m, vis_rows, vis_cols, continues, rclev, ctxlev, subpel, tx8, idir, palette, casc, order, nbctx,
-                            median, bi, weights, groups, keep, &md->res, err, errlen);
+                            median, bi, weights, keep, &md->res, err, errlen);
         if (ret < 0) goto fail;
         md->res.deblock = deblock;
     }

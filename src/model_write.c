@@ -167,45 +167,18 @@ static int write_modes(const PnmfResidual *rs, Buf *rcb, PnmfSideBits *sb)
     int32_t *palat = rs->npal ? pnmf_malloc_array(nb, sizeof(int32_t)) : NULL;
     if (rs->npal && !palat) return PNMF_ERR_NOMEM;
     size_t np = 0;
-    PnmfGrpCtx gx; /* window flags bit 20: the groups' decisions */
-    pnmf_grp_ctx_init(&gx);
-    const uint8_t *grp = pnmf_grp_used(rs) ? rs->grp : NULL;
     for (int j = 0; j < m; j++) {
         if (palat) memset(palat, 0xff, nb * sizeof(int32_t));
-        const uint8_t *gm = grp ? grp + (size_t)j * nb : NULL;
         for (size_t q = 0; q < nb; q++) {
             const uint8_t *mo = rs->modes + (size_t)j * nb + q;
             if (*mo > 31 || (*mo == PNMF_RES_PALETTE && rs->npal && np >= rs->npal)) {
                 pnmf_free(palat);
                 return PNMF_ERR_ARG;
             }
-            const int bcol = (int)(q % (size_t)rs->bx), brow = (int)(q / (size_t)rs->bx);
-            const double at = sb ? rc_pos(&re) : 0;
-            if (gm && gm[q] == PNMF_GRP_FOLLOWS) { /* prediction 4; levels, transform */
-                const uint8_t lm = rs->modes[(size_t)j * nb + pnmf_grp_lead_of(rs->bx, q, bcol, brow)];
-                int y0, y1, x0, x1;
-                pnmf_residual_block(rs->bx, rs->rows, rs->cols, q, &y0, &y1, &x0, &x1);
-                const int whole = y1 - y0 == PNMF_RES_BLOCK && x1 - x0 == PNMF_RES_BLOCK;
-                if ((*mo & 7) != PNMF_RES_SHIFTED || ((*mo & PNMF_RES_TRANSFORM) && (!whole || !(*mo & PNMF_RES_CODED)))) {
-                    pnmf_free(palat);
-                    return PNMF_ERR_ARG;
-                }
-                rc_encode(&re, &gx.coded[!!(lm & PNMF_RES_CODED)], !!(*mo & PNMF_RES_CODED));
-                if ((*mo & PNMF_RES_CODED) && whole)
-                    rc_encode(&re, &gx.tx[!!(lm & PNMF_RES_TRANSFORM)], !!(*mo & PNMF_RES_TRANSFORM));
-                if (sb) sb->mode[(size_t)j * nb + q] = (float)(rc_pos(&re) - at);
-                continue;
-            }
-            if (gm && gm[q] == PNMF_GRP_LEADS &&
-                ((*mo & 7) != PNMF_RES_SHIFTED || !pnmf_grp_leader(rs->bx, rs->by, bcol, brow))) {
-                pnmf_free(palat);
-                return PNMF_ERR_ARG;
-            }
             if (rs->nbctx) mc.nb = pnmf_residual_mode_nb(mo - q, rs->bx, nb, q, j);
+            const double at = sb ? rc_pos(&re) : 0;
             rc_encode_mode(&re, &mc, *mo, q % rs->bx ? mo[-1] : -1, q >= (size_t)rs->bx ? mo[-rs->bx] : -1,
                            j ? mo[-(ptrdiff_t)nb] : -1);
-            if (gm && (*mo & 7) == PNMF_RES_SHIFTED && pnmf_grp_leader(rs->bx, rs->by, bcol, brow))
-                rc_encode(&re, &gx.take[pnmf_grp_take_ctx(gm, rs->bx, q, bcol, brow)], gm[q] == PNMF_GRP_LEADS);
             if (*mo == PNMF_RES_PALETTE && rs->npal) {
                 int y0, y1, x0, x1;
                 pnmf_residual_block(rs->bx, rs->rows, rs->cols, q, &y0, &y1, &x0, &x1);
@@ -248,7 +221,6 @@ static int write_vectors(const PnmfResidual *rs, Buf *rcv, PnmfSideBits *sb)
     RcBiCtx bc;
     rc_bi_ctx_init(&bc);
     int16_t (*const mem)[3] = cur;
-    const uint8_t *grp = pnmf_grp_used(rs) ? rs->grp : NULL; /* window flags bit 20 */
     RcVecCtx gc; /* the frames' global vectors, each from the frame before's */
     rc_vec_ctx_init(&gc);
     for (int j = 0; j < m; j++) {
@@ -269,22 +241,10 @@ static int write_vectors(const PnmfResidual *rs, Buf *rcv, PnmfSideBits *sb)
             if (sb) sb->global[j] = (float)(rc_pos(&re) - at);
         }
         size_t bk;
-        const uint8_t *gm = grp ? grp + (size_t)j * nb : NULL;
         for (bk = 0; bk < nb; bk++) {
             cur[bk][2] = -1, has[bk] = 0;
             if ((rs->modes[(size_t)j * nb + bk] & 7) != PNMF_RES_SHIFTED) continue;
             if (q >= rs->mvstart[j + 1]) break; /* modes without their vectors (tests of the reader) */
-            if (gm && gm[bk] == PNMF_GRP_FOLLOWS) { /* window flags bit 20: the leader's, not coded */
-                const size_t lb = pnmf_grp_lead_of(rs->bx, bk, (int)(bk % (size_t)rs->bx), (int)(bk / (size_t)rs->bx));
-                if (cur[lb][0] != rs->mv[2 * q] || cur[lb][1] != rs->mv[2 * q + 1] || cur[lb][2] != rs->mvref[q]) {
-                    pnmf_free(mem);
-                    return PNMF_ERR_ARG;
-                }
-                memcpy(cur[bk], cur[lb], sizeof(*cur));
-                has[bk] = has[lb];
-                q++;
-                continue;
-            }
             const int t = rs->mvref[q], vy = rs->mv[2 * q], vx = rs->mv[2 * q + 1];
             q++;
             if (st.med) {
@@ -425,7 +385,7 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
                              (rsv.rc_levels && md->res.ctx_levels ? PNMF_FLAG_CTXLEVELS : 0) |
                              (md->res.npal ? PNMF_FLAG_PALETTE : 0) | (md->res.casc_period ? PNMF_FLAG_CASCADE : 0) |
                              (md->res.order ? PNMF_FLAG_ORDER : 0) | (rsv.bi ? PNMF_FLAG_BI : 0) |
-                             (weighted ? PNMF_FLAG_WEIGHTS : 0) | (pnmf_grp_used(&md->res) ? PNMF_FLAG_GROUPS : 0)
+                             (weighted ? PNMF_FLAG_WEIGHTS : 0)
                        : 0;
     /* the modes and vectors streams, with window flags bit 14 only where
      * that makes the payload shorter, the flags' varint and the streams'

@@ -28,7 +28,6 @@ int pnmf_residual_alloc(PnmfResidual *r, int m, int rows, int cols, int step16, 
     rc_mode_ctx_init(&r->enc_modes);
     rc_vec_ctx_init(&r->enc_vectors);
     rc_bi_ctx_init(&r->enc_bictx);
-    pnmf_grp_ctx_init(&r->enc_grpctx);
     rc_lev_ctx_init(&r->enc_levels);
     pnmf_pal_ctx_init(&r->enc_pal);
     r->bx = pnmf_residual_blocks(cols);
@@ -64,7 +63,6 @@ void pnmf_residual_free(PnmfResidual *r)
     pnmf_free(r->mvstart);
     pnmf_free(r->gmv);
     pnmf_free(r->wp);
-    pnmf_free(r->grp);
     pnmf_free(r->pal);
     pnmf_free(r->palstart);
     pnmf_free(r->dbk);

@@ -40,7 +40,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "group.h"
 #include "palette.h"
 #include "rangecoder.h"
 
@@ -135,8 +134,6 @@ typedef struct PnmfResidual {
                         * its predictions read the references weighted (pnmf_residual_weigh());
                         * (PNMF_RES_WP_ONE, 0) for a frame without weights */
     int wp_on;         /* the reader's: the window has window flags bit 18 */
-    uint8_t *grp;      /* window flags bit 20 (format 16, group.h): m * bx * by, each block's
-                        * part in a 16x16 group (PNMF_GRP_*); NULL in a window without groups */
     /* The encoder's search state (residual_search.c), carried with the
      * layer from frame to frame; the reader leaves it as allocated. */
     int enc_gy, enc_gx; /* the encoder's: the last frame's dominant displacement (not coded) */
@@ -154,8 +151,6 @@ typedef struct PnmfResidual {
     int enc_rdoq;         /* the encoder's: lower the chosen transform levels by their contexts' price */
     int enc_median;       /* the encoder's: price and search vectors as window flags bit 15 codes them */
     int enc_bi;           /* the encoder's: try second hypotheses (window flags bit 17) */
-    int enc_groups;       /* the encoder's: try 16x16 groups (window flags bit 20; grp allocated) */
-    PnmfGrpCtx enc_grpctx; /* and their contexts, as the writer will have them */
     RcBiCtx enc_bictx;    /* and their contexts, as the writer will have them */
     void *enc_match;      /* the encoder's exact block matcher of a lossless window (lossless_match.h) */
     void (*enc_match_free)(void *); /* and what frees it */
@@ -220,15 +215,6 @@ static inline int pnmf_residual_weigh(int v, int w, int o)
 {
     const int s = ((v * w + (1 << (PNMF_RES_WP_LOG2 - 1))) >> PNMF_RES_WP_LOG2) + o;
     return s < 0 ? 0 : s > 255 ? 255 : s;
-}
-
-/* Whether a block of r follows a 16x16 group (window flags bit 20). */
-static inline int pnmf_grp_used(const PnmfResidual *r)
-{
-    if (!r->grp) return 0;
-    for (size_t i = 0, n = (size_t)r->m * r->bx * r->by; i < n; i++)
-        if (r->grp[i] == PNMF_GRP_LEADS) return 1;
-    return 0;
 }
 
 /* Whether frame j of r predicts from weighted references. */

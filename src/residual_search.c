@@ -2168,115 +2168,6 @@ static void copy_source(uint8_t *D, const uint8_t *src, int cols, int y0, int y1
             memcpy(D + (size_t)y * cols + x0, src + (size_t)y * cols + x0, (size_t)(x1 - x0));
 }
 
-/* ---- 16x16 groups (window flags bit 20, group.h) --------------------------- */
-
-/* The bits of a group follower's mode byte (its leader's lm), or the
- * update of their contexts. */
-static double grp_follow_bits(PnmfGrpCtx *c, int lm, int byte, int whole, int update)
-{
-    const int cd = !!(byte & PNMF_RES_CODED), tx = !!(byte & PNMF_RES_TRANSFORM);
-    RcProb *pc = &c->coded[!!(lm & PNMF_RES_CODED)], *pt = &c->tx[!!(lm & PNMF_RES_TRANSFORM)];
-    double bits = rc_cost(*pc, cd);
-    if (cd && whole) bits += rc_cost(*pt, tx);
-    if (update) {
-        rc_adapt(pc, cd);
-        if (cd && whole) rc_adapt(pt, tx);
-    }
-    return bits;
-}
-
-/* The squared error of the whole 8x8 block of src at (y0, x0) against pred. */
-static int pred_sse8(const uint8_t *src, int cols, int y0, int x0, const uint8_t *pred)
-{
-    int e = 0;
-    for (int y = 0; y < PNMF_RES_BLOCK; y++) {
-        const uint8_t *s = src + (size_t)(y0 + y) * cols + x0, *p = pred + y * PNMF_RES_BLOCK;
-        for (int x = 0; x < PNMF_RES_BLOCK; x++) e += (s[x] - p[x]) * (s[x] - p[x]);
-    }
-    return e;
-}
-
-#ifndef PNMF_GROUP_SSE
-#define PNMF_GROUP_SSE 1
-#endif
-
-/* The whole 8x8 block at (y0, x0)'s vector of reference R (the window's
- * unit) by SAD + lam * bits from pv: search_block() from the candidates
- * (rounded to whole samples under sub-pixel vectors, then refined), as a
- * shifted block's search without the wide one. Returns its SAD. */
-static int own_search(const PnmfResidual *r, const uint8_t *src, const uint8_t *R, int y0, int x0,
-                      const int16_t (*cand)[2], int nc, const int *pv, double lam, SeenMap *seen, int *vy, int *vx)
-{
-    const int y1 = y0 + PNMF_RES_BLOCK, x1 = x0 + PNMF_RES_BLOCK;
-    if (!r->subpel)
-        return search_block(src, R, r->rows, r->cols, y0, y1, x0, x1, cand, nc, pv[0], pv[1], lam, PNMF_GRID_STEP, NULL,
-                            0, INFINITY, seen, vy, vx);
-    int16_t ic[8][2];
-    for (int c = 0; c < nc && c < 8; c++) ic[c][0] = (int16_t)qround(cand[c][0]), ic[c][1] = (int16_t)qround(cand[c][1]);
-    int iy, ix;
-    search_block(src, R, r->rows, r->cols, y0, y1, x0, x1, (const int16_t (*)[2])ic, nc < 8 ? nc : 8, qround(pv[0]),
-                 qround(pv[1]), lam, PNMF_GRID_STEP, NULL, 0, INFINITY, seen, &iy, &ix);
-    return refine_qpel(src, R, r->rows, r->cols, y0, y1, x0, x1, cand, nc, pv[0], pv[1], lam, iy, ix, 0, vy, vx);
-}
-
-/* Whether the 16x16 group of whole blocks at (y0, x0) pays as one vector
- * of the nearest reference R, and that vector in (*gy, *gx) (the window's
- * vector unit). Each vector tried (the candidates, the first nfree of
- * which a block codes without a vector of its own (the previous
- * prediction), then with sub-pixel vectors the eight half and the eight
- * quarter positions around the group's best) gives each block's SAD; the
- * group's cost is their sum + lam * (the vector's bits (from (pvy, pvx))
- * + mgroup, the modes' and the decision's), each block's own the least
- * SAD + lam * bits it found: mfree, a mode's, for the free vectors, else
- * mshift + the vector's bits, capped at PNMF_GROUP_SEP_BITS but in the
- * leader (the others would copy a neighbour's). The group is taken where its
- * cost is under PNMF_GROUP_GO times the blocks' and no block's SAD is
- * over PNMF_GROUP_POOR a sample. */
-static int group_pick(const PnmfResidual *r, const uint8_t *src, const uint8_t *R, int y0, int x0,
-                      const int16_t (*cand)[2], int nc, int nfree, int pvy, int pvx, double lam, double mfree,
-                      double mshift, double mgroup, double *own, int *gy, int *gx)
-{
-    const int qs = r->subpel ? 4 : 1, maxv = qs * PNMF_RES_MAX_MV;
-    double best = 1e300;
-    int by = 0, bx = 0, bworst = 0;
-    int16_t tried[64][2];
-    int nt = 0;
-    uint8_t pb[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
-#define TRYG(ty, tx, free_) do { \
-        const int ty_ = (ty), tx_ = (tx); \
-        if (abs(ty_) > maxv || abs(tx_) > maxv) break; \
-        int seen_ = 0; \
-        for (int k_ = 0; k_ < nt && !seen_; k_++) seen_ = tried[k_][0] == ty_ && tried[k_][1] == tx_; \
-        if (seen_ || nt == 64) break; \
-        tried[nt][0] = (int16_t)ty_, tried[nt][1] = (int16_t)tx_, nt++; \
-        const double vb_ = mv_bits(ty_, tx_, pvy, pvx); \
-        int sum_ = 0, worst_ = 0; \
-        for (int i_ = 0; i_ < 4; i_++) { \
-            const int yy_ = y0 + PNMF_RES_BLOCK * (i_ >> 1), xx_ = x0 + PNMF_RES_BLOCK * (i_ & 1); \
-            pnmf_residual_subpel(R, r->rows, r->cols, yy_, yy_ + PNMF_RES_BLOCK, xx_, xx_ + PNMF_RES_BLOCK, \
-                                 ty_ * (4 / qs), tx_ * (4 / qs), pb); \
-            const int sd_ = PNMF_GROUP_SSE ? pred_sse8(src, r->cols, yy_, xx_, pb) \
-                                           : pred_sad(src, r->cols, yy_, xx_, PNMF_RES_BLOCK, PNMF_RES_BLOCK, pb); \
-            const double bo_ = (free_) ? mfree : mshift + (i_ && vb_ > PNMF_GROUP_SEP_BITS ? PNMF_GROUP_SEP_BITS : vb_); \
-            if (sd_ + lam * bo_ < own[i_]) own[i_] = sd_ + lam * bo_; \
-            sum_ += sd_; \
-            if (sd_ > worst_) worst_ = sd_; \
-        } \
-        if (sum_ + lam * (vb_ + mgroup) < best) best = sum_ + lam * (vb_ + mgroup), by = ty_, bx = tx_, bworst = worst_; \
-    } while (0)
-    for (int c = 0; c < nc; c++) TRYG(cand[c][0], cand[c][1], c < nfree);
-    for (int step = 2; r->subpel && step >= 1; step--) {
-        const int cy = by, cx = bx;
-        for (int d = 0; d < 9; d++)
-            if (d != 4) TRYG(cy + (d / 3 - 1) * step, cx + (d % 3 - 1) * step, 0);
-    }
-#undef TRYG
-    *gy = by, *gx = bx;
-    return best < 1e300 &&
-           bworst <= (PNMF_GROUP_SSE ? PNMF_GROUP_POOR : 1) * PNMF_GROUP_POOR * PNMF_RES_BLOCK * PNMF_RES_BLOCK &&
-           best < PNMF_GROUP_GO * (own[0] + own[1] + own[2] + own[3]);
-}
-
 int pnmf_residual_encode_frame(PnmfResidual *r, int j, const uint8_t *src, const uint8_t *P,
                                const uint8_t *Pp, const uint8_t *const *ref, int nref, uint8_t *D,
                                double lambda)
@@ -2423,9 +2314,6 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
         uint8_t *c0 = lxm && nwide ? pnmf_lxm_coarse(lxm, 0, (size_t)r4 * c4, &fresh) : NULL;
         if (c0 && fresh) memcpy(c0, cbuf + (size_t)r4 * c4, (size_t)r4 * c4);
     }
-    /* window flags bit 20: the frame's group map (lossy windows, where a frame has references) */
-    if (r->grp) memset(r->grp + (size_t)j * nb, 0, nb);
-    uint8_t *gm = r->enc_groups && r->grp && nref && !exact ? r->grp + (size_t)j * nb : NULL;
     for (size_t b = 0; b < nb; b++) {
         const int wc = r->enc_weight && r->enc_weight[b] < PNMF_RES_WEIGHTS ? r->enc_weight[b] : 0;
         lambda = wc ? lambda0 * exp2(-0.5 * wc) : lambda0;
@@ -2467,26 +2355,11 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
         RcVecCand vk; /* the vectors a shifted block here copies without coding them */
         pnmf_vec_cands(&vs, b >= (size_t)r->bx && (modes[b - r->bx] & 7) == PNMF_RES_SHIFTED ? bmv[b - r->bx] : NULL,
                        &vk);
-        /* window flags bit 20: a block that follows a group takes its
-         * leader's vector; a leader of four whole blocks whose own choice
-         * is shifted weighs its group (group_pick(), after the choice
-         * below) and, taken, is chosen again with the group's vector.
-         * Either is forced: prediction 4 at that vector, its levels chosen */
-        const int bcol = (int)(b % (size_t)r->bx), brow = (int)(b / (size_t)r->bx);
-        const int fol = gm && gm[b] == PNMF_GRP_FOLLOWS;
-        int glead = 0, fy = 0, fx = 0, lmode = 0;
-        if (fol) {
-            const size_t lb = pnmf_grp_lead_of(r->bx, b, bcol, brow);
-            fy = bmv[lb][0], fx = bmv[lb][1], lmode = modes[lb];
-            still = 0;
-        }
-    redo:;
-        const int forced = fol || glead;
         /* format 9: the intra directions worth a transform's trial, those of
          * least SAD (window flags bit 10) */
         int tdir[PNMF_INTRA_TRY] = { 0 };
         uint8_t dpred[PNMF_INTRA_DIRS][PNMF_RES_BLOCK * PNMF_RES_BLOCK];
-        if (r->enc_idir && full && !exact && !forced) intra_dir_pick(src, D, r->cols, y0, x0, dpred, tdir);
+        if (r->enc_idir && full && !exact) intra_dir_pick(src, D, r->cols, y0, x0, dpred, tdir);
         /* the transform trials of a prediction whose SATD is over
          * PNMF_TX_TRIAL_RATIO times the least prediction's are skipped:
          * the levels that make up for it cost more than the better
@@ -2496,7 +2369,7 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
          * in windows with palette blocks (screen content, whose sharp
          * edges the SATD misjudges) */
         int psad[PNMF_RES_PREDS], minsad = INT32_MAX;
-        const int txcut = full && !exact && !r->enc_palette && !forced && step16 <= pnmf_residual_step(PNMF_TX_TRIAL_Q);
+        const int txcut = full && !exact && !r->enc_palette && step16 <= pnmf_residual_step(PNMF_TX_TRIAL_Q);
         for (int m = 0; m < PNMF_RES_PREDS; m++) psad[m] = 0;
         if (txcut) {
             for (int m = 0; m < PNMF_RES_PREDS; m++) {
@@ -2550,11 +2423,10 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
         /* the predictions, then (comp, window flags bit 17) the shifted one with
          * the second hypothesis its search found, then (mrg) the shifted
          * one with each vector a block here copies by its merge index */
-        for (int mi = 0; mi <= PNMF_RES_PREDS + (merge && !forced ? vk.n : 0); mi++) {
+        for (int mi = 0; mi <= PNMF_RES_PREDS + (merge ? vk.n : 0); mi++) {
             const int comp = mi == PNMF_RES_PREDS, mrg = mi - PNMF_RES_PREDS - 1;
             const int mode = comp || mrg >= 0 ? PNMF_RES_SHIFTED : mi;
             if (comp && bt2 < 0) continue;
-            if (forced && (mode != PNMF_RES_SHIFTED || comp)) continue;
             const int needs_prev = mode == PNMF_RES_PREVIOUS || mode == PNMF_RES_MOTION || mode == PNMF_RES_SHIFTED;
             if (needs_prev && !nref) continue;
             int dy = 0, dx = 0, t = 0;
@@ -2583,13 +2455,6 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
                 extra = lambda * (vector_bits(r, &vs, &vk, t, dy, dx, 0) +
                                   rc_bi_step(NULL, &r->enc_bictx, bictx, bt2, bv2y - pnmf_bi_scale(dy, t, bt2),
                                              bv2x - pnmf_bi_scale(dx, t, bt2), 0));
-            } else if (mode == PNMF_RES_SHIFTED && forced) {
-                /* a group's block: its vector, and a leader's bits for it and the group's decision */
-                dy = fy, dx = fx, t = 0, Dr = ref[0];
-                bi0 = bihas && !fol ? rc_bi_step(NULL, &r->enc_bictx, bictx, -1, 0, 0, 0) : 0;
-                extra = fol ? 0
-                            : lambda * (vector_bits(r, &vs, &vk, 0, dy, dx, 0) + bi0 +
-                                        rc_cost(r->enc_grpctx.take[pnmf_grp_take_ctx(gm, r->bx, b, bcol, brow)], 1));
             } else if (mode == PNMF_RES_SHIFTED) {
                 if (still) continue;
                 /* no search when the mode's bits alone already cost more
@@ -2749,8 +2614,7 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
                 const int byte = mode | (coded ? PNMF_RES_CODED : 0);
                 /* the block's error and levels only add to what the mode
                  * and vector cost: past the best so far, it cannot win */
-                const double lb = extra + lambda * (fol ? grp_follow_bits(&r->enc_grpctx, lmode, byte, full, 0)
-                                                        : rc_mode_step(&r->enc_modes, byte, left, above, prev, 0));
+                const double lb = extra + lambda * rc_mode_step(&r->enc_modes, byte, left, above, prev, 0);
                 if (lb >= bj) continue;
                 if (exact && coded && xfound) continue; /* a prediction exact: levels only cost more */
                 if (exact && coded && lc) { /* estimated here, priced after the loop */
@@ -2805,8 +2669,7 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
             if (mode != PNMF_RES_SPATIAL && full && !exact &&
                 (!txcut || psad[mode] <= PNMF_TX_TRIAL_RATIO * minsad + PNMF_TX_TRIAL_SLACK)) { /* intra too: each quarter from the ones before */
                 const int byte = mode | PNMF_RES_CODED | PNMF_RES_TRANSFORM;
-                const double lb = extra + lambda * (fol ? grp_follow_bits(&r->enc_grpctx, lmode, byte, full, 0)
-                                                        : rc_mode_step(&r->enc_modes, byte, left, above, prev, 0));
+                const double lb = extra + lambda * rc_mode_step(&r->enc_modes, byte, left, above, prev, 0);
                 const int tk = kind | pnmf_residual_is_intra(mode) << 1;
                 const int dirs = r->enc_idir && mode >= PNMF_RES_INTRA_DC; /* the block codes its direction */
                 const double fd = dirs ? lambda * intra_dir_bits(lc, tk, mode, 0, 0) : 0;
@@ -2858,68 +2721,12 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
             if (jj < bj) bj = jj, best = d->byte, vy = d->dy, vx = d->dx, vt = d->t, vb = -1, best8 = 0, bdir = 0, won = i;
         }
         PnmfPalBlock pal;
-        if (palat && !forced) {
+        if (palat) {
             const double jp = palette_try(r, palat, b, src, y0, y1, x0, x1, left, above, prev, lambda0, bj, &pal);
             if (jp < bj) bj = jp, best = PNMF_RES_PALETTE, vy = vx = vt = 0, vb = -1, best8 = 0;
         }
-        if (!forced && gm && (best & 7) == PNMF_RES_SHIFTED && vb < 0 && !vt && pnmf_grp_leader(r->bx, r->by, bcol, brow) &&
-            y0 + 2 * PNMF_RES_BLOCK <= r->rows && x0 + 2 * PNMF_RES_BLOCK <= r->cols) {
-            int pv[2];
-            pnmf_vec_pred(&vs, 0, pv);
-            /* the modes' bits at the leader's contexts, for each of the four blocks */
-            const double mfree = fmin(rc_mode_step(&r->enc_modes, PNMF_RES_PREVIOUS, left, above, prev, 0),
-                                      rc_mode_step(&r->enc_modes, PNMF_RES_MOTION, left, above, prev, 0));
-            const double mshift = rc_mode_step(&r->enc_modes, PNMF_RES_SHIFTED, left, above, prev, 0);
-            const double mgroup = mshift + rc_cost(r->enc_grpctx.take[pnmf_grp_take_ctx(gm, r->bx, b, bcol, brow)], 1) +
-                                  3 * grp_follow_bits(&r->enc_grpctx, PNMF_RES_SHIFTED, PNMF_RES_SHIFTED, 1, 0);
-            /* each block's own vector: the leader's, the others' searched
-             * from it, their last vectors, none and the frame's */
-            double own[4];
-            int16_t gc[8][2];
-            int ng = 0;
-            gc[ng][0] = (int16_t)(qs * fgy), gc[ng][1] = (int16_t)(qs * fgx), ng++; /* the previous prediction: free */
-            gc[ng][0] = (int16_t)vy, gc[ng][1] = (int16_t)vx, ng++;
-            const double lamg = PNMF_GROUP_SSE ? lambda : lam_sad; /* the measure's: SSE or SAD */
-            uint8_t gp[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
-            pnmf_residual_subpel(ref[0], r->rows, r->cols, y0, y1, x0, x1, vy * (4 / qs), vx * (4 / qs), gp);
-            own[0] = PNMF_GROUP_SSE ? pred_sse8(src, r->cols, y0, x0, gp) + lambda * (mshift + vector_bits(r, &vs, &vk, 0, vy, vx, 0))
-                                    : sh_cost + lam_sad * mshift;
-            for (int i = 1; i < 4; i++) {
-                const size_t k = b + (size_t)(i & 1) + (size_t)(i >> 1) * r->bx;
-                const int ky = y0 + PNMF_RES_BLOCK * (i >> 1), kx = x0 + PNMF_RES_BLOCK * (i & 1);
-                int16_t fc[4][2] = { { (int16_t)vy, (int16_t)vx }, { 0, 0 }, { (int16_t)(qs * fgy), (int16_t)(qs * fgx) } };
-                int nfc = 3;
-                if (pm && pm[k][2] == 0) fc[nfc][0] = pm[k][0], fc[nfc][1] = pm[k][1], nfc++;
-                int oy, ox;
-                int sad = own_search(r, src, ref[0], ky, kx, (const int16_t (*)[2])fc, nfc, pv, lam_sad, seen, &oy, &ox);
-                if (PNMF_GROUP_SSE) {
-                    pnmf_residual_subpel(ref[0], r->rows, r->cols, ky, ky + PNMF_RES_BLOCK, kx, kx + PNMF_RES_BLOCK,
-                                         oy * (4 / qs), ox * (4 / qs), gp);
-                    sad = pred_sse8(src, r->cols, ky, kx, gp);
-                }
-                const double vb_ = mv_bits(oy, ox, pv[0], pv[1]);
-                own[i] = sad + lamg * (mshift + (vb_ > PNMF_GROUP_SEP_BITS ? PNMF_GROUP_SEP_BITS : vb_));
-                gc[ng][0] = (int16_t)oy, gc[ng][1] = (int16_t)ox, ng++;
-            }
-            gc[ng][0] = 0, gc[ng][1] = 0, ng++;
-            if (group_pick(r, src, ref[0], y0, x0, (const int16_t (*)[2])gc, ng, 1, pv[0], pv[1], lamg, mfree, mshift,
-                           mgroup, own, &fy, &fx)) {
-                glead = 1;
-                goto redo;
-            }
-        }
         modes[b] = (uint8_t)best;
-        if (fol) {
-            grp_follow_bits(&r->enc_grpctx, lmode, best, full, 1);
-        } else {
-            rc_mode_step(&r->enc_modes, best, left, above, prev, 1);
-            /* a shifted leader's decision, as the writer codes it */
-            if (r->grp && r->enc_groups && (best & 7) == PNMF_RES_SHIFTED && pnmf_grp_leader(r->bx, r->by, bcol, brow)) {
-                uint8_t *g = r->grp + (size_t)j * nb;
-                rc_adapt(&r->enc_grpctx.take[pnmf_grp_take_ctx(g, r->bx, b, bcol, brow)], glead);
-                if (glead) pnmf_grp_mark(g, r->bx, b);
-            }
-        }
+        rc_mode_step(&r->enc_modes, best, left, above, prev, 1);
         const uint8_t *Dr = Dp;
         if ((best & 7) == PNMF_RES_SHIFTED) {
             uint8_t *nr = NULL;
@@ -2943,17 +2750,14 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
                 if (vb >= 0) vy2 = bv2y, vx2 = bv2x;
                 r->mvbi[r->nmv] = (uint8_t)(vb + 1);
                 r->mv2[2 * r->nmv] = (int16_t)vy2, r->mv2[2 * r->nmv + 1] = (int16_t)vx2;
-                if (!fol) /* a follower's is its leader's, not coded */
-                    rc_bi_step(NULL, &r->enc_bictx, bictx, vb, vy2 - pnmf_bi_scale(vy, vt, vb < 0 ? vt : vb),
-                               vx2 - pnmf_bi_scale(vx, vt, vb < 0 ? vt : vb), 1);
+                rc_bi_step(NULL, &r->enc_bictx, bictx, vb, vy2 - pnmf_bi_scale(vy, vt, vb < 0 ? vt : vb),
+                           vx2 - pnmf_bi_scale(vx, vt, vb < 0 ? vt : vb), 1);
                 if (bihas) bihas[b] = vb >= 0;
                 if (vb + 1 - j > r->reach) r->reach = vb + 1 - j;
             }
             r->nmv++;
-            if (!fol) {
-                vector_bits(r, &vs, &vk, vt, vy, vx, 1);
-                pnmf_vec_push(&vs, vy, vx, vt, rc_vec_cand_index(&vk, vy, vx, vt) >= 0);
-            }
+            vector_bits(r, &vs, &vk, vt, vy, vx, 1);
+            pnmf_vec_push(&vs, vy, vx, vt, rc_vec_cand_index(&vk, vy, vx, vt) >= 0);
             Dr = ref[vt];
             if (vt + 1 - j > r->reach) r->reach = vt + 1 - j; /* D_{j-1-vt} before the window */
             bmv[b][0] = (int16_t)vy, bmv[b][1] = (int16_t)vx, bmv[b][2] = (int16_t)vt;

@@ -455,21 +455,4 @@
 /* ... over a first frame whose mean |horizontal| + |vertical| difference of neighbours is at least this (synfig_kid's parchment 7.6 to 9.2: -17.7 % BD-rate; pingus_pan's snow and sky 4.1 to 5.6: +11.9 %). */
 #define PNMF_ORDER_MIN_ACTIVITY 6.5
 
-/* Window flags bit 20, 16x16 groups under one vector, tried in the lossy windows whose vectors are priced with the median (smooth content). */
-#ifndef PNMF_GROUP_ENCODE
-#define PNMF_GROUP_ENCODE 1
-#endif
-/* A group is taken where its SAD + lam * bits is under this share of its four blocks' own (the blocks' estimate sees fewer vectors than their search). */
-#ifndef PNMF_GROUP_GO
-#define PNMF_GROUP_GO 1.0
-#endif
-/* The bits a block of a group's right or lower three pays for a vector of its own, at most: a merge index and its mode's prediction. */
-#ifndef PNMF_GROUP_SEP_BITS
-#define PNMF_GROUP_SEP_BITS 3.0
-#endif
-/* No group where a block's SAD under the group's vector is over this many a sample (a block that wants an intra prediction). */
-#ifndef PNMF_GROUP_POOR
-#define PNMF_GROUP_POOR 16
-#endif
-
 #endif /* PNMF_TUNING_H */

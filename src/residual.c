@@ -601,6 +601,33 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
                 uint8_t *row = D + (size_t)y * cols;
                 const uint8_t *up = row - cols;
                 int a = x0 ? row[x0 - 1] : 0;
+                if (y && x0) { /* inside the frame: no edge rule in the loop */
+                    /* uncoded, with the left sample and the row above
+                     * (from above-left) all one value: MED gives that value
+                     * at every sample (a flat area of screen content) */
+                    if (!coded && up[x0 - 1] == a) {
+                        int flat = 1;
+                        if (x1 - x0 == PNMF_RES_BLOCK) { /* the eight samples above as one word */
+                            const uint64_t aa = 0x0101010101010101ull * (uint64_t)a;
+                            uint64_t u8;
+                            memcpy(&u8, up + x0, 8);
+                            if ((flat = u8 == aa)) memcpy(row + x0, &aa, 8);
+                        } else {
+                            for (int x = x0; flat && x < x1; x++) flat = up[x] == a;
+                            if (flat) memset(row + x0, a, (size_t)(x1 - x0));
+                        }
+                        if (flat) continue;
+                    }
+                    for (int x = x0; x < x1; x++) {
+                        const int u = up[x], c = up[x - 1];
+                        const int mx = a > u ? a : u, mn = a < u ? a : u;
+                        int v = c >= mx ? mn : c <= mn ? mx : a + u - c;
+                        if (coded) v = pnmf_residual_clip8(v + dq[*lev++]);
+                        row[x] = (uint8_t)v;
+                        a = v;
+                    }
+                    continue;
+                }
                 for (int x = x0; x < x1; x++) {
                     int v;
                     if (!y) {

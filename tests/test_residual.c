@@ -116,9 +116,12 @@ static void test_encode_decode(void)
     free(src), free(P), free(De), free(Dd);
 }
 
-/* The spatial mode with every block coded, against a whole-frame raster
- * MED written from the definition: the block order must not matter. */
-static void test_spatial(void)
+/* The spatial mode against a whole-frame raster MED written from the
+ * definition: the block order must not matter. With sparse, every block
+ * is coded or not at random and few levels are nonzero, so that flat
+ * rows (an uncoded block's row whose left sample equals the row above
+ * it) occur, inside the frame and at its right edge's narrow blocks. */
+static int test_spatial_with(int sparse)
 {
     const int rows = 19, cols = 27;
     PnmfResidual r;
@@ -126,15 +129,19 @@ static void test_spatial(void)
     r.lev = malloc((size_t)rows * cols * sizeof(int16_t));
     r.cap = (size_t)rows * cols;
     memset(r.modes, PNMF_RES_SPATIAL | PNMF_RES_CODED, (size_t)r.bx * r.by);
+    for (int b = 0; sparse && b < r.bx * r.by; b++)
+        if (b && urn(2)) r.modes[b] = PNMF_RES_SPATIAL; /* uncoded: no levels */
     /* levels in block order; remember each pixel's level */
     int16_t *lv = malloc((size_t)rows * cols * sizeof(int16_t));
     for (int b = 0; b < r.bx * r.by; b++) {
         const int y0 = b / r.bx * 8, x0 = b % r.bx * 8;
         for (int y = y0; y < y0 + 8 && y < rows; y++)
             for (int x = x0; x < x0 + 8 && x < cols; x++) {
-                const int16_t l = (int16_t)((int)urn(21) - 10);
+                int16_t l = (int16_t)((int)urn(21) - 10);
+                if (sparse && urn(16)) l = 0;
+                if (!(r.modes[b] & PNMF_RES_CODED)) l = 0;
                 lv[y * cols + x] = l;
-                r.lev[r.nlev++] = l;
+                if (r.modes[b] & PNMF_RES_CODED) r.lev[r.nlev++] = l;
             }
     }
     r.start[1] = r.nlev;
@@ -158,8 +165,28 @@ static void test_spatial(void)
             ref[y * cols + x] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
         }
     CHECK(!memcmp(D, ref, (size_t)rows * cols));
+    int flat = 0; /* the flat rows there were to decode */
+    if (sparse) {
+        for (int b = 0; b < r.bx * r.by; b++) {
+            const int y0 = b / r.bx * 8, x0 = b % r.bx * 8, x1 = x0 + 8 < cols ? x0 + 8 : cols;
+            for (int y = y0; x0 && y < y0 + 8 && y < rows && y; y++) {
+                int f = !(r.modes[b] & PNMF_RES_CODED);
+                for (int x = x0 - 1; f && x < x1; x++) f = ref[(y - 1) * cols + x] == ref[y * cols + x0 - 1];
+                flat += f;
+            }
+        }
+    }
     free(D), free(ref), free(lv);
     pnmf_residual_free(&r);
+    return flat;
+}
+
+static void test_spatial(void)
+{
+    test_spatial_with(0);
+    int flat = 0;
+    for (int k = 0; k < 20; k++) flat += test_spatial_with(1);
+    CHECK_MSG(flat > 20, "%d flat rows", flat);
 }
 
 /* Shifted blocks against the definition: sample (y + dy, x + dx) of the

@@ -876,6 +876,47 @@ static int first_at_least(const uint32_t *a, int lo, int hi, uint32_t key)
     return lo;
 }
 
+/* The tries of an interior blob's search (tol 0) from its painted
+ * positions occ[k0 ..] in rows up to ylast and columns xa .. xb: those
+ * of try_place() for a box wholly in the sprites' area with painted
+ * pixels (the shifts of an interior blob keep the pose's box in the
+ * blob's), in a loop of their own, which keeps its state in registers.
+ * Returns the work (pixels tested); the best fit as in the search. */
+static long occ_tries(St *s, const PnmfSpritePose *ps, const PoseTests *pt, int i, int j, int k0, int nocc, int ylast,
+                      int xa, int xb, int ay, int ax, int *best, int *bi, int *bpy, int *bpx)
+{
+    const uint32_t *occ = s->occ;
+    const TestPix *ord = pt->ord;
+    const uint8_t *fr = s->frames[j], *mine = s->mine;
+    const int w = s->w, np = ps->npix, off0 = ord[0].off, v0 = ord[0].v;
+    long work = 0;
+    for (int k = k0; k < nocc; k++) {
+        const int y = (int)(occ[k] >> 16), x = (int)(occ[k] & 0xFFFF);
+        if (y > ylast) break;
+        if (x < xa || x > xb) continue;
+        const int py = y - ay, px = x - ax;
+        const ptrdiff_t o = (ptrdiff_t)py * w + px;
+        const uint8_t *f0 = fr + o, *c0 = mine + o;
+        /* (most tries end at their first pixel) */
+        if (f0[off0] != v0 && !c0[off0]) {
+            work++;
+            continue;
+        }
+        int t = 1;
+        for (; t < np; t++)
+            if (f0[ord[t].off] != ord[t].v && !c0[ord[t].off]) break;
+        if (t < np) {
+            work += t + 1;
+            continue;
+        }
+        work += np;
+        const int f = fit_inside(s, ps, ord, j, py, px, *best);
+        if (f > *best || (f == *best && *bi == i && (py < *bpy || (py == *bpy && px < *bpx))))
+            *best = f, *bi = i, *bpy = py, *bpx = px;
+    }
+    return work;
+}
+
 /* Explain one blob. */
 static int explain_blob(St *s, const Blob *b, uint8_t *pix, uint8_t *mask)
 {
@@ -1048,6 +1089,11 @@ static int explain_blob(St *s, const Blob *b, uint8_t *pix, uint8_t *mask)
                 }
                 /* the painted pixels are in raster order too (those in
                  * the columns in range: a try in range) */
+                if (!edge && !p->tol) {
+                    work += occ_tries(s, ps, pt, i, j, first_at_least(s->occ, 0, nocc, klo), nocc, ylast, xa, xb, ay,
+                                      ax, &best, &bi, &bpy, &bpx);
+                    continue;
+                }
                 for (int k = first_at_least(s->occ, 0, nocc, klo); k < nocc && (int)(s->occ[k] >> 16) <= ylast; k++) {
                     const int x = (int)(s->occ[k] & 0xFFFF);
                     if (x >= xa && x <= xb) TRY_IN((int)(s->occ[k] >> 16) - ay, x - ax);

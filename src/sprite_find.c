@@ -917,6 +917,49 @@ static long occ_tries(St *s, const PnmfSpritePose *ps, const PoseTests *pt, int 
     return work;
 }
 
+/* The tries of the search (tol 0) from the positions bpos[k .. kend) of
+ * the anchor's value, in rows up to ylast and columns xa .. xb (a position
+ * left of them skips to the first column in the row, one right of them to
+ * the next row: galloping, then bisecting), in a loop of their own, which
+ * keeps its state in registers: a try whose box is in the sprites' area
+ * and fails at its first pixel is made here, the others by try_place().
+ * Returns the work (pixels tested); the best fit as in the search. */
+static long value_tries(St *s, const PnmfSpritePose *ps, const PoseTests *pt, const TryAt at, int i,
+                        const uint32_t *bpos, int k, int kend, int ylast, int xa, int xb, int ay, int ax, int *best,
+                        int *bi, int *bpy, int *bpx)
+{
+    const TestPix *ord = pt->ord;
+    const uint8_t *fr = at.fr, *mine = at.mine;
+    const int w = at.w, off0 = ord[0].off, v0 = ord[0].v, painted = at.painted;
+    long work = 0;
+    while (k < kend) {
+        const uint32_t e = bpos[k];
+        const int y = (int)(e >> 16), x = (int)(e & 0xFFFF);
+        if (y > ylast) break;
+        if (x >= xa && x <= xb) {
+            k++;
+            const int py = y - ay, px = x - ax;
+            if (py >= at.y0 && px >= at.x0 && py <= at.y1 && px <= at.x1) {
+                const ptrdiff_t q = (ptrdiff_t)py * w + px + off0;
+                if (fr[q] != v0 && (!painted || !mine[q])) {
+                    work++;
+                    continue;
+                }
+            }
+            const int f = try_place(s, ps, pt, at, py, px, *best, &work);
+            if (f > *best || (f == *best && *bi == i && (py < *bpy || (py == *bpy && px < *bpx))))
+                *best = f, *bi = i, *bpy = py, *bpx = px;
+            continue;
+        }
+        /* the first position at or past the key */
+        const uint32_t key = x < xa ? (uint32_t)y << 16 | (uint32_t)xa : (uint32_t)(y + 1) << 16 | (uint32_t)xa;
+        int step = 1, g = k + 1;
+        while (g < kend && bpos[g] < key) k = g, g += step, step *= 2;
+        k = first_at_least(bpos, k + 1, g < kend ? g : kend, key);
+    }
+    return work;
+}
+
 /* Explain one blob. */
 static int explain_blob(St *s, const Blob *b, uint8_t *pix, uint8_t *mask)
 {
@@ -1069,7 +1112,10 @@ static int explain_blob(St *s, const Blob *b, uint8_t *pix, uint8_t *mask)
                  * of them skips to the first column in the row, one right
                  * of them to the next row (galloping, then bisecting) */
                 const int xa = xlo + ax < 0 ? 0 : xlo + ax, xb = xhi + ax;
-                for (int v = v0; v <= v1; v++) {
+                if (!p->tol)
+                    work += value_tries(s, ps, pt, at, i, bpos, first_at_least(bpos, bstart[av], bstart[av + 1], klo),
+                                        bstart[av + 1], ylast, xa, xb, ay, ax, &best, &bi, &bpy, &bpx);
+                for (int v = v0; v <= v1 && p->tol; v++) {
                     const int kend = bstart[v + 1];
                     for (int k = first_at_least(bpos, bstart[v], kend, klo); k < kend;) {
                         const uint32_t e = bpos[k];

@@ -581,20 +581,24 @@ static inline int try_place(St *s, const PnmfSpritePose *ps, const PoseTests *pt
 {
     if (py < t.y0 || px < t.x0 || py > t.y1 || px > t.x1) {
 #if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
-        /* (most such tries fail at their first pixel in the area, most
-         * often among their first 8: that case here, without the call) */
+        /* (nearly all such tries fail within their first few pixels in
+         * the area: fit_edge()'s tests made here, without the call and
+         * without its counts, until a pixel fails; a try that passes
+         * them all is made again by fit_edge(), which counts) */
         if (pt->simd && !t.tol) {
             __m128i lo, hi;
             area_bounds(t.y0, t.y1 + ps->h, t.x0, t.x1 + ps->w, py, px, &lo, &hi);
-            const unsigned bits = in_area8(pt->yx, lo, hi);
-            if (bits) {
-                const int k = __builtin_ctz(bits);
-                const ptrdiff_t q = (ptrdiff_t)py * t.w + px + pt->ord[k].off;
-                if (t.fr[q] != pt->ord[k].v && (!t.painted || !t.mine[q])) {
-                    *work += k + 1;
-                    return -1;
+            const ptrdiff_t o = (ptrdiff_t)py * t.w + px;
+            const TestPix *ord = pt->ord;
+            for (int k0 = 0; k0 < ps->npix; k0 += 8)
+                for (unsigned bits = in_area8(pt->yx + k0, lo, hi); bits; bits &= bits - 1) {
+                    const int k = k0 + __builtin_ctz(bits);
+                    const ptrdiff_t q = o + ord[k].off;
+                    if (t.fr[q] != ord[k].v && (!t.painted || !t.mine[q])) {
+                        *work += k + 1;
+                        return -1;
+                    }
                 }
-            }
         }
 #endif
         int wk;
@@ -882,6 +886,9 @@ static int first_at_least(const uint32_t *a, int lo, int hi, uint32_t key)
  * pixels (the shifts of an interior blob keep the pose's box in the
  * blob's), in a loop of their own, which keeps its state in registers.
  * Returns the work (pixels tested); the best fit as in the search. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
 static long occ_tries(St *s, const PnmfSpritePose *ps, const PoseTests *pt, int i, int j, int k0, int nocc, int ylast,
                       int xa, int xb, int ay, int ax, int *best, int *bi, int *bpy, int *bpx)
 {
@@ -924,6 +931,9 @@ static long occ_tries(St *s, const PnmfSpritePose *ps, const PoseTests *pt, int 
  * keeps its state in registers: a try whose box is in the sprites' area
  * and fails at its first pixel is made here, the others by try_place().
  * Returns the work (pixels tested); the best fit as in the search. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
 static long value_tries(St *s, const PnmfSpritePose *ps, const PoseTests *pt, const TryAt at, int i,
                         const uint32_t *bpos, int k, int kend, int ylast, int xa, int xb, int ay, int ax, int *best,
                         int *bi, int *bpy, int *bpx)

@@ -581,20 +581,24 @@ static inline int try_place(St *s, const PnmfSpritePose *ps, const PoseTests *pt
 {
     if (py < t.y0 || px < t.x0 || py > t.y1 || px > t.x1) {
 #if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
-        /* (most such tries fail at their first pixel in the area, most
-         * often among their first 8: that case here, without the call) */
+        /* (nearly all such tries fail within their first few pixels in
+         * the area: fit_edge()'s tests made here, without the call and
+         * without its counts, until a pixel fails; a try that passes
+         * them all is made again by fit_edge(), which counts) */
         if (pt->simd && !t.tol) {
             __m128i lo, hi;
             area_bounds(t.y0, t.y1 + ps->h, t.x0, t.x1 + ps->w, py, px, &lo, &hi);
-            const unsigned bits = in_area8(pt->yx, lo, hi);
-            if (bits) {
-                const int k = __builtin_ctz(bits);
-                const ptrdiff_t q = (ptrdiff_t)py * t.w + px + pt->ord[k].off;
-                if (t.fr[q] != pt->ord[k].v && (!t.painted || !t.mine[q])) {
-                    *work += k + 1;
-                    return -1;
+            const ptrdiff_t o = (ptrdiff_t)py * t.w + px;
+            const TestPix *ord = pt->ord;
+            for (int k0 = 0; k0 < ps->npix; k0 += 8)
+                for (unsigned bits = in_area8(pt->yx + k0, lo, hi); bits; bits &= bits - 1) {
+                    const int k = k0 + __builtin_ctz(bits);
+                    const ptrdiff_t q = o + ord[k].off;
+                    if (t.fr[q] != ord[k].v && (!t.painted || !t.mine[q])) {
+                        *work += k + 1;
+                        return -1;
+                    }
                 }
-            }
         }
 #endif
         int wk;
@@ -876,6 +880,96 @@ static int first_at_least(const uint32_t *a, int lo, int hi, uint32_t key)
     return lo;
 }
 
+/* The tries of an interior blob's search (tol 0) from its painted
+ * positions occ[k0 ..] in rows up to ylast and columns xa .. xb: those
+ * of try_place() for a box wholly in the sprites' area with painted
+ * pixels (the shifts of an interior blob keep the pose's box in the
+ * blob's), in a loop of their own, which keeps its state in registers.
+ * Returns the work (pixels tested); the best fit as in the search. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static long occ_tries(St *s, const PnmfSpritePose *ps, const PoseTests *pt, int i, int j, int k0, int nocc, int ylast,
+                      int xa, int xb, int ay, int ax, int *best, int *bi, int *bpy, int *bpx)
+{
+    const uint32_t *occ = s->occ;
+    const TestPix *ord = pt->ord;
+    const uint8_t *fr = s->frames[j], *mine = s->mine;
+    const int w = s->w, np = ps->npix, off0 = ord[0].off, v0 = ord[0].v;
+    long work = 0;
+    for (int k = k0; k < nocc; k++) {
+        const int y = (int)(occ[k] >> 16), x = (int)(occ[k] & 0xFFFF);
+        if (y > ylast) break;
+        if (x < xa || x > xb) continue;
+        const int py = y - ay, px = x - ax;
+        const ptrdiff_t o = (ptrdiff_t)py * w + px;
+        const uint8_t *f0 = fr + o, *c0 = mine + o;
+        /* (most tries end at their first pixel) */
+        if (f0[off0] != v0 && !c0[off0]) {
+            work++;
+            continue;
+        }
+        int t = 1;
+        for (; t < np; t++)
+            if (f0[ord[t].off] != ord[t].v && !c0[ord[t].off]) break;
+        if (t < np) {
+            work += t + 1;
+            continue;
+        }
+        work += np;
+        const int f = fit_inside(s, ps, ord, j, py, px, *best);
+        if (f > *best || (f == *best && *bi == i && (py < *bpy || (py == *bpy && px < *bpx))))
+            *best = f, *bi = i, *bpy = py, *bpx = px;
+    }
+    return work;
+}
+
+/* The tries of the search (tol 0) from the positions bpos[k .. kend) of
+ * the anchor's value, in rows up to ylast and columns xa .. xb (a position
+ * left of them skips to the first column in the row, one right of them to
+ * the next row: galloping, then bisecting), in a loop of their own, which
+ * keeps its state in registers: a try whose box is in the sprites' area
+ * and fails at its first pixel is made here, the others by try_place().
+ * Returns the work (pixels tested); the best fit as in the search. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static long value_tries(St *s, const PnmfSpritePose *ps, const PoseTests *pt, const TryAt at, int i,
+                        const uint32_t *bpos, int k, int kend, int ylast, int xa, int xb, int ay, int ax, int *best,
+                        int *bi, int *bpy, int *bpx)
+{
+    const TestPix *ord = pt->ord;
+    const uint8_t *fr = at.fr, *mine = at.mine;
+    const int w = at.w, off0 = ord[0].off, v0 = ord[0].v, painted = at.painted;
+    long work = 0;
+    while (k < kend) {
+        const uint32_t e = bpos[k];
+        const int y = (int)(e >> 16), x = (int)(e & 0xFFFF);
+        if (y > ylast) break;
+        if (x >= xa && x <= xb) {
+            k++;
+            const int py = y - ay, px = x - ax;
+            if (py >= at.y0 && px >= at.x0 && py <= at.y1 && px <= at.x1) {
+                const ptrdiff_t q = (ptrdiff_t)py * w + px + off0;
+                if (fr[q] != v0 && (!painted || !mine[q])) {
+                    work++;
+                    continue;
+                }
+            }
+            const int f = try_place(s, ps, pt, at, py, px, *best, &work);
+            if (f > *best || (f == *best && *bi == i && (py < *bpy || (py == *bpy && px < *bpx))))
+                *best = f, *bi = i, *bpy = py, *bpx = px;
+            continue;
+        }
+        /* the first position at or past the key */
+        const uint32_t key = x < xa ? (uint32_t)y << 16 | (uint32_t)xa : (uint32_t)(y + 1) << 16 | (uint32_t)xa;
+        int step = 1, g = k + 1;
+        while (g < kend && bpos[g] < key) k = g, g += step, step *= 2;
+        k = first_at_least(bpos, k + 1, g < kend ? g : kend, key);
+    }
+    return work;
+}
+
 /* Explain one blob. */
 static int explain_blob(St *s, const Blob *b, uint8_t *pix, uint8_t *mask)
 {
@@ -1028,7 +1122,10 @@ static int explain_blob(St *s, const Blob *b, uint8_t *pix, uint8_t *mask)
                  * of them skips to the first column in the row, one right
                  * of them to the next row (galloping, then bisecting) */
                 const int xa = xlo + ax < 0 ? 0 : xlo + ax, xb = xhi + ax;
-                for (int v = v0; v <= v1; v++) {
+                if (!p->tol)
+                    work += value_tries(s, ps, pt, at, i, bpos, first_at_least(bpos, bstart[av], bstart[av + 1], klo),
+                                        bstart[av + 1], ylast, xa, xb, ay, ax, &best, &bi, &bpy, &bpx);
+                for (int v = v0; v <= v1 && p->tol; v++) {
                     const int kend = bstart[v + 1];
                     for (int k = first_at_least(bpos, bstart[v], kend, klo); k < kend;) {
                         const uint32_t e = bpos[k];
@@ -1048,6 +1145,11 @@ static int explain_blob(St *s, const Blob *b, uint8_t *pix, uint8_t *mask)
                 }
                 /* the painted pixels are in raster order too (those in
                  * the columns in range: a try in range) */
+                if (!edge && !p->tol) {
+                    work += occ_tries(s, ps, pt, i, j, first_at_least(s->occ, 0, nocc, klo), nocc, ylast, xa, xb, ay,
+                                      ax, &best, &bi, &bpy, &bpx);
+                    continue;
+                }
                 for (int k = first_at_least(s->occ, 0, nocc, klo); k < nocc && (int)(s->occ[k] >> 16) <= ylast; k++) {
                     const int x = (int)(s->occ[k] & 0xFFFF);
                     if (x >= xa && x <= xb) TRY_IN((int)(s->occ[k] >> 16) - ay, x - ax);

@@ -165,7 +165,7 @@ static int test_spatial_with(int sparse)
             ref[y * cols + x] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
         }
     CHECK(!memcmp(D, ref, (size_t)rows * cols));
-    int flat = 0; /* the flat rows there were to decode */
+    int flat = 0; /* the frame's flat rows, which the decoder fills at once */
     if (sparse) {
         for (int b = 0; b < r.bx * r.by; b++) {
             const int y0 = b / r.bx * 8, x0 = b % r.bx * 8, x1 = x0 + 8 < cols ? x0 + 8 : cols;

@@ -6,11 +6,16 @@
 #include "rangecoder_enc.h"
 #include "tuning.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-int pnmf_pal_code(RcBin *o, PnmfPalCtx *c, const PnmfPalBlock *left, const PnmfPalBlock *above, int h, int w,
-                  const PnmfPalBlock *p)
+/* pnmf_pal_code(), a price that stops (returning 1) after a row of
+ * indices where base + lambda * the bits so far reaches best: that price
+ * cannot come out under best, as the bits only grow (the same sum and
+ * product as the caller's test of the whole price). */
+static int pal_code_upto(RcBin *o, PnmfPalCtx *c, const PnmfPalBlock *left, const PnmfPalBlock *above, int h, int w,
+                         const PnmfPalBlock *p, double base, double lambda, double best)
 {
     const int n = p->n;
     if (n < 1 || n > PNMF_PAL_MAX) return -1;
@@ -41,7 +46,7 @@ int pnmf_pal_code(RcBin *o, PnmfPalCtx *c, const PnmfPalBlock *left, const PnmfP
         prev = p->col[q];
     }
     if (n == 1) return 0;
-    for (int y = 0; y < h; y++)
+    for (int y = 0; y < h; y++) {
         for (int x = 0; x < w; x++) {
             int C[2], e;
             const int nc = pnmf_pal_cands(p, y, x, C, &e), v = p->idx[y * 8 + x];
@@ -61,7 +66,15 @@ int pnmf_pal_code(RcBin *o, PnmfPalCtx *c, const PnmfPalBlock *left, const PnmfP
                 nd = 2 * nd + bit;
             }
         }
+        if (!o->enc && base + lambda * o->bits >= best) return 1;
+    }
     return 0;
+}
+
+int pnmf_pal_code(RcBin *o, PnmfPalCtx *c, const PnmfPalBlock *left, const PnmfPalBlock *above, int h, int w,
+                  const PnmfPalBlock *p)
+{
+    return pal_code_upto(o, c, left, above, h, w, p, 0, 0, INFINITY);
 }
 
 /* The palette block of colours col[0..n) (ascending) for the samples:
@@ -85,7 +98,8 @@ static long pal_fit(const uint8_t *src, size_t cols, int h, int w, PnmfPalBlock 
 }
 
 double pnmf_pal_search(const uint8_t *src, size_t cols, int h, int w, const PnmfPalBlock *left,
-                       const PnmfPalBlock *above, const PnmfPalCtx *c, double lambda, PnmfPalBlock *p, double *bits)
+                       const PnmfPalBlock *above, const PnmfPalCtx *c, double lambda, double bound, PnmfPalBlock *p,
+                       double *bits)
 {
     int cnt[256] = { 0 };
     for (int y = 0; y < h; y++)
@@ -102,7 +116,8 @@ double pnmf_pal_search(const uint8_t *src, size_t cols, int h, int w, const Pnmf
     }
     uint8_t k[PNMF_PAL_CACHE], cls[PNMF_PAL_CACHE];
     const int nk = pnmf_pal_cache(left, above, k, cls);
-    double best = 1e300;
+    double best = bound; /* a palette must cost less */
+    int found = 0;
     PnmfPalBlock t;
     while (nc >= 1) {
         if (nc <= PNMF_PAL_MAX) {
@@ -126,9 +141,9 @@ double pnmf_pal_search(const uint8_t *src, size_t cols, int h, int w, const Pnmf
                 if ((double)sse < best) {
                     PnmfPalCtx cc = *c;
                     RcBin o = { .enc = NULL, .bits = 0, .update = 1 };
-                    if (pnmf_pal_code(&o, &cc, left, above, h, w, &t) == 0) {
+                    if (pal_code_upto(&o, &cc, left, above, h, w, &t, (double)sse, lambda, best) == 0) {
                         const double j = (double)sse + lambda * o.bits;
-                        if (j < best) best = j, *p = t, *bits = o.bits;
+                        if (j < best) best = j, *p = t, *bits = o.bits, found = 1;
                     }
                 }
             }
@@ -149,7 +164,7 @@ double pnmf_pal_search(const uint8_t *src, size_t cols, int h, int w, const Pnmf
             lo[i] = lo[i + 1], hi[i] = hi[i + 1], n_[i] = n_[i + 1], s1[i] = s1[i + 1], s2[i] = s2[i + 1];
         nc--;
     }
-    return best;
+    return found ? best : 1e300;
 }
 
 int pnmf_pal_screen_like(const uint8_t *src, int rows, int cols)

@@ -12,9 +12,10 @@
  * 1..8 colours, grouping neighbouring gray levels, with the least squared
  * error + lambda * bits of its decisions priced with c as it stands. The
  * block into p, its bits into *bits, its cost returned (1e300 when not
- * tried: more than PNMF_PAL_SEARCH_MAX gray levels). */
+ * tried: more than PNMF_PAL_SEARCH_MAX gray levels, or when no palette
+ * costs less than bound, whose pricing stops there: 1e300 weighs them all). */
 double pnmf_pal_search(const uint8_t *src, size_t cols, int h, int w, const PnmfPalBlock *left,
-                       const PnmfPalBlock *above, const PnmfPalCtx *c, double lambda, PnmfPalBlock *p,
+                       const PnmfPalBlock *above, const PnmfPalCtx *c, double lambda, double bound, PnmfPalBlock *p,
                        double *bits);
 
 /* Whether the rows x cols frame at src looks like a captured screen: at

@@ -2132,8 +2132,13 @@ static double palette_try(PnmfResidual *r, const int32_t *at, size_t b, const ui
     const PnmfPalBlock *left, *above;
     palette_neighbours(r, at, b, &left, &above);
     double bits = 0;
-    return mb + pnmf_pal_search(src + (size_t)y0 * r->cols + x0, (size_t)r->cols, y1 - y0, x1 - x0, left, above,
-                                &r->enc_pal, lambda, p, &bits);
+    /* no palette whose cost reaches bj - mb can win: those are not
+     * weighed (the bound a little above it, so that no palette that wins
+     * by mb + its cost < bj is left out for the rounding of the difference) */
+    const double bound = bj >= 1e300 ? 1e300 : bj - mb + 1e-9 * (fabs(bj) + 1.0);
+    const double jp = pnmf_pal_search(src + (size_t)y0 * r->cols + x0, (size_t)r->cols, y1 - y0, x1 - x0, left, above,
+                                      &r->enc_pal, lambda, bound, p, &bits);
+    return jp >= 1e300 ? 1e300 : mb + jp;
 }
 
 /* Block b coded as palette block p: kept in r->pal, the palette contexts

@@ -332,21 +332,33 @@ static void test_search(void)
     rc_cost_init();
     PnmfPalBlock p;
     double bits = 0;
-    double j = pnmf_pal_search(blk, 8, 8, 8, NULL, NULL, &c, 0.001, &p, &bits);
+    double j = pnmf_pal_search(blk, 8, 8, 8, NULL, NULL, &c, 0.001, 1e300, &p, &bits);
     CHECK(j < 1e300 && p.n <= PNMF_PAL_MAX && bits > 0);
     long sse = 0;
     for (int q = 0; q < 64; q++) sse += (blk[q] - p.col[p.idx[q]]) * (blk[q] - p.col[p.idx[q]]);
     CHECK_MSG(sse == 0 || p.n == PNMF_PAL_MAX, "n %d sse %ld", p.n, sse);
     const int n_small = p.n;
-    j = pnmf_pal_search(blk, 8, 8, 8, NULL, NULL, &c, 1000, &p, &bits);
+    j = pnmf_pal_search(blk, 8, 8, 8, NULL, NULL, &c, 1000, 1e300, &p, &bits);
     CHECK(j < 1e300 && p.n < n_small);
     for (int q = 0; q < 64; q++) blk[q] = (uint8_t)(q * 3 % 40 + 100);
-    CHECK(pnmf_pal_search(blk, 8, 8, 8, NULL, NULL, &c, 1, &p, &bits) == 1e300);
+    CHECK(pnmf_pal_search(blk, 8, 8, 8, NULL, NULL, &c, 1, 1e300, &p, &bits) == 1e300);
     /* a neighbour's colours are reused rather than sent */
     for (int q = 0; q < 64; q++) blk[q] = (uint8_t)(q % 3 ? 77 : 201);
     PnmfPalBlock left = { .n = 2, .col = { 77, 201 } };
-    CHECK(pnmf_pal_search(blk, 8, 8, 8, &left, NULL, &c, 10, &p, &bits) <
-          pnmf_pal_search(blk, 8, 8, 8, NULL, NULL, &c, 10, &p, &bits));
+    CHECK(pnmf_pal_search(blk, 8, 8, 8, &left, NULL, &c, 10, 1e300, &p, &bits) <
+          pnmf_pal_search(blk, 8, 8, 8, NULL, NULL, &c, 10, 1e300, &p, &bits));
+    /* a bound above the best cost finds the same palette at the same cost
+     * and bits; one at it finds none (a palette must cost less) */
+    for (int q = 0; q < 64; q++) blk[q] = (uint8_t)(30 + 10 * ((q * 7) % 5) + (q % 9 == 0) + (q % 13 == 0));
+    for (int lam = 1; lam <= 1000; lam *= 10) {
+        PnmfPalBlock p1, p2;
+        double b1 = 0, b2 = 0;
+        const double j1 = pnmf_pal_search(blk, 8, 8, 8, &left, NULL, &c, lam, 1e300, &p1, &b1);
+        const double j2 = pnmf_pal_search(blk, 8, 8, 8, &left, NULL, &c, lam, j1 * 1.000001, &p2, &b2);
+        CHECK(j1 < 1e300 && j2 == j1 && b2 == b1 && p2.n == p1.n && !memcmp(p2.col, p1.col, p1.n) &&
+              !memcmp(p2.idx, p1.idx, sizeof(p1.idx)));
+        CHECK(pnmf_pal_search(blk, 8, 8, 8, &left, NULL, &c, lam, j1, &p2, &b2) == 1e300);
+    }
 }
 
 /* The default encoder (PNMF_PAL_ENCODE) on a drawn screen: striped boxes

@@ -116,8 +116,7 @@ double pnmf_pal_search(const uint8_t *src, size_t cols, int h, int w, const Pnmf
     }
     uint8_t k[PNMF_PAL_CACHE], cls[PNMF_PAL_CACHE];
     const int nk = pnmf_pal_cache(left, above, k, cls);
-    double best = bound; /* a palette must cost less */
-    int found = 0;
+    double best = bound; /* a palette must cost less: below it once one is kept */
     PnmfPalBlock t;
     while (nc >= 1) {
         if (nc <= PNMF_PAL_MAX) {
@@ -143,7 +142,7 @@ double pnmf_pal_search(const uint8_t *src, size_t cols, int h, int w, const Pnmf
                     RcBin o = { .enc = NULL, .bits = 0, .update = 1 };
                     if (pal_code_upto(&o, &cc, left, above, h, w, &t, (double)sse, lambda, best) == 0) {
                         const double j = (double)sse + lambda * o.bits;
-                        if (j < best) best = j, *p = t, *bits = o.bits, found = 1;
+                        if (j < best) best = j, *p = t, *bits = o.bits;
                     }
                 }
             }
@@ -164,7 +163,7 @@ double pnmf_pal_search(const uint8_t *src, size_t cols, int h, int w, const Pnmf
             lo[i] = lo[i + 1], hi[i] = hi[i + 1], n_[i] = n_[i + 1], s1[i] = s1[i + 1], s2[i] = s2[i + 1];
         nc--;
     }
-    return found ? best : 1e300;
+    return best < bound ? best : 1e300;
 }
 
 int pnmf_pal_screen_like(const uint8_t *src, int rows, int cols)

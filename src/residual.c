@@ -619,9 +619,7 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
                         if (flat) continue;
                     }
                     for (int x = x0; x < x1; x++) {
-                        const int u = up[x], c = up[x - 1];
-                        const int mx = a > u ? a : u, mn = a < u ? a : u;
-                        int v = c >= mx ? mn : c <= mn ? mx : a + u - c;
+                        int v = pnmf_lx_med(a, up[x], up[x - 1]);
                         if (coded) v = pnmf_residual_clip8(v + dq[*lev++]);
                         row[x] = (uint8_t)v;
                         a = v;
@@ -635,9 +633,7 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
                     } else if (!x) {
                         v = up[0];
                     } else {
-                        const int u = up[x], c = up[x - 1];
-                        const int mx = a > u ? a : u, mn = a < u ? a : u;
-                        v = c >= mx ? mn : c <= mn ? mx : a + u - c;
+                        v = pnmf_lx_med(a, up[x], up[x - 1]);
                     }
                     if (coded) v = pnmf_residual_clip8(v + dq[*lev++]);
                     row[x] = (uint8_t)v;

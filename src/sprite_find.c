@@ -880,6 +880,27 @@ static int first_at_least(const uint32_t *a, int lo, int hi, uint32_t key)
     return lo;
 }
 
+/* Past position k of the ascending raster positions a[..hi) (y << 16 | x),
+ * which lies outside the columns xa.. of its row y (x < xa, or past them):
+ * the first at or past column xa of that row or of the next, by galloping
+ * from k, then bisecting. */
+static inline int skip_to_columns(const uint32_t *a, int k, int hi, int y, int x, int xa)
+{
+    const uint32_t key = x < xa ? (uint32_t)y << 16 | (uint32_t)xa : (uint32_t)(y + 1) << 16 | (uint32_t)xa;
+    int step = 1, g = k + 1;
+    while (g < hi && a[g] < key) k = g, g += step, step *= 2;
+    return first_at_least(a, k + 1, g < hi ? g : hi, key);
+}
+
+/* A try of pose i at (py, px) that fits f pixels kept as the search's best
+ * (*best, *bi, *bpy, *bpx) where it fits more, or as many of the same pose
+ * at an earlier position in raster order. */
+static inline void keep_fit(int f, int i, int py, int px, int *best, int *bi, int *bpy, int *bpx)
+{
+    if (f > *best || (f == *best && *bi == i && (py < *bpy || (py == *bpy && px < *bpx))))
+        *best = f, *bi = i, *bpy = py, *bpx = px;
+}
+
 /* The tries of an interior blob's search (tol 0) from its painted
  * positions occ[k0 ..] in rows up to ylast and columns xa .. xb: those
  * of try_place() for a box wholly in the sprites' area with painted
@@ -917,9 +938,7 @@ static long occ_tries(St *s, const PnmfSpritePose *ps, const PoseTests *pt, int 
             continue;
         }
         work += np;
-        const int f = fit_inside(s, ps, ord, j, py, px, *best);
-        if (f > *best || (f == *best && *bi == i && (py < *bpy || (py == *bpy && px < *bpx))))
-            *best = f, *bi = i, *bpy = py, *bpx = px;
+        keep_fit(fit_inside(s, ps, ord, j, py, px, *best), i, py, px, best, bi, bpy, bpx);
     }
     return work;
 }
@@ -956,16 +975,10 @@ static long value_tries(St *s, const PnmfSpritePose *ps, const PoseTests *pt, co
                     continue;
                 }
             }
-            const int f = try_place(s, ps, pt, at, py, px, *best, &work);
-            if (f > *best || (f == *best && *bi == i && (py < *bpy || (py == *bpy && px < *bpx))))
-                *best = f, *bi = i, *bpy = py, *bpx = px;
+            keep_fit(try_place(s, ps, pt, at, py, px, *best, &work), i, py, px, best, bi, bpy, bpx);
             continue;
         }
-        /* the first position at or past the key */
-        const uint32_t key = x < xa ? (uint32_t)y << 16 | (uint32_t)xa : (uint32_t)(y + 1) << 16 | (uint32_t)xa;
-        int step = 1, g = k + 1;
-        while (g < kend && bpos[g] < key) k = g, g += step, step *= 2;
-        k = first_at_least(bpos, k + 1, g < kend ? g : kend, key);
+        k = skip_to_columns(bpos, k, kend, y, x, xa);
     }
     return work;
 }
@@ -1106,9 +1119,7 @@ static int explain_blob(St *s, const Blob *b, uint8_t *pix, uint8_t *mask)
              * positions enumerated below there) */
 #define TRY_IN(PY, PX) do { \
                 const int py_ = (PY), px_ = (PX); \
-                const int f_ = try_place(s, ps, pt, at, py_, px_, best, &work); \
-                if (f_ > best || (f_ == best && bi == i && (py_ < bpy || (py_ == bpy && px_ < bpx)))) \
-                    best = f_, bi = i, bpy = py_, bpx = px_; \
+                keep_fit(try_place(s, ps, pt, at, py_, px_, best, &work), i, py_, px_, &best, &bi, &bpy, &bpx); \
             } while (0)
             for (int a = 0; a < na; a++) {
                 const int ay = (int)(ps->list[anc[a]] >> 16), ax = (int)(ps->list[anc[a]] & 0xFFFF);
@@ -1136,11 +1147,7 @@ static int explain_blob(St *s, const Blob *b, uint8_t *pix, uint8_t *mask)
                             k++;
                             continue;
                         }
-                        /* the first position at or past the key */
-                        const uint32_t key = x < xa ? (uint32_t)y << 16 | (uint32_t)xa : (uint32_t)(y + 1) << 16 | (uint32_t)xa;
-                        int step = 1, g = k + 1;
-                        while (g < kend && bpos[g] < key) k = g, g += step, step *= 2;
-                        k = first_at_least(bpos, k + 1, g < kend ? g : kend, key);
+                        k = skip_to_columns(bpos, k, kend, y, x, xa);
                     }
                 }
                 /* the painted pixels are in raster order too (those in

@@ -6,7 +6,6 @@
  */
 #include <math.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,7 +13,6 @@
 #include "deblock.h"
 #include "diamond.h"
 #include "enc_internal.h"
-#include "enc_tree.h"
 #include "entropy.h"
 #include "internal.h"
 #include "intra.h"
@@ -224,40 +222,6 @@ static int deblock_pays(const PnmfResidual *r, int j, const uint8_t *src, const 
     return 1;
 }
 
-#ifdef PNMF_POSE_TRIAL
-/* The trial's figures: each new pose of frame j, its opaque samples, the
- * mean squared error of the decoded frame D there against the source,
- * and the zeroth-order entropy (bits) of that error quantized at steps of
- * 2, 4, 8 and 16 gray levels (rounded to the nearest level), on stderr. */
-static void pose_trial_stats(const PnmfEncoder *e, const PnmfSpriteLayer *L, int j, const uint8_t *D)
-{
-    static const int steps[4] = { 2, 4, 8, 16 };
-    const uint8_t *S = e->frames + (size_t)j * e->nv;
-    for (int i = 0; L->present && i < L->npose; i++) {
-        const PnmfSpritePose *sp = &L->pose[i], *ps = &e->sdict.pose[L->base + i];
-        if (sp->src != j) continue;
-        static long hist[4][512];
-        memset(hist, 0, sizeof(hist));
-        double se = 0;
-        for (int k = 0; k < ps->npix; k++) {
-            const size_t o = (size_t)(sp->sy + (int)(ps->list[k] >> 16)) * e->vis_cols + sp->sx + (int)(ps->list[k] & 0xFFFF);
-            const int d = (int)S[o] - D[o];
-            se += d * d;
-            for (int t = 0; t < 4; t++) hist[t][(d >= 0 ? d + steps[t] / 2 : d - steps[t] / 2) / steps[t] + 256]++;
-        }
-        fprintf(stderr, "pose window %d frame %d %dx%d samples %d mse %.2f bits", e->windows, j, ps->w, ps->h, ps->npix,
-                ps->npix ? se / ps->npix : 0.0);
-        for (int t = 0; t < 4; t++) {
-            double bits = 0;
-            for (int l = 0; l < 512; l++)
-                if (hist[t][l]) bits -= hist[t][l] * log2((double)hist[t][l] / ps->npix);
-            fprintf(stderr, " %.0f", bits);
-        }
-        fprintf(stderr, "\n");
-    }
-}
-#endif
-
 /* The window's block weights (e->weights; residual.h, enc_weight), from
  * its source frames: the same for every coding of the window. */
 int pnmf_window_weights(PnmfEncoder *e, int m)
@@ -291,11 +255,7 @@ int pnmf_window_weights(PnmfEncoder *e, int m)
         if (!(e->weights_exact = pnmf_malloc_array((size_t)m, nb))) return PNMF_ERR_NOMEM;
         memcpy(e->weights_exact, e->weights, (size_t)m * nb);
     }
-    PNMF_CHECK(pnmf_residual_match_weights(e->frames, m, e->nv, e->vis_rows, e->vis_cols, e->weights));
-    /* camera footage and rendered 3-D repeat no block exactly: there the
-     * weights follow the motion instead (enc_tree.h) */
-    return PNMF_TREE_ENCODE && e->subpel ? pnmf_enc_tree_weights(e->frames, m, e->nv, e->vis_rows, e->vis_cols, e->weights)
-                                         : 0;
+    return pnmf_residual_match_weights(e->frames, m, e->nv, e->vis_rows, e->vis_cols, e->weights);
 }
 
 /* The step of a cascade's finer frames (window flags bit 12): step16
@@ -491,11 +451,7 @@ int pnmf_res_run_frames(ResRun *run, int upto)
         /* the background matters within the window only to a sprite layer */
         if (md->spr.present) {
             pnmf_sprite_background_update(&rb->dict, &md->spr, j, e->vis_rows, e->vis_cols, rb->D, rb->B, rb->mark);
-            #ifdef PNMF_POSE_TRIAL /* poses cut from the source: what perfect poses would be worth (no decoder follows) */
-            pnmf_sprite_cut(&rb->dict, &md->spr, j, e->vis_cols, src);
-#else
             pnmf_sprite_cut(&rb->dict, &md->spr, j, e->vis_cols, rb->D);
-#endif
         }
         if (ret >= 0) run->sse += sq_error(src, rb->D, e->nv);
         pnmf_residual_push(rb->ref, &rb->D);
@@ -709,12 +665,7 @@ int pnmf_window_update_refs(PnmfEncoder *e, EncWindow *w)
         if (j == 0 && e->tf_on) /* coded against the filtered source (filter_first): its error against the source */
             e->sse += sq_error(b->D, e->tf_source, e->nv) - sq_error(b->D, e->frames, e->nv);
         pnmf_sprite_background_update(&e->sdict, &w->md.spr, j, e->vis_rows, e->vis_cols, b->D, b->B, b->mark);
-        #ifdef PNMF_POSE_TRIAL
-        pnmf_sprite_cut(&e->sdict, &w->md.spr, j, e->vis_cols, e->frames + (size_t)j * e->nv);
-        pose_trial_stats(e, &w->md.spr, j, b->D);
-#else
         pnmf_sprite_cut(&e->sdict, &w->md.spr, j, e->vis_cols, b->D);
-#endif
         pnmf_residual_push(b->ref, &b->D);
         if (avail < PNMF_RES_REFS) avail++;
     }

@@ -289,41 +289,6 @@ void pnmf_residual_subpel(const uint8_t *R, int rows, int cols, int y0, int y1, 
     const int fy = (qy % 4 + 4) % 4, fx = (qx % 4 + 4) % 4, iy = (qy - fy) / 4, ix = (qx - fx) / 4;
     const int wa = (4 - fy) * (4 - fx), wb = (4 - fy) * fx, wc = fy * (4 - fx), wd = fy * fx;
     const int w = x1 - x0;
-#ifdef PNMF_SUBPEL_TAPS
-    {
-#if PNMF_SUBPEL_TAPS == 8
-        static const int K[4][8] = {{0, 0, 0, 64, 0, 0, 0, 0}, {-1, 4, -10, 58, 17, -5, 1, 0},
-                                    {-1, 4, -11, 40, 40, -11, 4, -1}, {0, 1, -5, 17, 58, -10, 4, -1}};
-        const int T = 8, O = 3;
-#elif PNMF_SUBPEL_TAPS == 6
-        static const int K[4][6] = {{0, 0, 64, 0, 0, 0}, {1, -5, 52, 20, -5, 1},
-                                    {2, -10, 40, 40, -10, 2}, {1, -5, 20, 52, -5, 1}};
-        const int T = 6, O = 2;
-#else
-        static const int K[4][4] = {{0, 64, 0, 0}, {-4, 54, 16, -2}, {-4, 36, 36, -4}, {-2, 16, 54, -4}};
-        const int T = 4, O = 1;
-#endif
-        for (int y = y0; y < y1; y++)
-            for (int x = x0; x < x1; x++) {
-                int s = 0;
-                for (int i = 0; i < T; i++) {
-                    int u = y + iy - O + i;
-                    u = u < 0 ? 0 : u >= rows ? rows - 1 : u;
-                    int h = 0;
-                    for (int k = 0; k < T; k++) {
-                        int v = x + ix - O + k;
-                        v = v < 0 ? 0 : v >= cols ? cols - 1 : v;
-                        h += K[fx][k] * R[(size_t)u * cols + v];
-                    }
-                    s += K[fy][i] * h;
-                }
-                s = (s + 2048) >> 12;
-                pred[(y - y0) * PNMF_RES_BLOCK + (x - x0)] = (uint8_t)(s < 0 ? 0 : s > 255 ? 255 : s);
-            }
-        (void)wa; (void)wb; (void)wc; (void)wd; (void)w;
-        return;
-    }
-#endif
 #if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
     /* a row of 8 whose samples of non-zero weight lie inside the frame (a
      * sample of weight 0 adds nothing, clamped or not): no clamping, in 16

@@ -33,21 +33,6 @@
 #define PNMF_DRAWN_RC 1
 #endif
 
-/* Propagation weights (enc_tree.h) in windows with sub-pixel motion: 1 on, 0 off. */
-#ifndef PNMF_TREE_ENCODE
-#define PNMF_TREE_ENCODE 0
-#endif
-/* How strongly what later frames inherit divides a block's lambda: by (1 + inherited / intra cost)^this. */
-#ifndef PNMF_TREE_STRENGTH
-#define PNMF_TREE_STRENGTH 0.67
-#endif
-/* The propagation's motion search: +-this many samples around the best of none, the left and the above vector. */
-#define PNMF_TREE_RANGE 3
-/* SAD a sample that every cost carries (noise no coding removes), so flat areas pass on little. */
-#ifndef PNMF_TREE_FLOOR
-#define PNMF_TREE_FLOOR 1.0
-#endif
-
 /* Window flags bit 12: in windows with sub-pixel motion every this many
  * frames is coded at a finer step (0: none, the default: period 4 gains
  * 1.2 % BD-rate on natural_cup, loses 0.7 % on natural_vtest and

@@ -19,7 +19,9 @@
 /* Bits a coefficient equal to its value in the frame before is worth keeping it for. */
 #define PNMF_COEF_STICK_BITS 32.0
 /* How many times finer than the window's step a key window's first frame is coded. */
+#ifndef PNMF_KEY_STEP_DIV
 #define PNMF_KEY_STEP_DIV 4
+#endif
 /* Rendered frames of whole-sample motion (cartoons): how many times finer a continuing window's first frame is coded ... */
 #ifndef PNMF_CONT_STEP_DIV
 #define PNMF_CONT_STEP_DIV 2.0

@@ -298,6 +298,12 @@ int pnmf_res_run_start(ResRun *run, const PnmfEncoder *e, ResBufs *rb, PnmfWindo
     const int screen = enc_screen_like(e);
     const int drawn = !e->subpel && step16 > PNMF_RES_MIN_STEP && !md->spr.present && !screen;
     if (drawn && e->continues) key16 = (int)lrint(step16 / PNMF_CONT_STEP_DIV);
+    /* camera footage (the source's noise filtered out of the first frame,
+     * filter_first()): a continuing window's first frame too is coded
+     * finer, a refresh of what the still parts of the scene copy on
+     * (docs/measurements.md, "A finer first frame in continuing windows") */
+    if (e->tf_on && e->continues && !e->order && !casc16 && PNMF_CONT_NOISY_DIV > 1.0)
+        key16 = (int)lrint(step16 / PNMF_CONT_NOISY_DIV);
     if (key16 < PNMF_RES_MIN_STEP) key16 = PNMF_RES_MIN_STEP;
     run->search_scale = drawn ? PNMF_DRAWN_LAMBDA : 1.0;
     /* format 9: palette blocks (window flags bit 13) in a key window's

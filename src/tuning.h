@@ -30,6 +30,10 @@
 #ifndef PNMF_DRAWN_LAMBDA
 #define PNMF_DRAWN_LAMBDA 1.25
 #endif
+/* Camera footage (a filtered first frame): how many times finer a continuing window's first frame is coded (1: not). */
+#ifndef PNMF_CONT_NOISY_DIV
+#define PNMF_CONT_NOISY_DIV 2.0
+#endif
 /* 1: their windows price levels with the levels stream's contexts and try the 8x8 transform, intra directions and RDOQ. */
 #ifndef PNMF_DRAWN_RC
 #define PNMF_DRAWN_RC 1

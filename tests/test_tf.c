@@ -20,8 +20,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "container.h"
 #include "enc_tf.h"
+#include "encode_file.h"
+#include "model.h"
 #include "test.h"
+#include "tuning.h"
 
 enum { ROWS = 72, COLS = 88 };
 
@@ -84,7 +88,65 @@ static double half_err(const uint8_t *cur, const uint8_t *f, int y0, int x0, int
     return e + 64 * nv * (1 - (u ? 0.5 : 1) * (v ? 0.5 : 1));
 }
 
-int main(void)
+/* A clip of the scene moving by fractions of a sample, with noise of
+ * variance s2 or none, coded in windows of 8 frames: each window's steps
+ * as the file holds them. */
+static void steps_of_clip(const char *path, double s2, int *step, int *key, int *cont, int *nw)
+{
+    enum { M = 24, W = 8 };
+    static uint8_t f[M][ROWS * COLS];
+    for (int j = 0; j < M; j++) makef(f[j], 0.37 * j, 0.61 * j, s2);
+    PnmfEncSettings set;
+    pnmf_enc_default_settings(&set);
+    set.components = 0, set.window = W, set.threads = 1, set.quality = 40;
+    PnmfEncStats st;
+    test_encode_file(path, &set, COLS, ROWS, M, f[0], &st);
+    FILE *in = fopen(path, "rb");
+    PnmfContainerReader *r = NULL;
+    char err[200] = "";
+    CHECK_MSG(in && pnmf_container_reader_open(&r, in, err, sizeof err) == 0, "%s", err);
+    *nw = 0;
+    if (r) {
+        const PnmfHeader *h = pnmf_container_reader_header(r);
+        const uint8_t *pl;
+        size_t size;
+        uint32_t first, count;
+        while (*nw < 3 && pnmf_container_read_window(r, &pl, &size, &first, &count, err, sizeof err) == 1) {
+            PnmfWindowModel md;
+            CHECK_MSG(pnmf_model_read(pl, size, ROWS, COLS, ROWS, COLS, (int)count, h->components, h->w_step,
+                                      h->r_step, &md, err, sizeof err) == 0, "%s", err);
+            step[*nw] = md.res.step16, key[*nw] = md.res.key_step16;
+            cont[*nw] = pnmf_container_window_continues(r);
+            (*nw)++;
+            pnmf_model_free(&md);
+        }
+        pnmf_container_reader_close(&r);
+    }
+    if (in) fclose(in);
+    remove(path);
+}
+
+/* A continuing window of camera footage (its first frame filtered: the
+ * noise measured) codes that frame 2 times finer than its step
+ * (PNMF_CONT_NOISY_DIV), a refresh the still parts of the scene copy on. */
+static void test_refresh(const char *dir)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/test_tf_refresh.pnmf", dir);
+    int step[3], key[3], cont[3], nw;
+    steps_of_clip(path, 6.0, step, key, cont, &nw);
+    CHECK_MSG(nw == 3 && !cont[0] && cont[1] && cont[2], "%d windows", nw);
+    for (int i = 1; i < nw; i++) {
+        const int want = (int)lrint(step[i] / PNMF_CONT_NOISY_DIV);
+        CHECK_MSG(key[i] < step[i] && key[i] == (want < 16 ? 16 : want), "noisy window %d: steps %d, first frame %d", i,
+                  step[i], key[i]);
+    }
+    /* the key window's first frame: 4 times finer (PNMF_KEY_STEP_DIV) */
+    CHECK_MSG(nw >= 1 && key[0] == (step[0] + PNMF_KEY_STEP_DIV / 2) / PNMF_KEY_STEP_DIV, "key window: steps %d, first frame %d",
+              step[0], key[0]);
+}
+
+int main(int argc, char **argv)
 {
     static uint8_t cur[ROWS * COLS], nb1[ROWS * COLS], nb2[ROWS * COLS], nb3[ROWS * COLS], clean[ROWS * COLS];
     static uint8_t out[ROWS * COLS];
@@ -179,5 +241,6 @@ int main(void)
     memcpy(inplace, cur, sizeof(inplace));
     CHECK(pnmf_tf_filter(inplace, inplace, nbs, 3, ROWS, COLS, nm, 1.0) == 0);
     CHECK(memcmp(inplace, out, sizeof(out)) == 0);
+    test_refresh(argc > 1 ? argv[1] : ".");
     return test_summary("test_tf");
 }

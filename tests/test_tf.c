@@ -89,13 +89,13 @@ static double half_err(const uint8_t *cur, const uint8_t *f, int y0, int x0, int
 }
 
 /* A clip of the scene moving by fractions of a sample, with noise of
- * variance s2 or none, coded in windows of 8 frames: each window's steps
- * as the file holds them. */
-static void steps_of_clip(const char *path, double s2, int *step, int *key, int *cont, int *nw)
+ * variance 6 (camera footage), coded in windows of 8 frames: each
+ * window's steps as the file holds them. */
+static void steps_of_clip(const char *path, int *step, int *key, int *cont, int *nw)
 {
     enum { M = 24, W = 8 };
     static uint8_t f[M][ROWS * COLS];
-    for (int j = 0; j < M; j++) makef(f[j], 0.37 * j, 0.61 * j, s2);
+    for (int j = 0; j < M; j++) makef(f[j], 0.37 * j, 0.61 * j, 6.0);
     PnmfEncSettings set;
     pnmf_enc_default_settings(&set);
     set.components = 0, set.window = W, set.threads = 1, set.quality = 40;
@@ -134,7 +134,7 @@ static void test_refresh(const char *dir)
     char path[512];
     snprintf(path, sizeof path, "%s/test_tf_refresh.pnmf", dir);
     int step[3], key[3], cont[3], nw;
-    steps_of_clip(path, 6.0, step, key, cont, &nw);
+    steps_of_clip(path, step, key, cont, &nw);
     CHECK_MSG(nw == 3 && !cont[0] && cont[1] && cont[2], "%d windows", nw);
     for (int i = 1; i < nw; i++) {
         const int want = (int)lrint(step[i] / PNMF_CONT_NOISY_DIV);

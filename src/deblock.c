@@ -66,10 +66,6 @@ static inline void filter_line(uint8_t *p, int s, const Edge *e)
 
 static void edge_init(Edge *e, int index, int strength)
 {
-#ifdef PNMF_DBK_OFFSET
-    index += PNMF_DBK_OFFSET;
-    index = index < 0 ? 0 : index > 51 ? 51 : index;
-#endif
     e->alpha = pnmf_deblock_alpha(index), e->beta = pnmf_deblock_beta(index);
     e->tc0 = pnmf_deblock_tc0(index, strength);
 }
@@ -251,11 +247,7 @@ void pnmf_deblock_frame(const PnmfResidual *r, int j, const uint8_t *P, const ui
     const uint8_t *mvref = r->mvref + r->mvstart[j];
     const int qp = pnmf_residual_frame_qp(r, j), qs = pnmf_deblock_step_index(pnmf_residual_frame_step(r, j));
     /* every edge's index is qp, qs or their mean: below 16 none is filtered */
-#ifdef PNMF_DBK_OFFSET
-    if (!pnmf_deblock_alpha((qp > qs ? qp : qs) + PNMF_DBK_OFFSET > 51 ? 51 : (qp > qs ? qp : qs) + PNMF_DBK_OFFSET)) return;
-#else
     if (!pnmf_deblock_alpha(qp > qs ? qp : qs)) return;
-#endif
     const int gy = r->gmv[2 * j], gx = r->gmv[2 * j + 1];
     BlockInfo *bi = r->dbk;
     /* block b's rectangle (pnmf_residual_block()) stepped along, not divided out */

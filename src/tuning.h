@@ -167,7 +167,7 @@
 #define PNMF_GRID_REFS 4
 /* Rounds of steps from the best vector, at each step size. */
 #define PNMF_REFINE_ITERS 8
-/* Frames after a window's first that decide on sub-pixel vectors (residual_search.c). */
+/* Frames after a window's first that decide on sub-pixel vectors (residual_search.c; as many spread over the window after a still start). */
 #define PNMF_SUBPEL_PROBE_FRAMES 4
 /* Reach of the whole-sample search of that probe (+-). */
 #define PNMF_SUBPEL_PROBE_RANGE 3

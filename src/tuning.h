@@ -144,6 +144,8 @@
 #define PNMF_CUT_PIXEL 20.0
 /* Fewest frames between two cuts (or after the first frame): a flash is not two cuts. */
 #define PNMF_CUT_MIN_GAP 4
+/* ... but none after a flat frame (a black leader): this share of its pixels in one bin of the 64-bin histogram. */
+#define PNMF_CUT_FLAT 0.99
 
 /* The residual layer's search (residual_search.c) */
 

@@ -391,12 +391,24 @@ static int cut_between(const int ha[64], const int hb[64], uint64_t sad, int wid
     return hd / (2 * px) > PNMF_CUT_HIST && (double)sad / px > PNMF_CUT_PIXEL;
 }
 
+/* Whether a frame of histogram h (gray_hist()) is flat, one colour but
+ * for a few pixels (a black leader, a blank between scenes): a new scene
+ * after it may cut however soon after the last cut, since nothing of the
+ * flat frame is worth copying into it, and its first frame is then coded
+ * as a key window's. */
+static int flat_hist(const int h[64], int width, int height)
+{
+    int top = 0;
+    for (int t = 0; t < 64; t++) top = h[t] > top ? h[t] : top;
+    return top >= PNMF_CUT_FLAT * (double)width * height;
+}
+
 int pnmf_scene_cut(const uint8_t *prev, const uint8_t *cur, ptrdiff_t stride, int width, int height, int since_cut)
 {
     if (!prev || !cur || width < 1 || height < 1 || stride < width) return PNMF_ERR_ARG;
-    if (since_cut < PNMF_CUT_MIN_GAP) return 0;
     int ha[64], hb[64];
     gray_hist(prev, stride, width, height, ha);
+    if (since_cut < PNMF_CUT_MIN_GAP && !flat_hist(ha, width, height)) return 0;
     gray_hist(cur, stride, width, height, hb);
     return cut_between(ha, hb, gray_sad(prev, stride, cur, stride, width, height), width, height);
 }
@@ -461,7 +473,8 @@ int pnmf_encoder_push(PnmfEncoder *e, const uint8_t *gray, ptrdiff_t stride)
             e->cut_held = 0;
         }
         if (e->nbuf == e->s.window) PNMF_CHECK(encode_window(e)); /* held full while undecided */
-    } else if (e->s.scene_cut && e->frame_count - e->last_cut >= PNMF_CUT_MIN_GAP &&
+    } else if (e->s.scene_cut && e->frame_count > 0 &&
+               (e->frame_count - e->last_cut >= PNMF_CUT_MIN_GAP || flat_hist(e->last_hist, e->width, e->height)) &&
                cut_from(e, e->last_gray, e->last_hist, gray, stride, hist)) {
         /* decided by the next frame; the frame before is kept for it */
         e->cut_held = 1;

@@ -1881,7 +1881,9 @@ static double bi_search(const PnmfResidual *r, const uint8_t *src, const uint8_t
 
 /* Whether sub-pixel vectors pay in a window of m source frames (see
  * residual_search.h): in the first PNMF_SUBPEL_PROBE_FRAMES frames after
- * the first, every other block that changed, matched against the frame
+ * the first (or, where no block of them changed, a still start, in as
+ * many frames spread over the window), every other block that changed,
+ * matched against the frame
  * before it at the whole-sample vectors within +-PNMF_SUBPEL_PROBE_RANGE,
  * then at the quarter positions around the best. Blocks some whole vector
  * matches exactly (screen content, sprites) gain nothing from sub-pixel
@@ -1891,9 +1893,14 @@ int pnmf_residual_subpel_pays(const uint8_t *frames, int m, size_t stride, int r
                               double *exact)
 {
     const int bx = pnmf_residual_blocks(cols), by = pnmf_residual_blocks(rows), R = PNMF_SUBPEL_PROBE_RANGE;
+    const int n = PNMF_SUBPEL_PROBE_FRAMES;
     double sad_int = 0, sad_q = 0;
     long changed = 0, exact_n = 0;
-    for (int j = 1; j < m && j <= PNMF_SUBPEL_PROBE_FRAMES; j++) {
+    for (int i = 0, last = 0; i < 2 * n; i++) {
+        if (i == n && changed) break;
+        const int j = i < n ? 1 + i : 1 + (int)((int64_t)(i - n) * (m - 1) / n);
+        if (j >= m || (i >= n && j <= last)) continue;
+        last = j;
         const uint8_t *src = frames + (size_t)j * stride, *prev = src - stride;
         for (int b = 0; b < bx * by; b++) {
             int y0, y1, x0, x1;

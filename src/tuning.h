@@ -144,6 +144,8 @@
 #define PNMF_CUT_PIXEL 20.0
 /* Fewest frames between two cuts (or after the first frame): a flash is not two cuts. */
 #define PNMF_CUT_MIN_GAP 4
+/* ... but none after a flat frame (a black leader): this share of its pixels in one bin of the 64-bin histogram. */
+#define PNMF_CUT_FLAT 0.99
 
 /* The residual layer's search (residual_search.c) */
 
@@ -167,7 +169,7 @@
 #define PNMF_GRID_REFS 4
 /* Rounds of steps from the best vector, at each step size. */
 #define PNMF_REFINE_ITERS 8
-/* Frames after a window's first that decide on sub-pixel vectors (residual_search.c). */
+/* Frames after a window's first that decide on sub-pixel vectors (residual_search.c; as many spread over the window after a still start). */
 #define PNMF_SUBPEL_PROBE_FRAMES 4
 /* Reach of the whole-sample search of that probe (+-). */
 #define PNMF_SUBPEL_PROBE_RANGE 3

@@ -201,7 +201,8 @@ static int file_equal(const char *a, const char *b)
 /* A scene cut (frame 7 on: a bright textured backdrop instead of sprites on
  * black) ends the window before it and starts a key window; without cuts
  * in the clip the option changes nothing; a one-frame flash is no cut (the
- * frame after it is coded from the frames before it, in the same window). */
+ * frame after it is coded from the frames before it, in the same window);
+ * after a black leader the picture cuts at once. */
 static void test_scene_cut(const char *dir)
 {
     static uint8_t f[M][H * W], d[M][H * W], flash[M][H * W];
@@ -273,6 +274,21 @@ static void test_scene_cut(const char *dir)
     n = windows(path, first, key);
     CHECK_MSG(st.scene_cuts == 1 && n == 3 && first[2] == M - 1 && key[2], "cut at the last frame: %d cuts, %d windows",
               st.scene_cuts, n);
+    /* a black leader (frames 0 and 1 flat) before the picture: a cut
+     * however soon after the clip's start, so the picture's first frame
+     * starts a key window; the same frames after a picture are no cut
+     * that soon (PNMF_CUT_MIN_GAP) */
+    s.window = 8;
+    for (int j = 0; j < M; j++) memcpy(two[j], flash[7], H * W);
+    memset(two[0], 0, H * W), memset(two[1], 0, H * W);
+    encode(&s, two, path, &st);
+    n = windows(path, first, key);
+    CHECK_MSG(st.scene_cuts == 1 && n >= 2 && first[1] == 2 && key[1], "black leader: %d cuts, %d windows, at %d",
+              st.scene_cuts, n, first[1]);
+    CHECK(pnmf_scene_cut(two[1], two[2], W, W, H, 1) == 1);
+    for (int j = 0; j < 2; j++) memcpy(two[j], flash[7], H * W);
+    for (int q = 0; q < H * W; q++) two[2][q] = (uint8_t)(q % W < W / 2 ? 20 : 230);
+    CHECK(pnmf_scene_cut(two[1], two[2], W, W, H, 1) == 0 && pnmf_scene_cut(two[1], two[2], W, W, H, 4) == 1);
     s.window = 4;
     remove(path);
     remove(path2);

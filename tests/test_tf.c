@@ -12,7 +12,8 @@
  * measure no noise; a noise-free frame plus independent noise, filtered
  * with three noisy moved copies, comes out nearer the noise-free frame,
  * and the noise measured is near the noise added; so does one whose
- * neighbours move by half samples.
+ * neighbours move by half samples. A clip of camera footage that starts
+ * still is coded with sub-pixel vectors.
  */
 #include <math.h>
 #include <stdint.h>
@@ -24,6 +25,7 @@
 #include "enc_tf.h"
 #include "encode_file.h"
 #include "model.h"
+#include "residual_search.h"
 #include "test.h"
 #include "tuning.h"
 
@@ -146,6 +148,54 @@ static void test_refresh(const char *dir)
               step[0], key[0]);
 }
 
+/* A clip that starts still (a title, a lead-in) and then moves by
+ * fractions of a sample under camera noise, one window of 32 frames at
+ * -q 40: the probe of sub-pixel vectors looks at frames spread over the
+ * window, not its first ones alone, and takes quarter samples, and so
+ * does the window the encoder writes. */
+static void test_still_start(const char *dir)
+{
+    enum { M = 32, STILL = 8 };
+    static uint8_t f[M][ROWS * COLS];
+    for (int j = 0; j < M; j++)
+        if (j < STILL)
+            makef(f[j], 0, 0, 0);
+        else
+            makef(f[j], 0.37 * (j - STILL + 1), 0.61 * (j - STILL + 1), 6.0);
+    double gain, exact;
+    CHECK_MSG(pnmf_residual_subpel_pays(f[0], M, ROWS * COLS, ROWS, COLS, &gain, &exact),
+              "still start: gain %.3f, exact %.3f", gain, exact);
+    char path[512];
+    snprintf(path, sizeof path, "%s/test_tf_still.pnmf", dir);
+    PnmfEncSettings set;
+    pnmf_enc_default_settings(&set);
+    set.components = 0, set.window = M, set.threads = 1, set.quality = 40;
+    PnmfEncStats st;
+    test_encode_file(path, &set, COLS, ROWS, M, f[0], &st);
+    FILE *in = fopen(path, "rb");
+    PnmfContainerReader *r = NULL;
+    char err[200] = "";
+    int subpel = -1;
+    CHECK_MSG(in && pnmf_container_reader_open(&r, in, err, sizeof err) == 0, "%s", err);
+    if (r) {
+        const PnmfHeader *h = pnmf_container_reader_header(r);
+        const uint8_t *pl;
+        size_t size;
+        uint32_t first, count;
+        if (pnmf_container_read_window(r, &pl, &size, &first, &count, err, sizeof err) == 1) {
+            PnmfWindowModel md;
+            CHECK_MSG(pnmf_model_read(pl, size, ROWS, COLS, ROWS, COLS, (int)count, h->components, h->w_step,
+                                      h->r_step, &md, err, sizeof err) == 0, "%s", err);
+            subpel = md.res.subpel;
+            pnmf_model_free(&md);
+        }
+        pnmf_container_reader_close(&r);
+    }
+    if (in) fclose(in);
+    remove(path);
+    CHECK_MSG(subpel == 1, "still start: window with sub-pixel vectors %d", subpel);
+}
+
 int main(int argc, char **argv)
 {
     static uint8_t cur[ROWS * COLS], nb1[ROWS * COLS], nb2[ROWS * COLS], nb3[ROWS * COLS], clean[ROWS * COLS];
@@ -242,5 +292,6 @@ int main(int argc, char **argv)
     CHECK(pnmf_tf_filter(inplace, inplace, nbs, 3, ROWS, COLS, nm, 1.0) == 0);
     CHECK(memcmp(inplace, out, sizeof(out)) == 0);
     test_refresh(argc > 1 ? argv[1] : ".");
+    test_still_start(argc > 1 ? argv[1] : ".");
     return test_summary("test_tf");
 }

@@ -222,36 +222,6 @@ static int deblock_pays(const PnmfResidual *r, int j, const uint8_t *src, const 
     return 1;
 }
 
-/* Where the probe (pnmf_residual_subpel_pays()) leaves sub-pixel vectors
- * in doubt, the window's first frames coded both ways decide: the residual
- * layer alone at -q's step on enc_pick_prefix(m) frames, once with
- * whole-sample vectors (the tools of a cartoon) and once with quarter
- * samples (those of camera footage), the lower squared error + lambda *
- * bits wins. Sets e->subpel. */
-static int subpel_trial(PnmfEncoder *e, int m)
-{
-    const int p = enc_pick_prefix(m), step16 = pnmf_residual_step(e->s.quality);
-    PnmfWindowModel md;
-    PNMF_CHECK(pnmf_model_alloc(&md, e->rows, e->cols, e->vis_rows, e->vis_cols, m, 1, 0));
-    double j[2] = { 0, 0 };
-    int ret = 0;
-    e->tf_on = 0; /* filter_first() decides it after this */
-    for (int s = 0; s < 2 && ret >= 0; s++) {
-        e->subpel = s;
-        ResRun run;
-        ret = pnmf_res_run_start(&run, e, &e->rb[0], &md, m, step16);
-        if (ret < 0) break;
-        ret = pnmf_res_run_frames(&run, p);
-        if (ret >= 0) ret = pnmf_res_run_cost(&run, &j[s], NULL);
-        pnmf_res_run_end(&run);
-    }
-    pnmf_model_free(&md);
-    e->subpel = ret >= 0 && j[1] < j[0];
-    pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: on %d frames, quarter samples cost %.4f times whole ones: %s",
-             e->windows, p, j[0] > 0 ? j[1] / j[0] : 0.0, e->subpel ? "quarter samples" : "whole samples");
-    return ret;
-}
-
 /* The window's block weights (e->weights; residual.h, enc_weight), from
  * its source frames: the same for every coding of the window. */
 int pnmf_window_weights(PnmfEncoder *e, int m)
@@ -285,13 +255,7 @@ int pnmf_window_weights(PnmfEncoder *e, int m)
         if (!(e->weights_exact = pnmf_malloc_array((size_t)m, nb))) return PNMF_ERR_NOMEM;
         memcpy(e->weights_exact, e->weights, (size_t)m * nb);
     }
-    PNMF_CHECK(pnmf_residual_match_weights(e->frames, m, e->nv, e->vis_rows, e->vis_cols, e->weights));
-    /* a probe in doubt: few blocks any whole vector matches exactly
-     * (not screen content), yet the quarter positions save little of the
-     * others' SAD (a dark or noisy scene, a fade) */
-    const int doubt = !e->subpel && exact <= PNMF_SUBPEL_MAX_EXACT && gain > 0 && enc_picks(&e->s) &&
-                      e->s.quality > 0 && enc_pick_prefix(m) >= 2 && !enc_screen_like(e);
-    return doubt ? subpel_trial(e, m) : 0;
+    return pnmf_residual_match_weights(e->frames, m, e->nv, e->vis_rows, e->vis_cols, e->weights);
 }
 
 /* The step of a cascade's finer frames (window flags bit 12): step16

@@ -150,9 +150,9 @@ static void test_refresh(const char *dir)
 
 /* A clip that starts still (a title, a lead-in) and then moves by
  * fractions of a sample under camera noise, one window of 32 frames at
- * -q 40: the probe of sub-pixel vectors looks at frames spread over the
- * window, not its first ones alone, and takes quarter samples, and so
- * does the window the encoder writes. */
+ * -q 40: the probe of sub-pixel vectors, which sees no change in the
+ * first frames, looks at frames spread over the window and takes quarter
+ * samples, and so does the window the encoder writes. */
 static void test_still_start(const char *dir)
 {
     enum { M = 32, STILL = 8 };

@@ -203,10 +203,10 @@ PNMF_API int pnmf_enc_push_frame_timed(PnmfEncoder *enc, const uint8_t *gray, pt
  * Whether the encoder's scene-cut detector (PnmfEncSettings.scene_cut)
  * cuts the clip before frame @p cur, which follows @p prev (both width x
  * height, rows @p stride apart); @p since_cut counts the frames from the
- * last cut (or the clip's start) to @p cur (a cut follows a flat @p prev,
- * a black leader, however small it is). A tool that splits a clip for
- * encoding in parts finds with it the frames where the encoder starts a
- * key window anyway.
+ * last cut (or the clip's start) to @p cur (after a flat @p prev, a
+ * black leader, a cut may come whatever @p since_cut). A tool that
+ * splits a clip for encoding in parts finds with it the frames where the
+ * encoder starts a key window anyway.
  * @return 1 (a cut), 0, or a negative PNMF_ERR code.
  */
 PNMF_API int pnmf_scene_cut(const uint8_t *prev, const uint8_t *cur, ptrdiff_t stride, int width, int height,

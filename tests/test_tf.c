@@ -90,6 +90,47 @@ static double half_err(const uint8_t *cur, const uint8_t *f, int y0, int x0, int
     return e + 64 * nv * (1 - (u ? 0.5 : 1) * (v ? 0.5 : 1));
 }
 
+/* What the file holds of a window: its steps, whether it continues the
+ * one before, whether its vectors are in quarter samples. */
+typedef struct WinInfo {
+    int step, key, cont, subpel;
+} WinInfo;
+
+/* The m frames f (ROWS x COLS each) encoded at -q 40 in windows of w
+ * frames, no components, into path (removed after): the first max
+ * windows' WinInfo into wi. Returns how many it read. */
+static int encode_windows(const char *path, const uint8_t *f, int m, int w, WinInfo *wi, int max)
+{
+    PnmfEncSettings set;
+    pnmf_enc_default_settings(&set);
+    set.components = 0, set.window = w, set.threads = 1, set.quality = 40;
+    PnmfEncStats st;
+    test_encode_file(path, &set, COLS, ROWS, m, f, &st);
+    FILE *in = fopen(path, "rb");
+    PnmfContainerReader *r = NULL;
+    char err[200] = "";
+    CHECK_MSG(in && pnmf_container_reader_open(&r, in, err, sizeof err) == 0, "%s", err);
+    int nw = 0;
+    if (r) {
+        const PnmfHeader *h = pnmf_container_reader_header(r);
+        const uint8_t *pl;
+        size_t size;
+        uint32_t first, count;
+        while (nw < max && pnmf_container_read_window(r, &pl, &size, &first, &count, err, sizeof err) == 1) {
+            PnmfWindowModel md;
+            CHECK_MSG(pnmf_model_read(pl, size, ROWS, COLS, ROWS, COLS, (int)count, h->components, h->w_step,
+                                      h->r_step, &md, err, sizeof err) == 0, "%s", err);
+            wi[nw] = (WinInfo){ md.res.step16, md.res.key_step16, pnmf_container_window_continues(r), md.res.subpel };
+            nw++;
+            pnmf_model_free(&md);
+        }
+        pnmf_container_reader_close(&r);
+    }
+    if (in) fclose(in);
+    remove(path);
+    return nw;
+}
+
 /* A clip of the scene moving by fractions of a sample, with noise of
  * variance 6 (camera footage), coded in windows of 8 frames: each
  * window's steps as the file holds them. */
@@ -98,34 +139,9 @@ static void steps_of_clip(const char *path, int *step, int *key, int *cont, int 
     enum { M = 24, W = 8 };
     static uint8_t f[M][ROWS * COLS];
     for (int j = 0; j < M; j++) makef(f[j], 0.37 * j, 0.61 * j, 6.0);
-    PnmfEncSettings set;
-    pnmf_enc_default_settings(&set);
-    set.components = 0, set.window = W, set.threads = 1, set.quality = 40;
-    PnmfEncStats st;
-    test_encode_file(path, &set, COLS, ROWS, M, f[0], &st);
-    FILE *in = fopen(path, "rb");
-    PnmfContainerReader *r = NULL;
-    char err[200] = "";
-    CHECK_MSG(in && pnmf_container_reader_open(&r, in, err, sizeof err) == 0, "%s", err);
-    *nw = 0;
-    if (r) {
-        const PnmfHeader *h = pnmf_container_reader_header(r);
-        const uint8_t *pl;
-        size_t size;
-        uint32_t first, count;
-        while (*nw < 3 && pnmf_container_read_window(r, &pl, &size, &first, &count, err, sizeof err) == 1) {
-            PnmfWindowModel md;
-            CHECK_MSG(pnmf_model_read(pl, size, ROWS, COLS, ROWS, COLS, (int)count, h->components, h->w_step,
-                                      h->r_step, &md, err, sizeof err) == 0, "%s", err);
-            step[*nw] = md.res.step16, key[*nw] = md.res.key_step16;
-            cont[*nw] = pnmf_container_window_continues(r);
-            (*nw)++;
-            pnmf_model_free(&md);
-        }
-        pnmf_container_reader_close(&r);
-    }
-    if (in) fclose(in);
-    remove(path);
+    WinInfo wi[3];
+    *nw = encode_windows(path, f[0], M, W, wi, 3);
+    for (int i = 0; i < *nw; i++) step[i] = wi[i].step, key[i] = wi[i].key, cont[i] = wi[i].cont;
 }
 
 /* A continuing window of camera footage (its first frame filtered: the
@@ -167,32 +183,8 @@ static void test_still_start(const char *dir)
               "still start: gain %.3f, exact %.3f", gain, exact);
     char path[512];
     snprintf(path, sizeof path, "%s/test_tf_still.pnmf", dir);
-    PnmfEncSettings set;
-    pnmf_enc_default_settings(&set);
-    set.components = 0, set.window = M, set.threads = 1, set.quality = 40;
-    PnmfEncStats st;
-    test_encode_file(path, &set, COLS, ROWS, M, f[0], &st);
-    FILE *in = fopen(path, "rb");
-    PnmfContainerReader *r = NULL;
-    char err[200] = "";
-    int subpel = -1;
-    CHECK_MSG(in && pnmf_container_reader_open(&r, in, err, sizeof err) == 0, "%s", err);
-    if (r) {
-        const PnmfHeader *h = pnmf_container_reader_header(r);
-        const uint8_t *pl;
-        size_t size;
-        uint32_t first, count;
-        if (pnmf_container_read_window(r, &pl, &size, &first, &count, err, sizeof err) == 1) {
-            PnmfWindowModel md;
-            CHECK_MSG(pnmf_model_read(pl, size, ROWS, COLS, ROWS, COLS, (int)count, h->components, h->w_step,
-                                      h->r_step, &md, err, sizeof err) == 0, "%s", err);
-            subpel = md.res.subpel;
-            pnmf_model_free(&md);
-        }
-        pnmf_container_reader_close(&r);
-    }
-    if (in) fclose(in);
-    remove(path);
+    WinInfo wi;
+    const int subpel = encode_windows(path, f[0], M, M, &wi, 1) == 1 ? wi.subpel : -1;
     CHECK_MSG(subpel == 1, "still start: window with sub-pixel vectors %d", subpel);
 }
 

@@ -55,6 +55,8 @@ struct PnmfEncoder {
     uint8_t *frames;          /* window x n, layout order */
     int nbuf, frame_count;    /* frames buffered, frames pushed */
     int continues;            /* the window being coded continues the previous one */
+    int more;                 /* a window of the same key period may follow it (encode_window's caller) */
+    double spr_credit;        /* bytes its sprite layer's family is credited with (enc_sprite.c, dict_credit()) */
     uint8_t *weights;         /* its block weights (pnmf_window_weights), made once a window */
     uint8_t *weights_exact;   /* the same without the moved blocks' (an exact coding's), or NULL: weights */
     int subpel;               /* its shifted blocks move by quarter samples (window flags bit 6) */

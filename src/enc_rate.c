@@ -82,15 +82,27 @@ static int run_step_jobs(PnmfEncoder *e, StepJob job[2], const int run[2], int n
     return 0;
 }
 
+/* Job j's cost where the two families are weighed (o: the other's
+ * coding at the same step): squared error + lambda * bits, the sprite
+ * layer's family less the bytes its new poses are credited with
+ * (e->spr_credit: later windows of the key period place them without
+ * sending them), at most the other's bytes (what a later window like
+ * this one could save at most). */
+static double family_cost(const PnmfEncoder *e, const StepJob *j, const StepJob *o, double lambda8)
+{
+    const double credit = j->md.spr.present ? fmin(e->spr_credit, (double)o->bytes) : 0;
+    return j->sse + lambda8 * ((double)j->bytes - credit);
+}
+
 /* Which of the nj codings the pick is offered: without a model (nfam 1)
  * each; with one (nfam 2: a step with the model and without it) the one
- * with the lower squared error + lambda * bits at that step's own lambda. */
-static void step_offers(const StepJob job[2], int nj, int nfam, int offer[2])
+ * of the lower family_cost() at that step's own lambda. */
+static void step_offers(const PnmfEncoder *e, const StepJob job[2], int nj, int nfam, int offer[2])
 {
     offer[0] = 1, offer[1] = nfam == 1 && nj == 2;
     if (nfam == 2 && nj == 2) {
         const double l = 8 * enc_residual_lambda(pnmf_residual_step(job[0].q));
-        if (job[1].sse + l * (double)job[1].bytes < job[0].sse + l * (double)job[0].bytes) offer[0] = 0, offer[1] = 1;
+        if (family_cost(e, &job[1], &job[0], l) < family_cost(e, &job[0], &job[1], l)) offer[0] = 0, offer[1] = 1;
     }
 }
 
@@ -209,7 +221,7 @@ static int code_steps(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, c
     }
     const int ret = run_step_jobs(e, job, run, nj);
     int offer[2] = { 0, 0 };
-    if (ret >= 0) step_offers(job, nj, nfam, offer);
+    if (ret >= 0) step_offers(e, job, nj, nfam, offer);
     for (int k = 0; ret >= 0 && k < nj; k++)
         pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: step of -q %d%s: %zu bytes, sse %.0f%s", e->windows, qj[k],
                  nfam == 1 ? "" : pnmf_model_present(&job[k].md) ? " with the model" : " without the model",
@@ -222,7 +234,7 @@ static int code_steps(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, c
          * costs there are under PNMF_PICK_TIE apart, the one offered goes
          * on alone */
         const double l = 8 * enc_residual_lambda(pnmf_residual_step(qj[0]));
-        const double c0 = job[0].sse + l * (double)job[0].bytes, c1 = job[1].sse + l * (double)job[1].bytes;
+        const double c0 = family_cost(e, &job[0], &job[1], l), c1 = family_cost(e, &job[1], &job[0], l);
         *lone = fabs(c0 - c1) < PNMF_PICK_TIE * fmin(c0, c1) ? (offer[1] ? 1 : 0) : PNMF_LONE_BOTH;
         if (*lone >= 0)
             pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: the two families tie at -q %d (%.4f): %s alone on", e->windows,
@@ -236,7 +248,7 @@ static int code_steps(PnmfEncoder *e, PnmfWindowModel fam[2], int nfam, int m, c
          * by a wide margin at every step so far; clear[0] the family ahead,
          * clear[1] its run) */
         const double l = 8 * enc_residual_lambda(pnmf_residual_step(qj[0]));
-        const double c0 = job[0].sse + l * (double)job[0].bytes, c1 = job[1].sse + l * (double)job[1].bytes;
+        const double c0 = family_cost(e, &job[0], &job[1], l), c1 = family_cost(e, &job[1], &job[0], l);
         const int w = c1 < c0;
         if (fmax(c0, c1) > (1 + PNMF_PICK_CLEAR) * fmin(c0, c1))
             clear[1] = clear[0] == w ? clear[1] + 1 : 1, clear[0] = w;

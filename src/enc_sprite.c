@@ -11,12 +11,14 @@
  */
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "enc_internal.h"
 #include "internal.h"
 #include "log.h"
+#include "model_write.h"
 #include "palette_enc.h"
 #include "rangecoder_enc.h"
 #include "ratectl.h"
@@ -548,8 +550,39 @@ static int code_sets(PnmfEncoder *e, PnmfWindowModel *cand, const int *code, int
     return 0;
 }
 
+/* *credit = the bytes a layer's new poses are credited with where its
+ * family is weighed against the residual layer alone: a pose sent stays
+ * in the dictionary for the rest of the key period, where later windows
+ * place it without sending it again. An animation cycle as long as the
+ * window shows each pose once after the frame it is cut from, which the
+ * residual layer copies from the frame before: the pose pays only in the
+ * windows after it. PNMF_SPRITE_DICT_CREDIT of the poses' bytes, in the
+ * share (by box samples) of the poses placed at most
+ * PNMF_SPRITE_CREDIT_PLACES times in the window (a pose placed more often
+ * is weighed by its own window), where a window of the key period may
+ * follow (e->more); else 0. 0 or PNMF_ERR_NOMEM. */
+static int dict_credit(const PnmfEncoder *e, const PnmfSpriteLayer *L, double *credit)
+{
+    *credit = 0;
+    if (!e->more || !L->present || !L->npose) return 0;
+    const int base = e->continues ? e->sdict.count : 0;
+    int *uses = pnmf_calloc((size_t)L->npose, sizeof(int));
+    if (!uses) return PNMF_ERR_NOMEM;
+    for (int q = 0; q < L->first[L->m]; q++)
+        if (L->place[q].pose >= base && L->place[q].pose - base < L->npose) uses[L->place[q].pose - base]++;
+    double all = 0, few = 0;
+    for (int i = 0; i < L->npose; i++) {
+        const double a = (double)L->pose[i].w * L->pose[i].h;
+        all += a, few += uses[i] <= PNMF_SPRITE_CREDIT_PLACES ? a : 0;
+    }
+    pnmf_free(uses);
+    *credit = PNMF_SPRITE_DICT_CREDIT * (double)pnmf_sprite_poses_bytes(L) * few / all;
+    return 0;
+}
+
 int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
 {
+    e->spr_credit = 0;
     if (!sprites_on(e)) return 0;
     const int m = w->m;
     const double t0 = enc_now();
@@ -588,7 +621,7 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
      * lossless): the pick reuses both codings, and a layer kept meets the
      * residual layer alone there again */
     const int gate16 = enc_pick_first_step(e, w->step16);
-    double j[2] = { 0, 0 }, sse[2] = { 0, 0 }, jc[SPRITE_RULES];
+    double j[2] = { 0, 0 }, sse[2] = { 0, 0 }, jc[SPRITE_RULES], lambda8 = 0;
     size_t bytes = 0;
     int best = -1, same[SPRITE_RULES];
     /* each set is coded once, unless an earlier one sends the same poses;
@@ -775,7 +808,7 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
             }
         }
         if (ret >= 0) {
-            j[0] = kj.j, sse[0] = kj.run.sse, bytes = kj.bytes;
+            j[0] = kj.j, sse[0] = kj.run.sse, bytes = kj.bytes, lambda8 = 8 * kj.run.lambda;
             if (!skipped) j[1] = bj.j, sse[1] = bj.run.sse, w->bare_bytes = bj.bytes;
             if (!bare_only) jc[best] = j[0];
             if (!skipped && !bare_only)
@@ -803,6 +836,11 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
         return ret < 0 ? ret : 0;
     }
     w->bare_sse = sse[1];
+    /* at most the residual layer alone's bytes: a later window like this
+     * one saves no more than it costs */
+    double credit_all = 0;
+    if (ret >= 0) ret = dict_credit(e, &md.spr, &credit_all);
+    const double credit = fmin(credit_all, (double)w->bare_bytes);
     if (ret >= 0 && bare_only) {
         /* the residual layer alone, coded at the pick's first step: the
          * window's one family (no fit: the layer tied with it) */
@@ -810,8 +848,9 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
         w->md = w->bare, w->sse = sse[1], w->sprites = 1;
         memset(&w->bare, 0, sizeof(w->bare));
         w->bare_bytes = 0;
-    } else if (ret >= 0 && (skipped || j[0] < PNMF_SPRITE_MARGIN * j[1])) {
+    } else if (ret >= 0 && (skipped || j[0] - lambda8 * credit < PNMF_SPRITE_MARGIN * j[1])) {
         w->md = md, w->sprites = 1, w->sse = sse[0];
+        e->spr_credit = credit_all; /* the pick caps it at each step */
     } else {
         pnmf_model_free(&md);
         if (gate16 != w->step16) {
@@ -825,10 +864,14 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
     if (ret >= 0 && ll)
         pnmf_log(&e->s.logger, PNMF_LOG_INFO, "window %d: sprites: %d placed, %d new (fresh or moving poses): kept",
                  e->windows, placed, w->spr_nnew);
-    else if (ret >= 0)
-        pnmf_log(&e->s.logger, PNMF_LOG_INFO, "window %d: sprites: %d placed, %d new%s: %s (cost ratio %.3f)",
+    else if (ret >= 0) {
+        char cr[48] = "";
+        if (credit > 0 && !skipped && !bare_only) snprintf(cr, sizeof(cr), ", %.0f bytes of poses credited", credit);
+        pnmf_log(&e->s.logger, PNMF_LOG_INFO, "window %d: sprites: %d placed, %d new%s: %s (cost ratio %.3f%s)",
                  e->windows, placed, w->spr_nnew, best == 1 ? " (fresh poses)" : best == 2 ? " (moving poses)" : "",
-                 w->sprites && !bare_only ? "kept" : "dropped", skipped || bare_only ? jclear : j[0] / j[1]);
+                 w->sprites && !bare_only ? "kept" : "dropped",
+                 skipped || bare_only ? jclear : (j[0] - lambda8 * credit) / j[1], cr);
+    }
     return ret;
 }
 

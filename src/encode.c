@@ -218,15 +218,17 @@ static int order_window(PnmfEncoder *e, int m)
 }
 
 /* The window's start: whether it continues the previous window (a key
- * window starts afresh: after a scene cut, every --keyint frames), and the
- * block weights its residual layer's codings share; its first frame's
- * source filtered (filter_first). */
-static int start_window(PnmfEncoder *e, int m)
+ * window starts afresh: after a scene cut, every --keyint frames), whether
+ * a window of its key period may follow it (more: frames may follow it,
+ * not a cut, and the period has room), and the block weights its residual
+ * layer's codings share; its first frame's source filtered (filter_first). */
+static int start_window(PnmfEncoder *e, int m, int more)
 {
     const int start = e->frame_count - m;
     e->continues = e->s.residual && e->windows > 0 && start - e->last_key < e->s.key_interval &&
                    start != e->last_cut;
     if (e->s.residual && !e->continues) e->last_key = start;
+    e->more = more && e->s.residual && e->frame_count - e->last_key < e->s.key_interval;
     if (e->s.residual) PNMF_CHECK(pnmf_window_weights(e, m));
     /* after the weights, which decide e->subpel on the source; the
      * filtered frame is the source every later step weighs */
@@ -298,8 +300,10 @@ static int write_window(PnmfEncoder *e, EncWindow *w)
  * residual layer over it costs less than over no model; choose the
  * residual step; write; update the references the next window predicts
  * from. Each step leaves the window in w; the first failure ends it.
+ * more: frames may follow the window (it is not the clip's last, nor one
+ * that ends at a scene cut).
  */
-static int encode_window(PnmfEncoder *e)
+static int encode_window(PnmfEncoder *e, int more)
 {
     EncWindow w;
     memset(&w, 0, sizeof(w));
@@ -308,7 +312,7 @@ static int encode_window(PnmfEncoder *e)
     double t = enc_now();
     const double t0 = t;
     int ret = order_window(e, w.m);
-    if (ret >= 0) ret = start_window(e, w.m);
+    if (ret >= 0) ret = start_window(e, w.m, more);
     if (ret >= 0) ret = pnmf_window_sprites(e, &w);
     if (ret >= 0) ret = pnmf_window_carry(e, &w);
     e->t_residual += lap(&t);
@@ -443,7 +447,7 @@ static int cut_before_last(PnmfEncoder *e)
     if (e->nbuf > 1) { /* the window ends before the cut */
         const size_t last = (size_t)(e->nbuf - 1) * e->nv;
         e->nbuf--, e->frame_count--;
-        const int ret = encode_window(e);
+        const int ret = encode_window(e, 0);
         e->frame_count++;
         if (ret < 0) return ret;
         memmove(e->frames, e->frames + last, e->nv);
@@ -472,7 +476,7 @@ int pnmf_encoder_push(PnmfEncoder *e, const uint8_t *gray, ptrdiff_t stride)
         } else {
             e->cut_held = 0;
         }
-        if (e->nbuf == e->s.window) PNMF_CHECK(encode_window(e)); /* held full while undecided */
+        if (e->nbuf == e->s.window) PNMF_CHECK(encode_window(e, 1)); /* held full while undecided */
     } else if (e->s.scene_cut && e->frame_count > 0 &&
                (e->frame_count - e->last_cut >= PNMF_CUT_MIN_GAP || flat_hist(e->last_hist, e->width, e->height)) &&
                cut_from(e, e->last_gray, e->last_hist, gray, stride, hist)) {
@@ -489,7 +493,7 @@ int pnmf_encoder_push(PnmfEncoder *e, const uint8_t *gray, ptrdiff_t stride)
                            e->frames + (size_t)e->nbuf * e->nv);
     e->nbuf++;
     e->frame_count++;
-    if (e->nbuf == e->s.window && !e->cut_held) return encode_window(e);
+    if (e->nbuf == e->s.window && !e->cut_held) return encode_window(e, 1);
     return 0;
 }
 
@@ -499,7 +503,7 @@ int pnmf_encoder_finish(PnmfEncoder *e)
     if (e->finished) return PNMF_ERR_ARG;
     if (e->frame_count == 0) return fail(e, PNMF_ERR_ARG, "no frames to encode");
     if (e->cut_held) PNMF_CHECK(cut_before_last(e)); /* no frame after it: a cut */
-    if (e->nbuf) PNMF_CHECK(encode_window(e));
+    if (e->nbuf) PNMF_CHECK(encode_window(e, 0));
     int ret = pnmf_container_writer_finish(e->cw, (uint32_t)e->frame_count, e->err, sizeof(e->err));
     if (ret < 0) return fail(e, ret, "cannot finish the file");
     e->finished = 1;

@@ -63,6 +63,15 @@ static void write_sprites(Buf *b, const PnmfSpriteLayer *L, const Buf *pl)
     put_bytes(b, pl->p, pl->len);
 }
 
+size_t pnmf_sprite_poses_bytes(const PnmfSpriteLayer *L)
+{
+    Buf b = { 0 }, none = { 0 };
+    write_sprites(&b, L, &none);
+    const size_t n = b.err ? 0 : b.len;
+    pnmf_free(b.p);
+    return n;
+}
+
 /* The placements as varints. A placement is written against a placement
  * of the frame before: the one after the last referred to when it is the
  * same (a frame that repeats the one before is a run of equal bytes), else

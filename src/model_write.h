@@ -22,6 +22,11 @@ int  pnmf_model_add(PnmfWindowModel *md, int j, int i, uint32_t c, int32_t p);
  * PNMF_ERR_ARG. */
 int  pnmf_model_write(const PnmfWindowModel *md, uint8_t **buf, size_t *size);
 
+/* The bytes L's new poses take in the payload (their count, frames, boxes
+ * and masks, without the placements), as pnmf_model_write() writes them;
+ * 0 where the writer runs out of memory. */
+size_t pnmf_sprite_poses_bytes(const PnmfSpriteLayer *L);
+
 /* Where the side information of a residual layer goes: each block's bits
  * in the modes stream (its mode, a palette block's palette) and in the
  * vectors stream (a shifted block's vector, 0 for the others), each

@@ -262,6 +262,14 @@
  * without a pick) is under this many times that of the residual layer alone
  * goes on to the step pick, which weighs the two at each step. */
 #define PNMF_SPRITE_MARGIN 1.1
+/* Share of a layer's new poses' bytes credited to it against the residual layer alone where its key period goes on */
+#ifndef PNMF_SPRITE_DICT_CREDIT
+#define PNMF_SPRITE_DICT_CREDIT 1.0
+#endif
+/* ... of the poses placed at most this many times in the window (those placed more are weighed by the window itself) */
+#ifndef PNMF_SPRITE_CREDIT_PLACES
+#define PNMF_SPRITE_CREDIT_PLACES 2
+#endif
 /* A window's pose sets are weighed on its first 1 / this of frames, and
  * only the set kept is coded on to the last frame (enc_sprite.c) ... */
 #define PNMF_SPRITE_PREFIX_DIV 2

@@ -698,6 +698,70 @@ static void test_no_model_as_k0(void)
     }
 }
 
+/* ---- a dictionary that pays in later windows ---- */
+
+enum { CW = 96, CH = 64, CM = 24, CP = 12 };
+
+typedef struct { char line[4][256]; int n; } LoopLog;
+
+static void loop_log_cb(void *cookie, int level, const char *fmt, va_list ap)
+{
+    LoopLog *l = cookie;
+    char b[256];
+    (void)level;
+    vsnprintf(b, sizeof(b), fmt, ap);
+    if (strstr(b, "sprites:") && l->n < 4) memcpy(l->line[l->n++], b, sizeof(b));
+}
+
+/* A loop of CP poses, each shown in two frames in turn at one place over
+ * a textured background (its period is the window's CM frames), over
+ * three windows at -q q (k0: -k 0); the bytes. */
+static long encode_loop(int q, int k0, LoopLog *l)
+{
+    static uint8_t f[CW * CH];
+    Sprite s[CP];
+    rs = 4242;
+    for (int i = 0; i < CP; i++) make_sprite(&s[i], 15, 13, i & 1);
+    PnmfEncSettings st;
+    pnmf_enc_default_settings(&st);
+    st.window = CM, st.quality = q, st.threads = 1;
+    if (k0) st.components = 0;
+    memset(l, 0, sizeof(*l));
+    st.logger.cookie = l, st.logger.callback = loop_log_cb;
+    FILE *out = tmpfile();
+    PnmfEncoder *enc = NULL;
+    CHECK(out && pnmf_enc_open(&enc, &st, CW, CH, 20, 1, out) == 0);
+    for (int j = 0; j < 3 * CM; j++) {
+        for (int y = 0; y < CH; y++)
+            for (int x = 0; x < CW; x++) f[y * CW + x] = (uint8_t)(20 + (x * 7 + y * 13) % 40);
+        paste(f, CW, CH, &s[j / 2 % CP], 24, 40);
+        CHECK(pnmf_enc_push_frame(enc, f, CW) == 0);
+    }
+    CHECK(pnmf_enc_finish(enc) == 0);
+    pnmf_enc_close(&enc);
+    const long len = ftell(out);
+    fclose(out);
+    return len;
+}
+
+/* The loop's first window shows each pose once after the frame it is cut
+ * from, which the residual layer copies from the frame before for next to
+ * nothing: there the layer costs its masks and placements and saves
+ * nothing. Its poses are weighed with their bytes credited (the windows
+ * after it place them without sending them), so the first window keeps
+ * them and the next ones send no pose and predict every first showing. */
+static void test_loop_credit(void)
+{
+    for (int q = 30; q <= 50; q += 20) {
+        LoopLog d, k;
+        const long nd = encode_loop(q, 0, &d), nk = encode_loop(q, 1, &k);
+        printf("a loop as long as the window, -q %d: default %ld bytes, -k 0 %ld\n", q, nd, nk);
+        for (int i = 0; i < d.n; i++) printf("  %s\n", d.line[i]);
+        CHECK(d.n == 3 && strstr(d.line[0], "kept") && strstr(d.line[1], "kept") && strstr(d.line[1], " 0 new"));
+        CHECK(nd * 5 < nk * 4);
+    }
+}
+
 /* Frames whose rows lie further apart than their width (the search reads
  * them through a copy) give the same poses and placements. */
 static void test_stride(void)
@@ -894,5 +958,6 @@ int main(void)
     test_repeat_gate_lossy();
     test_tiny_poses();
     test_no_model_as_k0();
+    test_loop_credit();
     return test_summary("test_sprite_find");
 }

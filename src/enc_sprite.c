@@ -719,7 +719,12 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
                 jclear = kj.j / bj.j;
                 pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: on %d frames the layer costs %.4f times the residual layer alone",
                          e->windows, early, jclear);
-                if (fabs(jclear - 1) < PNMF_SPRITE_EARLY_TIE) skipped = jclear <= 1, bare_only = jclear > 1;
+                /* a layer that places most of its poses later in the
+                 * window (a loop whose poses come round again after the
+                 * first frames) is not foretold by them: weighed whole */
+                const PnmfSpriteLayer *L = &cand[best].spr;
+                const int late = (double)L->first[early] * m < PNMF_SPRITE_EARLY_PLACES * early * L->first[m];
+                if (fabs(jclear - 1) < PNMF_SPRITE_EARLY_TIE && !late) skipped = jclear <= 1, bare_only = jclear > 1;
                 kj.p = m, kj.h = 0, bj.p = m, bj.h = 0;
                 if (bare_only) prefix_job(&bj);
                 else prefix_jobs(e, &kj, skipped ? NULL : &bj);

@@ -287,6 +287,8 @@
 #define PNMF_SPRITE_FAMILY_TIE 0.01
 /* From -q PNMF_PICK_NO_FLOOR_Q up, off screens, a layer within this share of the residual layer alone's cost on a window's first quarter: the lower family alone coded on (enc_sprite.c) */
 #define PNMF_SPRITE_EARLY_TIE 0.05
+/* ... unless those frames hold under this share of the layer's placements per frame (enc_sprite.c) */
+#define PNMF_SPRITE_EARLY_PLACES 0.5
 /* The placements stream's writer weighs the references within this many of the expected one (sprite.c) */
 #define PNMF_PLACE_REF_SPAN 128
 /* Whether the encoder tries the intra directions (format 9, window flags

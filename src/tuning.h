@@ -267,6 +267,10 @@
 #define PNMF_SPRITE_DICT_CREDIT 1.0
 #endif
 /* ... of the poses placed at most this many times in the window (those placed more are weighed by the window itself) */
+/* Send a pose found in an earlier window and shown again, however few frames show it */
+#ifndef PNMF_SPRITE_RECUR
+#define PNMF_SPRITE_RECUR 1
+#endif
 #ifndef PNMF_SPRITE_CREDIT_PLACES
 #define PNMF_SPRITE_CREDIT_PLACES 2
 #endif

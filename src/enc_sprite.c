@@ -236,9 +236,12 @@ static int grow_slots(PnmfEncoder *e)
 {
     if (e->sfound.count <= e->slot_cap) return 0;
     int *s = pnmf_realloc(e->slot, (size_t)e->sfound.count * sizeof(int));
-    if (!s) return PNMF_ERR_NOMEM;
-    for (int i = e->slot_cap; i < e->sfound.count; i++) s[i] = -1;
-    e->slot = s, e->slot_cap = e->sfound.count;
+    if (s) e->slot = s;
+    int *t = s ? pnmf_realloc(e->found_seen, (size_t)e->sfound.count * sizeof(int)) : NULL;
+    if (!t) return PNMF_ERR_NOMEM;
+    e->found_seen = t;
+    for (int i = e->slot_cap; i < e->sfound.count; i++) s[i] = t[i] = -1;
+    e->slot_cap = e->sfound.count;
     return 0;
 }
 
@@ -281,6 +284,20 @@ typedef struct PoseRule {
     int either;       /* 1: either count reaching its bound is enough */
 } PoseRule;
 
+/* Whether found pose f, shown in the window at its source frame src alone
+ * (later: the frames after it that show it), comes round: an earlier
+ * window showed it more than the residual layer's reference frames back,
+ * so no vector reaches it, and a later window of the key period may place
+ * it (e->more). Such a pose is sent by the window where enough of them
+ * come round together (a loop longer than the window: each pose shown in
+ * one frame of each window), however few frames show it. nfound: the
+ * poses found before the window. */
+static int comes_round(const PnmfEncoder *e, int m, int nfound, int f, int src, int later)
+{
+    return e->more && f < nfound && !later && e->found_seen[f] >= 0 &&
+           e->frame_count - m + src - e->found_seen[f] > PNMF_RES_REFS;
+}
+
 static int build_layer(PnmfEncoder *e, int m, PnmfSpriteFrame *fr, const PoseRule *rule, int nfound,
                        PnmfSpriteLayer *L, int **spr_new, int *spr_nnew)
 {
@@ -310,6 +327,10 @@ static int build_layer(PnmfEncoder *e, int m, PnmfSpriteFrame *fr, const PoseRul
                 novel[f] += !pose_shown(&fr[j], q, &fr[j - 1], 1);
             }
         }
+    /* a loop: at least PNMF_SPRITE_RECUR_MIN poses come round */
+    int nround = 0;
+    for (int f = 0; f < nf; f++) nround += id[f] < 0 && src[f] >= 0 && comes_round(e, m, nfound, f, src[f], later[f]);
+    const int loop = nround >= PNMF_SPRITE_RECUR_MIN;
     const int base = e->continues ? e->sdict.count : 0;
     size_t pixels = e->continues ? e->sdict.pixels : 0;
     L->present = 1, L->m = m;
@@ -339,9 +360,7 @@ static int build_layer(PnmfEncoder *e, int m, PnmfSpriteFrame *fr, const PoseRul
             const int f = fr[j].place[q].pose;
             const int fails = rule->either ? fresh[f] < rule->fresh && novel[f] < rule->novel
                                            : fresh[f] < rule->fresh || novel[f] < rule->novel;
-            /* a pose found in an earlier window too, shown again, is sent
-             * where a later window of the key period may place it */
-            const int recurs = PNMF_SPRITE_RECUR && e->more && f < nfound;
+            const int recurs = loop && comes_round(e, m, nfound, f, src[f], later[f]);
             if (id[f] >= 0 || src[f] != j || srcq[f] != q) continue;
             if ((later[f] < PNMF_SPRITE_MIN_FRAMES - 1 || fails) && !recurs) continue;
             const PnmfSpritePose *ps = &e->sfound.pose[f];
@@ -618,6 +637,9 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
             ret = cplaced[r] = build_layer(e, m, fr, ll ? &lossless_rule : &rules[r], nfound, &cand[r].spr, &cnew[r], &cn[r]);
         if (ret >= 0 && !cplaced[r] && !cn[r] && !r) break; /* nothing placed, nothing sent */
     }
+    /* the frames that show each found pose, for the windows after */
+    for (int j = 0; ret >= 0 && j < m; j++)
+        for (int q = 0; q < fr[j].count; q++) e->found_seen[fr[j].place[q].pose] = e->frame_count - m + j;
     const int placed = cplaced[0];
     /* a layer places poses, or sends poses later windows may place */
     int has[SPRITE_RULES];

@@ -267,9 +267,9 @@
 #define PNMF_SPRITE_DICT_CREDIT 1.0
 #endif
 /* ... of the poses placed at most this many times in the window (those placed more are weighed by the window itself) */
-/* Send a pose found in an earlier window and shown again, however few frames show it */
-#ifndef PNMF_SPRITE_RECUR
-#define PNMF_SPRITE_RECUR 1
+/* A window where this many poses come round (shown in one frame, and in an earlier window past the references) sends them (enc_sprite.c) */
+#ifndef PNMF_SPRITE_RECUR_MIN
+#define PNMF_SPRITE_RECUR_MIN 8
 #endif
 #ifndef PNMF_SPRITE_CREDIT_PLACES
 #define PNMF_SPRITE_CREDIT_PLACES 2

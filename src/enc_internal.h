@@ -82,6 +82,7 @@ struct PnmfEncoder {
     PnmfSpriteDict sfound;    /* every pose found so far (ids: sprite_find's) */
     int *slot;                /* per found pose, its id in sdict, -1 if the decoder lacks it */
     int slot_cap;
+    int *found_seen;          /* per found pose, the last frame (of the clip) that showed it, -1: none */
     PnmfSpriteDict wdict;     /* sdict as the window being coded will leave it */
 
     /* references: what the decoder holds after the previous window */

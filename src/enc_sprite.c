@@ -236,9 +236,12 @@ static int grow_slots(PnmfEncoder *e)
 {
     if (e->sfound.count <= e->slot_cap) return 0;
     int *s = pnmf_realloc(e->slot, (size_t)e->sfound.count * sizeof(int));
-    if (!s) return PNMF_ERR_NOMEM;
-    for (int i = e->slot_cap; i < e->sfound.count; i++) s[i] = -1;
-    e->slot = s, e->slot_cap = e->sfound.count;
+    if (s) e->slot = s;
+    int *t = s ? pnmf_realloc(e->found_seen, (size_t)e->sfound.count * sizeof(int)) : NULL;
+    if (!t) return PNMF_ERR_NOMEM;
+    e->found_seen = t;
+    for (int i = e->slot_cap; i < e->sfound.count; i++) s[i] = t[i] = -1;
+    e->slot_cap = e->sfound.count;
     return 0;
 }
 
@@ -281,8 +284,22 @@ typedef struct PoseRule {
     int either;       /* 1: either count reaching its bound is enough */
 } PoseRule;
 
-static int build_layer(PnmfEncoder *e, int m, PnmfSpriteFrame *fr, const PoseRule *rule, PnmfSpriteLayer *L,
-                       int **spr_new, int *spr_nnew)
+/* Whether found pose f, shown in the window at its source frame src alone
+ * (later: the frames after it that show it), comes round: an earlier
+ * window showed it more than the residual layer's reference frames back,
+ * so no vector reaches it, and a later window of the key period may place
+ * it (e->more). Such a pose is sent by the window where enough of them
+ * come round together (a loop longer than the window: each pose shown in
+ * one frame of each window), however few frames show it. nfound: the
+ * poses found before the window. */
+static int comes_round(const PnmfEncoder *e, int m, int nfound, int f, int src, int later)
+{
+    return e->more && f < nfound && !later && e->found_seen[f] >= 0 &&
+           e->frame_count - m + src - e->found_seen[f] > PNMF_RES_REFS;
+}
+
+static int build_layer(PnmfEncoder *e, int m, PnmfSpriteFrame *fr, const PoseRule *rule, int nfound,
+                       PnmfSpriteLayer *L, int **spr_new, int *spr_nnew)
 {
     const int nf = e->sfound.count;
     const size_t nn = nf ? (size_t)nf : 1;
@@ -310,6 +327,10 @@ static int build_layer(PnmfEncoder *e, int m, PnmfSpriteFrame *fr, const PoseRul
                 novel[f] += !pose_shown(&fr[j], q, &fr[j - 1], 1);
             }
         }
+    /* a loop: at least PNMF_SPRITE_RECUR_MIN poses come round */
+    int nround = 0;
+    for (int f = 0; f < nf; f++) nround += id[f] < 0 && src[f] >= 0 && comes_round(e, m, nfound, f, src[f], later[f]);
+    const int loop = nround >= PNMF_SPRITE_RECUR_MIN;
     const int base = e->continues ? e->sdict.count : 0;
     size_t pixels = e->continues ? e->sdict.pixels : 0;
     L->present = 1, L->m = m;
@@ -339,7 +360,9 @@ static int build_layer(PnmfEncoder *e, int m, PnmfSpriteFrame *fr, const PoseRul
             const int f = fr[j].place[q].pose;
             const int fails = rule->either ? fresh[f] < rule->fresh && novel[f] < rule->novel
                                            : fresh[f] < rule->fresh || novel[f] < rule->novel;
-            if (id[f] >= 0 || src[f] != j || srcq[f] != q || later[f] < PNMF_SPRITE_MIN_FRAMES - 1 || fails) continue;
+            const int recurs = loop && comes_round(e, m, nfound, f, src[f], later[f]);
+            if (id[f] >= 0 || src[f] != j || srcq[f] != q) continue;
+            if ((later[f] < PNMF_SPRITE_MIN_FRAMES - 1 || fails) && !recurs) continue;
             const PnmfSpritePose *ps = &e->sfound.pose[f];
             if (base + L->npose >= PNMF_SPRITE_MAX_POSES || pixels + (size_t)ps->w * ps->h > PNMF_SPRITE_MAX_PIXELS)
                 continue; /* over a cap: left to the residual layer */
@@ -603,6 +626,7 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
     PnmfWindowModel cand[SPRITE_RULES];
     int *cnew[SPRITE_RULES] = { NULL }, cn[SPRITE_RULES] = { 0 }, cplaced[SPRITE_RULES] = { 0 };
     memset(cand, 0, sizeof(cand));
+    const int nfound = e->sfound.count; /* the poses found in earlier windows */
     int ret = find_poses(e, m, fr, &w->unrepeated);
     if (ret >= 0 && e->s.quality >= PNMF_SPRITE_TINY_Q && enc_screen_like(e))
         drop_tiny(e, m, fr);
@@ -610,10 +634,16 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
     for (int r = 0; ret >= 0 && r < nrules; r++) {
         ret = pnmf_model_alloc(&cand[r], e->rows, e->cols, e->vis_rows, e->vis_cols, m, e->s.components, 0);
         if (ret >= 0)
-            ret = cplaced[r] = build_layer(e, m, fr, ll ? &lossless_rule : &rules[r], &cand[r].spr, &cnew[r], &cn[r]);
-        if (ret >= 0 && !cplaced[r] && !r) break; /* nothing placed */
+            ret = cplaced[r] = build_layer(e, m, fr, ll ? &lossless_rule : &rules[r], nfound, &cand[r].spr, &cnew[r], &cn[r]);
+        if (ret >= 0 && !cplaced[r] && !cn[r] && !r) break; /* nothing placed, nothing sent */
     }
+    /* the frames that show each found pose, for the windows after */
+    for (int j = 0; ret >= 0 && j < m; j++)
+        for (int q = 0; q < fr[j].count; q++) e->found_seen[fr[j].place[q].pose] = e->frame_count - m + j;
     const int placed = cplaced[0];
+    /* a layer places poses, or sends poses later windows may place */
+    int has[SPRITE_RULES];
+    for (int r = 0; r < SPRITE_RULES; r++) has[r] = cplaced[r] > 0 || cn[r] > 0;
     for (int j = 0; j < m; j++) pnmf_free(fr[j].place);
     pnmf_free(fr);
     e->t_sprites += enc_now() - t0;
@@ -635,15 +665,15 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
     for (int r = 0; r < SPRITE_RULES; r++) {
         same[r] = -1;
         for (int o = 0; same[r] < 0 && o < r; o++)
-            if (cplaced[o] > 0 && cplaced[r] > 0 && cn[o] == cn[r] &&
+            if (has[o] && has[r] && cn[o] == cn[r] &&
                 !memcmp(cnew[o], cnew[r], (size_t)cn[r] * sizeof(int)))
                 same[r] = o;
     }
-    const int skip0 = !e->sprite_every_set && cplaced[1] > 0 && cplaced[2] > 0 && same[1] != 0 && same[2] != 0;
+    const int skip0 = !e->sprite_every_set && has[1] && has[2] && same[1] != 0 && same[2] != 0;
     int code[SPRITE_RULES], ncode = 0;
     for (int r = 0; r < SPRITE_RULES; r++) {
         jc[r] = -1;
-        if (!((!r && skip0) || cplaced[r] <= 0 || same[r] >= 0)) code[ncode++] = r;
+        if (!((!r && skip0) || !has[r] || same[r] >= 0)) code[ncode++] = r;
     }
     /* at -q PNMF_PICK_FLOOR the pick weighs the window with its
      * layer and without it at this step alone: where the layer costs under
@@ -684,7 +714,7 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
     const int pre = split && e->rb[2].P;
     int skipped = 0, bare_only = 0;
     double jclear = 0;
-    if (ret >= 0 && placed > 0 && ncode >= 1) {
+    if (ret >= 0 && has[0] && ncode >= 1) {
         PrefixJob kj, bj;
         int kj_on = 0, bare_on = 0;
         double jbare[2] = { 0, 0 }; /* its costs on the first split / 2 and split frames */
@@ -829,14 +859,14 @@ int pnmf_window_sprites(PnmfEncoder *e, EncWindow *w)
         }
     }
     if (best < 0) best = 0;
-    if (placed > 0)
+    if (has[0])
         pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: pose sets coded:%s%s%s", e->windows, jc[0] >= 0 ? " every" : "",
                  jc[1] >= 0 ? " fresh" : "", jc[2] >= 0 ? " moving" : "");
     PnmfWindowModel md = cand[best];
     w->spr_new = cnew[best], w->spr_nnew = cn[best];
     for (int r = 0; r < SPRITE_RULES; r++)
         if (r != best) pnmf_model_free(&cand[r]), pnmf_free(cnew[r]);
-    if (ret < 0 || placed <= 0) { /* an error, or nothing placed */
+    if (ret < 0 || !has[0]) { /* an error, or nothing placed or sent */
         pnmf_model_free(&md);
         return ret < 0 ? ret : 0;
     }

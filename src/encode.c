@@ -559,6 +559,7 @@ void pnmf_encoder_destroy(PnmfEncoder **pe)
     pnmf_sprite_dict_free(&e->wdict);
     pnmf_sprite_dict_free(&e->sfound);
     pnmf_free(e->slot);
+    pnmf_free(e->found_seen);
     pnmf_free(e->weights);
     pnmf_free(e->weights_exact);
     pnmf_free(e->tf_source);

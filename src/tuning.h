@@ -267,6 +267,10 @@
 #define PNMF_SPRITE_DICT_CREDIT 1.0
 #endif
 /* ... of the poses placed at most this many times in the window (those placed more are weighed by the window itself) */
+/* A window where this many poses come round (shown in one frame, and in an earlier window past the references) sends them (enc_sprite.c) */
+#ifndef PNMF_SPRITE_RECUR_MIN
+#define PNMF_SPRITE_RECUR_MIN 8
+#endif
 #ifndef PNMF_SPRITE_CREDIT_PLACES
 #define PNMF_SPRITE_CREDIT_PLACES 2
 #endif

@@ -19,8 +19,10 @@
  *
  * The dictionary across windows: a loop as long as the window keeps its
  * poses in the window that finds them (credited with the windows after
- * it), and a window whose placements come late is weighed whole; both
- * files under -k 0's by a margin a layer left out does not reach.
+ * it), a window whose placements come late is weighed whole, and a loop
+ * three windows long, which no window shows a pose of twice, sends the
+ * poses it finds again for the windows after; the files under -k 0's by a
+ * margin a layer left out does not reach.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -705,9 +707,9 @@ static void test_no_model_as_k0(void)
 
 /* ---- a dictionary that pays in later windows ---- */
 
-enum { CW = 96, CH = 64, CM = 24, CP = 12 };
+enum { CW = 96, CH = 64, CM = 24, CP = 12, CPL = 24 /* the long loop's poses */ };
 
-typedef struct { char line[4][256]; int n; } LoopLog;
+typedef struct { char line[12][256]; int n; } LoopLog;
 
 static void loop_log_cb(void *cookie, int level, const char *fmt, va_list ap)
 {
@@ -715,7 +717,7 @@ static void loop_log_cb(void *cookie, int level, const char *fmt, va_list ap)
     char b[256];
     (void)level;
     vsnprintf(b, sizeof(b), fmt, ap);
-    if (strstr(b, "sprites:") && l->n < 4) memcpy(l->line[l->n++], b, sizeof(b));
+    if (strstr(b, "sprites:") && l->n < 12) memcpy(l->line[l->n++], b, sizeof(b));
 }
 
 /* The pose frame j of the loop shows: CP poses, each in two frames in
@@ -723,24 +725,24 @@ static void loop_log_cb(void *cookie, int level, const char *fmt, va_list ap)
 static int loop_pose(int j) { return j / 2 % CP; }
 
 /* A clip of pose(j) in frame j at one place over a textured background,
- * none where pose(j) < 0, over three windows at -q q (k0: -k 0); the
- * bytes. */
-static long encode_loop(int (*pose)(int), int q, int k0, LoopLog *l)
+ * none where pose(j) < 0, n frames in windows of w at -q q (k0: -k 0);
+ * the bytes. */
+static long encode_loop(int (*pose)(int), int w, int n, int q, int k0, LoopLog *l)
 {
     static uint8_t f[CW * CH];
-    Sprite s[CP];
+    Sprite s[CPL];
     rs = 4242;
-    for (int i = 0; i < CP; i++) make_sprite(&s[i], 15, 13, i & 1);
+    for (int i = 0; i < CPL; i++) make_sprite(&s[i], 15, 13, i & 1);
     PnmfEncSettings st;
     pnmf_enc_default_settings(&st);
-    st.window = CM, st.quality = q, st.threads = 1;
+    st.window = w, st.quality = q, st.threads = 1;
     if (k0) st.components = 0;
     memset(l, 0, sizeof(*l));
     st.logger.cookie = l, st.logger.callback = loop_log_cb;
     FILE *out = tmpfile();
     PnmfEncoder *enc = NULL;
     CHECK(out && pnmf_enc_open(&enc, &st, CW, CH, 20, 1, out) == 0);
-    for (int j = 0; j < 3 * CM; j++) {
+    for (int j = 0; j < n; j++) {
         for (int y = 0; y < CH; y++)
             for (int x = 0; x < CW; x++) f[y * CW + x] = (uint8_t)(20 + (x * 7 + y * 13) % 40);
         if (pose(j) >= 0) paste(f, CW, CH, &s[pose(j)], 24, 40);
@@ -763,7 +765,7 @@ static void test_loop_credit(void)
 {
     for (int q = 30; q <= 50; q += 20) {
         LoopLog d, k;
-        const long nd = encode_loop(loop_pose, q, 0, &d), nk = encode_loop(loop_pose, q, 1, &k);
+        const long nd = encode_loop(loop_pose, CM, 3 * CM, q, 0, &d), nk = encode_loop(loop_pose, CM, 3 * CM, q, 1, &k);
         printf("a loop as long as the window, -q %d: default %ld bytes, -k 0 %ld\n", q, nd, nk);
         for (int i = 0; i < d.n; i++) printf("  %s\n", d.line[i]);
         CHECK(d.n == 3 && strstr(d.line[0], "kept") && strstr(d.line[1], "kept") && strstr(d.line[1], " 0 new"));
@@ -788,10 +790,31 @@ static int late_pose(int j)
 static void test_late_places(void)
 {
     LoopLog d, k;
-    const long nd = encode_loop(late_pose, 40, 0, &d), nk = encode_loop(late_pose, 40, 1, &k);
+    const long nd = encode_loop(late_pose, CM, 3 * CM, 40, 0, &d), nk = encode_loop(late_pose, CM, 3 * CM, 40, 1, &k);
     printf("poses that come round late in a window, -q 40: default %ld bytes, -k 0 %ld\n", nd, nk);
     for (int i = 0; i < d.n; i++) printf("  %s\n", d.line[i]);
     CHECK(d.n == 3 && strstr(d.line[1], "kept") && strstr(d.line[1], " 0 new"));
+    CHECK(nd * 10 < nk * 9);
+}
+
+/* CPL poses, one a frame in turn: a loop three windows of 8 frames long,
+ * longer than the 16 reference frames. */
+static int long_pose(int j) { return j % CPL; }
+
+/* No window shows a pose in two frames: the fourth window finds the
+ * first window's poses again and sends them, and the seventh to ninth
+ * windows place them. */
+static void test_long_loop(void)
+{
+    LoopLog d, k;
+    const long nd = encode_loop(long_pose, 8, 3 * CPL, 30, 0, &d), nk = encode_loop(long_pose, 8, 3 * CPL, 30, 1, &k);
+    printf("a loop of three windows, -q 30: default %ld bytes, -k 0 %ld\n", nd, nk);
+    int placing = 0;
+    for (int i = 0; i < d.n; i++) {
+        printf("  %s\n", d.line[i]);
+        placing += strstr(d.line[i], " 8 placed, 0 new") && strstr(d.line[i], "kept");
+    }
+    CHECK(placing == 3);
     CHECK(nd * 10 < nk * 9);
 }
 
@@ -993,5 +1016,6 @@ int main(void)
     test_no_model_as_k0();
     test_loop_credit();
     test_late_places();
+    test_long_loop();
     return test_summary("test_sprite_find");
 }

@@ -236,8 +236,9 @@ static int grow_slots(PnmfEncoder *e)
 {
     if (e->sfound.count <= e->slot_cap) return 0;
     int *s = pnmf_realloc(e->slot, (size_t)e->sfound.count * sizeof(int));
-    if (s) e->slot = s;
-    int *t = s ? pnmf_realloc(e->found_seen, (size_t)e->sfound.count * sizeof(int)) : NULL;
+    if (!s) return PNMF_ERR_NOMEM;
+    e->slot = s;
+    int *t = pnmf_realloc(e->found_seen, (size_t)e->sfound.count * sizeof(int));
     if (!t) return PNMF_ERR_NOMEM;
     e->found_seen = t;
     for (int i = e->slot_cap; i < e->sfound.count; i++) s[i] = t[i] = -1;
@@ -360,9 +361,9 @@ static int build_layer(PnmfEncoder *e, int m, PnmfSpriteFrame *fr, const PoseRul
             const int f = fr[j].place[q].pose;
             const int fails = rule->either ? fresh[f] < rule->fresh && novel[f] < rule->novel
                                            : fresh[f] < rule->fresh || novel[f] < rule->novel;
-            const int recurs = loop && comes_round(e, m, nfound, f, src[f], later[f]);
             if (id[f] >= 0 || src[f] != j || srcq[f] != q) continue;
-            if ((later[f] < PNMF_SPRITE_MIN_FRAMES - 1 || fails) && !recurs) continue;
+            if ((later[f] < PNMF_SPRITE_MIN_FRAMES - 1 || fails) && !(loop && comes_round(e, m, nfound, f, j, later[f])))
+                continue;
             const PnmfSpritePose *ps = &e->sfound.pose[f];
             if (base + L->npose >= PNMF_SPRITE_MAX_POSES || pixels + (size_t)ps->w * ps->h > PNMF_SPRITE_MAX_PIXELS)
                 continue; /* over a cap: left to the residual layer */

@@ -598,7 +598,8 @@ static void make_sets_clip(uint8_t f[EM][EW * EH], int nstill)
     }
 }
 
-typedef struct { char line[256]; int n; } Log;
+/* The log's sprite lines, one a window: n of them, the first 12 kept. */
+typedef struct { char line[12][256]; int n; } Log;
 
 static void log_cb(void *cookie, int level, const char *fmt, va_list ap)
 {
@@ -606,10 +607,13 @@ static void log_cb(void *cookie, int level, const char *fmt, va_list ap)
     char b[256];
     (void)level;
     vsnprintf(b, sizeof(b), fmt, ap);
-    if (strstr(b, "sprites:")) memcpy(l->line, b, sizeof(b)), l->n++;
+    if (strstr(b, "sprites:")) {
+        if (l->n < 12) memcpy(l->line[l->n], b, sizeof(b));
+        l->n++;
+    }
 }
 
-/* The clip's bytes at -q q in one window, the sprite line of the log in *l. */
+/* The clip's bytes at -q q in one window, the log's sprite line in *l. */
 static long encode_sets(uint8_t f[EM][EW * EH], int q, int every, Log *l, uint8_t **bytes)
 {
     PnmfEncSettings s;
@@ -643,13 +647,13 @@ static void test_pose_sets(void)
             uint8_t *pa, *pb;
             const long na = encode_sets(f, q, 0, &a, &pa), nb = encode_sets(f, q, 1, &b, &pb);
             printf("pose sets, %d still sprites, -q %d: %s; every set coded: %ld bytes, the sets coded: %ld\n", nstill,
-                   q, b.line, nb, na);
-            CHECK(a.n == 1 && b.n == 1 && strstr(b.line, "kept"));
+                   q, b.line[0], nb, na);
+            CHECK(a.n == 1 && b.n == 1 && strstr(b.line[0], "kept"));
             /* where coding every set keeps a smaller one, the sets coded
              * (every pose placed twice left out) keep the same, byte for byte */
-            if (strstr(b.line, "fresh") || strstr(b.line, "moving")) {
+            if (strstr(b.line[0], "fresh") || strstr(b.line[0], "moving")) {
                 smaller++;
-                CHECK(!strcmp(a.line, b.line));
+                CHECK(!strcmp(a.line[0], b.line[0]));
                 CHECK(na == nb && !memcmp(pa, pb, (size_t)na));
             }
             free(pa), free(pb);
@@ -709,17 +713,6 @@ static void test_no_model_as_k0(void)
 
 enum { CW = 96, CH = 64, CM = 24, CP = 12, CPL = 24 /* the long loop's poses */ };
 
-typedef struct { char line[12][256]; int n; } LoopLog;
-
-static void loop_log_cb(void *cookie, int level, const char *fmt, va_list ap)
-{
-    LoopLog *l = cookie;
-    char b[256];
-    (void)level;
-    vsnprintf(b, sizeof(b), fmt, ap);
-    if (strstr(b, "sprites:") && l->n < 12) memcpy(l->line[l->n++], b, sizeof(b));
-}
-
 /* The pose frame j of the loop shows: CP poses, each in two frames in
  * turn (the period is the window's CM frames). */
 static int loop_pose(int j) { return j / 2 % CP; }
@@ -727,7 +720,7 @@ static int loop_pose(int j) { return j / 2 % CP; }
 /* A clip of pose(j) in frame j at one place over a textured background,
  * none where pose(j) < 0, n frames in windows of w at -q q (k0: -k 0);
  * the bytes. */
-static long encode_loop(int (*pose)(int), int w, int n, int q, int k0, LoopLog *l)
+static long encode_loop(int (*pose)(int), int w, int n, int q, int k0, Log *l)
 {
     static uint8_t f[CW * CH];
     Sprite s[CPL];
@@ -738,7 +731,7 @@ static long encode_loop(int (*pose)(int), int w, int n, int q, int k0, LoopLog *
     st.window = w, st.quality = q, st.threads = 1;
     if (k0) st.components = 0;
     memset(l, 0, sizeof(*l));
-    st.logger.cookie = l, st.logger.callback = loop_log_cb;
+    st.logger.cookie = l, st.logger.callback = log_cb;
     FILE *out = tmpfile();
     PnmfEncoder *enc = NULL;
     CHECK(out && pnmf_enc_open(&enc, &st, CW, CH, 20, 1, out) == 0);
@@ -764,7 +757,7 @@ static long encode_loop(int (*pose)(int), int w, int n, int q, int k0, LoopLog *
 static void test_loop_credit(void)
 {
     for (int q = 30; q <= 50; q += 20) {
-        LoopLog d, k;
+        Log d, k;
         const long nd = encode_loop(loop_pose, CM, 3 * CM, q, 0, &d), nk = encode_loop(loop_pose, CM, 3 * CM, q, 1, &k);
         printf("a loop as long as the window, -q %d: default %ld bytes, -k 0 %ld\n", q, nd, nk);
         for (int i = 0; i < d.n; i++) printf("  %s\n", d.line[i]);
@@ -789,7 +782,7 @@ static int late_pose(int j)
  * weighed on the whole window, where it pays. */
 static void test_late_places(void)
 {
-    LoopLog d, k;
+    Log d, k;
     const long nd = encode_loop(late_pose, CM, 3 * CM, 40, 0, &d), nk = encode_loop(late_pose, CM, 3 * CM, 40, 1, &k);
     printf("poses that come round late in a window, -q 40: default %ld bytes, -k 0 %ld\n", nd, nk);
     for (int i = 0; i < d.n; i++) printf("  %s\n", d.line[i]);
@@ -806,7 +799,7 @@ static int long_pose(int j) { return j % CPL; }
  * windows place them. */
 static void test_long_loop(void)
 {
-    LoopLog d, k;
+    Log d, k;
     const long nd = encode_loop(long_pose, 8, 3 * CPL, 30, 0, &d), nk = encode_loop(long_pose, 8, 3 * CPL, 30, 1, &k);
     printf("a loop of three windows, -q 30: default %ld bytes, -k 0 %ld\n", nd, nk);
     int placing = 0;
@@ -940,8 +933,8 @@ static int tiny_placed(uint8_t f[EM][EW * EH], int q)
     encode_sets(f, q, 0, &l, &bytes);
     free(bytes);
     int n = -1;
-    const char *at = strstr(l.line, "sprites: ");
-    CHECK_MSG(l.n == 1 && at && sscanf(at, "sprites: %d placed", &n) == 1, "log: %s", l.line);
+    const char *at = strstr(l.line[0], "sprites: ");
+    CHECK_MSG(l.n == 1 && at && sscanf(at, "sprites: %d placed", &n) == 1, "log: %s", l.line[0]);
     return n;
 }
 

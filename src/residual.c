@@ -300,8 +300,23 @@ static void subpel_sharp(const uint8_t *R, int rows, int cols, int y0, int y1, i
     /* every tap's sample inside the frame: rows of 8 in 16 bits (a row's
      * sum is within -20 * 255 .. 84 * 255), the columns' sums in 32 */
     if (w == PNMF_RES_BLOCK && y0 + iy - 2 >= 0 && y1 + iy + 3 <= rows && x0 + ix - 2 >= 0 && x1 + ix + 3 <= cols) {
-        const __m128i zero = _mm_setzero_si128();
+        const __m128i zero = _mm_setzero_si128(), r32 = _mm_set1_epi16(32);
         __m128i t[PNMF_RES_BLOCK + 5], kh[6], kv[3];
+        if (!fy || !fx) { /* one filter of 64 (0 * taps + 64 * u + 2048) >> 12 = (u + 32) >> 6, u in 16 bits */
+            const int16_t *kk = fy ? ky : kx;
+            for (int k = 0; k < 6; k++) kh[k] = _mm_set1_epi16(kk[k]);
+            const size_t dk = fy ? (size_t)cols : 1; /* the taps down a column or along a row */
+            for (int y = 0; y < h; y++) {
+                const uint8_t *a = R + (size_t)(y0 + y + iy) * cols + x0 + ix - 2 * dk;
+                __m128i s = r32;
+                for (int k = 0; k < 6; k++)
+                    s = _mm_add_epi16(s, _mm_mullo_epi16(_mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(a + k * dk)),
+                                                                           zero),
+                                                         kh[k]));
+                _mm_storel_epi64((__m128i *)(pred + y * PNMF_RES_BLOCK), _mm_packus_epi16(_mm_srai_epi16(s, 6), zero));
+            }
+            return;
+        }
         for (int k = 0; k < 6; k++) kh[k] = _mm_set1_epi16(kx[k]);
         for (int k = 0; k < 3; k++)
             kv[k] = _mm_set1_epi32((int)((uint32_t)(uint16_t)ky[2 * k] | (uint32_t)(uint16_t)ky[2 * k + 1] << 16));

@@ -15,7 +15,7 @@
 
 #include "pnmf/pnmf.h"
 
-#define PNMF_FORMAT_VERSION 15         /* what this writer writes */
+#define PNMF_FORMAT_VERSION 16         /* what this writer writes */
 #define PNMF_MIN_READER_WRITTEN 13     /* the min_reader_version it writes: its range-coded streams adapt as
                                         * format 13 defines (raised by pnmf_container_writer_need_reader()) */
 #define PNMF_MIN_READER_V9 9           /* ... raised to this by a window with sub-pixel vectors, the deblocking
@@ -25,7 +25,8 @@
 #define PNMF_MIN_READER_V12 12         /* ... and to this by a window with compound prediction (bit 17) */
 #define PNMF_MIN_READER_V14 14         /* ... and to this by a window with weighted prediction (bit 18) */
 #define PNMF_MIN_READER_V15 15         /* ... and to this by a window coded out of order (bit 19) */
-#define PNMF_READER_VERSION 15         /* the newest format this reader reads */
+#define PNMF_MIN_READER_V16 16         /* ... and to this by a window of sharp interpolation (bit 20) */
+#define PNMF_READER_VERSION 16         /* the newest format this reader reads */
 #define PNMF_OLDEST_VERSION 2          /* the oldest format this reader reads */
 
 /* Limits checked before anything read from a file is used (docs/format.md). */

@@ -60,6 +60,7 @@ struct PnmfEncoder {
     uint8_t *weights;         /* its block weights (pnmf_window_weights), made once a window */
     uint8_t *weights_exact;   /* the same without the moved blocks' (an exact coding's), or NULL: weights */
     int subpel;               /* its shifted blocks move by quarter samples (window flags bit 6) */
+    int sharp;                /* ... interpolated by the 6-tap filter (window flags bit 20, sharp_trial()) */
     int order;                /* its frames are coded out of order in groups of this many (window
                                * flags bit 19, enc_order.c; e->frames hold them in coding order), 0: not */
     uint8_t *tf_source;       /* its first frame's source where filter_first() filtered it, else unused */

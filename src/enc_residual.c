@@ -222,6 +222,38 @@ static int deblock_pays(const PnmfResidual *r, int j, const uint8_t *src, const 
     return 1;
 }
 
+/* Which filter a window of quarter-sample vectors interpolates with: its
+ * first frames coded both ways, the residual layer alone at -q's step on
+ * PNMF_SHARP_TRIAL_FRAMES frames, the lower
+ * squared error + lambda * bits wins. The 6-tap filter keeps the edges of
+ * text and line art that bend and the detail of film; the bilinear one
+ * smooths a camera's noise and a render's aliasing out of the references
+ * (docs/measurements.md, "Sharp interpolation"). Sets e->sharp. */
+static int sharp_trial(PnmfEncoder *e, int m)
+{
+    const int p = m < PNMF_SHARP_TRIAL_FRAMES ? m : PNMF_SHARP_TRIAL_FRAMES;
+    const int step16 = pnmf_residual_step(e->s.quality);
+    PnmfWindowModel md;
+    PNMF_CHECK(pnmf_model_alloc(&md, e->rows, e->cols, e->vis_rows, e->vis_cols, m, 1, 0));
+    double j[2] = { 0, 0 };
+    int ret = 0;
+    e->tf_on = 0; /* filter_first() decides it after this */
+    for (int s = 0; s < 2 && ret >= 0; s++) {
+        e->sharp = s;
+        ResRun run;
+        ret = pnmf_res_run_start(&run, e, &e->rb[0], &md, m, step16);
+        if (ret < 0) break;
+        ret = pnmf_res_run_frames(&run, p);
+        if (ret >= 0) ret = pnmf_res_run_cost(&run, &j[s], NULL);
+        pnmf_res_run_end(&run);
+    }
+    pnmf_model_free(&md);
+    e->sharp = ret >= 0 && j[1] < j[0];
+    pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: on %d frames, the 6-tap filter costs %.4f times the bilinear: %s",
+             e->windows, p, j[0] > 0 ? j[1] / j[0] : 0.0, e->sharp ? "6-tap" : "bilinear");
+    return ret;
+}
+
 /* The window's block weights (e->weights; residual.h, enc_weight), from
  * its source frames: the same for every coding of the window. */
 int pnmf_window_weights(PnmfEncoder *e, int m)
@@ -255,7 +287,9 @@ int pnmf_window_weights(PnmfEncoder *e, int m)
         if (!(e->weights_exact = pnmf_malloc_array((size_t)m, nb))) return PNMF_ERR_NOMEM;
         memcpy(e->weights_exact, e->weights, (size_t)m * nb);
     }
-    return pnmf_residual_match_weights(e->frames, m, e->nv, e->vis_rows, e->vis_cols, e->weights);
+    PNMF_CHECK(pnmf_residual_match_weights(e->frames, m, e->nv, e->vis_rows, e->vis_cols, e->weights));
+    e->sharp = PNMF_SHARP_ENCODE == 1 && e->subpel;
+    return PNMF_SHARP_ENCODE == 2 && e->subpel && e->s.quality > 0 && m >= 2 ? sharp_trial(e, m) : 0;
 }
 
 /* The step of a cascade's finer frames (window flags bit 12): step16
@@ -339,6 +373,7 @@ int pnmf_res_run_start(ResRun *run, const PnmfEncoder *e, ResBufs *rb, PnmfWindo
     PNMF_CHECK(pnmf_residual_alloc(&md->res, m, e->vis_rows, e->vis_cols, step16, key16));
     md->res.continues = e->continues;
     md->res.subpel = e->subpel;
+    md->res.sharp = e->subpel && e->sharp;
     md->res.enc_pre_at = enc_pick_prefix(m); /* the step pick weighs its first frames alone */
     md->res.nbctx = 1; /* window flags bit 14, which the writer keeps where it pays */
     md->res.median = 1; /* and bit 15 */

@@ -272,6 +272,8 @@ static int write_window(PnmfEncoder *e, EncWindow *w)
         bi |= ok && (wfl & PNMF_FLAG_BI); /* bit 17 a v12 reader */
         wp |= ok && (wfl & PNMF_FLAG_WEIGHTS); /* bit 18 a v14 reader */
     }
+    if (ret >= 0 && w->md.res.subpel && w->md.res.sharp) /* bit 20 */
+        pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V16);
     if (ret >= 0 && w->md.res.order) pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V15); /* bit 19 */
     if (ret >= 0 && wp) pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V14);
     if (ret >= 0 && bi) pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V12);

@@ -794,7 +794,8 @@ int pnmf_model_read_keep(int version, const uint8_t *buf, size_t size, int rows,
                            (version >= 9 ? PNMF_FLAG_CTXLEVELS | PNMF_FLAG_INTRA | PNMF_FLAG_SPRMASKS | PNMF_FLAG_PALETTE : 0) |
                            (version >= 9 ? PNMF_FLAG_CASCADE | PNMF_FLAG_NBCTX : 0) | (version >= 10 ? PNMF_FLAG_MEDIAN : 0) |
                            (version >= 11 ? PNMF_FLAG_SPRPLACES : 0) | (version >= 12 ? PNMF_FLAG_BI : 0) |
-                           (version >= 14 ? PNMF_FLAG_WEIGHTS : 0) | (version >= 15 ? PNMF_FLAG_ORDER : 0);
+                           (version >= 14 ? PNMF_FLAG_WEIGHTS : 0) | (version >= 15 ? PNMF_FLAG_ORDER : 0) |
+                           (version >= 16 ? PNMF_FLAG_SHARP : 0);
     if (v & ~known) {
         pnmf_set_err(err, errlen, "window flags 0x%llx: unknown features", (unsigned long long)v);
         return PNMF_ERR_CORRUPT;
@@ -819,6 +820,7 @@ int pnmf_model_read_keep(int version, const uint8_t *buf, size_t size, int rows,
         { PNMF_FLAG_BI, PNMF_FLAG_RESIDUAL, "compound prediction without a residual layer" },
         { PNMF_FLAG_WEIGHTS, PNMF_FLAG_RESIDUAL, "weighted prediction without a residual layer" },
         { PNMF_FLAG_ORDER, PNMF_FLAG_CASCADE, "a coding order without a step cascade" },
+        { PNMF_FLAG_SHARP, PNMF_FLAG_SUBPEL, "sharp interpolation without sub-pixel vectors" },
         { PNMF_FLAG_SPRMASKS, PNMF_FLAG_SPRITES, "context-coded masks without a sprite layer" },
         { PNMF_FLAG_SPRPLACES, PNMF_FLAG_SPRITES, "context-coded placements without a sprite layer" },
     };
@@ -827,7 +829,7 @@ int pnmf_model_read_keep(int version, const uint8_t *buf, size_t size, int rows,
             pnmf_set_err(err, errlen, "window flags 0x%llx: %s", (unsigned long long)v, rule[i].what);
             return PNMF_ERR_CORRUPT;
         }
-    const int subpel = !!(v & PNMF_FLAG_SUBPEL), deblock = !!(v & PNMF_FLAG_DEBLOCK);
+    const int subpel = !!(v & PNMF_FLAG_SUBPEL), deblock = !!(v & PNMF_FLAG_DEBLOCK), sharp = !!(v & PNMF_FLAG_SHARP);
     const int tx8 = !!(v & PNMF_FLAG_TX8), idir = !!(v & PNMF_FLAG_INTRA), palette = !!(v & PNMF_FLAG_PALETTE);
     const int has_residual = (int)(v & PNMF_FLAG_RESIDUAL), continues = !!(v & PNMF_FLAG_CONTINUES);
     const int sprites = !!(v & PNMF_FLAG_SPRITES);
@@ -1008,6 +1010,7 @@ int pnmf_model_read_keep(int version, const uint8_t *buf, size_t size, int rows,
                             median, bi, weights, keep, &md->res, err, errlen);
         if (ret < 0) goto fail;
         md->res.deblock = deblock;
+        md->res.sharp = sharp;
     }
     if (r.p != r.end) FAIL("%zu unexpected bytes after the window payload", (size_t)(r.end - r.p));
     return 0;

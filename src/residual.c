@@ -280,13 +280,104 @@ static inline void copy_row(uint8_t *dst, const uint8_t *src, int w)
     else memcpy(dst, src, (size_t)w);
 }
 
+/* Window flags bit 20: the 6-tap filter's taps (out of 64) by quarter
+ * position f, on the whole samples at offsets -2..3 from the position's
+ * own; the half sample is H.264's, the quarters its half averaged with
+ * the nearer whole sample in one filter. */
+static const int16_t sharp_taps[4][6] = {
+    { 0, 0, 64, 0, 0, 0 }, { 1, -5, 52, 20, -5, 1 }, { 2, -10, 40, 40, -10, 2 }, { 1, -5, 20, 52, -5, 1 },
+};
+
+/* The sharp quarter-sample prediction: the rows' horizontal sums t kept
+ * whole, then (sum of the columns' taps times t + 2048) >> 12, clamped to
+ * 0..255 (a negative sum is 0); coordinates clamped to the frame. */
+static void subpel_sharp(const uint8_t *R, int rows, int cols, int y0, int y1, int x0, int x1, int fy, int fx, int iy,
+                         int ix, uint8_t *pred)
+{
+    const int16_t *ky = sharp_taps[fy], *kx = sharp_taps[fx];
+    const int h = y1 - y0, w = x1 - x0;
+#if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
+    /* every tap's sample inside the frame: rows of 8 in 16 bits (a row's
+     * sum is within -20 * 255 .. 84 * 255), the columns' sums in 32 */
+    if (w == PNMF_RES_BLOCK && y0 + iy - 2 >= 0 && y1 + iy + 3 <= rows && x0 + ix - 2 >= 0 && x1 + ix + 3 <= cols) {
+        const __m128i zero = _mm_setzero_si128(), r32 = _mm_set1_epi16(32);
+        __m128i t[PNMF_RES_BLOCK + 5], kh[6], kv[3];
+        if (!fy || !fx) { /* one filter of 64 (0 * taps + 64 * u + 2048) >> 12 = (u + 32) >> 6, u in 16 bits */
+            const int16_t *kk = fy ? ky : kx;
+            for (int k = 0; k < 6; k++) kh[k] = _mm_set1_epi16(kk[k]);
+            const size_t dk = fy ? (size_t)cols : 1; /* the taps down a column or along a row */
+            for (int y = 0; y < h; y++) {
+                const uint8_t *a = R + (size_t)(y0 + y + iy) * cols + x0 + ix - 2 * dk;
+                __m128i s = r32;
+                for (int k = 0; k < 6; k++)
+                    s = _mm_add_epi16(s, _mm_mullo_epi16(_mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(a + k * dk)),
+                                                                           zero),
+                                                         kh[k]));
+                _mm_storel_epi64((__m128i *)(pred + y * PNMF_RES_BLOCK), _mm_packus_epi16(_mm_srai_epi16(s, 6), zero));
+            }
+            return;
+        }
+        for (int k = 0; k < 6; k++) kh[k] = _mm_set1_epi16(kx[k]);
+        for (int k = 0; k < 3; k++)
+            kv[k] = _mm_set1_epi32((int)((uint32_t)(uint16_t)ky[2 * k] | (uint32_t)(uint16_t)ky[2 * k + 1] << 16));
+        for (int i = 0; i < h + 5; i++) {
+            const uint8_t *a = R + (size_t)(y0 + iy - 2 + i) * cols + x0 + ix - 2;
+            __m128i s = _mm_mullo_epi16(_mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)a), zero), kh[0]);
+            for (int k = 1; k < 6; k++)
+                s = _mm_add_epi16(s, _mm_mullo_epi16(_mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(a + k)), zero),
+                                                     kh[k]));
+            t[i] = s;
+        }
+        const __m128i rnd = _mm_set1_epi32(2048);
+        for (int y = 0; y < h; y++) {
+            __m128i lo = rnd, hi = rnd;
+            for (int k = 0; k < 3; k++) { /* rows y + 2k and y + 2k + 1, a pair of taps a lane */
+                lo = _mm_add_epi32(lo, _mm_madd_epi16(_mm_unpacklo_epi16(t[y + 2 * k], t[y + 2 * k + 1]), kv[k]));
+                hi = _mm_add_epi32(hi, _mm_madd_epi16(_mm_unpackhi_epi16(t[y + 2 * k], t[y + 2 * k + 1]), kv[k]));
+            }
+            const __m128i v = _mm_packs_epi32(_mm_srai_epi32(lo, 12), _mm_srai_epi32(hi, 12));
+            _mm_storel_epi64((__m128i *)(pred + y * PNMF_RES_BLOCK), _mm_packus_epi16(v, zero));
+        }
+        return;
+    }
+#endif
+    int32_t t[(PNMF_RES_BLOCK + 5) * PNMF_RES_BLOCK];
+    int xs[PNMF_RES_BLOCK + 5];
+    for (int k = 0; k < w + 5; k++) {
+        const int sx = x0 + ix - 2 + k;
+        xs[k] = sx < 0 ? 0 : sx >= cols ? cols - 1 : sx;
+    }
+    for (int i = 0; i < h + 5; i++) {
+        int sy = y0 + iy - 2 + i;
+        sy = sy < 0 ? 0 : sy >= rows ? rows - 1 : sy;
+        const uint8_t *a = R + (size_t)sy * cols;
+        for (int x = 0; x < w; x++) {
+            int32_t s = 0;
+            for (int k = 0; k < 6; k++) s += kx[k] * a[xs[x + k]];
+            t[i * PNMF_RES_BLOCK + x] = s;
+        }
+    }
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            int32_t s = 2048;
+            for (int k = 0; k < 6; k++) s += ky[k] * t[(y + k) * PNMF_RES_BLOCK + x];
+            s = s < 0 ? 0 : s >> 12;
+            pred[y * PNMF_RES_BLOCK + x] = (uint8_t)(s > 255 ? 255 : s);
+        }
+}
+
 /* The quarter-sample prediction (residual.h): bilinear between the four
- * whole samples around each position, coordinates clamped to the frame. */
+ * whole samples around each position, coordinates clamped to the frame;
+ * or the sharp filter's. */
 void pnmf_residual_subpel(const uint8_t *R, int rows, int cols, int y0, int y1, int x0, int x1, int qy, int qx,
-                          uint8_t *pred)
+                          int sharp, uint8_t *pred)
 {
     /* qy = 4 iy + fy, fy in 0..3 (the same for every sample) */
     const int fy = (qy % 4 + 4) % 4, fx = (qx % 4 + 4) % 4, iy = (qy - fy) / 4, ix = (qx - fx) / 4;
+    if (sharp && (fy || fx)) { /* a whole vector: both filters copy */
+        subpel_sharp(R, rows, cols, y0, y1, x0, x1, fy, fx, iy, ix, pred);
+        return;
+    }
     const int wa = (4 - fy) * (4 - fx), wb = (4 - fy) * fx, wc = fy * (4 - fx), wd = fy * fx;
     const int w = x1 - x0;
 #if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
@@ -368,11 +459,11 @@ void pnmf_residual_subpel(const uint8_t *R, int rows, int cols, int y0, int y1, 
 /* The average of two single predictions (residual.h), rounded up at
  * halves: (a + b + 1) >> 1 is what the SSE2 average computes. */
 void pnmf_residual_compound(const uint8_t *R1, int qy1, int qx1, const uint8_t *R2, int qy2, int qx2, int rows,
-                            int cols, int y0, int y1, int x0, int x1, uint8_t *pred)
+                            int cols, int y0, int y1, int x0, int x1, int sharp, uint8_t *pred)
 {
     uint8_t p2[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
-    pnmf_residual_subpel(R1, rows, cols, y0, y1, x0, x1, qy1, qx1, pred);
-    pnmf_residual_subpel(R2, rows, cols, y0, y1, x0, x1, qy2, qx2, p2);
+    pnmf_residual_subpel(R1, rows, cols, y0, y1, x0, x1, qy1, qx1, sharp, pred);
+    pnmf_residual_subpel(R2, rows, cols, y0, y1, x0, x1, qy2, qx2, sharp, p2);
     const int n = (y1 - y0) * PNMF_RES_BLOCK;
 #if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
     for (int i = 0; i < n; i += 16) { /* rows past the block's width are scratch: averaged all the same */
@@ -390,8 +481,8 @@ void pnmf_residual_predict(int mode, const uint8_t *P, const uint8_t *Pp, const 
                            const uint8_t *D, int rows, int cols, int y0, int y1, int x0, int x1, int dy, int dx,
                            uint8_t *pred)
 {
-    if (mode == PNMF_RES_SHIFTED_QPEL) {
-        pnmf_residual_subpel(Dr, rows, cols, y0, y1, x0, x1, dy, dx, pred);
+    if (mode == PNMF_RES_SHIFTED_QPEL || mode == PNMF_RES_SHIFTED_SHARP) {
+        pnmf_residual_subpel(Dr, rows, cols, y0, y1, x0, x1, dy, dx, mode == PNMF_RES_SHIFTED_SHARP, pred);
         return;
     }
     if (mode >= PNMF_RES_INTRA_DC) {
@@ -562,7 +653,7 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
         if (bi) { /* not a copy: the average of two predictions, made here */
             const int u = r->subpel ? 1 : 4, s1 = frac ? 1 : 4; /* both vectors in quarter samples */
             pnmf_residual_compound(Dr, dy * s1, dx * s1, ref[r->mvbi[vi] - 1], r->mv2[2 * vi] * u,
-                                   r->mv2[2 * vi + 1] * u, rows, cols, y0, y1, x0, x1, pred);
+                                   r->mv2[2 * vi + 1] * u, rows, cols, y0, y1, x0, x1, r->sharp, pred);
             frac = 2;
         }
         if (mode == PNMF_RES_PREVIOUS && (gy || gx)) /* the previous frame, displaced */
@@ -586,7 +677,7 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
             if (frac == 2) /* compound: made above */
                 ;
             else if (frac) /* a quarter-sample vector (window flags bit 6) */
-                pnmf_residual_subpel(Dr, rows, cols, y0, y1, x0, x1, dy, dx, pred);
+                pnmf_residual_subpel(Dr, rows, cols, y0, y1, x0, x1, dy, dx, r->sharp, pred);
             else if (mode != PNMF_RES_SPATIAL)
                 pnmf_residual_predict(mode, P, Pp, Dp, Dr, D, rows, cols, y0, y1, x0, x1, dy, dx, pred);
             pnmf_lx_block(lx, j, modes[b], mode == PNMF_RES_SPATIAL ? NULL : pred, D, y0, y1, x0, x1, (int16_t *)lev);
@@ -650,7 +741,7 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
             continue;
         }
         if (frac == 1)
-            pnmf_residual_subpel(Dr, rows, cols, y0, y1, x0, x1, dy, dx, pred);
+            pnmf_residual_subpel(Dr, rows, cols, y0, y1, x0, x1, dy, dx, r->sharp, pred);
         else if (frac)
             ; /* compound: made above */
         else if (dir)

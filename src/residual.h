@@ -62,6 +62,8 @@
 #define PNMF_RES_QPEL_MAX_MV (4 * PNMF_RES_MAX_MV) /* the same in quarter samples (window flags bit 6) */
 #define PNMF_RES_SHIFTED_QPEL 12  /* not a mode byte: prediction 4 at a quarter-sample vector, for
                                    * pnmf_residual_predict() */
+#define PNMF_RES_SHIFTED_SHARP 44 /* not a mode byte either: the same under window flags bit 20 (bits 0-2
+                                   * and 3 as PNMF_RES_SHIFTED_QPEL's) */
 #define PNMF_RES_MOTIONS   4      /* the encoder's candidate motions from the last frame */
 #define PNMF_RES_REFS      16     /* a shifted block's reference: D_{j-1} .. D_{j-16} (format 2: .. D_{j-4}) */
 #define PNMF_RES_MIN_STEP  16     /* 1 gray level: finer only wastes levels */
@@ -73,6 +75,7 @@
 #define PNMF_FLAG_BI       131072 /* window flags bit 17 (format 12): compound prediction (a second hypothesis) */
 #define PNMF_FLAG_WEIGHTS  262144 /* window flags bit 18 (format 14): weighted prediction, a gain and offset a frame */
 #define PNMF_FLAG_ORDER    524288 /* window flags bit 19 (format 15): frames coded out of order, anchors first */
+#define PNMF_FLAG_SHARP    1048576 /* window flags bit 20 (format 16): quarter samples by the 6-tap filter */
 #define PNMF_RES_MAX_GROUP PNMF_RES_REFS /* a coding order's group, at most: its anchor stays a reference */
 #define PNMF_RES_WP_LOG2   6      /* the gain's denominator: w / 2^6 */
 #define PNMF_RES_WP_ONE    (1 << PNMF_RES_WP_LOG2) /* the gain of an unweighted frame */
@@ -96,6 +99,7 @@ typedef struct PnmfResidual {
                         * the stream (bits 3 and 4) */
     int m, rows, cols; /* frames; the frame's height and width */
     int subpel;        /* shifted blocks' vectors in quarter samples (window flags bit 6, format 9) */
+    int sharp;         /* and their quarter samples by the 6-tap filter (window flags bit 20, format 16) */
     int bx, by;        /* blocks across and down */
     uint8_t *modes;    /* m * bx * by, frame by frame, blocks in raster order */
     uint8_t *tx8;      /* format 9, the same blocks: 1 for a transform block coded as
@@ -492,9 +496,11 @@ static inline int pnmf_residual_model_still(const uint8_t *P, const uint8_t *Pp,
 
 /* The prediction of block [y0, y1) x [x0, x1) from R displaced by the
  * quarter-sample vector (qy, qx) (docs/format.md, "Sub-pixel motion"):
- * bilinear between the four whole samples around each position. */
+ * bilinear between the four whole samples around each position, or with
+ * sharp (window flags bit 20) the separable 6-tap filter over the 6 x 6
+ * around it ("Sharp interpolation"). */
 void pnmf_residual_subpel(const uint8_t *R, int rows, int cols, int y0, int y1, int x0, int x1, int qy, int qx,
-                          uint8_t *pred);
+                          int sharp, uint8_t *pred);
 
 /* Window flags bit 17 (format 12): the compound prediction of block
  * [y0, y1) x [x0, x1), (p1 + p2 + 1) >> 1 sample by sample, p1 the
@@ -503,13 +509,13 @@ void pnmf_residual_subpel(const uint8_t *R, int rows, int cols, int y0, int y1, 
  * (a whole vector, in quarter samples, a copy), into pred (rows
  * PNMF_RES_BLOCK apart). */
 void pnmf_residual_compound(const uint8_t *R1, int qy1, int qx1, const uint8_t *R2, int qy2, int qx2, int rows,
-                            int cols, int y0, int y1, int x0, int x1, uint8_t *pred);
+                            int cols, int y0, int y1, int x0, int x1, int sharp, uint8_t *pred);
 
 /* The prediction of block [y0, y1) x [x0, x1) for prediction mode (bits
  * 0-2) but the spatial one (which reads the samples it is correcting),
  * into pred (rows PNMF_RES_BLOCK apart). Dp is the previous decoded frame,
  * Dr the shifted mode's reference, displaced by (dy, dx) (in quarter
- * samples for PNMF_RES_SHIFTED_QPEL); D the frame being decoded, which the
+ * samples for PNMF_RES_SHIFTED_QPEL and PNMF_RES_SHIFTED_SHARP); D the frame being decoded, which the
  * intra modes read. */
 void pnmf_residual_predict(int mode, const uint8_t *P, const uint8_t *Pp, const uint8_t *Dp, const uint8_t *Dr,
                            const uint8_t *D, int rows, int cols, int y0, int y1, int x0, int x1, int dy, int dx,

@@ -1737,7 +1737,7 @@ static int pred_sad(const uint8_t *src, int cols, int y0, int x0, int h, int w, 
  * noise that keeps a block inexact) the eight half positions alone.
  * Returns the SAD of the vector left in (*qy, *qx). */
 static int refine_qpel(const uint8_t *src, const uint8_t *R, int rows, int cols, int y0, int y1, int x0, int x1,
-                       const int16_t (*cand)[2], int ncand, int qpy, int qpx, double lam, int iy, int ix, int half,
+                       int sharp, const int16_t (*cand)[2], int ncand, int qpy, int qpx, double lam, int iy, int ix, int half,
                        int *qy, int *qx)
 {
     const int h = y1 - y0, w = x1 - x0;
@@ -1748,7 +1748,7 @@ static int refine_qpel(const uint8_t *src, const uint8_t *R, int rows, int cols,
 #define TRYQ(ty, tx) do { \
         const int ty_ = (ty), tx_ = (tx); \
         if (abs(ty_) > PNMF_RES_QPEL_MAX_MV || abs(tx_) > PNMF_RES_QPEL_MAX_MV) break; \
-        pnmf_residual_subpel(R, rows, cols, y0, y1, x0, x1, ty_, tx_, pred); \
+        pnmf_residual_subpel(R, rows, cols, y0, y1, x0, x1, ty_, tx_, sharp, pred); \
         const int sad_ = pred_sad(src, cols, y0, x0, h, w, pred); \
         const double c_ = sad_ + lam * mv_bits(ty_, tx_, qpy, qpx); \
         if (c_ < best) best = c_, bsad = sad_, vy = ty_, vx = tx_; \
@@ -1771,7 +1771,7 @@ static int refine_qpel(const uint8_t *src, const uint8_t *R, int rows, int cols,
 static inline int shifted_pred(const PnmfResidual *r, int *dy, int *dx)
 {
     if (!r->subpel) return PNMF_RES_SHIFTED;
-    if (*dy % 4 || *dx % 4) return PNMF_RES_SHIFTED_QPEL;
+    if (*dy % 4 || *dx % 4) return r->sharp ? PNMF_RES_SHIFTED_SHARP : PNMF_RES_SHIFTED_QPEL;
     *dy /= 4, *dx /= 4;
     return PNMF_RES_SHIFTED;
 }
@@ -1857,7 +1857,7 @@ static double bi_search(const PnmfResidual *r, const uint8_t *src, const uint8_t
             sad_ = avg_sad(src, r->cols, y0, x0, h, w, p1, ref[tt] + (size_t)(y0 + iy_) * r->cols + x0 + ix_, \
                            (size_t)r->cols); \
         } else { \
-            pnmf_residual_subpel(ref[tt], r->rows, r->cols, y0, y1, x0, x1, ty_ * (4 / qs), tx_ * (4 / qs), p2); \
+            pnmf_residual_subpel(ref[tt], r->rows, r->cols, y0, y1, x0, x1, ty_ * (4 / qs), tx_ * (4 / qs), r->sharp, p2); \
             sad_ = avg_sad(src, r->cols, y0, x0, h, w, p1, p2, PNMF_RES_BLOCK); \
         } \
         const double c_ = sad_ + b_; \
@@ -1875,7 +1875,7 @@ static double bi_search(const PnmfResidual *r, const uint8_t *src, const uint8_t
     }
     if (best < 1e300) /* the decoder's prediction */
         pnmf_residual_compound(ref[t], vy * (4 / qs), vx * (4 / qs), ref[*t2], *v2y * (4 / qs), *v2x * (4 / qs),
-                               r->rows, r->cols, y0, y1, x0, x1, pred);
+                               r->rows, r->cols, y0, y1, x0, x1, r->sharp, pred);
     return best;
 }
 
@@ -1920,7 +1920,7 @@ int pnmf_residual_subpel_pays(const uint8_t *frames, int m, size_t stride, int r
                 continue;
             }
             int qy, qx;
-            const int q = refine_qpel(src, prev, rows, cols, y0, y1, x0, x1, NULL, 0, 4 * iy, 4 * ix, 0.0, iy, ix, 0,
+            const int q = refine_qpel(src, prev, rows, cols, y0, y1, x0, x1, 0, NULL, 0, 4 * iy, 4 * ix, 0.0, iy, ix, 0,
                                       &qy, &qx);
             sad_int += best, sad_q += q;
         }
@@ -2457,7 +2457,7 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
                 const double vb_ = vector_bits(r, &vs, &vk, t, dy, dx, 0);
                 if (sh_cost < 1e300) { /* past PNMF_MERGE_GO times the search's vector by its measure: no trial */
                     uint8_t pb[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
-                    pnmf_residual_subpel(Dr, r->rows, r->cols, y0, y1, x0, x1, dy * (4 / qs), dx * (4 / qs), pb);
+                    pnmf_residual_subpel(Dr, r->rows, r->cols, y0, y1, x0, x1, dy * (4 / qs), dx * (4 / qs), r->sharp, pb);
                     if (pred_sad(src, r->cols, y0, x0, y1 - y0, x1 - x0, pb) + lam_sad * vb_ > PNMF_MERGE_GO * sh_cost)
                         continue;
                 }
@@ -2588,14 +2588,14 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
                 if (r->subpel && bc < 1e300) { /* the best reference's vector to quarter samples */
                     int pv[2];
                     pnmf_vec_pred(&vs, t, pv);
-                    bsad = refine_qpel(src, ref[t], r->rows, r->cols, y0, y1, x0, x1, (const int16_t (*)[2])qcand,
+                    bsad = refine_qpel(src, ref[t], r->rows, r->cols, y0, y1, x0, x1, r->sharp, (const int16_t (*)[2])qcand,
                                        nq, pv[0], pv[1], lam_sad, dy / 4, dx / 4, exact, &dy, &dx);
                 }
                 /* window flags bit 17: the question's price for a block without a second hypothesis */
                 bi0 = bihas ? rc_bi_step(NULL, &r->enc_bictx, bictx, -1, 0, 0, 0) : 0;
                 if (bihas && bc < 1e300) { /* and a second hypothesis, kept for the trials after the predictions' */
                     uint8_t p1[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
-                    pnmf_residual_subpel(ref[t], r->rows, r->cols, y0, y1, x0, x1, dy * (4 / qs), dx * (4 / qs), p1);
+                    pnmf_residual_subpel(ref[t], r->rows, r->cols, y0, y1, x0, x1, dy * (4 / qs), dx * (4 / qs), r->sharp, p1);
                     const int sad1 = pred_sad(src, r->cols, y0, x0, y1 - y0, x1 - x0, p1);
                     const double cb = bi_search(r, src, ref, nref, y0, y1, x0, x1, t, dy, dx, p1, rcost,
                                                 (const int16_t (*)[2])rvec, lam_sad, bictx, &bt2, &bv2y, &bv2x, bpred);

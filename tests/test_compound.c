@@ -72,7 +72,7 @@ static void test_definition(void)
                 const int qy1 = 4 * ((int)urn(25) - 12) + (ph >> 6 & 3), qx1 = 4 * ((int)urn(25) - 12) + (ph >> 4 & 3);
                 const int qy2 = 4 * ((int)urn(25) - 12) + (ph >> 2 & 3), qx2 = 4 * ((int)urn(25) - 12) + (ph & 3);
                 uint8_t pred[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
-                pnmf_residual_compound(f1, qy1, qx1, f2, qy2, qx2, FR, FC, y0, y1, x0, x1, pred);
+                pnmf_residual_compound(f1, qy1, qx1, f2, qy2, qx2, FR, FC, y0, y1, x0, x1, 0, pred);
                 for (int y = y0; y < y1; y++)
                     for (int x = x0; x < x1; x++) {
                         const int want = compound(f1, f2, FR, FC, y, x, qy1, qx1, qy2, qx2);
@@ -88,7 +88,7 @@ static void test_definition(void)
     /* two flat frames average to their mean, rounded up */
     uint8_t a[81], c[81], p[64];
     memset(a, 10, sizeof a), memset(c, 13, sizeof c);
-    pnmf_residual_compound(a, 0, 0, c, 5, -7, 9, 9, 0, 8, 0, 8, p);
+    pnmf_residual_compound(a, 0, 0, c, 5, -7, 9, 9, 0, 8, 0, 8, 0, p);
     int all = 1;
     for (int q = 0; q < 64; q++) all &= p[q] == 12;
     CHECK(all);

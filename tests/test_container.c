@@ -397,8 +397,8 @@ static void test_round_trip(void)
     ret = read_file(f, &h2, &back, err, sizeof(err));
     fclose(f);
     CHECK_MSG(ret == 3, "%d %s", ret, err);
-    CHECK(PNMF_FORMAT_VERSION == 15 && PNMF_READER_VERSION == 15 && PNMF_OLDEST_VERSION == 2);
-    CHECK(h2.writer_version == 15 && pnmf_rl16(file + 8) == 15);
+    CHECK(PNMF_FORMAT_VERSION == 16 && PNMF_READER_VERSION == 16 && PNMF_OLDEST_VERSION == 2);
+    CHECK(h2.writer_version == 16 && pnmf_rl16(file + 8) == 16);
     /* a v13 file's range-coded streams adapt as format 13 defines, which
      * no reader of an older format decodes (docs/format.md, "Versioning"):
      * the writer asks for reader 13 */
@@ -559,20 +559,20 @@ static void test_header_checks(void)
     int ret;
     uint8_t *file = write_file(&h, &w, &n, &ret);
 
-    /* A file from the future: writer 16, needs reader 16. */
+    /* A file from the future: writer 17, needs reader 17. */
     uint8_t *p = malloc(n);
     memcpy(p, file, n);
-    pnmf_wl16(p + 8, 16);
-    pnmf_wl16(p + 10, 16);
+    pnmf_wl16(p + 8, 17);
+    pnmf_wl16(p + 10, 17);
     fix_header_crc(p, HS);
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == PNMF_ERR_VERSION);
-    CHECK(strstr(err, "needs reader version 16 (this is version 15)") != NULL);
-    /* Written by version 16 but readable by 8: fine. */
+    CHECK(strstr(err, "needs reader version 17 (this is version 16)") != NULL);
+    /* Written by version 17 but readable by 8: fine. */
     pnmf_wl16(p + 10, 8);
     fix_header_crc(p, HS);
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == 3);
-    /* ... and by 1 (whatever a v1 reader would make of it): a v15 reader
-     * reads it, the writer being v16 */
+    /* ... and by 1 (whatever a v1 reader would make of it): a v16 reader
+     * reads it, the writer being v17 */
     pnmf_wl16(p + 10, 1);
     fix_header_crc(p, HS);
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == 3);
@@ -1369,7 +1369,7 @@ static void test_times(void)
     uint8_t *file = write_timed(&n, &ret, &h);
     CHECK_MSG(ret == 0, "%d", ret);
     /* header extension, then a 'TIME' chunk before each window */
-    CHECK(pnmf_rl16(file + 8) == 15 && pnmf_rl16(file + 10) == 13 && pnmf_rl16(file + 12) == HS);
+    CHECK(pnmf_rl16(file + 8) == 16 && pnmf_rl16(file + 10) == 13 && pnmf_rl16(file + 12) == HS);
     CHECK(file[60] == 1 && file[61] == 1 && file[62] == 1 && file[63] == 1);
     CHECK(pnmf_rl32(file + 64) == 1 && pnmf_rl32(file + 68) == 100 && pnmf_rl32(file + 72) == 0);
     const size_t t0 = find_chunk(file, n, PNMF_CHUNK_TIME, 0), t1 = find_chunk(file, n, PNMF_CHUNK_TIME, 1);

@@ -455,7 +455,9 @@ static void test_reader_rules(void)
     REFUSED(p, 1, PNMF_ERR_CORRUPT, "weighted prediction without a residual layer");
     p = one(1u << 19 | 1, 1, 1, 0, 0, 0);
     REFUSED(p, 1, PNMF_ERR_CORRUPT, "a coding order without a step cascade");
-    const uint64_t undefined[] = { 1u << 20, 1ull << 24, 1ull << 33, 1ull << 42, 1ull << 51, 1ull << 60, 1ull << 63 };
+    p = one(1u << 20 | 1, 1, 1, 0, 0, 0);
+    REFUSED(p, 1, PNMF_ERR_CORRUPT, "sharp interpolation without sub-pixel vectors");
+    const uint64_t undefined[] = { 1u << 21, 1ull << 24, 1ull << 33, 1ull << 42, 1ull << 51, 1ull << 60, 1ull << 63 };
     for (size_t u = 0; u < sizeof(undefined) / sizeof(undefined[0]); u++) {
         p = one(undefined[u], 1, 1, 0, 0, 0);
         REFUSED(p, 1, PNMF_ERR_CORRUPT, "unknown features");

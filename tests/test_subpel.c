@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Sub-pixel motion (window flags bit 6, format 9; docs/format.md,
- * "Sub-pixel motion"): the bilinear interpolation against a definition
- * written out here sample by sample, at every quarter phase and across the
- * frame's edges; a window whose shifted blocks use fractional vectors decodes to
+ * "Sub-pixel motion" and "Sharp interpolation"): the bilinear and the
+ * 6-tap interpolation (bit 20, format 16) against definitions written out
+ * here sample by sample, at every quarter phase and across the frame's
+ * edges; a window whose shifted blocks use fractional vectors decodes to
  * what the encoder measured, through the payload; the reader refuses
  * vectors past the quarter-sample bound, bit 6 in a payload of format 8,
- * and bit 6 without a residual layer; the encoder's probe tells a
+ * bit 20 in one of format 15, bit 6 without a residual layer and bit 20
+ * without bit 6; the encoder's probe tells a
  * fractional pan from pixel-exact motion.
  */
 #include <math.h>
@@ -48,13 +50,31 @@ static int Q(int qy, int qx)
     return s >> 4;
 }
 
+/* The sample at (qy, qx) by the 6-tap filter: the taps of the quarter
+ * phase fx over the six whole samples of each of six rows (offsets -2..3),
+ * those sums weighed by the taps of fy, then (+ 2048) / 4096 rounded
+ * down and clipped. */
+static int Q6(int qy, int qx)
+{
+    static const int K[4][6] = { { 0, 0, 64, 0, 0, 0 }, { 1, -5, 52, 20, -5, 1 }, { 2, -10, 40, 40, -10, 2 },
+                                 { 1, -5, 20, 52, -5, 1 } };
+    const int y = fdiv(qy, 4), x = fdiv(qx, 4), fy = qy - 4 * y, fx = qx - 4 * x;
+    long s = 2048;
+    for (int i = 0; i < 6; i++) {
+        long h = 0;
+        for (int k = 0; k < 6; k++) h += K[fx][k] * G(y - 2 + i, x - 2 + k);
+        s += K[fy][i] * h;
+    }
+    return clip(fdiv((int)s, 4096));
+}
+
 /* Every phase, blocks anywhere in the frame (clipped ones too), vectors
- * reaching past every edge. */
+ * reaching past every edge, by either filter. */
 static void test_interpolation(void)
 {
-    const int sizes[3][2] = { { 21, 30 }, { 8, 8 }, { 5, 13 } };
-    long checked = 0, bad = 0;
-    for (int s = 0; s < 3; s++) {
+    const int sizes[4][2] = { { 21, 30 }, { 8, 8 }, { 5, 13 }, { 40, 48 } };
+    long checked = 0, bad = 0, differ = 0;
+    for (int s = 0; s < 4; s++) {
         FR = sizes[s][0], FC = sizes[s][1];
         uint8_t *f = malloc((size_t)FR * FC);
         for (int q = 0; q < FR * FC; q++) f[q] = (uint8_t)(q % 7 == 0 ? 255 * (urn(2)) : urn(256)); /* extremes often */
@@ -67,34 +87,42 @@ static void test_interpolation(void)
                     pnmf_residual_block(bx, FR, FC, (size_t)b, &y0, &y1, &x0, &x1);
                     /* whole parts within +-12 samples: past the edges of the small frames */
                     const int qy = 4 * ((int)urn(25) - 12) + ph / 4, qx = 4 * ((int)urn(25) - 12) + ph % 4;
-                    uint8_t pred[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
-                    pnmf_residual_subpel(f, FR, FC, y0, y1, x0, x1, qy, qx, pred);
-                    for (int y = y0; y < y1; y++)
-                        for (int x = x0; x < x1; x++) {
-                            const int want = Q(4 * y + qy, 4 * x + qx);
-                            bad += pred[(y - y0) * PNMF_RES_BLOCK + x - x0] != want;
-                            checked++;
-                        }
-                    /* the same through the prediction the encoder calls */
-                    uint8_t p2[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
-                    pnmf_residual_predict(PNMF_RES_SHIFTED_QPEL, NULL, NULL, NULL, f, NULL, FR, FC, y0, y1, x0, x1, qy,
-                                          qx, p2);
-                    for (int y = 0; y < y1 - y0; y++)
-                        bad += memcmp(p2 + y * PNMF_RES_BLOCK, pred + y * PNMF_RES_BLOCK, (size_t)(x1 - x0)) != 0;
+                    for (int sharp = 0; sharp < 2; sharp++) {
+                        uint8_t pred[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
+                        pnmf_residual_subpel(f, FR, FC, y0, y1, x0, x1, qy, qx, sharp, pred);
+                        for (int y = y0; y < y1; y++)
+                            for (int x = x0; x < x1; x++) {
+                                const int want = sharp ? Q6(4 * y + qy, 4 * x + qx) : Q(4 * y + qy, 4 * x + qx);
+                                bad += pred[(y - y0) * PNMF_RES_BLOCK + x - x0] != want;
+                                differ += sharp && want != Q(4 * y + qy, 4 * x + qx);
+                                checked++;
+                            }
+                        /* the same through the prediction the encoder calls */
+                        uint8_t p2[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
+                        pnmf_residual_predict(sharp ? PNMF_RES_SHIFTED_SHARP : PNMF_RES_SHIFTED_QPEL, NULL, NULL, NULL,
+                                              f, NULL, FR, FC, y0, y1, x0, x1, qy, qx, p2);
+                        for (int y = 0; y < y1 - y0; y++)
+                            bad += memcmp(p2 + y * PNMF_RES_BLOCK, pred + y * PNMF_RES_BLOCK, (size_t)(x1 - x0)) != 0;
+                    }
                 }
         free(f);
     }
     CHECK_MSG(bad == 0, "%ld of %ld samples differ from the definition", bad, checked);
-    CHECK(checked > 30000);
+    CHECK(checked > 100000);
+    /* the filters are not the same: on noise most fractional samples differ */
+    CHECK_MSG(differ > checked / 8, "the 6-tap filter matches the bilinear on %ld of %ld", checked / 2 - differ,
+              checked / 2);
     /* a phase of 0 is the integer copy; a flat frame interpolates to itself */
     FR = 9, FC = 9;
     uint8_t flat[81];
     memset(flat, 77, sizeof flat);
-    uint8_t p[64];
-    pnmf_residual_subpel(flat, 9, 9, 0, 8, 0, 8, 6, -3, p);
-    int all = 1;
-    for (int q = 0; q < 64; q++) all &= p[q] == 77;
-    CHECK(all);
+    for (int sharp = 0; sharp < 2; sharp++) {
+        uint8_t p[64];
+        pnmf_residual_subpel(flat, 9, 9, 0, 8, 0, 8, 6, -3, sharp, p);
+        int all = 1;
+        for (int q = 0; q < 64; q++) all &= p[q] == 77;
+        CHECK(all);
+    }
 }
 
 /* ---- a window with fractional vectors ----------------------------------- */
@@ -118,12 +146,13 @@ static void make_pan(uint8_t *src)
 
 /* Code the clip over an empty model with r->subpel as set; decode it from
  * r and from the payload read back; returns the squared error. */
-static double code_pan(PnmfWindowModel *md, const uint8_t *src, int subpel, int *fractional)
+static double code_pan(PnmfWindowModel *md, const uint8_t *src, int subpel, int sharp, int *fractional)
 {
     const size_t n = (size_t)R * C;
     PnmfResidual *r = &md->res;
     CHECK(pnmf_residual_alloc(r, M, R, C, 64, 64) == 0);
     r->subpel = subpel;
+    r->sharp = sharp;
     static uint8_t P[R * C], De[M][R * C], Dd[M][R * C], Dr[M][R * C];
     memset(P, 128, sizeof P);
     const double lambda = 64.0 * 64 / 256 * 0.1;
@@ -149,7 +178,7 @@ static double code_pan(PnmfWindowModel *md, const uint8_t *src, int subpel, int 
     char err[200] = "";
     CHECK_MSG(pnmf_model_read(buf, size, R, C, R, C, M, 1, 4, 2, &rd, err, sizeof err) == 0, "%s", err);
     if (rd.res.step16) {
-        CHECK(rd.res.subpel == subpel && rd.res.nmv == r->nmv);
+        CHECK(rd.res.subpel == subpel && rd.res.sharp == sharp && rd.res.nmv == r->nmv);
         CHECK(!r->nmv || !memcmp(rd.res.mv, r->mv, 2 * r->nmv * sizeof(int16_t)));
         for (int j = 0; j < M; j++) {
             const uint8_t *ref[PNMF_RES_REFS];
@@ -163,6 +192,13 @@ static double code_pan(PnmfWindowModel *md, const uint8_t *src, int subpel, int 
     if (subpel)
         CHECK(pnmf_model_read_version(8, buf, size, R, C, R, C, M, 1, 4, 2, &rd, err, sizeof err) < 0 &&
               strstr(err, "unknown features"));
+    /* nor one of format 15 the 6-tap filter, which it reads without */
+    if (sharp)
+        CHECK(pnmf_model_read_version(15, buf, size, R, C, R, C, M, 1, 4, 2, &rd, err, sizeof err) < 0 &&
+              strstr(err, "unknown features"));
+    else if (subpel)
+        CHECK(pnmf_model_read_version(15, buf, size, R, C, R, C, M, 1, 4, 2, &rd, err, sizeof err) == 0 &&
+              (pnmf_model_free(&rd), 1));
     pnmf_free(buf);
     double sse = 0;
     const uint8_t *dec = &De[0][0];
@@ -177,12 +213,17 @@ static void test_window(void)
 {
     uint8_t *src = malloc((size_t)M * R * C);
     make_pan(src);
-    int frac_on = 0, frac_off = 0;
-    PnmfWindowModel a, b;
+    int frac_on = 0, frac_off = 0, frac_sharp = 0;
+    PnmfWindowModel a, b, c;
     CHECK(pnmf_model_alloc(&a, R, C, R, C, M, 1, 0) == 0);
     CHECK(pnmf_model_alloc(&b, R, C, R, C, M, 1, 0) == 0);
-    const double sse_on = code_pan(&a, src, 1, &frac_on);
-    const double sse_off = code_pan(&b, src, 0, &frac_off);
+    CHECK(pnmf_model_alloc(&c, R, C, R, C, M, 1, 0) == 0);
+    const double sse_on = code_pan(&a, src, 1, 0, &frac_on);
+    const double sse_off = code_pan(&b, src, 0, 0, &frac_off);
+    /* the 6-tap filter: the decoder follows it from the payload alone */
+    code_pan(&c, src, 1, 1, &frac_sharp);
+    CHECK_MSG(frac_sharp > 0, "no fractional vector under the 6-tap filter (%zu vectors)", c.res.nmv);
+    pnmf_model_free(&c);
     CHECK_MSG(frac_on > 0, "no fractional vector on a fractional pan (%zu vectors)", a.res.nmv);
     /* the pan is fractional: quarter samples predict it better for the
      * same step (fewer levels or less error) */
@@ -257,6 +298,19 @@ static void test_flags(void)
     buf[0] = PNMF_FLAG_SUBPEL;
     CHECK(pnmf_model_read(buf, size, R, C, R, C, 2, 1, 4, 2, &rd, err, sizeof err) == PNMF_ERR_CORRUPT &&
           strstr(err, "without a residual layer"));
+    pnmf_free(buf);
+    /* bit 20 (the flags' varint, 7 bits a byte: bit 20 is bit 6 of the
+     * third byte) needs bit 6 */
+    md.res.sharp = 1;
+    CHECK(pnmf_model_write(&md, &buf, &size) == 0);
+    CHECK(buf[0] == (0x80 | PNMF_FLAG_RESIDUAL | PNMF_FLAG_SUBPEL) && buf[1] == 0x80 && buf[2] == 0x40);
+    CHECK_MSG(pnmf_model_read(buf, size, R, C, R, C, 2, 1, 4, 2, &rd, err, sizeof err) == 0, "%s", err);
+    CHECK(rd.res.sharp == 1);
+    pnmf_model_free(&rd);
+    buf[0] &= (uint8_t)~PNMF_FLAG_SUBPEL;
+    CHECK_MSG(pnmf_model_read(buf, size, R, C, R, C, 2, 1, 4, 2, &rd, err, sizeof err) == PNMF_ERR_CORRUPT &&
+                  strstr(err, "sharp interpolation without sub-pixel vectors"),
+              "%s", err);
     pnmf_free(buf);
     pnmf_model_free(&md);
 }

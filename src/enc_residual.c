@@ -273,6 +273,11 @@ int pnmf_window_weights(PnmfEncoder *e, int m)
      * (camera footage, rendered animation), never for pixel-exact motion */
     double gain, exact;
     e->subpel = pnmf_residual_subpel_pays(e->frames, m, e->nv, e->vis_rows, e->vis_cols, &gain, &exact);
+    /* more exact matches than the probe allows, yet a large gain on the
+     * others: a render whose still or flat background some blocks match,
+     * its objects and camera moving by fractions; a screen never */
+    if (!e->subpel && exact <= PNMF_SUBPEL_WIDE_EXACT && gain >= PNMF_SUBPEL_WIDE_GAIN && !enc_screen_like(e))
+        e->subpel = 1;
     pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: sub-pixel gain %.3f, exact %.3f: %s", e->windows, gain, exact,
              e->subpel ? "quarter samples" : "whole samples");
     /* -q 0: the blocks' lambda weighs a vector's bits against a few

@@ -177,6 +177,9 @@
 #define PNMF_SUBPEL_MIN_GAIN 0.03
 /* Largest share of changed blocks matched exactly by a whole vector. */
 #define PNMF_SUBPEL_MAX_EXACT 0.10
+/* ... or up to this share where the quarter positions save at least PNMF_SUBPEL_WIDE_GAIN and the frame is no screen (camera2, a POV-Ray render: -1.80 % BD-rate). */
+#define PNMF_SUBPEL_WIDE_EXACT 0.25
+#define PNMF_SUBPEL_WIDE_GAIN 0.15
 /* Which filter such windows interpolate with: 0 the bilinear, 1 the 6-tap, 2 the cheaper on the window's first frames (sharp_trial()). */
 #ifndef PNMF_SHARP_ENCODE
 #define PNMF_SHARP_ENCODE 2

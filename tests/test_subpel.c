@@ -15,8 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "encode_file.h"
 #include "internal.h"
 #include "model_write.h"
+#include "pnmf/info.h"
 #include "residual_search.h"
 #include "test.h"
 
@@ -315,10 +317,108 @@ static void test_flags(void)
     pnmf_model_free(&md);
 }
 
-int main(void)
+/* ---- the encoder's choices --------------------------------------------- */
+
+enum { ER = 48, EC = 64, EM = 12 };
+
+/* Line art: bars of two gray levels drawn at 4 times the resolution,
+ * moved by (2, 3) quarter samples a frame and averaged down 4 x 4, as a
+ * renderer antialiases text that moves. */
+static void make_art(uint8_t *f)
 {
+    enum { HR = 4 * ER + 4 * 2 * EM, HC = 4 * EC + 4 * 3 * EM };
+    static uint8_t hi[HR][HC];
+    memset(hi, 40, sizeof hi);
+    for (int b = 0; b < 160; b++) {
+        const int y = (int)urn(HR - 24), x = (int)urn(HC - 24), len = 8 + (int)urn(16), thick = 3 + (int)urn(4);
+        for (int i = 0; i < (b & 1 ? len : thick); i++)
+            for (int k = 0; k < (b & 1 ? thick : len); k++) hi[y + i][x + k] = 220;
+    }
+    for (int j = 0; j < EM; j++)
+        for (int y = 0; y < ER; y++)
+            for (int x = 0; x < EC; x++) {
+                int s = 8;
+                for (int i = 0; i < 4; i++)
+                    for (int k = 0; k < 4; k++) s += hi[4 * y + 2 * j + i][4 * x + 3 * j + k];
+                f[((size_t)j * ER + y) * EC + x] = (uint8_t)(s / 16);
+            }
+}
+
+/* A camera's view: a smooth pattern panned by fractions, grain on every
+ * frame. */
+static void make_grain(uint8_t *f)
+{
+    for (int j = 0; j < EM; j++)
+        for (int y = 0; y < ER; y++)
+            for (int x = 0; x < EC; x++)
+                f[((size_t)j * ER + y) * EC + x] = (uint8_t)clip(pan_sample(j, y, x) + (int)urn(25) - 12);
+}
+
+/* A render: the smooth pattern panned by fractions on the left, a flat
+ * floor on the right that a box crosses by whole samples. */
+static void make_render(uint8_t *f)
+{
+    for (int j = 0; j < EM; j++)
+        for (int y = 0; y < ER; y++)
+            for (int x = 0; x < EC; x++) {
+                int v = x < 32 ? pan_sample(j, y, x) : 90;
+                const int bx = x - (32 + 2 * j), by = y - 16;
+                if (bx >= 0 && bx < 16 && by >= 0 && by < 20) v = 150 + 7 * ((bx * 3 + by * 5) % 11);
+                f[((size_t)j * ER + y) * EC + x] = (uint8_t)v;
+            }
+}
+
+/* Window 0's flags of the clip encoded at -q 35 with -k 0. */
+static uint64_t window_flags(const char *dir, const char *name, const uint8_t *frames)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    PnmfEncSettings s;
+    pnmf_enc_default_settings(&s);
+    s.components = 0, s.window = EM, s.threads = 1, s.quality = 35;
+    PnmfEncStats st;
+    test_encode_file(path, &s, EC, ER, EM, frames, &st);
+    FILE *in = fopen(path, "rb");
+    PnmfInfo *info = NULL;
+    PnmfInfoWindow w;
+    memset(&w, 0, sizeof w);
+    CHECK(in && pnmf_info_open(&info, in) == 0 && pnmf_info_next_window(info, &w, 0) == 1);
+    pnmf_info_close(&info);
+    if (in) fclose(in);
+    remove(path);
+    return w.flags;
+}
+
+/* The 6-tap filter where its trial finds it cheaper: moving line art
+ * takes it, a grainy camera pan keeps the bilinear filter; a render with
+ * more whole-sample matches than the probe allows, but a large gain on
+ * the rest, takes quarter samples. */
+static void test_encoder(const char *dir)
+{
+    uint8_t *f = malloc((size_t)EM * ER * EC);
+    make_art(f);
+    uint64_t fl = window_flags(dir, "test_subpel_art.pnmf", f);
+    CHECK_MSG((fl & PNMF_FLAG_SUBPEL) && (fl & PNMF_FLAG_SHARP), "line art: window flags 0x%llx", (unsigned long long)fl);
+    make_grain(f);
+    fl = window_flags(dir, "test_subpel_grain.pnmf", f);
+    CHECK_MSG((fl & PNMF_FLAG_SUBPEL) && !(fl & PNMF_FLAG_SHARP), "grain: window flags 0x%llx", (unsigned long long)fl);
+    make_render(f);
+    double gain, exact;
+    /* past the probe's share of exact matches, within the wider one */
+    CHECK(pnmf_residual_subpel_pays(f, EM, (size_t)ER * EC, ER, EC, &gain, &exact) == 0);
+    CHECK_MSG(exact > PNMF_SUBPEL_MAX_EXACT && exact <= PNMF_SUBPEL_WIDE_EXACT && gain >= PNMF_SUBPEL_WIDE_GAIN,
+              "render: gain %.3f, exact %.3f", gain, exact);
+    fl = window_flags(dir, "test_subpel_render.pnmf", f);
+    CHECK_MSG(fl & PNMF_FLAG_SUBPEL, "render: window flags 0x%llx", (unsigned long long)fl);
+    free(f);
+}
+
+int main(int argc, char **argv)
+{
+    const char *dir = argc > 1 ? argv[1] : ".";
     test_interpolation();
     test_window();
     test_flags();
+    test_encoder(dir);
     return test_summary("test_subpel");
 }

@@ -294,7 +294,11 @@ int pnmf_window_weights(PnmfEncoder *e, int m)
     }
     PNMF_CHECK(pnmf_residual_match_weights(e->frames, m, e->nv, e->vis_rows, e->vis_cols, e->weights));
     e->sharp = PNMF_SHARP_ENCODE == 1 && e->subpel;
-    return PNMF_SHARP_ENCODE == 2 && e->subpel && e->s.quality > 0 && m >= 2 ? sharp_trial(e, m) : 0;
+    /* where quarter positions save little, the motion carries no detail
+     * finer than a sample (a camera's grain and blur): the bilinear filter */
+    return PNMF_SHARP_ENCODE == 2 && e->subpel && gain >= PNMF_SHARP_MIN_GAIN && e->s.quality > 0 && m >= 2
+               ? sharp_trial(e, m)
+               : 0;
 }
 
 /* The step of a cascade's finer frames (window flags bit 12): step16

@@ -185,6 +185,10 @@
 #define PNMF_SHARP_ENCODE 2
 #endif
 /* ... those first frames (8 or 15 gave the same BD-rates within 0.2 % on the smooth clips at 1.1 and 1.3 times the CPU). */
+/* ... tried only where the probe's gain is at least this (natural_vtest, povray_spline, tree and vtest2 measure 0.064 to 0.134 and lose or tie with the 6-tap filter; preambletaffy, Megamind, natural_cup and camera2 0.154 to 0.343). */
+#ifndef PNMF_SHARP_MIN_GAIN
+#define PNMF_SHARP_MIN_GAIN 0.14
+#endif
 #ifndef PNMF_SHARP_TRIAL_FRAMES
 #define PNMF_SHARP_TRIAL_FRAMES 4
 #endif

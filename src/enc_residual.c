@@ -223,12 +223,12 @@ static int deblock_pays(const PnmfResidual *r, int j, const uint8_t *src, const 
 }
 
 /* Which filter a window of quarter-sample vectors interpolates with: its
- * first frames coded both ways, the residual layer alone at -q's step on
- * PNMF_SHARP_TRIAL_FRAMES frames, the lower
- * squared error + lambda * bits wins. The 6-tap filter keeps the edges of
- * text and line art that bend and the detail of film; the bilinear one
- * smooths a camera's noise and a render's aliasing out of the references
- * (docs/measurements.md, "Sharp interpolation"). Sets e->sharp. */
+ * first PNMF_SHARP_TRIAL_FRAMES frames coded both ways, the residual layer
+ * alone at -q's step, the lower squared error + lambda * bits wins. The
+ * 6-tap filter keeps the edges of text and line art that bend and the
+ * detail of film; the bilinear one smooths a camera's noise and a render's
+ * aliasing out of the references (docs/measurements.md, "Sharp
+ * interpolation"). Sets e->sharp. */
 static int sharp_trial(PnmfEncoder *e, int m)
 {
     const int p = m < PNMF_SHARP_TRIAL_FRAMES ? m : PNMF_SHARP_TRIAL_FRAMES;
@@ -278,6 +278,7 @@ int pnmf_window_weights(PnmfEncoder *e, int m)
      * its objects and camera moving by fractions; a screen never */
     if (!e->subpel && exact <= PNMF_SUBPEL_WIDE_EXACT && gain >= PNMF_SUBPEL_WIDE_GAIN && !enc_screen_like(e))
         e->subpel = 1;
+    e->sharp = PNMF_SHARP_ENCODE == 1 && e->subpel; /* the bilinear filter unless the trial below says otherwise */
     pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: sub-pixel gain %.3f, exact %.3f: %s", e->windows, gain, exact,
              e->subpel ? "quarter samples" : "whole samples");
     /* -q 0: the blocks' lambda weighs a vector's bits against a few
@@ -293,7 +294,6 @@ int pnmf_window_weights(PnmfEncoder *e, int m)
         memcpy(e->weights_exact, e->weights, (size_t)m * nb);
     }
     PNMF_CHECK(pnmf_residual_match_weights(e->frames, m, e->nv, e->vis_rows, e->vis_cols, e->weights));
-    e->sharp = PNMF_SHARP_ENCODE == 1 && e->subpel;
     /* where quarter positions save little, the motion carries no detail
      * finer than a sample (a camera's grain and blur): the bilinear filter */
     return PNMF_SHARP_ENCODE == 2 && e->subpel && gain >= PNMF_SHARP_MIN_GAIN && e->s.quality > 0 && m >= 2

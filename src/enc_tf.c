@@ -107,14 +107,38 @@ static int qsample(const uint8_t *f, int rows, int cols, int Y, int X)
            fy * ((4 - fx) * f[(size_t)y1 * cols + x0] + fx * f[(size_t)y1 * cols + x1]);
 }
 
+/* The same by the 6-tap filter (residual.c). */
+static int qsample6(const uint8_t *f, int rows, int cols, int Y, int X)
+{
+    static const int K[4][6] = { { 0, 0, 64, 0, 0, 0 }, { 1, -5, 52, 20, -5, 1 }, { 2, -10, 40, 40, -10, 2 },
+                                 { 1, -5, 20, 52, -5, 1 } };
+    const int fy = Y & 3, fx = X & 3, iy = Y >> 2, ix = X >> 2;
+    int s = 128;
+    for (int i = 0; i < 6; i++) {
+        const int u = iy - 2 + i < 0 ? 0 : iy - 2 + i >= rows ? rows - 1 : iy - 2 + i;
+        int h = 0;
+        for (int k = 0; k < 6; k++) {
+            const int v = ix - 2 + k < 0 ? 0 : ix - 2 + k >= cols ? cols - 1 : ix - 2 + k;
+            h += K[fx][k] * f[(size_t)u * cols + v];
+        }
+        s += K[fy][i] * h;
+    }
+    return s < 0 ? 0 : s >> 8 > 255 * 16 ? 255 * 16 : s >> 8;
+}
+
+int pnmf_tf_sample(const uint8_t *f, int rows, int cols, int Y, int X, int sharp)
+{
+    return sharp ? qsample6(f, rows, cols, Y, X) : qsample(f, rows, cols, Y, X);
+}
+
 /* The squared error (in 1/256) of the h x w block at (y0, x0) of cur
  * against f displaced by the quarter-sample vector (qy, qx). */
 static uint64_t q_sse(const uint8_t *cur, const uint8_t *f, int rows, int cols, int y0, int x0, int h, int w, int qy,
-                      int qx)
+                      int qx, int sharp)
 {
     uint64_t s = 0;
     const int fy = qy & 3, fx = qx & 3, oy = qy >> 2, ox = qx >> 2;
-    if (y0 + oy >= 0 && y0 + h + oy < rows && x0 + ox >= 0 && x0 + w + ox < cols) {
+    if (!sharp && y0 + oy >= 0 && y0 + h + oy < rows && x0 + ox >= 0 && x0 + w + ox < cols) {
         /* every sample qsample() reads inside the frame: its sums without the clamps */
         for (int y = 0; y < h; y++) {
             const uint8_t *c = cur + (size_t)(y0 + y) * cols + x0, *a = f + (size_t)(y0 + y + oy) * cols + x0 + ox;
@@ -130,14 +154,14 @@ static uint64_t q_sse(const uint8_t *cur, const uint8_t *f, int rows, int cols, 
     for (int y = 0; y < h; y++)
         for (int x = 0; x < w; x++) {
             const int d = 16 * cur[(size_t)(y0 + y) * cols + x0 + x] -
-                          qsample(f, rows, cols, 4 * (y0 + y) + qy, 4 * (x0 + x) + qx);
+                          pnmf_tf_sample(f, rows, cols, 4 * (y0 + y) + qy, 4 * (x0 + x) + qx, sharp);
             s += (uint64_t)(d * d);
         }
     return s;
 }
 
 int pnmf_tf_filter(uint8_t *out, const uint8_t *cur, const uint8_t *const *nb, int nnb, int rows, int cols,
-                   double noise, double strength)
+                   double noise, double strength, int sharp)
 {
     const size_t n = (size_t)rows * cols;
     const double t = 2 * noise * strength;
@@ -171,13 +195,16 @@ int pnmf_tf_filter(uint8_t *out, const uint8_t *cur, const uint8_t *const *nb, i
             int qy = 4 * bdy, qx = 4 * bdx;
             if (PNMF_TF_HALF) {
                 const int cy = qy, cx = qx;
-                double best = (double)q_sse(cur, f, rows, cols, y0, x0, h, w, cy, cx);
+                double best = (double)q_sse(cur, f, rows, cols, y0, x0, h, w, cy, cx, sharp);
+                /* the share of the noise variance a half sample keeps: 1/2
+                 * bilinear, the squared taps' sum over 64^2 the 6-tap */
+                const double half = sharp ? 3408.0 / 4096 : 0.5;
                 for (int u = -2; u <= 2; u += 2)
                     for (int v = -2; v <= 2; v += 2) {
                         if (!u && !v) continue;
                         /* the share of the noise variance the interpolation keeps */
-                        const double keep = (u ? 0.5 : 1) * (v ? 0.5 : 1);
-                        const double cost = (double)q_sse(cur, f, rows, cols, y0, x0, h, w, cy + u, cx + v) +
+                        const double keep = (u ? half : 1) * (v ? half : 1);
+                        const double cost = (double)q_sse(cur, f, rows, cols, y0, x0, h, w, cy + u, cx + v, sharp) +
                                           (double)h * w * 256 * noise * (1 - keep);
                         if (cost < best) best = cost, qy = cy + u, qx = cx + v;
                     }
@@ -188,7 +215,7 @@ int pnmf_tf_filter(uint8_t *out, const uint8_t *cur, const uint8_t *const *nb, i
             int p[10][10], e2[10][10];
             uint64_t bsum = 0;
             const int fy = qy & 3, fx = qx & 3, oy = qy >> 2, ox = qx >> 2;
-            if (y0 >= 1 && y0 + h < rows && x0 >= 1 && x0 + w < cols && y0 - 1 + oy >= 0 && y0 + h + oy + 1 < rows &&
+            if (!sharp && y0 >= 1 && y0 + h < rows && x0 >= 1 && x0 + w < cols && y0 - 1 + oy >= 0 && y0 + h + oy + 1 < rows &&
                 x0 - 1 + ox >= 0 && x0 + w + ox + 1 < cols) {
                 /* the area and every sample qsample() reads of it inside the frame: its sums without the clamps */
                 for (int y = -1; y <= h; y++) {
@@ -209,7 +236,7 @@ int pnmf_tf_filter(uint8_t *out, const uint8_t *cur, const uint8_t *const *nb, i
                         const int py = y0 + y, px = x0 + x;
                         int v = -1;
                         if (py >= 0 && py < rows && px >= 0 && px < cols) {
-                            const int P = qsample(f, rows, cols, 4 * py + qy, 4 * px + qx);
+                            const int P = pnmf_tf_sample(f, rows, cols, 4 * py + qy, 4 * px + qx, sharp);
                             const int d = 16 * cur[(size_t)py * cols + px] - P;
                             p[y + 1][x + 1] = P;
                             v = d * d;

@@ -186,8 +186,9 @@ static int filter_first(PnmfEncoder *e, int m)
         if (ret >= 0) {
             memcpy(e->tf_source, e->frames, e->nv);
             e->tf_on = 1;
+            /* aligned by the filter the window predicts with */
             ret = pnmf_tf_filter(e->frames, e->frames, nb, nnb, rows, cols, noise,
-                                 e->continues ? PNMF_TF_CONT_DECAY : PNMF_TF_DECAY);
+                                 e->continues ? PNMF_TF_CONT_DECAY : PNMF_TF_DECAY, e->sharp);
         }
     }
     pnmf_free(wnb);

@@ -12,8 +12,10 @@
  * measure no noise; a noise-free frame plus independent noise, filtered
  * with three noisy moved copies, comes out nearer the noise-free frame,
  * and the noise measured is near the noise added; so does one whose
- * neighbours move by half samples. A clip of camera footage that starts
- * still is coded with sub-pixel vectors.
+ * neighbours move by half samples. The filter's samples, bilinear and
+ * 6-tap (a window of window flags bit 20), against the filters written out,
+ * and the filtered pixels against the definition by either. A clip of
+ * camera footage that starts still is coded with sub-pixel vectors.
  */
 #include <math.h>
 #include <stdint.h>
@@ -68,12 +70,58 @@ static double mse(const uint8_t *a, const uint8_t *b)
     return s / (ROWS * COLS);
 }
 
+static int sharp; /* the definitions below by the 6-tap filter (window flags bit 20) */
+
 /* f at (y, x) moved by half samples (u, v in -1..1), in 1/16: the mean of
- * the two or four whole samples around the position (inside the frame). */
+ * the two or four whole samples around the position (inside the frame);
+ * with sharp, the 6-tap filter's half sample (2, -10, 40, 40, -10, 2) / 64
+ * along each moved axis over the six samples around the position, its sum
+ * in 1/4096 rounded to 1/16 and clamped to 0..255 gray levels. */
 static int half(const uint8_t *f, int y, int x, int u, int v)
 {
-    const int y1 = y + (u > 0), y0 = y - (u < 0), x1 = x + (v > 0), x0 = x - (v < 0);
-    return 4 * (f[y0 * COLS + x0] + f[y0 * COLS + x1] + f[y1 * COLS + x0] + f[y1 * COLS + x1]);
+    if (!sharp) {
+        const int y1 = y + (u > 0), y0 = y - (u < 0), x1 = x + (v > 0), x0 = x - (v < 0);
+        return 4 * (f[y0 * COLS + x0] + f[y0 * COLS + x1] + f[y1 * COLS + x0] + f[y1 * COLS + x1]);
+    }
+    static const int whole[6] = { 0, 0, 64, 0, 0, 0 }, mid[6] = { 2, -10, 40, 40, -10, 2 };
+    /* the taps on rows y - 2 + i (from y - 3 for a half sample above) */
+    const int *ky = u ? mid : whole, *kx = v ? mid : whole, sy = y - 2 - (u < 0), sx = x - 2 - (v < 0);
+    int s = 128;
+    for (int i = 0; i < 6; i++)
+        for (int k = 0; k < 6; k++) s += ky[i] * kx[k] * f[(sy + i) * COLS + sx + k];
+    return s < 0 ? 0 : s >> 8 > 255 * 16 ? 255 * 16 : s >> 8;
+}
+
+/* pnmf_tf_sample() at every quarter phase, past every edge, against the
+ * two filters written out: the bilinear weights (4 - f) and f along each
+ * axis on the clamped whole samples, unrounded (in 1/16); the 6-tap
+ * filter's taps by phase on the six clamped samples at offsets -2..3 of
+ * each axis, (sum + 128) >> 8, clamped. */
+static void test_sample(void)
+{
+    static const int K[4][6] = { { 0, 0, 64, 0, 0, 0 }, { 1, -5, 52, 20, -5, 1 }, { 2, -10, 40, 40, -10, 2 },
+                                 { 1, -5, 20, 52, -5, 1 } };
+    enum { R = 11, C = 13 };
+    uint8_t f[R * C];
+    for (int i = 0; i < R * C; i++) f[i] = (uint8_t)(i % 5 == 0 ? 255 * (urn(2)) : urn(256)); /* extremes often */
+#define G(y, x) f[((y) < 0 ? 0 : (y) >= R ? R - 1 : (y)) * C + ((x) < 0 ? 0 : (x) >= C ? C - 1 : (x))]
+    int bad = 0, checked = 0, differ = 0;
+    for (int Y = -12; Y < 4 * R + 12; Y++)
+        for (int X = -12; X < 4 * C + 12; X++) {
+            const int fy = Y & 3, fx = X & 3, y = (Y - fy) / 4, x = (X - fx) / 4;
+            const int bil = (4 - fy) * ((4 - fx) * G(y, x) + fx * G(y, x + 1)) + fy * ((4 - fx) * G(y + 1, x) + fx * G(y + 1, x + 1));
+            int s = 128;
+            for (int i = 0; i < 6; i++)
+                for (int k = 0; k < 6; k++) s += K[fy][i] * K[fx][k] * G(y - 2 + i, x - 2 + k);
+            const int six = s < 0 ? 0 : s >> 8 > 255 * 16 ? 255 * 16 : s >> 8;
+            bad += pnmf_tf_sample(f, R, C, Y, X, 0) != bil;
+            bad += pnmf_tf_sample(f, R, C, Y, X, 1) != six;
+            differ += six != bil;
+            checked += 2;
+        }
+#undef G
+    CHECK_MSG(bad == 0, "%d of %d samples differ from the definitions", bad, checked);
+    CHECK_MSG(differ > checked / 4, "the filters differ on %d of %d", differ, checked / 2);
 }
 
 /* The error of the 8x8 block at (y0, x0) of cur against f at the vector
@@ -199,7 +247,7 @@ int main(int argc, char **argv)
     make(nb1, 1, -2, 0), make(nb2, 2, -4, 0), make(nb3, 3, -6, 0);
     const uint8_t *nbs[3] = { nb1, nb2, nb3 };
     CHECK(pnmf_tf_noise(cur, nb1, ROWS, COLS) < 0.1);
-    CHECK(pnmf_tf_filter(out, cur, nbs, 3, ROWS, COLS, 4.0, 1.0) == 0);
+    CHECK(pnmf_tf_filter(out, cur, nbs, 3, ROWS, COLS, 4.0, 1.0, 0) == 0);
     int moved = 0;
     for (int y = 8; y < ROWS - 8; y++)
         for (int x = 8; x < COLS - 8; x++) moved += out[y * COLS + x] != cur[y * COLS + x];
@@ -207,17 +255,19 @@ int main(int argc, char **argv)
     /* without noise the filter leaves the frame as it is */
     make(nb1, 0, 0, 9.0);
     const uint8_t *one[1] = { nb1 };
-    CHECK(pnmf_tf_filter(out, cur, one, 1, ROWS, COLS, 0, 1.0) == 0);
+    CHECK(pnmf_tf_filter(out, cur, one, 1, ROWS, COLS, 0, 1.0, 0) == 0);
     CHECK(memcmp(out, cur, sizeof(out)) == 0);
 
     /* the definition, at the known whole vector and the half-sample
      * vector around it that the test chooses itself, on the blocks whose
-     * match support and neighbourhood lie in the frame */
+     * match support and neighbourhood lie in the frame, aligned by either
+     * filter */
     make(cur, 0, 0, 4.0);
     const int vy = 2, vx = -3;
     make(nb1, -vy, -vx, 4.0); /* nb1(y + vy, x + vx) = scene(y, x) */
     const double nv = 2.0, strength = 3.0, t = 2 * nv * strength;
-    CHECK(pnmf_tf_filter(out, cur, one, 1, ROWS, COLS, nv, strength) == 0);
+    for (sharp = 0; sharp < 2; sharp++) {
+    CHECK(pnmf_tf_filter(out, cur, one, 1, ROWS, COLS, nv, strength, sharp) == 0);
     int compared = 0, equal = 0, halves = 0;
     for (int y0 = 8; y0 + 16 <= ROWS; y0 += 8)
         for (int x0 = 8; x0 + 16 <= COLS; x0 += 8) {
@@ -254,9 +304,16 @@ int main(int argc, char **argv)
                     equal += out[y * COLS + x] == (a + 8 * n) / (16 * n);
                 }
         }
-    CHECK_MSG(compared > 0 && equal == compared, "%d of %d pixels as defined", equal, compared);
+    CHECK_MSG(compared > 0 && equal == compared, "filter %d: %d of %d pixels as defined", sharp, equal, compared);
     /* the noise penalty keeps the whole vector of a whole-sample motion in most blocks */
-    CHECK_MSG(halves * 4 < compared / 64, "%d of %d blocks at a half sample", halves, compared / 64);
+    CHECK_MSG(halves * 4 < compared / 64, "filter %d: %d of %d blocks at a half sample", sharp, halves, compared / 64);
+    }
+    sharp = 0;
+    /* a neighbour moved by fractions: the filters align it differently */
+    static uint8_t by_filter[2][ROWS * COLS];
+    makef(nb1, -vy - 0.45, -vx - 0.45, 4.0);
+    for (int s = 0; s < 2; s++) CHECK(pnmf_tf_filter(by_filter[s], cur, one, 1, ROWS, COLS, nv, strength, s) == 0);
+    CHECK(memcmp(by_filter[0], by_filter[1], sizeof(out)) != 0);
 
     /* a noise-free frame plus noise, filtered with three noisy moved
      * copies: nearer the noise-free frame, and the noise measured near the
@@ -267,22 +324,23 @@ int main(int argc, char **argv)
     make(nb1, 1, 1, s2), make(nb2, 2, 2, s2), make(nb3, 3, 3, s2);
     const double nm = pnmf_tf_noise(cur, nb1, ROWS, COLS);
     CHECK_MSG(nm > s2 / 2 && nm < s2 * 2, "noise %.3f for %.3f", nm, s2);
-    CHECK(pnmf_tf_filter(out, cur, nbs, 3, ROWS, COLS, nm, 1.0) == 0);
+    CHECK(pnmf_tf_filter(out, cur, nbs, 3, ROWS, COLS, nm, 1.0, 0) == 0);
     const double noisy = mse(cur, clean), filtered = mse(out, clean);
     CHECK_MSG(filtered < 0.6 * noisy, "error %.3f from %.3f", filtered, noisy);
     /* neighbours moved by half samples: aligned at the half sample, they
      * take out most of the noise as well */
     makef(nb1, 0.5, 0.5, s2), makef(nb2, 1.5, -0.5, s2), makef(nb3, -0.5, 1.5, s2);
-    CHECK(pnmf_tf_filter(out, cur, nbs, 3, ROWS, COLS, nm, 1.0) == 0);
+    CHECK(pnmf_tf_filter(out, cur, nbs, 3, ROWS, COLS, nm, 1.0, 0) == 0);
     const double halfmoved = mse(out, clean);
     CHECK_MSG(halfmoved < 0.7 * noisy, "error %.3f from %.3f (half samples)", halfmoved, noisy);
     makef(nb1, 1, 1, s2), makef(nb2, 2, 2, s2), makef(nb3, 3, 3, s2);
-    CHECK(pnmf_tf_filter(out, cur, nbs, 3, ROWS, COLS, nm, 1.0) == 0);
+    CHECK(pnmf_tf_filter(out, cur, nbs, 3, ROWS, COLS, nm, 1.0, 0) == 0);
     /* in place, the same */
     static uint8_t inplace[ROWS * COLS];
     memcpy(inplace, cur, sizeof(inplace));
-    CHECK(pnmf_tf_filter(inplace, inplace, nbs, 3, ROWS, COLS, nm, 1.0) == 0);
+    CHECK(pnmf_tf_filter(inplace, inplace, nbs, 3, ROWS, COLS, nm, 1.0, 0) == 0);
     CHECK(memcmp(inplace, out, sizeof(out)) == 0);
+    test_sample();
     test_refresh(argc > 1 ? argv[1] : ".");
     test_still_start(argc > 1 ? argv[1] : ".");
     return test_summary("test_tf");

@@ -15,6 +15,7 @@
 #include "enc_tf.h"
 #include "internal.h"
 #include "pnmf/common.h"
+#include "residual.h"
 #include "tuning.h"
 
 /* The sum of absolute differences of an h x w area of a (stride s) and
@@ -107,11 +108,10 @@ static int qsample(const uint8_t *f, int rows, int cols, int Y, int X)
            fy * ((4 - fx) * f[(size_t)y1 * cols + x0] + fx * f[(size_t)y1 * cols + x1]);
 }
 
-/* The same by the 6-tap filter (residual.c). */
+/* The same by the 6-tap filter (residual.h, pnmf_sharp_taps). */
 static int qsample6(const uint8_t *f, int rows, int cols, int Y, int X)
 {
-    static const int K[4][6] = { { 0, 0, 64, 0, 0, 0 }, { 1, -5, 52, 20, -5, 1 }, { 2, -10, 40, 40, -10, 2 },
-                                 { 1, -5, 20, 52, -5, 1 } };
+    const int16_t(*K)[6] = pnmf_sharp_taps;
     const int fy = Y & 3, fx = X & 3, iy = Y >> 2, ix = X >> 2;
     int s = 128;
     for (int i = 0; i < 6; i++) {
@@ -165,6 +165,8 @@ int pnmf_tf_filter(uint8_t *out, const uint8_t *cur, const uint8_t *const *nb, i
 {
     const size_t n = (size_t)rows * cols;
     const double t = 2 * noise * strength;
+    double half6 = 0;
+    for (int k = 0; k < 6; k++) half6 += pnmf_sharp_taps[2][k] * pnmf_sharp_taps[2][k] / 4096.0;
     if (nnb < 1 || !(t > 0)) {
         if (out != cur) memmove(out, cur, n);
         return 0;
@@ -198,7 +200,7 @@ int pnmf_tf_filter(uint8_t *out, const uint8_t *cur, const uint8_t *const *nb, i
                 double best = (double)q_sse(cur, f, rows, cols, y0, x0, h, w, cy, cx, sharp);
                 /* the share of the noise variance a half sample keeps: 1/2
                  * bilinear, the squared taps' sum over 64^2 the 6-tap */
-                const double half = sharp ? 3408.0 / 4096 : 0.5;
+                const double half = sharp ? half6 : 0.5;
                 for (int u = -2; u <= 2; u += 2)
                     for (int v = -2; v <= 2; v += 2) {
                         if (!u && !v) continue;
@@ -215,8 +217,8 @@ int pnmf_tf_filter(uint8_t *out, const uint8_t *cur, const uint8_t *const *nb, i
             int p[10][10], e2[10][10];
             uint64_t bsum = 0;
             const int fy = qy & 3, fx = qx & 3, oy = qy >> 2, ox = qx >> 2;
-            if (!sharp && y0 >= 1 && y0 + h < rows && x0 >= 1 && x0 + w < cols && y0 - 1 + oy >= 0 && y0 + h + oy + 1 < rows &&
-                x0 - 1 + ox >= 0 && x0 + w + ox + 1 < cols) {
+            if (!sharp && y0 >= 1 && y0 + h < rows && x0 >= 1 && x0 + w < cols && y0 - 1 + oy >= 0 &&
+                y0 + h + oy + 1 < rows && x0 - 1 + ox >= 0 && x0 + w + ox + 1 < cols) {
                 /* the area and every sample qsample() reads of it inside the frame: its sums without the clamps */
                 for (int y = -1; y <= h; y++) {
                     const uint8_t *c = cur + (size_t)(y0 + y) * cols + x0;

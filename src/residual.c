@@ -280,11 +280,8 @@ static inline void copy_row(uint8_t *dst, const uint8_t *src, int w)
     else memcpy(dst, src, (size_t)w);
 }
 
-/* Window flags bit 20: the 6-tap filter's taps (out of 64) by quarter
- * position f, on the whole samples at offsets -2..3 from the position's
- * own; the half sample is H.264's, the quarters its half averaged with
- * the nearer whole sample in one filter. */
-static const int16_t sharp_taps[4][6] = {
+/* The 6-tap filter's taps (residual.h). */
+const int16_t pnmf_sharp_taps[4][6] = {
     { 0, 0, 64, 0, 0, 0 }, { 1, -5, 52, 20, -5, 1 }, { 2, -10, 40, 40, -10, 2 }, { 1, -5, 20, 52, -5, 1 },
 };
 
@@ -294,7 +291,7 @@ static const int16_t sharp_taps[4][6] = {
 static void subpel_sharp(const uint8_t *R, int rows, int cols, int y0, int y1, int x0, int x1, int fy, int fx, int iy,
                          int ix, uint8_t *pred)
 {
-    const int16_t *ky = sharp_taps[fy], *kx = sharp_taps[fx];
+    const int16_t *ky = pnmf_sharp_taps[fy], *kx = pnmf_sharp_taps[fx];
     const int h = y1 - y0, w = x1 - x0;
 #if defined(__SSE2__) && !defined(PNMF_NO_SIMD)
     /* every tap's sample inside the frame: rows of 8 in 16 bits (a row's

@@ -494,6 +494,12 @@ static inline int pnmf_residual_model_still(const uint8_t *P, const uint8_t *Pp,
 
 /* ---- sub-pixel prediction (window flags bit 6) ----------------------------- */
 
+/* Window flags bit 20: the 6-tap filter's taps (out of 64) by quarter
+ * position f, on the whole samples at offsets -2..3 from the position's
+ * own; the half sample is H.264's, the quarters its half averaged with
+ * the nearer whole sample in one filter. */
+extern const int16_t pnmf_sharp_taps[4][6];
+
 /* The prediction of block [y0, y1) x [x0, x1) from R displaced by the
  * quarter-sample vector (qy, qx) (docs/format.md, "Sub-pixel motion"):
  * bilinear between the four whole samples around each position, or with
@@ -515,8 +521,8 @@ void pnmf_residual_compound(const uint8_t *R1, int qy1, int qx1, const uint8_t *
  * 0-2) but the spatial one (which reads the samples it is correcting),
  * into pred (rows PNMF_RES_BLOCK apart). Dp is the previous decoded frame,
  * Dr the shifted mode's reference, displaced by (dy, dx) (in quarter
- * samples for PNMF_RES_SHIFTED_QPEL and PNMF_RES_SHIFTED_SHARP); D the frame being decoded, which the
- * intra modes read. */
+ * samples for PNMF_RES_SHIFTED_QPEL and PNMF_RES_SHIFTED_SHARP); D the
+ * frame being decoded, which the intra modes read. */
 void pnmf_residual_predict(int mode, const uint8_t *P, const uint8_t *Pp, const uint8_t *Dp, const uint8_t *Dr,
                            const uint8_t *D, int rows, int cols, int y0, int y1, int x0, int x1, int dy, int dx,
                            uint8_t *pred);

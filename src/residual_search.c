@@ -1737,8 +1737,8 @@ static int pred_sad(const uint8_t *src, int cols, int y0, int x0, int h, int w, 
  * noise that keeps a block inexact) the eight half positions alone.
  * Returns the SAD of the vector left in (*qy, *qx). */
 static int refine_qpel(const uint8_t *src, const uint8_t *R, int rows, int cols, int y0, int y1, int x0, int x1,
-                       int sharp, const int16_t (*cand)[2], int ncand, int qpy, int qpx, double lam, int iy, int ix, int half,
-                       int *qy, int *qx)
+                       int sharp, const int16_t (*cand)[2], int ncand, int qpy, int qpx, double lam, int iy, int ix,
+                       int half, int *qy, int *qx)
 {
     const int h = y1 - y0, w = x1 - x0;
     uint8_t pred[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
@@ -1857,7 +1857,8 @@ static double bi_search(const PnmfResidual *r, const uint8_t *src, const uint8_t
             sad_ = avg_sad(src, r->cols, y0, x0, h, w, p1, ref[tt] + (size_t)(y0 + iy_) * r->cols + x0 + ix_, \
                            (size_t)r->cols); \
         } else { \
-            pnmf_residual_subpel(ref[tt], r->rows, r->cols, y0, y1, x0, x1, ty_ * (4 / qs), tx_ * (4 / qs), r->sharp, p2); \
+            pnmf_residual_subpel(ref[tt], r->rows, r->cols, y0, y1, x0, x1, ty_ * (4 / qs), tx_ * (4 / qs), r->sharp, \
+                                 p2); \
             sad_ = avg_sad(src, r->cols, y0, x0, h, w, p1, p2, PNMF_RES_BLOCK); \
         } \
         const double c_ = sad_ + b_; \
@@ -2457,7 +2458,8 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
                 const double vb_ = vector_bits(r, &vs, &vk, t, dy, dx, 0);
                 if (sh_cost < 1e300) { /* past PNMF_MERGE_GO times the search's vector by its measure: no trial */
                     uint8_t pb[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
-                    pnmf_residual_subpel(Dr, r->rows, r->cols, y0, y1, x0, x1, dy * (4 / qs), dx * (4 / qs), r->sharp, pb);
+                    pnmf_residual_subpel(Dr, r->rows, r->cols, y0, y1, x0, x1, dy * (4 / qs), dx * (4 / qs), r->sharp,
+                                         pb);
                     if (pred_sad(src, r->cols, y0, x0, y1 - y0, x1 - x0, pb) + lam_sad * vb_ > PNMF_MERGE_GO * sh_cost)
                         continue;
                 }
@@ -2588,14 +2590,16 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
                 if (r->subpel && bc < 1e300) { /* the best reference's vector to quarter samples */
                     int pv[2];
                     pnmf_vec_pred(&vs, t, pv);
-                    bsad = refine_qpel(src, ref[t], r->rows, r->cols, y0, y1, x0, x1, r->sharp, (const int16_t (*)[2])qcand,
-                                       nq, pv[0], pv[1], lam_sad, dy / 4, dx / 4, exact, &dy, &dx);
+                    bsad = refine_qpel(src, ref[t], r->rows, r->cols, y0, y1, x0, x1, r->sharp,
+                                       (const int16_t (*)[2])qcand, nq, pv[0], pv[1], lam_sad, dy / 4, dx / 4, exact,
+                                       &dy, &dx);
                 }
                 /* window flags bit 17: the question's price for a block without a second hypothesis */
                 bi0 = bihas ? rc_bi_step(NULL, &r->enc_bictx, bictx, -1, 0, 0, 0) : 0;
                 if (bihas && bc < 1e300) { /* and a second hypothesis, kept for the trials after the predictions' */
                     uint8_t p1[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
-                    pnmf_residual_subpel(ref[t], r->rows, r->cols, y0, y1, x0, x1, dy * (4 / qs), dx * (4 / qs), r->sharp, p1);
+                    pnmf_residual_subpel(ref[t], r->rows, r->cols, y0, y1, x0, x1, dy * (4 / qs), dx * (4 / qs), r->sharp,
+                                         p1);
                     const int sad1 = pred_sad(src, r->cols, y0, x0, y1 - y0, x1 - x0, p1);
                     const double cb = bi_search(r, src, ref, nref, y0, y1, x0, x1, t, dy, dx, p1, rcost,
                                                 (const int16_t (*)[2])rvec, lam_sad, bictx, &bt2, &bv2y, &bv2x, bpred);

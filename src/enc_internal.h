@@ -61,6 +61,7 @@ struct PnmfEncoder {
     uint8_t *weights_exact;   /* the same without the moved blocks' (an exact coding's), or NULL: weights */
     int subpel;               /* its shifted blocks move by quarter samples (window flags bit 6) */
     int sharp;                /* ... interpolated by the 6-tap filter (window flags bit 20, sharp_trial()) */
+    double key_w;             /* its first frame's propagation weight (enc_prop.h), 0: not measured */
     int order;                /* its frames are coded out of order in groups of this many (window
                                * flags bit 19, enc_order.c; e->frames hold them in coding order), 0: not */
     uint8_t *tf_source;       /* its first frame's source where filter_first() filtered it, else unused */

@@ -13,6 +13,7 @@
 #include "deblock.h"
 #include "diamond.h"
 #include "enc_internal.h"
+#include "enc_prop.h"
 #include "entropy.h"
 #include "internal.h"
 #include "intra.h"
@@ -279,6 +280,18 @@ int pnmf_window_weights(PnmfEncoder *e, int m)
     if (!e->subpel && exact <= PNMF_SUBPEL_WIDE_EXACT && gain >= PNMF_SUBPEL_WIDE_GAIN && !enc_screen_like(e))
         e->subpel = 1;
     e->sharp = PNMF_SHARP_ENCODE == 1 && e->subpel; /* the bilinear filter unless the trial below says otherwise */
+    /* how much of a key window's first frame the later frames inherit,
+     * in windows of sub-pixel motion (filmed or rendered): what sets its
+     * step (pnmf_res_run_start()). Measured where the window's frames are
+     * all or most of what will inherit it: a short window that continuing
+     * ones may follow says too little. */
+    e->key_w = PNMF_KEY_PROP_STRENGTH > 0 && e->subpel && !e->continues && e->s.quality > 0 && !e->order &&
+                       (m >= PNMF_PROP_MIN_FRAMES || !e->more)
+                   ? pnmf_enc_propagation(e->frames, m, e->nv, e->vis_rows, e->vis_cols)
+                   : 0;
+    if (e->key_w > 0)
+        pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: the first frame's propagation weight %.2f", e->windows,
+                 e->key_w);
     pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: sub-pixel gain %.3f, exact %.3f: %s", e->windows, gain, exact,
              e->subpel ? "quarter samples" : "whole samples");
     /* -q 0: the blocks' lambda weighs a vector's bits against a few
@@ -332,6 +345,12 @@ int pnmf_res_run_start(ResRun *run, const PnmfEncoder *e, ResBufs *rb, PnmfWindo
     run->casc16 = casc16;
     /* a key window's first frame is what later frames copy: a finer step */
     int key16 = e->continues ? (casc16 ? casc16 : step16) : (step16 + PNMF_KEY_STEP_DIV / 2) / PNMF_KEY_STEP_DIV;
+    /* where the later frames inherit less of it (a moving camera, a
+     * busy scene), less finer, as a macroblock tree would weigh it */
+    if (!e->continues && e->key_w > 0) {
+        const double div = pow(e->key_w, PNMF_KEY_PROP_STRENGTH / 6.0);
+        if (div < PNMF_KEY_STEP_DIV) key16 = (int)lrint(step16 / (div > 1.0 ? div : 1.0));
+    }
     /* a lossy window of rendered frames with whole-sample motion and no
      * sprite layer (a cartoon: not a captured screen, whose exact copies
      * carry its quality on by themselves): most of its blocks copy the

@@ -22,6 +22,19 @@
 #ifndef PNMF_KEY_STEP_DIV
 #define PNMF_KEY_STEP_DIV 4
 #endif
+/* The key window's first frame's step follows what later frames inherit of it (enc_prop.h): its propagation weight w
+ * makes it w^(this / 6) times finer, at most PNMF_KEY_STEP_DIV, in windows of sub-pixel motion (0: PNMF_KEY_STEP_DIV). */
+#ifndef PNMF_KEY_PROP_STRENGTH
+#define PNMF_KEY_PROP_STRENGTH 3.0
+#endif
+/* ... measured in windows of at least this many frames, or with no continuing window after them. */
+#define PNMF_PROP_MIN_FRAMES 24
+/* The propagation's search: whole displacements within this many samples of the frames scaled down by 4 ... */
+#define PNMF_PROP_RANGE 4
+/* ... and around the frame's displacement, found within this many of those samples ... */
+#define PNMF_PROP_GLOBAL_RANGE 16
+/* ... and a constant added to a 4x4 block's intra and inter costs, so that flat blocks weigh little either way. */
+#define PNMF_PROP_INTRA_FLOOR 8
 /* Rendered frames of whole-sample motion (cartoons): how many times finer a continuing window's first frame is coded ... */
 #ifndef PNMF_CONT_STEP_DIV
 #define PNMF_CONT_STEP_DIV 2.0

@@ -15,7 +15,9 @@
  * neighbours move by half samples. The filter's samples, bilinear and
  * 6-tap (a window of window flags bit 20), against the filters written out,
  * and the filtered pixels against the definition by either. A clip of
- * camera footage that starts still is coded with sub-pixel vectors.
+ * camera footage that starts still is coded with sub-pixel vectors. The
+ * key window's first frame of a fast pan is coded as much finer as its
+ * propagation weight says.
  */
 #include <math.h>
 #include <stdint.h>
@@ -24,6 +26,7 @@
 #include <string.h>
 
 #include "container.h"
+#include "enc_prop.h"
 #include "enc_tf.h"
 #include "encode_file.h"
 #include "model.h"
@@ -236,6 +239,28 @@ static void test_still_start(const char *dir)
     CHECK_MSG(subpel == 1, "still start: window with sub-pixel vectors %d", subpel);
 }
 
+/* A fast pan under camera noise (20.5 samples a frame across 88: each
+ * frame's content gone four frames on), one window of 32 frames at -q
+ * 40: its first frame's propagation weight (enc_prop.h) is small, and the
+ * key window codes that frame sqrt(w) times finer than its step
+ * (PNMF_KEY_PROP_STRENGTH 3), not PNMF_KEY_STEP_DIV times. */
+static void test_key_prop(const char *dir)
+{
+    enum { M = 32 };
+    static uint8_t f[M][ROWS * COLS];
+    for (int j = 0; j < M; j++) makef(f[j], 0.25 * j, 20.5 * j, 6.0);
+    const double w = pnmf_enc_propagation(f[0], M, ROWS * COLS, ROWS, COLS);
+    const double div = pow(w, PNMF_KEY_PROP_STRENGTH / 6.0);
+    CHECK_MSG(w >= 1.0 && div < PNMF_KEY_STEP_DIV - 0.5, "fast pan: weight %.3f", w);
+    char path[512];
+    snprintf(path, sizeof path, "%s/test_tf_keyprop.pnmf", dir);
+    WinInfo wi;
+    const int nw = encode_windows(path, f[0], M, M, &wi, 1);
+    CHECK_MSG(nw == 1 && wi.subpel && !wi.cont, "fast pan: %d windows", nw);
+    const int want = (int)lrint(wi.step / (div > 1.0 ? div : 1.0));
+    CHECK_MSG(nw == 1 && wi.key == want, "fast pan: steps %d, first frame %d, by the weight %d", wi.step, wi.key, want);
+}
+
 int main(int argc, char **argv)
 {
     static uint8_t cur[ROWS * COLS], nb1[ROWS * COLS], nb2[ROWS * COLS], nb3[ROWS * COLS], clean[ROWS * COLS];
@@ -343,5 +368,6 @@ int main(int argc, char **argv)
     test_sample();
     test_refresh(argc > 1 ? argv[1] : ".");
     test_still_start(argc > 1 ? argv[1] : ".");
+    test_key_prop(argc > 1 ? argv[1] : ".");
     return test_summary("test_tf");
 }

@@ -46,6 +46,8 @@ struct PnmfEncoder {
     /* settings and geometry */
     PnmfEncSettings s;
     int width, height, rows, cols, vis_rows, vis_cols;
+    int in_width, in_height;  /* the frames pushed: width x height, or twice that with s.half */
+    uint8_t *half_in;         /* with s.half: the frame pushed, scaled down (pnmf_downsample2()) */
     size_t n, nv;             /* torus samples, frame pixels */
     int w_step, r_step;       /* the model's quantizer steps (at model_q) */
     int model_q;              /* the -q the model is fitted, quantized and weighed at (model_quality) */

@@ -25,6 +25,7 @@
 #include "quant.h"
 #include "tuning.h"
 #include "tx8.h"
+#include "upsample.h"
 #include "varint.h"
 
 static int fail(PnmfEncoder *e, int ret, const char *what)
@@ -44,6 +45,10 @@ int pnmf_encoder_create(PnmfEncoder **out, const PnmfEncSettings *s, int width, 
         long nc = sysconf(_SC_NPROCESSORS_ONLN);
         e->s.threads = nc < 1 ? 1 : nc > 64 ? 64 : (int)nc;
     }
+    /* with s.half every step below works on the frames scaled down, as
+     * the decoder decodes them (format 17) */
+    e->in_width = width, e->in_height = height;
+    if (s->half) width = pnmf_half_size(width), height = pnmf_half_size(height);
     e->width = width, e->height = height;
     e->nv = (size_t)width * height;
     e->rows = s->shift_model == PNMF_SHIFT_VECTOR ? 1 : height;
@@ -79,7 +84,7 @@ int pnmf_encoder_create(PnmfEncoder **out, const PnmfEncSettings *s, int width, 
     e->last_gray = pnmf_malloc_array(e->nv, 1);
     e->cut_gray = pnmf_malloc_array(e->nv, 1);
     e->lastB = pnmf_malloc_array(e->nv, 1);
-    int refs_ok = !!e->lastB;
+    int refs_ok = !!e->lastB && (!s->half || (e->half_in = pnmf_malloc_array(e->nv, 1)));
     /* the second set where two codings can run at once, or the sprite
      * step keeps two codings under way, the third where it keeps three
      * (enc_sprite.c: at -q PNMF_PICK_FLOOR alone) */
@@ -105,7 +110,8 @@ int pnmf_encoder_create(PnmfEncoder **out, const PnmfEncSettings *s, int width, 
     PnmfHeader h = { 0 };
     h.writer_version = PNMF_FORMAT_VERSION;
     h.min_reader_version = enc_lossless_ctx(s) ? PNMF_MIN_READER_V9 : PNMF_MIN_READER_WRITTEN;
-    h.width = (uint32_t)width, h.height = (uint32_t)height;
+    h.width = (uint32_t)e->in_width, h.height = (uint32_t)e->in_height;
+    h.half = (uint8_t)!!s->half;
     h.fps_num = (uint32_t)fps_num, h.fps_den = (uint32_t)fps_den;
     h.window = (uint16_t)s->window;
     h.components = (uint16_t)k;
@@ -423,7 +429,7 @@ int pnmf_scene_cut(const uint8_t *prev, const uint8_t *cur, ptrdiff_t stride, in
 int pnmf_encoder_push_timed(PnmfEncoder *e, const uint8_t *gray, ptrdiff_t stride, int64_t duration)
 {
     if (e->failed) return e->failed;
-    if (e->finished || stride < e->width) return PNMF_ERR_ARG;
+    if (e->finished || stride < e->in_width) return PNMF_ERR_ARG;
     if (!e->s.time_base_num) return duration ? PNMF_ERR_ARG : pnmf_encoder_push(e, gray, stride);
     if (!duration) duration = (int64_t)pnmf_container_nominal_duration(pnmf_container_writer_header(e->cw));
     if (duration < 1) return PNMF_ERR_ARG;
@@ -464,7 +470,11 @@ static int cut_before_last(PnmfEncoder *e)
 int pnmf_encoder_push(PnmfEncoder *e, const uint8_t *gray, ptrdiff_t stride)
 {
     if (e->failed) return e->failed;
-    if (e->finished || stride < e->width) return PNMF_ERR_ARG;
+    if (e->finished || stride < e->in_width) return PNMF_ERR_ARG;
+    if (e->s.half) {
+        pnmf_downsample2(gray, stride, e->in_height, e->in_width, e->half_in);
+        gray = e->half_in, stride = e->width;
+    }
     if (e->frame_count >= PNMF_MAX_FRAMES) return fail(e, PNMF_ERR_LIMIT, "too many frames");
     /* each frame's histogram is made once, when it is pushed, and kept
      * with the frame for the test of the next one */
@@ -558,6 +568,7 @@ void pnmf_encoder_destroy(PnmfEncoder **pe)
     }
     pnmf_free(e->lastP);
     pnmf_free(e->lastB);
+    pnmf_free(e->half_in);
     pnmf_sprite_dict_free(&e->sdict);
     pnmf_sprite_dict_free(&e->wdict);
     pnmf_sprite_dict_free(&e->sfound);

@@ -74,6 +74,8 @@ static const EncOpt table[] = {
     { "sprites", 0, K_FLAG, 0, 0, F(sprites), 1, 1, NULL, NULL,
       "each window first looks for opaque sprites, kept in a\ndictionary across windows, and predicts from their composite\nwhere that pays%s" },
     { "no-sprites", 0, K_FLAG, 0, 0, F(sprites), 0, 0, NULL, NULL, "no sprite layer: the components alone%s" },
+    { "half-size", 0, K_FLAG, 0, 0, F(half), 1, 1, NULL, NULL,
+      "code the frames at half their width and height and scale\nthem up on decoding: fewer bytes at coarse -q on large\nframes, never exact (not with --shift canvas; default: off)%s" },
     { "carry", 0, K_FLAG, 0, 0, F(carry), 1, 1, NULL, NULL,
       "a window that continues the one before may reuse the last\nmodel's components, sending only its entries%s" },
     { "no-carry", 0, K_FLAG, 0, 0, F(carry), 0, 0, NULL, NULL, "each window with a model sends its components%s" },

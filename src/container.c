@@ -243,6 +243,10 @@ static int header_check(const PnmfHeader *h, char *err, size_t errlen)
             return PNMF_ERR_LIMIT;
         }
     }
+    if (h->w_step < 1 || h->w_step > 64 || h->r_step < 1 || h->r_step > 64) {
+        pnmf_set_err(err, errlen, "quantizer steps %u and %u outside 1..64", h->w_step, h->r_step);
+        return PNMF_ERR_CORRUPT;
+    }
     if (h->half > 1) {
         pnmf_set_err(err, errlen, "unknown coded size %u", h->half);
         return PNMF_ERR_CORRUPT;
@@ -250,10 +254,6 @@ static int header_check(const PnmfHeader *h, char *err, size_t errlen)
     if (h->half && (h->shift_model == 2 || h->min_reader_version < PNMF_MIN_READER_V17)) {
         pnmf_set_err(err, errlen, h->shift_model == 2 ? "half size with the canvas model"
                                                        : "half size in a file for readers before version 17");
-        return PNMF_ERR_CORRUPT;
-    }
-    if (h->w_step < 1 || h->w_step > 64 || h->r_step < 1 || h->r_step > 64) {
-        pnmf_set_err(err, errlen, "quantizer steps %u and %u outside 1..64", h->w_step, h->r_step);
         return PNMF_ERR_CORRUPT;
     }
     if (h->color_range > 2) {

@@ -48,7 +48,7 @@
 #define HDR_QUALITY        41
 #define HDR_W_STEP         42
 #define HDR_R_STEP         44
-#define HDR_HALF           46  /* u16, version 17 (reserved before) */
+#define HDR_HALF           46  /* u16, version 17 (reserved in versions up to 16) */
 #define HDR_CANVAS_H       48
 #define HDR_CANVAS_W       52
 #define HDR_RESERVED2      56  /* up to HDR_FIXED */

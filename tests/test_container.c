@@ -653,7 +653,7 @@ static void test_header_checks(void)
     CHECK(read_patched(file, n, 40, 1, 255, err, sizeof(err)) == PNMF_ERR_CORRUPT);
     CHECK(read_patched(file, n, 40, 1, 0, err, sizeof(err)) == 3); /* vector */
     /* Reserved in v2: bytes 14..15 and 56..59, every bit of them; 46..47
-     * (reserved before version 17, the half size since) refused too in
+     * (reserved in versions up to 16, the half size from 17) refused too in
      * this file for readers of 13: no value but 0 is both known and allowed
      * there. */
     {

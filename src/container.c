@@ -48,7 +48,7 @@
 #define HDR_QUALITY        41
 #define HDR_W_STEP         42
 #define HDR_R_STEP         44
-#define HDR_RESERVED1      46  /* u16 */
+#define HDR_HALF           46  /* u16, version 17 (reserved in versions up to 16) */
 #define HDR_CANVAS_H       48
 #define HDR_CANVAS_W       52
 #define HDR_RESERVED2      56  /* up to HDR_FIXED */
@@ -247,6 +247,15 @@ static int header_check(const PnmfHeader *h, char *err, size_t errlen)
         pnmf_set_err(err, errlen, "quantizer steps %u and %u outside 1..64", h->w_step, h->r_step);
         return PNMF_ERR_CORRUPT;
     }
+    if (h->half > 1) {
+        pnmf_set_err(err, errlen, "unknown coded size %u", h->half);
+        return PNMF_ERR_CORRUPT;
+    }
+    if (h->half && (h->shift_model == 2 || h->min_reader_version < PNMF_MIN_READER_V17)) {
+        pnmf_set_err(err, errlen, h->shift_model == 2 ? "half size with the canvas model"
+                                                       : "half size in a file for readers before version 17");
+        return PNMF_ERR_CORRUPT;
+    }
     if (h->color_range > 2) {
         pnmf_set_err(err, errlen, "unknown colour range %u", h->color_range);
         return PNMF_ERR_CORRUPT;
@@ -288,6 +297,7 @@ static void header_pack(uint8_t *b, const PnmfHeader *h)
     pnmf_wl16(b + HDR_R_STEP, h->r_step);
     pnmf_wl32(b + HDR_CANVAS_H, h->canvas_height);
     pnmf_wl32(b + HDR_CANVAS_W, h->canvas_width);
+    pnmf_wl16(b + HDR_HALF, h->half);
     b[HDR_RANGE] = h->color_range;
     b[HDR_PRIMARIES] = h->color_primaries;
     b[HDR_TRC] = h->color_trc;
@@ -315,6 +325,7 @@ static void header_unpack(PnmfHeader *h, const uint8_t *b)
     h->r_step = (uint16_t)pnmf_rl16(b + HDR_R_STEP);
     h->canvas_height = pnmf_rl32(b + HDR_CANVAS_H);
     h->canvas_width = pnmf_rl32(b + HDR_CANVAS_W);
+    h->half = pnmf_rl16(b + HDR_HALF) > 255 ? 255 : (uint8_t)pnmf_rl16(b + HDR_HALF);
     h->color_primaries = h->color_trc = h->colorspace = 2; /* unspecified, until the extension says */
 }
 
@@ -437,6 +448,8 @@ int pnmf_container_writer_open_io(PnmfContainerWriter **out, const PnmfIO *io, c
     hc.min_reader_version = h->min_reader_version > PNMF_MIN_READER_WRITTEN && h->min_reader_version <= PNMF_FORMAT_VERSION
                                 ? h->min_reader_version
                                 : PNMF_MIN_READER_WRITTEN;
+    /* frames coded at half size need a reader of version 17 */
+    if (hc.half && hc.min_reader_version < PNMF_MIN_READER_V17) hc.min_reader_version = PNMF_MIN_READER_V17;
     /* H.273's 0 (reserved, or the identity matrix of RGB) means nothing
      * for a luma-only stream: unspecified, 2 */
     if (!hc.color_primaries) hc.color_primaries = 2;
@@ -1275,7 +1288,7 @@ int pnmf_container_reader_open_io(PnmfContainerReader **out, const PnmfIO *io, c
         goto error;
     }
     int reserved = pnmf_rl16(b + HDR_RESERVED0) != 0;
-    reserved |= pnmf_rl16(b + HDR_RESERVED1) != 0;
+    if (r->h.writer_version < 17) reserved |= pnmf_rl16(b + HDR_HALF) != 0;
     for (int i = HDR_RESERVED2; i < HDR_FIXED; i++) reserved |= b[i];
     if (reserved) {
         pnmf_set_err(err, errlen, "reserved header bytes are not zero");

@@ -15,7 +15,7 @@
 
 #include "pnmf/pnmf.h"
 
-#define PNMF_FORMAT_VERSION 16         /* what this writer writes */
+#define PNMF_FORMAT_VERSION 17         /* what this writer writes */
 #define PNMF_MIN_READER_WRITTEN 13     /* the min_reader_version it writes: its range-coded streams adapt as
                                         * format 13 defines (raised by pnmf_container_writer_need_reader()) */
 #define PNMF_MIN_READER_V9 9           /* ... raised to this by a window with sub-pixel vectors, the deblocking
@@ -26,7 +26,8 @@
 #define PNMF_MIN_READER_V14 14         /* ... and to this by a window with weighted prediction (bit 18) */
 #define PNMF_MIN_READER_V15 15         /* ... and to this by a window coded out of order (bit 19) */
 #define PNMF_MIN_READER_V16 16         /* ... and to this by a window of sharp interpolation (bit 20) */
-#define PNMF_READER_VERSION 16         /* the newest format this reader reads */
+#define PNMF_MIN_READER_V17 17         /* ... and to this by frames coded at half size (the header's `half`) */
+#define PNMF_READER_VERSION 17         /* the newest format this reader reads */
 #define PNMF_OLDEST_VERSION 2          /* the oldest format this reader reads */
 
 /* Limits checked before anything read from a file is used (docs/format.md). */
@@ -63,6 +64,8 @@ typedef struct PnmfHeader {
     uint16_t r_step;             /* coefficient quantizer step (model.c) */
     uint32_t canvas_height;      /* canvas model: the torus the components live on, */
     uint32_t canvas_width;       /* at least the frame; 0 for the other models */
+    uint8_t  half;               /* version 17: 1, the frames are coded at half size
+                                  * (pnmf_half_size()) and scaled up for output (upsample.h) */
     /* Version 8's header extension (docs/format.md, "Metadata"); a file
      * without it reads as range 0, the others 2 and no time base. */
     uint8_t  color_range;        /* FFmpeg's AVColorRange: 0 unspecified, 1 limited, 2 full */

@@ -11,6 +11,7 @@
 #include "log.h"
 #include "lossless.h"
 #include "model.h"
+#include "upsample.h"
 
 struct PnmfDecoder {
     PnmfDecSettings s;
@@ -48,6 +49,10 @@ struct PnmfDecoder {
     int p_zero, pp_zero;      /* P, Pp hold zeros (the model's frame of a window without entries) */
     int have_prev;            /* Pp, ref[0] hold the frame before next_frame, from a residual layer */
     int avail;                /* of ref[], how many hold frames since the key window began */
+    int half;                 /* format 17: the frames are coded at half size, cw x ch */
+    int cw, ch;               /* the coded frame's size: the frame's, or half of it */
+    uint8_t *small;           /* with half: the coded frame shown, before it is scaled up */
+    int32_t *up;              /* with half: the scaling's rows (pnmf_upsample2()) */
     int failed;
     char err[256];
 };
@@ -86,6 +91,7 @@ int pnmf_decoder_create(PnmfDecoder **out, const PnmfDecSettings *s, const PnmfI
         return fail(d, PNMF_ERR_LIMIT);
     }
     d->info.width = (int)h->width, d->info.height = (int)h->height;
+    d->info.half = h->half;
     d->info.fps_num = (int)h->fps_num, d->info.fps_den = (int)h->fps_den;
     d->info.frame_count = (int)h->frame_count;
     d->info.window = h->window;
@@ -103,13 +109,21 @@ int pnmf_decoder_create(PnmfDecoder **out, const PnmfDecSettings *s, const PnmfI
         snprintf(d->err, sizeof(d->err), "invalid quantizer steps in the header");
         return fail(d, PNMF_ERR_CORRUPT);
     }
-    d->n = (size_t)h->width * h->height;
-    d->rows = h->shift_model == PNMF_SHIFT_VECTOR ? 1 : (int)h->height;
-    d->cols = h->shift_model == PNMF_SHIFT_VECTOR ? (int)d->n : (int)h->width;
+    /* frames coded at half size (format 17): everything below works on
+     * the coded frames, scaled up as they are shown (step_frame()) */
+    d->half = h->half;
+    d->cw = h->half ? pnmf_half_size((int)h->width) : (int)h->width;
+    d->ch = h->half ? pnmf_half_size((int)h->height) : (int)h->height;
+    d->n = (size_t)d->cw * d->ch;
+    d->rows = h->shift_model == PNMF_SHIFT_VECTOR ? 1 : d->ch;
+    d->cols = h->shift_model == PNMF_SHIFT_VECTOR ? (int)d->n : d->cw;
     d->vis_rows = d->rows, d->vis_cols = d->cols;
     if (h->shift_model == PNMF_SHIFT_CANVAS) d->rows = (int)h->canvas_height, d->cols = (int)h->canvas_width;
-    d->info.canvas_height = h->shift_model == PNMF_SHIFT_CANVAS ? d->rows : (int)h->height;
-    d->info.canvas_width = h->shift_model == PNMF_SHIFT_CANVAS ? d->cols : (int)h->width;
+    d->info.canvas_height = h->shift_model == PNMF_SHIFT_CANVAS ? d->rows : d->ch;
+    d->info.canvas_width = h->shift_model == PNMF_SHIFT_CANVAS ? d->cols : d->cw;
+    if (h->half && (!(d->small = pnmf_malloc_array(d->n, 1)) ||
+                    !(d->up = pnmf_malloc_array((size_t)d->ch * h->width, sizeof(int32_t)))))
+        return fail(d, PNMF_ERR_NOMEM);
     d->acc = pnmf_malloc_array(d->n, sizeof(int64_t));
     d->layout = pnmf_malloc_array(d->n, 1);
     d->P = pnmf_malloc_array(d->n, 1);
@@ -274,7 +288,12 @@ static int step_frame(PnmfDecoder *d, uint8_t *gray, ptrdiff_t stride)
     for (; d->coded <= c; d->coded++)
         if (!(layout = next_layout(d))) return d->nomem ? PNMF_ERR_NOMEM : PNMF_ERR_CORRUPT;
     if (!layout) layout = d->ref[d->coded - 1 - c];
-    if (gray) pnmf_layout_to_frame(d->info.shift_model, d->info.width, d->info.height, layout, gray, stride);
+    if (gray && d->half) {
+        pnmf_layout_to_frame(d->info.shift_model, d->cw, d->ch, layout, d->small, d->cw);
+        pnmf_upsample2(d->small, d->ch, d->cw, gray, stride, d->info.height, d->info.width, d->up);
+    } else if (gray) {
+        pnmf_layout_to_frame(d->info.shift_model, d->info.width, d->info.height, layout, gray, stride);
+    }
     d->win_pos++;
     d->next_frame++;
     return 0;
@@ -387,6 +406,8 @@ void pnmf_decoder_destroy(PnmfDecoder **pd)
     pnmf_container_reader_close(&d->cr);
     pnmf_free(d->acc);
     pnmf_free(d->layout);
+    pnmf_free(d->small);
+    pnmf_free(d->up);
     pnmf_free(d->P);
     pnmf_free(d->Pp);
     pnmf_free(d->D);

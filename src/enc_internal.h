@@ -46,6 +46,14 @@ struct PnmfEncoder {
     /* settings and geometry */
     PnmfEncSettings s;
     int width, height, rows, cols, vis_rows, vis_cols;
+    int in_width, in_height;  /* the frames pushed: width x height, or twice that with s.half */
+    uint8_t *half_in;         /* with s.half: the frame pushed, scaled down (pnmf_downsample2()) */
+    /* PNMF_HALF_AUTO: the frames held for the half-size trial until it
+     * has them (pending); the encoder is made after it (encode.c) */
+    int pending, pend_n, pend_cap, pend_w, pend_h, pend_fps[2];
+    PnmfIO pend_io;
+    uint8_t *pend_frames;
+    int64_t *pend_dur;
     size_t n, nv;             /* torus samples, frame pixels */
     int w_step, r_step;       /* the model's quantizer steps (at model_q) */
     int model_q;              /* the -q the model is fitted, quantized and weighed at (model_quality) */
@@ -265,6 +273,19 @@ void enc_fit_geometry(PnmfEncoder *e, int on);
 int pnmf_window_quantize(PnmfEncoder *e, PnmfWindowModel *md, int m);
 int pnmf_window_add_entries(PnmfEncoder *e, PnmfWindowModel *md, int m, const float *Wq, uint8_t *used);
 int pnmf_window_try_repeats(PnmfEncoder *e, PnmfWindowModel *md, int m, const float *W0, const PnmfAtom *H0);
+
+/* enc_half.c: whether the n frames (w x h each, rows w apart) coded at
+ * half size with settings s cost less (squared error against them + lambda
+ * * bits at -q's step) than at their size: *half 1 or 0. */
+int pnmf_enc_half_pays(const PnmfEncSettings *s, int w, int h, int fps_num, int fps_den, const uint8_t *frames, int n,
+                       int *half);
+/* Whether the half-size coding (bytes[2], psnr[2]) lies above the line
+ * through the full-size codings 0 and 1 (PSNR-Y over the log of the
+ * bytes): the curve is concave, so the line beyond them lies above it
+ * and the test leans to the full size. */
+int pnmf_enc_half_above(const size_t bytes[3], const double psnr[3]);
+/* The -q a clip of -q q is coded at at half size: PNMF_HALF_TRIAL_DQ finer. */
+int pnmf_enc_half_quality(int q);
 
 /* enc_residual.c: the residual layer and what a coding of the window costs. */
 int pnmf_window_weights(PnmfEncoder *e, int m);

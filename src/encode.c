@@ -25,6 +25,7 @@
 #include "quant.h"
 #include "tuning.h"
 #include "tx8.h"
+#include "upsample.h"
 #include "varint.h"
 
 static int fail(PnmfEncoder *e, int ret, const char *what)
@@ -34,16 +35,20 @@ static int fail(PnmfEncoder *e, int ret, const char *what)
     return ret;
 }
 
-int pnmf_encoder_create(PnmfEncoder **out, const PnmfEncSettings *s, int width, int height,
+/* The encoder e (allocated, its settings and pending state set) made
+ * ready for frames of width x height (pnmf_encoder_create()). */
+static int encoder_init(PnmfEncoder **out, PnmfEncoder *e, const PnmfEncSettings *s, int width, int height,
                         int fps_num, int fps_den, const PnmfIO *io)
 {
-    PnmfEncoder *e = pnmf_calloc(1, sizeof(*e));
-    if (!e) return PNMF_ERR_NOMEM;
     e->s = *s;
     if (e->s.threads == 0) {
         long nc = sysconf(_SC_NPROCESSORS_ONLN);
         e->s.threads = nc < 1 ? 1 : nc > 64 ? 64 : (int)nc;
     }
+    /* with s.half every step below works on the frames scaled down, as
+     * the decoder decodes them (format 17) */
+    e->in_width = width, e->in_height = height;
+    if (s->half) width = pnmf_half_size(width), height = pnmf_half_size(height);
     e->width = width, e->height = height;
     e->nv = (size_t)width * height;
     e->rows = s->shift_model == PNMF_SHIFT_VECTOR ? 1 : height;
@@ -79,7 +84,7 @@ int pnmf_encoder_create(PnmfEncoder **out, const PnmfEncSettings *s, int width, 
     e->last_gray = pnmf_malloc_array(e->nv, 1);
     e->cut_gray = pnmf_malloc_array(e->nv, 1);
     e->lastB = pnmf_malloc_array(e->nv, 1);
-    int refs_ok = !!e->lastB;
+    int refs_ok = !!e->lastB && (!s->half || (e->half_in = pnmf_malloc_array(e->nv, 1)));
     /* the second set where two codings can run at once, or the sprite
      * step keeps two codings under way, the third where it keeps three
      * (enc_sprite.c: at -q PNMF_PICK_FLOOR alone) */
@@ -105,7 +110,8 @@ int pnmf_encoder_create(PnmfEncoder **out, const PnmfEncSettings *s, int width, 
     PnmfHeader h = { 0 };
     h.writer_version = PNMF_FORMAT_VERSION;
     h.min_reader_version = enc_lossless_ctx(s) ? PNMF_MIN_READER_V9 : PNMF_MIN_READER_WRITTEN;
-    h.width = (uint32_t)width, h.height = (uint32_t)height;
+    h.width = (uint32_t)e->in_width, h.height = (uint32_t)e->in_height;
+    h.half = (uint8_t)!!s->half;
     h.fps_num = (uint32_t)fps_num, h.fps_den = (uint32_t)fps_den;
     h.window = (uint16_t)s->window;
     h.components = (uint16_t)k;
@@ -420,10 +426,74 @@ int pnmf_scene_cut(const uint8_t *prev, const uint8_t *cur, ptrdiff_t stride, in
     return cut_between(ha, hb, gray_sad(prev, stride, cur, stride, width, height), width, height);
 }
 
+int pnmf_encoder_create(PnmfEncoder **out, const PnmfEncSettings *s, int width, int height,
+                        int fps_num, int fps_den, const PnmfIO *io)
+{
+    PnmfEncoder *e = pnmf_calloc(1, sizeof(*e));
+    if (!e) return PNMF_ERR_NOMEM;
+    if (s->half != PNMF_HALF_AUTO) return encoder_init(out, e, s, width, height, fps_num, fps_den, io);
+    /* PNMF_HALF_AUTO: half size where the trial of the first frames finds
+     * it pays (enc_half.c), where it may: a coarse lossy coding of frames
+     * large enough to scale down, with the residual layer */
+    PnmfEncSettings t = *s;
+    t.half = 0;
+    if (s->quality < PNMF_HALF_MIN_Q || !s->residual || s->shift_model != PNMF_SHIFT_TORUS || width < PNMF_HALF_MIN_SIDE ||
+        height < PNMF_HALF_MIN_SIDE || s->target_psnr > 0)
+        return encoder_init(out, e, &t, width, height, fps_num, fps_den, io);
+    /* the first frames held until the trial has them */
+    e->s = *s;
+    e->pend_w = width, e->pend_h = height, e->pend_fps[0] = fps_num, e->pend_fps[1] = fps_den;
+    e->pend_io = *io;
+    e->pend_cap = s->window < PNMF_HALF_TRIAL_FRAMES ? s->window : PNMF_HALF_TRIAL_FRAMES;
+    e->pend_frames = pnmf_malloc_array((size_t)e->pend_cap, (size_t)width * height);
+    e->pend_dur = pnmf_calloc((size_t)e->pend_cap, sizeof(int64_t));
+    *out = e;
+    if (!e->pend_frames || !e->pend_dur) return fail(e, PNMF_ERR_NOMEM, "out of memory");
+    e->pending = 1;
+    return 0;
+}
+
+/* A pending encoder's trial made (on the frames held) and the encoder
+ * made at the size it picks, the held frames pushed into it. */
+static int pending_start(PnmfEncoder *e)
+{
+    int half = 0;
+    PnmfEncSettings t = e->s;
+    if (e->pend_n) {
+        const int ret = pnmf_enc_half_pays(&e->s, e->pend_w, e->pend_h, e->pend_fps[0], e->pend_fps[1],
+                                           e->pend_frames, e->pend_n, &half);
+        if (ret < 0) return fail(e, ret, ret == PNMF_ERR_NOMEM ? "out of memory" : "the half-size trial failed");
+    }
+    t.half = half;
+    /* half size at a finer -q, about the quality -q asks for */
+    if (half) t.quality = pnmf_enc_half_quality(t.quality);
+    e->pending = 0;
+    PnmfEncoder *self = e;
+    int ret = encoder_init(&self, e, &t, e->pend_w, e->pend_h, e->pend_fps[0], e->pend_fps[1], &e->pend_io);
+    for (int i = 0; ret >= 0 && i < e->pend_n; i++)
+        ret = pnmf_encoder_push_timed(e, e->pend_frames + (size_t)i * e->pend_w * e->pend_h, e->pend_w, e->pend_dur[i]);
+    pnmf_free(e->pend_frames), pnmf_free(e->pend_dur);
+    e->pend_frames = NULL, e->pend_dur = NULL;
+    return ret;
+}
+
+/* A frame for a pending encoder: held, and the encoder started once the
+ * trial's frames are in. */
+static int pending_push(PnmfEncoder *e, const uint8_t *gray, ptrdiff_t stride, int64_t duration)
+{
+    if (stride < e->pend_w) return PNMF_ERR_ARG;
+    if ((e->s.time_base_num ? duration < 0 : duration != 0)) return PNMF_ERR_ARG;
+    uint8_t *f = e->pend_frames + (size_t)e->pend_n * e->pend_w * e->pend_h;
+    for (int y = 0; y < e->pend_h; y++) memcpy(f + (size_t)y * e->pend_w, gray + (ptrdiff_t)y * stride, (size_t)e->pend_w);
+    e->pend_dur[e->pend_n++] = duration;
+    return e->pend_n == e->pend_cap ? pending_start(e) : 0;
+}
+
 int pnmf_encoder_push_timed(PnmfEncoder *e, const uint8_t *gray, ptrdiff_t stride, int64_t duration)
 {
     if (e->failed) return e->failed;
-    if (e->finished || stride < e->width) return PNMF_ERR_ARG;
+    if (e->pending) return e->finished ? PNMF_ERR_ARG : pending_push(e, gray, stride, duration);
+    if (e->finished || stride < e->in_width) return PNMF_ERR_ARG;
     if (!e->s.time_base_num) return duration ? PNMF_ERR_ARG : pnmf_encoder_push(e, gray, stride);
     if (!duration) duration = (int64_t)pnmf_container_nominal_duration(pnmf_container_writer_header(e->cw));
     if (duration < 1) return PNMF_ERR_ARG;
@@ -464,7 +534,12 @@ static int cut_before_last(PnmfEncoder *e)
 int pnmf_encoder_push(PnmfEncoder *e, const uint8_t *gray, ptrdiff_t stride)
 {
     if (e->failed) return e->failed;
-    if (e->finished || stride < e->width) return PNMF_ERR_ARG;
+    if (e->pending) return e->finished ? PNMF_ERR_ARG : pending_push(e, gray, stride, 0);
+    if (e->finished || stride < e->in_width) return PNMF_ERR_ARG;
+    if (e->s.half) {
+        pnmf_downsample2(gray, stride, e->in_height, e->in_width, e->half_in);
+        gray = e->half_in, stride = e->width;
+    }
     if (e->frame_count >= PNMF_MAX_FRAMES) return fail(e, PNMF_ERR_LIMIT, "too many frames");
     /* each frame's histogram is made once, when it is pushed, and kept
      * with the frame for the test of the next one */
@@ -504,6 +579,8 @@ int pnmf_encoder_finish(PnmfEncoder *e)
 {
     if (e->failed) return e->failed;
     if (e->finished) return PNMF_ERR_ARG;
+    if (e->pending && !e->pend_n) return fail(e, PNMF_ERR_ARG, "no frames to encode");
+    if (e->pending) PNMF_CHECK(pending_start(e));
     if (e->frame_count == 0) return fail(e, PNMF_ERR_ARG, "no frames to encode");
     if (e->cut_held) PNMF_CHECK(cut_before_last(e)); /* no frame after it: a cut */
     if (e->nbuf) PNMF_CHECK(encode_window(e, 0));
@@ -558,6 +635,9 @@ void pnmf_encoder_destroy(PnmfEncoder **pe)
     }
     pnmf_free(e->lastP);
     pnmf_free(e->lastB);
+    pnmf_free(e->half_in);
+    pnmf_free(e->pend_frames);
+    pnmf_free(e->pend_dur);
     pnmf_sprite_dict_free(&e->sdict);
     pnmf_sprite_dict_free(&e->wdict);
     pnmf_sprite_dict_free(&e->sfound);

@@ -21,6 +21,7 @@
 #include "pnmf/pnmf.h"
 
 #include "container.h"
+#include "upsample.h"
 #include "entropy.h"
 #include "internal.h"
 #include "model.h"
@@ -102,8 +103,12 @@ int pnmf_info_open(PnmfInfo **out, FILE *in)
         return PNMF_ERR_CORRUPT;
     }
     const int vector = h->shift_model == PNMF_SHIFT_VECTOR;
-    p->rows = vector ? 1 : (int)h->height;
-    p->cols = vector ? (int)(h->width * h->height) : (int)h->width;
+    /* the coded frame: half the frame's size with the header's half (format 17) */
+    const int cw = h->half ? pnmf_half_size((int)h->width) : (int)h->width;
+    const int ch = h->half ? pnmf_half_size((int)h->height) : (int)h->height;
+    ih->half = h->half;
+    p->rows = vector ? 1 : ch;
+    p->cols = vector ? cw * ch : cw;
     p->vis_rows = p->rows, p->vis_cols = p->cols;
     if (h->shift_model == PNMF_SHIFT_CANVAS) p->rows = (int)h->canvas_height, p->cols = (int)h->canvas_width;
     ih->canvas_height = p->rows, ih->canvas_width = p->cols;

@@ -35,6 +35,15 @@
 #define PNMF_PROP_GLOBAL_RANGE 16
 /* ... and a constant added to a 4x4 block's intra and inter costs, so that flat blocks weigh little either way. */
 #define PNMF_PROP_INTRA_FLOOR 8
+/* Half size (PNMF_HALF_AUTO, enc_half.c): tried from this -q on ... */
+#define PNMF_HALF_MIN_Q 35
+/* ... on frames of at least this many samples a side ... */
+#define PNMF_HALF_MIN_SIDE 64
+/* ... by coding this many first frames both ways, at their size at -q and PNMF_HALF_TRIAL_DQ coarser too; ... */
+#define PNMF_HALF_TRIAL_FRAMES 10
+#define PNMF_HALF_TRIAL_DQ 8
+/* Half size is coded this much finer than -q, and taken where its trial point lies this many dB above the line. */
+#define PNMF_HALF_MARGIN 0.5
 /* Rendered frames of whole-sample motion (cartoons): how many times finer a continuing window's first frame is coded ... */
 #ifndef PNMF_CONT_STEP_DIV
 #define PNMF_CONT_STEP_DIV 2.0

@@ -397,8 +397,8 @@ static void test_round_trip(void)
     ret = read_file(f, &h2, &back, err, sizeof(err));
     fclose(f);
     CHECK_MSG(ret == 3, "%d %s", ret, err);
-    CHECK(PNMF_FORMAT_VERSION == 16 && PNMF_READER_VERSION == 16 && PNMF_OLDEST_VERSION == 2);
-    CHECK(h2.writer_version == 16 && pnmf_rl16(file + 8) == 16);
+    CHECK(PNMF_FORMAT_VERSION == 17 && PNMF_READER_VERSION == 17 && PNMF_OLDEST_VERSION == 2);
+    CHECK(h2.writer_version == 17 && pnmf_rl16(file + 8) == 17);
     /* a v13 file's range-coded streams adapt as format 13 defines, which
      * no reader of an older format decodes (docs/format.md, "Versioning"):
      * the writer asks for reader 13 */
@@ -559,19 +559,39 @@ static void test_header_checks(void)
     int ret;
     uint8_t *file = write_file(&h, &w, &n, &ret);
 
-    /* A file from the future: writer 17, needs reader 17. */
+    /* A file from the future: writer 18, needs reader 18. */
     uint8_t *p = malloc(n);
     memcpy(p, file, n);
-    pnmf_wl16(p + 8, 17);
-    pnmf_wl16(p + 10, 17);
+    pnmf_wl16(p + 8, 18);
+    pnmf_wl16(p + 10, 18);
     fix_header_crc(p, HS);
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == PNMF_ERR_VERSION);
-    CHECK(strstr(err, "needs reader version 17 (this is version 16)") != NULL);
+    CHECK(strstr(err, "needs reader version 18 (this is version 17)") != NULL);
+    /* Format 17's half size (offset 46): 1 with a reader of 17 is read;
+     * 2 is corrupt, and so is 1 in a file for readers before 17, or with
+     * the canvas model; in a file written before 17 the field is reserved */
+    pnmf_wl16(p + 8, 17);
+    pnmf_wl16(p + 10, 17);
+    pnmf_wl16(p + 46, 1);
+    fix_header_crc(p, HS);
+    CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == 3);
+    pnmf_wl16(p + 46, 2);
+    fix_header_crc(p, HS);
+    CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == PNMF_ERR_CORRUPT && strstr(err, "unknown coded size 2"));
+    pnmf_wl16(p + 46, 1);
+    pnmf_wl16(p + 10, 16);
+    fix_header_crc(p, HS);
+    CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == PNMF_ERR_CORRUPT && strstr(err, "readers before version 17"));
+    pnmf_wl16(p + 8, 16);
+    fix_header_crc(p, HS);
+    CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == PNMF_ERR_CORRUPT && strstr(err, "reserved header bytes"));
+    pnmf_wl16(p + 46, 0);
     /* Written by version 17 but readable by 8: fine. */
+    pnmf_wl16(p + 8, 17);
     pnmf_wl16(p + 10, 8);
     fix_header_crc(p, HS);
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == 3);
-    /* ... and by 1 (whatever a v1 reader would make of it): a v16 reader
+    /* ... and by 1 (whatever a v1 reader would make of it): a v17 reader
      * reads it, the writer being v17 */
     pnmf_wl16(p + 10, 1);
     fix_header_crc(p, HS);
@@ -632,9 +652,12 @@ static void test_header_checks(void)
     CHECK(strstr(err, "unknown shift model 3") != NULL);
     CHECK(read_patched(file, n, 40, 1, 255, err, sizeof(err)) == PNMF_ERR_CORRUPT);
     CHECK(read_patched(file, n, 40, 1, 0, err, sizeof(err)) == 3); /* vector */
-    /* Reserved in v2: bytes 14..15, 46..47 and 56..59, every bit of them. */
+    /* Reserved in v2: bytes 14..15 and 56..59, every bit of them; 46..47
+     * (reserved in versions up to 16, the half size from 17) refused too in
+     * this file for readers of 13: no value but 0 is both known and allowed
+     * there. */
     {
-        static const int reserved[] = { 14, 15, 46, 47, 56, 57, 58, 59 };
+        static const int reserved[] = { 14, 15, 56, 57, 58, 59 };
         int refused = 0, tries = 0;
         for (size_t r = 0; r < sizeof(reserved) / sizeof(reserved[0]); r++)
             for (int bit = 0; bit < 8; bit++, tries++) {
@@ -643,6 +666,11 @@ static void test_header_checks(void)
                                PNMF_ERR_CORRUPT && strstr(err, "reserved header bytes are not zero");
             }
         CHECK_MSG(refused == tries, "%d of %d reserved bits refused", refused, tries);
+        refused = tries = 0;
+        for (int r = 46; r <= 47; r++)
+            for (int bit = 0; bit < 8; bit++, tries++)
+                refused += read_patched(file, n, r, 1, 1u << bit, err, sizeof(err)) == PNMF_ERR_CORRUPT;
+        CHECK_MSG(refused == tries, "%d of %d half-size bits refused", refused, tries);
     }
     /* The canvas fields (48: canvas_height, 52: canvas_width) are 0 unless
      * the shift model is 2 (canvas). */
@@ -1369,7 +1397,7 @@ static void test_times(void)
     uint8_t *file = write_timed(&n, &ret, &h);
     CHECK_MSG(ret == 0, "%d", ret);
     /* header extension, then a 'TIME' chunk before each window */
-    CHECK(pnmf_rl16(file + 8) == 16 && pnmf_rl16(file + 10) == 13 && pnmf_rl16(file + 12) == HS);
+    CHECK(pnmf_rl16(file + 8) == 17 && pnmf_rl16(file + 10) == 13 && pnmf_rl16(file + 12) == HS);
     CHECK(file[60] == 1 && file[61] == 1 && file[62] == 1 && file[63] == 1);
     CHECK(pnmf_rl32(file + 64) == 1 && pnmf_rl32(file + 68) == 100 && pnmf_rl32(file + 72) == 0);
     const size_t t0 = find_chunk(file, n, PNMF_CHUNK_TIME, 0), t1 = find_chunk(file, n, PNMF_CHUNK_TIME, 1);

@@ -619,6 +619,7 @@ static long encode_sets(uint8_t f[EM][EW * EH], int q, int every, Log *l, uint8_
     PnmfEncSettings s;
     pnmf_enc_default_settings(&s);
     s.window = EM, s.quality = q, s.threads = 1;
+    s.half = 0; /* the sprite layer's decisions on frames of their size */
     memset(l, 0, sizeof(*l));
     s.logger.cookie = l, s.logger.callback = log_cb;
     FILE *out = tmpfile();
@@ -671,6 +672,7 @@ static long encode_pan(int q, int k0, double *sse)
     PnmfEncSettings s;
     pnmf_enc_default_settings(&s);
     s.window = 8, s.quality = q, s.threads = 1;
+    s.half = 0; /* the sprite layer's decisions on frames of their size */
     if (k0) s.components = 0;
     FILE *out = tmpfile();
     PnmfEncoder *enc = NULL;
@@ -729,6 +731,7 @@ static long encode_loop(int (*pose)(int), int w, int n, int q, int k0, Log *l)
     PnmfEncSettings st;
     pnmf_enc_default_settings(&st);
     st.window = w, st.quality = q, st.threads = 1;
+    st.half = 0; /* the sprite layer's decisions on frames of their size */
     if (k0) st.components = 0;
     memset(l, 0, sizeof(*l));
     st.logger.cookie = l, st.logger.callback = log_cb;

@@ -746,7 +746,11 @@ static int print_tables(const char *path, const PnmfInfoHeader *h, const WinRow 
 {
     printf("file          %s, %s bytes\n", path, num(h->file_bytes));
     printf("version       %d (needs a reader of version %d or later)\n", h->version, h->min_reader_version);
-    printf("frame size    %dx%d\n", h->width, h->height);
+    if (h->half)
+        printf("frame size    %dx%d, coded at half size (%dx%d) and scaled up\n", h->width, h->height, (h->width + 1) / 2,
+               (h->height + 1) / 2);
+    else
+        printf("frame size    %dx%d\n", h->width, h->height);
     printf("frame rate    %d/%d (%.3f fps)\n", h->fps_num, h->fps_den, (double)h->fps_num / h->fps_den);
     printf("frames        %d\n", h->frame_count);
     printf("levels        %s; matrix %d, primaries %d, transfer %d (H.273, 2: unspecified)\n",

@@ -43,6 +43,7 @@ typedef struct PnmfInfoHeader {
     int colorspace;
     int time_base_num;       ///< the frame times' time base; 0/0: the file has none
     int time_base_den;
+    int half;                ///< 1: the frames are coded at half size, ceil(width/2) x ceil(height/2) (format 17)
 } PnmfInfoHeader;
 
 /** The parts of a window payload, in payload order (docs/format.md,

@@ -35,6 +35,9 @@ enum PnmfAlgo {
     PNMF_ALGO_IMPROVED = 1, ///< median/residual init, greedy atom order + sweep (keep best), exact HALS W step
 };
 
+/** PnmfEncSettings.half: decide from the first frames. */
+#define PNMF_HALF_AUTO 2
+
 typedef struct PnmfEncSettings {
     int components;  ///< -k: components per window (default 8, 1..255)
     int window;      ///< -w: frames per window (default 60, 1..1024)
@@ -68,7 +71,8 @@ typedef struct PnmfEncSettings {
     int color_trc;       ///< H.273 transfer characteristics (AVColorTransferCharacteristic); 0 or 2: unspecified
     int colorspace;      ///< H.273 matrix coefficients the luma was made with (AVColorSpace); 0 or 2: unspecified
     int sprites;     ///< 1: each window first looks for opaque sprites (poses pasted at positions over a background), kept in a dictionary across windows, whose composite the residual layer predicts from where that costs less than without; with components > 0, the torus shift model and the improved algorithm only (default 1; 0: off)
-    uint8_t reserved[28]; ///< must be zero (pnmf_enc_default_settings() clears it): room for new settings
+    int half;        ///< 1: the frames are coded at half their width and height (2 x 2 means) and the decoder scales them up to their size (format 17): fewer bytes at coarse steps of large frames, never exact; not with PNMF_SHIFT_CANVAS. PnmfEncStats then measure the coded frames. 0: at their size. PNMF_HALF_AUTO (default): half size where the first frames coded both ways say it costs less (from -q PNMF_HALF_MIN_Q on, torus shifts with the residual layer, no target PSNR)
+    uint8_t reserved[24]; ///< must be zero (pnmf_enc_default_settings() clears it): room for new settings
 } PnmfEncSettings;
 
 /** What a stream is: the file header, as the decoder sees it. */
@@ -92,6 +96,7 @@ typedef struct PnmfStreamInfo {
                              ///< time n in units of 1 / frame rate
     int time_base_num;       ///< the unit of pnmf_dec_frame_time(), in seconds: the file's time base, or
     int time_base_den;       ///< fps_den / fps_num when it has none
+    int half;                ///< 1: the frames are coded at half size and scaled up as they are read (format 17)
 } PnmfStreamInfo;
 
 /** What the encoder measured, on exactly what the decoder will show. */
@@ -99,7 +104,7 @@ typedef struct PnmfEncStats {
     int frames;              ///< frames encoded so far
     int windows;             ///< windows written so far
     uint64_t bytes;          ///< bytes written so far (the whole file once finished)
-    double sse;              ///< sum of squared errors of decoded versus input luma
+    double sse;              ///< sum of squared errors of decoded versus input luma (with `half`, of the coded frames versus the input scaled down)
     double psnr;             ///< PSNR-Y in dB from the global mean squared error (999 if exact)
     double fit_objective;    ///< sum over windows of the float fit's objective ||A - W<>H^T||^2
     /* Where the time went: wall seconds in each stage of the windows so far. */

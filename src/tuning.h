@@ -36,14 +36,20 @@
 /* ... and a constant added to a 4x4 block's intra and inter costs, so that flat blocks weigh little either way. */
 #define PNMF_PROP_INTRA_FLOOR 8
 /* Half size (PNMF_HALF_AUTO, enc_half.c): tried from this -q on ... */
+#ifndef PNMF_HALF_MIN_Q
 #define PNMF_HALF_MIN_Q 35
+#endif
 /* ... on frames of at least this many samples a side ... */
 #define PNMF_HALF_MIN_SIDE 64
 /* ... by coding this many first frames both ways, at their size at -q and PNMF_HALF_TRIAL_DQ coarser too; ... */
+#ifndef PNMF_HALF_TRIAL_FRAMES
 #define PNMF_HALF_TRIAL_FRAMES 10
+#endif
 #define PNMF_HALF_TRIAL_DQ 8
 /* Half size is coded this much finer than -q, and taken where its trial point lies this many dB above the line. */
+#ifndef PNMF_HALF_MARGIN
 #define PNMF_HALF_MARGIN 0.5
+#endif
 /* Rendered frames of whole-sample motion (cartoons): how many times finer a continuing window's first frame is coded ... */
 #ifndef PNMF_CONT_STEP_DIV
 #define PNMF_CONT_STEP_DIV 2.0

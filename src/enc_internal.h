@@ -48,6 +48,10 @@ struct PnmfEncoder {
     int width, height, rows, cols, vis_rows, vis_cols;
     int in_width, in_height;  /* the frames pushed: width x height, or twice that with s.half */
     uint8_t *half_in;         /* with s.half: the frame pushed, scaled down (pnmf_downsample2()) */
+    uint8_t *half_src;        /* with s.half: the window's frames as pushed, in e->frames' order */
+    uint8_t *half_up;         /* with s.half: a decoded frame scaled up, then a frame of scratch */
+    int32_t *half_tmp;        /* with s.half: the scaling's rows */
+    double half_sse;          /* with s.half: the squared error of the frames scaled up against half_src */
     /* PNMF_HALF_AUTO: the frames held for the half-size trial until it
      * has them (pending); the encoder is made after it (encode.c) */
     int pending, pend_n, pend_cap, pend_w, pend_h, pend_fps[2];

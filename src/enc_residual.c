@@ -22,6 +22,7 @@
 #include "palette_enc.h"
 #include "residual_search.h"
 #include "tx8.h"
+#include "upsample.h"
 #include "varint.h"
 
 /* The squared error of n samples of a against b, summed as integers
@@ -731,6 +732,11 @@ int pnmf_window_update_refs(PnmfEncoder *e, EncWindow *w)
         const uint8_t *const *refs = frame_refs(b, &w->md.res, j, -1, e->nv, rf);
         if (!refs) return PNMF_ERR_NOMEM;
         pnmf_residual_frame(&w->md.res, j, b->P, b->Pp, refs, b->D);
+        if (e->s.half) { /* the frame as a reader shows it, against the frame pushed */
+            const size_t in_nv = (size_t)e->in_width * e->in_height;
+            pnmf_upsample2(b->D, e->height, e->width, e->half_up, e->in_width, e->in_height, e->in_width, e->half_tmp);
+            e->half_sse += sq_error(e->half_up, e->half_src + (size_t)j * in_nv, in_nv);
+        }
         if (j == 0 && e->tf_on) /* coded against the filtered source (filter_first): its error against the source */
             e->sse += sq_error(b->D, e->tf_source, e->nv) - sq_error(b->D, e->frames, e->nv);
         pnmf_sprite_background_update(&e->sdict, &w->md.spr, j, e->vis_rows, e->vis_cols, b->D, b->B, b->mark);

@@ -84,7 +84,12 @@ static int encoder_init(PnmfEncoder **out, PnmfEncoder *e, const PnmfEncSettings
     e->last_gray = pnmf_malloc_array(e->nv, 1);
     e->cut_gray = pnmf_malloc_array(e->nv, 1);
     e->lastB = pnmf_malloc_array(e->nv, 1);
-    int refs_ok = !!e->lastB && (!s->half || (e->half_in = pnmf_malloc_array(e->nv, 1)));
+    const size_t in_nv = (size_t)e->in_width * e->in_height;
+    int refs_ok = !!e->lastB && (!s->half || ((e->half_in = pnmf_malloc_array(e->nv, 1)) &&
+                                              (e->half_src = pnmf_malloc_array(w, in_nv)) &&
+                                              (e->half_up = pnmf_malloc_array(in_nv, 1)) &&
+                                              (e->half_tmp = pnmf_malloc_array((size_t)e->height * e->in_width,
+                                                                               sizeof(int32_t)))));
     /* the second set where two codings can run at once, or the sprite
      * step keeps two codings under way, the third where it keeps three
      * (enc_sprite.c: at -q PNMF_PICK_FLOOR alone) */
@@ -217,6 +222,7 @@ static int order_window(PnmfEncoder *e, int m)
     uint8_t *tmp = pnmf_malloc_array(e->nv, 1);
     if (!tmp) return PNMF_ERR_NOMEM;
     pnmf_enc_order_frames(e->frames, m, e->nv, PNMF_ORDER_GROUP, tmp);
+    if (e->s.half) pnmf_enc_order_frames(e->half_src, m, (size_t)e->in_width * e->in_height, PNMF_ORDER_GROUP, e->half_up);
     pnmf_free(tmp);
     e->order = PNMF_ORDER_GROUP;
     pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: a pan: coded in groups of %d, the last first", e->windows,
@@ -524,6 +530,10 @@ static int cut_before_last(PnmfEncoder *e)
         e->frame_count++;
         if (ret < 0) return ret;
         memmove(e->frames, e->frames + last, e->nv);
+        if (e->s.half) {
+            const size_t in_nv = (size_t)e->in_width * e->in_height;
+            memmove(e->half_src, e->half_src + last / e->nv * in_nv, in_nv);
+        }
         e->nbuf = 1;
     }
     e->last_cut = e->frame_count - 1; /* after it: that window may have started at the last cut */
@@ -536,6 +546,8 @@ int pnmf_encoder_push(PnmfEncoder *e, const uint8_t *gray, ptrdiff_t stride)
     if (e->failed) return e->failed;
     if (e->pending) return e->finished ? PNMF_ERR_ARG : pending_push(e, gray, stride, 0);
     if (e->finished || stride < e->in_width) return PNMF_ERR_ARG;
+    const uint8_t *full = gray; /* with s.half, the frame as pushed */
+    const ptrdiff_t full_stride = stride;
     if (e->s.half) {
         pnmf_downsample2(gray, stride, e->in_height, e->in_width, e->half_in);
         gray = e->half_in, stride = e->width;
@@ -569,6 +581,10 @@ int pnmf_encoder_push(PnmfEncoder *e, const uint8_t *gray, ptrdiff_t stride)
     }
     pnmf_layout_from_frame(e->s.shift_model, e->width, e->height, gray, stride,
                            e->frames + (size_t)e->nbuf * e->nv);
+    if (e->s.half)
+        for (int y = 0; y < e->in_height; y++)
+            memcpy(e->half_src + ((size_t)e->nbuf * e->in_height + y) * e->in_width, full + y * full_stride,
+                   (size_t)e->in_width);
     e->nbuf++;
     e->frame_count++;
     if (e->nbuf == e->s.window && !e->cut_held) return encode_window(e, 1);
@@ -604,8 +620,10 @@ void pnmf_encoder_stats(const PnmfEncoder *e, PnmfEncStats *st)
     st->rc_levels = e->rc_level_windows;
     st->fits_stopped = e->fits_stopped;
     st->repeated = e->repeated;
-    const double px = (double)st->frames * e->nv;
-    st->psnr = px > 0 && e->sse > 0 ? 10 * log10(255.0 * 255.0 * px / e->sse) : 999.0;
+    double px = (double)st->frames * e->nv;
+    /* half size: the frames as a reader shows them, scaled up, against the frames pushed */
+    if (e->s.half && e->s.residual) st->sse = e->half_sse, px = (double)st->frames * e->in_width * e->in_height;
+    st->psnr = px > 0 && st->sse > 0 ? 10 * log10(255.0 * 255.0 * px / st->sse) : 999.0;
 }
 
 const char *pnmf_encoder_errmsg(const PnmfEncoder *e) { return e->err; }
@@ -636,6 +654,9 @@ void pnmf_encoder_destroy(PnmfEncoder **pe)
     pnmf_free(e->lastP);
     pnmf_free(e->lastB);
     pnmf_free(e->half_in);
+    pnmf_free(e->half_src);
+    pnmf_free(e->half_up);
+    pnmf_free(e->half_tmp);
     pnmf_free(e->pend_frames);
     pnmf_free(e->pend_dur);
     pnmf_sprite_dict_free(&e->sdict);

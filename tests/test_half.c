@@ -9,7 +9,8 @@
  * the 2 x 2 means. Through the API: a clip coded with `half` decodes to
  * frames of its size, equal to the frames of the same clip scaled down
  * and coded at that size, scaled up; the two files' windows are the
- * same bytes. The automatic choice's rule (the half-size trial point
+ * same bytes, and the encoder's squared error is that of the frames
+ * shown against the frames pushed. The automatic choice's rule (the half-size trial point
  * above the line through the two full-size ones) on points worked out
  * by hand; the encoder writes what its trial decides, keeps the size of
  * a sharp screen-like clip, and makes no trial at fine steps.
@@ -163,6 +164,7 @@ static void test_roundtrip(const char *dir)
     PnmfEncStats st;
     s.half = 1;
     test_encode_file(pa, &s, W, H, M, f, &st);
+    const double sse_half = st.sse, psnr_half = st.psnr;
     s.half = 0;
     test_encode_file(pb, &s, CW, CH, M, small, &st);
     PnmfHeader ha = { 0 }, hb = { 0 };
@@ -171,6 +173,11 @@ static void test_roundtrip(const char *dir)
     int32_t tmp[CH * W];
     for (int j = 0; j < M; j++) pnmf_upsample2(b + (size_t)j * CW * CH, CH, CW, up + (size_t)j * W * H, W, H, W, tmp);
     CHECK_MSG(!memcmp(a, up, sizeof(a)), "half-size frames differ from the small clip's scaled up");
+    /* the encoder's error is that of the frames shown against the frames pushed */
+    double sse = 0;
+    for (size_t i = 0; i < sizeof(a); i++) sse += (double)(a[i] - f[i]) * (a[i] - f[i]);
+    CHECK_MSG(sse == sse_half && fabs(psnr_half - 10 * log10(255.0 * 255.0 * sizeof(a) / sse)) < 1e-9,
+              "encoder's error %.0f (%.4f dB), the frames shown %.0f", sse_half, psnr_half, sse);
     size_t na = 0, nb = 0;
     uint8_t *ba = file_body(pa, &na), *bb = file_body(pb, &nb);
     CHECK_MSG(ba && bb && na == nb && !memcmp(ba, bb, na), "bodies of %zu and %zu bytes", na, nb);

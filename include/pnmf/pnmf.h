@@ -71,7 +71,7 @@ typedef struct PnmfEncSettings {
     int color_trc;       ///< H.273 transfer characteristics (AVColorTransferCharacteristic); 0 or 2: unspecified
     int colorspace;      ///< H.273 matrix coefficients the luma was made with (AVColorSpace); 0 or 2: unspecified
     int sprites;     ///< 1: each window first looks for opaque sprites (poses pasted at positions over a background), kept in a dictionary across windows, whose composite the residual layer predicts from where that costs less than without; with components > 0, the torus shift model and the improved algorithm only (default 1; 0: off)
-    int half;        ///< 1: the frames are coded at half their width and height (2 x 2 means) and the decoder scales them up to their size (format 17): fewer bytes at coarse steps of large frames, never exact; not with PNMF_SHIFT_CANVAS. PnmfEncStats then measure the coded frames. 0: at their size. PNMF_HALF_AUTO (default): half size where the first frames coded both ways say it costs less (from -q PNMF_HALF_MIN_Q on, torus shifts with the residual layer, no target PSNR)
+    int half;        ///< 1: the frames are coded at half their width and height (2 x 2 means) and the decoder scales them up to their size (format 17): fewer bytes at coarse steps of large frames, never exact; not with PNMF_SHIFT_CANVAS. 0: at their size. PNMF_HALF_AUTO (default): half size where the first frames coded both ways say it costs less (from -q PNMF_HALF_MIN_Q on, torus shifts with the residual layer, no target PSNR)
     uint8_t reserved[24]; ///< must be zero (pnmf_enc_default_settings() clears it): room for new settings
 } PnmfEncSettings;
 
@@ -104,7 +104,7 @@ typedef struct PnmfEncStats {
     int frames;              ///< frames encoded so far
     int windows;             ///< windows written so far
     uint64_t bytes;          ///< bytes written so far (the whole file once finished)
-    double sse;              ///< sum of squared errors of decoded versus input luma (with `half`, of the coded frames versus the input scaled down)
+    double sse;              ///< sum of squared errors of decoded versus input luma (with `half`, the decoded frames scaled up, as a reader shows them)
     double psnr;             ///< PSNR-Y in dB from the global mean squared error (999 if exact)
     double fit_objective;    ///< sum over windows of the float fit's objective ||A - W<>H^T||^2
     /* Where the time went: wall seconds in each stage of the windows so far. */

@@ -48,7 +48,7 @@
 #define PNMF_HALF_TRIAL_DQ 8
 /* Half size is coded this much finer than -q, and taken where its trial point lies this many dB above the line. */
 #ifndef PNMF_HALF_MARGIN
-#define PNMF_HALF_MARGIN 0.5
+#define PNMF_HALF_MARGIN 0.25
 #endif
 /* Rendered frames of whole-sample motion (cartoons): how many times finer a continuing window's first frame is coded ... */
 #ifndef PNMF_CONT_STEP_DIV

@@ -25,7 +25,6 @@
 #include "enc_internal.h"
 #include "internal.h"
 #include "io.h"
-#include "palette_enc.h"
 #include "residual.h"
 
 /* The n frames coded with settings t into a temporary file, and decoded:
@@ -82,14 +81,9 @@ int pnmf_enc_half_pays(const PnmfEncSettings *s, int w, int h, int fps_num, int 
                        int *half)
 {
     *half = 0;
-    /* a captured screen (its first frame not flat, or else its last):
-     * sharp edges and flat colours, which half size blurs; no trial */
-    const size_t nv = (size_t)w * h;
-    const uint8_t *f0 = frames;
-    size_t q = 1;
-    while (q < nv && frames[q] == frames[0]) q++;
-    if (q == nv) f0 = frames + (size_t)(n - 1) * nv;
-    if (pnmf_pal_screen_like(f0, h, w)) {
+    /* a captured screen: sharp edges and flat colours, which half size
+     * blurs; no trial */
+    if (enc_frames_screen_like(frames, n, (size_t)w * h, h, w)) {
         pnmf_log(&s->logger, PNMF_LOG_DEBUG, "the first frames look like a captured screen: full size");
         return 0;
     }

@@ -190,17 +190,23 @@ static inline int enc_lossless_ctx(const PnmfEncSettings *s) { return enc_picks(
  * areas make -q 16's coding a bound, so it keeps the floor. Without the
  * sprite layer (--no-sprites) a window keeps it as well: no repeat gate
  * sees it (pnmf_window_keep's no_floor). */
-/* Whether the window being coded looks like a captured screen
- * (pnmf_pal_screen_like()): by its first frame, or where that is of one
- * gray level (a fade from black, whose first frames have few levels in
- * every block), by its last frame. */
+/* Whether n frames (rows x cols, nv samples apart) look like a captured
+ * screen (pnmf_pal_screen_like()): by the first frame, or where that is of
+ * one gray level (a fade from black, whose first frames have few levels in
+ * every block), by the last. */
+static inline int enc_frames_screen_like(const uint8_t *frames, int n, size_t nv, int rows, int cols)
+{
+    const uint8_t *f = frames;
+    size_t q = 1;
+    while (q < nv && f[q] == f[0]) q++;
+    if (q == nv && n > 1) f += (size_t)(n - 1) * nv;
+    return pnmf_pal_screen_like(f, rows, cols);
+}
+
+/* The same for the window being coded. */
 static inline int enc_screen_like(const PnmfEncoder *e)
 {
-    const uint8_t *f = e->frames;
-    size_t q = 1;
-    while (q < e->nv && f[q] == f[0]) q++;
-    if (q == e->nv && e->nbuf > 1) f += (size_t)(e->nbuf - 1) * e->nv;
-    return pnmf_pal_screen_like(f, e->vis_rows, e->vis_cols);
+    return enc_frames_screen_like(e->frames, e->nbuf, e->nv, e->vis_rows, e->vis_cols);
 }
 
 static inline int enc_pick_from_lo(const PnmfEncoder *e)

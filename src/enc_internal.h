@@ -39,6 +39,7 @@ typedef struct ResBufs {
     PnmfSpriteDict dict;      /* the sprite dictionary, its new poses cut from this coding's frames */
     uint8_t *ref[PNMF_RES_REFS];
     uint8_t *wref;            /* window flags bit 18: ref weighted, PNMF_RES_REFS frames (at the first use) */
+    uint8_t *key0;            /* a key window's frame 0 as this coding decodes it (window flags bit 21) */
     int64_t *acc;
 } ResBufs;
 
@@ -102,6 +103,8 @@ struct PnmfEncoder {
     /* references: what the decoder holds after the previous window */
     ResBufs rb[3];            /* the residual layer's, one per coding run at once (the third: the sprite step's) */
     uint8_t *lastP, *lastRef[PNMF_RES_REFS]; /* rb's after the previous window */
+    uint8_t *key0;            /* the last key window's decoded frame 0 (window flags bit 21) */
+    int have_key0;            /* key0 holds it */
     uint8_t *lastB;           /* the sprite background after the previous window */
     PnmfSpriteDict sdict;     /* the sprite dictionary as the decoder holds it */
     int last_avail;           /* of lastRef, how many hold frames since the key window */

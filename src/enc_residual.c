@@ -401,6 +401,12 @@ int pnmf_res_run_start(ResRun *run, const PnmfEncoder *e, ResBufs *rb, PnmfWindo
     pnmf_residual_free(&md->res);
     PNMF_CHECK(pnmf_residual_alloc(&md->res, m, e->vis_rows, e->vis_cols, step16, key16));
     md->res.continues = e->continues;
+    /* window flags bit 21 in the lossy windows of sub-pixel motion (camera
+     * footage, rendered animation): reference 15 is the key window's first
+     * frame, its finest, whatever the distance (a rendered camera that
+     * comes back to a view, a still background uncovered) */
+    md->res.lterm = PNMF_LTERM_ENCODE && e->subpel && step16 > PNMF_RES_MIN_STEP && (!e->continues || e->have_key0);
+    md->res.key0 = e->continues ? e->key0 : rb->key0;
     md->res.subpel = e->subpel;
     md->res.sharp = e->subpel && e->sharp;
     md->res.enc_pre_at = enc_pick_prefix(m); /* the step pick weighs its first frames alone */
@@ -517,6 +523,7 @@ int pnmf_res_run_frames(ResRun *run, int upto)
          * filter lowers its first frame's error: frame 0 is coded
          * unfiltered, then filtered or not as the choice says */
         if (j == 0 && ret >= 0) md->res.deblock = deblock_pays(&md->res, 0, src, rb->P, rb->Pp, rb->D, run->tmp, e->nv);
+        if (j == 0 && !e->continues) memcpy(rb->key0, rb->D, e->nv); /* reference 15 under bit 21 */
         if (md->res.enc_dec) memcpy(md->res.enc_dec + (size_t)j * e->nv, rb->D, e->nv);
         /* the background matters within the window only to a sprite layer */
         if (md->spr.present) {
@@ -723,6 +730,7 @@ int pnmf_window_update_refs(PnmfEncoder *e, EncWindow *w)
     if (!e->s.residual) return 0;
     PNMF_CHECK(pnmf_window_sprites_commit(e, w));
     ResBufs *b = &e->rb[0];
+    w->md.res.key0 = e->key0; /* window flags bit 21: reference 15, this window's frame 0 once decoded */
     int avail = restore_refs(e, b);
     for (int j = 0; j < w->m; j++) {
         uint8_t *t = b->Pp;
@@ -732,6 +740,7 @@ int pnmf_window_update_refs(PnmfEncoder *e, EncWindow *w)
         const uint8_t *const *refs = frame_refs(b, &w->md.res, j, -1, e->nv, rf);
         if (!refs) return PNMF_ERR_NOMEM;
         pnmf_residual_frame(&w->md.res, j, b->P, b->Pp, refs, b->D);
+        if (j == 0 && !w->md.res.continues) memcpy(e->key0, b->D, e->nv), e->have_key0 = 1;
         if (e->s.half) { /* the frame as a reader shows it, against the frame pushed */
             const size_t in_nv = (size_t)e->in_width * e->in_height;
             pnmf_upsample2(b->D, e->height, e->width, e->half_up, e->in_width, e->in_height, e->in_width, e->half_tmp);

@@ -104,10 +104,12 @@ static int encoder_init(PnmfEncoder **out, PnmfEncoder *e, const PnmfEncSettings
         b->D = pnmf_malloc_array(e->nv, 1);
         b->B = pnmf_malloc_array(e->nv, 1);
         b->mark = pnmf_calloc(e->nv, 1);
-        refs_ok &= b->acc && b->P && b->Pp && b->D && b->B && b->mark;
+        b->key0 = pnmf_malloc_array(e->nv, 1);
+        refs_ok &= b->acc && b->P && b->Pp && b->D && b->B && b->mark && b->key0;
         for (int t = 0; t < PNMF_RES_REFS; t++) refs_ok &= !!(b->ref[t] = pnmf_malloc_array(e->nv, 1));
     }
     for (int t = 0; t < PNMF_RES_REFS; t++) refs_ok &= !!(e->lastRef[t] = pnmf_malloc_array(e->nv, 1));
+    refs_ok &= !!(e->key0 = pnmf_malloc_array(e->nv, 1));
     int ret = PNMF_ERR_NOMEM;
     if (!e->frames || !e->W || !e->Wq || !e->Wtry || !e->H || !e->Hsave || !e->rec ||
         !e->seen || !e->lastP || !e->last_gray || !e->cut_gray || !refs_ok)
@@ -288,6 +290,7 @@ static int write_window(PnmfEncoder *e, EncWindow *w)
     if (ret >= 0 && w->md.res.subpel && w->md.res.sharp) /* bit 20 */
         pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V16);
     if (ret >= 0 && w->md.res.order) pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V15); /* bit 19 */
+    if (ret >= 0 && w->md.res.lterm) pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V18); /* bit 21 */
     if (ret >= 0 && wp) pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V14);
     if (ret >= 0 && bi) pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V12);
     if (ret >= 0 && places) pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V11);
@@ -646,12 +649,13 @@ void pnmf_encoder_destroy(PnmfEncoder **pe)
     for (int i = 0; i < 3; i++) {
         ResBufs *b = &e->rb[i];
         pnmf_free(b->acc), pnmf_free(b->P), pnmf_free(b->Pp), pnmf_free(b->D);
-        pnmf_free(b->B), pnmf_free(b->mark);
+        pnmf_free(b->B), pnmf_free(b->mark), pnmf_free(b->key0);
         pnmf_sprite_dict_free(&b->dict);
         for (int t = 0; t < PNMF_RES_REFS; t++) pnmf_free(b->ref[t]);
         pnmf_free(b->wref);
     }
     pnmf_free(e->lastP);
+    pnmf_free(e->key0);
     pnmf_free(e->lastB);
     pnmf_free(e->half_in);
     pnmf_free(e->half_src);

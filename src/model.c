@@ -112,6 +112,7 @@ static int read_second(RcDec *d, RcBiCtx *bc, PnmfResidual *rs, size_t q, uint8_
     }
     rs->mvbi[q] = (uint8_t)(t2 + 1);
     if (t2 + 1 - j > rs->reach) rs->reach = t2 + 1 - j;
+    if (t2 != PNMF_RES_LTERM_T && t2 + 1 - j > rs->reach_lt) rs->reach_lt = t2 + 1 - j;
     return 0;
 }
 
@@ -318,7 +319,7 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
     RcBiCtx bc;
     rc_bi_ctx_init(&bc);
     int sr = 0; /* read_second()'s result */
-    rs->reach = 0;
+    rs->reach = rs->reach_lt = 0;
     /* each block's vector, and after them (window flags bit 17) whether it has a second hypothesis */
     if (version >= 7 && !(cur = pnmf_malloc_array((size_t)nb, sizeof(*cur) + 1))) return PNMF_ERR_NOMEM;
     if (median && !(pcur = pnmf_malloc_array((size_t)nb, sizeof(*pcur) + 1))) {
@@ -359,6 +360,7 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
                     rs->mvref[q] = (uint8_t)t;
                     rs->mv[2 * q] = k.c[idx][0], rs->mv[2 * q + 1] = k.c[idx][1];
                     if (t + 1 - j > rs->reach) rs->reach = t + 1 - j;
+                    if (t != PNMF_RES_LTERM_T && t + 1 - j > rs->reach_lt) rs->reach_lt = t + 1 - j;
                     pnmf_vec_push(&st, k.c[idx][0], k.c[idx][1], t, 1);
                     memcpy(cur[bk], k.c[idx], sizeof(*cur));
                     if (bi && (sr = read_second(&rd, &bc, rs, q, (uint8_t *)(cur + nb), (size_t)bk, j, continues, maxv)) < 0)
@@ -384,6 +386,7 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
             const int t = (int)v;
             rs->mvref[q] = (uint8_t)t;
             if (t + 1 - j > rs->reach) rs->reach = t + 1 - j;
+            if (t != PNMF_RES_LTERM_T && t + 1 - j > rs->reach_lt) rs->reach_lt = t + 1 - j;
             int diff[2] = { 0, 0 }, pr[2] = { last[t][0], last[t][1] };
             if (cur) pnmf_vec_pred(&st, t, pr); /* window flags bit 15: from the neighbours */
             for (int c = 0; c < 2; c++) {
@@ -795,7 +798,7 @@ int pnmf_model_read_keep(int version, const uint8_t *buf, size_t size, int rows,
                            (version >= 9 ? PNMF_FLAG_CASCADE | PNMF_FLAG_NBCTX : 0) | (version >= 10 ? PNMF_FLAG_MEDIAN : 0) |
                            (version >= 11 ? PNMF_FLAG_SPRPLACES : 0) | (version >= 12 ? PNMF_FLAG_BI : 0) |
                            (version >= 14 ? PNMF_FLAG_WEIGHTS : 0) | (version >= 15 ? PNMF_FLAG_ORDER : 0) |
-                           (version >= 16 ? PNMF_FLAG_SHARP : 0);
+                           (version >= 16 ? PNMF_FLAG_SHARP : 0) | (version >= 18 ? PNMF_FLAG_LTERM : 0);
     if (v & ~known) {
         pnmf_set_err(err, errlen, "window flags 0x%llx: unknown features", (unsigned long long)v);
         return PNMF_ERR_CORRUPT;
@@ -821,6 +824,7 @@ int pnmf_model_read_keep(int version, const uint8_t *buf, size_t size, int rows,
         { PNMF_FLAG_WEIGHTS, PNMF_FLAG_RESIDUAL, "weighted prediction without a residual layer" },
         { PNMF_FLAG_ORDER, PNMF_FLAG_CASCADE, "a coding order without a step cascade" },
         { PNMF_FLAG_SHARP, PNMF_FLAG_SUBPEL, "sharp interpolation without sub-pixel vectors" },
+        { PNMF_FLAG_LTERM, PNMF_FLAG_RESIDUAL, "a long-term reference without a residual layer" },
         { PNMF_FLAG_SPRMASKS, PNMF_FLAG_SPRITES, "context-coded masks without a sprite layer" },
         { PNMF_FLAG_SPRPLACES, PNMF_FLAG_SPRITES, "context-coded placements without a sprite layer" },
     };
@@ -830,6 +834,7 @@ int pnmf_model_read_keep(int version, const uint8_t *buf, size_t size, int rows,
             return PNMF_ERR_CORRUPT;
         }
     const int subpel = !!(v & PNMF_FLAG_SUBPEL), deblock = !!(v & PNMF_FLAG_DEBLOCK), sharp = !!(v & PNMF_FLAG_SHARP);
+    const int lterm = !!(v & PNMF_FLAG_LTERM);
     const int tx8 = !!(v & PNMF_FLAG_TX8), idir = !!(v & PNMF_FLAG_INTRA), palette = !!(v & PNMF_FLAG_PALETTE);
     const int has_residual = (int)(v & PNMF_FLAG_RESIDUAL), continues = !!(v & PNMF_FLAG_CONTINUES);
     const int sprites = !!(v & PNMF_FLAG_SPRITES);
@@ -1011,6 +1016,7 @@ int pnmf_model_read_keep(int version, const uint8_t *buf, size_t size, int rows,
         if (ret < 0) goto fail;
         md->res.deblock = deblock;
         md->res.sharp = sharp;
+        md->res.lterm = lterm;
     }
     if (r.p != r.end) FAIL("%zu unexpected bytes after the window payload", (size_t)(r.end - r.p));
     return 0;

@@ -395,7 +395,8 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
                              (md->res.npal ? PNMF_FLAG_PALETTE : 0) | (md->res.casc_period ? PNMF_FLAG_CASCADE : 0) |
                              (md->res.order ? PNMF_FLAG_ORDER : 0) | (rsv.bi ? PNMF_FLAG_BI : 0) |
                              (weighted ? PNMF_FLAG_WEIGHTS : 0) |
-                             (md->res.subpel && md->res.sharp ? PNMF_FLAG_SHARP : 0)
+                             (md->res.subpel && md->res.sharp ? PNMF_FLAG_SHARP : 0) |
+                             (md->res.lterm ? PNMF_FLAG_LTERM : 0)
                        : 0;
     /* the modes and vectors streams, with window flags bit 14 only where
      * that makes the payload shorter, the flags' varint and the streams'

@@ -554,6 +554,7 @@ const uint8_t *const *pnmf_residual_frame_refs(const PnmfResidual *r, int j, con
                                                uint8_t *const *scratch, const uint8_t **out)
 {
     for (int t = 0; t < PNMF_RES_REFS; t++) out[t] = ref ? ref[t] : NULL;
+    if (ref && r->lterm && r->key0) out[PNMF_RES_LTERM_T] = r->key0; /* window flags bit 21 */
     if (!ref || !pnmf_residual_weighted(r, j)) return out;
     uint8_t use[PNMF_RES_REFS] = { 0 };
     if (nref >= 0) {
@@ -570,7 +571,7 @@ const uint8_t *const *pnmf_residual_frame_refs(const PnmfResidual *r, int j, con
     }
     const size_t n = (size_t)r->rows * r->cols;
     for (int t = 0; t < PNMF_RES_REFS; t++)
-        if (use[t]) pnmf_residual_weigh_frame(ref[t], n, r->wp[2 * j], r->wp[2 * j + 1], scratch[t]), out[t] = scratch[t];
+        if (use[t]) pnmf_residual_weigh_frame(out[t], n, r->wp[2 * j], r->wp[2 * j + 1], scratch[t]), out[t] = scratch[t];
     return out;
 }
 

@@ -76,6 +76,8 @@
 #define PNMF_FLAG_WEIGHTS  262144 /* window flags bit 18 (format 14): weighted prediction, a gain and offset a frame */
 #define PNMF_FLAG_ORDER    524288 /* window flags bit 19 (format 15): frames coded out of order, anchors first */
 #define PNMF_FLAG_SHARP    1048576 /* window flags bit 20 (format 16): quarter samples by the 6-tap filter */
+#define PNMF_FLAG_LTERM    2097152 /* window flags bit 21 (format 18): reference 15 is the key frame */
+#define PNMF_RES_LTERM_T   (PNMF_RES_REFS - 1) /* the reference the key frame takes under bit 21 */
 #define PNMF_RES_MAX_GROUP PNMF_RES_REFS /* a coding order's group, at most: its anchor stays a reference */
 #define PNMF_RES_WP_LOG2   6      /* the gain's denominator: w / 2^6 */
 #define PNMF_RES_WP_ONE    (1 << PNMF_RES_WP_LOG2) /* the gain of an unweighted frame */
@@ -100,6 +102,8 @@ typedef struct PnmfResidual {
     int m, rows, cols; /* frames; the frame's height and width */
     int subpel;        /* shifted blocks' vectors in quarter samples (window flags bit 6, format 9) */
     int sharp;         /* and their quarter samples by the 6-tap filter (window flags bit 20, format 16) */
+    int lterm;         /* reference 15 is the key frame (window flags bit 21, format 18) */
+    const uint8_t *key0; /* with lterm: the key window's decoded frame 0 (not owned) */
     int bx, by;        /* blocks across and down */
     uint8_t *modes;    /* m * bx * by, frame by frame, blocks in raster order */
     uint8_t *tx8;      /* format 9, the same blocks: 1 for a transform block coded as
@@ -117,6 +121,7 @@ typedef struct PnmfResidual {
     int16_t *mv;       /* (dy, dx) of each shifted block, in the same order */
     uint8_t *mvref;    /* its reference t: D_{j-1-t} */
     int reach;         /* frames before the window its references need */
+    int reach_lt;      /* the same but reference 15 (what a window of bit 21 needs) */
     size_t nmv, mvcap; /* vectors (pairs) */
     size_t *mvstart;   /* m + 1: frame j's vectors are mv[2 mvstart[j] .. 2 mvstart[j+1]) */
     int deblock;       /* window flags bit 7 (format 9): frames are filtered (deblock.h) */

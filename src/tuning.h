@@ -493,6 +493,11 @@
 /* The weights' refinement around the estimate from means and deviations: at most this many steps. */
 #define PNMF_WP_STEPS 16
 
+/* 1: lossy windows of sub-pixel motion take the key frame as reference 15 (window flags bit 21); 0: never. */
+#ifndef PNMF_LTERM_ENCODE
+#define PNMF_LTERM_ENCODE 1
+#endif
+
 /* Coding order (window flags bit 19, enc_order.c) */
 
 /* 1: lossy windows of a rigid whole-sample pan are coded out of order; 0: never. */

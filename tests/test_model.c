@@ -438,9 +438,10 @@ static void test_reader_rules(void)
      * the step cascade: test_residual, palette blocks: test_palette,
      * neighbour contexts and median vectors: test_nbctx, context-coded
      * placements: test_sprite, compound prediction: test_compound, weighted
-     * prediction: test_wpred, coding order: test_order), bits 20 and above
-     * are refused; bits 12, 14, 15, 17 and 18 need bit 0, bit 16 needs bit
-     * 5, bit 19 bit 12 */
+     * prediction: test_wpred, coding order: test_order, the long-term
+     * reference: test_tf), bits 22 and above are refused; bits 12, 14, 15,
+     * 17, 18 and 21 need bit 0, bit 16 needs bit 5, bit 19 bit 12, bit 20
+     * bit 6 */
     p = one(1u << 12, 1, 1, 0, 0, 0);
     REFUSED(p, 1, PNMF_ERR_CORRUPT, "a step cascade without a residual layer");
     p = one(1u << 14, 1, 1, 0, 0, 0);
@@ -457,7 +458,17 @@ static void test_reader_rules(void)
     REFUSED(p, 1, PNMF_ERR_CORRUPT, "a coding order without a step cascade");
     p = one(1u << 20 | 1, 1, 1, 0, 0, 0);
     REFUSED(p, 1, PNMF_ERR_CORRUPT, "sharp interpolation without sub-pixel vectors");
-    const uint64_t undefined[] = { 1u << 21, 1ull << 24, 1ull << 33, 1ull << 42, 1ull << 51, 1ull << 60, 1ull << 63 };
+    p = one(1u << 21, 1, 1, 0, 0, 0);
+    REFUSED(p, 1, PNMF_ERR_CORRUPT, "a long-term reference without a residual layer");
+    {   /* bit 21 is format 18's: a payload of version 17 with it is refused */
+        PnmfWindowModel md_;
+        char e_[160] = "";
+        p = one(1u << 21 | 1, 1, 1, 0, 0, 0);
+        const int r_ = pnmf_model_read_version(17, p.b, p.n, 4, 6, 3, 5, 1, 3, 4, 16, &md_, e_, sizeof e_);
+        CHECK_MSG(r_ == PNMF_ERR_CORRUPT && strstr(e_, "unknown features"), "version 17, bit 21: %d '%s'", r_, e_);
+        if (r_ == 0) pnmf_model_free(&md_);
+    }
+    const uint64_t undefined[] = { 1u << 22, 1ull << 24, 1ull << 33, 1ull << 42, 1ull << 51, 1ull << 60, 1ull << 63 };
     for (size_t u = 0; u < sizeof(undefined) / sizeof(undefined[0]); u++) {
         p = one(undefined[u], 1, 1, 0, 0, 0);
         REFUSED(p, 1, PNMF_ERR_CORRUPT, "unknown features");

@@ -30,6 +30,7 @@
 #include "enc_tf.h"
 #include "encode_file.h"
 #include "model.h"
+#include "residual.h"
 #include "residual_search.h"
 #include "test.h"
 #include "tuning.h"
@@ -261,6 +262,80 @@ static void test_key_prop(const char *dir)
     CHECK_MSG(nw == 1 && wi.key == want, "fast pan: steps %d, first frame %d, by the weight %d", wi.step, wi.key, want);
 }
 
+/* Window flags bit 21: frame j's reference 15 is the key window's frame 0
+ * where the window has the bit (pnmf_residual_frame_refs()), D_{j-16}
+ * otherwise. Noisy footage of a slow pan, a box over most of it from
+ * frame 1 to 30, one window of 48 frames at -q 40: the window has the
+ * bit (a reader of version 18), and the file decodes to the frames the
+ * encoder measured (its squared error); tests/lterm.sh finds the
+ * reference used on a rendered clip. */
+static void test_lterm(const char *dir)
+{
+    uint8_t a[16][4], k0[4];
+    const uint8_t *ref[PNMF_RES_REFS], *out[PNMF_RES_REFS];
+    for (int t = 0; t < PNMF_RES_REFS; t++) ref[t] = a[t];
+    PnmfResidual r;
+    memset(&r, 0, sizeof r);
+    r.key0 = k0;
+    pnmf_residual_frame_refs(&r, 20, ref, -1, NULL, out);
+    CHECK(out[PNMF_RES_REFS - 1] == a[PNMF_RES_REFS - 1]);
+    r.lterm = 1;
+    pnmf_residual_frame_refs(&r, 20, ref, -1, NULL, out);
+    CHECK(out[PNMF_RES_REFS - 1] == k0);
+    for (int t = 0; t < PNMF_RES_REFS - 1; t++) CHECK(out[t] == a[t]);
+
+    enum { M = 48 };
+    static uint8_t f[M][ROWS * COLS];
+    for (int j = 0; j < M; j++) {
+        makef(f[j], 0.1 * j, 0.15 * j, 6.0);
+        if (j >= 1 && j <= 30) /* a flat box over most of the scene, gone after frame 30 */
+            for (int y = 4; y < ROWS - 4; y++) memset(f[j] + y * COLS + 4, 40, COLS - 8);
+    }
+    char path[512];
+    snprintf(path, sizeof path, "%s/test_tf_lterm.pnmf", dir);
+    PnmfEncSettings set;
+    pnmf_enc_default_settings(&set);
+    set.components = 0, set.window = M, set.threads = 1, set.quality = 40, set.scene_cut = 0;
+    PnmfEncStats st;
+    test_encode_file(path, &set, COLS, ROWS, M, f[0], &st);
+    FILE *in = fopen(path, "rb");
+    PnmfContainerReader *cr = NULL;
+    char err[200] = "";
+    CHECK_MSG(in && pnmf_container_reader_open(&cr, in, err, sizeof err) == 0, "%s", err);
+    int lterm = -1;
+    if (cr) {
+        const PnmfHeader *h = pnmf_container_reader_header(cr);
+        const uint8_t *pl;
+        size_t size;
+        uint32_t first, count;
+        CHECK(h->min_reader_version == 18);
+        if (pnmf_container_read_window(cr, &pl, &size, &first, &count, err, sizeof err) == 1) {
+            PnmfWindowModel md;
+            CHECK_MSG(pnmf_model_read(pl, size, ROWS, COLS, ROWS, COLS, (int)count, h->components, h->w_step,
+                                      h->r_step, &md, err, sizeof err) == 0, "%s", err);
+            lterm = md.res.lterm;
+            pnmf_model_free(&md);
+        }
+        pnmf_container_reader_close(&cr);
+    }
+    if (in) fclose(in);
+    CHECK_MSG(lterm == 1, "a box over the scene: window flags bit 21 %d", lterm);
+    /* decoded, against the encoder's own measure */
+    in = fopen(path, "rb");
+    PnmfDecoder *dec = NULL;
+    CHECK(in && pnmf_dec_open(&dec, in) == 0);
+    static uint8_t g[ROWS * COLS];
+    double sse = 0;
+    for (int j = 0; dec && j < M; j++) {
+        CHECK(pnmf_dec_read_frame(dec, g, COLS) == 0);
+        for (int i = 0; i < ROWS * COLS; i++) sse += (double)(g[i] - f[j][i]) * (g[i] - f[j][i]);
+    }
+    pnmf_dec_close(&dec);
+    if (in) fclose(in);
+    remove(path);
+    CHECK_MSG(fabs(sse - st.sse) < 0.5, "a box over the scene: decoded squared error %.0f, the encoder's %.0f", sse, st.sse);
+}
+
 int main(int argc, char **argv)
 {
     static uint8_t cur[ROWS * COLS], nb1[ROWS * COLS], nb2[ROWS * COLS], nb3[ROWS * COLS], clean[ROWS * COLS];
@@ -369,5 +444,6 @@ int main(int argc, char **argv)
     test_refresh(argc > 1 ? argv[1] : ".");
     test_still_start(argc > 1 ? argv[1] : ".");
     test_key_prop(argc > 1 ? argv[1] : ".");
+    test_lterm(argc > 1 ? argv[1] : ".");
     return test_summary("test_tf");
 }

@@ -33,7 +33,6 @@ struct PnmfDecoder {
     uint8_t *P, *Pp, *D;      /* residual layer: model frames j, j-1; decoded frame j */
     uint8_t *ref[PNMF_RES_REFS]; /* decoded frames j-1, j-2, ... */
     uint8_t *key0;               /* the last key window's decoded frame 0 (window flags bit 21) */
-    int have_key0;               /* key0 holds it (the key window had a residual layer) */
     uint8_t *wref;            /* window flags bit 18: the weighted references, PNMF_RES_REFS frames
                                * (allocated at the first weighted frame) */
     PnmfSpriteDict sprites;   /* the sprite dictionary (sprite.h), from the last key window on */
@@ -169,14 +168,18 @@ static int load_window(PnmfDecoder *d)
         pnmf_model_free(&d->md);
         return PNMF_ERR_CORRUPT;
     }
-    if (d->md.res.continues &&
-        (!d->have_prev || d->next_frame != (int)first ||
-         (d->md.res.lterm ? d->md.res.reach_lt : d->md.res.reach) > d->avail || (d->md.res.lterm && !d->have_key0))) {
+    if (d->md.res.continues && (!d->have_prev || d->next_frame != (int)first ||
+                                (d->md.res.lterm ? d->md.res.reach_lt : d->md.res.reach) > d->avail)) {
         snprintf(d->err, sizeof(d->err), "window at frame %u continues a window that was not decoded before it",
                  first + 1);
         pnmf_model_free(&d->md);
         return PNMF_ERR_CORRUPT;
     }
+    /* window flags bit 21: reference 15. A continuing window follows the
+     * windows decoded since its key window, whose frame 0 key0 holds: a
+     * window without a residual layer clears have_prev, so the chain
+     * starts at a key window that has one */
+    d->md.res.key0 = d->key0;
     if (d->md.res.step16) {
         /* the dictionary after this window: a key window starts it afresh */
         ret = pnmf_sprite_dict_commit(&d->sprites, &d->md.spr, d->md.res.continues, d->vis_rows, d->vis_cols, why,
@@ -261,13 +264,10 @@ static const uint8_t *next_layout(PnmfDecoder *d)
         return NULL;
     }
     for (int i = 0; i < PNMF_RES_REFS; i++) ws[i] = d->wref ? d->wref + (size_t)i * d->n : NULL;
-    d->md.res.key0 = d->key0; /* window flags bit 21: reference 15 */
     pnmf_residual_frame(&d->md.res, j, d->P, d->Pp,
                         pnmf_residual_frame_refs(&d->md.res, j, (const uint8_t *const *)d->ref, -1, ws, rf), d->D);
-    if (j == 0 && !d->md.res.continues) { /* a key window's frame 0: what bit 21 refers to until the next */
-        d->have_key0 = d->md.res.step16 != 0;
-        if (d->have_key0) memcpy(d->key0, d->D, d->n);
-    }
+    if (j == 0 && !d->md.res.continues) /* a key window's frame 0: what bit 21 refers to until the next */
+        memcpy(d->key0, d->D, d->n);
     if (d->md.res.lx && d->md.res.lx->err) { /* format 9: decoded with the samples */
         snprintf(d->err, sizeof(d->err), "window at frame %d: %s", d->win_first + 1,
                  d->md.res.lx->err == -1 ? "residual level out of range"

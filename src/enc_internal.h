@@ -104,7 +104,6 @@ struct PnmfEncoder {
     ResBufs rb[3];            /* the residual layer's, one per coding run at once (the third: the sprite step's) */
     uint8_t *lastP, *lastRef[PNMF_RES_REFS]; /* rb's after the previous window */
     uint8_t *key0;            /* the last key window's decoded frame 0 (window flags bit 21) */
-    int have_key0;            /* key0 holds it */
     uint8_t *lastB;           /* the sprite background after the previous window */
     PnmfSpriteDict sdict;     /* the sprite dictionary as the decoder holds it */
     int last_avail;           /* of lastRef, how many hold frames since the key window */

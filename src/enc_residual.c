@@ -404,8 +404,10 @@ int pnmf_res_run_start(ResRun *run, const PnmfEncoder *e, ResBufs *rb, PnmfWindo
     /* window flags bit 21 in the lossy windows of sub-pixel motion (camera
      * footage, rendered animation): reference 15 is the key window's first
      * frame, its finest, whatever the distance (a rendered camera that
-     * comes back to a view, a still background uncovered) */
-    md->res.lterm = PNMF_LTERM_ENCODE && e->subpel && step16 > PNMF_RES_MIN_STEP && (!e->continues || e->have_key0);
+     * comes back to a view, a still background uncovered); every window
+     * has a residual layer here, so a continuing one's key window left
+     * its frame 0 in e->key0 */
+    md->res.lterm = PNMF_LTERM_ENCODE && e->subpel && step16 > PNMF_RES_MIN_STEP;
     md->res.key0 = e->continues ? e->key0 : rb->key0;
     md->res.subpel = e->subpel;
     md->res.sharp = e->subpel && e->sharp;
@@ -740,7 +742,7 @@ int pnmf_window_update_refs(PnmfEncoder *e, EncWindow *w)
         const uint8_t *const *refs = frame_refs(b, &w->md.res, j, -1, e->nv, rf);
         if (!refs) return PNMF_ERR_NOMEM;
         pnmf_residual_frame(&w->md.res, j, b->P, b->Pp, refs, b->D);
-        if (j == 0 && !w->md.res.continues) memcpy(e->key0, b->D, e->nv), e->have_key0 = 1;
+        if (j == 0 && !w->md.res.continues) memcpy(e->key0, b->D, e->nv);
         if (e->s.half) { /* the frame as a reader shows it, against the frame pushed */
             const size_t in_nv = (size_t)e->in_width * e->in_height;
             pnmf_upsample2(b->D, e->height, e->width, e->half_up, e->in_width, e->in_height, e->in_width, e->half_tmp);

@@ -90,6 +90,16 @@ static int read_palette_block(RcDec *d, PnmfPalCtx *pc, PnmfResidual *rs, size_t
     return 0;
 }
 
+
+/* Frame j's reference t, in how far before the window the references
+ * reach: rs->reach, and rs->reach_lt without reference 15 (which window
+ * flags bit 21 makes the key frame). */
+static inline void note_reach(PnmfResidual *rs, int t, int j)
+{
+    if (t + 1 - j > rs->reach) rs->reach = t + 1 - j;
+    if (t != PNMF_RES_LTERM_T && t + 1 - j > rs->reach_lt) rs->reach_lt = t + 1 - j;
+}
+
 /* Window flags bit 17 (format 12): the second hypothesis of vector q
  * (block bk of frame j), read after its first; has[] the frame's blocks
  * that have one (set here for bk). 0, -1 for a reference not available,
@@ -111,8 +121,7 @@ static int read_second(RcDec *d, RcBiCtx *bc, PnmfResidual *rs, size_t q, uint8_
         rs->mv2[2 * q + c] = (int16_t)v, d0 = (int)dv;
     }
     rs->mvbi[q] = (uint8_t)(t2 + 1);
-    if (t2 + 1 - j > rs->reach) rs->reach = t2 + 1 - j;
-    if (t2 != PNMF_RES_LTERM_T && t2 + 1 - j > rs->reach_lt) rs->reach_lt = t2 + 1 - j;
+    note_reach(rs, t2, j);
     return 0;
 }
 
@@ -359,8 +368,7 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
                     const int t = k.c[idx][2];
                     rs->mvref[q] = (uint8_t)t;
                     rs->mv[2 * q] = k.c[idx][0], rs->mv[2 * q + 1] = k.c[idx][1];
-                    if (t + 1 - j > rs->reach) rs->reach = t + 1 - j;
-                    if (t != PNMF_RES_LTERM_T && t + 1 - j > rs->reach_lt) rs->reach_lt = t + 1 - j;
+                    note_reach(rs, t, j);
                     pnmf_vec_push(&st, k.c[idx][0], k.c[idx][1], t, 1);
                     memcpy(cur[bk], k.c[idx], sizeof(*cur));
                     if (bi && (sr = read_second(&rd, &bc, rs, q, (uint8_t *)(cur + nb), (size_t)bk, j, continues, maxv)) < 0)
@@ -385,8 +393,7 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
             }
             const int t = (int)v;
             rs->mvref[q] = (uint8_t)t;
-            if (t + 1 - j > rs->reach) rs->reach = t + 1 - j;
-            if (t != PNMF_RES_LTERM_T && t + 1 - j > rs->reach_lt) rs->reach_lt = t + 1 - j;
+            note_reach(rs, t, j);
             int diff[2] = { 0, 0 }, pr[2] = { last[t][0], last[t][1] };
             if (cur) pnmf_vec_pred(&st, t, pr); /* window flags bit 15: from the neighbours */
             for (int c = 0; c < 2; c++) {

@@ -820,12 +820,12 @@ static int print_tables(const char *path, const PnmfInfoHeader *h, const WinRow 
            " f quarter samples by the 6-tap filter, k the key frame as reference 15; '-'\n"
            " none); comps: components in the payload, c: carried over from the last model\n"
            " (no blocks in the payload); used: with an entry; entries: (component,\n"
-           " coefficient, shift) triples of all\n"
-           " frames; repeat: frames in which a component appears more than once; max occ:\n"
-           " most entries of one component in a frame; levels: samples of the blocks in the\n"
-           " payload; poses: sprites the window adds to the dictionary, places: their\n"
-           " placements in all frames ('-': no sprite layer); chunk: bytes in the file, 20\n"
-           " of framing and the zstd frame; payload: decompressed)\n");
+           " coefficient, shift) triples of all frames; repeat: frames in which a component\n"
+           " appears more than once; max occ: most entries of one component in a frame;\n"
+           " levels: samples of the blocks in the payload; poses: sprites the window adds to\n"
+           " the dictionary, places: their placements in all frames ('-': no sprite layer);\n"
+           " chunk: bytes in the file, 20 of framing and the zstd frame; payload:\n"
+           " decompressed)\n");
     free(t.cell);
 
     printf("\nblock sizes (height x width, '-' for an empty component)\n");

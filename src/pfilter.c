@@ -17,7 +17,8 @@ const int8_t pnmf_pf_off[PNMF_PF_TAPS][2] = {
 };
 
 /* activity thresholds of the classes (pnmf_pf_classes()) */
-static const int pf_th[PNMF_PF_CLASSES - 1] = { 16, 48, 128, 320 };
+#define PF_ACTS 5
+static const int pf_th[PF_ACTS - 1] = { 16, 48, 128, 320 };
 
 int pnmf_pf_centre(const int16_t *c)
 {
@@ -46,25 +47,26 @@ void pnmf_pf_pad(uint8_t *org, ptrdiff_t stride, int h, int w)
     }
 }
 
-static inline int pf_class_of(int a)
-{
-    int k = 0;
-    while (k < PNMF_PF_CLASSES - 1 && a > pf_th[k]) k++;
-    return k;
-}
-
-/* The activity of the block at (y0, x0) of a padded frame. */
-static inline int pf_act(const uint8_t *org, ptrdiff_t stride, int y0, int x0)
+/* The class of a block whose sums of second differences across and down are hz and vt. */
+static inline int pf_class_of(int hz, int vt)
 {
     int a = 0;
+    while (a < PF_ACTS - 1 && hz + vt > pf_th[a]) a++;
+    return 3 * a + (hz > 2 * vt ? 1 : vt > 2 * hz ? 2 : 0);
+}
+
+/* The class of the block at (y0, x0) of a padded frame. */
+static inline int pf_class(const uint8_t *org, ptrdiff_t stride, int y0, int x0)
+{
+    int hz = 0, vt = 0;
     for (int y = y0; y < y0 + PNMF_PF_BLOCK; y++) {
         const uint8_t *r = org + y * stride;
         for (int x = x0; x < x0 + PNMF_PF_BLOCK; x++) {
             const int p2 = 2 * r[x];
-            a += abs(p2 - r[x - 1] - r[x + 1]) + abs(p2 - r[x - stride] - r[x + stride]);
+            hz += abs(p2 - r[x - 1] - r[x + 1]), vt += abs(p2 - r[x - stride] - r[x + stride]);
         }
     }
-    return a;
+    return pf_class_of(hz, vt);
 }
 
 /* Sample p of a padded frame filtered with taps c and centre ctr. */
@@ -83,22 +85,24 @@ static inline __m128i load8(const uint8_t *p) { return _mm_unpacklo_epi8(_mm_loa
 
 static inline __m128i abs16(__m128i v) { return _mm_max_epi16(v, _mm_sub_epi16(_mm_setzero_si128(), v)); }
 
-/* The activities of the two blocks at (y, x) and (y, x + 4) of a padded frame. */
-static inline void pf_act2(const uint8_t *org, ptrdiff_t stride, int y, int x, int a[2])
+/* The classes of the two blocks at (y, x) and (y, x + 4) of a padded frame. */
+static inline void pf_class2(const uint8_t *org, ptrdiff_t stride, int y, int x, int k[2])
 {
-    __m128i acc = _mm_setzero_si128();
+    __m128i ah = _mm_setzero_si128(), av = _mm_setzero_si128();
     for (int r = 0; r < PNMF_PF_BLOCK; r++) {
         const uint8_t *p = org + (y + r) * stride + x;
         const __m128i c = load8(p), c2 = _mm_add_epi16(c, c);
-        const __m128i hz = _mm_sub_epi16(_mm_sub_epi16(c2, load8(p - 1)), load8(p + 1));
-        const __m128i vt = _mm_sub_epi16(_mm_sub_epi16(c2, load8(p - stride)), load8(p + stride));
-        acc = _mm_add_epi16(acc, _mm_add_epi16(abs16(hz), abs16(vt)));
+        ah = _mm_add_epi16(ah, abs16(_mm_sub_epi16(_mm_sub_epi16(c2, load8(p - 1)), load8(p + 1))));
+        av = _mm_add_epi16(av, abs16(_mm_sub_epi16(_mm_sub_epi16(c2, load8(p - stride)), load8(p + stride))));
     }
-    /* at most 4 * 2040 a column: the four columns of each block summed */
-    const __m128i s = _mm_madd_epi16(acc, _mm_set1_epi16(1));
-    const __m128i t = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
-    a[0] = _mm_cvtsi128_si32(t);
-    a[1] = _mm_cvtsi128_si32(_mm_unpackhi_epi64(t, t));
+    /* at most 4 * 1020 a column: the four columns of each block summed,
+     * across in the even lanes and down in the odd ones */
+    const __m128i one = _mm_set1_epi16(1);
+    const __m128i sh = _mm_madd_epi16(ah, one), sv = _mm_madd_epi16(av, one);
+    const __m128i th = _mm_add_epi32(sh, _mm_shuffle_epi32(sh, _MM_SHUFFLE(2, 3, 0, 1)));
+    const __m128i tv = _mm_add_epi32(sv, _mm_shuffle_epi32(sv, _MM_SHUFFLE(2, 3, 0, 1)));
+    k[0] = pf_class_of(_mm_cvtsi128_si32(th), _mm_cvtsi128_si32(tv));
+    k[1] = pf_class_of(_mm_cvtsi128_si32(_mm_unpackhi_epi64(th, th)), _mm_cvtsi128_si32(_mm_unpackhi_epi64(tv, tv)));
 }
 
 /* The taps of a class, interleaved for _mm_madd_epi16: pairs (c0, c1),
@@ -141,12 +145,12 @@ void pnmf_pf_classes(const uint8_t *org, ptrdiff_t stride, int h, int w, uint8_t
         int bx = 0;
 #ifdef PF_SSE2
         for (; bx + 1 < nbx; bx += 2) {
-            int a[2];
-            pf_act2(org, stride, by * PNMF_PF_BLOCK, bx * PNMF_PF_BLOCK, a);
-            row[bx] = (uint8_t)pf_class_of(a[0]), row[bx + 1] = (uint8_t)pf_class_of(a[1]);
+            int k[2];
+            pf_class2(org, stride, by * PNMF_PF_BLOCK, bx * PNMF_PF_BLOCK, k);
+            row[bx] = (uint8_t)k[0], row[bx + 1] = (uint8_t)k[1];
         }
 #endif
-        for (; bx < nbx; bx++) row[bx] = (uint8_t)pf_class_of(pf_act(org, stride, by * PNMF_PF_BLOCK, bx * PNMF_PF_BLOCK));
+        for (; bx < nbx; bx++) row[bx] = (uint8_t)pf_class(org, stride, by * PNMF_PF_BLOCK, bx * PNMF_PF_BLOCK);
     }
 }
 

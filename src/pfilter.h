@@ -3,7 +3,7 @@
  * "Restoration filter"): a symmetric filter over the 13 samples within
  * |dy| + |dx| <= 2 (a 5x5 rhombus) applied to every frame of the window
  * as it is shown, its taps chosen by the encoder per class of 4x4 blocks
- * (their activity). Out of the loop: the residual layer's references are
+ * (their activity and direction). Out of the loop: the residual layer's references are
  * the frames before it. Samples outside the frame are the nearest edge
  * sample (coordinates clamped), which a padded copy of the frame holds. */
 #ifndef PNMF_PFILTER_H
@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #define PNMF_FLAG_PFILTER  4194304 /* window flags bit 22 (format 19): the restoration filter */
-#define PNMF_PF_CLASSES    5      /* classes of 4x4 blocks by activity */
+#define PNMF_PF_CLASSES    15     /* classes of 4x4 blocks: 5 of activity times 3 of direction */
 #define PNMF_PF_TAPS       6      /* coded taps: one per pair of opposite samples of the rhombus */
 #define PNMF_PF_LOG2       8      /* the taps' denominator: c / 2^8 */
 #define PNMF_PF_MAX_TAP    255    /* |c| of a coded tap */
@@ -28,7 +28,7 @@ extern const int8_t pnmf_pf_off[PNMF_PF_TAPS][2];
 
 typedef struct PnmfPFilter {
     int on;                                  /* 0: frames are shown as decoded */
-    int mask;                                /* bit k: class k is filtered */
+    int mask;                                /* bit k: class k is filtered (15 bits) */
     int16_t c[PNMF_PF_CLASSES][PNMF_PF_TAPS]; /* each class's coded taps */
 } PnmfPFilter;
 
@@ -46,10 +46,11 @@ static inline uint8_t *pnmf_pf_origin(uint8_t *buf, ptrdiff_t stride) { return b
 void pnmf_pf_pad(uint8_t *org, ptrdiff_t stride, int h, int w);
 
 /* The classes of every 4x4 block of the padded frame org, in raster order,
- * into cls (ceil(h / 4) * ceil(w / 4) of them): a block's activity is the
- * sum over its 16 positions (those past the frame's edge clamped to it)
- * of |2 p - left - right| + |2 p - above - below|, against the thresholds
- * 16, 48, 128 and 320. */
+ * into cls (ceil(h / 4) * ceil(w / 4) of them): with H and V the sums over
+ * the block's 16 positions (those past the frame's edge clamped to it) of
+ * |2 p - left - right| and |2 p - above - below|, the class is 3 a + d,
+ * a the number of the thresholds 16, 48, 128 and 320 that H + V exceeds,
+ * d 1 where H > 2 V, 2 where V > 2 H, else 0. */
 void pnmf_pf_classes(const uint8_t *org, ptrdiff_t stride, int h, int w, uint8_t *cls);
 
 /* The padded frame org (h x w) filtered into dst (rows dstride apart): the

@@ -54,6 +54,10 @@ struct PnmfDecoder {
     int cw, ch;               /* the coded frame's size: the frame's, or half of it */
     uint8_t *small;           /* with half: the coded frame shown, before it is scaled up */
     int32_t *up;              /* with half: the scaling's rows (pnmf_upsample2()) */
+    uint8_t *shown;           /* window flags bit 22: the frame shown before the restoration filter,
+                               * padded (pnmf_pf_pad()), then a block row's classes (allocated at
+                               * their first use) */
+    ptrdiff_t shown_stride;
     int failed;
     char err[256];
 };
@@ -298,11 +302,25 @@ static int step_frame(PnmfDecoder *d, uint8_t *gray, ptrdiff_t stride)
     for (; d->coded <= c; d->coded++)
         if (!(layout = next_layout(d))) return d->nomem ? PNMF_ERR_NOMEM : PNMF_ERR_CORRUPT;
     if (!layout) layout = d->ref[d->coded - 1 - c];
+    /* window flags bit 22: the frame made in d->shown, filtered into gray */
+    const int pf = gray && d->md.res.step16 && d->md.res.pf.on;
+    const int w = d->info.width, h = d->info.height;
+    if (pf && !d->shown) {
+        const size_t n = pnmf_pf_padded_size(h, w, &d->shown_stride);
+        if (!(d->shown = pnmf_malloc(n + (size_t)w / PNMF_PF_BLOCK + 1))) return PNMF_ERR_NOMEM;
+    }
+    uint8_t *out = pf ? pnmf_pf_origin(d->shown, d->shown_stride) : gray;
+    const ptrdiff_t ostride = pf ? d->shown_stride : stride;
     if (gray && d->half) {
         pnmf_layout_to_frame(d->info.shift_model, d->cw, d->ch, layout, d->small, d->cw);
-        pnmf_upsample2(d->small, d->ch, d->cw, gray, stride, d->info.height, d->info.width, d->up);
+        pnmf_upsample2(d->small, d->ch, d->cw, out, ostride, h, w, d->up);
     } else if (gray) {
-        pnmf_layout_to_frame(d->info.shift_model, d->info.width, d->info.height, layout, gray, stride);
+        pnmf_layout_to_frame(d->info.shift_model, w, h, layout, out, ostride);
+    }
+    if (pf) {
+        pnmf_pf_pad(out, ostride, h, w);
+        pnmf_pf_apply(&d->md.res.pf, out, ostride, h, w, gray, stride,
+                      d->shown + pnmf_pf_padded_size(h, w, &d->shown_stride));
     }
     d->win_pos++;
     d->next_frame++;
@@ -418,6 +436,7 @@ void pnmf_decoder_destroy(PnmfDecoder **pd)
     pnmf_free(d->layout);
     pnmf_free(d->small);
     pnmf_free(d->up);
+    pnmf_free(d->shown);
     pnmf_free(d->P);
     pnmf_free(d->Pp);
     pnmf_free(d->D);

@@ -93,6 +93,10 @@ int pnmf_enc_half_pays(const PnmfEncSettings *s, int w, int h, int fps_num, int 
     t.window = n;
     t.time_base_num = t.time_base_den = 0, t.time_start = 0;
     memset(&t.logger, 0, sizeof(t.logger));
+    /* without the restoration filter, which lifts the frames scaled up
+     * most on the first frames it is fitted to, and would take half size
+     * where the whole clip loses by it */
+    t.restoration = 0;
     /* at their size at -q and at a coarser -q (a finer one at the
      * coarsest), at half size at the finer -q that half size codes at
      * (pnmf_enc_half_quality()) */

@@ -151,6 +151,8 @@ typedef struct EncWindow {
     int spr_nnew;
     PnmfWindowModel floor_bare; /* a dropped sprite layer's coding over no model at the pick's first step */
     double floor_sse;         /* its squared error */
+    double pf_dsse;           /* window flags bit 22: what the restoration filter adds to the squared error
+                               * of the frames shown (negative) */
 } EncWindow;
 
 /* Whether two codings of the residual layer run at once, on two threads
@@ -270,6 +272,17 @@ int pnmf_window_choose_step(PnmfEncoder *e, EncWindow *w); /* enc_rate.c */
  * fewer bytes (the same frames decoded). */
 int pnmf_window_empty_k(PnmfEncoder *e, EncWindow *w);
 int pnmf_window_update_refs(PnmfEncoder *e, EncWindow *w); /* enc_residual.c */
+/* enc_residual.c: the window's frames as a reader shows them before a
+ * restoration filter (the frame size, in frame order of coding), each
+ * passed to fn with its source (what the PSNR is measured against),
+ * decoded from w->md in e->rb[0] as pnmf_window_update_refs() decodes
+ * them, the encoder's state left as it is; fn's failure ends it. Only for a
+ * window with a residual layer and without a sprite layer (PNMF_ERR_ARG). */
+typedef int (*PnmfShownFn)(void *ctx, const uint8_t *shown, const uint8_t *src);
+int pnmf_window_shown(PnmfEncoder *e, EncWindow *w, PnmfShownFn fn, void *ctx);
+/* enc_pfilter.c: window flags bit 22, the restoration filter of the
+ * window's frames shown, where it pays (fitted to the frames pnmf_window_shown() makes) */
+int pnmf_window_pfilter(PnmfEncoder *e, EncWindow *w);
 /* enc_sprite.c: after the window is written, the decoder's dictionary. */
 int pnmf_window_sprites_commit(PnmfEncoder *e, EncWindow *w);
 

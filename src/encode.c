@@ -291,6 +291,7 @@ static int write_window(PnmfEncoder *e, EncWindow *w)
         pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V16);
     if (ret >= 0 && w->md.res.order) pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V15); /* bit 19 */
     if (ret >= 0 && w->md.res.lterm) pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V18); /* bit 21 */
+    if (ret >= 0 && w->md.res.pf.on) pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V19); /* bit 22 */
     if (ret >= 0 && wp) pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V14);
     if (ret >= 0 && bi) pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V12);
     if (ret >= 0 && places) pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V11);
@@ -342,6 +343,7 @@ static int encode_window(PnmfEncoder *e, int more)
     /* without the residual layer, keep only measures the model's error */
     *(e->s.residual ? &e->t_residual : &e->t_write) += lap(&t);
     if (ret >= 0) ret = pnmf_window_empty_k(e, &w);
+    if (ret >= 0) ret = pnmf_window_pfilter(e, &w);
     if (ret >= 0) ret = write_window(e, &w);
     e->t_write += lap(&t);
     if (ret >= 0) ret = pnmf_window_update_refs(e, &w);

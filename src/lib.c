@@ -50,6 +50,7 @@ void pnmf_enc_default_settings(PnmfEncSettings *s)
     s->sprites = 1;
     s->recentre = 0;
     s->half = PNMF_HALF_AUTO;
+    s->restoration = 1;
 }
 
 int pnmf_enc_open_io(PnmfEncoder **enc, const PnmfEncSettings *s, int width, int height,
@@ -79,6 +80,7 @@ int pnmf_enc_open_io(PnmfEncoder **enc, const PnmfEncSettings *s, int width, int
     if (s->repeats < 0 || s->repeats > 1) return PNMF_ERR_ARG;
     if (s->sprites < 0 || s->sprites > 1) return PNMF_ERR_ARG;
     if (s->recentre < 0 || s->recentre > 1) return PNMF_ERR_ARG;
+    if (s->restoration < 0 || s->restoration > 1) return PNMF_ERR_ARG;
     if (s->half < 0 || s->half > PNMF_HALF_AUTO || (s->half == 1 && s->shift_model == PNMF_SHIFT_CANVAS))
         return PNMF_ERR_ARG;
     if (s->two_level && (s->two_level < s->components || s->shift_model == PNMF_SHIFT_CANVAS)) return PNMF_ERR_ARG;

@@ -142,9 +142,27 @@ static int read_weights(Rd *r, int m, int continues, int16_t *wp)
     return 0;
 }
 
+/* Window flags bit 22: the restoration filter's classes and taps into pf.
+ * 0, -1 truncated, -2 a mask out of range, -3 a tap out of range. */
+static int read_pfilter(Rd *r, PnmfPFilter *pf)
+{
+    uint64_t mask, u;
+    if (get_u(r, &mask) < 0) return -1;
+    if (mask < 1 || mask >= 1u << PNMF_PF_CLASSES) return -2;
+    memset(pf, 0, sizeof(*pf));
+    pf->on = 1, pf->mask = (int)mask;
+    for (int k = 0; k < PNMF_PF_CLASSES; k++)
+        for (int i = 0; (mask >> k & 1) && i < PNMF_PF_TAPS; i++) {
+            if (get_u(r, &u) < 0) return -1;
+            if (u > 2 * (uint64_t)PNMF_PF_MAX_TAP) return -3;
+            pf->c[k][i] = (int16_t)unzigzag(u);
+        }
+    return 0;
+}
+
 static int read_residual(Rd *r, int version, int m, int rows, int cols, int continues, int rclev, int ctxlev, int subpel, int tx8,
                          int idir, int palette, int casc, int order, int nbctx, int median, int bi, int weights,
-                         PnmfKeep *keep, PnmfResidual *rs, char *err, size_t errlen)
+                         int pfilter, PnmfKeep *keep, PnmfResidual *rs, char *err, size_t errlen)
 {
     /* a vector component's bound: quarter samples with window flags bit 6 */
     const int maxv = subpel ? PNMF_RES_QPEL_MAX_MV : PNMF_RES_MAX_MV;
@@ -176,6 +194,15 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
     if (wbad == -1) goto truncated;
     if (wbad < 0) {
         pnmf_set_err(err, errlen, "frame %d's weights out of range", -wbad - 2);
+        return PNMF_ERR_CORRUPT;
+    }
+    /* window flags bit 22 (format 19): the restoration filter */
+    PnmfPFilter pf = { 0 };
+    const int pbad = pfilter ? read_pfilter(r, &pf) : 0;
+    if (pbad == -1) goto truncated;
+    if (pbad < 0) {
+        pnmf_set_err(err, errlen, pbad == -2 ? "restoration filter: classes out of range"
+                                             : "restoration filter: a tap out of range");
         return PNMF_ERR_CORRUPT;
     }
     if (qp > PNMF_RES_MAX_QP || key_qp > PNMF_RES_MAX_QP) {
@@ -229,6 +256,7 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
     rs->casc_period = (int)period, rs->casc_step16 = (int)casc_step, rs->casc_qp = (int)casc_qp;
     rs->order = order;
     rs->wp_on = weights;
+    rs->pf = pf;
     if (weights) {
         Rd wr = wat;
         read_weights(&wr, m, continues, rs->wp);
@@ -805,7 +833,8 @@ int pnmf_model_read_keep(int version, const uint8_t *buf, size_t size, int rows,
                            (version >= 9 ? PNMF_FLAG_CASCADE | PNMF_FLAG_NBCTX : 0) | (version >= 10 ? PNMF_FLAG_MEDIAN : 0) |
                            (version >= 11 ? PNMF_FLAG_SPRPLACES : 0) | (version >= 12 ? PNMF_FLAG_BI : 0) |
                            (version >= 14 ? PNMF_FLAG_WEIGHTS : 0) | (version >= 15 ? PNMF_FLAG_ORDER : 0) |
-                           (version >= 16 ? PNMF_FLAG_SHARP : 0) | (version >= 18 ? PNMF_FLAG_LTERM : 0);
+                           (version >= 16 ? PNMF_FLAG_SHARP : 0) | (version >= 18 ? PNMF_FLAG_LTERM : 0) |
+                           (version >= 19 ? PNMF_FLAG_PFILTER : 0);
     if (v & ~known) {
         pnmf_set_err(err, errlen, "window flags 0x%llx: unknown features", (unsigned long long)v);
         return PNMF_ERR_CORRUPT;
@@ -832,6 +861,7 @@ int pnmf_model_read_keep(int version, const uint8_t *buf, size_t size, int rows,
         { PNMF_FLAG_ORDER, PNMF_FLAG_CASCADE, "a coding order without a step cascade" },
         { PNMF_FLAG_SHARP, PNMF_FLAG_SUBPEL, "sharp interpolation without sub-pixel vectors" },
         { PNMF_FLAG_LTERM, PNMF_FLAG_RESIDUAL, "a long-term reference without a residual layer" },
+        { PNMF_FLAG_PFILTER, PNMF_FLAG_RESIDUAL, "a restoration filter without a residual layer" },
         { PNMF_FLAG_SPRMASKS, PNMF_FLAG_SPRITES, "context-coded masks without a sprite layer" },
         { PNMF_FLAG_SPRPLACES, PNMF_FLAG_SPRITES, "context-coded placements without a sprite layer" },
     };
@@ -856,6 +886,7 @@ int pnmf_model_read_keep(int version, const uint8_t *buf, size_t size, int rows,
     const int median = !!(v & PNMF_FLAG_MEDIAN);
     const int bi = !!(v & PNMF_FLAG_BI);
     const int weights = !!(v & PNMF_FLAG_WEIGHTS);
+    const int pfilter = !!(v & PNMF_FLAG_PFILTER);
     if (get_u(&r, &v) < 0) {
         pnmf_set_err(err, errlen, "truncated window payload");
         return PNMF_ERR_CORRUPT;
@@ -1019,7 +1050,7 @@ int pnmf_model_read_keep(int version, const uint8_t *buf, size_t size, int rows,
     }
     if (has_residual) {
         ret = read_residual(&r, version, m, vis_rows, vis_cols, continues, rclev, ctxlev, subpel, tx8, idir, palette, casc, order, nbctx,
-                            median, bi, weights, keep, &md->res, err, errlen);
+                            median, bi, weights, pfilter, keep, &md->res, err, errlen);
         if (ret < 0) goto fail;
         md->res.deblock = deblock;
         md->res.sharp = sharp;

@@ -112,9 +112,10 @@ int  pnmf_model_read(const uint8_t *buf, size_t size, int rows, int cols, int vi
  * candidates; 8: the sprite layer; 9: sub-pixel vectors, the deblocking
  * filter, the sample-context levels stream, the 8x8 transform; 10: median
  * vectors and their two more candidates; 11: context-coded placements; 12: compound
- * prediction; 16: the 6-tap filter; 18: the long-term reference); pnmf_model_read() reads
+ * prediction; 16: the 6-tap filter; 18: the long-term reference; 19: the restoration
+ * filter); pnmf_model_read() reads
  * PNMF_PAYLOAD_VERSION, what pnmf_model_write() writes, with no last model. */
-#define PNMF_PAYLOAD_VERSION 18
+#define PNMF_PAYLOAD_VERSION 19
 int  pnmf_model_read_version(int version, const uint8_t *buf, size_t size, int rows, int cols, int vis_rows,
                              int vis_cols, int m, int max_k, int w_step, int r_step,
                              PnmfWindowModel *md, char *err, size_t errlen);

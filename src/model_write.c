@@ -396,7 +396,7 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
                              (md->res.order ? PNMF_FLAG_ORDER : 0) | (rsv.bi ? PNMF_FLAG_BI : 0) |
                              (weighted ? PNMF_FLAG_WEIGHTS : 0) |
                              (md->res.subpel && md->res.sharp ? PNMF_FLAG_SHARP : 0) |
-                             (md->res.lterm ? PNMF_FLAG_LTERM : 0)
+                             (md->res.lterm ? PNMF_FLAG_LTERM : 0) | (md->res.pf.on ? PNMF_FLAG_PFILTER : 0)
                        : 0;
     /* the modes and vectors streams, with window flags bit 14 only where
      * that makes the payload shorter, the flags' varint and the streams'
@@ -529,6 +529,11 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
         for (int j = rs->continues ? 0 : 1; weighted && j < m; j++) { /* window flags bit 18 */
             put_u(&b, zigzag(rs->wp[2 * j] - PNMF_RES_WP_ONE));
             put_u(&b, zigzag(rs->wp[2 * j + 1]));
+        }
+        if (rs->pf.on) { /* window flags bit 22 */
+            put_u(&b, (uint64_t)rs->pf.mask);
+            for (int cl = 0; cl < PNMF_PF_CLASSES; cl++)
+                for (int i = 0; (rs->pf.mask >> cl & 1) && i < PNMF_PF_TAPS; i++) put_u(&b, zigzag(rs->pf.c[cl][i]));
         }
         /* modes and vectors: two range-coded streams (rangecoder_enc.h);
          * their lengths, the levels, then the streams at the end of the

@@ -41,6 +41,7 @@
 #include <string.h>
 
 #include "palette.h"
+#include "pfilter.h"
 #include "rangecoder.h"
 
 #define PNMF_RES_BLOCK     8
@@ -104,6 +105,7 @@ typedef struct PnmfResidual {
     int sharp;         /* and their quarter samples by the 6-tap filter (window flags bit 20, format 16) */
     int lterm;         /* reference 15 is the key frame (window flags bit 21, format 18) */
     const uint8_t *key0; /* with lterm: the key window's decoded frame 0 (not owned) */
+    PnmfPFilter pf;    /* the restoration filter of the frames shown (window flags bit 22, format 19) */
     int bx, by;        /* blocks across and down */
     uint8_t *modes;    /* m * bx * by, frame by frame, blocks in raster order */
     uint8_t *tx8;      /* format 9, the same blocks: 1 for a transform block coded as

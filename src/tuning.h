@@ -498,6 +498,16 @@
 #define PNMF_LTERM_ENCODE 1
 #endif
 
+/* 1: lossy windows of smooth content fit the restoration filter and set window flags bit 22 where it pays; 0: never. */
+#ifndef PNMF_PF_ENCODE
+#define PNMF_PF_ENCODE 1
+#endif
+
+/* A class of the restoration filter must remove this share of its blocks' squared error: below it the decoder's pass buys next to nothing. */
+#ifndef PNMF_PF_MIN_GAIN
+#define PNMF_PF_MIN_GAIN 0.01
+#endif
+
 /* Coding order (window flags bit 19, enc_order.c) */
 
 /* 1: lossy windows of a rigid whole-sample pan are coded out of order; 0: never. */

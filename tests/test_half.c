@@ -160,7 +160,9 @@ static void test_roundtrip(const char *dir)
     snprintf(pb, sizeof pb, "%s/test_half_b.pnmf", dir);
     PnmfEncSettings s;
     pnmf_enc_default_settings(&s);
-    s.threads = 1, s.quality = 40, s.components = 0;
+    /* without the restoration filter, which a half-size clip fits to its
+     * frames scaled up (tests/test_pfilter.c) */
+    s.threads = 1, s.quality = 40, s.components = 0, s.restoration = 0;
     PnmfEncStats st;
     s.half = 1;
     test_encode_file(pa, &s, W, H, M, f, &st);

@@ -673,7 +673,7 @@ static void add_window(PnmfInfoWindow *tot, const PnmfInfoWindow *w)
 static void tools_cell(char *out, uint64_t flags)
 {
     static const struct { int bit; char letter; } tool[] = {
-        { 6, 'q' }, { 7, 'd' }, { 8, '8' }, { 9, 'c' }, { 10, 'a' }, { 11, 'm' }, { 12, 's' }, { 13, 'p' }, { 14, 'n' }, { 15, 'v' }, { 16, 't' }, { 17, 'b' }, { 18, 'w' }, { 19, 'o' }, { 20, 'f' }, { 21, 'k' },
+        { 6, 'q' }, { 7, 'd' }, { 8, '8' }, { 9, 'c' }, { 10, 'a' }, { 11, 'm' }, { 12, 's' }, { 13, 'p' }, { 14, 'n' }, { 15, 'v' }, { 16, 't' }, { 17, 'b' }, { 18, 'w' }, { 19, 'o' }, { 20, 'f' }, { 21, 'k' }, { 22, 'r' },
     };
     int n = 0;
     for (size_t i = 0; i < sizeof(tool) / sizeof(tool[0]); i++)
@@ -817,15 +817,15 @@ static int print_tables(const char *path, const PnmfInfoHeader *h, const WinRow 
            " vectors from their neighbours' median, t context-coded sprite placements (tracks),\n"
            " b compound prediction (second hypotheses), w weighted prediction (a gain and\n"
            " offset a frame), o coding order (groups of frames, the last coded first),\n"
-           " f quarter samples by the 6-tap filter, k the key frame as reference 15; '-'\n"
-           " none); comps: components in the payload, c: carried over from the last model\n"
-           " (no blocks in the payload); used: with an entry; entries: (component,\n"
-           " coefficient, shift) triples of all frames; repeat: frames in which a component\n"
-           " appears more than once; max occ: most entries of one component in a frame;\n"
-           " levels: samples of the blocks in the payload; poses: sprites the window adds to\n"
-           " the dictionary, places: their placements in all frames ('-': no sprite layer);\n"
-           " chunk: bytes in the file, 20 of framing and the zstd frame; payload:\n"
-           " decompressed)\n");
+           " f quarter samples by the 6-tap filter, k the key frame as reference 15, r the\n"
+           " restoration filter of the frames shown; '-' none); comps: components in the\n"
+           " payload, c: carried over from the last model (no blocks in the payload); used:\n"
+           " with an entry; entries: (component, coefficient, shift) triples of all frames;\n"
+           " repeat: frames in which a component appears more than once; max occ: most\n"
+           " entries of one component in a frame; levels: samples of the blocks in the\n"
+           " payload; poses: sprites the window adds to the dictionary, places: their\n"
+           " placements in all frames ('-': no sprite layer); chunk: bytes in the file, 20 of\n"
+           " framing and the zstd frame; payload: decompressed)\n");
     free(t.cell);
 
     printf("\nblock sizes (height x width, '-' for an empty component)\n");

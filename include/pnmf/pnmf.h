@@ -72,7 +72,8 @@ typedef struct PnmfEncSettings {
     int colorspace;      ///< H.273 matrix coefficients the luma was made with (AVColorSpace); 0 or 2: unspecified
     int sprites;     ///< 1: each window first looks for opaque sprites (poses pasted at positions over a background), kept in a dictionary across windows, whose composite the residual layer predicts from where that costs less than without; with components > 0, the torus shift model and the improved algorithm only (default 1; 0: off)
     int half;        ///< 1: the frames are coded at half their width and height (2 x 2 means) and the decoder scales them up to their size (format 17): fewer bytes at coarse steps of large frames, never exact; not with PNMF_SHIFT_CANVAS. 0: at their size. PNMF_HALF_AUTO (default): half size where the first frames coded both ways say it costs less (from -q PNMF_HALF_MIN_Q on, torus shifts with the residual layer, no target PSNR)
-    uint8_t reserved[24]; ///< must be zero (pnmf_enc_default_settings() clears it): room for new settings
+    int restoration; ///< 1: lossy windows of smooth content (camera footage, rendered and drawn animation) are shown through a restoration filter fitted to their frames where it pays for its taps (format 19; default 1; 0: off)
+    uint8_t reserved[20]; ///< must be zero (pnmf_enc_default_settings() clears it): room for new settings
 } PnmfEncSettings;
 
 /** What a stream is: the file header, as the decoder sees it. */

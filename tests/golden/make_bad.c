@@ -409,10 +409,10 @@ int main(int argc, char **argv)
         pnmf_wl16(b.p + 10, 10); /* writer and min reader version 10 */
         fix_header_crc(&b);
         save(dir, "version_9.pnmf", &b);
-        pnmf_wl16(b.p + 8, 19);
-        pnmf_wl16(b.p + 10, 19); /* writer and min reader version 19: too new */
+        pnmf_wl16(b.p + 8, 20);
+        pnmf_wl16(b.p + 10, 20); /* writer and min reader version 20: too new */
         fix_header_crc(&b);
-        save(dir, "version_19.pnmf", &b);
+        save(dir, "version_20.pnmf", &b);
         pnmf_wl16(b.p + 8, 1);
         pnmf_wl16(b.p + 10, 1); /* a format v1 file: too old */
         fix_header_crc(&b);

@@ -139,8 +139,9 @@ int pnmf_window_pfilter(PnmfEncoder *e, EncWindow *w)
     PnmfResidual *r = &w->md.res;
     memset(&r->pf, 0, sizeof(r->pf));
     w->pf_dsse = 0;
-    if (!PNMF_PF_ENCODE || !e->s.restoration || !e->s.residual || !r->step16 || r->step16 <= PNMF_RES_MIN_STEP || w->md.spr.present ||
-        !r->enc_rdoq)
+    /* lossy windows of smooth content (sub-pixel motion, or drawn: enc_rdoq), no sprite layer */
+    if (!PNMF_PF_ENCODE || !e->s.restoration || !e->s.residual || r->step16 <= PNMF_RES_MIN_STEP ||
+        w->md.spr.present || !r->enc_rdoq)
         return 0;
     PnmfPfFit *f = pnmf_calloc(1, sizeof(*f));
     if (!f) return PNMF_ERR_NOMEM;

@@ -81,7 +81,10 @@ static inline uint8_t pf_sample(const uint8_t *p, ptrdiff_t stride, const int16_
 }
 
 #ifdef PF_SSE2
-static inline __m128i load8(const uint8_t *p) { return _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)p), _mm_setzero_si128()); }
+static inline __m128i load8(const uint8_t *p)
+{
+    return _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)p), _mm_setzero_si128());
+}
 
 static inline __m128i abs16(__m128i v) { return _mm_max_epi16(v, _mm_sub_epi16(_mm_setzero_si128(), v)); }
 
@@ -186,8 +189,9 @@ void pnmf_pf_apply(const PnmfPFilter *pf, const uint8_t *org, ptrdiff_t stride, 
             for (int y = y0; y < y1; y++) {
                 uint8_t *out = dst + y * dstride + x;
                 if (!(pf->mask >> kl & 1) && !(pf->mask >> kr & 1)) {
-                    if (n == 8) _mm_storel_epi64((__m128i *)out, _mm_loadl_epi64((const __m128i *)(org + y * stride + x)));
-                    else memcpy(out, org + y * stride + x, (size_t)n);
+                    const uint8_t *in = org + y * stride + x;
+                    if (n == 8) _mm_storel_epi64((__m128i *)out, _mm_loadl_epi64((const __m128i *)in));
+                    else memcpy(out, in, (size_t)n);
                 } else if (n == 8) {
                     pf_filter8(org + y * stride + x, stride, &vec[kl], &vec[kr], out);
                 } else {

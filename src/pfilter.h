@@ -39,7 +39,10 @@ int pnmf_pf_centre(const int16_t *c);
 /* A padded copy of an h x w frame: its bytes, and its rows' stride; the
  * frame's sample (0, 0) is at pnmf_pf_origin() of the buffer. */
 size_t pnmf_pf_padded_size(int h, int w, ptrdiff_t *stride);
-static inline uint8_t *pnmf_pf_origin(uint8_t *buf, ptrdiff_t stride) { return buf + PNMF_PF_PADY * stride + PNMF_PF_PADX; }
+static inline uint8_t *pnmf_pf_origin(uint8_t *buf, ptrdiff_t stride)
+{
+    return buf + PNMF_PF_PADY * stride + PNMF_PF_PADX;
+}
 
 /* The frame at org (h x w, rows stride apart) padded: every sample around
  * it within the margins the nearest of its edge samples. */

@@ -55,9 +55,9 @@ struct PnmfDecoder {
     uint8_t *small;           /* with half: the coded frame shown, before it is scaled up */
     int32_t *up;              /* with half: the scaling's rows (pnmf_upsample2()) */
     uint8_t *shown;           /* window flags bit 22: the frame shown before the restoration filter,
-                               * padded (pnmf_pf_pad()), then a block row's classes (allocated at
-                               * their first use) */
+                               * padded (pnmf_pf_pad()), then shown_cls (allocated at their first use) */
     ptrdiff_t shown_stride;
+    uint8_t *shown_cls;       /* a block row's classes (pnmf_pf_apply()) */
     int failed;
     char err[256];
 };
@@ -308,6 +308,7 @@ static int step_frame(PnmfDecoder *d, uint8_t *gray, ptrdiff_t stride)
     if (pf && !d->shown) {
         const size_t n = pnmf_pf_padded_size(h, w, &d->shown_stride);
         if (!(d->shown = pnmf_malloc(n + (size_t)w / PNMF_PF_BLOCK + 1))) return PNMF_ERR_NOMEM;
+        d->shown_cls = d->shown + n;
     }
     uint8_t *out = pf ? pnmf_pf_origin(d->shown, d->shown_stride) : gray;
     const ptrdiff_t ostride = pf ? d->shown_stride : stride;
@@ -319,8 +320,7 @@ static int step_frame(PnmfDecoder *d, uint8_t *gray, ptrdiff_t stride)
     }
     if (pf) {
         pnmf_pf_pad(out, ostride, h, w);
-        pnmf_pf_apply(&d->md.res.pf, out, ostride, h, w, gray, stride,
-                      d->shown + pnmf_pf_padded_size(h, w, &d->shown_stride));
+        pnmf_pf_apply(&d->md.res.pf, out, ostride, h, w, gray, stride, d->shown_cls);
     }
     d->win_pos++;
     d->next_frame++;

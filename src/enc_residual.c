@@ -722,30 +722,37 @@ int pnmf_window_cost(PnmfEncoder *e, PnmfWindowModel *md, int m, int step16, dou
     return c.ret;
 }
 
-/* The window's frames as shown (enc_internal.h), decoded as
- * pnmf_window_update_refs() decodes them, in rb[0] (which that restores
- * again), a key window's frame 0 for reference 15 in rb[0]'s own key0. */
+/* Frame j of w decoded into b->D as the decoder decodes it (b's P and Pp
+ * moved on a frame); a key window's frame 0 also into key0, which is
+ * w->md.res.key0 (window flags bit 21). PNMF_ERR_NOMEM, or 0. */
+static int decode_frame(const PnmfEncoder *e, ResBufs *b, EncWindow *w, int j, uint8_t *key0)
+{
+    uint8_t *t = b->Pp;
+    b->Pp = b->P, b->P = t;
+    model_frame(e, b, &w->md, &e->sdict, j);
+    const uint8_t *rf[PNMF_RES_REFS];
+    const uint8_t *const *refs = frame_refs(b, &w->md.res, j, -1, e->nv, rf);
+    if (!refs) return PNMF_ERR_NOMEM;
+    pnmf_residual_frame(&w->md.res, j, b->P, b->Pp, refs, b->D);
+    if (j == 0 && !w->md.res.continues) memcpy(key0, b->D, e->nv);
+    return 0;
+}
+
+/* The window's frames as shown (enc_internal.h), decoded again in rb[0]
+ * (which pnmf_window_update_refs() restores), a key window's frame 0 for
+ * reference 15 in rb[0]'s own key0. */
 int pnmf_window_shown(PnmfEncoder *e, EncWindow *w, PnmfShownFn fn, void *ctx)
 {
     if (w->md.spr.present) return PNMF_ERR_ARG;
     ResBufs *b = &e->rb[0];
     const uint8_t *key0 = w->md.res.key0;
-    w->md.res.key0 = e->continues ? e->key0 : b->key0;
+    uint8_t *k0 = e->continues ? e->key0 : b->key0;
+    w->md.res.key0 = k0;
     const size_t in_nv = (size_t)e->in_width * e->in_height;
     restore_refs(e, b);
     int ret = 0;
     for (int j = 0; j < w->m && ret >= 0; j++) {
-        uint8_t *t = b->Pp;
-        b->Pp = b->P, b->P = t;
-        model_frame(e, b, &w->md, &e->sdict, j);
-        const uint8_t *rf[PNMF_RES_REFS];
-        const uint8_t *const *refs = frame_refs(b, &w->md.res, j, -1, e->nv, rf);
-        if (!refs) {
-            ret = PNMF_ERR_NOMEM;
-            break;
-        }
-        pnmf_residual_frame(&w->md.res, j, b->P, b->Pp, refs, b->D);
-        if (j == 0 && !w->md.res.continues) memcpy(b->key0, b->D, e->nv);
+        if ((ret = decode_frame(e, b, w, j, k0)) < 0) break;
         if (e->s.half) {
             pnmf_upsample2(b->D, e->height, e->width, e->half_up, e->in_width, e->in_height, e->in_width, e->half_tmp);
             ret = fn(ctx, e->half_up, e->half_src + (size_t)j * in_nv);
@@ -770,15 +777,10 @@ int pnmf_window_update_refs(PnmfEncoder *e, EncWindow *w)
     ResBufs *b = &e->rb[0];
     w->md.res.key0 = e->key0; /* window flags bit 21: reference 15, this window's frame 0 once decoded */
     int avail = restore_refs(e, b);
+    /* window flags bit 22: the frames shown through the restoration filter (pnmf_window_pfilter()) */
+    if (w->md.res.pf.on) *(e->s.half ? &e->half_sse : &e->sse) += w->pf_dsse;
     for (int j = 0; j < w->m; j++) {
-        uint8_t *t = b->Pp;
-        b->Pp = b->P, b->P = t;
-        model_frame(e, b, &w->md, &e->sdict, j);
-        const uint8_t *rf[PNMF_RES_REFS];
-        const uint8_t *const *refs = frame_refs(b, &w->md.res, j, -1, e->nv, rf);
-        if (!refs) return PNMF_ERR_NOMEM;
-        pnmf_residual_frame(&w->md.res, j, b->P, b->Pp, refs, b->D);
-        if (j == 0 && !w->md.res.continues) memcpy(e->key0, b->D, e->nv);
+        PNMF_CHECK(decode_frame(e, b, w, j, e->key0));
         if (e->s.half) { /* the frame as a reader shows it, against the frame pushed */
             const size_t in_nv = (size_t)e->in_width * e->in_height;
             pnmf_upsample2(b->D, e->height, e->width, e->half_up, e->in_width, e->in_height, e->in_width, e->half_tmp);
@@ -786,8 +788,6 @@ int pnmf_window_update_refs(PnmfEncoder *e, EncWindow *w)
         }
         if (j == 0 && e->tf_on) /* coded against the filtered source (filter_first): its error against the source */
             e->sse += sq_error(b->D, e->tf_source, e->nv) - sq_error(b->D, e->frames, e->nv);
-        /* window flags bit 22: the frames shown through the restoration filter (pnmf_window_pfilter()) */
-        if (j == 0 && w->md.res.pf.on) *(e->s.half ? &e->half_sse : &e->sse) += w->pf_dsse;
         pnmf_sprite_background_update(&e->sdict, &w->md.spr, j, e->vis_rows, e->vis_cols, b->D, b->B, b->mark);
         pnmf_sprite_cut(&e->sdict, &w->md.spr, j, e->vis_cols, b->D);
         pnmf_residual_push(b->ref, &b->D);

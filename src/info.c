@@ -171,8 +171,9 @@ static int measure(int version, const PnmfWindowModel *md, const uint8_t *buf, s
     values[PNMF_INFO_SEC_RES_HEAD] = rs->step16 ? (rs->casc_period ? 8 : 5) : 0; /* window flags bit 12: 3 more */
     if (rs->step16 && rs->wp_on) /* window flags bit 18: 2 a frame with references */
         values[PNMF_INFO_SEC_RES_HEAD] += 2 * (uint64_t)(rs->m - !rs->continues);
-    for (int k = 0; rs->step16 && rs->pf.on && k <= PNMF_PF_CLASSES; k++) /* window flags bit 22: the mask, the taps */
-        values[PNMF_INFO_SEC_RES_HEAD] += k == PNMF_PF_CLASSES ? 1 : (rs->pf.mask >> k & 1) * PNMF_PF_TAPS;
+    for (int k = 0; rs->step16 && rs->pf.on && k < PNMF_PF_CLASSES; k++) /* window flags bit 22: the taps */
+        values[PNMF_INFO_SEC_RES_HEAD] += (rs->pf.mask >> k & 1) * PNMF_PF_TAPS;
+    if (rs->step16 && rs->pf.on) values[PNMF_INFO_SEC_RES_HEAD]++; /* and the mask */
     values[PNMF_INFO_SEC_RES_MODES] = rs->step16 ? (uint64_t)rs->m * rs->bx * rs->by : 0;
     values[PNMF_INFO_SEC_RES_VECTORS] = rs->step16 ? 3 * (uint64_t)rs->nmv : 0;
     values[PNMF_INFO_SEC_RES_LEVELS] = rs->step16 ? rs->nlev : 0;

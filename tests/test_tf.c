@@ -298,40 +298,17 @@ static void test_lterm(const char *dir)
     set.components = 0, set.window = M, set.threads = 1, set.quality = 40, set.scene_cut = 0;
     PnmfEncStats st;
     test_encode_file(path, &set, COLS, ROWS, M, f[0], &st);
-    FILE *in = fopen(path, "rb");
-    PnmfContainerReader *cr = NULL;
-    char err[200] = "";
-    CHECK_MSG(in && pnmf_container_reader_open(&cr, in, err, sizeof err) == 0, "%s", err);
+    PnmfHeader h;
+    PnmfWindowModel md;
     int lterm = -1;
-    if (cr) {
-        const PnmfHeader *h = pnmf_container_reader_header(cr);
-        const uint8_t *pl;
-        size_t size;
-        uint32_t first, count;
-        CHECK(h->min_reader_version >= 18); /* 19 with the restoration filter */
-        if (pnmf_container_read_window(cr, &pl, &size, &first, &count, err, sizeof err) == 1) {
-            PnmfWindowModel md;
-            CHECK_MSG(pnmf_model_read(pl, size, ROWS, COLS, ROWS, COLS, (int)count, h->components, h->w_step,
-                                      h->r_step, &md, err, sizeof err) == 0, "%s", err);
-            lterm = md.res.lterm;
-            pnmf_model_free(&md);
-        }
-        pnmf_container_reader_close(&cr);
+    if (test_first_window(path, ROWS, COLS, &h, &md) == 0) {
+        CHECK(h.min_reader_version >= 18); /* 19 with the restoration filter */
+        lterm = md.res.lterm;
+        pnmf_model_free(&md);
     }
-    if (in) fclose(in);
     CHECK_MSG(lterm == 1, "a box over the scene: window flags bit 21 %d", lterm);
     /* decoded, against the encoder's own measure */
-    in = fopen(path, "rb");
-    PnmfDecoder *dec = NULL;
-    CHECK(in && pnmf_dec_open(&dec, in) == 0);
-    static uint8_t g[ROWS * COLS];
-    double sse = 0;
-    for (int j = 0; dec && j < M; j++) {
-        CHECK(pnmf_dec_read_frame(dec, g, COLS) == 0);
-        for (int i = 0; i < ROWS * COLS; i++) sse += (double)(g[i] - f[j][i]) * (g[i] - f[j][i]);
-    }
-    pnmf_dec_close(&dec);
-    if (in) fclose(in);
+    const double sse = test_decoded_sse(path, f[0], COLS, ROWS, M);
     remove(path);
     CHECK_MSG(fabs(sse - st.sse) < 0.5, "a box over the scene: decoded squared error %.0f, the encoder's %.0f", sse, st.sse);
 }

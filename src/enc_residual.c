@@ -453,8 +453,11 @@ int pnmf_res_run_start(ResRun *run, const PnmfEncoder *e, ResBufs *rb, PnmfWindo
      * finds). A key window decides from its own frames alone: a segment
      * encoded on its own makes the same bytes. */
     md->res.enc_tx8 = PNMF_TX8_ENCODE && rc_likely;
-    /* format 9: intra directions (window flags bit 10) under the same rule */
-    md->res.enc_idir = PNMF_INTRA_ENCODE && rc_likely;
+    /* format 9: intra directions (window flags bit 10) in the lossy windows
+     * of sub-pixel motion (camera footage, 3-D renders: shaded gradients
+     * and slanted edges at key frames and cuts); a cartoon's or a screen's
+     * windows gain less from them than their trials cost in time */
+    md->res.enc_idir = PNMF_INTRA_ENCODE && e->subpel && step16 > PNMF_RES_MIN_STEP;
     /* window flags bit 18 in the lossy windows */
     run->wp = PNMF_WP_ENCODE && !md->res.enc_dec && step16 > PNMF_RES_MIN_STEP;
     run->lambda = enc_residual_lambda(step16), run->key_lambda = enc_residual_lambda(key16);

@@ -2369,10 +2369,10 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
         pnmf_vec_cands(&vs, b >= (size_t)r->bx && (modes[b - r->bx] & 7) == PNMF_RES_SHIFTED ? bmv[b - r->bx] : NULL,
                        &vk);
         /* format 9: the intra directions worth a transform's trial, those of
-         * least SAD (window flags bit 10) */
-        int tdir[PNMF_INTRA_TRY] = { 0 };
+         * least SAD (window flags bit 10), picked when an intra transform
+         * trial first needs them (most blocks of later frames try none) */
+        int tdir[PNMF_INTRA_TRY] = { 0 }, picked = 0;
         uint8_t dpred[PNMF_INTRA_DIRS][PNMF_RES_BLOCK * PNMF_RES_BLOCK];
-        if (r->enc_idir && full && !exact) intra_dir_pick(src, D, r->cols, y0, x0, dpred, tdir);
         /* the transform trials of a prediction whose SATD is over
          * PNMF_TX_TRIAL_RATIO times the least prediction's are skipped:
          * the levels that make up for it cost more than the better
@@ -2688,6 +2688,7 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
                 const double lb = extra + lambda * rc_mode_step(&r->enc_modes, byte, left, above, prev, 0);
                 const int tk = kind | pnmf_residual_is_intra(mode) << 1;
                 const int dirs = r->enc_idir && mode >= PNMF_RES_INTRA_DC; /* the block codes its direction */
+                if (dirs && !picked) intra_dir_pick(src, D, r->cols, y0, x0, dpred, tdir), picked = 1;
                 const double fd = dirs ? lambda * intra_dir_bits(lc, tk, mode, 0, 0) : 0;
                 const double f4 = fd + (r->enc_tx8 ? lambda * tx8_flag_bits(r, lc, j, b, tk, 0, 0) : 0);
                 const double jj = lb + f4 >= bj ? lb + f4

@@ -338,11 +338,13 @@
 #define PNMF_SPRITE_EARLY_PLACES 0.5
 /* The placements stream's writer weighs the references within this many of the expected one (sprite.c) */
 #define PNMF_PLACE_REF_SPAN 128
-/* Whether the encoder tries the intra directions (format 9, window flags
- * bit 10) on intra transform blocks: off, as on the devset they cost
- * +0.2 to +0.7 % BD-rate (docs/measurements.md, "Directional intra"). */
+/* 1: the encoder tries the intra directions (format 9, window flags bit
+ * 10) on intra transform blocks of lossy windows with sub-pixel motion
+ * (natural_vtest -0.71 %, Megamind -0.56 % BD-rate; elsewhere they buy
+ * less than the 10 % more encoding time: docs/measurements.md,
+ * "Directional intra"); 0: never. */
 #ifndef PNMF_INTRA_ENCODE
-#define PNMF_INTRA_ENCODE 0
+#define PNMF_INTRA_ENCODE 1
 #endif
 /* The intra directions of least SAD a block tries with the transforms. */
 #define PNMF_INTRA_TRY 2

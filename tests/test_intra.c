@@ -18,6 +18,7 @@
 #include "rangecoder_enc.h"
 #include "residual_search.h"
 #include "residual_window.h"
+#include "encode_file.h"
 #include "test.h"
 #include "tx8.h"
 
@@ -372,12 +373,52 @@ static void test_window(void)
     free(src), free(P), free(De), free(Dd), free(D0);
 }
 
-int main(void)
+/* The default encoder at -q 40 on slanted stripes that move: by a
+ * fraction of a sample a frame (footage: window flags bit 6), its key
+ * frame's blocks take directions (bit 10) and the file decodes to the
+ * error the encoder measured; by two whole samples and no noise (a
+ * cartoon's motion: no bit 6), no block tries one, and bit 10 is clear. */
+static void test_default(const char *dir, int subpel)
+{
+    enum { R = 80, C = 96, F = 12 };
+    static uint8_t f[F][R * C];
+    for (int j = 0; j < F; j++)
+        for (int y = 0; y < R; y++)
+            for (int x = 0; x < C; x++) {
+                const double t = subpel ? 0.35 * j : 2.0 * j;
+                const double u = y < R / 2 ? (x - t + 2.0 * y) / 9.0 : (x - t - y) / 7.0;
+                const double v = 60 + 1.2 * y + 80 * (0.5 + 0.5 * sin(2 * M_PI * u)) + (subpel ? (int)urn(5) - 2 : 0);
+                f[j][y * C + x] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+            }
+    char path[512];
+    snprintf(path, sizeof path, "%s/test_intra_%d.pnmf", dir, subpel);
+    PnmfEncSettings set;
+    pnmf_enc_default_settings(&set);
+    set.components = 0, set.window = F, set.threads = 1, set.quality = 40, set.scene_cut = 0;
+    PnmfEncStats st;
+    test_encode_file(path, &set, C, R, F, f[0], &st);
+    PnmfHeader h;
+    PnmfWindowModel md;
+    int sp = -1, on = -1;
+    if (test_first_window(path, R, C, &h, &md) == 0) {
+        sp = md.res.subpel, on = md.res.idir_on;
+        pnmf_model_free(&md);
+    }
+    CHECK_MSG(sp == subpel && on == subpel, "stripes moving by %s: window flags bit 6 %d, bit 10 %d",
+              subpel ? "fractions" : "whole samples", sp, on);
+    const double e = test_decoded_sse(path, f[0], C, R, F);
+    remove(path);
+    CHECK_MSG(fabs(e - st.sse) < 0.5, "decoded squared error %.0f, the encoder's %.0f", e, st.sse);
+}
+
+int main(int argc, char **argv)
 {
     test_modes();
     test_edges();
     test_family();
     test_read();
     test_window();
+    test_default(argc > 1 ? argv[1] : ".", 1);
+    test_default(argc > 1 ? argv[1] : ".", 0);
     return test_summary("test_intra");
 }

@@ -346,8 +346,8 @@
 #ifndef PNMF_INTRA_ENCODE
 #define PNMF_INTRA_ENCODE 1
 #endif
-/* The intra directions of least SAD a block tries with the transforms. */
-#define PNMF_INTRA_TRY 2
+/* The intra directions of least SAD a block tries with the transforms (3: natural_vtest -1.19 %, natural_cup -1.10 % BD-rate against 2). */
+#define PNMF_INTRA_TRY 3
 /* Guessed bits of a block's direction (none; one) without the levels
  * stream's contexts to price it. */
 #define PNMF_INTRA_NODIR_BITS 0.2

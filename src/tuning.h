@@ -338,15 +338,11 @@
 #define PNMF_SPRITE_EARLY_PLACES 0.5
 /* The placements stream's writer weighs the references within this many of the expected one (sprite.c) */
 #define PNMF_PLACE_REF_SPAN 128
-/* 1: the encoder tries the intra directions (format 9, window flags bit
- * 10) on intra transform blocks of lossy windows with sub-pixel motion
- * (natural_vtest -0.71 %, Megamind -0.56 % BD-rate; elsewhere they buy
- * less than the 10 % more encoding time: docs/measurements.md,
- * "Directional intra"); 0: never. */
+/* 1: lossy windows of sub-pixel motion try the intra directions (window flags bit 10; natural_vtest -1.90 % BD-rate); 0: never. */
 #ifndef PNMF_INTRA_ENCODE
 #define PNMF_INTRA_ENCODE 1
 #endif
-/* The intra directions of least SAD a block tries with the transforms (3: natural_vtest -1.19 %, natural_cup -1.10 % BD-rate against 2). */
+/* The intra directions of least SAD a block tries with the transforms (3: natural_vtest -1.19 %, natural_cup -1.09 % against 2). */
 #define PNMF_INTRA_TRY 3
 /* Guessed bits of a block's direction (none; one) without the levels
  * stream's contexts to price it. */

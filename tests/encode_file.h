@@ -15,6 +15,14 @@
 #include "pnmf/pnmf.h"
 #include "test.h"
 
+/* The default settings but for one window of m frames at -q quality, on
+ * one thread, without a model or scene cuts: a clip that is one window. */
+static inline void test_window_settings(PnmfEncSettings *s, int m, int quality)
+{
+    pnmf_enc_default_settings(s);
+    s->components = 0, s->window = m, s->threads = 1, s->quality = quality, s->scene_cut = 0;
+}
+
 /* The m frames of w x h samples at frames (each w * h after the one
  * before) encoded with settings s at 20 fps into path; the encoder's
  * statistics into *st. */

@@ -393,8 +393,7 @@ static void test_default(const char *dir, int subpel)
     char path[512];
     snprintf(path, sizeof path, "%s/test_intra_%d.pnmf", dir, subpel);
     PnmfEncSettings set;
-    pnmf_enc_default_settings(&set);
-    set.components = 0, set.window = F, set.threads = 1, set.quality = 40, set.scene_cut = 0;
+    test_window_settings(&set, F, 40);
     PnmfEncStats st;
     test_encode_file(path, &set, C, R, F, f[0], &st);
     PnmfHeader h;

@@ -282,8 +282,8 @@ static void test_coded(const char *dir, int half)
     char path[512];
     snprintf(path, sizeof path, "%s/test_pfilter.pnmf", dir);
     PnmfEncSettings set;
-    pnmf_enc_default_settings(&set);
-    set.components = 0, set.window = M, set.threads = 1, set.quality = 40, set.scene_cut = 0, set.half = half;
+    test_window_settings(&set, M, 40);
+    set.half = half;
     PnmfEncStats st;
     test_encode_file(path, &set, COLS, ROWS, M, f[0], &st);
     PnmfHeader h;

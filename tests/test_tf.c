@@ -294,8 +294,7 @@ static void test_lterm(const char *dir)
     char path[512];
     snprintf(path, sizeof path, "%s/test_tf_lterm.pnmf", dir);
     PnmfEncSettings set;
-    pnmf_enc_default_settings(&set);
-    set.components = 0, set.window = M, set.threads = 1, set.quality = 40, set.scene_cut = 0;
+    test_window_settings(&set, M, 40);
     PnmfEncStats st;
     test_encode_file(path, &set, COLS, ROWS, M, f[0], &st);
     PnmfHeader h;

@@ -259,8 +259,10 @@ static int sharp_trial(PnmfEncoder *e, int m)
 
 /* Whether a window of quarter-sample vectors follows a warp (window flags
  * bit 23): where a warp fitted to one of its first pairs of source frames
- * takes PNMF_WARP_GAIN of the previous prediction's SAD away (a camera
- * that zooms or turns), its first PNMF_WARP_TRIAL_FRAMES frames are coded
+ * takes PNMF_WARP_PROBE_GAIN of the previous prediction's SAD away (a
+ * camera that zooms or turns moves the whole frame; a hand or a character
+ * moving before a still camera takes a quarter of it away at most on the
+ * clips measured), its first PNMF_WARP_TRIAL_FRAMES frames are coded
  * both ways, the residual layer alone at -q's step, and the warp is kept
  * where its squared error + lambda * bits is under PNMF_WARP_TRIAL_GO of
  * none's. A still camera whose frames move only where
@@ -278,7 +280,7 @@ static int warp_trial(PnmfEncoder *e, int m)
         const int32_t none[PNMF_RES_WARP_N] = { 0 };
         const int64_t s0 = pnmf_enc_warp_sad(b, a, e->vis_rows, e->vis_cols, e->sharp, gy, gx, none);
         found = (double)pnmf_enc_warp_sad(b, a, e->vis_rows, e->vis_cols, e->sharp, gy, gx, w) <
-                (1.0 - PNMF_WARP_GAIN) * (double)s0;
+                (1.0 - PNMF_WARP_PROBE_GAIN) * (double)s0;
     }
     if (!found) return 0;
     const int step16 = pnmf_residual_step(e->s.quality);

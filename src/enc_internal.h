@@ -74,6 +74,7 @@ struct PnmfEncoder {
     uint8_t *weights_exact;   /* the same without the moved blocks' (an exact coding's), or NULL: weights */
     int subpel;               /* its shifted blocks move by quarter samples (window flags bit 6) */
     int sharp;                /* ... interpolated by the 6-tap filter (window flags bit 20, sharp_trial()) */
+    int warp;                 /* ... the previous prediction along each frame's warp (window flags bit 23, warp_trial()) */
     double key_w;             /* its first frame's propagation weight (enc_prop.h), 0: not measured */
     int order;                /* its frames are coded out of order in groups of this many (window
                                * flags bit 19, enc_order.c; e->frames hold them in coding order), 0: not */

@@ -14,6 +14,7 @@
 #include "diamond.h"
 #include "enc_internal.h"
 #include "enc_prop.h"
+#include "enc_warp.h"
 #include "entropy.h"
 #include "internal.h"
 #include "intra.h"
@@ -256,6 +257,56 @@ static int sharp_trial(PnmfEncoder *e, int m)
     return ret;
 }
 
+/* Whether a window of quarter-sample vectors follows a warp (window flags
+ * bit 23): where a warp fitted to one of its first pairs of source frames
+ * takes PNMF_WARP_PROBE_GAIN of the previous prediction's SAD away (a
+ * camera that zooms or turns moves the whole frame; a hand or a character
+ * moving before a still camera takes a quarter of it away at most on the
+ * clips measured), its first PNMF_WARP_TRIAL_FRAMES frames are coded
+ * both ways, the residual layer alone at -q's step, and the warp is kept
+ * where its squared error + lambda * bits is under PNMF_WARP_TRIAL_GO of
+ * none's. A still camera whose frames move only where
+ * an object does keeps its copies whole. Sets e->warp. */
+static int warp_trial(PnmfEncoder *e, int m)
+{
+    e->warp = 0;
+    const int p = m < PNMF_WARP_TRIAL_FRAMES ? m : PNMF_WARP_TRIAL_FRAMES;
+    int found = 0;
+    for (int f = 1; f < p && !found; f++) {
+        const uint8_t *a = e->frames + (size_t)(f - 1) * e->nv, *b = e->frames + (size_t)f * e->nv;
+        int gy = 0, gx = 0;
+        int32_t w[PNMF_RES_WARP_N];
+        if (!pnmf_enc_warp_fit(b, a, e->vis_rows, e->vis_cols, e->sharp, &gy, &gx, w)) continue;
+        const int32_t none[PNMF_RES_WARP_N] = { 0 };
+        const int64_t s0 = pnmf_enc_warp_sad(b, a, e->vis_rows, e->vis_cols, e->sharp, gy, gx, none);
+        found = (double)pnmf_enc_warp_sad(b, a, e->vis_rows, e->vis_cols, e->sharp, gy, gx, w) <
+                (1.0 - PNMF_WARP_PROBE_GAIN) * (double)s0;
+    }
+    if (!found) return 0;
+    const int step16 = pnmf_residual_step(e->s.quality);
+    PnmfWindowModel md;
+    PNMF_CHECK(pnmf_model_alloc(&md, e->rows, e->cols, e->vis_rows, e->vis_cols, m, 1, 0));
+    double j[2] = { 0, 0 };
+    int ret = 0;
+    const int tf = e->tf_on;
+    e->tf_on = 0;
+    for (int s = 0; s < 2 && ret >= 0; s++) {
+        e->warp = s;
+        ResRun run;
+        ret = pnmf_res_run_start(&run, e, &e->rb[0], &md, m, step16);
+        if (ret < 0) break;
+        ret = pnmf_res_run_frames(&run, p);
+        if (ret >= 0) ret = pnmf_res_run_cost(&run, &j[s], NULL);
+        pnmf_res_run_end(&run);
+    }
+    e->tf_on = tf;
+    pnmf_model_free(&md);
+    e->warp = ret >= 0 && j[1] < PNMF_WARP_TRIAL_GO * j[0];
+    pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: on %d frames, the warp costs %.4f times none: %s", e->windows,
+             p, j[0] > 0 ? j[1] / j[0] : 0.0, e->warp ? "warp" : "none");
+    return ret;
+}
+
 /* The window's block weights (e->weights; residual.h, enc_weight), from
  * its source frames: the same for every coding of the window. */
 int pnmf_window_weights(PnmfEncoder *e, int m)
@@ -281,6 +332,7 @@ int pnmf_window_weights(PnmfEncoder *e, int m)
     if (!e->subpel && exact <= PNMF_SUBPEL_WIDE_EXACT && gain >= PNMF_SUBPEL_WIDE_GAIN && !enc_screen_like(e))
         e->subpel = 1;
     e->sharp = PNMF_SHARP_ENCODE == 1 && e->subpel; /* the bilinear filter unless the trial below says otherwise */
+    e->warp = 0; /* no warp unless warp_trial() says otherwise */
     /* how much of a key window's first frame the later frames inherit,
      * in windows of sub-pixel motion (filmed or rendered): what sets its
      * step (pnmf_res_run_start()). Measured where the window's frames are
@@ -310,9 +362,9 @@ int pnmf_window_weights(PnmfEncoder *e, int m)
     PNMF_CHECK(pnmf_residual_match_weights(e->frames, m, e->nv, e->vis_rows, e->vis_cols, e->weights));
     /* where quarter positions save little, the motion carries no detail
      * finer than a sample (a camera's grain and blur): the bilinear filter */
-    return PNMF_SHARP_ENCODE == 2 && e->subpel && gain >= PNMF_SHARP_MIN_GAIN && e->s.quality > 0 && m >= 2
-               ? sharp_trial(e, m)
-               : 0;
+    if (PNMF_SHARP_ENCODE == 2 && e->subpel && gain >= PNMF_SHARP_MIN_GAIN && e->s.quality > 0 && m >= 2)
+        PNMF_CHECK(sharp_trial(e, m));
+    return PNMF_WARP_ENCODE && e->subpel && e->s.quality > 0 && m >= 2 ? warp_trial(e, m) : 0;
 }
 
 /* The step of a cascade's finer frames (window flags bit 12): step16
@@ -411,6 +463,9 @@ int pnmf_res_run_start(ResRun *run, const PnmfEncoder *e, ResBufs *rb, PnmfWindo
     md->res.key0 = e->continues ? e->key0 : rb->key0;
     md->res.subpel = e->subpel;
     md->res.sharp = e->subpel && e->sharp;
+    /* window flags bit 23 in the same windows: the previous prediction
+     * follows each frame's fitted warp (a camera that zooms or turns) */
+    md->res.warp = e->subpel && e->warp && step16 > PNMF_RES_MIN_STEP;
     md->res.enc_pre_at = enc_pick_prefix(m); /* the step pick weighs its first frames alone */
     md->res.nbctx = 1; /* window flags bit 14, which the writer keeps where it pays */
     md->res.median = 1; /* and bit 15 */

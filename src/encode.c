@@ -291,6 +291,8 @@ static int write_window(PnmfEncoder *e, EncWindow *w)
         pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V16);
     if (ret >= 0 && w->md.res.order) pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V15); /* bit 19 */
     if (ret >= 0 && w->md.res.lterm) pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V18); /* bit 21 */
+    if (ret >= 0 && w->md.res.subpel && w->md.res.warp) /* bit 23 */
+        pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V20);
     if (ret >= 0 && w->md.res.pf.on) pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V19); /* bit 22 */
     if (ret >= 0 && wp) pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V14);
     if (ret >= 0 && bi) pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V12);

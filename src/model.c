@@ -162,7 +162,7 @@ static int read_pfilter(Rd *r, PnmfPFilter *pf)
 
 static int read_residual(Rd *r, int version, int m, int rows, int cols, int continues, int rclev, int ctxlev, int subpel, int tx8,
                          int idir, int palette, int casc, int order, int nbctx, int median, int bi, int weights,
-                         int pfilter, PnmfKeep *keep, PnmfResidual *rs, char *err, size_t errlen)
+                         int pfilter, int warp, PnmfKeep *keep, PnmfResidual *rs, char *err, size_t errlen)
 {
     /* a vector component's bound: quarter samples with window flags bit 6 */
     const int maxv = subpel ? PNMF_RES_QPEL_MAX_MV : PNMF_RES_MAX_MV;
@@ -365,6 +365,9 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
     }
     RcVecCtx gc; /* format 7: the frames' global vectors */
     rc_vec_ctx_init(&gc);
+    RcProb wc[PNMF_RES_WARP_N]; /* window flags bit 23: whether each warp parameter changed */
+    rc_probs_init(wc, PNMF_RES_WARP_N);
+    rs->warp = warp;
     for (int j = 0; j < m; j++) {
         PnmfVecState st;
         pnmf_vec_init(&st);
@@ -378,6 +381,18 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
                 const int g = (j ? rs->gmv[2 * j - 2 + c] : 0) + d;
                 if (g < -PNMF_RES_MAX_MV || g > PNMF_RES_MAX_MV) goto bad_mv;
                 rs->gmv[2 * j + c] = (int16_t)g, dg = d;
+            }
+            for (int i = 0; warp && i < PNMF_RES_WARP_N; i++) { /* the warp, from the frame before's */
+                int32_t *w = rs->gw + (size_t)PNMF_RES_WARP_N * j;
+                const int32_t d = rc_decode_warp(&rd, &wc[i]);
+                const int64_t g = (int64_t)(j ? w[i - PNMF_RES_WARP_N] : 0) + d;
+                const int lim = i % 3 ? PNMF_RES_WARP_MAX_S : PNMF_RES_WARP_MAX_O;
+                if (d == INT32_MIN || g < -lim || g > lim) {
+                    pnmf_free(cur), pnmf_free(pcur);
+                    pnmf_set_err(err, errlen, "frame %d: warp out of range", j);
+                    return PNMF_ERR_CORRUPT;
+                }
+                w[i] = (int32_t)g;
             }
         }
         for (size_t q = rs->mvstart[j]; q < rs->mvstart[j + 1]; q++) {
@@ -834,7 +849,7 @@ int pnmf_model_read_keep(int version, const uint8_t *buf, size_t size, int rows,
                            (version >= 11 ? PNMF_FLAG_SPRPLACES : 0) | (version >= 12 ? PNMF_FLAG_BI : 0) |
                            (version >= 14 ? PNMF_FLAG_WEIGHTS : 0) | (version >= 15 ? PNMF_FLAG_ORDER : 0) |
                            (version >= 16 ? PNMF_FLAG_SHARP : 0) | (version >= 18 ? PNMF_FLAG_LTERM : 0) |
-                           (version >= 19 ? PNMF_FLAG_PFILTER : 0);
+                           (version >= 19 ? PNMF_FLAG_PFILTER : 0) | (version >= 20 ? PNMF_FLAG_WARP : 0);
     if (v & ~known) {
         pnmf_set_err(err, errlen, "window flags 0x%llx: unknown features", (unsigned long long)v);
         return PNMF_ERR_CORRUPT;
@@ -860,6 +875,7 @@ int pnmf_model_read_keep(int version, const uint8_t *buf, size_t size, int rows,
         { PNMF_FLAG_WEIGHTS, PNMF_FLAG_RESIDUAL, "weighted prediction without a residual layer" },
         { PNMF_FLAG_ORDER, PNMF_FLAG_CASCADE, "a coding order without a step cascade" },
         { PNMF_FLAG_SHARP, PNMF_FLAG_SUBPEL, "sharp interpolation without sub-pixel vectors" },
+        { PNMF_FLAG_WARP, PNMF_FLAG_SUBPEL, "a warp without sub-pixel vectors" },
         { PNMF_FLAG_LTERM, PNMF_FLAG_RESIDUAL, "a long-term reference without a residual layer" },
         { PNMF_FLAG_PFILTER, PNMF_FLAG_RESIDUAL, "a restoration filter without a residual layer" },
         { PNMF_FLAG_SPRMASKS, PNMF_FLAG_SPRITES, "context-coded masks without a sprite layer" },
@@ -871,7 +887,7 @@ int pnmf_model_read_keep(int version, const uint8_t *buf, size_t size, int rows,
             return PNMF_ERR_CORRUPT;
         }
     const int subpel = !!(v & PNMF_FLAG_SUBPEL), deblock = !!(v & PNMF_FLAG_DEBLOCK), sharp = !!(v & PNMF_FLAG_SHARP);
-    const int lterm = !!(v & PNMF_FLAG_LTERM);
+    const int lterm = !!(v & PNMF_FLAG_LTERM), warp = !!(v & PNMF_FLAG_WARP);
     const int tx8 = !!(v & PNMF_FLAG_TX8), idir = !!(v & PNMF_FLAG_INTRA), palette = !!(v & PNMF_FLAG_PALETTE);
     const int has_residual = (int)(v & PNMF_FLAG_RESIDUAL), continues = !!(v & PNMF_FLAG_CONTINUES);
     const int sprites = !!(v & PNMF_FLAG_SPRITES);
@@ -1050,7 +1066,7 @@ int pnmf_model_read_keep(int version, const uint8_t *buf, size_t size, int rows,
     }
     if (has_residual) {
         ret = read_residual(&r, version, m, vis_rows, vis_cols, continues, rclev, ctxlev, subpel, tx8, idir, palette, casc, order, nbctx,
-                            median, bi, weights, pfilter, keep, &md->res, err, errlen);
+                            median, bi, weights, pfilter, warp, keep, &md->res, err, errlen);
         if (ret < 0) goto fail;
         md->res.deblock = deblock;
         md->res.sharp = sharp;

@@ -232,6 +232,8 @@ static int write_vectors(const PnmfResidual *rs, Buf *rcv, PnmfSideBits *sb)
     int16_t (*const mem)[3] = cur;
     RcVecCtx gc; /* the frames' global vectors, each from the frame before's */
     rc_vec_ctx_init(&gc);
+    RcProb wc[PNMF_RES_WARP_N]; /* window flags bit 23: the warps likewise */
+    rc_probs_init(wc, PNMF_RES_WARP_N);
     for (int j = 0; j < m; j++) {
         PnmfVecState st;
         pnmf_vec_init(&st);
@@ -247,6 +249,11 @@ static int write_vectors(const PnmfResidual *rs, Buf *rcv, PnmfSideBits *sb)
             const double at = sb ? rc_pos(&re) : 0;
             rc_encode_mvd(&re, &gc, 0, 1, 0, dgy);
             rc_encode_mvd(&re, &gc, 1, 1, dgy == 0, dgx);
+            for (int i = 0; rs->warp && i < PNMF_RES_WARP_N; i++) { /* window flags bit 23 (the reader checks the bounds) */
+                const int32_t *w = rs->gw + (size_t)PNMF_RES_WARP_N * j;
+                RcBin o = { &re, 0, 0 };
+                rc_bin_warp(&o, &wc[i], w[i] - (j ? w[i - PNMF_RES_WARP_N] : 0));
+            }
             if (sb) sb->global[j] = (float)(rc_pos(&re) - at);
         }
         size_t bk;
@@ -379,6 +386,10 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
     /* window flags bit 17 only where a vector has a second hypothesis */
     rsv.bi = 0;
     for (size_t q = 0; rsv.step16 && rsv.mvbi && q < rsv.nmv && !rsv.bi; q++) rsv.bi = rsv.mvbi[q] != 0;
+    /* window flags bit 23 only where a frame has a warp (its zeros move nothing) */
+    rsv.warp = 0;
+    for (size_t i = 0; rsv.step16 && rsv.subpel && md->res.warp && i < (size_t)m * PNMF_RES_WARP_N && !rsv.warp; i++)
+        rsv.warp = rsv.gw[i] != 0;
     /* window flags bit 18 only where a frame with references has weights */
     int weighted = 0;
     for (int j = md->res.continues ? 0 : 1; md->res.step16 && j < m && !weighted; j++)
@@ -396,7 +407,7 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
                              (md->res.order ? PNMF_FLAG_ORDER : 0) | (rsv.bi ? PNMF_FLAG_BI : 0) |
                              (weighted ? PNMF_FLAG_WEIGHTS : 0) |
                              (md->res.subpel && md->res.sharp ? PNMF_FLAG_SHARP : 0) |
-                             (md->res.lterm ? PNMF_FLAG_LTERM : 0) | (md->res.pf.on ? PNMF_FLAG_PFILTER : 0)
+                             (md->res.lterm ? PNMF_FLAG_LTERM : 0) | (rsv.warp ? PNMF_FLAG_WARP : 0) | (md->res.pf.on ? PNMF_FLAG_PFILTER : 0)
                        : 0;
     /* the modes and vectors streams, with window flags bit 14 only where
      * that makes the payload shorter, the flags' varint and the streams'

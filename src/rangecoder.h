@@ -414,6 +414,24 @@ static inline int32_t rc_decode_mvd(RcDec *d, RcVecCtx *c, int comp, int z0, int
     return neg ? -(a + 1) : a + 1;
 }
 
+/* Window flags bit 23 (format 20): a warp parameter's difference d from
+ * the frame before's: a decision under p (0: d = 0), else the sign as a
+ * direct decision (1: negative) and |d| as an Exp-Golomb number of direct
+ * decisions (n ones, a zero, n bits). Returns d, or INT32_MIN when n is
+ * over 18. */
+#define RC_WARP_MAX_EXP 18
+static inline int32_t rc_decode_warp(RcDec *d, RcProb *p)
+{
+    if (!rc_decode(d, p)) return 0;
+    const int neg = rc_decode_direct(d);
+    int n = 0;
+    while (rc_decode_direct(d))
+        if (++n > RC_WARP_MAX_EXP) return INT32_MIN;
+    int32_t x = 1;
+    for (int i = 0; i < n; i++) x = (x << 1) | rc_decode_direct(d);
+    return neg ? -x : x;
+}
+
 /* Whether the next vector is a candidate of k, and which (-1: none; the
  * question is asked only when there are candidates); lm: the frame's last
  * vector was one. */

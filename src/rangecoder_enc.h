@@ -340,6 +340,15 @@ static inline int rc_bin(RcBin *o, RcProb *p, int bit)
     return bit;
 }
 
+/* rc_decode_warp()'s difference d, coded or priced. */
+static inline void rc_bin_warp(RcBin *o, RcProb *p, int32_t d)
+{
+    rc_bin(o, p, d != 0);
+    if (!d) return;
+    rc_bin_direct(o, d < 0);
+    rc_bin_eg(o, (unsigned)(d < 0 ? -d : d));
+}
+
 /* rc_decode_lev_rem()'s decisions for the remainder r. */
 static inline int rc_lev_rem(RcBin *o, RcProb *ctx, int stride, int r)
 {

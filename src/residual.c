@@ -38,10 +38,11 @@ int pnmf_residual_alloc(PnmfResidual *r, int m, int rows, int cols, int step16, 
     r->start = pnmf_calloc((size_t)m + 1, sizeof(size_t));
     r->mvstart = pnmf_calloc((size_t)m + 1, sizeof(size_t));
     r->gmv = pnmf_calloc((size_t)m * 2, sizeof(int16_t));
+    r->gw = pnmf_calloc((size_t)m * PNMF_RES_WARP_N, sizeof(int32_t));
     r->wp = pnmf_malloc_array((size_t)m * 2, sizeof(int16_t));
     r->palstart = pnmf_calloc((size_t)m + 1, sizeof(size_t));
     r->dbk = pnmf_malloc_array((size_t)r->bx * r->by, sizeof(*r->dbk));
-    if (!r->modes || !r->tx8 || !r->idir || !r->start || !r->mvstart || !r->gmv || !r->wp || !r->dbk || !r->palstart) {
+    if (!r->modes || !r->tx8 || !r->idir || !r->start || !r->mvstart || !r->gmv || !r->gw || !r->wp || !r->dbk || !r->palstart) {
         pnmf_residual_free(r);
         return PNMF_ERR_NOMEM;
     }
@@ -62,6 +63,7 @@ void pnmf_residual_free(PnmfResidual *r)
     pnmf_free(r->mv2);
     pnmf_free(r->mvstart);
     pnmf_free(r->gmv);
+    pnmf_free(r->gw);
     pnmf_free(r->wp);
     pnmf_free(r->pal);
     pnmf_free(r->palstart);
@@ -654,8 +656,15 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
                                    r->mv2[2 * vi + 1] * u, rows, cols, y0, y1, x0, x1, r->sharp, pred);
             frac = 2;
         }
-        if (mode == PNMF_RES_PREVIOUS && (gy || gx)) /* the previous frame, displaced */
+        if (mode == PNMF_RES_PREVIOUS && r->warp) { /* window flags bit 23: along the frame's warp */
+            int vy, vx;
+            pnmf_residual_warp_mv(r, j, y0, y1, x0, x1, &vy, &vx);
+            mode = PNMF_RES_SHIFTED, Dr = Dp;
+            frac = (vy % 4) || (vx % 4);
+            dy = frac ? vy : vy / 4, dx = frac ? vx : vx / 4;
+        } else if (mode == PNMF_RES_PREVIOUS && (gy || gx)) { /* the previous frame, displaced */
             mode = PNMF_RES_SHIFTED, dy = gy, dx = gx, Dr = Dp;
+        }
         if (mode == PNMF_RES_MOTION && !coded && pnmf_residual_model_still(P, Pp, cols, y0, y1, x0, x1))
             mode = PNMF_RES_SHIFTED, dy = dx = 0, Dr = Dp; /* the model did not move here: a copy in place */
         const int w = x1 - x0;

@@ -79,6 +79,10 @@
 #define PNMF_FLAG_SHARP    1048576 /* window flags bit 20 (format 16): quarter samples by the 6-tap filter */
 #define PNMF_FLAG_LTERM    2097152 /* window flags bit 21 (format 18): reference 15 is the key frame */
 #define PNMF_RES_LTERM_T   (PNMF_RES_REFS - 1) /* the reference the key frame takes under bit 21 */
+#define PNMF_FLAG_WARP     8388608 /* window flags bit 23 (format 20): the previous prediction along a global warp */
+#define PNMF_RES_WARP_N    6      /* a frame's warp: (o, sx, sy) of dy, then of dx */
+#define PNMF_RES_WARP_MAX_O 65536 /* |o|: up to 2 quarter samples (units of 2^-15) */
+#define PNMF_RES_WARP_MAX_S 4096  /* |sx|, |sy|: up to 1/16 sample a sample (units of 2^-16) */
 #define PNMF_RES_MAX_GROUP PNMF_RES_REFS /* a coding order's group, at most: its anchor stays a reference */
 #define PNMF_RES_WP_LOG2   6      /* the gain's denominator: w / 2^6 */
 #define PNMF_RES_WP_ONE    (1 << PNMF_RES_WP_LOG2) /* the gain of an unweighted frame */
@@ -145,6 +149,9 @@ typedef struct PnmfResidual {
                         * its predictions read the references weighted (pnmf_residual_weigh());
                         * (PNMF_RES_WP_ONE, 0) for a frame without weights */
     int wp_on;         /* the reader's: the window has window flags bit 18 */
+    int warp;          /* window flags bit 23 (format 20): the previous prediction follows each
+                        * frame's warp (pnmf_residual_warp_mv()) */
+    int32_t *gw;       /* m groups of PNMF_RES_WARP_N: frame j's warp, zeros without bit 23 */
     /* The encoder's search state (residual_search.c), carried with the
      * layer from frame to frame; the reader leaves it as allocated. */
     int enc_gy, enc_gx; /* the encoder's: the last frame's dominant displacement (not coded) */
@@ -290,6 +297,19 @@ static inline int pnmf_residual_coded(const PnmfResidual *r, int d)
 
 /* The blocks across n samples (the last one clipped). */
 static inline int pnmf_residual_blocks(int n) { return (n + PNMF_RES_BLOCK - 1) / PNMF_RES_BLOCK; }
+
+/* Window flags bit 23 (format 20): the quarter-sample vector of frame j's
+ * previous prediction for the block [y0, y1) x [x0, x1): the frame's global
+ * vector plus its warp at the block's centre, p = twice the centre's offset
+ * from the frame's. */
+static inline void pnmf_residual_warp_mv(const PnmfResidual *r, int j, int y0, int y1, int x0, int x1, int *vy,
+                                         int *vx)
+{
+    const int32_t *w = r->gw + (size_t)PNMF_RES_WARP_N * j;
+    const int32_t py = y0 + y1 - r->rows, px = x0 + x1 - r->cols;
+    *vy = 4 * r->gmv[2 * j] + ((w[0] + w[1] * px + w[2] * py + (1 << 14)) >> 15);
+    *vx = 4 * r->gmv[2 * j + 1] + ((w[3] + w[4] * px + w[5] * py + (1 << 14)) >> 15);
+}
 
 /* Block b's rectangle [y0, y1) x [x0, x1), clipped to the frame. */
 static inline void pnmf_residual_block_at(int brow, int bcol, int rows, int cols, int *y0, int *y1, int *x0, int *x1)

@@ -16,6 +16,7 @@
 #include "lossless_match.h"
 #include "palette_enc.h"
 #include "residual_search.h"
+#include "enc_warp.h"
 #include "tuning.h"
 #include "tx8.h"
 
@@ -2229,6 +2230,25 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
     if (nref && (gy || gx) &&
         grid_sad(src, NULL, Dp, r->rows, r->cols, gy, gx, -1) < grid_sad(src, NULL, Dp, r->rows, r->cols, 0, 0, -1))
         fgy = gy, fgx = gx;
+    /* window flags bit 23: the frame's warp, fitted around the global
+     * motion, whose whole part at the frame's centre is then the global
+     * vector; the previous prediction of each block follows it */
+    int32_t *gw = r->gw + (size_t)PNMF_RES_WARP_N * j;
+    memset(gw, 0, PNMF_RES_WARP_N * sizeof(*gw));
+    const int warp = r->warp && r->subpel && nref;
+    if (warp) {
+        /* kept where it takes PNMF_WARP_GAIN of the previous prediction's
+         * SAD away: a still camera's copies stay whole (the fit's small
+         * remainder would blur them through the filter) */
+        int wy = gy, wx = gx;
+        int32_t w6[PNMF_RES_WARP_N];
+        if (pnmf_enc_warp_fit(src, Dp, r->rows, r->cols, r->sharp, &wy, &wx, w6)) {
+            const int32_t none[PNMF_RES_WARP_N] = { 0 };
+            const int64_t s0 = pnmf_enc_warp_sad(src, Dp, r->rows, r->cols, r->sharp, fgy, fgx, none);
+            const int64_t s1 = pnmf_enc_warp_sad(src, Dp, r->rows, r->cols, r->sharp, wy, wx, w6);
+            if ((double)s1 < (1.0 - PNMF_WARP_GAIN) * (double)s0) fgy = wy, fgx = wx, memcpy(gw, w6, sizeof(w6));
+        }
+    }
     r->gmv[2 * j] = (int16_t)fgy, r->gmv[2 * j + 1] = (int16_t)fgx;
     /* the previous prediction as the block functions see it */
     const int prev_mode = fgy || fgx ? PNMF_RES_SHIFTED : PNMF_RES_PREVIOUS;
@@ -2352,7 +2372,19 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
         const int full = y1 - y0 == PNMF_RES_BLOCK && x1 - x0 == PNMF_RES_BLOCK;
         /* a block the previous frame predicts exactly needs no vector: the
          * shifted prediction cannot beat zero error for fewer bits */
-        int still = nref && !block_sad(src, Dp, r->rows, r->cols, y0, y1, x0, x1, fgy, fgx, 1);
+        /* the previous prediction here: the mode the block functions
+         * make it with, its displacement in their unit, and in the
+         * vectors' (qs) */
+        int pmode = prev_mode, pdy0 = fgy, pdx0 = fgx, pvy = qs * fgy, pvx = qs * fgx;
+        if (warp) {
+            pnmf_residual_warp_mv(r, j, y0, y1, x0, x1, &pvy, &pvx);
+            const int fr = pvy % 4 || pvx % 4;
+            pmode = fr ? (r->sharp ? PNMF_RES_SHIFTED_SHARP : PNMF_RES_SHIFTED_QPEL)
+                       : pvy || pvx ? PNMF_RES_SHIFTED : PNMF_RES_PREVIOUS;
+            pdy0 = fr ? pvy : pvy / 4, pdx0 = fr ? pvx : pvx / 4;
+        }
+        const int pwhole = pmode == PNMF_RES_SHIFTED || pmode == PNMF_RES_PREVIOUS;
+        int still = nref && pwhole && !block_sad(src, Dp, r->rows, r->cols, y0, y1, x0, x1, pdy0, pdx0, 1);
         const int src_still = src_still_on && nref && !still &&
                               !block_sad(src, src_prev, r->rows, r->cols, y0, y1, x0, x1, fgy, fgx, 1);
         if (nref && !still && (fgy || fgx) && P && Pp) {
@@ -2390,9 +2422,9 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
                 if (m == PNMF_RES_SPATIAL || m == PNMF_RES_SHIFTED) continue;
                 if ((m == PNMF_RES_PREVIOUS || m == PNMF_RES_MOTION) && !nref) continue;
                 uint8_t pb[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
-                const int em = m == PNMF_RES_PREVIOUS ? prev_mode : m;
+                const int em = m == PNMF_RES_PREVIOUS ? pmode : m;
                 pnmf_residual_predict(em, P, Pp, Dp, Dp, D, r->rows, r->cols, y0, y1, x0, x1,
-                                      m == PNMF_RES_PREVIOUS ? fgy : 0, m == PNMF_RES_PREVIOUS ? fgx : 0, pb);
+                                      m == PNMF_RES_PREVIOUS ? pdy0 : 0, m == PNMF_RES_PREVIOUS ? pdx0 : 0, pb);
                 psad[m] = satd8x8(src + (size_t)y0 * r->cols + x0, pb, r->cols);
                 if (psad[m] < minsad) minsad = psad[m];
             }
@@ -2409,8 +2441,8 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
         if (still && !exact) {
             double seed = 1e300;
             for (int mode = PNMF_RES_PREVIOUS; mode <= PNMF_RES_MOTION; mode++) {
-                const int em = mode == PNMF_RES_PREVIOUS ? prev_mode : mode;
-                const int dy = mode == PNMF_RES_PREVIOUS ? fgy : 0, dx = mode == PNMF_RES_PREVIOUS ? fgx : 0;
+                const int em = mode == PNMF_RES_PREVIOUS ? pmode : mode;
+                const int dy = mode == PNMF_RES_PREVIOUS ? pdy0 : 0, dx = mode == PNMF_RES_PREVIOUS ? pdx0 : 0;
                 const double lb = lambda * rc_mode_step(&r->enc_modes, mode, left, above, prev, 0);
                 const double jj = lb + try_block(em, 0, ltp, step16, lambda, src, P, Pp, Dp, Dp, D, r->rows, r->cols,
                                                  y0, y1, x0, x1, dy, dx, NULL, lc, kind, INFINITY, NULL, 0, lb, 1e300,
@@ -2446,14 +2478,14 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
             double extra = 0;
             const uint8_t *Dr = Dp;
             const uint8_t *cpre = comp ? bpred : NULL; /* the prediction, when made here */
-            const int em = mode == PNMF_RES_PREVIOUS ? prev_mode : mode; /* the prediction made */
-            if (mode == PNMF_RES_PREVIOUS) dy = fgy, dx = fgx;
+            const int em = mode == PNMF_RES_PREVIOUS ? pmode : mode; /* the prediction made */
+            if (mode == PNMF_RES_PREVIOUS) dy = pdy0, dx = pdx0;
             if (mrg >= 0) {
                 /* a candidate the search's SAD priced as a coded vector:
                  * weighed whole at its merge index's price */
                 dy = vk.c[mrg][0], dx = vk.c[mrg][1], t = vk.c[mrg][2];
                 if (still || t < 0 || t >= nref || (t == sh_t && dy == sh_dy && dx == sh_dx)) continue;
-                if (!t && dy == qs * fgy && dx == qs * fgx) continue; /* the previous prediction, cheaper */
+                if (!t && dy == pvy && dx == pvx) continue; /* the previous prediction, cheaper */
                 Dr = ref[t];
                 const double vb_ = vector_bits(r, &vs, &vk, t, dy, dx, 0);
                 if (sh_cost < 1e300) { /* past PNMF_MERGE_GO times the search's vector by its measure: no trial */
@@ -2608,7 +2640,7 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
                 }
                 sh_t = t, sh_dy = dy, sh_dx = dx;
                 if (bc < 1e300) sh_cost = bsad + lam_sad * vector_bits(r, &vs, &vk, t, dy, dx, 0);
-                if (!t && dy == qs * fgy && dx == qs * fgx) continue; /* the previous prediction, cheaper */
+                if (!t && dy == pvy && dx == pvx) continue; /* the previous prediction, cheaper */
                 Dr = ref[t];
                 extra = lambda * (vector_bits(r, &vs, &vk, t, dy, dx, 0) + bi0);
             }
@@ -2782,8 +2814,8 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
             /* a displaced previous block moved as the pan: a motion the
              * next frame and the neighbours' searches try (not a vector of
              * the stream: no candidate) */
-            bmv[b][0] = (int16_t)(qs * fgy), bmv[b][1] = (int16_t)(qs * fgx);
-            bmv[b][2] = (int16_t)((best & 7) == PNMF_RES_PREVIOUS && prev_mode == PNMF_RES_SHIFTED ? 0 : -1);
+            bmv[b][0] = (int16_t)pvy, bmv[b][1] = (int16_t)pvx;
+            bmv[b][2] = (int16_t)((best & 7) == PNMF_RES_PREVIOUS && (pvy || pvx) ? 0 : -1);
         }
         const size_t area = (size_t)(y1 - y0) * (x1 - x0); /* 64 for a transform block */
         int16_t *levs = NULL;
@@ -2795,7 +2827,7 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
             levs = r->lev + r->nlev;
             r->nlev += area;
         }
-        int em = (best & 7) == PNMF_RES_PREVIOUS ? prev_mode : best & 7;
+        int em = (best & 7) == PNMF_RES_PREVIOUS ? pmode : best & 7;
         if ((best & 7) == PNMF_RES_SHIFTED) em = shifted_pred(r, &vy, &vx);
         if ((best & PNMF_RES_CODED) && (best & PNMF_RES_TRANSFORM) && r->enc_idir && (best & 7) >= PNMF_RES_INTRA_DC)
             intra_dir_bits(lc, kind | 2, best & 7, bdir, 1);

@@ -533,4 +533,30 @@
 /* ... over a first frame whose mean |horizontal| + |vertical| difference of neighbours is at least this (synfig_kid's parchment 7.6 to 9.2: -17.7 % BD-rate; pingus_pan's snow and sky 4.1 to 5.6: +11.9 %). */
 #define PNMF_ORDER_MIN_ACTIVITY 6.5
 
+/* Window flags bit 23 (format 20): 1, the encoder fits each frame's warp in lossy windows of sub-pixel motion. */
+#ifndef PNMF_WARP_ENCODE
+#define PNMF_WARP_ENCODE 1
+#endif
+/* The warp's block search: whole samples within +-this many of the global vector. */
+#define PNMF_WARP_RANGE 4
+/* A block joins the fit when its sums of |horizontal| and of |vertical| differences of neighbours each reach this. */
+#define PNMF_WARP_MIN_TEXTURE 96
+/* The fit needs this many blocks on its planes. */
+#define PNMF_WARP_MIN_BLOCKS 12
+/* Rounds of the fit, each leaving out the blocks off the planes by over PNMF_WARP_OUTLIER times the median. */
+#define PNMF_WARP_ITERS 4
+#define PNMF_WARP_OUTLIER 2.5
+/* A window's warp trial codes this many first frames both ways ... */
+#define PNMF_WARP_TRIAL_FRAMES 4
+/* ... and keeps the warp where it costs under this share of none's (Megamind's windows 0.993 to 0.999, a zoom 0.90 to 0.94). */
+#ifndef PNMF_WARP_TRIAL_GO
+#define PNMF_WARP_TRIAL_GO 0.98
+#endif
+/* A window tries the warp where one fitted to a pair of its source frames lowers their SAD by this share (zooms and turns 0.32 to 0.77, a hand before a still camera 0.23, film 0.07 to 0.32). */
+#define PNMF_WARP_PROBE_GAIN 0.4
+/* A frame keeps its fitted warp where it lowers the previous prediction's SAD by this share. */
+#ifndef PNMF_WARP_GAIN
+#define PNMF_WARP_GAIN 0.05
+#endif
+
 #endif /* PNMF_TUNING_H */

@@ -350,7 +350,7 @@ static void test_encoder(const char *dir)
         fclose(fo);
         FILE *in = fopen(path, "rb");
         uint8_t hdr[12];
-        CHECK(in && fread(hdr, 1, 12, in) == 12 && hdr[8] == 19 && hdr[10] >= 9);
+        CHECK(in && fread(hdr, 1, 12, in) == 12 && hdr[8] == 20 && hdr[10] >= 9);
         rewind(in);
         PnmfDecoder *dec = NULL;
         CHECK(pnmf_dec_open(&dec, in) == 0);

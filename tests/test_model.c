@@ -439,9 +439,10 @@ static void test_reader_rules(void)
      * neighbour contexts and median vectors: test_nbctx, context-coded
      * placements: test_sprite, compound prediction: test_compound, weighted
      * prediction: test_wpred, coding order: test_order, the long-term
-     * reference: test_tf, the restoration filter: test_pfilter), bits 23
-     * and above are refused; bits 12, 14, 15, 17, 18, 21 and 22 need bit
-     * 0, bit 16 needs bit 5, bit 19 bit 12, bit 20 bit 6 */
+     * reference: test_tf, the restoration filter: test_pfilter, the warp:
+     * test_subpel), bits 24 and above are refused; bits 12, 14, 15, 17,
+     * 18, 21 and 22 need bit 0, bit 16 needs bit 5, bit 19 bit 12, bits 20
+     * and 23 bit 6 */
     p = one(1u << 12, 1, 1, 0, 0, 0);
     REFUSED(p, 1, PNMF_ERR_CORRUPT, "a step cascade without a residual layer");
     p = one(1u << 14, 1, 1, 0, 0, 0);
@@ -470,7 +471,9 @@ static void test_reader_rules(void)
     }
     p = one(1u << 22, 1, 1, 0, 0, 0);
     REFUSED(p, 1, PNMF_ERR_CORRUPT, "a restoration filter without a residual layer");
-    const uint64_t undefined[] = { 1u << 23, 1ull << 24, 1ull << 33, 1ull << 42, 1ull << 51, 1ull << 60, 1ull << 63 };
+    p = one(1u << 23 | 1, 1, 1, 0, 0, 0);
+    REFUSED(p, 1, PNMF_ERR_CORRUPT, "a warp without sub-pixel vectors");
+    const uint64_t undefined[] = { 1ull << 24, 1ull << 25, 1ull << 33, 1ull << 42, 1ull << 51, 1ull << 60, 1ull << 63 };
     for (size_t u = 0; u < sizeof(undefined) / sizeof(undefined[0]); u++) {
         p = one(undefined[u], 1, 1, 0, 0, 0);
         REFUSED(p, 1, PNMF_ERR_CORRUPT, "unknown features");

@@ -202,7 +202,7 @@ static void test_encoder(const char *dir)
     FILE *in = fopen(path, "rb");
     uint8_t head[12];
     CHECK(in && fread(head, 1, sizeof head, in) == sizeof head);
-    CHECK_MSG(head[8] == 19 && (head[10] == 15 || head[10] == 19), "writer %d, min reader %d", head[8], head[10]);
+    CHECK_MSG(head[8] == 20 && (head[10] == 15 || head[10] == 19), "writer %d, min reader %d", head[8], head[10]);
     if (in) fclose(in);
     /* shown in their order: the error the encoder measured, and each frame
      * nearer to its own source than to its neighbours' */

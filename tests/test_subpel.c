@@ -317,6 +317,107 @@ static void test_flags(void)
     pnmf_model_free(&md);
 }
 
+/* ---- the warp (window flags bit 23, format 20) ------------------------- */
+
+/* Frame 1 of a window whose blocks all take the previous prediction, under
+ * warps of every kind (zoom, turn, shear, offsets, the bounds' extremes)
+ * and global vectors, by either filter, on a frame whose edge blocks are
+ * clipped: the decoder's samples against the field in the format's words,
+ * each block's vector from its centre, then Q() or Q6() at it. */
+static unsigned wrs = 4242; /* its own numbers: the encoder's tests below keep their clips */
+static unsigned wurn(unsigned n) { wrs = wrs * 1103515245u + 12345u; return ((wrs >> 8) & 0xFFFFFF) % n; }
+
+static void test_warp_field(void)
+{
+    enum { WR = 37, WC = 53 };
+    static uint8_t ref0[WR * WC], P[WR * WC], D[WR * WC];
+    for (int i = 0; i < WR * WC; i++) ref0[i] = (uint8_t)wurn(256), P[i] = 0;
+    F = ref0, FR = WR, FC = WC;
+    const uint8_t *refs[PNMF_RES_REFS];
+    for (int t = 0; t < PNMF_RES_REFS; t++) refs[t] = ref0;
+    for (int trial = 0; trial < 48; trial++) {
+        PnmfResidual r;
+        memset(&r, 0, sizeof r);
+        CHECK(pnmf_residual_alloc(&r, 2, WR, WC, 64, 64) == 0);
+        r.mv = pnmf_calloc(2, sizeof(int16_t)), r.mvref = pnmf_calloc(1, 1), r.lev = pnmf_calloc(1, sizeof(int16_t));
+        CHECK(r.mv && r.mvref && r.lev);
+        r.subpel = 1, r.warp = 1, r.sharp = trial & 1;
+        const int nb = r.bx * r.by;
+        for (int b = 0; b < nb; b++) r.modes[nb + b] = PNMF_RES_PREVIOUS;
+        int32_t *w = r.gw + PNMF_RES_WARP_N;
+        for (int i = 0; i < PNMF_RES_WARP_N; i++) {
+            const int lim = i % 3 ? PNMF_RES_WARP_MAX_S : PNMF_RES_WARP_MAX_O;
+            /* the first trials at the bounds, both signs; the others anywhere within */
+            w[i] = trial < 8 ? ((trial >> 1) + i) % 2 ? lim : -lim : (int32_t)wurn(2 * lim + 1) - lim;
+        }
+        r.gmv[2] = (int16_t)(trial < 8 ? (trial & 2 ? 64 : -64) : (int)wurn(9) - 4);
+        r.gmv[3] = (int16_t)(trial < 8 ? (trial & 4 ? 64 : -64) : (int)wurn(9) - 4);
+        pnmf_residual_frame(&r, 1, P, P, refs, D);
+        int bad = 0;
+        for (int y0 = 0; y0 < WR; y0 += 8)
+            for (int x0 = 0; x0 < WC; x0 += 8) {
+                const int y1 = y0 + 8 < WR ? y0 + 8 : WR, x1 = x0 + 8 < WC ? x0 + 8 : WC;
+                /* twice the block centre's offset from the frame's */
+                const long py = y0 + y1 - WR, px = x0 + x1 - WC;
+                const long ny = w[0] + w[1] * px + w[2] * py + 16384, nx = w[3] + w[4] * px + w[5] * py + 16384;
+                const int vy = 4 * r.gmv[2] + (int)((ny - ((ny % 32768) + 32768) % 32768) / 32768);
+                const int vx = 4 * r.gmv[3] + (int)((nx - ((nx % 32768) + 32768) % 32768) / 32768);
+                for (int y = y0; y < y1; y++)
+                    for (int x = x0; x < x1; x++)
+                        bad += D[y * WC + x] != (r.sharp ? Q6(4 * y + vy, 4 * x + vx) : Q(4 * y + vy, 4 * x + vx));
+            }
+        CHECK_MSG(!bad, "warp (%d %d %d, %d %d %d), global (%d, %d), %s: %d samples differ", w[0], w[1], w[2], w[3],
+                  w[4], w[5], r.gmv[2], r.gmv[3], r.sharp ? "6-tap" : "bilinear", bad);
+        pnmf_residual_free(&r);
+    }
+}
+
+/* The warps through a payload: read back as written; no bit 23 where every
+ * warp is zero; refused without bit 6, in a payload of format 19, and past
+ * the bounds of a slope or an offset. */
+static void test_warp_flags(void)
+{
+    PnmfWindowModel md, rd;
+    char err[200] = "";
+    uint8_t *buf = NULL;
+    size_t size = 0;
+    CHECK(pnmf_model_alloc(&md, R, C, R, C, 3, 1, 0) == 0);
+    CHECK(pnmf_residual_alloc(&md.res, 3, R, C, 64, 64) == 0);
+    md.res.subpel = 1, md.res.warp = 1;
+    const int nb = md.res.bx * md.res.by;
+    for (int b = 0; b < 2 * nb; b++) md.res.modes[nb + b] = PNMF_RES_PREVIOUS;
+    CHECK(pnmf_model_write(&md, &buf, &size) == 0);
+    CHECK_MSG(pnmf_model_read(buf, size, R, C, R, C, 3, 1, 4, 2, &rd, err, sizeof err) == 0, "%s", err);
+    CHECK(!rd.res.warp);
+    pnmf_model_free(&rd), pnmf_free(buf);
+    static const int32_t wv[2][PNMF_RES_WARP_N] = { { -700, 310, -5, 65536, -4096, 4096 },
+                                                    { 1200, 0, -5, -65536, 4096, -4096 } };
+    memcpy(md.res.gw + PNMF_RES_WARP_N, wv, sizeof wv);
+    md.res.gmv[2] = 3, md.res.gmv[5] = -2;
+    CHECK(pnmf_model_write(&md, &buf, &size) == 0);
+    CHECK_MSG(pnmf_model_read(buf, size, R, C, R, C, 3, 1, 4, 2, &rd, err, sizeof err) == 0, "%s", err);
+    CHECK(rd.res.warp && !memcmp(rd.res.gw, md.res.gw, 3 * PNMF_RES_WARP_N * sizeof(int32_t)) &&
+          rd.res.gmv[2] == 3 && rd.res.gmv[5] == -2);
+    pnmf_model_free(&rd);
+    CHECK(pnmf_model_read_version(19, buf, size, R, C, R, C, 3, 1, 4, 2, &rd, err, sizeof err) == PNMF_ERR_CORRUPT &&
+          strstr(err, "unknown features"));
+    buf[0] &= (uint8_t)~PNMF_FLAG_SUBPEL;
+    CHECK_MSG(pnmf_model_read(buf, size, R, C, R, C, 3, 1, 4, 2, &rd, err, sizeof err) == PNMF_ERR_CORRUPT &&
+                  strstr(err, "a warp without sub-pixel vectors"),
+              "%s", err);
+    pnmf_free(buf);
+    for (int i = 0; i < 2; i++) { /* a slope, then an offset, one past its bound */
+        md.res.gw[2 * PNMF_RES_WARP_N + 4 - 4 * i] = i ? PNMF_RES_WARP_MAX_O + 1 : PNMF_RES_WARP_MAX_S + 1;
+        CHECK(pnmf_model_write(&md, &buf, &size) == 0);
+        CHECK_MSG(pnmf_model_read(buf, size, R, C, R, C, 3, 1, 4, 2, &rd, err, sizeof err) == PNMF_ERR_CORRUPT &&
+                      strstr(err, "frame 2: warp out of range"),
+                  "%s", err);
+        pnmf_free(buf);
+        memcpy(md.res.gw + PNMF_RES_WARP_N, wv, sizeof wv);
+    }
+    pnmf_model_free(&md);
+}
+
 /* ---- the encoder's choices --------------------------------------------- */
 
 enum { ER = 48, EC = 64, EM = 12 };
@@ -413,12 +514,59 @@ static void test_encoder(const char *dir)
     free(f);
 }
 
+/* A camera that zooms in by 2 % a frame on a fine pattern (sampled
+ * exactly at every frame's scale), and a still picture of the same pattern
+ * with a screen in it whose picture scrolls by 3/4 of a sample a frame:
+ * both have sub-pixel motion (window flags bit 6); the first takes the warp
+ * (bit 23) and decodes to the squared error the encoder measured; the
+ * second, whose one moving part the fit leaves off, does not take it. */
+static void test_warp_encoder(const char *dir)
+{
+    enum { ZR = 96, ZC = 128, ZM = 10 };
+    uint8_t *f = malloc((size_t)ZM * ZR * ZC);
+    CHECK(f != NULL);
+    if (!f) return;
+    for (int still = 0; still < 2; still++) {
+        for (int j = 0; j < ZM; j++)
+            for (int y = 0; y < ZR; y++)
+                for (int x = 0; x < ZC; x++) {
+                    const double k = still ? 1.0 : pow(1.02, j), u = (y - 47.5) / k, v = (x - 63.5) / k;
+                    double g = 128 + 45 * sin(0.9 * u + 0.3 * v) * cos(0.7 * v) + 25 * sin(0.45 * u - 0.8 * v);
+                    if (still && y >= 24 && y < 56 && x >= 16 && x < 56) /* a screen in the picture, scrolling */
+                        g = 90 + 60 * sin(0.8 * (x - 0.75 * j)) * cos(0.6 * y);
+                    f[((size_t)j * ZR + y) * ZC + x] = (uint8_t)clip((int)lrint(g));
+                }
+        char path[512];
+        snprintf(path, sizeof path, "%s/test_subpel_warp%d.pnmf", dir, still);
+        PnmfEncSettings set;
+        test_window_settings(&set, ZM, 35);
+        PnmfEncStats st;
+        test_encode_file(path, &set, ZC, ZR, ZM, f, &st);
+        PnmfHeader h;
+        PnmfWindowModel md;
+        int sp = -1, wa = -1;
+        if (test_first_window(path, ZR, ZC, &h, &md) == 0) {
+            sp = md.res.subpel, wa = md.res.warp;
+            pnmf_model_free(&md);
+        }
+        CHECK_MSG(sp == 1 && wa == !still, "%s: window flags bit 6 %d, bit 23 %d", still ? "still picture" : "zoom",
+                  sp, wa);
+        const double e = test_decoded_sse(path, f, ZC, ZR, ZM);
+        remove(path);
+        CHECK_MSG(fabs(e - st.sse) < 0.5, "decoded squared error %.0f, the encoder's %.0f", e, st.sse);
+    }
+    free(f);
+}
+
 int main(int argc, char **argv)
 {
     const char *dir = argc > 1 ? argv[1] : ".";
     test_interpolation();
     test_window();
     test_flags();
+    test_warp_field();
+    test_warp_flags();
     test_encoder(dir);
+    test_warp_encoder(dir);
     return test_summary("test_subpel");
 }

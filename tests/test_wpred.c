@@ -308,7 +308,7 @@ static void test_encoder(const char *dir)
     FILE *in = fopen(path, "rb");
     uint8_t head[12];
     CHECK(in && fread(head, 1, sizeof head, in) == sizeof head);
-    CHECK_MSG(head[8] == 19 && (head[10] == 14 || head[10] == 16 || head[10] == 18 || head[10] == 19), "writer %d, min reader %d", head[8], head[10]);
+    CHECK_MSG(head[8] == 20 && (head[10] == 14 || head[10] == 16 || head[10] == 18 || head[10] == 19), "writer %d, min reader %d", head[8], head[10]);
     rewind(in);
     PnmfDecoder *dec = NULL;
     CHECK(pnmf_dec_open(&dec, in) == 0);

@@ -673,7 +673,7 @@ static void add_window(PnmfInfoWindow *tot, const PnmfInfoWindow *w)
 static void tools_cell(char *out, uint64_t flags)
 {
     static const struct { int bit; char letter; } tool[] = {
-        { 6, 'q' }, { 7, 'd' }, { 8, '8' }, { 9, 'c' }, { 10, 'a' }, { 11, 'm' }, { 12, 's' }, { 13, 'p' }, { 14, 'n' }, { 15, 'v' }, { 16, 't' }, { 17, 'b' }, { 18, 'w' }, { 19, 'o' }, { 20, 'f' }, { 21, 'k' }, { 22, 'r' },
+        { 6, 'q' }, { 7, 'd' }, { 8, '8' }, { 9, 'c' }, { 10, 'a' }, { 11, 'm' }, { 12, 's' }, { 13, 'p' }, { 14, 'n' }, { 15, 'v' }, { 16, 't' }, { 17, 'b' }, { 18, 'w' }, { 19, 'o' }, { 20, 'f' }, { 21, 'k' }, { 22, 'r' }, { 23, 'z' },
     };
     int n = 0;
     for (size_t i = 0; i < sizeof(tool) / sizeof(tool[0]); i++)
@@ -818,9 +818,10 @@ static int print_tables(const char *path, const PnmfInfoHeader *h, const WinRow 
            " b compound prediction (second hypotheses), w weighted prediction (a gain and\n"
            " offset a frame), o coding order (groups of frames, the last coded first),\n"
            " f quarter samples by the 6-tap filter, k the key frame as reference 15, r the\n"
-           " restoration filter of the frames shown; '-' none); comps: components in the\n"
-           " payload, c: carried over from the last model (no blocks in the payload); used:\n"
-           " with an entry; entries: (component, coefficient, shift) triples of all frames;\n"
+           " restoration filter of the frames shown, z the previous prediction along a warp\n"
+           " a frame; '-' none); comps: components in the payload, c: carried over from the\n"
+           " last model (no blocks in the payload); used: with an entry; entries:\n"
+           " (component, coefficient, shift) triples of all frames;\n"
            " repeat: frames in which a component appears more than once; max occ: most\n"
            " entries of one component in a frame; levels: samples of the blocks in the\n"
            " payload; poses: sprites the window adds to the dictionary, places: their\n"

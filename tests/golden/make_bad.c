@@ -409,10 +409,10 @@ int main(int argc, char **argv)
         pnmf_wl16(b.p + 10, 10); /* writer and min reader version 10 */
         fix_header_crc(&b);
         save(dir, "version_9.pnmf", &b);
-        pnmf_wl16(b.p + 8, 20);
-        pnmf_wl16(b.p + 10, 20); /* writer and min reader version 20: too new */
+        pnmf_wl16(b.p + 8, 21);
+        pnmf_wl16(b.p + 10, 21); /* writer and min reader version 21: too new */
         fix_header_crc(&b);
-        save(dir, "version_20.pnmf", &b);
+        save(dir, "version_21.pnmf", &b);
         pnmf_wl16(b.p + 8, 1);
         pnmf_wl16(b.p + 10, 1); /* a format v1 file: too old */
         fix_header_crc(&b);
@@ -884,6 +884,19 @@ int main(int argc, char **argv)
     flag_without_residual(dir, "compound_no_residual.pnmf", PNMF_FLAG_BI);     /* format 12, bit 17 */
     flag_without_residual(dir, "weights_no_residual.pnmf", PNMF_FLAG_WEIGHTS); /* format 14, bit 18 */
     flag_without_residual(dir, "order_no_cascade.pnmf", PNMF_FLAG_ORDER);      /* format 15, bit 19 without bit 12 */
+    flag_without_residual(dir, "warp_no_subpel.pnmf", PNMF_FLAG_WARP);         /* format 20, bit 23 without bit 6 */
+
+    /* Format 20, window flags bit 23: a key window of two 8x8 frames whose
+     * frame 1 has a warp slope of 4097 (at most 4096). */
+    {
+        PnmfHeader h;
+        PnmfWindowModel md;
+        two_frames(&h, &md);
+        md.res.modes[1] = PNMF_RES_PREVIOUS;
+        md.res.subpel = 1, md.res.warp = 1;
+        md.res.gw[PNMF_RES_WARP_N + 1] = PNMF_RES_WARP_MAX_S + 1;
+        save_model(dir, "warp_range.pnmf", &h, &md, 2);
+    }
 
     /* Format 15, window flags bit 19: a key window of two 8x8 frames coded
      * in groups of 17 (at most 16: a group's anchor must stay a reference

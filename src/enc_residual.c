@@ -261,7 +261,7 @@ static int sharp_trial(PnmfEncoder *e, int m)
  * bit 23): where a warp fitted to one of its first pairs of source frames
  * takes PNMF_WARP_PROBE_GAIN of the previous prediction's SAD away (a
  * camera that zooms or turns moves the whole frame; a hand or a character
- * moving before a still camera takes a quarter of it away at most on the
+ * moving before a still camera takes a third of it away at most on the
  * clips measured), its first PNMF_WARP_TRIAL_FRAMES frames are coded
  * both ways, the residual layer alone at -q's step, and the warp is kept
  * where its squared error + lambda * bits is under PNMF_WARP_TRIAL_GO of

@@ -552,7 +552,7 @@
 #ifndef PNMF_WARP_TRIAL_GO
 #define PNMF_WARP_TRIAL_GO 0.98
 #endif
-/* A window tries the warp where one fitted to a pair of its source frames lowers their SAD by this share (zooms and turns 0.32 to 0.77, a hand before a still camera 0.23, film 0.07 to 0.32). */
+/* A window tries the warp where one fitted to a pair of its source frames lowers their SAD by this share (zooms and turns 0.32 to 0.77, a hand before a still camera 0.23 to 0.35, film 0.07 to 0.32). */
 #define PNMF_WARP_PROBE_GAIN 0.4
 /* A frame keeps its fitted warp where it lowers the previous prediction's SAD by this share. */
 #ifndef PNMF_WARP_GAIN

@@ -73,6 +73,13 @@ int pnmf_enc_half_above(const size_t bytes[3], const double psnr[3])
      * first with fewer bytes and a higher PSNR */
     if (bytes[0] == bytes[1] || !bytes[0] || !bytes[1] || !bytes[2])
         return bytes[2] < bytes[0] && psnr[2] > psnr[0] + PNMF_HALF_MARGIN;
+    /* the line tells nothing far below its two points: a half-size
+     * point more than their span under the lower one has lost detail
+     * the scaling cannot bring back (a zoom into the Mandelbrot set at
+     * -q 35: 44.06 and 38.06 dB at its size, 26.95 at half size), and
+     * -q would not keep its quality */
+    const double lo = psnr[0] < psnr[1] ? psnr[0] : psnr[1];
+    if (psnr[2] < lo - fabs(psnr[0] - psnr[1])) return 0;
     const double x0 = log((double)bytes[0]), x1 = log((double)bytes[1]), x2 = log((double)bytes[2]);
     return psnr[2] > psnr[1] + (x2 - x1) * (psnr[0] - psnr[1]) / (x0 - x1) + PNMF_HALF_MARGIN;
 }

@@ -188,7 +188,8 @@ static void test_roundtrip(const char *dir)
 }
 
 /* The rule: the half-size point PNMF_HALF_MARGIN dB above the line
- * through the two others, 0.1 dB more or less than that. */
+ * through the two others, 0.1 dB more or less than that, and not more
+ * than their span under the lower of them. */
 static void test_rule(void)
 {
     const double m = PNMF_HALF_MARGIN;
@@ -206,6 +207,11 @@ static void test_rule(void)
     const size_t b3[3] = { 1000, 1000, 900 }, b4[3] = { 1000, 1000, 1100 };
     const double a3[3] = { 40, 40, 40 + m + 0.1 }, u3[3] = { 40, 40, 40 + m - 0.1 };
     CHECK(pnmf_enc_half_above(b3, a3) == 1 && pnmf_enc_half_above(b3, u3) == 0 && pnmf_enc_half_above(b4, a3) == 0);
+    /* far under the lower point (a fractal zoom's trial): above the line, but more than the points' span under
+     * them, so not taken; at the span's edge it is */
+    const size_t b5[3] = { 47304, 32844, 15793 };
+    const double f5[3] = { 44.06, 38.06, 26.95 }, e5[3] = { 44.06, 38.06, 32.1 };
+    CHECK(pnmf_enc_half_above(b5, f5) == 0 && pnmf_enc_half_above(b5, e5) == 1);
 }
 
 /* PNMF_HALF_AUTO's pick: whether the file says half size; *trial, what

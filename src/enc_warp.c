@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "enc_warp.h"
+#include "internal.h"
 #include "residual.h"
 #include "tuning.h"
 
@@ -74,10 +75,10 @@ int pnmf_enc_warp_fit(const uint8_t *src, const uint8_t *ref, int rows, int cols
     const int R = PNMF_WARP_RANGE, M = R + 3; /* the search's reach and the 6-tap filter's */
     const int ny = rows / (2 * B), nx = cols / (2 * B);
     if (ny < 2 || nx < 2) return 0;
-    double(*pt)[4] = malloc((size_t)ny * nx * sizeof(*pt)); /* py, px, qy, qx */
-    double *res = malloc((size_t)ny * nx * sizeof(double) * 2);
+    double(*pt)[4] = pnmf_malloc_array((size_t)ny * nx, sizeof(*pt)); /* py, px, qy, qx */
+    double *res = pnmf_malloc_array((size_t)ny * nx * 2, sizeof(double)); /* each block's distance, then sorted */
     if (!pt || !res) {
-        free(pt), free(res);
+        pnmf_free(pt), pnmf_free(res);
         return 0;
     }
     int n = 0;
@@ -118,7 +119,7 @@ int pnmf_enc_warp_fit(const uint8_t *src, const uint8_t *ref, int rows, int cols
     int ok = 0;
     double cf[2][3] = { { 0 } };
     if (n >= PNMF_WARP_MIN_BLOCKS) {
-        uint8_t *in = malloc((size_t)n);
+        uint8_t *in = pnmf_malloc_array((size_t)n, 1);
         if (in) {
             memset(in, 1, (size_t)n);
             for (int it = 0; it < PNMF_WARP_ITERS; it++) {
@@ -152,10 +153,10 @@ int pnmf_enc_warp_fit(const uint8_t *src, const uint8_t *ref, int rows, int cols
             for (int i = 0; i < n; i++) used += in[i];
             ok = used >= PNMF_WARP_MIN_BLOCKS;
         done:
-            free(in);
+            pnmf_free(in);
         }
     }
-    free(pt), free(res);
+    pnmf_free(pt), pnmf_free(res);
     if (!ok) return 0;
     /* the plane at the frame's centre: whole samples as the global vector, the rest as the offsets */
     int g[2];

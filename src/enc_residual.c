@@ -225,6 +225,31 @@ static int deblock_pays(const PnmfResidual *r, int j, const uint8_t *src, const 
     return 1;
 }
 
+/* The first p of the window's m frames coded with *flag 0 and then 1,
+ * the residual layer alone at -q's step: their costs, squared error +
+ * lambda * bits, in j[0] and j[1] (a trial of a window flag). Without the
+ * source's temporal filter, which filter_first() decides after. */
+static int both_ways(PnmfEncoder *e, int m, int p, int *flag, double j[2])
+{
+    const int step16 = pnmf_residual_step(e->s.quality);
+    PnmfWindowModel md;
+    PNMF_CHECK(pnmf_model_alloc(&md, e->rows, e->cols, e->vis_rows, e->vis_cols, m, 1, 0));
+    j[0] = j[1] = 0;
+    int ret = 0;
+    e->tf_on = 0;
+    for (int s = 0; s < 2 && ret >= 0; s++) {
+        *flag = s;
+        ResRun run;
+        ret = pnmf_res_run_start(&run, e, &e->rb[0], &md, m, step16);
+        if (ret < 0) break;
+        ret = pnmf_res_run_frames(&run, p);
+        if (ret >= 0) ret = pnmf_res_run_cost(&run, &j[s], NULL);
+        pnmf_res_run_end(&run);
+    }
+    pnmf_model_free(&md);
+    return ret;
+}
+
 /* Which filter a window of quarter-sample vectors interpolates with: its
  * first PNMF_SHARP_TRIAL_FRAMES frames coded both ways, the residual layer
  * alone at -q's step, the lower squared error + lambda * bits wins. The
@@ -235,22 +260,8 @@ static int deblock_pays(const PnmfResidual *r, int j, const uint8_t *src, const 
 static int sharp_trial(PnmfEncoder *e, int m)
 {
     const int p = m < PNMF_SHARP_TRIAL_FRAMES ? m : PNMF_SHARP_TRIAL_FRAMES;
-    const int step16 = pnmf_residual_step(e->s.quality);
-    PnmfWindowModel md;
-    PNMF_CHECK(pnmf_model_alloc(&md, e->rows, e->cols, e->vis_rows, e->vis_cols, m, 1, 0));
-    double j[2] = { 0, 0 };
-    int ret = 0;
-    e->tf_on = 0; /* filter_first() decides it after this */
-    for (int s = 0; s < 2 && ret >= 0; s++) {
-        e->sharp = s;
-        ResRun run;
-        ret = pnmf_res_run_start(&run, e, &e->rb[0], &md, m, step16);
-        if (ret < 0) break;
-        ret = pnmf_res_run_frames(&run, p);
-        if (ret >= 0) ret = pnmf_res_run_cost(&run, &j[s], NULL);
-        pnmf_res_run_end(&run);
-    }
-    pnmf_model_free(&md);
+    double j[2];
+    const int ret = both_ways(e, m, p, &e->sharp, j);
     e->sharp = ret >= 0 && j[1] < j[0];
     pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: on %d frames, the 6-tap filter costs %.4f times the bilinear: %s",
              e->windows, p, j[0] > 0 ? j[1] / j[0] : 0.0, e->sharp ? "6-tap" : "bilinear");
@@ -283,24 +294,8 @@ static int warp_trial(PnmfEncoder *e, int m)
                 (1.0 - PNMF_WARP_PROBE_GAIN) * (double)s0;
     }
     if (!found) return 0;
-    const int step16 = pnmf_residual_step(e->s.quality);
-    PnmfWindowModel md;
-    PNMF_CHECK(pnmf_model_alloc(&md, e->rows, e->cols, e->vis_rows, e->vis_cols, m, 1, 0));
-    double j[2] = { 0, 0 };
-    int ret = 0;
-    const int tf = e->tf_on;
-    e->tf_on = 0;
-    for (int s = 0; s < 2 && ret >= 0; s++) {
-        e->warp = s;
-        ResRun run;
-        ret = pnmf_res_run_start(&run, e, &e->rb[0], &md, m, step16);
-        if (ret < 0) break;
-        ret = pnmf_res_run_frames(&run, p);
-        if (ret >= 0) ret = pnmf_res_run_cost(&run, &j[s], NULL);
-        pnmf_res_run_end(&run);
-    }
-    e->tf_on = tf;
-    pnmf_model_free(&md);
+    double j[2];
+    const int ret = both_ways(e, m, p, &e->warp, j);
     e->warp = ret >= 0 && j[1] < PNMF_WARP_TRIAL_GO * j[0];
     pnmf_log(&e->s.logger, PNMF_LOG_DEBUG, "window %d: on %d frames, the warp costs %.4f times none: %s", e->windows,
              p, j[0] > 0 ? j[1] / j[0] : 0.0, e->warp ? "warp" : "none");

@@ -15,7 +15,7 @@
 
 #include "pnmf/pnmf.h"
 
-#define PNMF_FORMAT_VERSION 20         /* what this writer writes */
+#define PNMF_FORMAT_VERSION 21         /* what this writer writes */
 #define PNMF_MIN_READER_WRITTEN 13     /* the min_reader_version it writes: its range-coded streams adapt as
                                         * format 13 defines (raised by pnmf_container_writer_need_reader()) */
 #define PNMF_MIN_READER_V9 9           /* ... raised to this by a window with sub-pixel vectors, the deblocking
@@ -30,7 +30,8 @@
 #define PNMF_MIN_READER_V18 18         /* ... and to this by a window with the long-term reference (bit 21) */
 #define PNMF_MIN_READER_V19 19         /* ... and to this by a window with the restoration filter (bit 22) */
 #define PNMF_MIN_READER_V20 20         /* ... and to this by a window with a warp (bit 23) */
-#define PNMF_READER_VERSION 20         /* the newest format this reader reads */
+#define PNMF_MIN_READER_V21 21         /* ... and to this by sample-context levels at a lossy step (bit 24) */
+#define PNMF_READER_VERSION 21         /* the newest format this reader reads */
 #define PNMF_OLDEST_VERSION 2          /* the oldest format this reader reads */
 
 /* Limits checked before anything read from a file is used (docs/format.md). */

@@ -474,6 +474,11 @@ int pnmf_res_run_start(ResRun *run, const PnmfEncoder *e, ResBufs *rb, PnmfWindo
     if (enc_lossless_ctx(&e->s) && step16 == PNMF_RES_MIN_STEP && key16 == PNMF_RES_MIN_STEP &&
         !(md->res.enc_dec = pnmf_malloc_array((size_t)m, e->nv)))
         return PNMF_ERR_NOMEM;
+    /* a lossy window keeps its pixel-coded blocks' neighbours and
+     * predictions: the same stream at its steps (window flags bit 24) */
+    if (PNMF_LXQ_ENCODE && !md->res.enc_dec &&
+        !(md->res.enc_lxn = pnmf_malloc_array((size_t)m * md->res.bx * md->res.by, PNMF_LX_NB)))
+        return PNMF_ERR_NOMEM;
     /* a window that continues one whose levels were range-coded prices its
      * levels with the levels stream's contexts (they will most likely be
      * range-coded too), and so does a lossy window with sub-pixel motion
@@ -637,11 +642,22 @@ int pnmf_window_codings(PnmfWindowModel *md, uint8_t *c[PNMF_WINDOW_CODINGS], si
     for (int a = 0; a < PNMF_WINDOW_CODINGS; a++) c[a] = NULL, size[a] = 0;
     *n = 0, *rc_from = 1;
     if (md->res.step16 && (pnmf_tx8_used(&md->res, 0, md->res.m) || pnmf_intra_used(&md->res, 0, md->res.m))) {
-        /* 8x8 transform blocks or intra directions: the levels stream is the only coding */
-        md->res.rc_levels = 1;
-        const int ret = pnmf_model_write(md, &c[0], &size[0]);
-        md->res.rc_levels = 0;
-        *n = 1, *rc_from = 0;
+        /* 8x8 transform blocks or intra directions: the levels stream is
+         * the only coding, its pixel levels in it or, in a lossy window
+         * where the probe says it may pay, in the sample-context stream
+         * (window flags bit 24) */
+        const int ctx = md->res.enc_lxn != NULL && pnmf_lx_pays(&md->res, 0);
+        if (ctx && !(md->res.enc_streams = pnmf_stream_keep_new())) return PNMF_ERR_NOMEM;
+        int ret = 0;
+        *n = 0, *rc_from = 0;
+        for (int x = 0; x <= ctx && ret >= 0; x++) {
+            md->res.rc_levels = 1, md->res.ctx_levels = x;
+            ret = pnmf_model_write(md, &c[*n], &size[*n]);
+            if (ret >= 0) (*n)++;
+        }
+        md->res.rc_levels = md->res.ctx_levels = 0;
+        pnmf_stream_keep_free(md->res.enc_streams);
+        md->res.enc_streams = NULL;
         return ret;
     }
     const int lossless = md->res.step16 && md->res.enc_dec != NULL;
@@ -659,7 +675,7 @@ int pnmf_window_codings(PnmfWindowModel *md, uint8_t *c[PNMF_WINDOW_CODINGS], si
         const int nalt = md->res.key_step16 == PNMF_RES_MIN_STEP && md->res.start[1] > 0 &&
                                  md->res.start[1] < md->res.nlev ? 2 : 1;
         /* the sample-context codings where their probe says they may win */
-        const int ctx = md->res.enc_dec != NULL && pnmf_lx_pays(&md->res, 0);
+        const int ctx = (md->res.enc_dec != NULL || md->res.enc_lxn != NULL) && pnmf_lx_pays(&md->res, 0);
         for (int x = 0; x <= ctx; x++)
             for (int a = 0; ret >= 0 && a < nalt; a++) {
                 if (lossless && !x && a) continue;

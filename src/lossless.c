@@ -10,19 +10,24 @@
 
 /* ---- the decoder ---------------------------------------------------------- */
 
-PnmfLx *pnmf_lx_new(const uint8_t *p, size_t len, int from, int m, int rows, int cols, int version)
+PnmfLx *pnmf_lx_new(const uint8_t *p, size_t len, int from, int m, int rows, int cols, int version, int lossy,
+                    int maxlev)
 {
     PnmfLx *s = pnmf_calloc(1, sizeof(*s));
     if (!s) return NULL;
     s->stream = pnmf_malloc_array(len ? len : 1, 1);
     s->e = pnmf_calloc((size_t)rows * cols, sizeof(int16_t));
     s->ep = pnmf_calloc((size_t)rows * cols, sizeof(int16_t));
-    if (!s->stream || !s->e || !s->ep) {
+    const size_t nb = (size_t)((rows + PNMF_RES_BLOCK - 1) / PNMF_RES_BLOCK) * ((cols + PNMF_RES_BLOCK - 1) / PNMF_RES_BLOCK);
+    s->bl = pnmf_malloc_array(nb ? nb : 1, sizeof(uint64_t));
+    s->blp = pnmf_malloc_array(nb ? nb : 1, sizeof(uint64_t));
+    if (!s->stream || !s->e || !s->ep || !s->bl || !s->blp) {
         pnmf_lx_free(s);
         return NULL;
     }
     if (len) memcpy(s->stream, p, len);
     s->len = len, s->from = from, s->m = m, s->rows = rows, s->cols = cols, s->version = version;
+    s->lossy = lossy, s->maxlev = lossy ? maxlev : 255;
     return s;
 }
 
@@ -32,6 +37,8 @@ void pnmf_lx_free(PnmfLx *s)
     pnmf_free(s->stream);
     pnmf_free(s->e);
     pnmf_free(s->ep);
+    pnmf_free(s->bl);
+    pnmf_free(s->blp);
     pnmf_free(s);
 }
 
@@ -44,10 +51,23 @@ void pnmf_lx_frame_start(PnmfLx *s, int j)
         rc_dec_init(&s->d, s->stream, s->len, s->version);
         s->err = 0;
         memset(s->e, 0, n * sizeof(int16_t));
+        memset(s->ep, 0, n * sizeof(int16_t));
+        s->nbl = s->nblp = 0;
     }
     int16_t *t = s->ep;
     s->ep = s->e, s->e = t;
-    memset(s->e, 0, n * sizeof(int16_t));
+    uint64_t *tb = s->blp;
+    s->blp = s->bl, s->bl = tb;
+    const size_t tn = s->nblp;
+    s->nblp = s->nbl, s->nbl = tn;
+    /* e held frame j - 2's levels: cleared where that frame wrote them */
+    for (size_t i = 0; i < s->nbl; i++) {
+        const uint64_t r = s->bl[i];
+        const int y0 = (int)(r & 0xFFFF), y1 = (int)(r >> 16 & 0xFFFF), x0 = (int)(r >> 32 & 0xFFFF);
+        const int x1 = (int)(r >> 48);
+        for (int y = y0; y < y1; y++) memset(s->e + (size_t)y * s->cols + x0, 0, (size_t)(x1 - x0) * sizeof(int16_t));
+    }
+    s->nbl = 0;
 }
 
 void pnmf_lx_frame_end(PnmfLx *s, int j)
@@ -66,7 +86,7 @@ static int lx_decode(PnmfLx *s, const LxSample *o, int p)
     int a = 1;
     if (rc_decode(d, &c->gt1[o->set])) {
         const int r = rc_decode_lev_rem(d, c->mag[o->set], 1);
-        if (r < 0 || r + 2 > 255) {
+        if (r < 0 || r + 2 > s->maxlev) {
             s->err = -1;
             return 0;
         }
@@ -75,10 +95,120 @@ static int lx_decode(PnmfLx *s, const LxSample *o, int p)
     return neg ? -a : a;
 }
 
+/* The activity class of |prediction - median|, t <= 255. */
+static const uint8_t lx_act[256] = {
+    0, 1, 1, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+    3, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
+    4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
+    4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
+    4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
+    4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
+    4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
+    4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
+};
+
+/* One level of a lossy window (window flags bit 24) under set, the sign's
+ * context by sn (the left and above levels' sum); 0 after an error. */
+static inline int lxq_level(PnmfLxCtx *c, RcDec *d, int set, int sn, int maxr, int *err)
+{
+    if (*err || !rc_decode(d, &c->zero[set])) return 0;
+    const int neg = rc_decode(d, &c->sign[set][sn < 0 ? 0 : sn == 0 ? 1 : 2]);
+    int a = 1;
+    if (rc_decode(d, &c->gt1[set])) {
+        const int r = rc_decode_lev_rem(d, c->mag[set], 1);
+        if (r < 0 || r > maxr) {
+            *err = -1;
+            return 0;
+        }
+        a = r + 2;
+    }
+    return neg ? -a : a;
+}
+
+/* pnmf_lx_block() at a lossy step (window flags bit 24): the contexts of
+ * pnmf_lx_sample() without the candidates (nor the sample above-right,
+ * which only they read), the set's last bit the prediction's gradient
+ * (pnmf_lxq_grad()) instead of the frame before's level, the decoder's
+ * state in a local copy; inside the frame (a row above, a column left and
+ * right) without the edges' rules. */
+static void lxq_block(PnmfLx *s, int kind, const uint8_t *pred, uint8_t *D, int y0, int y1, int x0, int x1,
+                      int16_t *lev, const int16_t *dq)
+{
+    const int cols = s->cols, maxr = s->maxlev - 2, h = y1 - y0, w = x1 - x0;
+    RcDec d = s->d;
+    PnmfLxCtx *c = &s->c;
+    int err = s->err;
+    const int kbase = kind * RC_LEV_CLASSES;
+    /* the gradient bits of the block's samples, ahead of the levels they
+     * do not depend on */
+    uint8_t gm[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
+    for (int by = 0; by < h; by++)
+        for (int bx = 0; bx < w; bx++) gm[by * PNMF_RES_BLOCK + bx] = (uint8_t)pnmf_lxq_grad(pred, by, bx, h, w);
+    for (int y = y0; y < y1; y++) {
+        uint8_t *row = D + (size_t)y * cols;
+        const uint8_t *up = row - cols;
+        int16_t *er = s->e + (size_t)y * cols;
+        const int16_t *eu = er - cols;
+        const uint8_t *pr = pred ? pred + (y - y0) * PNMF_RES_BLOCK - x0 : NULL;
+        int x = x0;
+        /* the edges' rules: the first row, the first column, the last column */
+        const int xa = y && x0 == 0 ? 1 : y ? x0 : x1, xb = x1 < cols ? x1 : x1 - 1;
+        for (;;) {
+            if (x >= xa && x < xb) { /* inside */
+                int la = er[x - 1];
+                for (; x < xb; x++) {
+                    const int n0 = row[x - 1], n1 = up[x], n2 = up[x - 1];
+                    const int lb = eu[x], lc = eu[x - 1], ld = eu[x + 1];
+                    const int mx = n0 > n1 ? n0 : n1, mn = n0 < n1 ? n0 : n1;
+                    const int med = n2 >= mx ? mn : n2 <= mn ? mx : n0 + n1 - n2;
+                    const int p = pr ? pr[x] : med;
+                    const int set =
+                        ((kbase + rc_lev_class(abs(la) + abs(lb) + (abs(lc) + abs(ld)) / 2)) * LX_ACTS + lx_act[abs(p - med)]) * 2 +
+                        gm[(y - y0) * PNMF_RES_BLOCK + x - x0];
+                    const int l = lxq_level(c, &d, set, la + lb, maxr, &err);
+                    row[x] = (uint8_t)pnmf_residual_clip8(p + dq[l]);
+                    er[x] = (int16_t)l;
+                    *lev++ = (int16_t)l;
+                    la = l;
+                }
+            }
+            if (x >= x1) break;
+            int n0, n1, n2, la, lb, lc, ld;
+            if (y) {
+                n1 = up[x], lb = eu[x], ld = x + 1 < cols ? eu[x + 1] : 0;
+                if (x) n0 = row[x - 1], n2 = up[x - 1], la = er[x - 1], lc = eu[x - 1];
+                else n0 = n2 = n1, la = lc = 0;
+            } else {
+                n0 = n1 = n2 = x ? row[x - 1] : 128;
+                la = x ? er[x - 1] : 0, lb = lc = ld = 0;
+            }
+            /* the spatial prediction (pred NULL) is the median of the same three */
+            const int med = pnmf_lx_med(n0, n1, n2);
+            const int p = pr ? pr[x] : !y ? n0 : !x ? n1 : med;
+            const int t = abs(p - med);
+            const int set = ((kbase + rc_lev_class(abs(la) + abs(lb) + (abs(lc) + abs(ld)) / 2)) * LX_ACTS + lx_act[t]) * 2 +
+                            gm[(y - y0) * PNMF_RES_BLOCK + x - x0];
+            const int l = lxq_level(c, &d, set, la + lb, maxr, &err);
+            row[x] = (uint8_t)pnmf_residual_clip8(p + dq[l]);
+            er[x] = (int16_t)l;
+            *lev++ = (int16_t)l;
+            x++;
+        }
+    }
+    if (d.over && !err) err = -2;
+    s->err = err;
+    s->d = d;
+}
+
 void pnmf_lx_block(PnmfLx *s, int j, int mode, const uint8_t *pred, uint8_t *D, int y0, int y1, int x0, int x1,
-                   int16_t *lev)
+                   int16_t *lev, const int16_t *dq)
 {
     const int cols = s->cols, kind = rc_lev_kind(j, mode);
+    s->bl[s->nbl++] = (uint64_t)y0 | (uint64_t)y1 << 16 | (uint64_t)x0 << 32 | (uint64_t)x1 << 48;
+    if (s->lossy) {
+        lxq_block(s, kind, pred, D, y0, y1, x0, x1, lev, dq);
+        return;
+    }
     for (int y = y0; y < y1; y++) {
         uint8_t *row = D + (size_t)y * cols;
         for (int x = x0; x < x1; x++) {
@@ -94,7 +224,7 @@ void pnmf_lx_block(PnmfLx *s, int j, int mode, const uint8_t *pred, uint8_t *D, 
                 l = lx_decode(s, &o, p);
                 if (s->d.over && !s->err) s->err = -2;
             }
-            row[x] = (uint8_t)pnmf_residual_clip8(p + l);
+            row[x] = (uint8_t)pnmf_residual_clip8(p + (dq ? dq[l] : l));
             s->e[(size_t)y * cols + x] = (int16_t)l;
             *lev++ = (int16_t)l;
         }

@@ -17,12 +17,16 @@
 #include <stdlib.h>
 
 #include "rangecoder.h"
+#include "residual.h"
 
 #define PNMF_FLAG_CTXLEVELS 512 /* window flags bit 9 (format 9): the sample-context levels stream */
+#define PNMF_FLAG_CTXLOSSY 16777216 /* window flags bit 24 (format 21): that stream at any step, without candidates */
 
 #define LX_ACTS 5 /* classes of |prediction - MED of the neighbours| */
 #define LX_SETS (RC_LEV_KINDS * RC_LEV_CLASSES * LX_ACTS * 2)
 #define LX_CANDS 4 /* the neighbours a level may name: left, above, above-left, above-right */
+#define PNMF_LX_NB 18 /* the neighbours the encoder keeps of a lossy pixel-coded block (PnmfResidual.enc_lxn) */
+#define PNMF_LXQ_GRAD 16 /* window flags bit 24: a prediction's gradient from which a sample's set is the second */
 
 typedef struct PnmfLxCtx {
     RcProb zero[LX_SETS];    /* level != 0? */
@@ -48,7 +52,11 @@ typedef struct PnmfLx {
     int from;        /* the first frame whose pixel levels the stream holds */
     int m, rows, cols;
     int version;     /* the file's format (rc_dec_init()) */
+    int lossy;       /* window flags bit 24: levels dequantized at the frame's step, no candidates */
+    int maxlev;      /* and the magnitude a level may reach (item 8's bound) */
     int16_t *e, *ep; /* the levels of frame j so far and of frame j - 1, rows x cols */
+    uint64_t *bl, *blp; /* the blocks whose levels e and ep hold (y0, y1, x0, x1 in 16 bits each) */
+    size_t nbl, nblp;   /* how many: a map is cleared where its frame wrote, not whole */
     int err;         /* 0; -1 a level out of range; -2 the stream ends short or has bytes over */
 } PnmfLx;
 
@@ -97,9 +105,25 @@ static inline void pnmf_lx_sample(const PnmfLx *s, const int16_t *e, const int16
     }
 }
 
+/* Window flags bit 24: the set's last bit for the sample at (by, bx) of a
+ * block of h x w predicted samples (pred, PNMF_RES_BLOCK a row; NULL for
+ * the spatial prediction: 0): 1 where the prediction's own differences
+ * to its left and above (right and below in the block's first column and
+ * row) sum to PNMF_LXQ_GRAD or more, where its frame has an edge. */
+static inline int pnmf_lxq_grad(const uint8_t *pred, int by, int bx, int h, int w)
+{
+    if (!pred) return 0;
+    const uint8_t *r = pred + by * PNMF_RES_BLOCK;
+    const int p = r[bx];
+    const int gl = bx ? abs(p - r[bx - 1]) : bx + 1 < w ? abs(p - r[bx + 1]) : 0;
+    const int gu = by ? abs(p - r[bx - PNMF_RES_BLOCK]) : by + 1 < h ? abs(p - r[bx + PNMF_RES_BLOCK]) : 0;
+    return gl + gu >= PNMF_LXQ_GRAD;
+}
+
 /* A decoder's state for a window of m frames of rows x cols whose stream
  * is the len bytes at p (copied), the pixel levels of frames from..m-1. */
-PnmfLx *pnmf_lx_new(const uint8_t *p, size_t len, int from, int m, int rows, int cols, int version);
+PnmfLx *pnmf_lx_new(const uint8_t *p, size_t len, int from, int m, int rows, int cols, int version, int lossy,
+                    int maxlev);
 void    pnmf_lx_free(PnmfLx *s);
 
 /* Before frame j is reconstructed (frames in order from 0). */
@@ -111,10 +135,12 @@ void pnmf_lx_frame_end(PnmfLx *s, int j);
 /* A pixel-coded block [y0, y1) x [x0, x1) of frame j (block mode mode,
  * pred its prediction, PNMF_RES_BLOCK a row, or NULL for the spatial
  * prediction, which this computes sample by sample): decode each level,
- * write the sample to D and the level to lev (row-major). After an error
- * (s->err), the levels are 0. */
+ * write the sample to D and the level to lev (row-major). dq: the
+ * frame's dequantized levels, dq[l] for |l| <= the window's bound (with
+ * window flags bit 24; NULL: the level itself). After an error (s->err),
+ * the levels are 0. */
 void pnmf_lx_block(PnmfLx *s, int j, int mode, const uint8_t *pred, uint8_t *D, int y0, int y1, int x0, int x1,
-                   int16_t *lev);
+                   int16_t *lev, const int16_t *dq);
 
 struct PnmfResidual;
 struct RcBin;

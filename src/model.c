@@ -229,7 +229,7 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
     RcModeCtx mc;
     const uint8_t *stream = NULL;
     uint64_t vec_len = 0, lev_len = 0, ctx_len = 0;
-    if (ctxlev && (step != PNMF_RES_MIN_STEP || key_step != PNMF_RES_MIN_STEP || (casc && casc_step != PNMF_RES_MIN_STEP))) {
+    if (ctxlev == 1 && (step != PNMF_RES_MIN_STEP || key_step != PNMF_RES_MIN_STEP || (casc && casc_step != PNMF_RES_MIN_STEP))) {
         pnmf_set_err(err, errlen, "sample-context levels with residual steps %llu/16, %llu/16 (lossless only)",
                      (unsigned long long)step, (unsigned long long)key_step);
         return PNMF_ERR_CORRUPT;
@@ -482,7 +482,7 @@ static int read_residual(Rd *r, int version, int m, int rows, int cols, int cont
     const int jv = rclev == 2 ? 1 : rclev ? 0 : m;
     if (ctxlev) {
         rs->ctx_levels = 1;
-        rs->lx = pnmf_lx_new(r->end, (size_t)ctx_len, jv, m, rows, cols, version);
+        rs->lx = pnmf_lx_new(r->end, (size_t)ctx_len, jv, m, rows, cols, version, ctxlev == 2, (int)max_pixel);
         if (!rs->lx) return PNMF_ERR_NOMEM;
     }
     if (rclev) {
@@ -849,7 +849,8 @@ int pnmf_model_read_keep(int version, const uint8_t *buf, size_t size, int rows,
                            (version >= 11 ? PNMF_FLAG_SPRPLACES : 0) | (version >= 12 ? PNMF_FLAG_BI : 0) |
                            (version >= 14 ? PNMF_FLAG_WEIGHTS : 0) | (version >= 15 ? PNMF_FLAG_ORDER : 0) |
                            (version >= 16 ? PNMF_FLAG_SHARP : 0) | (version >= 18 ? PNMF_FLAG_LTERM : 0) |
-                           (version >= 19 ? PNMF_FLAG_PFILTER : 0) | (version >= 20 ? PNMF_FLAG_WARP : 0);
+                           (version >= 19 ? PNMF_FLAG_PFILTER : 0) | (version >= 20 ? PNMF_FLAG_WARP : 0) |
+                           (version >= 21 ? PNMF_FLAG_CTXLOSSY : 0);
     if (v & ~known) {
         pnmf_set_err(err, errlen, "window flags 0x%llx: unknown features", (unsigned long long)v);
         return PNMF_ERR_CORRUPT;
@@ -861,6 +862,7 @@ int pnmf_model_read_keep(int version, const uint8_t *buf, size_t size, int rows,
         { PNMF_FLAG_RCLEVELS, PNMF_FLAG_RESIDUAL, "range-coded levels without a residual layer" },
         { PNMF_FLAG_KEYVARINTS, PNMF_FLAG_RCLEVELS, "frame 0's levels as varints without a levels stream" },
         { PNMF_FLAG_CTXLEVELS, PNMF_FLAG_RCLEVELS, "sample-context levels without a levels stream" },
+        { PNMF_FLAG_CTXLOSSY, PNMF_FLAG_CTXLEVELS, "lossy sample-context levels without their stream" },
         { PNMF_FLAG_CARRIES, PNMF_FLAG_CONTINUES, "carries components into a key window" },
         { PNMF_FLAG_SPRITES, PNMF_FLAG_RESIDUAL, "a sprite layer without a residual layer" },
         { PNMF_FLAG_SUBPEL, PNMF_FLAG_RESIDUAL, "sub-pixel vectors without a residual layer" },
@@ -895,7 +897,8 @@ int pnmf_model_read_keep(int version, const uint8_t *buf, size_t size, int rows,
     const int ctxplaces = !!(v & PNMF_FLAG_SPRPLACES);
     const int carries = !!(v & PNMF_FLAG_CARRIES);
     const int rclev = v & PNMF_FLAG_KEYVARINTS ? 2 : !!(v & PNMF_FLAG_RCLEVELS);
-    const int ctxlev = !!(v & PNMF_FLAG_CTXLEVELS);
+    /* 2: window flags bit 24, the stream at any step */
+    const int ctxlev = v & PNMF_FLAG_CTXLOSSY ? 2 : !!(v & PNMF_FLAG_CTXLEVELS);
     const int casc = !!(v & PNMF_FLAG_CASCADE);
     const int order = !!(v & PNMF_FLAG_ORDER);
     const int nbctx = !!(v & PNMF_FLAG_NBCTX);

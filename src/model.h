@@ -113,9 +113,9 @@ int  pnmf_model_read(const uint8_t *buf, size_t size, int rows, int cols, int vi
  * filter, the sample-context levels stream, the 8x8 transform; 10: median
  * vectors and their two more candidates; 11: context-coded placements; 12: compound
  * prediction; 16: the 6-tap filter; 18: the long-term reference; 19: the restoration
- * filter; 20: the warp); pnmf_model_read() reads
+ * filter; 20: the warp; 21: the sample-context levels at lossy steps); pnmf_model_read() reads
  * PNMF_PAYLOAD_VERSION, what pnmf_model_write() writes, with no last model. */
-#define PNMF_PAYLOAD_VERSION 20
+#define PNMF_PAYLOAD_VERSION 21
 int  pnmf_model_read_version(int version, const uint8_t *buf, size_t size, int rows, int cols, int vis_rows,
                              int vis_cols, int m, int max_k, int w_step, int r_step,
                              PnmfWindowModel *md, char *err, size_t errlen);

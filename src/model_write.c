@@ -403,6 +403,7 @@ int pnmf_model_write(const PnmfWindowModel *md, uint8_t **out, size_t *size)
                              (md->res.subpel ? PNMF_FLAG_SUBPEL : 0) | (md->res.deblock ? PNMF_FLAG_DEBLOCK : 0) |
                              (tx8 ? PNMF_FLAG_TX8 : 0) | (idir ? PNMF_FLAG_INTRA : 0) |
                              (rsv.rc_levels && md->res.ctx_levels ? PNMF_FLAG_CTXLEVELS : 0) |
+                             (rsv.rc_levels && md->res.ctx_levels && !md->res.enc_dec ? PNMF_FLAG_CTXLOSSY : 0) |
                              (md->res.npal ? PNMF_FLAG_PALETTE : 0) | (md->res.casc_period ? PNMF_FLAG_CASCADE : 0) |
                              (md->res.order ? PNMF_FLAG_ORDER : 0) | (rsv.bi ? PNMF_FLAG_BI : 0) |
                              (weighted ? PNMF_FLAG_WEIGHTS : 0) |

@@ -70,6 +70,8 @@ void pnmf_residual_free(PnmfResidual *r)
     pnmf_free(r->dbk);
     pnmf_free(r->enc_prev_mv);
     pnmf_free(r->enc_dec);
+    pnmf_free(r->enc_lxn);
+    pnmf_free(r->enc_lxp);
     pnmf_lx_free(r->lx);
     if (r->enc_match_free) r->enc_match_free(r->enc_match);
     memset(r, 0, sizeof(*r));
@@ -687,7 +689,8 @@ void pnmf_residual_frame(const PnmfResidual *r, int j, const uint8_t *P, const u
                 pnmf_residual_subpel(Dr, rows, cols, y0, y1, x0, x1, dy, dx, r->sharp, pred);
             else if (mode != PNMF_RES_SPATIAL)
                 pnmf_residual_predict(mode, P, Pp, Dp, Dr, D, rows, cols, y0, y1, x0, x1, dy, dx, pred);
-            pnmf_lx_block(lx, j, modes[b], mode == PNMF_RES_SPATIAL ? NULL : pred, D, y0, y1, x0, x1, (int16_t *)lev);
+            pnmf_lx_block(lx, j, modes[b], mode == PNMF_RES_SPATIAL ? NULL : pred, D, y0, y1, x0, x1, (int16_t *)lev,
+                          lx->lossy ? dq : NULL);
             lev += (size_t)(y1 - y0) * (x1 - x0);
             continue;
         }

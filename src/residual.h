@@ -185,6 +185,15 @@ typedef struct PnmfResidual {
     int ctx_levels;
     struct PnmfLx *lx;
     uint8_t *enc_dec;
+    /* Window flags bit 24 (format 21), the encoder's, when not NULL: what
+     * the writer's sample contexts of a lossy window read. enc_lxn: per
+     * frame and block, PNMF_LX_NB samples of a pixel-coded block's decoded
+     * neighbours as its reconstruction found them (the row above, columns
+     * x0 - 1 .. x0 + 8, then the column left, rows y0 .. y0 + 7; 0 outside
+     * the frame); enc_lxp: each pixel-coded sample's prediction at its
+     * level's place in lev (enc_lxp_cap of them). */
+    uint8_t *enc_lxn, *enc_lxp;
+    size_t enc_lxp_cap;
     /* the encoder's, when not NULL: the modes and vectors streams the
      * writer makes, kept across the codings of one window (they do not
      * depend on how its levels are coded; pnmf_model_write()) */

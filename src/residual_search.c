@@ -13,6 +13,7 @@
 #include "deblock.h"
 #include "internal.h"
 #include "intra.h"
+#include "lossless.h"
 #include "lossless_match.h"
 #include "palette_enc.h"
 #include "residual_search.h"
@@ -2171,6 +2172,37 @@ static int palette_commit(PnmfResidual *r, int32_t *at, size_t b, const PnmfPalB
     return 0;
 }
 
+/* Window flags bit 24: what the writer's sample contexts read of pixel-coded
+ * block b of frame j, kept before its levels are added (lossless.h,
+ * PnmfResidual.enc_lxn and enc_lxp): its decoded neighbours in D, and its
+ * prediction (pre, or made here as try_block() makes it; none for the
+ * spatial prediction, which the writer makes sample by sample) at level q
+ * on. Returns 0 or PNMF_ERR_NOMEM. */
+static int lx_keep(PnmfResidual *r, int j, size_t b, int em, const uint8_t *pre, const uint8_t *P, const uint8_t *Pp,
+                   const uint8_t *Dp, const uint8_t *Dr, const uint8_t *D, int y0, int y1, int x0, int x1, int vy,
+                   int vx, size_t q)
+{
+    const int rows = r->rows, cols = r->cols, h = y1 - y0, w = x1 - x0;
+    uint8_t *nbk = r->enc_lxn + ((size_t)j * r->bx * r->by + b) * PNMF_LX_NB;
+    for (int i = 0; i < 10; i++) {
+        const int x = x0 - 1 + i;
+        nbk[i] = y0 > 0 && x >= 0 && x < cols ? D[(size_t)(y0 - 1) * cols + x] : 0;
+    }
+    for (int i = 0; i < 8; i++) nbk[10 + i] = x0 > 0 && y0 + i < rows ? D[(size_t)(y0 + i) * cols + x0 - 1] : 0;
+    if (em == PNMF_RES_SPATIAL) return 0;
+    if (q + (size_t)h * w > r->enc_lxp_cap) {
+        size_t cap = r->enc_lxp_cap ? r->enc_lxp_cap : 4096;
+        while (cap < q + (size_t)h * w) cap *= 2;
+        uint8_t *np = pnmf_realloc(r->enc_lxp, cap);
+        if (!np) return PNMF_ERR_NOMEM;
+        r->enc_lxp = np, r->enc_lxp_cap = cap;
+    }
+    uint8_t pb[PNMF_RES_BLOCK * PNMF_RES_BLOCK];
+    if (!pre) pnmf_residual_predict(em, P, Pp, Dp, Dr, D, rows, cols, y0, y1, x0, x1, vy, vx, pb), pre = pb;
+    for (int y = 0; y < h; y++) memcpy(r->enc_lxp + q + (size_t)y * w, pre + y * PNMF_RES_BLOCK, (size_t)w);
+    return 0;
+}
+
 /* The block (y0..y1, x0..x1) of src into D (both cols wide): what a
  * lossless window decodes where its levels make the prediction the source. */
 static void copy_source(uint8_t *D, const uint8_t *src, int cols, int y0, int y1, int x0, int x1)
@@ -2836,6 +2868,11 @@ int pnmf_residual_encode_frame_src(PnmfResidual *r, int j, const uint8_t *src, c
         r->tx8[(size_t)j * nb + b] = (uint8_t)best8;
         r->idir[(size_t)j * nb + b] = (uint8_t)bdir;
         const uint8_t *pre = bdir ? dpred[bdir] : vb >= 0 ? bpred : NULL; /* a direction's or a compound prediction */
+        if (r->enc_lxn && (best & PNMF_RES_CODED) && !(best & PNMF_RES_TRANSFORM) && best != PNMF_RES_PALETTE &&
+            lx_keep(r, j, b, em, pre, P, Pp, Dp, Dr, D, y0, y1, x0, x1, vy, vx, (size_t)(levs - r->lev)) < 0) {
+            pnmf_free(bmv), pnmf_free(cbuf), pnmf_free(lts), pnmf_free(palat), pnmf_free(bihas);
+            return PNMF_ERR_NOMEM;
+        }
         if (best == PNMF_RES_PALETTE) {
             if (palette_commit(r, palat, b, &pal, y0, y1, x0, x1, D) < 0) {
                 pnmf_free(bmv), pnmf_free(cbuf), pnmf_free(lts), pnmf_free(palat), pnmf_free(bihas);

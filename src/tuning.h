@@ -234,6 +234,10 @@
 #define PNMF_LX_PROBE_FRAMES 2
 /* Lossless: the sample-context codings are offered while their price is within this factor of the plain one's. */
 #define PNMF_LX_PROBE_MARGIN 1.05
+/* Lossy windows also try the sample-context levels stream (window flags bit 24, format 21); 0: never. */
+#ifndef PNMF_LXQ_ENCODE
+#define PNMF_LXQ_ENCODE 1
+#endif
 /* Lossless: references a block with no exact match anywhere searches whole (the others: candidates). */
 #define PNMF_LXM_FULL_REFS 1
 /* Lossless: SAD per sample above which a farther reference's search goes wide. */

@@ -397,8 +397,8 @@ static void test_round_trip(void)
     ret = read_file(f, &h2, &back, err, sizeof(err));
     fclose(f);
     CHECK_MSG(ret == 3, "%d %s", ret, err);
-    CHECK(PNMF_FORMAT_VERSION == 20 && PNMF_READER_VERSION == 20 && PNMF_OLDEST_VERSION == 2);
-    CHECK(h2.writer_version == 20 && pnmf_rl16(file + 8) == 20);
+    CHECK(PNMF_FORMAT_VERSION == 21 && PNMF_READER_VERSION == 21 && PNMF_OLDEST_VERSION == 2);
+    CHECK(h2.writer_version == 21 && pnmf_rl16(file + 8) == 21);
     /* a v13 file's range-coded streams adapt as format 13 defines, which
      * no reader of an older format decodes (docs/format.md, "Versioning"):
      * the writer asks for reader 13 */
@@ -559,14 +559,14 @@ static void test_header_checks(void)
     int ret;
     uint8_t *file = write_file(&h, &w, &n, &ret);
 
-    /* A file from the future: writer 21, needs reader 21. */
+    /* A file from the future: writer 22, needs reader 22. */
     uint8_t *p = malloc(n);
     memcpy(p, file, n);
-    pnmf_wl16(p + 8, 21);
-    pnmf_wl16(p + 10, 21);
+    pnmf_wl16(p + 8, 22);
+    pnmf_wl16(p + 10, 22);
     fix_header_crc(p, HS);
     CHECK(read_bytes(p, n, 0, NULL, err, sizeof(err)) == PNMF_ERR_VERSION);
-    CHECK(strstr(err, "needs reader version 21 (this is version 20)") != NULL);
+    CHECK(strstr(err, "needs reader version 22 (this is version 21)") != NULL);
     /* Format 17's half size (offset 46): 1 with a reader of 17 is read;
      * 2 is corrupt, and so is 1 in a file for readers before 17, or with
      * the canvas model; in a file written before 17 the field is reserved */
@@ -1397,7 +1397,7 @@ static void test_times(void)
     uint8_t *file = write_timed(&n, &ret, &h);
     CHECK_MSG(ret == 0, "%d", ret);
     /* header extension, then a 'TIME' chunk before each window */
-    CHECK(pnmf_rl16(file + 8) == 20 && pnmf_rl16(file + 10) == 13 && pnmf_rl16(file + 12) == HS);
+    CHECK(pnmf_rl16(file + 8) == 21 && pnmf_rl16(file + 10) == 13 && pnmf_rl16(file + 12) == HS);
     CHECK(file[60] == 1 && file[61] == 1 && file[62] == 1 && file[63] == 1);
     CHECK(pnmf_rl32(file + 64) == 1 && pnmf_rl32(file + 68) == 100 && pnmf_rl32(file + 72) == 0);
     const size_t t0 = find_chunk(file, n, PNMF_CHUNK_TIME, 0), t1 = find_chunk(file, n, PNMF_CHUNK_TIME, 1);

@@ -13,12 +13,19 @@
  * PNMF_LXM_CHAIN, in the same order), and -q 0's matcher looks in reference 0 alone
  * after a frame whose blocks were seldom there; the probe that offers the sample-context stream
  * agrees with the two streams' prices over the whole window where they
- * differ by far.
+ * differ by far. At a lossy step (window flags bit 24, format 21) the same
+ * stream, without candidates and each sample its prediction plus its
+ * dequantized level, goes through the writer, the reader and the
+ * reconstruction bit-exact and decodes with the direct decoder; a reader
+ * of format 20 and a window without bit 9 refuse it, a level over the
+ * bound is refused; and a cartoon encoded at -q 30 through the public API
+ * takes it and decodes to the encoder's squared error.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "encode_file.h"
 #include "internal.h"
 #include "lossless.h"
 #include "lossless_match.h"
@@ -99,9 +106,11 @@ static int ref_med(int a, int b, int c)
 
 /* Decode the levels of frames from..M-1's pixel-coded blocks of r from the
  * stream (len bytes at s), with the decoded frames D and the predictions
- * pred (D - level, every step 16) standing for the decoder's; each level
- * must equal r's. Returns the levels that differ. */
-static int ref_decode(const PnmfResidual *r, int from, const uint8_t *s, size_t len, const uint8_t *D)
+ * (D - level, every step 16) standing for the decoder's; each level must
+ * equal r's. lossy (window flags bit 24): no candidates, and the
+ * predictions the encoder kept (r->enc_lxp; the spatial one the median of
+ * D's samples). Returns the levels that differ. */
+static int ref_decode(const PnmfResidual *r, int from, const uint8_t *s, size_t len, const uint8_t *D, int lossy)
 {
     Ref c;
     RcProb *all = &c.zero[0];
@@ -130,8 +139,14 @@ static int ref_decode(const PnmfResidual *r, int from, const uint8_t *s, size_t 
             const int kind = (j != 0) + 2 * ((mode & 7) == 3 || (mode & 7) >= 5);
             for (int y = y0; y < y1; y++)
                 for (int x = x0; x < x1; x++) {
-                    const int truth = r->lev[q++];
-                    const int p = Dj[y * COLS + x] - truth;
+                    const int truth = r->lev[q];
+                    int p = Dj[y * COLS + x] - truth;
+                    if (lossy && (mode & 7) != 3)
+                        p = r->enc_lxp[q];
+                    else if (lossy) /* the median edge predictor of the format's Reconstruction */
+                        p = !y ? (x ? Dj[x - 1] : 128)
+                               : !x ? Dj[(y - 1) * COLS] : ref_med(Dj[y * COLS + x - 1], Dj[(y - 1) * COLS + x], Dj[(y - 1) * COLS + x - 1]);
+                    q++;
                     int nbr[4];
                     if (y == 0) {
                         nbr[0] = x ? Dj[x - 1] : 128;
@@ -148,12 +163,24 @@ static int ref_decode(const PnmfResidual *r, int from, const uint8_t *s, size_t 
                     const int cls = ref_class(abs(la) + abs(lb) + (abs(lc) + abs(ld)) / 2);
                     const int t = abs(p - ref_med(nbr[0], nbr[1], nbr[2]));
                     const int act = t == 0 ? 0 : t <= 2 ? 1 : t <= 8 ? 2 : t <= 32 ? 3 : 4;
-                    const int S = ((kind * 6 + cls) * 5 + act) * 2 + (ep[y * COLS + x] != 0);
+                    int last = ep[y * COLS + x] != 0;
+                    if (lossy) { /* the prediction's gradient in its block (docs/format.md, bit 24) */
+                        last = 0;
+                        if ((mode & 7) != 3) {
+                            const size_t q0 = q - 1 - (size_t)((y - y0) * (x1 - x0) + (x - x0)); /* the block's first level */
+                            const uint8_t *pp = r->enc_lxp + q0;
+                            const int bw = x1 - x0, bh = y1 - y0, by = y - y0, bx = x - x0, pv = pp[by * bw + bx];
+                            const int gl = bx ? abs(pv - pp[by * bw + bx - 1]) : bx + 1 < bw ? abs(pv - pp[by * bw + bx + 1]) : 0;
+                            const int gu = by ? abs(pv - pp[(by - 1) * bw + bx]) : by + 1 < bh ? abs(pv - pp[(by + 1) * bw + bx]) : 0;
+                            last = gl + gu >= 16;
+                        }
+                    }
+                    const int S = ((kind * 6 + cls) * 5 + act) * 2 + last;
                     const int sc = la + lb < 0 ? 0 : la + lb == 0 ? 1 : 2;
                     int l = 0;
                     if (rc_decode(&d, &c.zero[S])) {
                         int kept[4], nk = 0, found = 0;
-                        for (int i = 0; i < 4 && !found; i++) {
+                        for (int i = 0; i < 4 && !found && !lossy; i++) {
                             int skip = nbr[i] == p;
                             for (int k = 0; k < nk; k++) skip |= kept[k] == nbr[i];
                             if (skip) continue;
@@ -244,7 +271,7 @@ static void test_clip(int c)
         CHECK(rd.res.lx && rd.res.lx->from == rc - 1);
         /* the direct decoder of the format's rules reads every level */
         if (rd.res.lx)
-            CHECK_MSG(ref_decode(&md.res, rc - 1, rd.res.lx->stream, rd.res.lx->len, D) == 0,
+            CHECK_MSG(ref_decode(&md.res, rc - 1, rd.res.lx->stream, rd.res.lx->len, D, 0) == 0,
                       "%s: the stream disagrees with docs/format.md", clip_name[c]);
         memset(Dd, 0x55, M * n);
         decode_frames(&rd.res, P, Dd);
@@ -311,6 +338,117 @@ static void test_clip(int c)
     free(src), free(P), free(D), free(Dd);
 }
 
+/* Clip c coded at a lossy step (step16 64, its first frame's 32) with
+ * the kept neighbours and predictions, written with the pixel levels in
+ * the sample-context stream (window flags bit 24). Returns whether the
+ * window has pixel levels of magnitude 2 or more (the bound's check ran). */
+static int test_lossy_clip(int c)
+{
+    const size_t n = (size_t)ROWS * COLS;
+    uint8_t *src = malloc(M * n), *P = malloc(M * n), *D = malloc(M * n), *Dd = malloc(M * n);
+    make_clip(c, src, P);
+    PnmfWindowModel md, rd;
+    CHECK(pnmf_model_alloc(&md, ROWS, COLS, ROWS, COLS, M, 1, 0) == 0);
+    CHECK(pnmf_residual_alloc(&md.res, M, ROWS, COLS, 64, 32) == 0);
+    const size_t nb = (size_t)md.res.bx * md.res.by;
+    md.res.enc_lxn = malloc(M * nb * PNMF_LX_NB);
+    encode_clip(&md.res, src, P, D);
+    int pixel = 0, big = 0;
+    for (int j = 0; j < M; j++)
+        for (size_t b = 0, q = md.res.start[j]; b < nb; b++) {
+            const int mode = md.res.modes[(size_t)j * nb + b];
+            if (!(mode & PNMF_RES_CODED)) continue;
+            const int y0 = (int)(b / (size_t)md.res.bx) * 8, x0 = (int)(b % (size_t)md.res.bx) * 8;
+            const size_t area = (size_t)((y0 + 8 < ROWS ? y0 + 8 : ROWS) - y0) * ((x0 + 8 < COLS ? x0 + 8 : COLS) - x0);
+            for (size_t i = 0; !(mode & PNMF_RES_TRANSFORM) && i < area; i++) pixel++, big |= abs(md.res.lev[q + i]) > 1;
+            q += area;
+        }
+    uint8_t *buf = NULL;
+    size_t size = 0;
+    md.res.rc_levels = 1, md.res.ctx_levels = 1;
+    CHECK(pnmf_model_write(&md, &buf, &size) == 0);
+    /* flags bits 0, 3, 9 and 24: a four-byte varint */
+    uint64_t flags = 0;
+    for (int i = 0; i < 4; i++) flags |= (uint64_t)(buf[i] & 0x7F) << (7 * i);
+    CHECK_MSG(flags == (PNMF_FLAG_RESIDUAL | PNMF_FLAG_RCLEVELS | PNMF_FLAG_CTXLEVELS | PNMF_FLAG_CTXLOSSY) &&
+                  !(buf[3] & 0x80),
+              "%s: flags 0x%llx", clip_name[c], (unsigned long long)flags);
+    char err[200] = "";
+    CHECK_MSG(pnmf_model_read(buf, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) == 0, "%s: %s",
+              clip_name[c], err);
+    CHECK(rd.res.lx && rd.res.lx->lossy && rd.res.lx->from == 0);
+    if (rd.res.lx)
+        CHECK_MSG(ref_decode(&md.res, 0, rd.res.lx->stream, rd.res.lx->len, D, 1) == 0,
+                  "%s: the lossy stream disagrees with docs/format.md", clip_name[c]);
+    memset(Dd, 0x55, M * n);
+    decode_frames(&rd.res, P, Dd);
+    CHECK_MSG(rd.res.lx && !rd.res.lx->err && !memcmp(Dd, D, M * n), "%s: lossy, not bit-exact", clip_name[c]);
+    CHECK(!memcmp(rd.res.lev, md.res.lev, md.res.nlev * sizeof(int16_t)));
+    pnmf_model_free(&rd);
+    /* a level over the bound: refused as the frame is reconstructed */
+    if (big) {
+        CHECK(pnmf_model_read(buf, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) == 0);
+        rd.res.lx->maxlev = 1;
+        decode_frames(&rd.res, P, Dd);
+        CHECK_MSG(rd.res.lx->err == -1, "%s: a level over the bound not refused (%d)", clip_name[c], rd.res.lx->err);
+        pnmf_model_free(&rd);
+    }
+    /* a reader of format 20 does not know bit 24 */
+    CHECK(pnmf_model_read_version(20, buf, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) ==
+              PNMF_ERR_CORRUPT && strstr(err, "unknown features"));
+    /* bit 24 without bit 9 */
+    buf[1] &= (uint8_t)~(PNMF_FLAG_CTXLEVELS >> 7);
+    CHECK(pnmf_model_read(buf, size, ROWS, COLS, ROWS, COLS, M, 4, 4, 2, &rd, err, sizeof err) == PNMF_ERR_CORRUPT &&
+          strstr(err, "lossy sample-context levels without their stream"));
+    pnmf_free(buf);
+    CHECK_MSG(pixel > 0 || c == 1, "%s: no pixel-coded level at step 64", clip_name[c]);
+    pnmf_model_free(&md);
+    free(src), free(P), free(D), free(Dd);
+    return big;
+}
+
+/* A cartoon at -q 30 through the public API: flat regions with dark
+ * outlines moving by whole samples over a drawn background, whose edges
+ * the residual layer codes sample by sample. Its window codes them in the
+ * sample-context stream (bit 24), the file needs a reader of format 21,
+ * and it decodes to the squared error the encoder measured. */
+static void test_lossy_encoder(const char *dir)
+{
+    enum { H = 64, W = 96, N = 8 };
+    uint8_t *f = malloc((size_t)N * H * W);
+    for (int j = 0; j < N; j++)
+        for (int y = 0; y < H; y++)
+            for (int x = 0; x < W; x++) {
+                int v = 200 - ((x / 12 + y / 10) % 3) * 30; /* drawn tiles */
+                for (int k = 0; k < 3; k++) {            /* three discs, outlined */
+                    const int cy = 16 + 14 * k + (j * (k + 1)) % 7, cx = 20 + 25 * k + 3 * j;
+                    const int d2 = (y - cy) * (y - cy) + (x - cx) * (x - cx);
+                    if (d2 < 81) v = 60 + 50 * k;
+                    else if (d2 < 121) v = 10;
+                }
+                f[((size_t)j * H + y) * W + x] = (uint8_t)v;
+            }
+    char path[1024];
+    snprintf(path, sizeof path, "%s/test_lossless_lossy.pnmf", dir);
+    PnmfEncSettings s;
+    test_window_settings(&s, N, 30);
+    PnmfEncStats st;
+    test_encode_file(path, &s, W, H, N, f, &st);
+    PnmfHeader h = { 0 };
+    PnmfWindowModel md;
+    int lossy = -1;
+    if (test_first_window(path, H, W, &h, &md) == 0) {
+        lossy = md.res.lx && md.res.lx->lossy;
+        pnmf_model_free(&md);
+    }
+    CHECK_MSG(lossy == 1 && h.min_reader_version == 21, "-q 30: bit 24 %d, reader %d", lossy,
+              (int)h.min_reader_version);
+    const double e = test_decoded_sse(path, f, W, H, N);
+    CHECK_MSG(fabs(e - st.sse) < 0.5, "decoded squared error %.0f, the encoder's %.0f", e, st.sse);
+    remove(path);
+    free(f);
+}
+
 /* The encoder at -q 0 through the public API: every clip decodes exactly,
  * and the files announce a reader of format 9 (at -q 16 no window codes its
  * levels in the sample-context stream). */
@@ -350,7 +488,7 @@ static void test_encoder(const char *dir)
         fclose(fo);
         FILE *in = fopen(path, "rb");
         uint8_t hdr[12];
-        CHECK(in && fread(hdr, 1, 12, in) == 12 && hdr[8] == 20 && hdr[10] >= 9);
+        CHECK(in && fread(hdr, 1, 12, in) == 12 && hdr[8] == PNMF_FORMAT_VERSION && hdr[10] >= 9);
         rewind(in);
         PnmfDecoder *dec = NULL;
         CHECK(pnmf_dec_open(&dec, in) == 0);
@@ -389,8 +527,9 @@ static void test_encoder(const char *dir)
             CHECK(in && pnmf_info_open(&inf, in) == 0);
             PnmfInfoWindow iw;
             int windows = 0, ctx = 0;
-            while (inf && pnmf_info_next_window(inf, &iw, 0) == 1) windows++, ctx += iw.rc_levels >= 3;
-            CHECK_MSG(windows > 0 && !ctx, "-q 16: %d of %d windows in the sample-context stream", ctx, windows);
+            while (inf && pnmf_info_next_window(inf, &iw, 0) == 1)
+                windows++, ctx += iw.rc_levels >= 3 && !(iw.flags & PNMF_FLAG_CTXLOSSY);
+            CHECK_MSG(windows > 0 && !ctx, "-q 16: %d of %d windows in the lossless sample-context stream", ctx, windows);
             pnmf_info_close(&inf);
             if (in) fclose(in);
             remove(path);
@@ -682,6 +821,10 @@ int main(int argc, char **argv)
     const char *dir = argc > 1 ? argv[1] : ".";
     for (int c = 0; c < NCLIPS; c++) test_clip(c);
     CHECK_MSG(probe_sides & 1, "no clip whose sample-context stream wins by far: the probe went untested");
+    int big = 0;
+    for (int c = 0; c < NCLIPS; c++) big |= test_lossy_clip(c);
+    CHECK_MSG(big, "no lossy clip with a level over 1: the bound went untested");
+    test_lossy_encoder(dir);
     test_matcher();
     test_matcher_tiled();
     test_matcher_long_chain();

@@ -473,7 +473,17 @@ static void test_reader_rules(void)
     REFUSED(p, 1, PNMF_ERR_CORRUPT, "a restoration filter without a residual layer");
     p = one(1u << 23 | 1, 1, 1, 0, 0, 0);
     REFUSED(p, 1, PNMF_ERR_CORRUPT, "a warp without sub-pixel vectors");
-    const uint64_t undefined[] = { 1ull << 24, 1ull << 25, 1ull << 33, 1ull << 42, 1ull << 51, 1ull << 60, 1ull << 63 };
+    p = one(1u << 24 | 1u << 3 | 1, 1, 1, 0, 0, 0);
+    REFUSED(p, 1, PNMF_ERR_CORRUPT, "lossy sample-context levels without their stream");
+    {   /* bit 24 is format 21's: a payload of version 20 with it is refused */
+        PnmfWindowModel md_;
+        char e_[160] = "";
+        p = one(1u << 24 | 1u << 9 | 1u << 3 | 1, 1, 1, 0, 0, 0);
+        const int r_ = pnmf_model_read_version(20, p.b, p.n, 4, 6, 3, 5, 1, 3, 4, 16, &md_, e_, sizeof e_);
+        CHECK_MSG(r_ == PNMF_ERR_CORRUPT && strstr(e_, "unknown features"), "version 20, bit 24: %d '%s'", r_, e_);
+        if (r_ == 0) pnmf_model_free(&md_);
+    }
+    const uint64_t undefined[] = { 1ull << 25, 1ull << 26, 1ull << 33, 1ull << 42, 1ull << 51, 1ull << 60, 1ull << 63 };
     for (size_t u = 0; u < sizeof(undefined) / sizeof(undefined[0]); u++) {
         p = one(undefined[u], 1, 1, 0, 0, 0);
         REFUSED(p, 1, PNMF_ERR_CORRUPT, "unknown features");

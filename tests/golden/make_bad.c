@@ -23,6 +23,7 @@
 #include "entropy.h"
 #include "internal.h"
 #include "intra.h"
+#include "lossless.h"
 #include "model_write.h"
 #include "rangecoder_enc.h"
 #include "residual.h"
@@ -409,10 +410,10 @@ int main(int argc, char **argv)
         pnmf_wl16(b.p + 10, 10); /* writer and min reader version 10 */
         fix_header_crc(&b);
         save(dir, "version_9.pnmf", &b);
-        pnmf_wl16(b.p + 8, 21);
-        pnmf_wl16(b.p + 10, 21); /* writer and min reader version 21: too new */
+        pnmf_wl16(b.p + 8, 22);
+        pnmf_wl16(b.p + 10, 22); /* writer and min reader version 22: too new */
         fix_header_crc(&b);
-        save(dir, "version_21.pnmf", &b);
+        save(dir, "version_22.pnmf", &b);
         pnmf_wl16(b.p + 8, 1);
         pnmf_wl16(b.p + 10, 1); /* a format v1 file: too old */
         fix_header_crc(&b);
@@ -885,6 +886,7 @@ int main(int argc, char **argv)
     flag_without_residual(dir, "weights_no_residual.pnmf", PNMF_FLAG_WEIGHTS); /* format 14, bit 18 */
     flag_without_residual(dir, "order_no_cascade.pnmf", PNMF_FLAG_ORDER);      /* format 15, bit 19 without bit 12 */
     flag_without_residual(dir, "warp_no_subpel.pnmf", PNMF_FLAG_WARP);         /* format 20, bit 23 without bit 6 */
+    flag_without_residual(dir, "lxq_no_ctx.pnmf", PNMF_FLAG_CTXLOSSY);        /* format 21, bit 24 without bit 9 */
 
     /* Format 20, window flags bit 23: a key window of two 8x8 frames whose
      * frame 1 has a warp slope of 4097 (at most 4096). */

@@ -230,9 +230,9 @@
 #define PNMF_COARSE_KEEP 8
 /* Distinct motions a frame counts for the next frame's candidates. */
 #define PNMF_MOTION_SLOTS 64
-/* Lossless: frames over which the sample-context stream is priced against the plain levels stream. */
+/* The sample-context stream (lossless windows; lossy ones with window flags bit 24): frames over which it is priced against the plain levels stream. */
 #define PNMF_LX_PROBE_FRAMES 2
-/* Lossless: the sample-context codings are offered while their price is within this factor of the plain one's. */
+/* ... and the factor of the plain one's price within which its codings are offered. */
 #define PNMF_LX_PROBE_MARGIN 1.05
 /* Lossy windows also try the sample-context levels stream (window flags bit 24, format 21); 0: never. */
 #ifndef PNMF_LXQ_ENCODE

@@ -277,7 +277,8 @@ static int write_window(PnmfEncoder *e, EncWindow *w)
                                          pnmf_intra_used(&w->md.res, 0, w->md.res.m)); /* or directions */
     /* the writer chooses bit 14 per coding, and the container may store
      * any of them: bit 14 in any coding's flags */
-    int nbctx = 0, median = 0, places = 0, bi = 0, wp = 0, lxq = 0;
+    int nbctx = 0, median = 0, places = 0, bi = 0, wp = 0;
+    int lxq[PNMF_WINDOW_CODINGS] = { 0 }; /* bit 24, a v21 reader: raised for the coding stored alone */
     for (int a = 0; ret >= 0 && a < ncodings; a++) {
         uint64_t wfl = 0;
         Rd fr = { codings[a], codings[a] + sizes[a] };
@@ -287,7 +288,7 @@ static int write_window(PnmfEncoder *e, EncWindow *w)
         places |= ok && (wfl & PNMF_FLAG_SPRPLACES); /* bit 16 a v11 reader */
         bi |= ok && (wfl & PNMF_FLAG_BI); /* bit 17 a v12 reader */
         wp |= ok && (wfl & PNMF_FLAG_WEIGHTS); /* bit 18 a v14 reader */
-        lxq |= ok && (wfl & PNMF_FLAG_CTXLOSSY); /* bit 24 a v21 reader */
+        lxq[a] = ok && (wfl & PNMF_FLAG_CTXLOSSY);
     }
     if (ret >= 0 && w->md.res.subpel && w->md.res.sharp) /* bit 20 */
         pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V16);
@@ -297,7 +298,6 @@ static int write_window(PnmfEncoder *e, EncWindow *w)
         pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V20);
     if (ret >= 0 && w->md.res.pf.on) pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V19); /* bit 22 */
     if (ret >= 0 && wp) pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V14);
-    if (ret >= 0 && lxq) pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V21);
     if (ret >= 0 && bi) pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V12);
     if (ret >= 0 && places) pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V11);
     if (ret >= 0 && median) pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V10);
@@ -312,6 +312,7 @@ static int write_window(PnmfEncoder *e, EncWindow *w)
                                                sizeof(e->err));
     for (int a = 0; a < PNMF_WINDOW_CODINGS; a++) pnmf_free(codings[a]);
     if (ret < 0) return ret;
+    if (lxq[chosen]) pnmf_container_writer_need_reader(e->cw, PNMF_MIN_READER_V21);
     const int rc = chosen >= rc_from;
     e->rc_level_windows += rc, e->last_rc = rc;
     e->sse += w->sse, e->carried += w->carried;

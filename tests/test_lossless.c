@@ -526,10 +526,16 @@ static void test_encoder(const char *dir)
             PnmfInfo *inf = NULL;
             CHECK(in && pnmf_info_open(&inf, in) == 0);
             PnmfInfoWindow iw;
-            int windows = 0, ctx = 0;
+            int windows = 0, ctx = 0, lxq = 0;
             while (inf && pnmf_info_next_window(inf, &iw, 0) == 1)
-                windows++, ctx += iw.rc_levels >= 3 && !(iw.flags & PNMF_FLAG_CTXLOSSY);
+                windows++, ctx += iw.rc_levels >= 3 && !(iw.flags & PNMF_FLAG_CTXLOSSY),
+                    lxq += (iw.flags & PNMF_FLAG_CTXLOSSY) != 0;
             CHECK_MSG(windows > 0 && !ctx, "-q 16: %d of %d windows in the lossless sample-context stream", ctx, windows);
+            /* a v21 reader only where a window stored has bit 24 */
+            uint8_t h16[12] = { 0 };
+            rewind(in);
+            CHECK(fread(h16, 1, 12, in) == 12);
+            CHECK_MSG((h16[10] >= 21) == (lxq > 0), "-q 16: %d windows with bit 24, min reader %d", lxq, h16[10]);
             pnmf_info_close(&inf);
             if (in) fclose(in);
             remove(path);

@@ -125,6 +125,22 @@ static inline int lxq_level(PnmfLxCtx *c, RcDec *d, int set, int sn, int maxr, i
     return neg ? -a : a;
 }
 
+/* One sample of lxq_block() whose neighbours' levels are la, lb, lc, ld
+ * and whose prediction p and median med, g its gradient bit: its level
+ * decoded, the sample and the level written to *out, *e and **lev.
+ * Returns the level. */
+static inline int lxq_sample(PnmfLxCtx *c, RcDec *d, int kbase, int la, int lb, int lc, int ld, int p, int med, int g,
+                             int maxr, int *err, const int16_t *dq, uint8_t *out, int16_t *e, int16_t **lev)
+{
+    const int set =
+        ((kbase + rc_lev_class(abs(la) + abs(lb) + (abs(lc) + abs(ld)) / 2)) * LX_ACTS + lx_act[abs(p - med)]) * 2 + g;
+    const int l = lxq_level(c, d, set, la + lb, maxr, err);
+    *out = (uint8_t)pnmf_residual_clip8(p + dq[l]);
+    *e = (int16_t)l;
+    *(*lev)++ = (int16_t)l;
+    return l;
+}
+
 /* pnmf_lx_block() at a lossy step (window flags bit 24): the contexts of
  * pnmf_lx_sample() without the candidates (nor the sample above-right,
  * which only they read), the set's last bit the prediction's gradient
@@ -150,6 +166,7 @@ static void lxq_block(PnmfLx *s, int kind, const uint8_t *pred, uint8_t *D, int 
         int16_t *er = s->e + (size_t)y * cols;
         const int16_t *eu = er - cols;
         const uint8_t *pr = pred ? pred + (y - y0) * PNMF_RES_BLOCK - x0 : NULL;
+        const uint8_t *g = gm + (y - y0) * PNMF_RES_BLOCK - x0;
         int x = x0;
         /* the edges' rules: the first row, the first column, the last column */
         const int xa = y && x0 == 0 ? 1 : y ? x0 : x1, xb = x1 < cols ? x1 : x1 - 1;
@@ -157,19 +174,9 @@ static void lxq_block(PnmfLx *s, int kind, const uint8_t *pred, uint8_t *D, int 
             if (x >= xa && x < xb) { /* inside */
                 int la = er[x - 1];
                 for (; x < xb; x++) {
-                    const int n0 = row[x - 1], n1 = up[x], n2 = up[x - 1];
-                    const int lb = eu[x], lc = eu[x - 1], ld = eu[x + 1];
-                    const int mx = n0 > n1 ? n0 : n1, mn = n0 < n1 ? n0 : n1;
-                    const int med = n2 >= mx ? mn : n2 <= mn ? mx : n0 + n1 - n2;
-                    const int p = pr ? pr[x] : med;
-                    const int set =
-                        ((kbase + rc_lev_class(abs(la) + abs(lb) + (abs(lc) + abs(ld)) / 2)) * LX_ACTS + lx_act[abs(p - med)]) * 2 +
-                        gm[(y - y0) * PNMF_RES_BLOCK + x - x0];
-                    const int l = lxq_level(c, &d, set, la + lb, maxr, &err);
-                    row[x] = (uint8_t)pnmf_residual_clip8(p + dq[l]);
-                    er[x] = (int16_t)l;
-                    *lev++ = (int16_t)l;
-                    la = l;
+                    const int med = pnmf_lx_med(row[x - 1], up[x], up[x - 1]);
+                    la = lxq_sample(c, &d, kbase, la, eu[x], eu[x - 1], eu[x + 1], pr ? pr[x] : med, med, g[x], maxr,
+                                    &err, dq, row + x, er + x, &lev);
                 }
             }
             if (x >= x1) break;
@@ -185,13 +192,7 @@ static void lxq_block(PnmfLx *s, int kind, const uint8_t *pred, uint8_t *D, int 
             /* the spatial prediction (pred NULL) is the median of the same three */
             const int med = pnmf_lx_med(n0, n1, n2);
             const int p = pr ? pr[x] : !y ? n0 : !x ? n1 : med;
-            const int t = abs(p - med);
-            const int set = ((kbase + rc_lev_class(abs(la) + abs(lb) + (abs(lc) + abs(ld)) / 2)) * LX_ACTS + lx_act[t]) * 2 +
-                            gm[(y - y0) * PNMF_RES_BLOCK + x - x0];
-            const int l = lxq_level(c, &d, set, la + lb, maxr, &err);
-            row[x] = (uint8_t)pnmf_residual_clip8(p + dq[l]);
-            er[x] = (int16_t)l;
-            *lev++ = (int16_t)l;
+            lxq_sample(c, &d, kbase, la, lb, lc, ld, p, med, g[x], maxr, &err, dq, row + x, er + x, &lev);
             x++;
         }
     }

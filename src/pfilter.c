@@ -50,8 +50,9 @@ void pnmf_pf_pad(uint8_t *org, ptrdiff_t stride, int h, int w)
 /* The class of a block whose sums of second differences across and down are hz and vt. */
 static inline int pf_class_of(int hz, int vt)
 {
-    int a = 0;
-    while (a < PF_ACTS - 1 && hz + vt > pf_th[a]) a++;
+    const int t = hz + vt;
+    /* the thresholds exceeded, counted without branches */
+    const int a = (t > pf_th[0]) + (t > pf_th[1]) + (t > pf_th[2]) + (t > pf_th[3]);
     return 3 * a + (hz > 2 * vt ? 1 : vt > 2 * hz ? 2 : 0);
 }
 
@@ -186,17 +187,19 @@ void pnmf_pf_apply(const PnmfPFilter *pf, const uint8_t *org, ptrdiff_t stride, 
         for (; bx + 1 < nbx; bx += 2) {
             const int x = bx * PNMF_PF_BLOCK, n = w - x < 8 ? w - x : 8;
             const int kl = cls[bx], kr = cls[bx + 1];
-            for (int y = y0; y < y1; y++) {
-                uint8_t *out = dst + y * dstride + x;
-                if (!(pf->mask >> kl & 1) && !(pf->mask >> kr & 1)) {
-                    const uint8_t *in = org + y * stride + x;
+            const uint8_t *in = org + y0 * stride + x;
+            uint8_t *out = dst + y0 * dstride + x;
+            if (!(pf->mask >> kl & 1) && !(pf->mask >> kr & 1)) { /* both shown as decoded */
+                for (int y = y0; y < y1; y++, in += stride, out += dstride)
                     if (n == 8) _mm_storel_epi64((__m128i *)out, _mm_loadl_epi64((const __m128i *)in));
                     else memcpy(out, in, (size_t)n);
-                } else if (n == 8) {
-                    pf_filter8(org + y * stride + x, stride, &vec[kl], &vec[kr], out);
-                } else {
+            } else if (n == 8) {
+                for (int y = y0; y < y1; y++, in += stride, out += dstride)
+                    pf_filter8(in, stride, &vec[kl], &vec[kr], out);
+            } else {
+                for (int y = y0; y < y1; y++, in += stride, out += dstride) {
                     uint8_t t[8];
-                    pf_filter8(org + y * stride + x, stride, &vec[kl], &vec[kr], t);
+                    pf_filter8(in, stride, &vec[kl], &vec[kr], t);
                     memcpy(out, t, (size_t)n);
                 }
             }

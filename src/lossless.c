@@ -95,16 +95,26 @@ static int lx_decode(PnmfLx *s, const LxSample *o, int p)
     return neg ? -a : a;
 }
 
-/* The activity class of |prediction - median|, t <= 255. */
-static const uint8_t lx_act[256] = {
-    0, 1, 1, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
-    3, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
-    4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
-    4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
-    4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
-    4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
-    4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
-    4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
+/* The activity class of |prediction - median| times 2 (its place in a set), t <= 255. */
+static const uint8_t lx_act2[256] = {
+    0, 2, 2, 4, 4, 4, 4, 4, 4, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6,
+    6, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8,
+    8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8,
+    8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8,
+    8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8,
+    8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8,
+    8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8,
+    8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8,
+};
+
+/* The class part of a lossy sample's set, rc_lev_class(s) * LX_ACTS * 2,
+ * by the class sum s capped at 9 in each of its two terms (the classes
+ * do not tell sums from 9 on apart). */
+#define LXQ_SUM_CAP 9
+#define LXQ_C(k) ((k) * LX_ACTS * 2)
+static const uint8_t lxq_cls[2 * LXQ_SUM_CAP + 1] = {
+    LXQ_C(0), LXQ_C(1), LXQ_C(2), LXQ_C(3), LXQ_C(3), LXQ_C(4), LXQ_C(4), LXQ_C(4), LXQ_C(4), LXQ_C(5),
+    LXQ_C(5), LXQ_C(5), LXQ_C(5), LXQ_C(5), LXQ_C(5), LXQ_C(5), LXQ_C(5), LXQ_C(5), LXQ_C(5),
 };
 
 /* One level of a lossy window (window flags bit 24) under set, the sign's
@@ -133,12 +143,69 @@ static inline int lxq_sample(PnmfLxCtx *c, RcDec *d, int kbase, int la, int lb, 
                              int maxr, int *err, const int16_t *dq, uint8_t *out, int16_t *e, int16_t **lev)
 {
     const int set =
-        ((kbase + rc_lev_class(abs(la) + abs(lb) + (abs(lc) + abs(ld)) / 2)) * LX_ACTS + lx_act[abs(p - med)]) * 2 + g;
+        (kbase + rc_lev_class(abs(la) + abs(lb) + (abs(lc) + abs(ld)) / 2)) * LX_ACTS * 2 + lx_act2[abs(p - med)] + g;
     const int l = lxq_level(c, d, set, la + lb, maxr, err);
     *out = (uint8_t)pnmf_residual_clip8(p + dq[l]);
     *e = (int16_t)l;
     *(*lev)++ = (int16_t)l;
     return l;
+}
+
+/* lxq_block() for a whole 8x8 block inside the frame (a row above it, a
+ * column left and right of it): the samples and levels it reads and
+ * writes in local rows (its row above and left column around them), which
+ * the compiler addresses from the stack rather than through a pointer
+ * each, then stored to the frame and the level map. The same decisions
+ * in the same order as lxq_block()'s inside loop. */
+enum { LXQ_W = 16 }; /* a local row: the column left, 8 samples, the column right */
+static void lxq_inner(PnmfLx *s, int kind, const uint8_t *pred, uint8_t *D, int y0, int x0, int16_t *lev,
+                      const int16_t *dq)
+{
+    enum { N = PNMF_RES_BLOCK };
+    const int cols = s->cols, maxr = s->maxlev - 2;
+    RcDec d = s->d;
+    PnmfLxCtx *c = &s->c;
+    int err = s->err;
+    const int kbase2 = kind * RC_LEV_CLASSES * LX_ACTS * 2;
+    uint8_t S[N + 1][LXQ_W];
+    int16_t E[N + 1][LXQ_W];
+    uint8_t gb[N][N]; /* each sample's gradient bit plus the kind's part of its set */
+    const uint8_t *up = D + (size_t)(y0 - 1) * cols + x0 - 1;
+    const int16_t *eu = s->e + (size_t)(y0 - 1) * cols + x0 - 1;
+    for (int i = 0; i < N + 2; i++) S[0][i] = up[i], E[0][i] = eu[i];
+    for (int r = 1; r <= N; r++) {
+        S[r][0] = up[(size_t)r * cols], E[r][0] = eu[(size_t)r * cols];
+        E[r][N + 1] = eu[(size_t)r * cols + N + 1];
+        for (int i = 0; i < N; i++) gb[r - 1][i] = (uint8_t)(kbase2 + pnmf_lxq_grad(pred, r - 1, i, N, N));
+    }
+    for (int r = 1; r <= N; r++) {
+        /* the row above's part of each sample's class sum, ahead of the chain */
+        uint8_t ua[N];
+        for (int i = 1; i <= N; i++) {
+            const int u = abs(E[r - 1][i]) + (abs(E[r - 1][i - 1]) + abs(E[r - 1][i + 1])) / 2;
+            ua[i - 1] = (uint8_t)(u < LXQ_SUM_CAP ? u : LXQ_SUM_CAP);
+        }
+        const uint8_t *pr = pred ? pred + (r - 1) * N : NULL;
+        int la = E[r][0];
+        for (int i = 1; i <= N; i++) {
+            const int med = pnmf_lx_med(S[r][i - 1], S[r - 1][i], S[r - 1][i - 1]);
+            const int p = pr ? pr[i - 1] : med;
+            const int al = abs(la) < LXQ_SUM_CAP ? abs(la) : LXQ_SUM_CAP;
+            const int set = gb[r - 1][i - 1] + lxq_cls[al + ua[i - 1]] + lx_act2[abs(p - med)];
+            const int l = lxq_level(c, &d, set, la + E[r - 1][i], maxr, &err);
+            S[r][i] = (uint8_t)pnmf_residual_clip8(p + dq[l]);
+            E[r][i] = (int16_t)l;
+            *lev++ = (int16_t)l;
+            la = l;
+        }
+    }
+    for (int r = 1; r <= N; r++) {
+        memcpy(D + (size_t)(y0 + r - 1) * cols + x0, &S[r][1], N);
+        memcpy(s->e + (size_t)(y0 + r - 1) * cols + x0, &E[r][1], N * sizeof(int16_t));
+    }
+    if (d.over && !err) err = -2;
+    s->err = err;
+    s->d = d;
 }
 
 /* pnmf_lx_block() at a lossy step (window flags bit 24): the contexts of
@@ -207,7 +274,10 @@ void pnmf_lx_block(PnmfLx *s, int j, int mode, const uint8_t *pred, uint8_t *D, 
     const int cols = s->cols, kind = rc_lev_kind(j, mode);
     s->bl[s->nbl++] = (uint64_t)y0 | (uint64_t)y1 << 16 | (uint64_t)x0 << 32 | (uint64_t)x1 << 48;
     if (s->lossy) {
-        lxq_block(s, kind, pred, D, y0, y1, x0, x1, lev, dq);
+        if (y0 > 0 && x0 > 0 && y1 - y0 == PNMF_RES_BLOCK && x1 - x0 == PNMF_RES_BLOCK && x1 < cols)
+            lxq_inner(s, kind, pred, D, y0, x0, lev, dq);
+        else
+            lxq_block(s, kind, pred, D, y0, y1, x0, x1, lev, dq);
         return;
     }
     for (int y = y0; y < y1; y++) {

@@ -152,12 +152,15 @@ static inline int lxq_sample(PnmfLxCtx *c, RcDec *d, int kbase, int la, int lb, 
 }
 
 /* lxq_block() for a whole 8x8 block inside the frame (a row above it, a
- * column left and right of it): the samples and levels it reads and
- * writes in local rows (its row above and left column around them), which
- * the compiler addresses from the stack rather than through a pointer
- * each, then stored to the frame and the level map. The same decisions
- * in the same order as lxq_block()'s inside loop. */
+ * column left and right of it): its samples and levels decoded in local
+ * rows (its row above and left column copied in), then stored to the
+ * frame and the level map, so that the chain of decisions works on one
+ * small set of arrays rather than on two rows each of the frame and the
+ * level map. The same decisions in the same order as lxq_block()'s
+ * inside loop. */
 enum { LXQ_W = 16 }; /* a local row: the column left, 8 samples, the column right */
+/* the kind's part of a set plus the gradient bit fits the byte lxq_inner() keeps it in */
+typedef char lxq_gb_fits[(RC_LEV_KINDS - 1) * RC_LEV_CLASSES * LX_ACTS * 2 + 1 <= UINT8_MAX ? 1 : -1];
 static void lxq_inner(PnmfLx *s, int kind, const uint8_t *pred, uint8_t *D, int y0, int x0, int16_t *lev,
                       const int16_t *dq)
 {

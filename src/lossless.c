@@ -156,8 +156,8 @@ static inline int lxq_sample(PnmfLxCtx *c, RcDec *d, int kbase, int la, int lb, 
  * rows (its row above and left column copied in), then stored to the
  * frame and the level map, so that the chain of decisions works on one
  * small set of arrays rather than on two rows each of the frame and the
- * level map. The same decisions in the same order as lxq_block()'s
- * inside loop. */
+ * level map. The same decisions in the same order as lxq_block() makes
+ * for such a block. */
 enum { LXQ_W = 16 }; /* a local row: the column left, 8 samples, the column right */
 /* the kind's part of a set plus the gradient bit fits the byte lxq_inner() keeps it in */
 typedef char lxq_gb_fits[(RC_LEV_KINDS - 1) * RC_LEV_CLASSES * LX_ACTS * 2 + 1 <= UINT8_MAX ? 1 : -1];
@@ -215,8 +215,8 @@ static void lxq_inner(PnmfLx *s, int kind, const uint8_t *pred, uint8_t *D, int 
  * pnmf_lx_sample() without the candidates (nor the sample above-right,
  * which only they read), the set's last bit the prediction's gradient
  * (pnmf_lxq_grad()) instead of the frame before's level, the decoder's
- * state in a local copy; inside the frame (a row above, a column left and
- * right) without the edges' rules. */
+ * state in a local copy; every sample by the edges' rules (the blocks at
+ * the frame's edges and those it clips: lxq_inner() takes the others). */
 static void lxq_block(PnmfLx *s, int kind, const uint8_t *pred, uint8_t *D, int y0, int y1, int x0, int x1,
                       int16_t *lev, const int16_t *dq)
 {
@@ -237,19 +237,7 @@ static void lxq_block(PnmfLx *s, int kind, const uint8_t *pred, uint8_t *D, int 
         const int16_t *eu = er - cols;
         const uint8_t *pr = pred ? pred + (y - y0) * PNMF_RES_BLOCK - x0 : NULL;
         const uint8_t *g = gm + (y - y0) * PNMF_RES_BLOCK - x0;
-        int x = x0;
-        /* the edges' rules: the first row, the first column, the last column */
-        const int xa = y && x0 == 0 ? 1 : y ? x0 : x1, xb = x1 < cols ? x1 : x1 - 1;
-        for (;;) {
-            if (x >= xa && x < xb) { /* inside */
-                int la = er[x - 1];
-                for (; x < xb; x++) {
-                    const int med = pnmf_lx_med(row[x - 1], up[x], up[x - 1]);
-                    la = lxq_sample(c, &d, kbase, la, eu[x], eu[x - 1], eu[x + 1], pr ? pr[x] : med, med, g[x], maxr,
-                                    &err, dq, row + x, er + x, &lev);
-                }
-            }
-            if (x >= x1) break;
+        for (int x = x0; x < x1; x++) {
             int n0, n1, n2, la, lb, lc, ld;
             if (y) {
                 n1 = up[x], lb = eu[x], ld = x + 1 < cols ? eu[x + 1] : 0;
@@ -263,7 +251,6 @@ static void lxq_block(PnmfLx *s, int kind, const uint8_t *pred, uint8_t *D, int 
             const int med = pnmf_lx_med(n0, n1, n2);
             const int p = pr ? pr[x] : !y ? n0 : !x ? n1 : med;
             lxq_sample(c, &d, kbase, la, lb, lc, ld, p, med, g[x], maxr, &err, dq, row + x, er + x, &lev);
-            x++;
         }
     }
     if (d.over && !err) err = -2;
